@@ -6,7 +6,10 @@
 #   test/sim/sim_*.c     -> one executable each (run by `make test` / `make sim-long`)
 #   test/bench/bench_*.c -> one executable each (run by `make bench`)
 #   test/fuzz/fuzz_*.c   -> one libFuzzer target each (built by clang, `make fuzz`)
+#   test/tools/*.c       -> helper programs for scripted tests ($(B)/test/tools/NAME)
+#   test/support/*.c     -> linked into every test, sim, bench and tool program
 #   test/integration/t_*.sh -> run in order by `make test` after the unit tests
+#                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
 # Generated code (protocol/schema/*.kps -> kp_msgs.[ch]) lives in $(B)/gen and
 # is never committed.
 
@@ -46,13 +49,15 @@ SIM_SRCS   := $(sort $(wildcard test/sim/sim_*.c))
 SIM_BINS   := $(patsubst test/sim/%.c,$(B)/test/%,$(SIM_SRCS))
 BENCH_SRCS := $(sort $(wildcard test/bench/bench_*.c))
 BENCH_BINS := $(patsubst test/bench/%.c,$(B)/test/%,$(BENCH_SRCS))
+TOOL_SRCS  := $(sort $(wildcard test/tools/*.c))
+TOOL_BINS  := $(patsubst test/tools/%.c,$(B)/test/tools/%,$(TOOL_SRCS))
 TEST_SUPPORT := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard test/support/*.c)))
 SKIFF_BINS := $(if $(wildcard broker/main.c),$(BIN)/skiff) $(if $(wildcard clients/skiffctl.c),$(BIN)/skiffctl)
 
 .PHONY: all deps run test test-unit test-sim test-integration asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 
-all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS)
+all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
 
 deps:
 	@bash etc/install-deps.sh
@@ -106,6 +111,10 @@ $(B)/test/%: $(B)/obj/test/unit/%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
 
+$(B)/test/tools/%: $(B)/obj/test/tools/%.o $(TEST_SUPPORT) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
 $(B)/test/sim_%: $(B)/obj/test/sim/sim_%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
@@ -133,8 +142,8 @@ test-unit: $(UNIT_BINS)
 test-sim: $(SIM_BINS)
 	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)
 
-test-integration: $(SKIFF_BINS)
-	@TEST_LOG_DIR=$(B)/test-logs SKIFF_BIN_DIR=$(abspath $(BIN)) bash test/run-tests.sh integration $(sort $(wildcard test/integration/t_*.sh))
+test-integration: $(SKIFF_BINS) $(TOOL_BINS)
+	@TEST_LOG_DIR=$(B)/test-logs SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/run-tests.sh integration $(sort $(wildcard test/integration/t_*.sh))
 
 sim-long: $(SIM_BINS)
 	@for s in $(SIM_BINS); do $$s --seeds $(or $(SEEDS),100000) || exit 1; done

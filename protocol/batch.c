@@ -2,6 +2,7 @@
 #include "protocol/kp_batch.h"
 
 #include <assert.h>
+#include <stdbool.h>
 
 #include "protocol/kp_crc32c.h"
 
@@ -48,4 +49,66 @@ void kp_batch_patch_base_offset(uint8_t *batch, int64_t base_offset) {
 
 void kp_batch_patch_leader_epoch(uint8_t *batch, int32_t epoch) {
     kp_store_be32(batch + 12, (uint32_t)epoch);
+}
+
+void kp_record_iter_init(kp_record_iter_t *it, const kp_batch_t *b, const uint8_t *records, size_t len) {
+    kp_rd_init(&it->rd, records, len);
+    it->batch = b;
+    it->left = b->records_count;
+}
+
+/* Signed varint length: -1 = null, other negatives are corrupt. */
+static int rd_varbytes(kp_rd_t *r, bool nullable, kp_bytes_t *out) {
+    int32_t n = 0;
+    int rc = kp_rd_varint(r, &n);
+    if (rc) return rc;
+    if (n == -1 && nullable) {
+        *out = kp_slice_null();
+        return KP_OK;
+    }
+    if (n < 0) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    return kp_rd_raw(r, (size_t)n, out);
+}
+
+int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec) {
+    kp_rd_t *r = &it->rd;
+    if (r->err) return r->err;
+    if (it->left == 0) return kp_rd_remaining(r) == 0 ? 0 : kp_rd_fail(r, KP_ERR_CORRUPT);
+    int32_t len = 0;
+    int rc = kp_rd_varint(r, &len);
+    if (rc) return rc;
+    if (len < 0 || (size_t)len > kp_rd_remaining(r)) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    kp_slice_t body;
+    if ((rc = kp_rd_raw(r, (size_t)len, &body))) return rc;
+    kp_rd_t b;
+    kp_rd_init(&b, body.p, body.len);
+    int64_t ts_delta = 0;
+    if ((rc = kp_rd_i8(&b, &rec->attributes)) || (rc = kp_rd_varlong(&b, &ts_delta)) ||
+        (rc = kp_rd_varint(&b, &rec->offset_delta)) || (rc = rd_varbytes(&b, true, &rec->key)) ||
+        (rc = rd_varbytes(&b, true, &rec->value)) || (rc = kp_rd_varint(&b, &rec->headers_count)))
+        return kp_rd_fail(r, rc);
+    if (rec->headers_count < 0 || rec->offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
+    rec->headers.p = b.buf + b.pos;
+    rec->headers.len = kp_rd_remaining(&b);
+    /* walk the headers now so that a caller never meets a malformed one later */
+    for (int32_t i = 0; i < rec->headers_count; i++) {
+        kp_str_t hk;
+        kp_bytes_t hv;
+        if ((rc = kp_record_header_next(&b, &hk, &hv)) != 1) return kp_rd_fail(r, rc < 0 ? rc : KP_ERR_CORRUPT);
+    }
+    if (kp_rd_remaining(&b) != 0) return kp_rd_fail(r, KP_ERR_CORRUPT);
+    const kp_batch_t *bt = it->batch;
+    rec->offset = bt->base_offset + rec->offset_delta;
+    rec->timestamp = (bt->attributes & KP_BATCH_TIMESTAMP_LOG_APPEND) ? bt->max_timestamp
+                                                                      : bt->base_timestamp + ts_delta;
+    it->left--;
+    return 1;
+}
+
+int kp_record_header_next(kp_rd_t *headers, kp_str_t *key, kp_bytes_t *value) {
+    if (headers->err) return headers->err;
+    if (kp_rd_remaining(headers) == 0) return 0;
+    int rc;
+    if ((rc = rd_varbytes(headers, false, key)) || (rc = rd_varbytes(headers, true, value))) return rc;
+    return 1;
 }

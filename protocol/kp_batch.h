@@ -76,6 +76,36 @@ KP_MUST_CHECK int kp_batch_read(kp_rd_t *r, kp_batch_t *out);
 /* KP_OK when the stored CRC-32C matches bytes [21, size). */
 KP_MUST_CHECK int kp_batch_verify_crc(const kp_batch_t *b);
 
+/* One record of a batch, decoded in place. Slices point into the records
+ * section the iterator was given (the batch itself, or a decompressed copy). */
+typedef struct kp_record {
+    int8_t attributes;
+    int64_t timestamp;        /* baseTimestamp + delta (LogAppendTime: maxTimestamp) */
+    int64_t offset;           /* baseOffset + offsetDelta */
+    int32_t offset_delta;
+    kp_bytes_t key;           /* null slice = null key */
+    kp_bytes_t value;         /* null slice = tombstone */
+    int32_t headers_count;
+    kp_slice_t headers;       /* raw header bytes; walk with kp_record_header_next */
+} kp_record_t;
+
+typedef struct kp_record_iter {
+    kp_rd_t rd;
+    const kp_batch_t *batch;
+    int32_t left;             /* records not yet returned */
+} kp_record_iter_t;
+
+/* Iterate the records of `b` found in `records` (len bytes): for an
+ * uncompressed batch, b->data + KP_BATCH_HEADER_BYTES; for a compressed one,
+ * the decompressed section. */
+void kp_record_iter_init(kp_record_iter_t *it, const kp_batch_t *b, const uint8_t *records, size_t len);
+/* 1 with *rec filled, 0 at the end (all recordsCount records read and no
+ * bytes left over), or a negative KP_ERR_* for malformed records. */
+KP_MUST_CHECK int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec);
+
+/* Walks a record's headers: 1 with key/value filled, 0 at the end, <0 error. */
+KP_MUST_CHECK int kp_record_header_next(kp_rd_t *headers, kp_str_t *key, kp_bytes_t *value);
+
 /* Stamp offsets / epoch into a batch in a writable buffer (outside the CRC). */
 void kp_batch_patch_base_offset(uint8_t *batch, int64_t base_offset);
 void kp_batch_patch_leader_epoch(uint8_t *batch, int32_t epoch);
