@@ -38,6 +38,11 @@ GEN_C   := $(B)/gen/kp_msgs.c
 SCHEMAS := $(sort $(wildcard protocol/schema/*.kps))
 GEN_PY  := $(wildcard protocol/gen/*.py)
 
+PROTOS  := $(sort $(wildcard broker/*.proto))
+PROTO_C := $(patsubst %.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+GEN_ALL_H := $(if $(SCHEMAS),$(GEN_H)) $(PROTO_H)
+
 lib_srcs = $(filter-out $(MAINS),$(sort $(wildcard $(1)/*.c)))
 lib_objs = $(patsubst %.c,$(B)/obj/%.o,$(call lib_srcs,$(1)))
 PROTO_OBJS := $(call lib_objs,protocol) $(if $(SCHEMAS),$(B)/obj/gen/kp_msgs.o)
@@ -67,8 +72,17 @@ $(GEN_H) $(GEN_C) &: $(SCHEMAS) $(GEN_PY)
 	@mkdir -p $(B)/gen
 	$(PYTHON) protocol/gen/kpgen.py --out $(B)/gen $(SCHEMAS)
 
-# every object may include the generated header, so generate first
-$(B)/obj/%.o: %.c | $(if $(SCHEMAS),$(GEN_H))
+# protobuf-c messages (metadata records), generated into $(B)/gen/broker/
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen $<
+
+$(B)/obj/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# every object may include a generated header, so generate first
+$(B)/obj/%.o: %.c | $(GEN_ALL_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -76,14 +90,14 @@ $(B)/obj/gen/kp_msgs.o: $(GEN_C) $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/obj/test/%.o: test/%.c | $(if $(SCHEMAS),$(GEN_H))
+$(B)/obj/test/%.o: test/%.c | $(GEN_ALL_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 MODULE_OBJS_protocol := $(PROTO_OBJS)
 MODULE_OBJS_storage  := $(call lib_objs,storage)
 MODULE_OBJS_raft     := $(call lib_objs,raft)
-MODULE_OBJS_broker   := $(call lib_objs,broker)
+MODULE_OBJS_broker   := $(call lib_objs,broker) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(PROTO_C))
 MODULE_OBJS_clients  := $(call lib_objs,clients)
 
 define lib_rule
