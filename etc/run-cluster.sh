@@ -37,7 +37,8 @@ trap stop_all INT TERM EXIT
 bootstrap=()
 for n in $nodes; do
   mkdir -p "$here/data"
-  "$bin" --config "$conf" --node "$n" 2>&1 | sed -u "s/^/[node $n] /" &
+  # process substitution keeps $! the node's own pid (a pipe would give sed's)
+  "$bin" --config "$conf" --node "$n" > >(sed -u "s/^/[node $n] /") 2>&1 &
   pids+=($!)
   l=$(value_of listeners "$n"); l=${l%%,*}; bootstrap+=("${l##*//}")
   echo "node $n: kafka ${l##*//}  admin http://$(value_of admin.listener "$n")"
