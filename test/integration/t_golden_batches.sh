@@ -22,6 +22,7 @@ command -v jq >/dev/null || { echo "jq not found"; exit 1; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
 
 # Prints one line per difference between actual ($a) and expected ($e) records.
+# shellcheck disable=SC2016  # jq program, not shell
 JQ_CMP='def hexeq($f; $x; $y): if $x[$f] == $y[$f] then empty
           else "\($f): got \($x[$f] | tojson | .[0:120]), want \($y[$f] | tojson | .[0:120])" end;
 if ($a|length) != ($e|length) then "record count: got \($a|length), want \($e|length)"
@@ -48,7 +49,7 @@ compare() {
 flip_byte() {
   cp "$1" "$2"
   local b; b=$(od -An -tu1 -j "$3" -N1 "$1" | tr -d ' ')
-  printf "\\x$(printf %02x $(( b ^ 0xff )))" | dd of="$2" bs=1 seek="$3" conv=notrunc status=none
+  printf '%b' "\\x$(printf %02x $(( b ^ 0xff )))" | dd of="$2" bs=1 seek="$3" conv=notrunc status=none
 }
 
 count=0
@@ -67,7 +68,7 @@ for bin in "$dir"/*.bin; do
   if [ "$(magic_of "$bin")" -ge 2 ]; then off=$(( 21 + (size - 21) / 2 )); else off=20; fi
   flip_byte "$bin" "$tmp/flip.bin" "$off"
   kpbatch_for "$tmp/flip.bin" >/dev/null 2>&1; rc=$?
-  [ "$rc" -eq 1 ] && pass=$((pass+1)) || bad "$name: byte $off flipped, kpbatch exit $rc, want 1"
+  if [ "$rc" -eq 1 ]; then pass=$((pass+1)); else bad "$name: byte $off flipped, kpbatch exit $rc, want 1"; fi
 done
 [ "$count" -gt 0 ] || { echo "no batch fixtures (*.bin with .expect.jsonl) in $dir"; exit 1; }
 
@@ -80,7 +81,7 @@ if [ -f "$base" ]; then
   # A batch cut short by one byte must be rejected.
   head -c $(( $(stat -c %s "$base") - 1 )) "$base" >"$tmp/trunc.bin"
   "$kpbatch" "$tmp/trunc.bin" >/dev/null 2>&1; rc=$?
-  [ "$rc" -eq 1 ] && pass=$((pass+1)) || bad "mutation: truncated batch gave kpbatch exit $rc, want 1"
+  if [ "$rc" -eq 1 ]; then pass=$((pass+1)); else bad "mutation: truncated batch gave kpbatch exit $rc, want 1"; fi
 else
   bad "mutation base fixture missing: $base"
 fi

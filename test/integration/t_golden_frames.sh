@@ -25,6 +25,7 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 # Strict containment on top of jq's `contains` (which matches strings as
 # substrings, so an expected "" or "kafkajs" would also match longer names):
 # objects by key, arrays element-wise, scalars by equality.
+# shellcheck disable=SC2016  # jq program, not shell
 JQ_CHECK='def within($a): . as $e |
   if ($e|type) == "object" then ($a|type) == "object" and
      all($e|to_entries[]; .key as $k | ($a|has($k)) and (.value | within($a[$k])))
@@ -75,12 +76,12 @@ if check_contains "$tmp/orig" "$tmp/wrong.json"; then
 # 2. Truncated by one byte (size prefix now larger than the frame): decode error.
 head -c $((size-1)) "$prod" >"$tmp/trunc.bin"
 run_kpdump "$tmp/trunc.bin" "$tmp/out"; rc=$?
-[ "$rc" -eq 1 ] && ok || bad "mutation: truncated frame gave kpdump exit $rc, want 1"
+if [ "$rc" -eq 1 ]; then ok; else bad "mutation: truncated frame gave kpdump exit $rc, want 1"; fi
 
 # 3. One trailing byte beyond the size prefix: decode error.
 { cat "$prod"; printf '\0'; } >"$tmp/long.bin"
 run_kpdump "$tmp/long.bin" "$tmp/out"; rc=$?
-[ "$rc" -eq 1 ] && ok || bad "mutation: frame with a trailing byte gave kpdump exit $rc, want 1"
+if [ "$rc" -eq 1 ]; then ok; else bad "mutation: frame with a trailing byte gave kpdump exit $rc, want 1"; fi
 
 # 4. One byte flipped in the middle of the record batch (CRC-covered region:
 #    from the attributes at batch offset 21 to the end). kpdump treats records
@@ -90,24 +91,26 @@ recs=$(jq -r '.body.topic_data[0].partition_data[0].records // empty' "$tmp/orig
 if [ -z "$recs" ]; then
   bad "mutation: kpdump printed no records for $(basename "$prod")"
 else
-  hex=$(xxd -p "$prod" | tr -d '\n')
+  hex=$(od -An -tx1 -v "$prod" | tr -d ' \n')
   pre=${hex%%"$recs"*}
-  if [ "$pre" = "$hex" ]; then bad "mutation: records hex not found in the frame"; else
+  if [ "$pre" = "$hex" ] || [ $(( ${#pre} % 2 )) -ne 0 ]; then
+    bad "mutation: kpdump's records hex not found (byte-aligned) in the frame"
+  else
     start=$(( ${#pre} / 2 )); blen=$(( ${#recs} / 2 ))
     off=$(( start + 21 + (blen - 21) / 2 ))
     cp "$prod" "$tmp/flip.bin"
     b=$(od -An -tu1 -j "$off" -N1 "$prod" | tr -d ' ')
-    printf "\\x$(printf %02x $(( b ^ 0xff )))" | dd of="$tmp/flip.bin" bs=1 seek="$off" conv=notrunc status=none
+    printf '%b' "\\x$(printf %02x $(( b ^ 0xff )))" | dd of="$tmp/flip.bin" bs=1 seek="$off" conv=notrunc status=none
     run_kpdump "$tmp/flip.bin" "$tmp/flip.out"; rc=$?
     frecs=$(jq -r '.body.topic_data[0].partition_data[0].records // empty' "$tmp/flip.out" 2>/dev/null)
     if [ "$rc" -ne 0 ] || [ "$frecs" != "$recs" ]; then ok; else
       bad "mutation: kpdump printed identical records for a flipped batch byte"; fi
-    printf '%s' "$recs" | xxd -r -p >"$tmp/batch.bin"
+    dd if="$prod" of="$tmp/batch.bin" bs=1 skip="$start" count="$blen" status=none
     dd if="$tmp/flip.bin" of="$tmp/batch-flip.bin" bs=1 skip="$start" count="$blen" status=none
     "$kpbatch" "$tmp/batch.bin" >/dev/null 2>&1; rc=$?
-    [ "$rc" -eq 0 ] && ok || bad "control: kpbatch rejected the unmutated batch (exit $rc)"
+    if [ "$rc" -eq 0 ]; then ok; else bad "control: kpbatch rejected the unmutated batch (exit $rc)"; fi
     "$kpbatch" "$tmp/batch-flip.bin" >/dev/null 2>&1; rc=$?
-    [ "$rc" -eq 1 ] && ok || bad "mutation: kpbatch accepted a batch with a flipped byte (exit $rc, want 1)"
+    if [ "$rc" -eq 1 ]; then ok; else bad "mutation: kpbatch accepted a batch with a flipped byte (exit $rc, want 1)"; fi
   fi
 fi
 
