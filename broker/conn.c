@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 
@@ -50,9 +51,20 @@ static void drop_slots(bk_conn_t *c) {
 void bk_conn_close(bk_conn_t *c) {
     if (c->closed) return;
     c->closed = true;
-    /* The socket closes when the bufferevent is freed (deferred, because a
-     * running handler may still read the frame bytes inside its input). */
-    bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    /* Close the socket now so the peer sees it at once, even if the loop
+     * stops before the deferred free. Inside pump() the handler may still be
+     * reading its frame from the input buffer: there the socket closes when
+     * pump() returns. */
+    /* libevent defers the close(2) of a freed bufferevent to the next loop
+     * pass; shutdown(2) makes the FIN leave now. */
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    if (fd >= 0) (void)shutdown(fd, SHUT_RDWR);
+    if (c->in_pump) {
+        bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    } else {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+    }
     drop_slots(c);
     assert(c->net->stats.conns_open > 0);
     c->net->stats.conns_open--;
@@ -100,8 +112,11 @@ static void flush_slots(bk_conn_t *c) {
  * a channel the same way); resume when both are below their bounds. */
 static void update_read(bk_conn_t *c) {
     if (c->closed) return;
-    bool can_read = !c->closing && inflight(c) < c->net->cfg.inflight_max &&
-                    output_len(c) < c->net->cfg.output_max_bytes;
+    /* A draining connection keeps reading only to discard: unread bytes in
+     * the kernel would turn our final close into a RST, and a RST can make
+     * the peer lose the responses we just flushed. */
+    bool can_read = c->closing || (inflight(c) < c->net->cfg.inflight_max &&
+                                   output_len(c) < c->net->cfg.output_max_bytes);
     if (can_read) bufferevent_enable(c->bev, EV_READ);
     else bufferevent_disable(c->bev, EV_READ);
 }
@@ -156,6 +171,10 @@ static void pump(bk_conn_t *c) {
     assert(!c->in_pump);
     c->in_pump = true;
     flush_slots(c);
+    if (c->closing && !c->closed) {
+        struct evbuffer *in = bufferevent_get_input(c->bev);
+        evbuffer_drain(in, evbuffer_get_length(in));
+    }
     while (!c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
            output_len(c) < c->net->cfg.output_max_bytes) {
         if (!handle_one(c)) break;
@@ -228,7 +247,7 @@ void bk__conn_free(bk_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
     event_free(c->resume_ev); /* also cancels a pending activation */
-    bufferevent_free(c->bev);
+    if (c->bev) bufferevent_free(c->bev);
     free(c->ring);
     free(c);
 }
@@ -290,8 +309,7 @@ int bk_conn_respond_none(bk_conn_t *c, bk_slot_t slot) {
 void bk_conn_close_after_flush(bk_conn_t *c) {
     if (c->closed || c->closing) return;
     c->closing = true;
-    /* whatever the peer sends from now on is ignored */
-    bufferevent_disable(c->bev, EV_READ);
+    /* whatever the peer sends from now on is read and discarded by pump() */
     bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0); /* write_cb when empty */
     if (!c->in_pump) schedule_resume(c);
 }

@@ -147,13 +147,21 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
     if (net->listeners_n == BK_NET_LISTENERS_MAX) return BK_ERR_FULL;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    int sslen = (int)sizeof ss;
-    char spec[128];
-    /* IPv6 literals need brackets to carry a port through the parser */
-    int n = strchr(host, ':') ? snprintf(spec, sizeof spec, "[%s]:%u", host, (unsigned)port)
-                              : snprintf(spec, sizeof spec, "%s:%u", host, (unsigned)port);
-    if (n < 0 || (size_t)n >= sizeof spec) return BK_ERR_INVALID;
-    if (evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen) != 0) return BK_ERR_INVALID;
+    int sslen;
+    struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+    /* numeric literals only: name resolution would block the loop */
+    if (evutil_inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        sslen = (int)sizeof *in4;
+    } else if (evutil_inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        sslen = (int)sizeof *in6;
+    } else {
+        return BK_ERR_INVALID;
+    }
     struct evconnlistener *l =
         evconnlistener_new_bind(net->base, accept_cb, net, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
                                 128, (struct sockaddr *)&ss, sslen);
