@@ -142,7 +142,9 @@ void bk_conn_close(bk_conn_t *conn);
 /* Appends bytes [offset, offset+len) of file `fd` to `body` as a file segment:
  * written with sendfile, never copied through user space. The fd is dup()ed,
  * so the caller may close its own fd (or the file may be unlinked) at once.
- * Bytes before and after the range are added with evbuffer_add. */
+ * Bytes before and after the range are added with evbuffer_add. Once a file
+ * range is in it, the body is only for moving (bk_*_respond): it must not be
+ * read with evbuffer_copyout/pullup, whose bytes would not be there. */
 BK_MUST_CHECK int bk_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len);
 
 #endif

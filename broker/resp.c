@@ -16,6 +16,10 @@ int bk_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len)
     /* Our own descriptor: the segment may be sent long after the caller's fd
      * is closed (segment deleted by retention); the open file stays alive
      * until the bytes are on the socket. */
+    /* libevent only makes a sendfile chain (instead of mmap'ing the range)
+     * in a buffer marked as draining to an fd; the chain keeps that form
+     * when the body is moved into the socket's output at flush time. */
+    if (evbuffer_set_flags(body, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) return BK_ERR_SYS;
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) return BK_ERR_SYS;
     struct evbuffer_file_segment *seg =
