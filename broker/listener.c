@@ -162,9 +162,11 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
     } else {
         return BK_ERR_INVALID;
     }
-    struct evconnlistener *l =
-        evconnlistener_new_bind(net->base, accept_cb, net, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
-                                128, (struct sockaddr *)&ss, sslen);
+    /* IPV6ONLY: "::" and "0.0.0.0" on one port are two listeners, not a clash */
+    unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE |
+                     (ss.ss_family == AF_INET6 ? LEV_OPT_BIND_IPV6ONLY : 0);
+    struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, net, flags,
+                                                       BK_NET_BACKLOG, (struct sockaddr *)&ss, sslen);
     if (!l) return BK_ERR_SYS;
     evconnlistener_set_error_cb(l, accept_error_cb);
     if (bound_port) {

@@ -37,6 +37,7 @@ enum {
 #define BK_NET_OUTPUT_MAX_BYTES_DEFAULT (4 * 1024 * 1024) /* queued output before we stop reading */
 #define BK_NET_CONNS_MAX_DEFAULT 10000        /* open connections per node (max.connections) */
 #define BK_NET_LISTENERS_MAX 8                /* listeners per bk_net_t */
+#define BK_NET_BACKLOG 128                    /* listen(2) backlog */
 #define BK_NET_INFLIGHT_MAX_LIMIT 1024        /* upper bound accepted for inflight_max */
 
 typedef struct bk_net bk_net_t;
@@ -87,7 +88,7 @@ void bk_net_config_default(bk_net_config_t *cfg);
 BK_MUST_CHECK bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg);
 
 /* Closes every connection and listener (pending responses are dropped) and
- * frees the net. NULL is allowed. */
+ * frees the net. Not from inside a frame handler. NULL is allowed. */
 void bk_net_free(bk_net_t *net);
 
 /* Listens on numeric `host` (IPv4 or IPv6 literal) and `port` (0 = any free

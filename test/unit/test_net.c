@@ -575,7 +575,7 @@ START_TEST(test_slot_of_closed_conn_not_delivered_to_successor) {
     srv_start_cfg(&cfg);
     srv_run();
     int a = cli_connect();
-    send_cmd(a, 'D', 200, 1);
+    send_cmd(a, 'D', 1000, 1);
     for (int i = 0; i < 200 && S.frames < 1; i++) sleep_ms(5);
     close(a);
     wait_conns_open(0);
@@ -583,7 +583,7 @@ START_TEST(test_slot_of_closed_conn_not_delivered_to_successor) {
     wait_conns_open(1);
     send_cmd(b, 'E', 2, 2);
     expect_echo(b, 'E', 2, 2);
-    sleep_ms(300); /* A's timer fires now */
+    for (int i = 0; i < 300 && S.gone < 1; i++) sleep_ms(10); /* A's timer fires */
     ck_assert_int_eq(S.gone, 1);
     send_cmd(b, 'E', 3, 3);
     expect_echo(b, 'E', 3, 3); /* not A's 'D' */
@@ -697,10 +697,11 @@ START_TEST(test_inflight_bound_pauses_reading) {
     srv_start_cfg(&cfg);
     srv_run();
     int fd = cli_connect();
-    for (uint32_t i = 0; i < 12; i++) send_cmd(fd, 'D', 60, i);
-    sleep_ms(30);
+    for (uint32_t i = 0; i < 12; i++) send_cmd(fd, 'D', 300, i);
+    for (int i = 0; i < 200 && S.frames < 4; i++) sleep_ms(1);
+    sleep_ms(50);
     ck_assert_int_eq(S.frames, 4); /* the rest waits unread */
-    for (uint32_t i = 0; i < 12; i++) expect_echo(fd, 'D', 60, i);
+    for (uint32_t i = 0; i < 12; i++) expect_echo(fd, 'D', 300, i);
     ck_assert_int_eq(S.frames, 12);
     ck_assert_int_eq(S.max_inflight, 4);
     close(fd);
@@ -719,6 +720,7 @@ START_TEST(test_output_bound_pauses_reading) {
     int fd = cli_connect_rcvbuf(AF_INET, "127.0.0.1", S.port, 4096);
     enum { N = 400, RESP = 32 * 1024 };
     for (uint32_t i = 0; i < N; i++) send_cmd(fd, 'B', RESP, i);
+    for (int i = 0; i < 200 && S.frames == 0; i++) sleep_ms(10);
     sleep_ms(200);
     int handled = S.frames;
     ck_assert_int_lt(handled, N); /* the peer does not read: we stopped reading */
