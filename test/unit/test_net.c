@@ -62,6 +62,7 @@ typedef struct {
     atomic_int stop_signals;
     atomic_int done_thread_wrong;
     pthread_t loop_tid;
+    _Atomic uint64_t last_conn_id;
 } srv_t;
 
 static srv_t S;
@@ -141,6 +142,7 @@ static void on_frame(bk_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
     if ((int)st.requests_inflight > S.max_inflight) S.max_inflight = (int)st.requests_inflight;
     bk_slot_t slot = bk_conn_slot(conn);
     ck_assert(slot.conn_id == bk_conn_id(conn));
+    S.last_conn_id = bk_conn_id(conn);
     if (len < 5) {
         ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, f, len), BK_OK);
         return;
@@ -422,6 +424,63 @@ START_TEST(test_out_of_order_completion_in_order_responses) {
     send_cmd(fd, 'E', 9, 99);
     expect_echo(fd, 'E', 9, 99);
     ck_assert_int_eq(S.done_thread_wrong, 0);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+/* Random mix of immediate, timer, worker and no-response completions over
+ * the in-flight bound: answers must still come back in request order. */
+START_TEST(test_random_completion_order) {
+    srv_start();
+    int fd = cli_connect();
+    enum { N = 400 };
+    static char cmd[N];
+    static uint32_t arg[N];
+    static uint8_t buf[N * 13];
+    srand(7);
+    size_t off = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        int r = rand() % 4;
+        cmd[i] = "EDNW"[r];
+        arg[i] = r == 1 ? (uint32_t)(rand() % 20) : r == 3 ? (uint32_t)(rand() % 3) : 0;
+        off += enc_frame(buf + off, cmd[i], arg[i], i);
+    }
+    send_all(fd, buf, off);
+    for (uint32_t i = 0; i < N; i++)
+        if (cmd[i] != 'N') expect_echo(fd, cmd[i], arg[i], i);
+    send_cmd(fd, 'E', 0, N);
+    expect_echo(fd, 'E', 0, N);
+    ck_assert_int_le(S.max_inflight, BK_NET_INFLIGHT_MAX_DEFAULT);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+static void bogus_slots_fn(void *arg) {
+    uint64_t id = S.last_conn_id;
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, "x", 1);
+    /* a slot that was never handed out */
+    ck_assert_int_eq(bk_net_respond(S.net, (bk_slot_t){ id, 1000 }, b), BK_ERR_INVALID);
+    /* an already completed one */
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id, 0 }), BK_ERR_INVALID);
+    /* same table entry, other generation: a connection that no longer exists */
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id + (1ull << 32), 1 }), BK_ERR_GONE);
+    ck_assert_ptr_null(bk_net_conn(S.net, id + (1ull << 32)));
+    ck_assert_ptr_null(bk_net_conn(S.net, 0xffffffffull)); /* index out of the table */
+    ck_assert_ptr_nonnull(bk_net_conn(S.net, id));
+}
+
+START_TEST(test_bogus_slots_rejected) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'E', 1, 1);
+    expect_echo(fd, 'E', 1, 1);
+    send_cmd(fd, 'D', 100, 2); /* slot 1 stays open meanwhile */
+    for (int i = 0; i < 200 && S.frames < 2; i++) sleep_ms(5);
+    on_loop(bogus_slots_fn, NULL);
+    expect_echo(fd, 'D', 100, 2); /* the open slot was not disturbed */
     close(fd);
     srv_stop();
 }
@@ -939,6 +998,8 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_pipelined_echo_in_order);
     tcase_add_test(tc, test_out_of_order_completion_in_order_responses);
     tcase_add_test(tc, test_only_none_slots_then_echo);
+    tcase_add_test(tc, test_random_completion_order);
+    tcase_add_test(tc, test_bogus_slots_rejected);
     tcase_add_test(tc, test_tiny_writes);
     tcase_add_test(tc, test_zero_and_short_frames_echo);
     tcase_add_test(tc, test_oversized_frame_closes);
