@@ -1,0 +1,1040 @@
+/* Unit tests for broker/ networking: an in-process server on 127.0.0.1:0 runs
+ * its event loop on its own thread; the test thread is the client, with real
+ * blocking sockets (5 s receive timeout, so a hang is a failure, not a stall).
+ *
+ * Test protocol spoken by the handler below: frame = cmd (1 byte), arg
+ * (u32 big-endian), payload. Frames shorter than 5 bytes are echoed.
+ *   E echo now            D echo after arg ms (timer)     N no response (acks=0)
+ *   W echo after a worker job sleeping arg ms             X bad request: close after flush
+ *   C close now           F "HEAD" + file[arg, arg+len) + "TAIL" (len = u32 payload)
+ *   B respond with arg bytes of pattern */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/net.h"
+#include "broker/signals.h"
+#include "broker/worker.h"
+
+#define OPS_MAX 1024
+#define OP_BYTES_MAX 256
+
+typedef struct {
+    bk_slot_t slot;
+    uint32_t delay_ms;
+    size_t len;
+    uint8_t bytes[OP_BYTES_MAX];
+} op_t;
+
+typedef struct {
+    struct event_base *base;
+    bk_net_t *net;
+    bk_worker_pool_t *pool;
+    bk_signals_t *sig;
+    uint16_t port;
+    pthread_t thr;
+    bool running;
+    int file_fd;
+    op_t ops[OPS_MAX]; /* loop thread only */
+    int ops_n;
+    atomic_int frames;
+    atomic_int gone;          /* late completions that found the connection closed */
+    atomic_int double_ok;     /* second completion of a slot wrongly accepted */
+    atomic_int close_then_respond; /* respond after close not reported GONE */
+    atomic_int max_inflight;  /* largest requests_inflight seen by the handler */
+    atomic_int stopped;
+    atomic_int stop_signals;
+    atomic_int done_thread_wrong;
+    pthread_t loop_tid;
+    _Atomic uint64_t last_conn_id;
+} srv_t;
+
+static srv_t S;
+
+static uint32_t be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+static op_t *op_new(bk_slot_t slot, uint32_t delay_ms, const uint8_t *f, size_t len) {
+    ck_assert_int_lt(S.ops_n, OPS_MAX);
+    ck_assert_uint_le(len, OP_BYTES_MAX);
+    op_t *op = &S.ops[S.ops_n++];
+    op->slot = slot;
+    op->delay_ms = delay_ms;
+    op->len = len;
+    memcpy(op->bytes, f, len);
+    return op;
+}
+
+static void op_answer(op_t *op) {
+    struct evbuffer *b = evbuffer_new();
+    ck_assert_int_eq(evbuffer_add(b, op->bytes, op->len), 0);
+    int rc = bk_net_respond(S.net, op->slot, b);
+    if (rc == BK_ERR_GONE) S.gone++;
+    else ck_assert_int_eq(rc, BK_OK);
+}
+
+/* The delayed-operation pattern: keep the slot (ids, not pointers), answer
+ * from a timer; a connection that closed meanwhile makes this BK_ERR_GONE. */
+static void delayed_cb(evutil_socket_t fd, short what, void *arg) { op_answer(arg); }
+
+static int job_sleep(void *arg) {
+    op_t *op = arg;
+    struct timespec ts = { op->delay_ms / 1000, (long)(op->delay_ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+    return 7;
+}
+
+static void job_done(void *arg, int status) {
+    if (!pthread_equal(pthread_self(), S.loop_tid) && S.running) S.done_thread_wrong++;
+    if (status == BK_ERR_CANCELLED) return;
+    ck_assert_int_eq(status, 7);
+    op_answer(arg);
+}
+
+static void respond_file(bk_conn_t *conn, bk_slot_t slot, uint32_t off, const uint8_t *f, size_t len) {
+    ck_assert_uint_ge(len, 9);
+    struct evbuffer *b = evbuffer_new();
+    ck_assert_int_eq(evbuffer_add(b, "HEAD", 4), 0);
+    /* our own fd, closed before the bytes go out: the response must not
+     * depend on the caller keeping it open */
+    int tmp = dup(S.file_fd);
+    ck_assert_int_ge(tmp, 0);
+    ck_assert_int_eq(bk_resp_add_file(b, tmp, off, be32(f + 5)), BK_OK);
+    close(tmp);
+    ck_assert_int_eq(evbuffer_add(b, "TAIL", 4), 0);
+    ck_assert_int_eq(bk_conn_respond(conn, slot, b), BK_OK);
+}
+
+static void respond_big(bk_conn_t *conn, bk_slot_t slot, uint32_t n) {
+    uint8_t *bytes = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(bytes);
+    for (uint32_t i = 0; i < n; i++) bytes[i] = (uint8_t)(i * 7);
+    ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, bytes, n), BK_OK);
+    free(bytes);
+}
+
+static void on_frame(bk_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
+    ck_assert_ptr_eq(ctx, &S);
+    S.frames++;
+    bk_net_stats_t st;
+    bk_net_stats(S.net, &st);
+    if ((int)st.requests_inflight > S.max_inflight) S.max_inflight = (int)st.requests_inflight;
+    bk_slot_t slot = bk_conn_slot(conn);
+    ck_assert(slot.conn_id == bk_conn_id(conn));
+    S.last_conn_id = bk_conn_id(conn);
+    if (len < 5) {
+        ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, f, len), BK_OK);
+        return;
+    }
+    uint32_t arg = be32(f + 1);
+    switch (f[0]) {
+    case 'E':
+        ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, f, len), BK_OK);
+        if (bk_conn_respond_none(conn, slot) != BK_ERR_INVALID) S.double_ok++;
+        break;
+    case 'D': {
+        struct timeval tv = { arg / 1000, (arg % 1000) * 1000 };
+        ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, delayed_cb, op_new(slot, arg, f, len), &tv), 0);
+        break;
+    }
+    case 'W': {
+        int rc = bk_worker_submit(S.pool, job_sleep, job_done, op_new(slot, arg, f, len));
+        ck_assert_int_eq(rc, BK_OK);
+        break;
+    }
+    case 'N': ck_assert_int_eq(bk_conn_respond_none(conn, slot), BK_OK); break;
+    case 'X':
+        ck_assert_int_eq(bk_conn_respond_none(conn, slot), BK_OK);
+        bk_conn_close_after_flush(conn);
+        break;
+    case 'C':
+        bk_conn_close(conn);
+        if (bk_conn_respond_none(conn, slot) != BK_ERR_GONE) S.close_then_respond++;
+        break;
+    case 'F': respond_file(conn, slot, arg, f, len); break;
+    case 'B': respond_big(conn, slot, arg); break;
+    default: ck_abort_msg("unknown test command %c", f[0]);
+    }
+}
+
+static void *loop_main(void *arg) {
+    S.loop_tid = pthread_self();
+    event_base_loop(S.base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+static void srv_start_cfg(const bk_net_config_t *cfg_in) {
+    memset(&S, 0, sizeof S);
+    S.file_fd = -1;
+    ck_assert_int_eq(evthread_use_pthreads(), 0);
+    S.base = event_base_new();
+    ck_assert_ptr_nonnull(S.base);
+    bk_net_config_t cfg = *cfg_in;
+    cfg.on_frame = on_frame;
+    cfg.ctx = &S;
+    S.net = bk_net_new(S.base, &cfg);
+    ck_assert_ptr_nonnull(S.net);
+    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", 0, &S.port), BK_OK);
+    ck_assert_uint_ne(S.port, 0);
+    S.pool = bk_worker_pool_new(S.base, 2, OPS_MAX);
+    ck_assert_ptr_nonnull(S.pool);
+}
+
+static void srv_run(void) {
+    S.running = true;
+    ck_assert_int_eq(pthread_create(&S.thr, NULL, loop_main, NULL), 0);
+}
+
+static void srv_start(void) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    srv_start_cfg(&cfg);
+    srv_run();
+}
+
+static void srv_stop(void) {
+    if (S.running) {
+        event_base_loopbreak(S.base);
+        pthread_join(S.thr, NULL);
+        S.running = false;
+    }
+    bk_worker_pool_free(S.pool, false);
+    bk_net_free(S.net);
+    bk_signals_free(S.sig);
+    event_base_free(S.base);
+    if (S.file_fd >= 0) close(S.file_fd);
+    S.base = NULL;
+}
+
+/* Run fn on the loop thread and wait for it. */
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+} call_t;
+
+static void call_cb(evutil_socket_t fd, short what, void *a) {
+    call_t *c = a;
+    c->fn(c->arg);
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_loop(void (*fn)(void *), void *arg) {
+    call_t c = { .fn = fn, .arg = arg, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+    struct timeval zero = { 0, 0 };
+    ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, call_cb, &c, &zero), 0);
+    pthread_mutex_lock(&c.mu);
+    while (!c.done) pthread_cond_wait(&c.cv, &c.mu);
+    pthread_mutex_unlock(&c.mu);
+}
+
+static void stats_fn(void *arg) { bk_net_stats(S.net, arg); }
+
+static bk_net_stats_t stats(void) {
+    bk_net_stats_t st;
+    on_loop(stats_fn, &st);
+    return st;
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait up to 5 s for the server to have `n` open connections. */
+static void wait_conns_open(uint64_t n) {
+    for (int i = 0; i < 500; i++) {
+        if (stats().conns_open == n) return;
+        sleep_ms(10);
+    }
+    ck_abort_msg("conns_open stayed %llu, wanted %llu", (unsigned long long)stats().conns_open,
+                 (unsigned long long)n);
+}
+
+/* --- client side --------------------------------------------------------- */
+
+static int cli_connect_rcvbuf(int family, const char *addr, uint16_t port, int rcvbuf) {
+    int fd = socket(family, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    if (rcvbuf) ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+    struct timeval tv = { 5, 0 };
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv), 0);
+    int one = 1;
+    ck_assert_int_eq(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
+    int rc;
+    if (family == AF_INET) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+        ck_assert_int_eq(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    } else {
+        struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+        ck_assert_int_eq(inet_pton(AF_INET6, addr, &sa.sin6_addr), 1);
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    }
+    ck_assert_msg(rc == 0, "connect: %s", strerror(errno));
+    return fd;
+}
+
+static int cli_connect_to(int family, const char *addr, uint16_t port) {
+    return cli_connect_rcvbuf(family, addr, port, 0);
+}
+
+static int cli_connect(void) { return cli_connect_to(AF_INET, "127.0.0.1", S.port); }
+
+static void send_all(int fd, const void *buf, size_t len) {
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        ck_assert_msg(n > 0, "send: %s", strerror(errno));
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Encodes one test frame (size prefix included) into out; returns its size. */
+static size_t enc_frame(uint8_t *out, char cmd, uint32_t arg, uint32_t id) {
+    put32(out, 9);
+    out[4] = (uint8_t)cmd;
+    put32(out + 5, arg);
+    put32(out + 9, id);
+    return 13;
+}
+
+static void send_cmd(int fd, char cmd, uint32_t arg, uint32_t id) {
+    uint8_t buf[16];
+    send_all(fd, buf, enc_frame(buf, cmd, arg, id));
+}
+
+static bool recv_all(int fd, void *buf, size_t len) {
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n <= 0) return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* Reads one response frame; returns its size, or -1 on EOF/error/timeout. */
+static ssize_t recv_frame(int fd, uint8_t *buf, size_t cap) {
+    uint8_t hdr[4];
+    if (!recv_all(fd, hdr, 4)) return -1;
+    uint32_t size = be32(hdr);
+    ck_assert_uint_le(size, cap);
+    if (!recv_all(fd, buf, size)) return -1;
+    return (ssize_t)size;
+}
+
+/* Expects a response echoing test frame (cmd, arg, id). */
+static void expect_echo(int fd, char cmd, uint32_t arg, uint32_t id) {
+    uint8_t buf[64];
+    ssize_t n = recv_frame(fd, buf, sizeof buf);
+    ck_assert_int_eq(n, 9);
+    ck_assert_int_eq(buf[0], cmd);
+    ck_assert_uint_eq(be32(buf + 1), arg);
+    ck_assert_uint_eq(be32(buf + 5), id);
+}
+
+/* True if the server closed the connection (EOF or reset) within 5 s. */
+static bool closed_by_server(int fd) {
+    uint8_t b[256];
+    for (;;) {
+        ssize_t n = recv(fd, b, sizeof b, 0);
+        if (n == 0) return true;
+        if (n < 0) return errno == ECONNRESET;
+    }
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+START_TEST(test_pipelined_echo_in_order) {
+    srv_start();
+    int fd = cli_connect();
+    enum { N = 1000 };
+    static uint8_t buf[N * 13];
+    size_t off = 0;
+    for (uint32_t i = 0; i < N; i++) off += enc_frame(buf + off, 'E', i * 3, i);
+    send_all(fd, buf, off); /* many frames in one write */
+    for (uint32_t i = 0; i < N; i++) expect_echo(fd, 'E', i * 3, i);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.requests_total, N);
+    ck_assert_uint_eq(st.bytes_in, N * 13);
+    ck_assert_uint_eq(st.bytes_out, N * 13);
+    ck_assert_uint_eq(st.requests_inflight, 0);
+    ck_assert_int_eq(S.double_ok, 0);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_out_of_order_completion_in_order_responses) {
+    srv_start();
+    int fd = cli_connect();
+    /* slow, fast, none, worker, immediate, slower, none, immediate */
+    struct { char cmd; uint32_t arg; } seq[] = {
+        { 'D', 150 }, { 'D', 10 }, { 'N', 0 }, { 'W', 60 }, { 'E', 0 },
+        { 'D', 200 }, { 'N', 0 },  { 'E', 1 }, { 'D', 0 },  { 'W', 0 },
+    };
+    size_t n = sizeof seq / sizeof seq[0];
+    int64_t t0 = now_ms();
+    for (uint32_t i = 0; i < n; i++) send_cmd(fd, seq[i].cmd, seq[i].arg, i);
+    for (uint32_t i = 0; i < n; i++) {
+        if (seq[i].cmd == 'N') continue;
+        expect_echo(fd, seq[i].cmd, seq[i].arg, i);
+        /* nothing overtakes the 150 ms answer */
+        if (i > 0 && i < 5) ck_assert_int_ge(now_ms() - t0, 140);
+    }
+    /* the "no response" slots did not stall the rest: a new request answers */
+    send_cmd(fd, 'E', 9, 99);
+    expect_echo(fd, 'E', 9, 99);
+    ck_assert_int_eq(S.done_thread_wrong, 0);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+/* Random mix of immediate, timer, worker and no-response completions over
+ * the in-flight bound: answers must still come back in request order. */
+START_TEST(test_random_completion_order) {
+    srv_start();
+    int fd = cli_connect();
+    enum { N = 400 };
+    static char cmd[N];
+    static uint32_t arg[N];
+    static uint8_t buf[N * 13];
+    srand(7);
+    size_t off = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        int r = rand() % 4;
+        cmd[i] = "EDNW"[r];
+        arg[i] = r == 1 ? (uint32_t)(rand() % 20) : r == 3 ? (uint32_t)(rand() % 3) : 0;
+        off += enc_frame(buf + off, cmd[i], arg[i], i);
+    }
+    send_all(fd, buf, off);
+    for (uint32_t i = 0; i < N; i++)
+        if (cmd[i] != 'N') expect_echo(fd, cmd[i], arg[i], i);
+    send_cmd(fd, 'E', 0, N);
+    expect_echo(fd, 'E', 0, N);
+    ck_assert_int_le(S.max_inflight, BK_NET_INFLIGHT_MAX_DEFAULT);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+static void bogus_slots_fn(void *arg) {
+    uint64_t id = S.last_conn_id;
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, "x", 1);
+    /* a slot that was never handed out */
+    ck_assert_int_eq(bk_net_respond(S.net, (bk_slot_t){ id, 1000 }, b), BK_ERR_INVALID);
+    /* an already completed one */
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id, 0 }), BK_ERR_INVALID);
+    /* same table entry, other generation: a connection that no longer exists */
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id + (1ull << 32), 1 }), BK_ERR_GONE);
+    ck_assert_ptr_null(bk_net_conn(S.net, id + (1ull << 32)));
+    ck_assert_ptr_null(bk_net_conn(S.net, 0xffffffffull)); /* index out of the table */
+    ck_assert_ptr_nonnull(bk_net_conn(S.net, id));
+}
+
+START_TEST(test_bogus_slots_rejected) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'E', 1, 1);
+    expect_echo(fd, 'E', 1, 1);
+    send_cmd(fd, 'D', 100, 2); /* slot 1 stays open meanwhile */
+    for (int i = 0; i < 200 && S.frames < 2; i++) sleep_ms(5);
+    on_loop(bogus_slots_fn, NULL);
+    expect_echo(fd, 'D', 100, 2); /* the open slot was not disturbed */
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_only_none_slots_then_echo) {
+    srv_start();
+    int fd = cli_connect();
+    for (uint32_t i = 0; i < 50; i++) send_cmd(fd, 'N', 0, i);
+    send_cmd(fd, 'E', 5, 50);
+    expect_echo(fd, 'E', 5, 50);
+    ck_assert_int_eq(S.frames, 51);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_tiny_writes) {
+    srv_start();
+    int fd = cli_connect();
+    uint8_t buf[13 * 3];
+    size_t off = 0;
+    for (uint32_t i = 0; i < 3; i++) off += enc_frame(buf + off, 'E', 100 + i, i);
+    for (size_t i = 0; i < off; i++) {
+        send_all(fd, buf + i, 1);
+        if (i % 5 == 0) sleep_ms(1); /* let the server see partial frames */
+    }
+    for (uint32_t i = 0; i < 3; i++) expect_echo(fd, 'E', 100 + i, i);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_zero_and_short_frames_echo) {
+    srv_start();
+    int fd = cli_connect();
+    uint8_t zero[4] = { 0, 0, 0, 0 };
+    send_all(fd, zero, 4);
+    uint8_t three[7] = { 0, 0, 0, 3, 'a', 'b', 'c' };
+    send_all(fd, three, 7);
+    uint8_t buf[16];
+    ck_assert_int_eq(recv_frame(fd, buf, sizeof buf), 0);
+    ck_assert_int_eq(recv_frame(fd, buf, sizeof buf), 3);
+    ck_assert_mem_eq(buf, "abc", 3);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+/* A bad size closes that connection only; the other keeps working. */
+static void bad_prefix_case(const uint8_t *bytes, size_t len) {
+    srv_start();
+    int good = cli_connect();
+    int bad = cli_connect();
+    send_all(bad, bytes, len);
+    ck_assert(closed_by_server(bad));
+    close(bad);
+    send_cmd(good, 'E', 1, 1);
+    expect_echo(good, 'E', 1, 1);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.conns_bad_frame, 1);
+    ck_assert_int_eq(S.frames, 1); /* the bad frame never reached the handler */
+    wait_conns_open(1);
+    close(good);
+    srv_stop();
+}
+
+START_TEST(test_oversized_frame_closes) {
+    uint8_t b[4];
+    put32(b, (1u << 20) + 1); /* request_max_bytes + 1 */
+    bad_prefix_case(b, 4);
+}
+END_TEST
+
+START_TEST(test_max_size_frame_accepted) {
+    srv_start();
+    int fd = cli_connect();
+    size_t size = 1u << 20;
+    uint8_t *buf = calloc(1, size + 4);
+    put32(buf, (uint32_t)size);
+    for (size_t i = 4; i < size + 4; i++) buf[i] = (uint8_t)(i * 13);
+    buf[4] = 'B'; /* answer with 3 pattern bytes */
+    put32(buf + 5, 3);
+    send_all(fd, buf, size + 4);
+    uint8_t out[8];
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), 3);
+    ck_assert_uint_eq(out[1], 7);
+    free(buf);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_negative_size_closes) {
+    uint8_t b[4] = { 0xff, 0xff, 0xff, 0xfe };
+    bad_prefix_case(b, 4);
+}
+END_TEST
+
+START_TEST(test_garbage_closes) {
+    const char *http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"; /* size 0x47455420 */
+    bad_prefix_case((const uint8_t *)http, strlen(http));
+}
+END_TEST
+
+/* EOF after every possible prefix of a frame: closed, nothing leaks, no
+ * handler call for the incomplete frame. */
+START_TEST(test_eof_mid_frame) {
+    srv_start();
+    uint8_t buf[13];
+    enc_frame(buf, 'E', 0, 0);
+    for (size_t cut = 1; cut < sizeof buf; cut++) {
+        int fd = cli_connect();
+        send_all(fd, buf, cut);
+        ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+        ck_assert(closed_by_server(fd));
+        close(fd);
+    }
+    wait_conns_open(0);
+    ck_assert_int_eq(S.frames, 0);
+    ck_assert_uint_eq(stats().conns_total, sizeof buf - 1);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_close_while_on_worker_and_timer) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'W', 150, 1);
+    send_cmd(fd, 'D', 150, 2);
+    send_cmd(fd, 'W', 150, 3);
+    for (int i = 0; i < 200 && S.frames < 3; i++) sleep_ms(5);
+    ck_assert_int_eq(S.frames, 3);
+    close(fd);
+    wait_conns_open(0);
+    for (int i = 0; i < 200 && S.gone < 3; i++) sleep_ms(10);
+    ck_assert_int_eq(S.gone, 3);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.requests_inflight, 0);
+    ck_assert_int_eq(S.done_thread_wrong, 0);
+    srv_stop();
+}
+END_TEST
+
+/* A late answer for a closed connection must not reach the connection that
+ * reuses its table entry. */
+START_TEST(test_slot_of_closed_conn_not_delivered_to_successor) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.conns_max = 1;
+    srv_start_cfg(&cfg);
+    srv_run();
+    int a = cli_connect();
+    send_cmd(a, 'D', 1000, 1);
+    for (int i = 0; i < 200 && S.frames < 1; i++) sleep_ms(5);
+    close(a);
+    wait_conns_open(0);
+    int b = cli_connect();
+    wait_conns_open(1);
+    send_cmd(b, 'E', 2, 2);
+    expect_echo(b, 'E', 2, 2);
+    for (int i = 0; i < 300 && S.gone < 1; i++) sleep_ms(10); /* A's timer fires */
+    ck_assert_int_eq(S.gone, 1);
+    send_cmd(b, 'E', 3, 3);
+    expect_echo(b, 'E', 3, 3); /* not A's 'D' */
+    close(b);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_conns_max_rejects) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.conns_max = 2;
+    srv_start_cfg(&cfg);
+    srv_run();
+    int a = cli_connect(), b = cli_connect();
+    wait_conns_open(2);
+    int c = cli_connect();
+    ck_assert(closed_by_server(c));
+    ck_assert_uint_eq(stats().conns_rejected, 1);
+    send_cmd(a, 'E', 1, 1);
+    expect_echo(a, 'E', 1, 1);
+    close(a); close(b); close(c);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_file_range_response) {
+    srv_start();
+    char path[] = "/tmp/skiff-test-net-XXXXXX";
+    int ffd = mkstemp(path);
+    ck_assert_int_ge(ffd, 0);
+    unlink(path);
+    enum { FILE_BYTES = 200000, OFF = 1234, LEN = 150001 };
+    static uint8_t content[FILE_BYTES];
+    srand(42);
+    for (size_t i = 0; i < FILE_BYTES; i++) content[i] = (uint8_t)rand();
+    ck_assert_int_eq(write(ffd, content, FILE_BYTES), FILE_BYTES);
+    S.file_fd = ffd;
+    int fd = cli_connect();
+    uint8_t frame[17];
+    put32(frame, 13);
+    frame[4] = 'F';
+    put32(frame + 5, OFF);
+    put32(frame + 9, LEN);
+    put32(frame + 13, 0);
+    send_all(fd, frame, sizeof frame);
+    send_cmd(fd, 'E', 5, 5); /* a plain response after the file one */
+    static uint8_t out[LEN + 8];
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), LEN + 8);
+    ck_assert_mem_eq(out, "HEAD", 4);
+    ck_assert_int_eq(memcmp(out + 4, content + OFF, LEN), 0);
+    ck_assert_mem_eq(out + 4 + LEN, "TAIL", 4);
+    expect_echo(fd, 'E', 5, 5);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_resp_add_file_rejects_bad_args) {
+    struct evbuffer *b = evbuffer_new();
+    ck_assert_int_eq(bk_resp_add_file(b, -1, 0, 10), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_resp_add_file(b, 0, -1, 10), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_resp_add_file(b, 0, 0, -1), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_resp_add_file(b, 0, 0, (int64_t)INT32_MAX + 1), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_resp_add_file(b, 12345, 0, 10), BK_ERR_SYS); /* not open */
+    ck_assert_uint_eq(evbuffer_get_length(b), 0);
+    evbuffer_free(b);
+}
+END_TEST
+
+START_TEST(test_close_after_flush) {
+    srv_start();
+    int other = cli_connect();
+    int fd = cli_connect();
+    send_cmd(fd, 'D', 80, 1);
+    send_cmd(fd, 'E', 2, 2);
+    send_cmd(fd, 'X', 0, 3);
+    send_cmd(fd, 'E', 4, 4); /* after the bad one: never handled */
+    expect_echo(fd, 'D', 80, 1);
+    expect_echo(fd, 'E', 2, 2);
+    ck_assert(closed_by_server(fd));
+    ck_assert_int_eq(S.frames, 3);
+    close(fd);
+    send_cmd(other, 'E', 7, 7);
+    expect_echo(other, 'E', 7, 7);
+    close(other);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_close_in_handler) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'E', 1, 1);
+    expect_echo(fd, 'E', 1, 1);
+    send_cmd(fd, 'C', 0, 2);
+    send_cmd(fd, 'E', 3, 3);
+    ck_assert(closed_by_server(fd));
+    ck_assert_int_eq(S.frames, 2);
+    ck_assert_int_eq(S.close_then_respond, 0);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_inflight_bound_pauses_reading) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.inflight_max = 4;
+    srv_start_cfg(&cfg);
+    srv_run();
+    int fd = cli_connect();
+    for (uint32_t i = 0; i < 12; i++) send_cmd(fd, 'D', 300, i);
+    for (int i = 0; i < 200 && S.frames < 4; i++) sleep_ms(1);
+    sleep_ms(50);
+    ck_assert_int_eq(S.frames, 4); /* the rest waits unread */
+    for (uint32_t i = 0; i < 12; i++) expect_echo(fd, 'D', 300, i);
+    ck_assert_int_eq(S.frames, 12);
+    ck_assert_int_eq(S.max_inflight, 4);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_output_bound_pauses_reading) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.output_max_bytes = 64 * 1024;
+    cfg.inflight_max = 1024;
+    srv_start_cfg(&cfg);
+    srv_run();
+    /* a small receive window so backpressure shows early */
+    int fd = cli_connect_rcvbuf(AF_INET, "127.0.0.1", S.port, 4096);
+    enum { N = 400, RESP = 32 * 1024 };
+    for (uint32_t i = 0; i < N; i++) send_cmd(fd, 'B', RESP, i);
+    for (int i = 0; i < 200 && S.frames == 0; i++) sleep_ms(10);
+    sleep_ms(200);
+    int handled = S.frames;
+    ck_assert_int_lt(handled, N); /* the peer does not read: we stopped reading */
+    ck_assert_int_gt(handled, 0);
+    int big = 1 << 20; /* now read fast */
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big), 0);
+    static uint8_t out[RESP];
+    for (uint32_t i = 0; i < N; i++) {
+        ck_assert_int_eq(recv_frame(fd, out, sizeof out), RESP);
+        ck_assert_uint_eq(out[RESP - 1], (uint8_t)((RESP - 1) * 7));
+    }
+    ck_assert_int_eq(S.frames, N);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_many_connections) {
+    srv_start();
+    enum { C = 200, F = 5 };
+    static int fds[C];
+    for (int c = 0; c < C; c++) fds[c] = cli_connect();
+    for (int c = 0; c < C; c++)
+        for (uint32_t f = 0; f < F; f++) send_cmd(fds[c], f % 2 ? 'E' : 'W', 0, (uint32_t)c * 100 + f);
+    for (int c = 0; c < C; c++)
+        for (uint32_t f = 0; f < F; f++) expect_echo(fds[c], f % 2 ? 'E' : 'W', 0, (uint32_t)c * 100 + f);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.conns_open, C);
+    ck_assert_uint_eq(st.conns_total, C);
+    ck_assert_uint_eq(st.requests_total, C * F);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_ipv6_loopback) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    srv_start_cfg(&cfg);
+    uint16_t port6 = 0;
+    int rc = bk_net_listen(S.net, "::1", 0, &port6);
+    if (rc != BK_OK) { /* no IPv6 on this host: nothing to test */
+        srv_stop();
+        return;
+    }
+    ck_assert_uint_ne(port6, 0);
+    srv_run();
+    int fd = cli_connect_to(AF_INET6, "::1", port6);
+    send_cmd(fd, 'E', 6, 6);
+    expect_echo(fd, 'E', 6, 6);
+    close(fd);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_listen_bad_address) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    srv_start_cfg(&cfg);
+    ck_assert_int_eq(bk_net_listen(S.net, "not-an-ip", 0, NULL), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", S.port, NULL), BK_ERR_SYS); /* in use */
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_config_validation) {
+    struct event_base *base = event_base_new();
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    ck_assert_ptr_null(bk_net_new(base, &cfg)); /* no handler */
+    cfg.on_frame = on_frame;
+    cfg.inflight_max = 0;
+    ck_assert_ptr_null(bk_net_new(base, &cfg));
+    cfg.inflight_max = BK_NET_INFLIGHT_MAX_LIMIT + 1;
+    ck_assert_ptr_null(bk_net_new(base, &cfg));
+    cfg.inflight_max = 1;
+    cfg.request_max_bytes = -1;
+    ck_assert_ptr_null(bk_net_new(base, &cfg));
+    cfg.request_max_bytes = 0;
+    bk_net_t *net = bk_net_new(base, &cfg);
+    ck_assert_ptr_nonnull(net);
+    bk_net_free(net);
+    event_base_free(base);
+}
+END_TEST
+
+static void stopped_cb(bk_net_t *net, void *arg) {
+    S.stopped++;
+    event_base_loopbreak(S.base);
+}
+
+static void shutdown_fn(void *arg) {
+    uint32_t deadline_ms = *(uint32_t *)arg;
+    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_OK);
+    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_ERR_STOPPED);
+}
+
+START_TEST(test_graceful_shutdown_finishes_inflight) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'D', 100, 1);
+    send_cmd(fd, 'W', 50, 2);
+    for (int i = 0; i < 200 && S.frames < 2; i++) sleep_ms(5);
+    uint32_t deadline_ms = 3000;
+    on_loop(shutdown_fn, &deadline_ms);
+    send_cmd(fd, 'E', 3, 3); /* arrives after the stop: never handled */
+    expect_echo(fd, 'D', 100, 1);
+    expect_echo(fd, 'W', 50, 2);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    pthread_join(S.thr, NULL); /* stopped_cb broke the loop */
+    S.running = false;
+    ck_assert_int_eq(S.stopped, 1);
+    ck_assert_int_eq(S.frames, 2);
+    /* the listener is gone */
+    int probe = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(S.port) };
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    ck_assert_int_ne(connect(probe, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(probe);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_graceful_shutdown_deadline) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'D', 4000, 1);
+    for (int i = 0; i < 200 && S.frames < 1; i++) sleep_ms(5);
+    uint32_t deadline_ms = 100;
+    int64_t t0 = now_ms();
+    on_loop(shutdown_fn, &deadline_ms);
+    ck_assert(closed_by_server(fd));
+    int64_t took = now_ms() - t0;
+    ck_assert_int_ge(took, 90);
+    ck_assert_int_lt(took, 2000);
+    close(fd);
+    pthread_join(S.thr, NULL);
+    S.running = false;
+    ck_assert_int_eq(S.stopped, 1);
+    srv_stop();
+}
+END_TEST
+
+START_TEST(test_shutdown_without_connections) {
+    srv_start();
+    uint32_t deadline_ms = 5000;
+    int64_t t0 = now_ms();
+    on_loop(shutdown_fn, &deadline_ms);
+    pthread_join(S.thr, NULL);
+    S.running = false;
+    ck_assert_int_lt(now_ms() - t0, 1000); /* did not wait for the deadline */
+    ck_assert_int_eq(S.stopped, 1);
+    srv_stop();
+}
+END_TEST
+
+static void on_stop_signal(int signo, unsigned count, void *arg) {
+    ck_assert_int_eq(signo, SIGTERM);
+    S.stop_signals = (int)count;
+    if (count == 1) ck_assert_int_eq(bk_net_shutdown(S.net, 2000, stopped_cb, NULL), BK_OK);
+}
+
+START_TEST(test_sigterm_graceful_stop) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    srv_start_cfg(&cfg);
+    S.sig = bk_signals_new(S.base, on_stop_signal, NULL);
+    ck_assert_ptr_nonnull(S.sig);
+    struct sigaction old;
+    ck_assert_int_eq(sigaction(SIGPIPE, NULL, &old), 0);
+    ck_assert(old.sa_handler == SIG_IGN);
+    srv_run();
+    int fd = cli_connect();
+    send_cmd(fd, 'D', 100, 1);
+    for (int i = 0; i < 200 && S.frames < 1; i++) sleep_ms(5);
+    ck_assert_int_eq(kill(getpid(), SIGTERM), 0);
+    expect_echo(fd, 'D', 100, 1);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    pthread_join(S.thr, NULL);
+    S.running = false;
+    ck_assert_int_eq(S.stop_signals, 1);
+    ck_assert_int_eq(S.stopped, 1);
+    srv_stop();
+}
+END_TEST
+
+/* A peer that vanishes while a big response is being written: EPIPE on
+ * that connection only (SIGPIPE ignored), the node stays up. */
+START_TEST(test_peer_reset_during_write) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    srv_start_cfg(&cfg);
+    S.sig = bk_signals_new(S.base, on_stop_signal, NULL);
+    ck_assert_ptr_nonnull(S.sig);
+    srv_run();
+    int fd = cli_connect();
+    for (uint32_t i = 0; i < 20; i++) send_cmd(fd, 'B', 1 << 20, i);
+    sleep_ms(50);
+    struct linger lg = { 1, 0 }; /* close with RST */
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+    close(fd);
+    wait_conns_open(0);
+    int fd2 = cli_connect();
+    send_cmd(fd2, 'E', 1, 1);
+    expect_echo(fd2, 'E', 1, 1);
+    close(fd2);
+    srv_stop();
+}
+END_TEST
+
+static Suite *net_suite(void) {
+    Suite *s = suite_create("net");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_pipelined_echo_in_order);
+    tcase_add_test(tc, test_out_of_order_completion_in_order_responses);
+    tcase_add_test(tc, test_only_none_slots_then_echo);
+    tcase_add_test(tc, test_random_completion_order);
+    tcase_add_test(tc, test_bogus_slots_rejected);
+    tcase_add_test(tc, test_tiny_writes);
+    tcase_add_test(tc, test_zero_and_short_frames_echo);
+    tcase_add_test(tc, test_oversized_frame_closes);
+    tcase_add_test(tc, test_max_size_frame_accepted);
+    tcase_add_test(tc, test_negative_size_closes);
+    tcase_add_test(tc, test_garbage_closes);
+    tcase_add_test(tc, test_eof_mid_frame);
+    tcase_add_test(tc, test_close_while_on_worker_and_timer);
+    tcase_add_test(tc, test_slot_of_closed_conn_not_delivered_to_successor);
+    tcase_add_test(tc, test_conns_max_rejects);
+    tcase_add_test(tc, test_file_range_response);
+    tcase_add_test(tc, test_resp_add_file_rejects_bad_args);
+    tcase_add_test(tc, test_close_after_flush);
+    tcase_add_test(tc, test_close_in_handler);
+    tcase_add_test(tc, test_inflight_bound_pauses_reading);
+    tcase_add_test(tc, test_output_bound_pauses_reading);
+    tcase_add_test(tc, test_many_connections);
+    tcase_add_test(tc, test_ipv6_loopback);
+    tcase_add_test(tc, test_listen_bad_address);
+    tcase_add_test(tc, test_config_validation);
+    tcase_add_test(tc, test_graceful_shutdown_finishes_inflight);
+    tcase_add_test(tc, test_graceful_shutdown_deadline);
+    tcase_add_test(tc, test_shutdown_without_connections);
+    tcase_add_test(tc, test_sigterm_graceful_stop);
+    tcase_add_test(tc, test_peer_reset_during_write);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(net_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
