@@ -206,13 +206,19 @@ static int apply_file(bk_config_t *cfg, parse_t *p, int32_t node_id, bk_config_e
             i++;
         if (i == p->nsections)
             return fail(err, "%s: no section [node.%d] for --node %d", p->path, sel, sel);
-        bk_cfg_val_t id = { .i = sel };
-        snprintf(id.text, sizeof id.text, "%d", sel);
-        apply(cfg, BK_CFG_NODE_ID, &id, p->sections[i].line);
     }
     for (size_t i = 0; i < p->nentries; i++)
         if (p->entries[i].section == -1)
             apply(cfg, p->entries[i].key, p->entries[i].val, p->entries[i].line);
+    if (sel >= 0) {
+        /* the section implies node.id, over any top-level node.id */
+        size_t i = 0;
+        while (p->sections[i].node != sel)
+            i++;
+        bk_cfg_val_t id = { .i = sel };
+        snprintf(id.text, sizeof id.text, "%d", sel);
+        apply(cfg, BK_CFG_NODE_ID, &id, p->sections[i].line);
+    }
     for (size_t i = 0; i < p->nentries; i++)
         if (sel >= 0 && p->entries[i].section == sel)
             apply(cfg, p->entries[i].key, p->entries[i].val, p->entries[i].line);

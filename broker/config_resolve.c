@@ -309,6 +309,8 @@ static int resolve_misc(bk_config_t *cfg, bk_config_err_t *err) {
 }
 
 int cfg_resolve(bk_config_t *cfg, bk_config_err_t *err) {
+    if (cfg->val[BK_CFG_PROCESS_ROLES].i == 0)
+        return fail_at(cfg, BK_CFG_PROCESS_ROLES, err, "process.roles=: at least one role needed");
     int rc = resolve_listeners(cfg, err);
     if (rc == KP_OK) rc = resolve_advertised(cfg, err);
     if (rc == KP_OK) rc = resolve_voters(cfg, err);
