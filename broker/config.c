@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 /* One key=value line of the file, kept until the node's values are chosen. */
 typedef struct entry {
     int32_t section;     /* node id, or -1 for top level */
@@ -24,8 +26,8 @@ typedef struct section {
 
 typedef struct parse {
     const char *path;
-    entry_t *entries;    /* BK_CONFIG_ENTRIES_MAX */
-    size_t nentries;
+    entry_t *entries;    /* grows by doubling up to BK_CONFIG_ENTRIES_MAX */
+    size_t nentries, cap;
     section_t sections[BK_CONFIG_SECTIONS_MAX];
     size_t nsections;
     int32_t cur;         /* current section, -1 top level */
@@ -47,22 +49,34 @@ static void trim(const char **s, size_t *n) {
     while (*n > 0 && is_space((*s)[*n - 1])) (*n)--;
 }
 
-/* Reads the whole file (bounded) into a NUL-terminated heap buffer. */
+/* Reads the whole file (at most BK_CONFIG_FILE_MAX_BYTES) into a
+ * NUL-terminated heap buffer sized from fstat; reading one byte more than
+ * the size catches a file that grew meanwhile. */
 static int read_file(const char *path, char **out, size_t *len, bk_config_err_t *err) {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(err, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = malloc(BK_CONFIG_FILE_MAX_BYTES + 2);
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return fail(err, "%s: not a regular file", path);
+    }
+    if (st.st_size > BK_CONFIG_FILE_MAX_BYTES) {
+        fclose(f);
+        return fail(err, "%s: file larger than %d bytes", path, BK_CONFIG_FILE_MAX_BYTES);
+    }
+    size_t cap = (size_t)st.st_size + 1;
+    char *buf = malloc(cap + 1);
     if (buf == NULL) {
         fclose(f);
         return fail(err, "%s: out of memory", path);
     }
-    size_t n = fread(buf, 1, BK_CONFIG_FILE_MAX_BYTES + 1, f);
+    size_t n = fread(buf, 1, cap, f);
     int rc = KP_OK;
     if (ferror(f))
         rc = fail(err, "%s: read error: %s", path, strerror(errno));
-    else if (n > BK_CONFIG_FILE_MAX_BYTES)
-        rc = fail(err, "%s: file larger than %d bytes", path, BK_CONFIG_FILE_MAX_BYTES);
+    else if (n == cap)
+        rc = fail(err, "%s: file changed while being read", path);
     else if (memchr(buf, '\0', n) != NULL)
         rc = fail(err, "%s: file contains a NUL byte (not a text file?)", path);
     fclose(f);
@@ -129,6 +143,14 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_confi
                         (int)kn, k, p->entries[i].line);
     if (p->nentries == BK_CONFIG_ENTRIES_MAX)
         return fail(err, "%s:%d: more than %d settings", p->path, line, BK_CONFIG_ENTRIES_MAX);
+    if (p->nentries == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        entry_t *grown = realloc(p->entries, cap * sizeof *grown);
+        if (grown == NULL)
+            return fail(err, "%s:%d: out of memory", p->path, line);
+        p->entries = grown;
+        p->cap = cap;
+    }
     bk_cfg_val_t *val = malloc(sizeof *val);
     if (val == NULL)
         return fail(err, "%s:%d: out of memory", p->path, line);
@@ -282,9 +304,8 @@ bk_config_t *bk_config_load(const char *path, int32_t node_id, const char *const
     size_t len = 0;
     parse_t p = { .path = path, .cur = -1 };
     bk_config_t *cfg = calloc(1, sizeof *cfg);
-    p.entries = calloc(BK_CONFIG_ENTRIES_MAX, sizeof *p.entries);
     int rc = KP_OK;
-    if (cfg == NULL || p.entries == NULL) {
+    if (cfg == NULL) {
         rc = fail(err, "%s: out of memory", path);
         goto done;
     }

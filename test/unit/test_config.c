@@ -480,7 +480,8 @@ START_TEST(test_missing_required_and_io_errors) {
     ck_assert_ptr_null(bk_config_load("/nonexistent/skiff.conf", -1, NULL, 0, &err));
     ck_assert_str_eq(err.msg, "/nonexistent/skiff.conf: cannot open: No such file or directory");
     ck_assert_ptr_null(bk_config_load(dir, -1, NULL, 0, &err)); /* a directory */
-    ck_assert_msg(strncmp(err.msg, dir, strlen(dir)) == 0, "%s", err.msg);
+    snprintf(want, sizeof want, "%s: not a regular file", dir);
+    ck_assert_str_eq(err.msg, want);
     write_n("node.id=1\n\0x=1\n", 15);
     ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
     snprintf(want, sizeof want, "%s: file contains a NUL byte (not a text file?)", path);
@@ -588,7 +589,7 @@ START_TEST(test_malformed_at_every_byte) {
     char text[4096];
     snprintf(text, sizeof text, "%s[node.1]\nnum.partitions=3\nlog.dirs=/a,/b\n", BASE);
     size_t n = strlen(text);
-    static const char subst[] = { '\0', '\n', '=', '[', ']', ',', '#', ' ', '\xff', 'x', '@', ':' };
+    static const char subst[] = { '\0', '\n', '=', '[', ',', '\xff', ':' };
     size_t ok = 0;
     for (size_t cut = 0; cut <= n; cut++) {
         write_n(text, cut);
