@@ -347,6 +347,14 @@ uint16_t bk_admin_port(const bk_admin_t *admin) { return admin->port; }
 void bk_admin_stop(bk_admin_t *a) {
     if (a == NULL)
         return;
+    /* A deferred request whose client went away is detached from its
+     * connection (libevent keeps it for our reply): free it here, since
+     * evhttp_free only frees requests still on a connection. */
+    for (bk_admin_req_t *r = a->pending; r; r = r->next)
+        if (r->http && evhttp_request_get_connection(r->http) == NULL) {
+            evhttp_request_free(r->http);
+            r->http = NULL;
+        }
     if (a->http)
         evhttp_free(a->http); /* frees connections and their requests */
     while (a->pending) {
