@@ -2,6 +2,7 @@
  * fields, null vs empty, malformed input, the encoder's version policy, the
  * external-records splice path and header version rules. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -478,6 +479,76 @@ START_TEST(test_json_dump) {
 }
 END_TEST
 
+/* Request frames encoded by an independent implementation (kafka-python
+ * 2.0.2's protocol classes), as captured hex: each must decode, show the
+ * values it was built with, and re-encode to the same bytes. */
+static size_t unhex(const char *h, uint8_t *out, size_t cap) {
+    size_t n = strlen(h) / 2;
+    ck_assert_uint_le(n, cap);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        ck_assert_int_eq(sscanf(h + 2 * i, "%2x", &v), 1);
+        out[i] = (uint8_t)v;
+    }
+    return n;
+}
+
+static void *decode_frame_hex(const char *hex, kp_request_header_t *h, uint8_t *buf, size_t cap,
+                              size_t *len) {
+    *len = unhex(hex, buf, cap);
+    ck_assert_uint_eq(kp_load_be32(buf), *len - 4);
+    void *body = NULL;
+    ck_assert_int_eq(kp_request_decode(buf + 4, *len - 4, h, &body, &arena), KP_OK);
+    ck_assert(kp_slice_eq_cstr(h->client_id, "cli"));
+    uint8_t out[512];
+    kp_wr_t w;
+    kp_wr_init(&w, out, sizeof out);
+    ck_assert_int_eq(kp_request_encode(&w, h, body), KP_OK);
+    ck_assert_uint_eq(w.pos, *len);
+    ck_assert_mem_eq(out, buf, *len);
+    return body;
+}
+
+START_TEST(test_kat_independent_client_frames) {
+    uint8_t buf[512];
+    size_t len;
+    kp_request_header_t h;
+    kp_metadata_request_t *md = decode_frame_hex(
+        "0000001500030004000000030003636c690000000100017800", &h, buf, sizeof buf, &len);
+    ck_assert_int_eq(h.api_version, 4);
+    ck_assert_int_eq(h.correlation_id, 3);
+    ck_assert(kp_slice_eq_cstr(md->topics.items[0].name, "x"));
+    ck_assert(!md->allow_auto_topic_creation);
+    kp_fetch_request_t *fe = decode_frame_hex(
+        "0000003900010004000000070003636c69ffffffff000001f400000001000003e8000000000100017400000001"
+        "000000000000000000000005000003e8", &h, buf, sizeof buf, &len);
+    ck_assert_int_eq(fe->replica_id, -1);
+    ck_assert_int_eq(fe->max_wait_ms, 500);
+    ck_assert_int_eq(fe->max_bytes, 1000);
+    ck_assert(fe->topics.items[0].partitions.items[0].fetch_offset == 5);
+    ck_assert_int_eq(fe->topics.items[0].partitions.items[0].partition_max_bytes, 1000);
+    kp_offset_commit_request_t *oc = decode_frame_hex(
+        "0000003c00080002000000090003636c6900016700000001000163ffffffffffffffff0000000100017400000001"
+        "00000000000000000000000500046d657461", &h, buf, sizeof buf, &len);
+    ck_assert(kp_slice_eq_cstr(oc->group_id, "g"));
+    ck_assert(oc->retention_time_ms == -1);
+    ck_assert(kp_slice_eq_cstr(oc->topics.items[0].partitions.items[0].committed_metadata, "meta"));
+    kp_create_topics_request_t *ct = decode_frame_hex(
+        "00000040001300010000000a0003636c69000000010001740000000300010000000000000001000e636c65616e"
+        "75702e706f6c6963790007636f6d706163740000006400", &h, buf, sizeof buf, &len);
+    ck_assert_int_eq(ct->topics.items[0].num_partitions, 3);
+    ck_assert(kp_slice_eq_cstr(ct->topics.items[0].configs.items[0].value, "compact"));
+    ck_assert_int_eq(ct->timeout_ms, 100);
+    kp_produce_request_t *pr = decode_frame_hex(
+        "0000006e00000003000000060003636c69ffffffff000003e8000000010001740000000100000000000000460000"
+        "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+        "00000000000000000000000000000000000000000000", &h, buf, sizeof buf, &len);
+    ck_assert(kp_slice_is_null(pr->transactional_id));
+    ck_assert_int_eq(pr->acks, -1);
+    ck_assert_uint_eq(pr->topic_data.items[0].partition_data.items[0].records.bytes.len, 70);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("codec_frames");
     TCase *tc = tcase_create("frames");
@@ -494,6 +565,7 @@ int main(void) {
     tcase_add_test(tc, test_encode_version_policy);
     tcase_add_test(tc, test_external_records_splice);
     tcase_add_test(tc, test_json_dump);
+    tcase_add_test(tc, test_kat_independent_client_frames);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
