@@ -170,6 +170,17 @@ START_TEST(test_unknown_tags_skipped_and_bad_tags_rejected) {
     memcpy(b + 14, long_tag, sizeof long_tag);
     ck_assert_int_eq(dec(&kp_api_versions_response_desc, 3, b, 14 + sizeof long_tag, &back),
                      KP_ERR_TRUNCATED);
+
+    /* unknown tag inside an array element's tag section; a known tag whose
+     * payload is longer than its value (tolerated) */
+    const uint8_t nested[] = { 0x00, 0x00, 0x02, 0x00, 0x12, 0x00, 0x00, 0x00, 0x04,
+                               0x01, 0x07, 0x02, 0xaa, 0xbb,          /* element tags */
+                               0x00, 0x00, 0x00, 0x00,
+                               0x01, 0x03, 0x02, 0x01, 0xee };        /* tag 3, 2 bytes */
+    ck_assert_int_eq(dec(&kp_api_versions_response_desc, 3, nested, sizeof nested, &back), KP_OK);
+    ck_assert_int_eq(back.api_keys.count, 1);
+    ck_assert_int_eq(back.api_keys.items[0].max_version, 4);
+    ck_assert(back.zk_migration_ready);
 }
 END_TEST
 
