@@ -10,6 +10,7 @@
 
 #include "kp_msgs.h"
 #include "protocol/kp_codec.h"
+#include "protocol/kp_header.h"
 
 #define SEEDS_PER_VERSION 6
 #define MAX_ARRAY_ELEMS 3
@@ -130,6 +131,42 @@ static void fill_struct(const kp_struct_desc_t *d, int16_t v, void *msg, kp_aren
 static uint8_t *buf1, *buf2;
 static size_t truncation_checks;
 
+/* With KP_SEED_DIR set, the first message of some versions is also written
+ * as a fuzz seed: DIR/fuzz_request/NAME (request frame after the size) and
+ * DIR/fuzz_response/NAME (api index byte, version offset byte, response
+ * frame after the size), the input layouts of test/fuzz/fuzz_*.c. */
+static void write_seed(const kp_struct_desc_t *d, int16_t v, const uint8_t *body, size_t n) {
+    const char *dir = getenv("KP_SEED_DIR");
+    if (!dir) return;
+    for (size_t i = 0; i < kp_api_count; i++) {
+        const kp_api_info_t *api = kp_api_at(i);
+        bool req = api->request == d;
+        if (!req && api->response != d) continue;
+        if (v != api->min_version && v != api->max_version && v != kp_api_first_flexible(api)) return;
+        uint8_t hdr[32];
+        kp_wr_t w;
+        kp_wr_init(&w, hdr, sizeof hdr);
+        size_t pre = 0;
+        if (req) {
+            kp_request_header_t h = { api->api_key, v, 7, kp_slice_cstr("seed") };
+            ck_assert_int_eq(kp_request_header_encode(&w, kp_request_header_version(api->api_key, v), &h), KP_OK);
+        } else {
+            hdr[0] = (uint8_t)i;
+            hdr[1] = (uint8_t)(v - api->min_version);
+            w.pos = pre = 2;
+            ck_assert_int_eq(kp_response_header_encode(&w, kp_response_header_version(api->api_key, v), 7), KP_OK);
+        }
+        char path[512];
+        snprintf(path, sizeof path, "%s/fuzz_%s/%s_v%d.bin", dir, req ? "request" : "response", d->name, v);
+        FILE *f = fopen(path, "wb");
+        ck_assert_msg(f != NULL, "cannot write %s", path);
+        ck_assert_uint_eq(fwrite(hdr, 1, w.pos, f), w.pos);
+        ck_assert_uint_eq(fwrite(body, 1, n, f), n);
+        fclose(f);
+        return;
+    }
+}
+
 /* One message: fill, size, encode, decode, re-encode, compare, truncate. */
 static void round_trip(const kp_struct_desc_t *d, int16_t v, uint64_t seed, bool truncate) {
     rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -168,6 +205,7 @@ static void round_trip(const kp_struct_desc_t *d, int16_t v, uint64_t seed, bool
     free(j1);
     free(j2);
 
+    if (truncate) write_seed(d, v, buf1, w.pos);
     if (truncate) {
         for (size_t n = 0; n < w.pos; n++) {
             /* an exact-size copy, so ASan sees any read past the prefix */
