@@ -496,5 +496,6 @@ int kp_encoded_size(const kp_struct_desc_t *d, int16_t version, const void *in, 
 }
 
 int16_t kp_api_first_flexible(const kp_api_info_t *api) {
-    return api->flex_lo <= api->flex_hi ? api->flex_lo : -1;
+    assert((api->flex_lo <= api->flex_hi ? api->flex_lo : -1) == api->first_flexible);
+    return api->first_flexible;
 }

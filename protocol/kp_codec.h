@@ -99,8 +99,10 @@ typedef struct kp_struct_desc {
 typedef struct kp_api_info {
     int16_t api_key;
     const char *name;          /* e.g. "ApiVersions" */
-    int16_t min_version, max_version;
-    int16_t flex_lo, flex_hi;  /* first flexible version = flex_lo if flex_lo <= flex_hi */
+    int16_t min_version, max_version;   /* every version the codec handles */
+    int16_t max_stable_version;         /* highest version to advertise */
+    int16_t first_flexible;    /* first flexible version, -1 if none */
+    int16_t flex_lo, flex_hi;  /* flexible versions: [flex_lo, flex_hi] (empty if lo > hi) */
     const kp_struct_desc_t *request;
     const kp_struct_desc_t *response;
 } kp_api_info_t;

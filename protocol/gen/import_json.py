@@ -76,6 +76,8 @@ def message_lines(kind, d, out):
     if "apiKey" in d:
         head += " api=%d" % d["apiKey"]
     head += " valid=%s flexible=%s" % (d["validVersions"], d["flexibleVersions"])
+    if d.get("latestVersionUnstable"):
+        head += " unstable"
     out.append(head)
     field_lines(d["fields"], 2, out)
     for cs in d.get("commonStructs", []):

@@ -14,11 +14,13 @@ Nesting is by indentation, two spaces per level.
 
 A message header starts at column 0:
 
-    request  NAME api=KEY valid=VERSIONS flexible=VERSIONS
+    request  NAME api=KEY valid=VERSIONS flexible=VERSIONS [unstable]
     response NAME api=KEY valid=VERSIONS flexible=VERSIONS
     message  NAME valid=VERSIONS flexible=VERSIONS      (standalone, no api key)
 
-NAME ends in Request/Response for API messages; the API name is NAME without
+`unstable` (on a request) marks its latest version as not yet stable:
+kp_api_info_t.max_stable_version is then max - 1, and a broker should
+advertise only stable versions. NAME ends in Request/Response for API messages; the API name is NAME without
 that suffix. A file normally holds the request and the response of one API.
 
 Each line indented under a message (or under a struct-typed field) is a field,
@@ -132,6 +134,7 @@ class Message:
         self.api = int(attrs.pop("api")) if "api" in attrs else None
         self.valid = parse_versions(attrs.pop("valid"), where)
         self.flex = parse_versions(attrs.pop("flexible"), where)
+        self.unstable = attrs.pop("unstable", None) is not None
         if attrs:
             raise SchemaError("%s: unknown attributes %s" % (where, sorted(attrs)))
         self.fields = []
@@ -156,7 +159,7 @@ def split_line(line):
         if "=" in t:
             k, v = t.split("=", 1)
             attrs[k] = "" if v == '""' else v
-        elif t == "ignorable":
+        elif t in ("ignorable", "unstable"):
             attrs[t] = ""
         else:
             words.append(t)
@@ -407,8 +410,10 @@ def emit_registry(apis, msgs, h, c):
     for key in sorted(apis):
         a = apis[key]
         rq, rs = a["request"], a["response"]
-        rows.append('    { %d, "%s", %d, %d, %d, %d, &%s_desc, &%s_desc },'
-                    % (key, a["name"], rq.valid[0], rq.valid[1], rq.flex[0],
+        first_flex = rq.flex[0] if rq.flex[0] <= rq.flex[1] else -1
+        stable_max = rq.valid[1] - 1 if rq.unstable else rq.valid[1]
+        rows.append('    { %d, "%s", %d, %d, %d, %d, %d, %d, &%s_desc, &%s_desc },'
+                    % (key, a["name"], rq.valid[0], rq.valid[1], stable_max, first_flex, rq.flex[0],
                        rq.flex[1], rq.prefix, rs.prefix))
     c.append("static const kp_api_info_t api_table[] = {\n%s\n};" % "\n".join(rows))
     c.append("const size_t kp_api_count = %d;" % len(rows))

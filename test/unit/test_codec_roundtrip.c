@@ -270,6 +270,11 @@ START_TEST(test_registry) {
     ck_assert_str_eq(p->name, "Produce");
     ck_assert_int_eq(p->api_key, 0);
     ck_assert_int_eq(kp_api_first_flexible(p), 9);
+    ck_assert_int_eq(p->first_flexible, 9);
+    ck_assert_int_eq(p->max_version, 11);
+    ck_assert_int_eq(p->max_stable_version, 11);
+    const kp_api_info_t *et = kp_api_info(KP_API_END_TXN);
+    ck_assert_int_eq(et->max_stable_version, et->max_version - 1);
     ck_assert_ptr_eq(p->request, &kp_produce_request_desc);
     const kp_api_info_t *av = kp_api_info(KP_API_API_VERSIONS);
     ck_assert_int_eq(av->api_key, 18);
