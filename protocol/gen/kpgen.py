@@ -405,7 +405,6 @@ def emit_struct(s, h, c):
 
 
 def emit_registry(apis, msgs, h, c):
-    h.append("/* Standalone (non-API) message descriptors, by JSON name. */")
     rows = []
     for key in sorted(apis):
         a = apis[key]
