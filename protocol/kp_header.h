@@ -1,0 +1,69 @@
+/* kp_header.h — Kafka request/response headers and whole-frame helpers.
+ *
+ * Header versions (NOTES.md §1.1-1.2): request header v2 iff the request
+ * version is flexible, else v1 (ControlledShutdown v0: v0); response header v1
+ * iff flexible, except ApiVersions responses, which always use v0. The client
+ * id is always a classic INT16-length string; a null client id reads as "".
+ *
+ * Trailing-bytes policy: kp_request_decode / kp_response_decode reject a
+ * frame with bytes left after the body (KP_ERR_BAD_LENGTH). A well-formed
+ * client never sends them, and accepting them would hide a schema mismatch.
+ */
+#ifndef SKIFF_KP_HEADER_H
+#define SKIFF_KP_HEADER_H
+
+#include "kp_msgs.h"
+#include "protocol/kp_codec.h"
+
+#define KP_API_CONTROLLED_SHUTDOWN_KEY 7
+
+typedef struct kp_request_header {
+    int16_t api_key;
+    int16_t api_version;
+    int32_t correlation_id;
+    kp_str_t client_id;   /* never null after decode ("" for a null id) */
+} kp_request_header_t;
+
+/* Header version (0, 1 or 2) for a request of (api_key, api_version). An
+ * unknown api key gives 1. Versions above an API's range follow its flexible
+ * rule (so an ApiVersions v9 request is read with header v2). */
+int kp_request_header_version(int16_t api_key, int16_t api_version);
+/* Response header version (0 or 1). */
+int kp_response_header_version(int16_t api_key, int16_t api_version);
+
+KP_MUST_CHECK int kp_request_header_decode(kp_rd_t *r, int header_version, kp_request_header_t *h);
+KP_MUST_CHECK int kp_request_header_encode(kp_wr_t *w, int header_version, const kp_request_header_t *h);
+KP_MUST_CHECK int kp_response_header_decode(kp_rd_t *r, int header_version, int32_t *correlation_id);
+KP_MUST_CHECK int kp_response_header_encode(kp_wr_t *w, int header_version, int32_t correlation_id);
+
+/* Decodes one request frame (the bytes after the 4-byte size): header, then
+ * the body for (api_key, api_version), allocated with its arrays in `a`; the
+ * body's slices point into `frame`. *body_out is a kp_<api>_request_t.
+ * Returns KP_OK, or:
+ *  KP_ERR_UNSUPPORTED — unknown api key or version outside the valid range;
+ *    h->api_key, api_version and correlation_id are still set (client_id too
+ *    when the header parsed), *body_out is NULL. For ApiVersions the broker
+ *    answers UNSUPPORTED_VERSION; for other APIs it closes the connection.
+ *  any reader error — malformed header or body, or trailing bytes. */
+KP_MUST_CHECK int kp_request_decode(const uint8_t *frame, size_t len, kp_request_header_t *h,
+                                    void **body_out, kp_arena_t *a);
+
+/* Decodes one response frame (bytes after the size) of (api_key, version):
+ * correlation id into *correlation_id, body (kp_<api>_response_t) allocated
+ * in `a`. Errors as kp_request_decode. */
+KP_MUST_CHECK int kp_response_decode(int16_t api_key, int16_t api_version, const uint8_t *frame,
+                                     size_t len, int32_t *correlation_id, void **body_out,
+                                     kp_arena_t *a);
+
+/* Writes a whole request frame: 4-byte size, header (version chosen by the
+ * rule above), body `body` (a kp_<api>_request_t of h->api_key). */
+KP_MUST_CHECK int kp_request_encode(kp_wr_t *w, const kp_request_header_t *h, const void *body);
+
+/* Writes a whole response frame: 4-byte size, response header, body. The
+ * size includes external records bytes, which are reported through opts
+ * (may be NULL when the body has none); the caller sends them at the splice
+ * offsets. */
+KP_MUST_CHECK int kp_response_encode(kp_wr_t *w, int16_t api_key, int16_t api_version,
+                                     int32_t correlation_id, const void *body, kp_enc_opts_t *opts);
+
+#endif
