@@ -87,7 +87,8 @@ int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec) {
         (rc = kp_rd_varint(&b, &rec->offset_delta)) || (rc = rd_varbytes(&b, true, &rec->key)) ||
         (rc = rd_varbytes(&b, true, &rec->value)) || (rc = kp_rd_varint(&b, &rec->headers_count)))
         return kp_rd_fail(r, rc);
-    if (rec->headers_count < 0 || rec->offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
+    if (rec->headers_count < 0) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    if (rec->offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
     rec->headers.p = b.buf + b.pos;
     rec->headers.len = kp_rd_remaining(&b);
     /* walk the headers now so that a caller never meets a malformed one later */
