@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# kpbatch decodes every kafka-python fixture (v2 batches with each codec,
+# legacy magic 0/1 sets incl. compressed wrappers) to exactly the records the
+# client was asked to write, and rejects a corrupted copy with exit 1.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+fix="$here/../fixtures/batches"
+kpbatch="${SKIFF_TEST_DIR:-$here/../../build/test}/tools/kpbatch"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0; n=0
+for f in "$fix"/kp-v*.bin; do
+  name=$(basename "$f" .bin)
+  case "$name" in kp-v2-*) args=() ;; *) args=(--legacy) ;; esac
+  if ! "$kpbatch" "${args[@]}" "$f" >"$tmp/out" 2>"$tmp/err" || ! cmp -s "$tmp/out" "$fix/$name.jsonl"; then
+    echo "FAIL decode $name: $(cat "$tmp/err")"; diff "$tmp/out" "$fix/$name.jsonl" | head -5; fail=1
+  fi
+  # flip one byte inside the checksummed part of the first batch/message
+  cp "$f" "$tmp/bad"; printf '\x5a' | dd of="$tmp/bad" bs=1 seek=30 conv=notrunc status=none
+  "$kpbatch" "${args[@]}" "$tmp/bad" >/dev/null 2>&1; rc=$?
+  [ "$rc" -eq 1 ] || { echo "FAIL corrupt $name: exit $rc, want 1"; fail=1; }
+  n=$((n+1))
+done
+[ "$n" -gt 0 ] || { echo "no fixtures found in $fix"; exit 1; }
+[ "$fail" -eq 0 ] && echo "kpbatch: $n fixtures decoded, corruption detected in each"
+exit $fail
