@@ -80,7 +80,7 @@ static int feed(LZ4F_dctx *d, const uint8_t *src, size_t n, kp_gbuf_t *g, size_t
         if ((rc = kp_gbuf_commit(g, dst, out_n))) return rc;
         pos += in_n;
         *hint = r;
-        if (pos == n && out_n < room) return KP_OK;
+        if (pos == n && (out_n < room || r == 0)) return KP_OK; /* 0: frame done and flushed */
     }
 }
 

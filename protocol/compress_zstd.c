@@ -37,7 +37,7 @@ int kp_zstd_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
             break;
         }
         if ((rc = kp_gbuf_commit(g, dst, o.pos))) break;
-        if (in.pos == in.size && o.pos < room) break;
+        if (in.pos == in.size && (o.pos < room || hint == 0)) break; /* 0: frame done and flushed */
     }
     if (rc == KP_OK && hint != 0) rc = KP_ERR_CORRUPT; /* truncated frame */
     ZSTD_freeDCtx(d);
