@@ -78,8 +78,8 @@ int kp_batch_builder_add_at(kp_batch_builder_t *bb, int32_t offset_delta, const 
     int rc = check_input(rec);
     if (rc) return rc;
     if (offset_delta <= bb->last_delta || bb->count == INT32_MAX) return KP_ERR_BAD_VALUE;
-    if (bb->count == 0) bb->base_timestamp = rec->timestamp;
-    int64_t ts_delta = rec->timestamp - bb->base_timestamp;
+    int64_t base_ts = bb->count == 0 ? rec->timestamp : bb->base_timestamp;
+    int64_t ts_delta = rec->timestamp - base_ts;
     kp_wr_t w;
     kp_wr_init_count(&w);
     if ((rc = encode_body(&w, rec, ts_delta, offset_delta))) return rc;
@@ -93,6 +93,7 @@ int kp_batch_builder_add_at(kp_batch_builder_t *bb, int32_t offset_delta, const 
         return rc;
     }
     bb->len += w.pos;
+    bb->base_timestamp = base_ts;
     bb->count++;
     bb->last_delta = offset_delta;
     if (rec->timestamp > bb->max_timestamp) bb->max_timestamp = rec->timestamp;
