@@ -96,11 +96,24 @@ int kp_compress(kp_codec_t codec, const uint8_t *src, size_t n, kp_arena_t *a, c
     return KP_ERR_UNSUPPORTED;
 }
 
+/* A guess of the output size, so that the buffer is allocated once rather
+ * than grown by doubling (each growth copies and touches fresh pages). Only
+ * a hint: it is clamped to the cap, and a wrong one costs a realloc. Large
+ * untouched allocations cost no page faults, so erring high is cheap. */
+static size_t size_hint(kp_codec_t codec, const uint8_t *src, size_t n) {
+    if (codec == KP_CODEC_GZIP && n >= 18) /* ISIZE trailer: length mod 2^32 */
+        return (size_t)src[n - 4] | (size_t)src[n - 3] << 8 | (size_t)src[n - 2] << 16 | (size_t)src[n - 1] << 24;
+    return n <= SIZE_MAX / 8 ? 8 * n : n;
+}
+
 int kp_decompress(kp_codec_t codec, const uint8_t *src, size_t n, size_t cap_bytes, unsigned flags,
                   kp_arena_t *a, const uint8_t **out, size_t *out_len) {
     kp_gbuf_t g;
     kp_gbuf_init(&g, cap_bytes);
     int rc;
+    size_t hint = size_hint(codec, src, n);
+    if (hint > cap_bytes) hint = cap_bytes;
+    if (hint > 0 && (rc = kp_gbuf_reserve(&g, hint + 1 <= cap_bytes ? hint + 1 : hint)) != KP_OK) return rc;
     switch (codec) {
     case KP_CODEC_GZIP: rc = kp_gzip_decompress(src, n, &g); break;
     case KP_CODEC_SNAPPY: rc = kp_snappy_decompress(src, n, &g); break;

