@@ -79,7 +79,8 @@ int kp_batch_builder_add_at(kp_batch_builder_t *bb, int32_t offset_delta, const 
     if (rc) return rc;
     if (offset_delta <= bb->last_delta || bb->count == INT32_MAX) return KP_ERR_BAD_VALUE;
     int64_t base_ts = bb->count == 0 ? rec->timestamp : bb->base_timestamp;
-    int64_t ts_delta = rec->timestamp - base_ts;
+    int64_t ts_delta;
+    if (__builtin_sub_overflow(rec->timestamp, base_ts, &ts_delta)) return KP_ERR_BAD_VALUE;
     kp_wr_t w;
     kp_wr_init_count(&w);
     if ((rc = encode_body(&w, rec, ts_delta, offset_delta))) return rc;

@@ -6,6 +6,8 @@
 
 /* Header-only rules, before touching the records. */
 static int check_header(const kp_batch_t *b, unsigned flags) {
+    int64_t last;
+    if (__builtin_add_overflow(b->base_offset, (int64_t)b->last_offset_delta, &last)) return KP_ERR_CORRUPT;
     if (b->producer_id < -1 || b->producer_epoch < -1 || b->base_sequence < -1) return KP_ERR_BAD_VALUE;
     if (!(flags & KP_VALIDATE_PRODUCER)) return KP_OK;
     if (b->records_count == 0) return KP_ERR_BAD_VALUE;

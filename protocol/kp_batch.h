@@ -62,7 +62,8 @@ static inline bool kp_batch_is_transactional(const kp_batch_t *b) {
     return (b->attributes & KP_BATCH_TRANSACTIONAL) != 0;
 }
 static inline int64_t kp_batch_last_offset(const kp_batch_t *b) {
-    return b->base_offset + b->last_offset_delta;
+    /* wrapping add: kp_batch_validate rejects batches where this overflows */
+    return (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)b->last_offset_delta);
 }
 
 /* Reads the header of the batch at the reader's position and advances past

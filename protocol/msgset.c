@@ -67,7 +67,7 @@ static int scan_inner(const uint8_t *p, size_t n, int8_t wrapper_magic, int64_t 
         int rc = read_entry(&r, &e);
         if (rc) return rc == KP_ERR_BAD_VALUE ? rc : KP_ERR_CORRUPT;
         if (e.magic != wrapper_magic || (e.attributes & KP_BATCH_COMPRESSION_MASK) != 0) return KP_ERR_CORRUPT;
-        if (count > 0 && e.offset <= *last_offset) return KP_ERR_CORRUPT;
+        if (e.offset < 0 || (count > 0 && e.offset <= *last_offset)) return KP_ERR_CORRUPT;
         *last_offset = e.offset;
         count++;
     }
@@ -85,7 +85,12 @@ static int open_wrapper(kp_msgset_iter_t *it, const entry_t *w) {
     int64_t last = 0;
     if ((rc = scan_inner(inner, inner_len, w->magic, &last))) return rc;
     kp_rd_init(&it->inner, inner, inner_len);
-    it->offset_adjust = (w->magic == 1 && w->offset != 0) ? w->offset - last : 0;
+    it->offset_adjust = 0;
+    if (w->magic == 1 && w->offset != 0 && __builtin_sub_overflow(w->offset, last, &it->offset_adjust))
+        return KP_ERR_CORRUPT;
+    /* inner offsets ascend from a value >= 0, so adjusting the last one is enough to check */
+    int64_t abs_last;
+    if (__builtin_add_overflow(last, it->offset_adjust, &abs_last)) return KP_ERR_CORRUPT;
     it->wrapper_timestamp = w->timestamp;
     it->wrapper_log_append = w->magic == 1 && (w->attributes & KP_MSG_TIMESTAMP_LOG_APPEND);
     it->wrapper_codec = codec;

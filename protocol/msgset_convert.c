@@ -24,9 +24,11 @@ int kp_msgset_to_batch(const uint8_t *buf, size_t len, unsigned flags, kp_codec_
             kp_batch_builder_init(&bb, &o);
             started = true;
         }
-        int64_t delta = (flags & KP_MSGSET_ASSIGN_OFFSETS) ? n : m.offset - o.base_offset;
+        int64_t delta = n;
+        bool bad = !(flags & KP_MSGSET_ASSIGN_OFFSETS) && __builtin_sub_overflow(m.offset, o.base_offset, &delta);
         kp_record_in_t rec = { .timestamp = m.timestamp, .key = m.key, .value = m.value };
-        rc = (delta < 0 || delta > INT32_MAX) ? KP_ERR_BAD_VALUE : kp_batch_builder_add_at(&bb, (int32_t)delta, &rec);
+        rc = (bad || delta < 0 || delta > INT32_MAX) ? KP_ERR_BAD_VALUE
+                                                     : kp_batch_builder_add_at(&bb, (int32_t)delta, &rec);
         if (rc) break;
         n++;
     }

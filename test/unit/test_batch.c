@@ -392,6 +392,12 @@ START_TEST(test_truncated_at_every_byte_and_bad_lengths) {
     kp_rd_init(&r, w, len);
     ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
     ck_assert_int_eq(kp_batch_validate(&b, 0, &arena, MIB, NULL), KP_ERR_CORRUPT);
+    /* baseOffset + lastOffsetDelta past INT64_MAX (baseOffset is outside the CRC) */
+    memcpy(w, p, len);
+    kp_batch_patch_base_offset(w, INT64_MAX - 1);
+    kp_rd_init(&r, w, len);
+    ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+    ck_assert_int_eq(kp_batch_validate(&b, 0, &arena, MIB, NULL), KP_ERR_CORRUPT);
     /* negative count */
     memcpy(w, p, len);
     kp_store_be32(w + 57, 0xffffffffu);

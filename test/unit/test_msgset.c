@@ -113,6 +113,9 @@ START_TEST(test_wrapper_offsets_and_timestamps) {
         ck_assert_int_eq(collect(outer, ol, m, 8, &n), 0);
         ck_assert_int_eq(m[0].timestamp, 999);
         ck_assert_int_eq(m[2].timestamp, 999);
+        /* a wrapper offset that cannot be the last of these inner offsets */
+        ol = wrap(outer, inner, il, 1, (kp_codec_t)c, INT64_MIN + 1, 0, 999);
+        ck_assert_int_eq(collect(outer, ol, m, 8, &n), KP_ERR_CORRUPT);
         /* v0: inner offsets are absolute (lz4 written the modern way is fine too) */
         il = three(inner, 0, 7);
         ol = wrap(outer, inner, il, 0, (kp_codec_t)c, 1234, 0, 0);
@@ -328,6 +331,10 @@ START_TEST(test_to_batch_keeps_offsets_or_rejects) {
     l2 = put_msg(buf, l2, 4, 1, 0, 1, "a", 1, "b", 1);
     ck_assert_int_eq(kp_msgset_to_batch(buf, l2, 0, KP_CODEC_NONE, &arena, MIB, &bp, &blen), KP_ERR_BAD_VALUE);
     ck_assert_int_eq(kp_msgset_to_batch(buf, l2, KP_MSGSET_ASSIGN_OFFSETS, KP_CODEC_NONE, &arena, MIB, &bp, &blen), KP_OK);
+    /* offsets whose difference overflows int64 (found by fuzz_msgset) */
+    size_t l3 = put_msg(buf, 0, INT64_MIN, 1, 0, 1, "a", 1, "b", 1);
+    l3 = put_msg(buf, l3, 1, 1, 0, 1, "a", 1, "b", 1);
+    ck_assert_int_eq(kp_msgset_to_batch(buf, l3, 0, KP_CODEC_NONE, &arena, MIB, &bp, &blen), KP_ERR_BAD_VALUE);
     /* empty and broken sets */
     ck_assert_int_eq(kp_msgset_to_batch(buf, 0, 0, KP_CODEC_NONE, &arena, MIB, &bp, &blen), KP_ERR_BAD_VALUE);
     ck_assert_int_eq(kp_msgset_to_batch(buf, l2 - 1, 0, KP_CODEC_NONE, &arena, MIB, &bp, &blen), KP_ERR_TRUNCATED);
