@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# kpbatch decodes every kafka-python fixture (v2 batches with each codec,
-# legacy magic 0/1 sets incl. compressed wrappers) to exactly the records the
+# kpbatch decodes every client fixture (kafka-python kp-*, librdkafka rk-*: v2
+# batches with each codec, legacy magic 0/1 sets incl. compressed wrappers) to exactly the records the
 # client was asked to write, and rejects a corrupted copy with exit 1.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -8,9 +8,9 @@ fix="$here/../fixtures/batches"
 kpbatch="${SKIFF_TEST_DIR:-$here/../../build/test}/tools/kpbatch"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0; n=0
-for f in "$fix"/kp-v*.bin; do
+for f in "$fix"/kp-v*.bin "$fix"/rk-v*.bin; do
   name=$(basename "$f" .bin)
-  case "$name" in kp-v2-*) args=() ;; *) args=(--legacy) ;; esac
+  case "$name" in *-v2-*) args=() ;; *) args=(--legacy) ;; esac
   if ! "$kpbatch" "${args[@]}" "$f" >"$tmp/out" 2>"$tmp/err" || ! cmp -s "$tmp/out" "$fix/$name.jsonl"; then
     echo "FAIL decode $name: $(cat "$tmp/err")"; diff "$tmp/out" "$fix/$name.jsonl" | head -5; fail=1
   fi
