@@ -28,7 +28,11 @@ static int check_record(const kp_batch_t *b, unsigned flags, const kp_record_t *
         return KP_ERR_BAD_VALUE;
     }
     bool log_append = (b->attributes & KP_BATCH_TIMESTAMP_LOG_APPEND) != 0;
-    if (!log_append && rec->timestamp < -1) return KP_ERR_BAD_VALUE;
+    /* the iterator adds baseTimestamp + delta with wrap-around; recover the
+     * delta (exact in modular arithmetic) to see whether the sum overflowed */
+    int64_t delta = (int64_t)((uint64_t)rec->timestamp - (uint64_t)b->base_timestamp), sum;
+    if (!log_append && (rec->timestamp < -1 || __builtin_add_overflow(b->base_timestamp, delta, &sum)))
+        return KP_ERR_BAD_VALUE;
     if (kp_batch_is_control(b)) {
         int16_t type;
         if (kp_control_key_read(rec->key, &type) != KP_OK) return KP_ERR_BAD_VALUE;

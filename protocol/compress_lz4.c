@@ -1,7 +1,8 @@
 /* compress_lz4.c — LZ4 frame format via lz4frame.h.
  *
  * Written like Kafka's Lz4BlockOutputStream: 64 KiB independent blocks, no
- * content size, no content checksum. On read, liblz4 checks everything; the
+ * content size, no content checksum. Read: exactly one frame, independent
+ * blocks, no dictionary id (what Kafka can read); liblz4 checks the rest; the
  * one quirk we handle by hand is old Kafka's header checksum for magic-0
  * message sets (computed over the 4 magic bytes too). With
  * KP_DECOMP_LZ4_LEGACY_HC we do not check it: we hand liblz4 a copy of the
@@ -52,6 +53,16 @@ static uint32_t xxh32_short(const uint8_t *p, size_t n) {
     return h;
 }
 
+/* Kafka's reader (Lz4BlockInputStream) takes one frame with independent
+ * blocks and no dictionary id; a frame it cannot read must not get into the
+ * log, or Java consumers would fail on it later. liblz4 checks the rest. */
+static int check_kafka_frame(const uint8_t *src, size_t n) {
+    if (n < 5) return KP_ERR_CORRUPT;
+    uint8_t flg = src[4];
+    if (!(flg & 0x20) || (flg & 0x01)) return KP_ERR_CORRUPT;
+    return KP_OK;
+}
+
 /* Copies the frame header into hdr with a recomputed checksum byte. */
 static int fix_legacy_header(const uint8_t *src, size_t n, uint8_t hdr[LZ4_MAX_HEADER_BYTES], size_t *hdr_len) {
     if (n < 7) return KP_ERR_CORRUPT;
@@ -80,6 +91,7 @@ static int feed(LZ4F_dctx *d, const uint8_t *src, size_t n, kp_gbuf_t *g, size_t
         if ((rc = kp_gbuf_commit(g, dst, out_n))) return rc;
         pos += in_n;
         *hint = r;
+        if (r == 0 && pos < n) return KP_ERR_CORRUPT; /* bytes after the frame */
         if (pos == n && (out_n < room || r == 0)) return KP_OK; /* 0: frame done and flushed */
     }
 }
@@ -88,9 +100,9 @@ int kp_lz4_decompress(const uint8_t *src, size_t n, unsigned flags, kp_gbuf_t *g
     LZ4F_dctx *d = NULL;
     if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION))) return KP_ERR_NOMEM;
     size_t hint = 1;
-    int rc = KP_OK;
+    int rc = check_kafka_frame(src, n);
     size_t skip = 0;
-    if (flags & KP_DECOMP_LZ4_LEGACY_HC) {
+    if (rc == KP_OK && (flags & KP_DECOMP_LZ4_LEGACY_HC)) {
         uint8_t hdr[LZ4_MAX_HEADER_BYTES];
         rc = fix_legacy_header(src, n, hdr, &skip);
         if (rc == KP_OK) rc = feed(d, hdr, skip, g, &hint);

@@ -7,7 +7,8 @@
  *
  * Decompression accepts what real clients send: gzip (several members
  * allowed), snappy raw (librdkafka) or xerial-framed (detected by the magic),
- * lz4 frames (linked blocks accepted too), zstd frames (several allowed).
+ * one lz4 frame with independent blocks (Kafka's reader rejects linked
+ * blocks, so we must not store them), zstd frames (several allowed).
  *
  * Every decompression takes `cap_bytes`, a hard cap on the output: input that
  * would expand past it fails with KP_ERR_TOO_LARGE before more than
