@@ -16,22 +16,27 @@ typedef struct entry {
     kp_bytes_t key, value;
 } entry_t;
 
+/* The magic byte of the entry whose size field was just read (it sits after
+ * the 4-byte CRC / leader epoch in every format), or -1 if not there. */
+static int8_t peek_magic(const kp_rd_t *r) {
+    kp_rd_t p = *r;
+    int8_t magic = -1;
+    if (kp_rd_skip(&p, 4) || kp_rd_i8(&p, &magic)) return -1;
+    return magic;
+}
+
 /* Reads one entry. A partial entry is KP_ERR_TRUNCATED; everything else
- * wrong with it is KP_ERR_CORRUPT (or UNSUPPORTED for magic 2). */
+ * wrong with it is KP_ERR_CORRUPT (or UNSUPPORTED for a magic-2 batch). */
 static int read_entry(kp_rd_t *r, entry_t *e) {
     int32_t size = 0;
     kp_slice_t msg;
     if (kp_rd_remaining(r) < KP_BATCH_LOG_OVERHEAD) return kp_rd_fail(r, KP_ERR_TRUNCATED);
     if (kp_rd_i64(r, &e->offset) || kp_rd_i32(r, &size)) return r->err;
-    if (size < 0 || (size_t)size < KP_MSG_V0_MIN_BYTES) {
-        /* magic 2 batches have the magic where ours is: report them as such */
-        if (kp_rd_remaining(r) > 4 && r->buf[r->pos + 4] == KP_BATCH_MAGIC_V2) return kp_rd_fail(r, KP_ERR_UNSUPPORTED);
-        return kp_rd_fail(r, KP_ERR_CORRUPT);
-    }
-    if ((size_t)size > kp_rd_remaining(r)) {
-        if (kp_rd_remaining(r) > 4 && r->buf[r->pos + 4] > 1) return kp_rd_fail(r, KP_ERR_UNSUPPORTED);
-        return kp_rd_fail(r, KP_ERR_TRUNCATED);
-    }
+    int8_t magic = peek_magic(r);
+    if (size < 0 || (size_t)size < KP_MSG_V0_MIN_BYTES)
+        return kp_rd_fail(r, magic == KP_BATCH_MAGIC_V2 ? KP_ERR_UNSUPPORTED : KP_ERR_CORRUPT);
+    if ((size_t)size > kp_rd_remaining(r))
+        return kp_rd_fail(r, magic > 1 ? KP_ERR_UNSUPPORTED : KP_ERR_TRUNCATED);
     if (kp_rd_raw(r, (size_t)size, &msg)) return r->err;
     kp_rd_t m;
     kp_rd_init(&m, msg.p, msg.len);
@@ -44,9 +49,8 @@ static int read_entry(kp_rd_t *r, entry_t *e) {
     if (e->magic == 1 && kp_rd_i64(&m, &e->timestamp)) return kp_rd_fail(r, KP_ERR_CORRUPT);
     if (kp_rd_bytes(&m, true, &e->key) || kp_rd_bytes(&m, true, &e->value) || kp_rd_remaining(&m) != 0)
         return kp_rd_fail(r, KP_ERR_CORRUPT);
+    /* other attribute bits are ignored, as Kafka's LegacyRecord does */
     if ((e->attributes & KP_BATCH_COMPRESSION_MASK) > KP_CODEC_LZ4) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
-    if ((e->attributes & ~0x0f) != 0 || (e->magic == 0 && (e->attributes & KP_MSG_TIMESTAMP_LOG_APPEND)))
-        return kp_rd_fail(r, KP_ERR_CORRUPT);
     return KP_OK;
 }
 
@@ -92,7 +96,7 @@ static int open_wrapper(kp_msgset_iter_t *it, const entry_t *w) {
     int64_t abs_last;
     if (__builtin_add_overflow(last, it->offset_adjust, &abs_last)) return KP_ERR_CORRUPT;
     it->wrapper_timestamp = w->timestamp;
-    it->wrapper_log_append = w->magic == 1 && (w->attributes & KP_MSG_TIMESTAMP_LOG_APPEND);
+    it->wrapper_log_append = w->magic == 1 && (w->attributes & KP_MSG_TIMESTAMP_LOG_APPEND) != 0;
     it->wrapper_codec = codec;
     it->in_wrapper = true;
     return KP_OK;

@@ -316,6 +316,26 @@ START_TEST(test_client_fixtures_and_conversion) {
 }
 END_TEST
 
+/* kafka-python writes magic-0 lz4 with old Kafka's header checksum (over the
+ * magic too): only the legacy flag reads it. */
+START_TEST(test_old_kafka_lz4_header_checksum) {
+    size_t len;
+    uint8_t *data = (uint8_t *)slurp("test/fixtures/batches/kp-v0-lz4.bin", &len);
+    ck_assert_uint_gt(len, 26);
+    ck_assert_int_eq(data[16], 0);                           /* magic 0 */
+    ck_assert_int_eq(data[17] & 7, KP_CODEC_LZ4);            /* lz4 wrapper */
+    ck_assert_uint_eq(kp_load_be32(data + 18), 0xffffffffu); /* null key */
+    uint32_t vlen = kp_load_be32(data + 22);
+    ck_assert_uint_eq(26 + (size_t)vlen, len);
+    const uint8_t *out;
+    size_t olen;
+    ck_assert_int_eq(kp_decompress(KP_CODEC_LZ4, data + 26, vlen, MIB, 0, &arena, &out, &olen), KP_ERR_CORRUPT);
+    ck_assert_int_eq(kp_decompress(KP_CODEC_LZ4, data + 26, vlen, MIB, KP_DECOMP_LZ4_LEGACY_HC, &arena, &out, &olen),
+                     KP_OK);
+    free(data);
+}
+END_TEST
+
 START_TEST(test_to_batch_keeps_offsets_or_rejects) {
     uint8_t buf[512];
     size_t len = three(buf, 1, 1000);
@@ -410,6 +430,7 @@ int main(void) {
     tcase_add_test(tc, test_wrapper_errors);
     tcase_add_test(tc, test_corruption_truncation_and_bad_fields);
     tcase_add_loop_test(tc, test_client_fixtures_and_conversion, 0, 2);
+    tcase_add_test(tc, test_old_kafka_lz4_header_checksum);
     tcase_add_test(tc, test_to_batch_keeps_offsets_or_rejects);
     tcase_add_test(tc, test_down_convert);
     suite_add_tcase(s, tc);
