@@ -18,8 +18,15 @@ for f in "$fix"/kp-v*.bin "$fix"/rk-v*.bin; do
   cp "$f" "$tmp/bad"; printf '\x5a' | dd of="$tmp/bad" bs=1 seek=30 conv=notrunc status=none
   "$kpbatch" "${args[@]}" "$tmp/bad" >/dev/null 2>&1; rc=$?
   [ "$rc" -eq 1 ] || { echo "FAIL corrupt $name: exit $rc, want 1"; fail=1; }
+  # a cut file (partial last batch / message) is an error too
+  head -c $(( $(wc -c <"$f") - 1 )) "$f" >"$tmp/cut"
+  "$kpbatch" "${args[@]}" "$tmp/cut" >/dev/null 2>&1; rc=$?
+  [ "$rc" -eq 1 ] || { echo "FAIL truncated $name: exit $rc, want 1"; fail=1; }
   n=$((n+1))
 done
+# a v2 file read as legacy is rejected, not misread
+"$kpbatch" --legacy "$fix/kp-v2-none.bin" >/dev/null 2>&1; rc=$?
+[ "$rc" -eq 1 ] || { echo "FAIL v2 as legacy: exit $rc, want 1"; fail=1; }
 [ "$n" -gt 0 ] || { echo "no fixtures found in $fix"; exit 1; }
-[ "$fail" -eq 0 ] && echo "kpbatch: $n fixtures decoded, corruption detected in each"
+[ "$fail" -eq 0 ] && echo "kpbatch: $n fixtures decoded; corruption and truncation detected in each"
 exit $fail

@@ -97,15 +97,16 @@ static int dump_legacy(const uint8_t *buf, size_t len, kp_arena_t *a) {
 static uint8_t *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) return NULL;
-    uint8_t *buf = malloc(MAX_FILE_BYTES);
-    size_t n = buf ? fread(buf, 1, MAX_FILE_BYTES, f) : 0;
-    int bad = buf == NULL || ferror(f) || !feof(f);
-    fclose(f);
-    if (bad) {
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    uint8_t *buf = NULL;
+    if (size >= 0 && (size_t)size <= MAX_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)size + 1);
+    if (buf != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
         free(buf);
-        return NULL;
+        buf = NULL;
     }
-    *len = n;
+    fclose(f);
+    *len = (size_t)size;
     return buf;
 }
 
