@@ -15,11 +15,22 @@ void kp_gbuf_init(kp_gbuf_t *g, size_t limit) {
     g->alloc = 0;
     g->limit = limit;
     g->probe = 0;
+    g->fixed = false;
+}
+
+void kp_gbuf_init_fixed(kp_gbuf_t *g, uint8_t *p, size_t size) {
+    g->p = p;
+    g->len = 0;
+    g->alloc = size;
+    g->limit = size;
+    g->probe = 0;
+    g->fixed = true;
 }
 
 int kp_gbuf_reserve(kp_gbuf_t *g, size_t want) {
     if (g->alloc - g->len >= want && g->alloc > g->len) return KP_OK;
     if (g->len >= g->limit) return KP_ERR_TOO_LARGE;
+    if (g->fixed) return KP_OK; /* room left, just not grown: callers check sizes */
     size_t need = g->len + (want ? want : 1);
     if (need < g->len || need > g->limit) need = g->limit;
     size_t size = g->alloc ? g->alloc : GBUF_FIRST_BYTES;
@@ -68,7 +79,7 @@ int kp_gbuf_to_arena(kp_gbuf_t *g, kp_arena_t *a, const uint8_t **out, size_t *o
 }
 
 void kp_gbuf_free(kp_gbuf_t *g) {
-    free(g->p);
+    if (!g->fixed) free(g->p);
     g->p = NULL;
     g->len = g->alloc = 0;
 }
@@ -106,8 +117,33 @@ static size_t size_hint(kp_codec_t codec, const uint8_t *src, size_t n) {
     return n <= SIZE_MAX / 8 ? 8 * n : n;
 }
 
+/* When the stream declares its output size: refuse a bomb before any work,
+ * and otherwise decode straight into an arena block of that size (no
+ * growing buffer, no copy). KP_ERR_UNSUPPORTED = size not declared. */
+static int decompress_declared(kp_codec_t codec, const uint8_t *src, size_t n, size_t cap_bytes, kp_arena_t *a,
+                               const uint8_t **out, size_t *out_len) {
+    size_t size = 0;
+    int rc = KP_ERR_UNSUPPORTED;
+    if (codec == KP_CODEC_SNAPPY) rc = kp_snappy_declared_size(src, n, &size);
+    else if (codec == KP_CODEC_ZSTD) rc = kp_zstd_declared_size(src, n, &size);
+    if (rc) return rc;
+    if (size > cap_bytes) return KP_ERR_TOO_LARGE;
+    uint8_t *p = kp_arena_alloc(a, size ? size : 1);
+    if (p == NULL) return KP_ERR_NOMEM;
+    kp_gbuf_t g;
+    kp_gbuf_init_fixed(&g, p, size);
+    rc = codec == KP_CODEC_SNAPPY ? kp_snappy_decompress(src, n, &g) : kp_zstd_decompress(src, n, &g);
+    if (rc == KP_OK && g.len != size) rc = KP_ERR_CORRUPT;
+    if (rc) return rc == KP_ERR_TOO_LARGE ? KP_ERR_CORRUPT : rc; /* more than declared */
+    *out = p;
+    *out_len = size;
+    return KP_OK;
+}
+
 int kp_decompress(kp_codec_t codec, const uint8_t *src, size_t n, size_t cap_bytes, unsigned flags,
                   kp_arena_t *a, const uint8_t **out, size_t *out_len) {
+    int drc = decompress_declared(codec, src, n, cap_bytes, a, out, out_len);
+    if (drc != KP_ERR_UNSUPPORTED) return drc;
     kp_gbuf_t g;
     kp_gbuf_init(&g, cap_bytes);
     int rc;

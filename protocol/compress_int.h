@@ -7,6 +7,7 @@
 #ifndef SKIFF_COMPRESS_INT_H
 #define SKIFF_COMPRESS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +20,14 @@ typedef struct kp_gbuf {
     size_t alloc;     /* bytes allocated */
     size_t limit;     /* hard cap on len */
     uint8_t probe;    /* 1-byte window offered once len == limit */
+    bool fixed;       /* p is the caller's memory of exactly `limit` bytes */
 } kp_gbuf_t;
 
 void kp_gbuf_init(kp_gbuf_t *g, size_t limit);
+/* A buffer over caller memory (e.g. an arena block sized from a declared
+ * output length): never grown or freed; output past its size is refused
+ * (kp_decompress reports it as KP_ERR_CORRUPT: the stream lied). */
+void kp_gbuf_init_fixed(kp_gbuf_t *g, uint8_t *p, size_t size);
 /* Makes room for at least `want` more bytes (fewer if the limit is near, but
  * at least 1); KP_ERR_TOO_LARGE when len == limit, KP_ERR_NOMEM on malloc. */
 KP_MUST_CHECK int kp_gbuf_reserve(kp_gbuf_t *g, size_t want);
@@ -45,5 +51,11 @@ KP_MUST_CHECK int kp_lz4_compress(const uint8_t *src, size_t n, kp_arena_t *a, c
 KP_MUST_CHECK int kp_lz4_decompress(const uint8_t *src, size_t n, unsigned flags, kp_gbuf_t *g);
 KP_MUST_CHECK int kp_zstd_compress(const uint8_t *src, size_t n, kp_arena_t *a, const uint8_t **out, size_t *len);
 KP_MUST_CHECK int kp_zstd_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g);
+
+/* The exact output size when the stream declares it (raw or xerial snappy; a
+ * single zstd frame with a content size): KP_OK and *size, else
+ * KP_ERR_UNSUPPORTED (unknown, or malformed: the decoder will say which). */
+KP_MUST_CHECK int kp_snappy_declared_size(const uint8_t *src, size_t n, size_t *size);
+KP_MUST_CHECK int kp_zstd_declared_size(const uint8_t *src, size_t n, size_t *size);
 
 #endif

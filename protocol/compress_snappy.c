@@ -67,3 +67,25 @@ int kp_snappy_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
     }
     return KP_OK;
 }
+
+int kp_snappy_declared_size(const uint8_t *src, size_t n, size_t *size) {
+    size_t ulen = 0;
+    if (n < XERIAL_HEADER_BYTES || memcmp(src, xerial_magic, sizeof xerial_magic) != 0) {
+        if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) return KP_ERR_UNSUPPORTED;
+        *size = ulen;
+        return KP_OK;
+    }
+    kp_rd_t r;
+    size_t total = 0;
+    kp_rd_init(&r, src + XERIAL_HEADER_BYTES, n - XERIAL_HEADER_BYTES);
+    while (kp_rd_remaining(&r) > 0) {
+        int32_t blen = 0;
+        kp_slice_t block;
+        if (kp_rd_i32(&r, &blen) || blen < 0 || kp_rd_raw(&r, (size_t)blen, &block)) return KP_ERR_UNSUPPORTED;
+        if (snappy_uncompressed_length((const char *)block.p, block.len, &ulen) != SNAPPY_OK) return KP_ERR_UNSUPPORTED;
+        if (total + ulen < total) return KP_ERR_UNSUPPORTED;
+        total += ulen;
+    }
+    *size = total;
+    return KP_OK;
+}

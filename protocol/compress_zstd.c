@@ -43,3 +43,12 @@ int kp_zstd_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
     ZSTD_freeDCtx(d);
     return rc;
 }
+
+int kp_zstd_declared_size(const uint8_t *src, size_t n, size_t *size) {
+    unsigned long long cs = ZSTD_getFrameContentSize(src, n);
+    if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR || cs > SIZE_MAX) return KP_ERR_UNSUPPORTED;
+    size_t frame = ZSTD_findFrameCompressedSize(src, n);
+    if (ZSTD_isError(frame) || frame != n) return KP_ERR_UNSUPPORTED; /* several frames: sum unknown */
+    *size = (size_t)cs;
+    return KP_OK;
+}

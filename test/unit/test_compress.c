@@ -154,6 +154,44 @@ START_TEST(test_snappy_raw_and_xerial) {
 }
 END_TEST
 
+/* Streams that declare their size (raw snappy, zstd frames with a content
+ * size) are checked against the cap before decoding and must not lie. */
+START_TEST(test_declared_sizes) {
+    const char *text = "declared size, declared size, declared size, declared size!"; /* 60 bytes */
+    size_t n = strlen(text), zlen = snappy_max_compressed_length(n);
+    char raw[128];
+    ck_assert_int_eq(snappy_compress(text, n, raw, &zlen), SNAPPY_OK);
+    ck_assert_uint_eq((uint8_t)raw[0], n); /* 1-byte varint length */
+    const uint8_t *out;
+    size_t olen;
+    ck_assert_int_eq(kp_decompress(KP_CODEC_SNAPPY, (uint8_t *)raw, zlen, n - 1, 0, &arena, &out, &olen),
+                     KP_ERR_TOO_LARGE);
+    size_t before = arena.used_bytes;
+    raw[0] = 100; /* claims more than it holds */
+    ck_assert_int_eq(kp_decompress(KP_CODEC_SNAPPY, (uint8_t *)raw, zlen, MIB, 0, &arena, &out, &olen), KP_ERR_CORRUPT);
+    raw[0] = 10; /* claims less */
+    ck_assert_int_eq(kp_decompress(KP_CODEC_SNAPPY, (uint8_t *)raw, zlen, MIB, 0, &arena, &out, &olen), KP_ERR_CORRUPT);
+    raw[0] = 0x7f;
+    ck_assert_int_eq(kp_decompress(KP_CODEC_SNAPPY, (uint8_t *)raw, zlen, 100, 0, &arena, &out, &olen), KP_ERR_TOO_LARGE);
+    ck_assert_uint_le(arena.used_bytes - before, 256); /* nothing big was allocated */
+    /* zstd: a frame with a content size over the cap is refused up front */
+    uint8_t *big = calloc(1, 4 * MIB);
+    size_t zb = ZSTD_compressBound(4 * MIB);
+    uint8_t *z = malloc(zb);
+    zb = ZSTD_compress(z, zb, big, 4 * MIB, 1);
+    ck_assert(!ZSTD_isError(zb));
+    ck_assert_uint_eq(ZSTD_getFrameContentSize(z, zb), 4 * MIB);
+    before = arena.used_bytes;
+    ck_assert_int_eq(kp_decompress(KP_CODEC_ZSTD, z, zb, MIB, 0, &arena, &out, &olen), KP_ERR_TOO_LARGE);
+    ck_assert_uint_eq(arena.used_bytes, before);
+    ck_assert_int_eq(kp_decompress(KP_CODEC_ZSTD, z, zb, 4 * MIB, 0, &arena, &out, &olen), KP_OK);
+    ck_assert_uint_eq(olen, 4 * MIB);
+    ck_assert_mem_eq(out, big, 4 * MIB);
+    free(z);
+    free(big);
+}
+END_TEST
+
 /* An lz4 frame made by liblz4 with other settings than ours. */
 static size_t lz4_frame(const uint8_t *src, size_t n, uint8_t **out, bool checksums, bool linked) {
     LZ4F_preferences_t p;
@@ -258,6 +296,7 @@ int main(void) {
     tcase_add_test(tc, test_garbage_is_an_error);
     tcase_add_test(tc, test_truncated_stream_is_an_error);
     tcase_add_test(tc, test_snappy_raw_and_xerial);
+    tcase_add_test(tc, test_declared_sizes);
     tcase_add_test(tc, test_lz4_other_writers_and_legacy_checksum);
     tcase_add_test(tc, test_multi_member_gzip_multi_frame_zstd_single_frame_lz4);
     tcase_add_test(tc, test_codec_names);
