@@ -87,7 +87,8 @@ int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec) {
         (rc = kp_rd_varint(&b, &rec->offset_delta)) || (rc = rd_varbytes(&b, true, &rec->key)) ||
         (rc = rd_varbytes(&b, true, &rec->value)) || (rc = kp_rd_varint(&b, &rec->headers_count)))
         return kp_rd_fail(r, rc);
-    if (rec->headers_count < 0 || rec->offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
+    if (rec->headers_count < 0) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    if (rec->offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
     rec->headers.p = b.buf + b.pos;
     rec->headers.len = kp_rd_remaining(&b);
     /* walk the headers now so that a caller never meets a malformed one later */
@@ -98,9 +99,12 @@ int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec) {
     }
     if (kp_rd_remaining(&b) != 0) return kp_rd_fail(r, KP_ERR_CORRUPT);
     const kp_batch_t *bt = it->batch;
-    rec->offset = bt->base_offset + rec->offset_delta;
-    rec->timestamp = (bt->attributes & KP_BATCH_TIMESTAMP_LOG_APPEND) ? bt->max_timestamp
-                                                                      : bt->base_timestamp + ts_delta;
+    /* wrapping adds: these fields are untrusted and must not be UB; a batch
+     * whose offsets overflow is rejected by kp_batch_validate */
+    rec->offset = (int64_t)((uint64_t)bt->base_offset + (uint64_t)(int64_t)rec->offset_delta);
+    rec->timestamp = (bt->attributes & KP_BATCH_TIMESTAMP_LOG_APPEND)
+                         ? bt->max_timestamp
+                         : (int64_t)((uint64_t)bt->base_timestamp + (uint64_t)ts_delta);
     it->left--;
     return 1;
 }

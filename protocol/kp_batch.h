@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/kp_arena.h"
 #include "protocol/kp_wire.h"
 
 #define KP_BATCH_HEADER_BYTES 61   /* fixed header before the records */
@@ -61,7 +62,8 @@ static inline bool kp_batch_is_transactional(const kp_batch_t *b) {
     return (b->attributes & KP_BATCH_TRANSACTIONAL) != 0;
 }
 static inline int64_t kp_batch_last_offset(const kp_batch_t *b) {
-    return b->base_offset + b->last_offset_delta;
+    /* wrapping add: kp_batch_validate rejects batches where this overflows */
+    return (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)b->last_offset_delta);
 }
 
 /* Reads the header of the batch at the reader's position and advances past
@@ -109,5 +111,116 @@ KP_MUST_CHECK int kp_record_header_next(kp_rd_t *headers, kp_str_t *key, kp_byte
 /* Stamp offsets / epoch into a batch in a writable buffer (outside the CRC). */
 void kp_batch_patch_base_offset(uint8_t *batch, int64_t base_offset);
 void kp_batch_patch_leader_epoch(uint8_t *batch, int32_t epoch);
+
+/* ---- validation --------------------------------------------------------- */
+
+/* kp_batch_validate flags */
+#define KP_VALIDATE_PRODUCER 0x1  /* batch comes from a producer: offset deltas
+                                   * must be exactly 0..n-1, n >= 1, no delete
+                                   * horizon, transactional needs a producer id */
+
+typedef struct kp_batch_info {
+    const uint8_t *records;   /* records section (decompressed if needed) */
+    size_t records_len;
+    int64_t max_record_timestamp; /* largest record timestamp, -1 if none */
+} kp_batch_info_t;
+
+/* Everything a broker checks on a batch it did not build: the CRC, the
+ * records section (decompressed into `a`, at most cap_bytes), every record
+ * and header well-formed, recordsCount equal to the records present, no
+ * trailing bytes, offset deltas strictly increasing from >= 0 and the last
+ * one == lastOffsetDelta (stored batches, which compaction may thin out) or
+ * exactly 0..n-1 (KP_VALIDATE_PRODUCER), record timestamps >= -1 (CreateTime;
+ * -1 = none), producer fields consistent, control batches' record keys
+ * well-formed (whether a control batch is allowed here is the caller's call:
+ * see kp_batch_is_control).
+ * Returns KP_OK (info filled if non-NULL), KP_ERR_CORRUPT for CRC or
+ * structural damage (-> CORRUPT_MESSAGE), KP_ERR_BAD_VALUE for well-formed
+ * but invalid fields (-> INVALID_RECORD), KP_ERR_TOO_LARGE past cap_bytes,
+ * KP_ERR_NOMEM when the arena is full. */
+KP_MUST_CHECK int kp_batch_validate(const kp_batch_t *b, unsigned flags, kp_arena_t *a, size_t cap_bytes,
+                                    kp_batch_info_t *info);
+
+/* ---- control records ---------------------------------------------------- */
+
+#define KP_CONTROL_ABORT 0
+#define KP_CONTROL_COMMIT 1
+#define KP_CONTROL_LEADER_CHANGE 2
+#define KP_CONTROL_SNAPSHOT_HEADER 3
+#define KP_CONTROL_SNAPSHOT_FOOTER 4
+#define KP_CONTROL_KRAFT_VERSION 5
+#define KP_CONTROL_KRAFT_VOTERS 6
+
+/* Reads a control record key (INT16 version >= 0, INT16 type; extra bytes of
+ * newer versions ignored). KP_ERR_BAD_VALUE when malformed. */
+KP_MUST_CHECK int kp_control_key_read(kp_bytes_t key, int16_t *type);
+/* Reads an ABORT/COMMIT value (INT16 version >= 0, INT32 coordinatorEpoch). */
+KP_MUST_CHECK int kp_txn_marker_value_read(kp_bytes_t value, int32_t *coordinator_epoch);
+
+/* ---- building ------------------------------------------------------------ */
+
+typedef struct kp_header_in {
+    kp_str_t key;             /* must not be null */
+    kp_bytes_t value;         /* null slice = null value */
+} kp_header_in_t;
+
+typedef struct kp_record_in {
+    int64_t timestamp;        /* ms; -1 = none */
+    kp_bytes_t key;           /* null slice = null key */
+    kp_bytes_t value;         /* null slice = tombstone */
+    const kp_header_in_t *headers;
+    int32_t headers_count;
+} kp_record_in_t;
+
+typedef struct kp_batch_opts {
+    kp_codec_t codec;
+    int16_t flags;            /* KP_BATCH_TRANSACTIONAL | KP_BATCH_CONTROL | KP_BATCH_TIMESTAMP_LOG_APPEND */
+    int64_t base_offset;      /* 0 for a producer */
+    int32_t partition_leader_epoch; /* -1 for a producer */
+    int64_t producer_id;      /* -1 when not idempotent */
+    int16_t producer_epoch;   /* -1 when unused */
+    int32_t base_sequence;    /* -1 when unused */
+    size_t max_bytes;         /* bound on the uncompressed records section */
+} kp_batch_opts_t;
+
+/* Defaults: no compression, no producer, offsets 0.., epoch -1, 64 MiB. */
+kp_batch_opts_t kp_batch_opts_default(void);
+
+typedef struct kp_batch_builder {
+    kp_batch_opts_t opts;
+    uint8_t *buf;             /* records section, malloc'd, owned */
+    size_t len, alloc;
+    int32_t count;
+    int32_t last_delta;       /* -1 before the first record */
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int err;                  /* sticky */
+} kp_batch_builder_t;
+
+/* Starts an empty batch. The builder owns a heap buffer until
+ * kp_batch_builder_free. */
+void kp_batch_builder_init(kp_batch_builder_t *bb, const kp_batch_opts_t *opts);
+/* Appends a record at offset delta last+1. Copies its bytes. KP_ERR_TOO_LARGE
+ * past opts.max_bytes, KP_ERR_BAD_VALUE for a null header key. */
+KP_MUST_CHECK int kp_batch_builder_add(kp_batch_builder_t *bb, const kp_record_in_t *rec);
+/* Same with an explicit offset delta, which must be above the last one (for
+ * converted or compacted data). */
+KP_MUST_CHECK int kp_batch_builder_add_at(kp_batch_builder_t *bb, int32_t offset_delta, const kp_record_in_t *rec);
+/* Writes the finished batch (header, compressed records, CRC) into arena `a`;
+ * *out is valid until the arena is reset. The builder may then be freed. An
+ * empty batch gets timestamps -1 and lastOffsetDelta 0. */
+KP_MUST_CHECK int kp_batch_builder_finish(kp_batch_builder_t *bb, kp_arena_t *a, const uint8_t **out, size_t *len);
+void kp_batch_builder_free(kp_batch_builder_t *bb);
+
+/* A transaction marker batch (control + transactional, one record, never
+ * compressed): COMMIT if `commit`, else ABORT, with coordinatorEpoch. */
+KP_MUST_CHECK int kp_batch_build_txn_marker(int64_t producer_id, int16_t producer_epoch, bool commit,
+                                            int32_t coordinator_epoch, int64_t timestamp, kp_arena_t *a,
+                                            const uint8_t **out, size_t *len);
+/* A KRaft control batch (types 2..6) holding one record whose value is the
+ * caller's already-encoded message; base offset and leader epoch as given. */
+KP_MUST_CHECK int kp_batch_build_kraft_control(int16_t type, kp_bytes_t value, int64_t timestamp,
+                                               int64_t base_offset, int32_t leader_epoch, kp_arena_t *a,
+                                               const uint8_t **out, size_t *len);
 
 #endif
