@@ -10,6 +10,10 @@
 
 static int g_after[ST_IO_OP_COUNT] = { -1, -1, -1, -1 };
 static int g_err[ST_IO_OP_COUNT];
+static bool g_sync = true;
+
+void st_io_set_sync(bool on) { g_sync = on; }
+bool st_io_sync_enabled(void) { return g_sync; }
 
 /* True when this call of `op` must fail; sets errno. */
 static int injected(st_io_op_t op) {
@@ -56,6 +60,7 @@ int st_io_pwrite(int fd, const void *buf, size_t n, uint64_t off) {
 
 int st_io_fsync(int fd) {
     if (injected(ST_IO_FSYNC)) return ST_ERR_IO;
+    if (!g_sync) return KP_OK;
     return fsync(fd) == 0 ? KP_OK : ST_ERR_IO;
 }
 
@@ -70,6 +75,7 @@ int st_io_ftruncate(int fd, uint64_t size) {
 }
 
 int st_io_fsync_dir(const char *dir) {
+    if (!g_sync) return injected(ST_IO_FSYNC) ? ST_ERR_IO : KP_OK;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return ST_ERR_IO;
     int rc = st_io_fsync(fd);

@@ -8,6 +8,7 @@
 #ifndef SKIFF_ST_IO_H
 #define SKIFF_ST_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,5 +42,11 @@ KP_MUST_CHECK int st_io_fsync_dir(const char *dir);
 void st_io_inject(st_io_op_t op, int after, int err);
 /* Test hook: clears every injection. */
 void st_io_inject_clear(void);
+/* Test hook: when off, st_io_fsync / st_io_fsync_dir (and index msync)
+ * succeed without syncing. Process-crash tests stay meaningful (the page
+ * cache survives SIGKILL); only power loss is not covered. Never for
+ * production: there is no config key for it. Default on. */
+void st_io_set_sync(bool on);
+bool st_io_sync_enabled(void);
 
 #endif

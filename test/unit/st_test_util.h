@@ -12,6 +12,7 @@
 
 #include "protocol/kp_batch.h"
 #include "storage/st_batch_build.h"
+#include "storage/st_io.h"
 #include "storage/st_log.h"
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
@@ -37,6 +38,7 @@ static void tu_log_fn(void *ctx, st_log_level_t lvl, const char *msg) {
     if (getenv("ST_TEST_VERBOSE")) fprintf(stderr, "log: %s\n", msg);
 }
 static inline void tu_log_capture(void) {
+    st_io_set_sync(getenv("ST_TEST_FSYNC") != NULL); /* see st_io_set_sync */
     tu_log_len = 0;
     tu_log_buf[0] = 0;
     st_set_log_fn(tu_log_fn, NULL);

@@ -126,7 +126,7 @@ START_TEST(test_kill_during_appends) {
         pid_t pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) child(dir, sh, seed + (unsigned)r);
-        struct timespec ts = { 0, (long)(rand() % 150000) * 1000L };
+        struct timespec ts = { 0, (long)(rand() % 30000) * 1000L };
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
         int status;

@@ -285,6 +285,7 @@ START_TEST(test_offset_checkpoint_format) {
 END_TEST
 
 int main(void) {
+    tu_log_capture();
     Suite *s = suite_create("st_recovery");
     TCase *tc = tcase_create("recovery");
     tcase_set_timeout(tc, 120);
