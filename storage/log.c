@@ -159,10 +159,14 @@ static int complete_swap(st_log_t *log, int64_t base) {
     st_seg_path(live, sizeof live, log->dir, base, ".log");
     int n = snprintf(swap, sizeof swap, "%s.swap", live);
     assert(n > 0 && (size_t)n < sizeof swap);
-    st_seg_unlink_all(log->dir, base, "");  /* old .log and its indexes, if still there */
-    char txn_swap[ST_PATH_MAX], txn_live[ST_PATH_MAX];
-    st_seg_path(txn_live, sizeof txn_live, log->dir, base, ".txnindex");
-    (void)txn_swap;
+    /* the old .log (if the crash came before its rename) and its indexes,
+     * which describe the old layout; the .txnindex stays: offsets do not move */
+    const char *derived[] = { ".log", ".index", ".timeindex" };
+    for (size_t i = 0; i < 3; i++) {
+        char p[ST_PATH_MAX];
+        st_seg_path(p, sizeof p, log->dir, base, derived[i]);
+        unlink(p);
+    }
     if (st_io_rename(swap, live) != KP_OK) return ST_ERR_IO;
     st_logf(ST_LOG_INFO, "partition %s: completed interrupted compaction swap of %s", log->name, live);
     return KP_OK;

@@ -23,6 +23,7 @@ struct st_log {
     int64_t last_flush_ms;
     st_epoch_cache_t epochs;
     st_producer_state_t ps;
+    int64_t cleaned_upto;           /* cleaner: offsets below were compacted (in memory) */
     st_aborted_txn_t *aborted;      /* ordered by marker offset */
     size_t n_aborted, cap_aborted;
 };
