@@ -107,6 +107,7 @@ int log_load_aborted(st_log_t *log, int64_t drop_from) {
 void log_forget_aborted_below(st_log_t *log, int64_t start) {
     size_t k = 0;
     while (k < log->n_aborted && log->aborted[k].last_offset < start) k++;
+    if (k == 0) return;
     memmove(log->aborted, log->aborted + k, (log->n_aborted - k) * sizeof *log->aborted);
     log->n_aborted -= k;
 }
