@@ -275,6 +275,84 @@ START_TEST(test_kill_at_every_swap_step) {
 }
 END_TEST
 
+/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn). */
+static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, int k0, int n, int val) {
+    st_rec_t recs[8];
+    char keys[8][16], vals[8][16];
+    uint8_t ckey[4] = { 0, 0, 0, 0 }, cval[6] = { 0 };
+    for (int i = 0; i < n; i++) {
+        int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
+        int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
+        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
+                              .value = { (const uint8_t *)vals[i], (size_t)vl }, .timestamp = 1, .offset_delta = i };
+    }
+    if (control_abort) {
+        recs[0] = (st_rec_t){ .key = { ckey, 4 }, .value = { cval, 6 }, .timestamp = 1 };
+        n = 1;
+    }
+    st_batch_hdr_t h = { .leader_epoch = -1,
+                         .attributes = (int16_t)((txn ? KP_BATCH_TRANSACTIONAL : 0) | (control_abort ? KP_BATCH_CONTROL : 0)),
+                         .last_offset_delta = n - 1, .base_timestamp = 1, .max_timestamp = 1, .producer_id = pid,
+                         .producer_epoch = 0, .base_sequence = pid >= 0 && !control_abort ? 0 : -1 };
+    uint8_t buf[2048];
+    size_t len;
+    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+}
+
+START_TEST(test_compaction_and_transactions) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.segment_bytes = 150; /* about one batch per segment */
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    txn_write(log, 1, true, false, 0, 5, 1);   /* 0-4: pid 1 txn, aborted below */
+    txn_write(log, 1, true, true, 0, 0, 0);    /* 5: abort marker */
+    txn_write(log, -1, false, false, 0, 3, 2); /* 6-8: key00..02 = v2 */
+    txn_write(log, 2, true, false, 5, 2, 3);   /* 9-10: pid 2 txn, still open */
+    txn_write(log, -1, false, false, 0, 3, 4); /* 11-13: key00..02 = v4 (beyond the LSO) */
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert_int_eq(st_log_first_unstable_offset(log), 9);
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    ck_assert_int_eq(st_log_compact(log, &cc, 100, &st), KP_OK);
+    ck_assert(!st.skipped);
+    ck_assert_int_le(st.end_offset, 9);
+    /* what is left: marker, v2 for key00..02 (their v4 lies beyond the
+     * cleanable range), and every record from 9 on */
+    size_t cap = 1 << 16;
+    uint8_t *buf = malloc(cap);
+    int64_t off = 0;
+    int controls = 0, recs_below_9 = 0, recs_from_9 = 0;
+    for (;;) {
+        size_t len;
+        int64_t next;
+        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
+        if (len == 0) break;
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        while (kp_rd_remaining(&r)) {
+            kp_batch_t b;
+            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+            if (kp_batch_is_control(&b)) { controls++; continue; }
+            ck_assert_int_ne(b.producer_id, 1); /* aborted data is gone */
+            if (b.base_offset < 9) recs_below_9 += b.records_count;
+            else recs_from_9 += b.records_count;
+        }
+        off = next;
+    }
+    free(buf);
+    ck_assert_int_eq(controls, 1);
+    ck_assert_int_eq(recs_below_9, 3);
+    ck_assert_int_eq(recs_from_9, 5);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_cleaner");
@@ -284,6 +362,7 @@ int main(void) {
     tcase_add_test(tc, test_compaction_matches_model);
     tcase_add_test(tc, test_ratio_lag_and_small_map);
     tcase_add_test(tc, test_kill_at_every_swap_step);
+    tcase_add_test(tc, test_compaction_and_transactions);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

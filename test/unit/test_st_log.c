@@ -401,6 +401,55 @@ START_TEST(test_index_full_rolls) {
 }
 END_TEST
 
+START_TEST(test_read_spans_two_segments_and_flush_ms) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = small_cfg();
+    cfg.flush_ms = 100;
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    int64_t bases[60];
+    append_n(log, 60, 3, 100, bases);
+    ck_assert_int_ge(st_log_segment_count(log), 3);
+    /* from the last batch of the first segment, with room for more: the
+     * result continues in the next segment as a second range */
+    int64_t second = 0;
+    for (int i = 0; i < 60; i++)
+        if (bases[i] >= 3 && bases[i] == st_log_active_base_offset(log)) second = bases[i];
+    st_read_result_t rr;
+    int64_t first_seg_last = -1;
+    for (int i = 1; i < 60; i++) {
+        ck_assert_int_eq(st_log_read(log, bases[i], 1, -1, ST_READ_MIN_ONE, &rr), KP_OK);
+        if (rr.r[0].pos == 0) { first_seg_last = bases[i - 1]; break; }
+    }
+    ck_assert_int_gt(first_seg_last, 0);
+    ck_assert_int_eq(st_log_read(log, first_seg_last, 1 << 20, -1, 0, &rr), KP_OK);
+    ck_assert_int_eq(rr.n, 2);
+    ck_assert_int_ne(rr.r[0].fd, rr.r[1].fd);
+    ck_assert_uint_eq(rr.r[1].pos, 0);
+    ck_assert_uint_eq(rr.total_bytes, rr.r[0].len + rr.r[1].len);
+    ck_assert_int_eq(rr.first_offset, first_seg_last);
+    (void)second;
+    /* flush.ms: the first append (t=5000) flushed; nothing again before 5100 */
+    ck_assert_int_eq(st_log_recovery_point(log), 3);
+    int64_t rp = st_log_recovery_point(log);
+    ck_assert_int_eq(st_log_maybe_flush(log, 5050), KP_OK);
+    ck_assert_int_eq(st_log_recovery_point(log), rp);
+    ck_assert_int_eq(st_log_maybe_flush(log, 5100), KP_OK);
+    ck_assert_int_eq(st_log_recovery_point(log), st_log_end_offset(log));
+    /* truncate fully (follower out of range) restarts the log anywhere */
+    ck_assert_int_eq(st_log_truncate_fully(log, 5000, 0), KP_OK);
+    ck_assert_int_eq(st_log_start_offset(log), 5000);
+    ck_assert_int_eq(st_log_end_offset(log), 5000);
+    append_n(log, 2, 3, 100, NULL);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    log = tu_open(dir, &cfg, 0, false);
+    ck_assert_int_eq(st_log_start_offset(log), 5000);
+    ck_assert_int_eq(st_log_end_offset(log), 5006);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_log");
@@ -416,6 +465,7 @@ int main(void) {
     tcase_add_test(tc, test_retention_and_start_offset);
     tcase_add_test(tc, test_roll_by_time_and_explicit);
     tcase_add_test(tc, test_index_full_rolls);
+    tcase_add_test(tc, test_read_spans_two_segments_and_flush_ms);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
