@@ -24,10 +24,33 @@ static void crash_point(int step) {
     if (g_crash_step == step) raise(SIGKILL);
 }
 
-static bool is_aborted(const st_log_t *log, const kp_batch_t *b) {
+#define PLAN_SEGMENTS_MAX 4096 /* segments per pass; the rest waits for the next */
+
+typedef struct plan_seg {
+    st_segment_t view;        /* log_fd is our dup(); no indexes */
+    char cleaned[ST_PATH_MAX];
+    bool built;
+} plan_seg_t;
+
+struct st_clean_plan {
+    char dir[ST_PATH_MAX];
+    char name[ST_TOPIC_MAX + 16];
+    int64_t now_ms;
+    int64_t delete_retention_ms;
+    size_t dedupe_buffer_bytes;
+    size_t first_dirty;       /* index into segs of the first dirty segment */
+    size_t n;                 /* segments to clean (may shrink when the map fills) */
+    plan_seg_t *segs;
+    int64_t end_offset;       /* base of the first segment not cleaned */
+    int64_t next_base_after;  /* base of segment n in the log at prepare */
+    st_aborted_txn_t *aborted;
+    size_t n_aborted;
+};
+
+static bool is_aborted(const st_clean_plan_t *pl, const kp_batch_t *b) {
     if (!kp_batch_is_transactional(b) || kp_batch_is_control(b)) return false;
-    for (size_t i = 0; i < log->n_aborted; i++) {
-        const st_aborted_txn_t *t = &log->aborted[i];
+    for (size_t i = 0; i < pl->n_aborted; i++) {
+        const st_aborted_txn_t *t = &pl->aborted[i];
         if (t->producer_id == b->producer_id && t->first_offset <= b->base_offset && b->base_offset <= t->last_offset)
             return true;
     }
@@ -72,7 +95,7 @@ typedef struct scratch {
 } scratch_t;
 
 /* Adds keys of segment s to the map; false when the map filled. */
-static int map_segment(const st_log_t *log, const st_segment_t *s, st_offset_map_t *m, scratch_t *sc,
+static int map_segment(const st_clean_plan_t *log, const st_segment_t *s, st_offset_map_t *m, scratch_t *sc,
                        st_cleaner_stats_t *st, bool *full) {
     *full = false;
     for (uint64_t pos = 0; pos < s->size_bytes;) {
@@ -110,7 +133,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
 }
 
 /* Filters one batch into sc->out; *out_len 0 = drop it. */
-static int filter_batch(const st_log_t *log, const kp_batch_t *b, const st_offset_map_t *m, int64_t now_ms,
+static int filter_batch(const st_clean_plan_t *log, const kp_batch_t *b, const st_offset_map_t *m, int64_t now_ms,
                         scratch_t *sc, size_t *out_len, st_cleaner_stats_t *st) {
     *out_len = 0;
     if (kp_batch_is_control(b) || kp_batch_codec(b) != KP_CODEC_NONE) {
@@ -156,7 +179,7 @@ static int filter_batch(const st_log_t *log, const kp_batch_t *b, const st_offse
                          .base_sequence = b->base_sequence };
     if (need_horizon) {
         h.attributes |= KP_BATCH_DELETE_HORIZON;
-        h.base_timestamp = now_ms + log->cfg.delete_retention_ms;
+        h.base_timestamp = now_ms + log->delete_retention_ms;
     }
     size_t need = st_batch_encoded_size(&h, sc->recs, kept);
     if ((rc = grow((void **)&sc->out, &sc->out_cap, need, 1)) != KP_OK) return rc;
@@ -169,7 +192,7 @@ keep_whole:
 }
 
 /* Writes the cleaned copy of segment s to <base>.log.cleaned (fsynced). */
-static int write_cleaned(const st_log_t *log, const st_segment_t *s, const st_offset_map_t *m, int64_t now_ms,
+static int write_cleaned(const st_clean_plan_t *log, const st_segment_t *s, const st_offset_map_t *m, int64_t now_ms,
                          scratch_t *sc, st_cleaner_stats_t *st, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ST_ERR_IO;
@@ -240,54 +263,139 @@ static int swap_in(st_log_t *log, size_t i, const char *cleaned) {
     return rc;
 }
 
-int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_cleaner_stats_t *st) {
+void st_cleaner_abort(st_clean_plan_t *pl) {
+    if (!pl) return;
+    for (size_t i = 0; i < pl->n; i++) {
+        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
+        unlink(pl->segs[i].cleaned);
+    }
+    free(pl->segs);
+    free(pl->aborted);
+    free(pl);
+}
+
+int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_clean_plan_t **plan,
+                       st_cleaner_stats_t *st) {
     memset(st, 0, sizeof *st);
-    if (log->offline) return ST_ERR_OFFLINE;
+    *plan = NULL;
     st->skipped = true;
+    if (log->offline) return ST_ERR_OFFLINE;
     if (!(log->cfg.cleanup_policy & ST_CLEANUP_COMPACT)) return KP_OK;
     size_t k = cleanable_segments(log, now_ms);
     if (k == 0 || ratio_of(log, k) < log->cfg.min_cleanable_dirty_ratio) return KP_OK;
+    if (k > PLAN_SEGMENTS_MAX) k = PLAN_SEGMENTS_MAX;
+    st_clean_plan_t *pl = calloc(1, sizeof *pl);
+    if (!pl) return KP_ERR_NOMEM;
+    pl->segs = calloc(k, sizeof *pl->segs);
+    pl->aborted = malloc((log->n_aborted ? log->n_aborted : 1) * sizeof *pl->aborted);
+    if (!pl->segs || !pl->aborted) {
+        st_cleaner_abort(pl);
+        return KP_ERR_NOMEM;
+    }
+    memcpy(pl->dir, log->dir, sizeof pl->dir);
+    memcpy(pl->name, log->name, sizeof pl->name);
+    pl->now_ms = now_ms;
+    pl->delete_retention_ms = log->cfg.delete_retention_ms;
+    pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
+    if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
+    pl->n_aborted = log->n_aborted;
+    for (size_t i = 0; i < k; i++) {
+        plan_seg_t *ps = &pl->segs[i];
+        ps->view = log->segs[i];
+        ps->view.oidx.fd = ps->view.tidx.fd = -1;
+        ps->view.oidx.map = ps->view.tidx.map = NULL;
+        ps->view.dir = pl->dir;
+        ps->view.log_fd = dup(log->segs[i].log_fd);
+        pl->n = i + 1;
+        if (ps->view.log_fd < 0) {
+            st_cleaner_abort(pl);
+            return ST_ERR_IO;
+        }
+        st_seg_path(ps->cleaned, sizeof ps->cleaned, pl->dir, ps->view.base_offset, ".log.cleaned");
+    }
+    pl->first_dirty = 0;
+    while (pl->first_dirty < k && log->segs[pl->first_dirty + 1].base_offset <= log->cleaned_upto) pl->first_dirty++;
+    if (pl->first_dirty == k) pl->first_dirty = 0; /* all clean: refresh tombstone horizons */
+    pl->end_offset = log->segs[k].base_offset;
+    *plan = pl;
+    st->skipped = false;
+    return KP_OK;
+}
+
+int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     st_offset_map_t m;
-    int rc = st_offset_map_init(&m, cc->dedupe_buffer_bytes);
+    int rc = st_offset_map_init(&m, pl->dedupe_buffer_bytes);
     if (rc != KP_OK) return rc;
     scratch_t sc = { 0 };
-    size_t first_dirty = 0;
-    while (first_dirty < k && log->segs[first_dirty + 1].base_offset <= log->cleaned_upto) first_dirty++;
-    if (first_dirty == k) first_dirty = 0; /* everything clean: refresh tombstone horizons */
-    for (size_t i = first_dirty; i < k && rc == KP_OK; i++) {
+    for (size_t i = pl->first_dirty; i < pl->n && rc == KP_OK; i++) {
         bool full;
-        rc = map_segment(log, &log->segs[i], &m, &sc, st, &full);
+        rc = map_segment(pl, &pl->segs[i].view, &m, &sc, st, &full);
         if (rc == KP_OK && full) {
-            if (i == first_dirty) rc = KP_ERR_TOO_LARGE;
-            k = i; /* clean only what the map covers */
+            if (i == pl->first_dirty) {
+                rc = KP_ERR_TOO_LARGE;
+                break;
+            }
+            /* clean only what the map covers */
+            for (size_t j = i; j < pl->n; j++) close(pl->segs[j].view.log_fd);
+            pl->end_offset = pl->segs[i].view.base_offset;
+            pl->n = i;
         }
     }
-    for (size_t i = 0; i < k && rc == KP_OK; i++) {
-        char cleaned[ST_PATH_MAX];
-        suffixed(cleaned, sizeof cleaned, log->dir, log->segs[i].base_offset, ".log.cleaned");
-        rc = write_cleaned(log, &log->segs[i], &m, now_ms, &sc, st, cleaned);
-        if (rc != KP_OK) {
-            unlink(cleaned);
-            break;
-        }
-        rc = swap_in(log, i, cleaned);
-        if (rc == KP_OK) st->segments_cleaned++;
-    }
-    if (rc == KP_OK) {
-        st->skipped = false;
-        st->end_offset = log->segs[k].base_offset;
-        log->cleaned_upto = st->end_offset;
-        st_logf(ST_LOG_INFO,
-                "partition %s: compacted %d segment(s) below offset %" PRId64 ": %" PRIu64 " -> %" PRIu64
-                " bytes, %" PRId64 " records dropped, %" PRId64 " tombstones expired",
-                log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
-                st->records_dropped, st->tombstones_dropped);
-    } else {
-        st_logf(ST_LOG_ERROR, "partition %s: compaction failed: %s", log->name, st_status_str(rc));
+    for (size_t i = 0; i < pl->n && rc == KP_OK; i++) {
+        rc = write_cleaned(pl, &pl->segs[i].view, &m, pl->now_ms, &sc, st, pl->segs[i].cleaned);
+        pl->segs[i].built = rc == KP_OK;
     }
     free(sc.in);
     free(sc.out);
     free(sc.recs);
     st_offset_map_free(&m);
     return rc;
+}
+
+int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    int rc = log->offline ? ST_ERR_OFFLINE : KP_OK;
+    bool all = true;
+    for (size_t i = 0; i < pl->n; i++) {
+        plan_seg_t *ps = &pl->segs[i];
+        close(ps->view.log_fd);
+        ps->view.log_fd = -1;
+        size_t j = log_seg_for(log, ps->view.base_offset);
+        bool same = rc == KP_OK && ps->built && j + 1 < log->nsegs &&
+                    log->segs[j].base_offset == ps->view.base_offset &&
+                    log->segs[j].size_bytes == ps->view.size_bytes;
+        if (!same) {
+            /* retention or truncation changed this segment meanwhile */
+            unlink(ps->cleaned);
+            all = false;
+            continue;
+        }
+        rc = swap_in(log, j, ps->cleaned);
+        if (rc == KP_OK) st->segments_cleaned++;
+        else all = false;
+    }
+    if (rc == KP_OK) {
+        st->end_offset = pl->end_offset;
+        if (all && pl->end_offset > log->cleaned_upto) log->cleaned_upto = pl->end_offset;
+        st_logf(ST_LOG_INFO,
+                "partition %s: compacted %d segment(s) below offset %" PRId64 ": %" PRIu64 " bytes mapped, %" PRIu64
+                " bytes written, %" PRId64 " records dropped, %" PRId64 " tombstones expired",
+                log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
+                st->records_dropped, st->tombstones_dropped);
+    }
+    pl->n = 0; /* files are swapped in or unlinked */
+    st_cleaner_abort(pl);
+    return rc;
+}
+
+int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_cleaner_stats_t *st) {
+    st_clean_plan_t *pl;
+    int rc = st_cleaner_prepare(log, cc, now_ms, &pl, st);
+    if (rc != KP_OK || !pl) return rc;
+    rc = st_cleaner_build(pl, st);
+    if (rc != KP_OK) {
+        st_logf(ST_LOG_ERROR, "partition %s: compaction failed: %s", log->name, st_status_str(rc));
+        st_cleaner_abort(pl);
+        return rc;
+    }
+    return st_cleaner_commit(log, pl, st);
 }

@@ -19,8 +19,13 @@
  * fsync dir; unlink X.log.deleted. st_log_open finishes or discards any
  * step a crash interrupted (.cleaned removed, .swap completed).
  *
- * Threading: runs on the log's owner (the broker hands the log to a worker
- * for the pass); it does not run concurrently with appends in this version.
+ * Threading: a pass is three calls. st_cleaner_prepare (owner thread, no
+ * I/O beyond dup()) snapshots what to clean; st_cleaner_build (any thread,
+ * concurrently with appends and reads on the log) reads the closed segments
+ * through its own descriptors and writes fsynced .cleaned files;
+ * st_cleaner_commit (owner thread; renames, then an index rebuild of each
+ * cleaned segment) swaps them in, skipping any segment that retention or
+ * truncation changed meanwhile. st_log_compact does all three in a row.
  */
 #ifndef SKIFF_ST_CLEANER_H
 #define SKIFF_ST_CLEANER_H
@@ -53,6 +58,19 @@ double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms);
  * next open), KP_ERR_TOO_LARGE (map cannot hold one segment's keys). */
 KP_MUST_CHECK int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms,
                                  st_cleaner_stats_t *stats);
+
+typedef struct st_clean_plan st_clean_plan_t;
+
+/* Owner thread. *plan = NULL (and stats->skipped) when nothing is
+ * cleanable or the dirty ratio is below min.cleanable.dirty.ratio. */
+KP_MUST_CHECK int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms,
+                                     st_clean_plan_t **plan, st_cleaner_stats_t *stats);
+/* Any thread; touches nothing of the log but its closed segments' bytes. */
+KP_MUST_CHECK int st_cleaner_build(st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Owner thread: swaps the built segments in and frees the plan. */
+KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Frees a plan that will not be committed (removes its .cleaned files). */
+void st_cleaner_abort(st_clean_plan_t *plan);
 
 /* Test hook: when step (1..5) is reached in a swap, the process kills
  * itself (SIGKILL), to test crash safety. 0 = off. */
