@@ -1,0 +1,401 @@
+/* cleaner.c — log compaction pass and crash-safe segment swap. */
+#include "storage/st_cleaner.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/log_internal.h"
+#include "storage/st_batch_build.h"
+#include "storage/st_io.h"
+#include "storage/st_offset_map.h"
+
+static int g_crash_step;
+
+void st_cleaner_set_crash_step(int step) { g_crash_step = step; }
+
+static void crash_point(int step) {
+    if (g_crash_step == step) raise(SIGKILL);
+}
+
+#define PLAN_SEGMENTS_MAX 4096 /* segments per pass; the rest waits for the next */
+
+typedef struct plan_seg {
+    st_segment_t view;        /* log_fd is our dup(); no indexes */
+    char cleaned[ST_PATH_MAX];
+    bool built;
+} plan_seg_t;
+
+struct st_clean_plan {
+    char dir[ST_PATH_MAX];
+    char name[ST_TOPIC_MAX + 16];
+    int64_t now_ms;
+    int64_t delete_retention_ms;
+    size_t dedupe_buffer_bytes;
+    size_t first_dirty;       /* index into segs of the first dirty segment */
+    size_t n;                 /* segments to clean (may shrink when the map fills) */
+    plan_seg_t *segs;
+    int64_t end_offset;       /* base of the first segment not cleaned */
+    int64_t next_base_after;  /* base of segment n in the log at prepare */
+    st_aborted_txn_t *aborted;
+    size_t n_aborted;
+};
+
+static bool is_aborted(const st_clean_plan_t *pl, const kp_batch_t *b) {
+    if (!kp_batch_is_transactional(b) || kp_batch_is_control(b)) return false;
+    for (size_t i = 0; i < pl->n_aborted; i++) {
+        const st_aborted_txn_t *t = &pl->aborted[i];
+        if (t->producer_id == b->producer_id && t->first_offset <= b->base_offset && b->base_offset <= t->last_offset)
+            return true;
+    }
+    return false;
+}
+
+/* Number of leading segments that may be cleaned (never the active one). */
+static size_t cleanable_segments(const st_log_t *log, int64_t now_ms) {
+    int64_t limit = log_active(log)->base_offset;
+    if (log->hw < limit) limit = log->hw;
+    int64_t fu = st_ps_first_unstable_offset(&log->ps);
+    if (fu >= 0 && fu < limit) limit = fu;
+    size_t k = 0;
+    while (k + 1 < log->nsegs && log->segs[k + 1].base_offset <= limit) {
+        const st_segment_t *s = &log->segs[k];
+        if (log->cfg.min_compaction_lag_ms > 0 && s->max_ts > now_ms - log->cfg.min_compaction_lag_ms) break;
+        k++;
+    }
+    return k;
+}
+
+static double ratio_of(const st_log_t *log, size_t k) {
+    uint64_t clean = 0, dirty = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (log->segs[i + 1].base_offset <= log->cleaned_upto) clean += log->segs[i].size_bytes;
+        else dirty += log->segs[i].size_bytes;
+    }
+    return clean + dirty ? (double)dirty / (double)(clean + dirty) : 0.0;
+}
+
+double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms) {
+    return ratio_of(log, cleanable_segments(log, now_ms));
+}
+
+typedef struct scratch {
+    uint8_t *in;
+    size_t in_cap;
+    uint8_t *out;
+    size_t out_cap;
+    st_rec_t *recs;
+    size_t recs_cap;
+} scratch_t;
+
+/* Adds keys of segment s to the map; false when the map filled. */
+static int map_segment(const st_clean_plan_t *log, const st_segment_t *s, st_offset_map_t *m, scratch_t *sc,
+                       st_cleaner_stats_t *st, bool *full) {
+    *full = false;
+    for (uint64_t pos = 0; pos < s->size_bytes;) {
+        kp_batch_t h, b;
+        int rc = st_seg_read_header(s, pos, &h);
+        if (rc == KP_OK) rc = log_load_batch(s, pos, h.size, &sc->in, &sc->in_cap, &b);
+        if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
+        st->bytes_read += h.size;
+        pos += h.size;
+        if (kp_batch_is_control(&b) || kp_batch_codec(&b) != KP_CODEC_NONE || is_aborted(log, &b)) continue;
+        kp_record_iter_t it;
+        kp_record_t rec;
+        kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
+        while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+            if (kp_slice_is_null(rec.key)) continue;
+            if (!st_offset_map_put(m, rec.key.p, rec.key.len, rec.offset)) {
+                *full = true;
+                return KP_OK;
+            }
+        }
+        if (rc < 0) return rc;
+    }
+    return KP_OK;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return KP_OK;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    void *np = realloc(*p, nc * elem);
+    if (!np) return KP_ERR_NOMEM;
+    *p = np;
+    *cap = nc;
+    return KP_OK;
+}
+
+/* Filters one batch into sc->out; *out_len 0 = drop it. */
+static int filter_batch(const st_clean_plan_t *log, const kp_batch_t *b, const st_offset_map_t *m, int64_t now_ms,
+                        scratch_t *sc, size_t *out_len, st_cleaner_stats_t *st) {
+    *out_len = 0;
+    if (kp_batch_is_control(b) || kp_batch_codec(b) != KP_CODEC_NONE) {
+        if (kp_batch_codec(b) != KP_CODEC_NONE) st->batches_kept_whole++;
+        goto keep_whole;
+    }
+    if (is_aborted(log, b)) {
+        st->records_dropped += b->records_count;
+        return KP_OK;
+    }
+    int rc = grow((void **)&sc->recs, &sc->recs_cap, (size_t)b->records_count + 1, sizeof *sc->recs);
+    if (rc != KP_OK) return rc;
+    bool has_horizon = (b->attributes & KP_BATCH_DELETE_HORIZON) != 0;
+    bool need_horizon = false;
+    int32_t kept = 0;
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, b, b->data + KP_BATCH_HEADER_BYTES, b->size - KP_BATCH_HEADER_BYTES);
+    while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+        if (!kp_slice_is_null(rec.key) && st_offset_map_get(m, rec.key.p, rec.key.len) > rec.offset) {
+            st->records_dropped++;
+            continue;
+        }
+        if (kp_slice_is_null(rec.value)) {
+            if (has_horizon && b->base_timestamp <= now_ms) {
+                st->tombstones_dropped++;
+                continue;
+            }
+            if (!has_horizon) need_horizon = true;
+        }
+        sc->recs[kept++] = (st_rec_t){ .key = rec.key, .value = rec.value, .timestamp = rec.timestamp,
+                                       .offset_delta = rec.offset_delta, .headers_count = rec.headers_count,
+                                       .headers = rec.headers };
+    }
+    if (rc < 0) return rc;
+    st->records_kept += kept;
+    if (kept == 0) return KP_OK;
+    if (kept == b->records_count && !need_horizon) goto keep_whole;
+    st_batch_hdr_t h = { .base_offset = b->base_offset, .leader_epoch = b->partition_leader_epoch,
+                         .attributes = b->attributes, .last_offset_delta = b->last_offset_delta,
+                         .base_timestamp = b->base_timestamp, .max_timestamp = b->max_timestamp,
+                         .producer_id = b->producer_id, .producer_epoch = b->producer_epoch,
+                         .base_sequence = b->base_sequence };
+    if (need_horizon) {
+        h.attributes |= KP_BATCH_DELETE_HORIZON;
+        h.base_timestamp = now_ms + log->delete_retention_ms;
+    }
+    size_t need = st_batch_encoded_size(&h, sc->recs, kept);
+    if ((rc = grow((void **)&sc->out, &sc->out_cap, need, 1)) != KP_OK) return rc;
+    return st_batch_encode(&h, sc->recs, kept, sc->out, sc->out_cap, out_len);
+keep_whole:
+    if ((rc = grow((void **)&sc->out, &sc->out_cap, b->size, 1)) != KP_OK) return rc;
+    memcpy(sc->out, b->data, b->size);
+    *out_len = b->size;
+    return KP_OK;
+}
+
+/* Writes the cleaned copy of segment s to <base>.log.cleaned (fsynced). */
+static int write_cleaned(const st_clean_plan_t *log, const st_segment_t *s, const st_offset_map_t *m, int64_t now_ms,
+                         scratch_t *sc, st_cleaner_stats_t *st, const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ST_ERR_IO;
+    uint64_t wpos = 0;
+    int rc = KP_OK;
+    for (uint64_t pos = 0; pos < s->size_bytes && rc == KP_OK;) {
+        kp_batch_t h, b;
+        rc = st_seg_read_header(s, pos, &h);
+        if (rc == KP_OK) rc = log_load_batch(s, pos, h.size, &sc->in, &sc->in_cap, &b);
+        if (rc != KP_OK) break;
+        pos += h.size;
+        size_t len;
+        rc = filter_batch(log, &b, m, now_ms, sc, &len, st);
+        if (rc == KP_OK && len > 0) {
+            rc = st_io_pwrite(fd, sc->out, len, wpos);
+            wpos += len;
+        }
+    }
+    if (rc == KP_OK) rc = st_io_fsync(fd);
+    close(fd);
+    st->bytes_written += wpos;
+    return rc;
+}
+
+static void suffixed(char *out, size_t cap, const char *dir, int64_t base, const char *suffix) {
+    st_seg_path(out, cap, dir, base, suffix);
+}
+
+/* Replaces segment i by its cleaned copy (see the header for the steps). */
+static int swap_in(st_log_t *log, size_t i, const char *cleaned) {
+    st_segment_t *s = &log->segs[i];
+    int64_t base = s->base_offset;
+    char swap[ST_PATH_MAX], live[ST_PATH_MAX], del[ST_PATH_MAX], p[ST_PATH_MAX];
+    suffixed(swap, sizeof swap, log->dir, base, ".log.swap");
+    suffixed(live, sizeof live, log->dir, base, ".log");
+    suffixed(del, sizeof del, log->dir, base, ".log.deleted");
+    crash_point(1);
+    if (st_io_rename(cleaned, swap) != KP_OK || st_io_fsync_dir(log->dir) != KP_OK) {
+        unlink(cleaned);
+        unlink(swap);
+        return ST_ERR_IO;
+    }
+    crash_point(2);
+    /* from here the swap is committed: a failure leaves files that the next
+     * open completes, so the log goes offline rather than guessing */
+    if (st_seg_close(s) != KP_OK) { /* read-only segment: nothing to lose */ }
+    int rc = st_io_rename(live, del);
+    crash_point(3);
+    suffixed(p, sizeof p, log->dir, base, ".index");
+    unlink(p);
+    suffixed(p, sizeof p, log->dir, base, ".timeindex");
+    unlink(p);
+    if (rc == KP_OK) rc = st_io_rename(swap, live);
+    if (rc == KP_OK) rc = st_io_fsync_dir(log->dir);
+    crash_point(4);
+    unlink(del);
+    crash_point(5);
+    if (rc == KP_OK) rc = st_seg_open(s, log->dir, base, false, log->cfg.index_max_bytes);
+    st_scan_result_t res;
+    if (rc == KP_OK) rc = st_seg_reindex(s, log->cfg.index_max_bytes, false, log->cfg.index_interval_bytes, &res);
+    if (rc == KP_OK && res.status != KP_OK) rc = KP_ERR_CORRUPT;
+    if (rc != KP_OK) {
+        log->offline = true;
+        st_logf(ST_LOG_ERROR, "partition %s: compaction swap of %s failed (%s); log offline until restart",
+                log->name, live, st_status_str(rc));
+    }
+    if (i + 1 < log->nsegs) s->next_offset = log->segs[i + 1].base_offset;
+    return rc;
+}
+
+void st_cleaner_abort(st_clean_plan_t *pl) {
+    if (!pl) return;
+    for (size_t i = 0; i < pl->n; i++) {
+        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
+        unlink(pl->segs[i].cleaned);
+    }
+    free(pl->segs);
+    free(pl->aborted);
+    free(pl);
+}
+
+int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_clean_plan_t **plan,
+                       st_cleaner_stats_t *st) {
+    memset(st, 0, sizeof *st);
+    *plan = NULL;
+    st->skipped = true;
+    if (log->offline) return ST_ERR_OFFLINE;
+    if (!(log->cfg.cleanup_policy & ST_CLEANUP_COMPACT)) return KP_OK;
+    size_t k = cleanable_segments(log, now_ms);
+    if (k == 0 || ratio_of(log, k) < log->cfg.min_cleanable_dirty_ratio) return KP_OK;
+    if (k > PLAN_SEGMENTS_MAX) k = PLAN_SEGMENTS_MAX;
+    st_clean_plan_t *pl = calloc(1, sizeof *pl);
+    if (!pl) return KP_ERR_NOMEM;
+    pl->segs = calloc(k, sizeof *pl->segs);
+    pl->aborted = malloc((log->n_aborted ? log->n_aborted : 1) * sizeof *pl->aborted);
+    if (!pl->segs || !pl->aborted) {
+        st_cleaner_abort(pl);
+        return KP_ERR_NOMEM;
+    }
+    memcpy(pl->dir, log->dir, sizeof pl->dir);
+    memcpy(pl->name, log->name, sizeof pl->name);
+    pl->now_ms = now_ms;
+    pl->delete_retention_ms = log->cfg.delete_retention_ms;
+    pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
+    if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
+    pl->n_aborted = log->n_aborted;
+    for (size_t i = 0; i < k; i++) {
+        plan_seg_t *ps = &pl->segs[i];
+        ps->view = log->segs[i];
+        ps->view.oidx.fd = ps->view.tidx.fd = -1;
+        ps->view.oidx.map = ps->view.tidx.map = NULL;
+        ps->view.dir = pl->dir;
+        ps->view.log_fd = dup(log->segs[i].log_fd);
+        pl->n = i + 1;
+        if (ps->view.log_fd < 0) {
+            st_cleaner_abort(pl);
+            return ST_ERR_IO;
+        }
+        st_seg_path(ps->cleaned, sizeof ps->cleaned, pl->dir, ps->view.base_offset, ".log.cleaned");
+    }
+    pl->first_dirty = 0;
+    while (pl->first_dirty < k && log->segs[pl->first_dirty + 1].base_offset <= log->cleaned_upto) pl->first_dirty++;
+    if (pl->first_dirty == k) pl->first_dirty = 0; /* all clean: refresh tombstone horizons */
+    pl->end_offset = log->segs[k].base_offset;
+    *plan = pl;
+    st->skipped = false;
+    return KP_OK;
+}
+
+int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    st_offset_map_t m;
+    int rc = st_offset_map_init(&m, pl->dedupe_buffer_bytes);
+    if (rc != KP_OK) return rc;
+    scratch_t sc = { 0 };
+    for (size_t i = pl->first_dirty; i < pl->n && rc == KP_OK; i++) {
+        bool full;
+        rc = map_segment(pl, &pl->segs[i].view, &m, &sc, st, &full);
+        if (rc == KP_OK && full) {
+            if (i == pl->first_dirty) {
+                rc = KP_ERR_TOO_LARGE;
+                break;
+            }
+            /* clean only what the map covers */
+            for (size_t j = i; j < pl->n; j++) close(pl->segs[j].view.log_fd);
+            pl->end_offset = pl->segs[i].view.base_offset;
+            pl->n = i;
+        }
+    }
+    for (size_t i = 0; i < pl->n && rc == KP_OK; i++) {
+        rc = write_cleaned(pl, &pl->segs[i].view, &m, pl->now_ms, &sc, st, pl->segs[i].cleaned);
+        pl->segs[i].built = rc == KP_OK;
+    }
+    free(sc.in);
+    free(sc.out);
+    free(sc.recs);
+    st_offset_map_free(&m);
+    return rc;
+}
+
+int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    int rc = log->offline ? ST_ERR_OFFLINE : KP_OK;
+    bool all = true;
+    for (size_t i = 0; i < pl->n; i++) {
+        plan_seg_t *ps = &pl->segs[i];
+        close(ps->view.log_fd);
+        ps->view.log_fd = -1;
+        size_t j = log_seg_for(log, ps->view.base_offset);
+        bool same = rc == KP_OK && ps->built && j + 1 < log->nsegs &&
+                    log->segs[j].base_offset == ps->view.base_offset &&
+                    log->segs[j].size_bytes == ps->view.size_bytes;
+        if (!same) {
+            /* retention or truncation changed this segment meanwhile */
+            unlink(ps->cleaned);
+            all = false;
+            continue;
+        }
+        rc = swap_in(log, j, ps->cleaned);
+        if (rc == KP_OK) st->segments_cleaned++;
+        else all = false;
+    }
+    if (rc == KP_OK) {
+        st->end_offset = pl->end_offset;
+        if (all && pl->end_offset > log->cleaned_upto) log->cleaned_upto = pl->end_offset;
+        st_logf(ST_LOG_INFO,
+                "partition %s: compacted %d segment(s) below offset %" PRId64 ": %" PRIu64 " bytes mapped, %" PRIu64
+                " bytes written, %" PRId64 " records dropped, %" PRId64 " tombstones expired",
+                log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
+                st->records_dropped, st->tombstones_dropped);
+    }
+    pl->n = 0; /* files are swapped in or unlinked */
+    st_cleaner_abort(pl);
+    return rc;
+}
+
+int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_cleaner_stats_t *st) {
+    st_clean_plan_t *pl;
+    int rc = st_cleaner_prepare(log, cc, now_ms, &pl, st);
+    if (rc != KP_OK || !pl) return rc;
+    rc = st_cleaner_build(pl, st);
+    if (rc != KP_OK) {
+        st_logf(ST_LOG_ERROR, "partition %s: compaction failed: %s", log->name, st_status_str(rc));
+        st_cleaner_abort(pl);
+        return rc;
+    }
+    return st_cleaner_commit(log, pl, st);
+}

@@ -1,0 +1,79 @@
+/* st_cleaner.h — log compaction (cleanup.policy=compact / compact,delete).
+ *
+ * One pass: find the cleanable range [log start, end) where end is the
+ * first segment boundary at or below min(active segment base, HW, first
+ * unstable offset, first segment younger than min.compaction.lag.ms); skip
+ * when the dirty share of it is below min.cleanable.dirty.ratio; build a
+ * key -> latest offset map over the dirty part [cleaned_upto, end) (bounded
+ * by dedupe_buffer_bytes; if it fills, end moves back to a segment boundary
+ * the map covers); rewrite each segment below end keeping, per key, only
+ * records not superseded in the map. Tombstones get a delete horizon
+ * (now + delete.retention.ms, in the batch's base timestamp with the
+ * delete-horizon attribute, as Kafka does) and are dropped on a later pass
+ * after it. Data of aborted transactions is dropped; control batches and
+ * compressed batches are kept whole (records of compressed batches are not
+ * readable here until protocol/ offers decompression). Offsets never change.
+ *
+ * Swap, per segment X: write X.log.cleaned, fsync; rename to X.log.swap,
+ * fsync dir; rename X.log -> X.log.deleted; rename X.log.swap -> X.log,
+ * fsync dir; unlink X.log.deleted. st_log_open finishes or discards any
+ * step a crash interrupted (.cleaned removed, .swap completed).
+ *
+ * Threading: a pass is three calls. st_cleaner_prepare (owner thread, no
+ * I/O beyond dup()) snapshots what to clean; st_cleaner_build (any thread,
+ * concurrently with appends and reads on the log) reads the closed segments
+ * through its own descriptors and writes fsynced .cleaned files;
+ * st_cleaner_commit (owner thread; renames, then an index rebuild of each
+ * cleaned segment) swaps them in, skipping any segment that retention or
+ * truncation changed meanwhile. st_log_compact does all three in a row.
+ */
+#ifndef SKIFF_ST_CLEANER_H
+#define SKIFF_ST_CLEANER_H
+
+#include <stdint.h>
+
+#include "storage/st_log.h"
+
+typedef struct st_cleaner_config {
+    size_t dedupe_buffer_bytes;   /* log.cleaner.dedupe.buffer.size (128 MiB) */
+} st_cleaner_config_t;
+
+typedef struct st_cleaner_stats {
+    int segments_cleaned;
+    uint64_t bytes_read;
+    uint64_t bytes_written;
+    int64_t records_kept;
+    int64_t records_dropped;
+    int64_t tombstones_dropped;
+    int64_t batches_kept_whole;   /* compressed: not rewritten */
+    int64_t end_offset;           /* cleaned below this */
+    bool skipped;                 /* nothing cleanable or below the dirty ratio */
+} st_cleaner_stats_t;
+
+/* Share of the cleanable range not yet cleaned (0..1); 0 when none. */
+double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms);
+
+/* One compaction pass (see above). KP_OK also when skipped. Errors:
+ * ST_ERR_IO (the log stays readable; leftover files are cleared on the
+ * next open), KP_ERR_TOO_LARGE (map cannot hold one segment's keys). */
+KP_MUST_CHECK int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms,
+                                 st_cleaner_stats_t *stats);
+
+typedef struct st_clean_plan st_clean_plan_t;
+
+/* Owner thread. *plan = NULL (and stats->skipped) when nothing is
+ * cleanable or the dirty ratio is below min.cleanable.dirty.ratio. */
+KP_MUST_CHECK int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms,
+                                     st_clean_plan_t **plan, st_cleaner_stats_t *stats);
+/* Any thread; touches nothing of the log but its closed segments' bytes. */
+KP_MUST_CHECK int st_cleaner_build(st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Owner thread: swaps the built segments in and frees the plan. */
+KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Frees a plan that will not be committed (removes its .cleaned files). */
+void st_cleaner_abort(st_clean_plan_t *plan);
+
+/* Test hook: when step (1..5) is reached in a swap, the process kills
+ * itself (SIGKILL), to test crash safety. 0 = off. */
+void st_cleaner_set_crash_step(int step);
+
+#endif

@@ -1,0 +1,208 @@
+/* st_log.h — a partition log: <dir>/<topic>-<partition>/ on disk.
+ *
+ * Threading: a log is owned by one thread at a time (the broker's loop, or a
+ * worker it hands the log to). No function here is safe to call on the same
+ * log from two threads at once. Blocking calls (open/recovery, flush,
+ * retention's renames, compaction, delete) are plain functions the broker
+ * runs on its worker pool while it does not touch the log. Exception:
+ * st_log_purge_deleted(dir) only unlinks "*.deleted" files and may run on a
+ * worker concurrently with anything on that log.
+ *
+ * Durability: appends go to the page cache; the recovery point (everything
+ * below it is fsynced) moves on st_log_flush and the flush.messages /
+ * flush.ms policy. After an unclean shutdown every batch at or after the
+ * recovery point is re-validated and a torn tail is cut; corruption below it
+ * makes st_log_open fail with ST_ERR_OFFLINE.
+ */
+#ifndef SKIFF_ST_LOG_H
+#define SKIFF_ST_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/kp_batch.h"
+#include "storage/st_epoch_cache.h"
+#include "storage/st_producer_state.h"
+#include "storage/st_status.h"
+#include "storage/st_txn_index.h"
+
+#define ST_CLEANUP_DELETE 1u
+#define ST_CLEANUP_COMPACT 2u
+
+/* Topic-level settings, Kafka's names and defaults. */
+typedef struct st_log_config {
+    uint64_t segment_bytes;          /* segment.bytes (1 GiB; max 2 GiB - 1) */
+    int64_t segment_ms;              /* segment.ms (7 days) */
+    uint32_t index_interval_bytes;   /* index.interval.bytes (4096) */
+    uint32_t index_max_bytes;        /* segment.index.bytes (10 MiB) */
+    int64_t retention_ms;            /* retention.ms (7 days; -1 = forever) */
+    int64_t retention_bytes;         /* retention.bytes (-1 = unlimited) */
+    unsigned cleanup_policy;         /* ST_CLEANUP_* bits (delete) */
+    int64_t flush_messages;          /* flush.messages (INT64_MAX = page cache) */
+    int64_t flush_ms;                /* flush.ms (INT64_MAX) */
+    bool log_append_time;            /* message.timestamp.type=LogAppendTime */
+    int64_t delete_retention_ms;     /* delete.retention.ms (1 day) */
+    int64_t min_compaction_lag_ms;   /* min.compaction.lag.ms (0) */
+    double min_cleanable_dirty_ratio;/* min.cleanable.dirty.ratio (0.5) */
+    int64_t producer_id_expiration_ms; /* producer.id.expiration.ms (1 day) */
+} st_log_config_t;
+
+void st_log_config_default(st_log_config_t *cfg);
+
+/* What the log dir's checkpoints say about this partition. */
+typedef struct st_log_open_opts {
+    int64_t recovery_point;    /* recovery-point-offset-checkpoint (0 if absent) */
+    int64_t log_start_offset;  /* log-start-offset-checkpoint (0 if absent) */
+    int64_t high_watermark;    /* replication-offset-checkpoint (0 if absent) */
+    bool clean_shutdown;       /* the log dir's clean marker was present */
+    bool create;               /* create the partition directory if absent */
+    int64_t now_ms;
+} st_log_open_opts_t;
+
+typedef struct st_log st_log_t;
+
+/* Opens (or creates) parent_dir/<topic>-<partition>, recovering as needed.
+ * On success *out owns the log (close with st_log_close). Errors:
+ * ST_ERR_OFFLINE (corruption below the recovery point; logged with file and
+ * position), ST_ERR_NOT_FOUND (absent and !create), ST_ERR_IO. */
+KP_MUST_CHECK int st_log_open(const char *parent_dir, const char *topic, int32_t partition,
+                              const st_log_config_t *cfg, const st_log_open_opts_t *opts, st_log_t **out);
+
+typedef struct st_log_offsets {
+    int64_t log_start_offset;
+    int64_t recovery_point;
+    int64_t high_watermark;
+    int64_t log_end_offset;
+} st_log_offsets_t;
+
+/* Flushes, writes the producer snapshot, trims indexes and frees the log.
+ * final (may be NULL) receives the offsets to checkpoint. Returns the first
+ * error but always frees. */
+KP_MUST_CHECK int st_log_close(st_log_t *log, st_log_offsets_t *final);
+
+/* Removes the log's directory and frees the log (topic deletion). */
+KP_MUST_CHECK int st_log_delete(st_log_t *log);
+
+/* ---- state ---- */
+int64_t st_log_start_offset(const st_log_t *log);
+int64_t st_log_end_offset(const st_log_t *log);       /* LEO: next offset to assign */
+int64_t st_log_recovery_point(const st_log_t *log);
+int64_t st_log_high_watermark(const st_log_t *log);
+/* Clamped to [log start, LEO]. */
+void st_log_set_high_watermark(st_log_t *log, int64_t hw);
+int64_t st_log_active_base_offset(const st_log_t *log);
+size_t st_log_segment_count(const st_log_t *log);
+uint64_t st_log_size_bytes(const st_log_t *log);
+const char *st_log_dir(const st_log_t *log);
+const st_log_config_t *st_log_config(const st_log_t *log);
+void st_log_set_config(st_log_t *log, const st_log_config_t *cfg);
+
+/* ---- append ---- */
+typedef struct st_append_info {
+    int64_t base_offset;        /* first offset assigned */
+    int64_t last_offset;        /* last offset assigned */
+    int64_t log_append_time_ms; /* -1 for CreateTime topics */
+    int64_t max_timestamp;
+    int32_t batches;
+    uint64_t bytes;
+} st_append_info_t;
+
+/* Leader append of a batch set (one or more v2 batches back to back in buf,
+ * as received; buf is patched in place). Each batch is re-checked (header,
+ * CRC); offsets are assigned from LEO by patching baseOffset, the leader
+ * epoch is patched in (both outside the CRC); on LogAppendTime topics the
+ * timestamp type bit and maxTimestamp are set to now_ms and the CRC redone.
+ * One write for the whole set; rolls first when the set would not fit.
+ * Producer state, epoch cache and txn index follow. On error nothing is
+ * appended (a partial write is truncated away; if even that fails the log
+ * goes offline). */
+KP_MUST_CHECK int st_log_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
+                                st_append_info_t *info);
+
+/* Follower/raft append: keeps the batches' own offsets and epochs. The
+ * first base offset must be >= LEO and offsets must increase. */
+KP_MUST_CHECK int st_log_append_replica(st_log_t *log, uint8_t *buf, size_t len, int64_t now_ms,
+                                        st_append_info_t *info);
+
+/* Idempotence check for a batch about to be appended (see st_ps_check). */
+st_ps_verdict_t st_log_producer_check(const st_log_t *log, const kp_batch_t *b, int64_t *dup_first,
+                                      int64_t *dup_last);
+
+/* ---- flush ---- */
+/* fsyncs every segment with data at or past the recovery point (and its
+ * indexes); recovery point = LEO. For raft: call after append before acking. */
+KP_MUST_CHECK int st_log_flush(st_log_t *log);
+/* Applies flush.messages / flush.ms; call after appends and on a timer. */
+KP_MUST_CHECK int st_log_maybe_flush(st_log_t *log, int64_t now_ms);
+
+/* ---- read ---- */
+#define ST_READ_MIN_ONE 1u    /* return the first batch even if > max_bytes */
+#define ST_READ_RANGES_MAX 2  /* the first segment's range, then the next one's */
+
+typedef struct st_read_range {
+    int fd;                   /* valid until the log is next modified by truncate,
+                               * retention, compaction, delete or close */
+    uint64_t pos;
+    uint64_t len;             /* whole batches */
+} st_read_range_t;
+
+typedef struct st_read_result {
+    st_read_range_t r[ST_READ_RANGES_MAX];
+    int n;                    /* ranges used; 0 = nothing to return */
+    uint64_t total_bytes;
+    int64_t first_offset;     /* base offset of the first batch returned */
+    int64_t next_offset;      /* offset after the last batch returned */
+} st_read_result_t;
+
+/* Batches containing offset `offset` and after, up to max_bytes, only whole
+ * batches whose last offset < end_offset (pass the HW/LSO, or -1 for LEO).
+ * offset == LEO (or >= end_offset) gives n == 0. ST_ERR_OUT_OF_RANGE when
+ * offset < log start or > LEO. */
+KP_MUST_CHECK int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
+                              unsigned flags, st_read_result_t *out);
+/* Same, copied into buf (cap bytes; max_bytes is min(max_bytes, cap) unless
+ * MIN_ONE and the first batch fits cap). */
+KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
+                                   unsigned flags, uint8_t *buf, size_t cap, size_t *len, int64_t *next_offset);
+
+/* ListOffsets by timestamp: first record with timestamp >= ts (record
+ * exact for uncompressed batches, batch-exact otherwise). ST_ERR_NOT_FOUND
+ * when no batch has a timestamp that large. */
+KP_MUST_CHECK int st_log_offset_for_time(const st_log_t *log, int64_t ts, int64_t *offset, int64_t *found_ts);
+/* ListOffsets MAX_TIMESTAMP: largest timestamp and its batch's first
+ * offset. ST_ERR_NOT_FOUND for an empty log. */
+KP_MUST_CHECK int st_log_max_timestamp(const st_log_t *log, int64_t *ts, int64_t *offset);
+
+/* ---- truncation, start offset, retention ---- */
+/* Removes every batch at or after offset (replication divergence). offset
+ * in [log start, LEO]. Epoch cache, producer state, txn index follow. */
+KP_MUST_CHECK int st_log_truncate_to(st_log_t *log, int64_t offset);
+/* Empties the log and restarts it at new_start (follower out of range). */
+KP_MUST_CHECK int st_log_truncate_fully(st_log_t *log, int64_t new_start, int64_t now_ms);
+/* DeleteRecords: log start = new_start (<= HW is the caller's rule; must
+ * be <= LEO); segments wholly below it are removed (renamed .deleted). */
+KP_MUST_CHECK int st_log_advance_start(st_log_t *log, int64_t new_start);
+/* cleanup.policy=delete: removes (renames .deleted) the oldest closed
+ * segments whose max timestamp is older than retention.ms, then while the
+ * log exceeds retention.bytes. Never the active segment. *deleted counts. */
+KP_MUST_CHECK int st_log_apply_retention(st_log_t *log, int64_t now_ms, int *deleted);
+/* Unlinks "*.deleted" files in a partition directory; safe off-thread. */
+void st_log_purge_deleted(const char *dir);
+/* Rolls now (segment.ms from a timer, or tests). */
+KP_MUST_CHECK int st_log_roll(st_log_t *log, int64_t now_ms);
+
+/* ---- epochs and transactions ---- */
+st_epoch_cache_t *st_log_epochs(st_log_t *log);
+/* OffsetForLeaderEpoch on this log. */
+void st_log_end_offset_for_epoch(const st_log_t *log, int32_t epoch, int32_t *found_epoch, int64_t *end_offset);
+const st_producer_state_t *st_log_producers(const st_log_t *log);
+/* First offset of any open transaction, or -1. */
+int64_t st_log_first_unstable_offset(const st_log_t *log);
+/* min(HW, first unstable offset). */
+int64_t st_log_last_stable_offset(const st_log_t *log);
+/* Aborted transactions whose range overlaps [from, upper): fills up to max
+ * entries in out (ordered by marker offset), *n = number filled. */
+size_t st_log_aborted_txns(const st_log_t *log, int64_t from, int64_t upper, st_aborted_txn_t *out, size_t max);
+
+#endif

@@ -1,0 +1,214 @@
+/* bench_storage — storage engine figures (printed, never asserted):
+ *   append throughput of 16 KiB batches of 100-byte records vs plain write()
+ *   of the same bytes to the same disk; random-offset read (locate + range)
+ *   rate; open time of 1,000 partitions after a clean shutdown; compaction
+ *   throughput. BENCH_APPEND_MB sets the append volume (default 512). */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol/kp_batch.h"
+#include "storage/st_batch_build.h"
+#include "storage/st_cleaner.h"
+#include "storage/st_io.h"
+#include "storage/st_log.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p);
+}
+
+static void quiet(void *ctx, st_log_level_t lvl, const char *msg) {
+    (void)ctx;
+    if (lvl >= ST_LOG_WARN) fprintf(stderr, "storage: %s\n", msg);
+}
+
+/* A ~16 KiB batch of 100-byte records with keys "key-<n % nkeys>". */
+static size_t make_batch(uint8_t *out, size_t cap, int nrec, int seq, int nkeys) {
+    static st_rec_t recs[512];
+    static char keys[512][16];
+    static uint8_t val[100];
+    memset(val, 'x', sizeof val);
+    for (int i = 0; i < nrec; i++) {
+        int kl = snprintf(keys[i], sizeof keys[i], "key-%d", (seq * nrec + i) % nkeys);
+        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl }, .value = { val, sizeof val },
+                              .timestamp = 1000 + seq, .offset_delta = i };
+    }
+    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = nrec - 1, .base_timestamp = 1000 + seq,
+                         .max_timestamp = 1000 + seq, .producer_id = -1, .producer_epoch = -1,
+                         .base_sequence = -1 };
+    size_t len = 0;
+    if (st_batch_encode(&h, recs, nrec, out, cap, &len) != KP_OK) abort();
+    return len;
+}
+
+static double bench_plain_write(const char *dir, const uint8_t *batch, size_t len, size_t n) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/plain.bin", dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    double t0 = now_s();
+    for (size_t i = 0; i < n; i++)
+        if (write(fd, batch, len) != (ssize_t)len) abort();
+    fdatasync(fd);
+    double t = now_s() - t0;
+    close(fd);
+    unlink(p);
+    return (double)(len * n) / t / 1e6;
+}
+
+static double bench_log_append(const char *dir, uint8_t *batch, size_t len, size_t n, st_log_t **keep) {
+    st_log_config_t cfg;
+    st_log_config_default(&cfg);
+    st_log_open_opts_t o = { .create = true };
+    st_log_t *log;
+    if (st_log_open(dir, "bench", 0, &cfg, &o, &log) != KP_OK) abort();
+    double t0 = now_s();
+    for (size_t i = 0; i < n; i++) {
+        st_append_info_t info;
+        if (st_log_append(log, batch, len, 1, 0, &info) != KP_OK) abort();
+    }
+    if (st_log_flush(log) != KP_OK) abort();
+    double t = now_s() - t0;
+    *keep = log;
+    return (double)(len * n) / t / 1e6;
+}
+
+static void bench_reads(st_log_t *log) {
+    int64_t leo = st_log_end_offset(log);
+    unsigned seed = 1;
+    int ops = 200000;
+    uint64_t bytes = 0;
+    double t0 = now_s();
+    for (int i = 0; i < ops; i++) {
+        int64_t off = (int64_t)(((uint64_t)rand_r(&seed) << 16 ^ (uint64_t)rand_r(&seed)) % (uint64_t)leo);
+        st_read_result_t rr;
+        if (st_log_read(log, off, 1 << 20, -1, ST_READ_MIN_ONE, &rr) != KP_OK) abort();
+        bytes += rr.total_bytes;
+    }
+    double t = now_s() - t0;
+    printf("read: %d random-offset locates of 1 MiB ranges in %.2f s = %.0f ops/s (%.1f us each, %.0f MiB/op avg)\n",
+           ops, t, ops / t, t / ops * 1e6, (double)bytes / ops / 1048576.0);
+}
+
+static void bench_open_1000(const char *dir) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 4096 && rl.rlim_max >= 4096) {
+        rl.rlim_cur = 4096;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    st_log_config_t cfg;
+    st_log_config_default(&cfg);
+    cfg.index_max_bytes = 1 << 20;
+    uint8_t batch[20000];
+    size_t len = make_batch(batch, sizeof batch, 20, 0, 1000);
+    static st_log_t *logs[1000];
+    static st_log_offsets_t fin[1000];
+    /* setup without fsyncs: only the timed clean open below matters, and it
+     * writes nothing (no per-batch scan, no flush) */
+    st_io_set_sync(false);
+    for (int p = 0; p < 1000; p++) {
+        st_log_open_opts_t o = { .create = true };
+        if (st_log_open(dir, "many", p, &cfg, &o, &logs[p]) != KP_OK) abort();
+        for (int b = 0; b < 50; b++) {
+            st_append_info_t info;
+            if (st_log_append(logs[p], batch, len, 0, 0, &info) != KP_OK) abort();
+        }
+    }
+    for (int p = 0; p < 1000; p++)
+        if (st_log_close(logs[p], &fin[p]) != KP_OK) abort();
+    st_io_set_sync(true);
+    sync();
+    double t0 = now_s();
+    for (int p = 0; p < 1000; p++) {
+        st_log_open_opts_t o = { .recovery_point = fin[p].recovery_point, .high_watermark = fin[p].high_watermark,
+                                 .clean_shutdown = true };
+        if (st_log_open(dir, "many", p, &cfg, &o, &logs[p]) != KP_OK) abort();
+    }
+    double t = now_s() - t0;
+    printf("open: 1000 partitions (50 batches, ~%zu KiB each) after a clean shutdown in %.3f s (%.2f ms each)\n",
+           len * 50 / 1024, t, t);
+    st_io_set_sync(false);
+    for (int p = 0; p < 1000; p++)
+        if (st_log_close(logs[p], NULL) != KP_OK) abort();
+    t0 = now_s();
+    for (int p = 0; p < 1000; p++) {
+        st_log_open_opts_t o = { .recovery_point = 0 };
+        if (st_log_open(dir, "many", p, &cfg, &o, &logs[p]) != KP_OK) abort();
+    }
+    t = now_s() - t0;
+    printf("open: the same 1000 partitions with full recovery (unclean, CRC of every batch, fsync off): %.3f s\n", t);
+    for (int p = 0; p < 1000; p++)
+        if (st_log_close(logs[p], NULL) != KP_OK) abort();
+    st_io_set_sync(true);
+}
+
+static void bench_compaction(const char *dir) {
+    st_log_config_t cfg;
+    st_log_config_default(&cfg);
+    cfg.segment_bytes = 8 << 20;
+    cfg.cleanup_policy = ST_CLEANUP_COMPACT;
+    st_log_open_opts_t o = { .create = true };
+    st_log_t *log;
+    if (st_log_open(dir, "compact", 0, &cfg, &o, &log) != KP_OK) abort();
+    uint8_t batch[20000];
+    for (int i = 0; i < 4000; i++) { /* ~64 MiB, 10k distinct keys */
+        size_t len = make_batch(batch, sizeof batch, 140, i, 10000);
+        st_append_info_t info;
+        if (st_log_append(log, batch, len, 0, 0, &info) != KP_OK) abort();
+    }
+    if (st_log_roll(log, 0) != KP_OK) abort();
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 128u << 20 };
+    st_cleaner_stats_t st;
+    double t0 = now_s();
+    if (st_log_compact(log, &cc, 0, &st) != KP_OK) abort();
+    double t = now_s() - t0;
+    printf("compaction: %.1f MiB of dirty log mapped and rewritten to %.1f MiB (%d segments) in %.2f s = %.0f "
+           "MiB/s\n",
+           st.bytes_read / 1048576.0, st.bytes_written / 1048576.0, st.segments_cleaned, t,
+           (st.bytes_read / 1048576.0) / t);
+    if (st_log_close(log, NULL) != KP_OK) abort();
+}
+
+int main(void) {
+    st_set_log_fn(quiet, NULL);
+    char dir[] = "/tmp/bench_storage_XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    const char *mb_env = getenv("BENCH_APPEND_MB");
+    size_t mb = mb_env ? (size_t)atol(mb_env) : 256;
+    uint8_t *batch = malloc(20000);
+    size_t len = make_batch(batch, 20000, 140, 0, 1 << 30);
+    size_t n = mb * 1048576 / len;
+    printf("append: %zu batches of %zu bytes (140 records of 100-byte values), %.0f MiB, page cache + final "
+           "fdatasync\n", n, len, (double)n * len / 1048576.0);
+    double best_plain = 0, best_log = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double p = bench_plain_write(dir, batch, len, n);
+        st_log_t *log;
+        double l = bench_log_append(dir, batch, len, n, &log);
+        if (rep == 2) bench_reads(log);
+        if (st_log_delete(log) != KP_OK) abort();
+        if (p > best_plain) best_plain = p;
+        if (l > best_log) best_log = l;
+        printf("append: rep %d: plain write %.0f MB/s, log append %.0f MB/s, ratio %.2f\n", rep, p, l, l / p);
+    }
+    printf("append: best plain %.0f MB/s, best log %.0f MB/s, ratio %.2f (goal >= 0.9)\n", best_plain, best_log,
+           best_log / best_plain);
+    bench_open_1000(dir);
+    bench_compaction(dir);
+    free(batch);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}

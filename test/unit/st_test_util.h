@@ -1,0 +1,122 @@
+/* st_test_util.h — helpers shared by the storage tests (header-only so that
+ * nothing is linked into other modules' tests). */
+#ifndef SKIFF_ST_TEST_UTIL_H
+#define SKIFF_ST_TEST_UTIL_H
+
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "protocol/kp_batch.h"
+#include "storage/st_batch_build.h"
+#include "storage/st_io.h"
+#include "storage/st_log.h"
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p);
+}
+
+static inline void tu_rmrf(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static inline char *tu_tmpdir(void) {
+    char *t = strdup("/tmp/st_test_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(t));
+    return t;
+}
+
+/* Captured log lines, for tests that expect an operator message. */
+static char tu_log_buf[16384];
+static size_t tu_log_len;
+static void tu_log_fn(void *ctx, st_log_level_t lvl, const char *msg) {
+    (void)ctx;
+    int n = snprintf(tu_log_buf + tu_log_len, sizeof tu_log_buf - tu_log_len, "%d %s\n", (int)lvl, msg);
+    if (n > 0 && (size_t)n < sizeof tu_log_buf - tu_log_len) tu_log_len += (size_t)n;
+    if (getenv("ST_TEST_VERBOSE")) fprintf(stderr, "log: %s\n", msg);
+}
+static inline void tu_log_capture(void) {
+    st_io_set_sync(getenv("ST_TEST_FSYNC") != NULL); /* see st_io_set_sync */
+    tu_log_len = 0;
+    tu_log_buf[0] = 0;
+    st_set_log_fn(tu_log_fn, NULL);
+}
+
+/* Builds one uncompressed batch of n records: key "k<keybase+i>" (or the
+ * given keys), value of vlen bytes derived from seed; offsets start at 0. */
+static inline size_t tu_batch(uint8_t *out, size_t cap, int n, int64_t ts, uint32_t seed, size_t vlen) {
+    st_rec_t recs[512];
+    char keys[512][24];
+    uint8_t *vals = malloc((size_t)n * (vlen ? vlen : 1));
+    ck_assert_int_le(n, 512);
+    for (int i = 0; i < n; i++) {
+        int kl = snprintf(keys[i], sizeof keys[i], "k%05u-%03d", seed, i);
+        for (size_t j = 0; j < vlen; j++) vals[(size_t)i * vlen + j] = (uint8_t)(seed * 31 + i * 7 + j);
+        recs[i].key.p = (const uint8_t *)keys[i];
+        recs[i].key.len = (size_t)kl;
+        recs[i].value.p = vals + (size_t)i * vlen;
+        recs[i].value.len = vlen;
+        recs[i].timestamp = ts + i;
+        recs[i].offset_delta = i;
+        recs[i].headers_count = 0;
+        recs[i].headers.p = NULL;
+        recs[i].headers.len = 0;
+    }
+    st_batch_hdr_t h = { .base_offset = 0, .leader_epoch = -1, .attributes = 0, .last_offset_delta = n - 1,
+                         .base_timestamp = ts, .max_timestamp = ts + n - 1, .producer_id = -1,
+                         .producer_epoch = -1, .base_sequence = -1 };
+    size_t len = 0;
+    ck_assert_int_eq(st_batch_encode(&h, recs, n, out, cap, &len), KP_OK);
+    free(vals);
+    return len;
+}
+
+static inline st_log_t *tu_open(const char *parent, const st_log_config_t *cfg, int64_t rp, bool clean) {
+    st_log_open_opts_t o = { .recovery_point = rp, .log_start_offset = 0, .high_watermark = 0,
+                             .clean_shutdown = clean, .create = true, .now_ms = 1000 };
+    st_log_t *log = NULL;
+    int rc = st_log_open(parent, "t", 0, cfg, &o, &log);
+    ck_assert_msg(rc == KP_OK, "open: %s", st_status_str(rc));
+    return log;
+}
+
+/* Walks every batch readable from `from`, checking CRCs; returns the count
+ * and the offset after the last one. */
+static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
+    size_t cap = 1 << 22;
+    uint8_t *buf = malloc(cap);
+    int n = 0;
+    int64_t off = from;
+    for (;;) {
+        size_t len;
+        int64_t next;
+        int rc = st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
+        ck_assert_msg(rc == KP_OK, "read at %lld: %s", (long long)off, st_status_str(rc));
+        if (len == 0) break;
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        while (kp_rd_remaining(&r)) {
+            kp_batch_t b;
+            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+            n++;
+        }
+        ck_assert_int_gt(next, off);
+        off = next;
+    }
+    free(buf);
+    *end = off;
+    return n;
+}
+
+static inline int tu_run(Suite *s) {
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,440 @@
+/* Compaction against a reference model: random keyed writes and
+ * tombstones, cleaner passes, the latest value per key read back from the
+ * log must equal the model's; tombstones expire after their horizon; the
+ * process is killed at every step of the swap and the log reopened. */
+#include "test/unit/st_test_util.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "storage/st_cleaner.h"
+#include "storage/st_offset_map.h"
+
+#define NKEYS 40
+#define VAL_NONE (-2)  /* never written */
+#define VAL_TOMB (-1)
+
+typedef struct model {
+    int32_t val[NKEYS];   /* latest value id, VAL_TOMB, or VAL_NONE */
+    int64_t off[NKEYS];
+} model_t;
+
+static st_log_config_t ccfg(void) {
+    st_log_config_t c;
+    st_log_config_default(&c);
+    c.segment_bytes = 1024;
+    c.index_interval_bytes = 128;
+    c.index_max_bytes = 4096;
+    c.cleanup_policy = ST_CLEANUP_COMPACT;
+    c.min_cleanable_dirty_ratio = 0.0;
+    c.delete_retention_ms = 1000;
+    return c;
+}
+
+/* Appends one batch of n random key writes; updates the model. */
+static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts) {
+    st_rec_t recs[8];
+    char keys[8][16], vals[8][24];
+    int kidx[8], vid[8];
+    for (int i = 0; i < n; i++) {
+        kidx[i] = rand_r(seed) % NKEYS;
+        vid[i] = rand_r(seed) % 5 == 0 ? VAL_TOMB : rand_r(seed) % 100000;
+        int kl = snprintf(keys[i], sizeof keys[i], "key%02d", kidx[i]);
+        int vl = snprintf(vals[i], sizeof vals[i], "v%d", vid[i]);
+        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
+                              .value = vid[i] == VAL_TOMB ? kp_slice_null()
+                                                          : (kp_slice_t){ (const uint8_t *)vals[i], (size_t)vl },
+                              .timestamp = ts, .offset_delta = i };
+    }
+    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = n - 1, .base_timestamp = ts, .max_timestamp = ts,
+                         .producer_id = -1, .producer_epoch = -1, .base_sequence = -1 };
+    uint8_t buf[2048];
+    size_t len;
+    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, ts, &info), KP_OK);
+    for (int i = 0; i < n; i++) {
+        m->val[kidx[i]] = vid[i];
+        m->off[kidx[i]] = info.base_offset + i;
+    }
+}
+
+/* Folds every readable record into latest-per-key; checks offsets increase
+ * and that each latest matches the model. Returns the number of records. */
+static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombstones_may_vanish) {
+    int32_t seen[NKEYS];
+    int64_t seen_off[NKEYS];
+    for (int k = 0; k < NKEYS; k++) seen[k] = VAL_NONE;
+    size_t cap = 1 << 20;
+    uint8_t *buf = malloc(cap);
+    int64_t off = st_log_start_offset(log), last = -1, records = 0;
+    for (;;) {
+        size_t len;
+        int64_t next;
+        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
+        if (len == 0) break;
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        while (kp_rd_remaining(&r)) {
+            kp_batch_t b;
+            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+            kp_record_iter_t it;
+            kp_record_t rec;
+            kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
+            int rc;
+            while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+                ck_assert_int_gt(rec.offset, last);
+                last = rec.offset;
+                records++;
+                int k = atoi((const char *)rec.key.p + 3);
+                seen[k] = kp_slice_is_null(rec.value) ? VAL_TOMB : atoi((const char *)rec.value.p + 1);
+                seen_off[k] = rec.offset;
+            }
+            ck_assert_int_eq(rc, 0);
+        }
+        off = next;
+    }
+    free(buf);
+    for (int k = 0; k < NKEYS; k++) {
+        if (m->val[k] == VAL_TOMB && tombstones_may_vanish && seen[k] == VAL_NONE) continue;
+        ck_assert_msg(seen[k] == m->val[k], "key %d: log %d model %d", k, seen[k], m->val[k]);
+        if (seen[k] != VAL_NONE) ck_assert_int_eq(seen_off[k], m->off[k]);
+    }
+    return records;
+}
+
+START_TEST(test_offset_map) {
+    st_offset_map_t m;
+    ck_assert_int_eq(st_offset_map_init(&m, 100), KP_ERR_TOO_LARGE);
+    ck_assert_int_eq(st_offset_map_init(&m, 24 * 64), KP_OK);
+    ck_assert_uint_eq(m.max_count, 48);
+    char k[16];
+    for (int i = 0; i < 48; i++) {
+        int n = snprintf(k, sizeof k, "key-%d", i);
+        ck_assert(st_offset_map_put(&m, (uint8_t *)k, (size_t)n, i));
+    }
+    ck_assert(!st_offset_map_put(&m, (const uint8_t *)"new", 3, 99)); /* full */
+    ck_assert(st_offset_map_put(&m, (const uint8_t *)"key-3", 5, 100)); /* existing key: fine */
+    ck_assert_int_eq(st_offset_map_get(&m, (const uint8_t *)"key-3", 5), 100);
+    ck_assert_int_eq(st_offset_map_get(&m, (const uint8_t *)"key-4", 5), 4);
+    ck_assert_int_eq(st_offset_map_get(&m, (const uint8_t *)"key-", 4), -1);
+    ck_assert_int_eq(st_offset_map_get(&m, (const uint8_t *)"", 0), -1);
+    st_offset_map_free(&m);
+}
+END_TEST
+
+START_TEST(test_compaction_matches_model) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 12345;
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    int64_t now = 10000;
+    for (int round = 0; round < 6; round++) {
+        for (int i = 0; i < 60; i++) write_random(log, &m, &seed, 1 + rand_r(&seed) % 6, now);
+        st_log_set_high_watermark(log, st_log_end_offset(log));
+        uint64_t before = st_log_size_bytes(log);
+        int64_t recs_before = check_against_model(log, &m, false);
+        st_cleaner_stats_t st;
+        ck_assert_int_eq(st_log_compact(log, &cc, now, &st), KP_OK);
+        ck_assert(!st.skipped);
+        ck_assert_int_gt(st.segments_cleaned, 0);
+        ck_assert_uint_lt(st_log_size_bytes(log), before);
+        int64_t recs_after = check_against_model(log, &m, false);
+        ck_assert_int_lt(recs_after, recs_before);
+        now += 100;
+    }
+    /* every key at most once below the cleaned end: run a final pass after
+     * rolling so that everything is cleanable */
+    ck_assert_int_eq(st_log_roll(log, now), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_stats_t st;
+    ck_assert_int_eq(st_log_compact(log, &cc, now, &st), KP_OK);
+    int64_t recs = check_against_model(log, &m, false);
+    int live = 0;
+    for (int k = 0; k < NKEYS; k++) live += m.val[k] != VAL_NONE;
+    ck_assert_int_eq(recs, live);
+    /* tombstones expire after delete.retention.ms (horizon set on an earlier pass) */
+    ck_assert_int_eq(st_log_compact(log, &cc, now + 5000, &st), KP_OK);
+    int tombs = 0;
+    for (int k = 0; k < NKEYS; k++) tombs += m.val[k] == VAL_TOMB;
+    ck_assert_int_gt(tombs, 0);
+    ck_assert_int_eq(st.tombstones_dropped, tombs);
+    recs = check_against_model(log, &m, true);
+    ck_assert_int_eq(recs, live - tombs);
+    /* reopen (clean, then unclean): same view */
+    st_log_offsets_t fin;
+    ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    log = tu_open(dir, &cfg, fin.recovery_point, true);
+    ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    log = tu_open(dir, &cfg, 0, false);
+    ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_ratio_lag_and_small_map) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.min_cleanable_dirty_ratio = 0.5;
+    cfg.min_compaction_lag_ms = 1000;
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 7;
+    for (int i = 0; i < 80; i++) write_random(log, &m, &seed, 4, 5000);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    /* too young for min.compaction.lag.ms */
+    ck_assert_int_eq(st_log_compact(log, &cc, 5500, &st), KP_OK);
+    ck_assert(st.skipped);
+    ck_assert_int_eq(st_log_compact(log, &cc, 7000, &st), KP_OK);
+    ck_assert(!st.skipped);
+    check_against_model(log, &m, false);
+    /* nothing new: the dirty ratio is 0 */
+    ck_assert(st_log_dirty_ratio(log, 7000) < 0.01);
+    ck_assert_int_eq(st_log_compact(log, &cc, 7000, &st), KP_OK);
+    ck_assert(st.skipped);
+    /* a map too small for one segment refuses; the log is untouched */
+    for (int i = 0; i < 80; i++) write_random(log, &m, &seed, 4, 5000);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t tiny = { .dedupe_buffer_bytes = 24 * 16 };
+    ck_assert_int_eq(st_log_compact(log, &tiny, 9000, &st), KP_ERR_TOO_LARGE);
+    check_against_model(log, &m, false);
+    /* a map that covers only part of the dirty range cleans up to it */
+    st_cleaner_config_t mid = { .dedupe_buffer_bytes = 24 * 32 }; /* 24 of 40 keys */
+    ck_assert_int_eq(st_log_compact(log, &mid, 9000, &st), KP_OK);
+    ck_assert(!st.skipped);
+    ck_assert_int_lt(st.end_offset, st_log_active_base_offset(log));
+    check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_kill_at_every_swap_step) {
+    st_log_config_t cfg = ccfg();
+    for (int step = 1; step <= 5; step++) {
+        char *dir = tu_tmpdir();
+        st_log_t *log = tu_open(dir, &cfg, 0, false);
+        model_t m;
+        for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+        unsigned seed = (unsigned)step * 99;
+        for (int i = 0; i < 120; i++) write_random(log, &m, &seed, 3, 100);
+        st_log_set_high_watermark(log, st_log_end_offset(log));
+        st_log_offsets_t fin;
+        ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            st_log_open_opts_t o = { .recovery_point = fin.recovery_point, .high_watermark = fin.high_watermark,
+                                     .clean_shutdown = true };
+            st_log_t *l;
+            if (st_log_open(dir, "t", 0, &cfg, &o, &l) != KP_OK) _exit(2);
+            st_cleaner_set_crash_step(step);
+            st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+            st_cleaner_stats_t st;
+            if (st_log_compact(l, &cc, 200, &st) != KP_OK) _exit(3);
+            _exit(4); /* the crash point was never reached */
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "step %d: child status %d", step, status);
+        for (int clean = 1; clean >= 0; clean--) {
+            log = tu_open(dir, &cfg, clean ? fin.recovery_point : 0, clean);
+            check_against_model(log, &m, false);
+            ck_assert_int_eq(st_log_end_offset(log), fin.log_end_offset);
+            ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+        }
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "ls %s/t-0 | grep -cE 'cleaned|swap|deleted'", dir);
+        FILE *f = popen(cmd, "r");
+        int leftovers = -1;
+        ck_assert_int_eq(fscanf(f, "%d", &leftovers), 1);
+        pclose(f);
+        ck_assert_int_eq(leftovers, 0);
+        /* and a full pass afterwards still works */
+        log = tu_open(dir, &cfg, fin.recovery_point, true);
+        st_log_set_high_watermark(log, st_log_end_offset(log));
+        st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+        st_cleaner_stats_t st;
+        ck_assert_int_eq(st_log_compact(log, &cc, 300, &st), KP_OK);
+        check_against_model(log, &m, false);
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+        tu_rmrf(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn). */
+static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, int k0, int n, int val) {
+    st_rec_t recs[8];
+    char keys[8][16], vals[8][16];
+    uint8_t ckey[4] = { 0, 0, 0, 0 }, cval[6] = { 0 };
+    for (int i = 0; i < n; i++) {
+        int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
+        int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
+        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
+                              .value = { (const uint8_t *)vals[i], (size_t)vl }, .timestamp = 1, .offset_delta = i };
+    }
+    if (control_abort) {
+        recs[0] = (st_rec_t){ .key = { ckey, 4 }, .value = { cval, 6 }, .timestamp = 1 };
+        n = 1;
+    }
+    st_batch_hdr_t h = { .leader_epoch = -1,
+                         .attributes = (int16_t)((txn ? KP_BATCH_TRANSACTIONAL : 0) | (control_abort ? KP_BATCH_CONTROL : 0)),
+                         .last_offset_delta = n - 1, .base_timestamp = 1, .max_timestamp = 1, .producer_id = pid,
+                         .producer_epoch = 0, .base_sequence = pid >= 0 && !control_abort ? 0 : -1 };
+    uint8_t buf[2048];
+    size_t len;
+    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+}
+
+START_TEST(test_compaction_and_transactions) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.segment_bytes = 150; /* about one batch per segment */
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    txn_write(log, 1, true, false, 0, 5, 1);   /* 0-4: pid 1 txn, aborted below */
+    txn_write(log, 1, true, true, 0, 0, 0);    /* 5: abort marker */
+    txn_write(log, -1, false, false, 0, 3, 2); /* 6-8: key00..02 = v2 */
+    txn_write(log, 2, true, false, 5, 2, 3);   /* 9-10: pid 2 txn, still open */
+    txn_write(log, -1, false, false, 0, 3, 4); /* 11-13: key00..02 = v4 (beyond the LSO) */
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert_int_eq(st_log_first_unstable_offset(log), 9);
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    ck_assert_int_eq(st_log_compact(log, &cc, 100, &st), KP_OK);
+    ck_assert(!st.skipped);
+    ck_assert_int_le(st.end_offset, 9);
+    /* what is left: marker, v2 for key00..02 (their v4 lies beyond the
+     * cleanable range), and every record from 9 on */
+    size_t cap = 1 << 16;
+    uint8_t *buf = malloc(cap);
+    int64_t off = 0;
+    int controls = 0, recs_below_9 = 0, recs_from_9 = 0;
+    for (;;) {
+        size_t len;
+        int64_t next;
+        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
+        if (len == 0) break;
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        while (kp_rd_remaining(&r)) {
+            kp_batch_t b;
+            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+            if (kp_batch_is_control(&b)) { controls++; continue; }
+            ck_assert_int_ne(b.producer_id, 1); /* aborted data is gone */
+            if (b.base_offset < 9) recs_below_9 += b.records_count;
+            else recs_from_9 += b.records_count;
+        }
+        off = next;
+    }
+    free(buf);
+    ck_assert_int_eq(controls, 1);
+    ck_assert_int_eq(recs_below_9, 3);
+    ck_assert_int_eq(recs_from_9, 5);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+typedef struct build_arg {
+    st_clean_plan_t *plan;
+    st_cleaner_stats_t *st;
+    int rc;
+} build_arg_t;
+
+static void *build_thread(void *p) {
+    build_arg_t *a = p;
+    a->rc = st_cleaner_build(a->plan, a->st);
+    return NULL;
+}
+
+START_TEST(test_build_concurrent_with_appends) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 4242;
+    for (int i = 0; i < 150; i++) write_random(log, &m, &seed, 3, 100);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    st_clean_plan_t *plan;
+    ck_assert_int_eq(st_cleaner_prepare(log, &cc, 200, &plan, &st), KP_OK);
+    ck_assert_ptr_nonnull(plan);
+    build_arg_t a = { plan, &st, -1 };
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, build_thread, &a), 0);
+    for (int i = 0; i < 150; i++) write_random(log, &m, &seed, 3, 100); /* rolls too */
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(a.rc, KP_OK);
+    size_t before = st_log_segment_count(log);
+    ck_assert_int_eq(st_cleaner_commit(log, plan, &st), KP_OK);
+    ck_assert_int_gt(st.segments_cleaned, 0);
+    ck_assert_uint_eq(st_log_segment_count(log), before);
+    check_against_model(log, &m, false);
+
+    /* a segment removed by retention between prepare and commit is skipped */
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert_int_eq(st_cleaner_prepare(log, &cc, 300, &plan, &st), KP_OK);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(st_cleaner_build(plan, &st), KP_OK);
+    int64_t second = -1;
+    {
+        st_read_result_t rr; /* find the second segment's base: first range starting at 0 after offset 0 */
+        for (int64_t o = 1; o < st_log_end_offset(log) && second < 0; o++) {
+            ck_assert_int_eq(st_log_read(log, o, 1, -1, ST_READ_MIN_ONE, &rr), KP_OK);
+            if (rr.n && rr.r[0].pos == 0) second = rr.first_offset;
+        }
+    }
+    ck_assert_int_gt(second, 0);
+    ck_assert_int_eq(st_log_advance_start(log, second), KP_OK);
+    ck_assert_int_eq(st_cleaner_commit(log, plan, &st), KP_OK);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/t-0 | grep -c cleaned", dir);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+    pclose(f);
+    ck_assert_int_eq(n, 0); /* the skipped segment's .cleaned file is gone too */
+    int64_t end;
+    tu_scan(log, st_log_start_offset(log), &end);
+    ck_assert_int_eq(end, st_log_end_offset(log));
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+int main(void) {
+    tu_log_capture();
+    Suite *s = suite_create("st_cleaner");
+    TCase *tc = tcase_create("cleaner");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_offset_map);
+    tcase_add_test(tc, test_compaction_matches_model);
+    tcase_add_test(tc, test_ratio_lag_and_small_map);
+    tcase_add_test(tc, test_kill_at_every_swap_step);
+    tcase_add_test(tc, test_compaction_and_transactions);
+    tcase_add_test(tc, test_build_concurrent_with_appends);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
