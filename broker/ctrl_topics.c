@@ -103,9 +103,9 @@ static int16_t check_configs(const bk_ctrl_t *c, const bk_ctrl_create_topic_t *t
                      kv->name ? kv->name : "(null)");
             return KP_ERROR_INVALID_CONFIG;
         }
-        char err[BK_CTRL_MESSAGE_MAX] = "";
-        if (c->cfg.validate_config && !c->cfg.validate_config(kv->name, kv->value, err, sizeof err)) {
-            snprintf(msg, msglen, "Invalid config %s=%s: %s", kv->name, kv->value, err);
+        msg[0] = '\0';
+        if (c->cfg.validate_config && !c->cfg.validate_config(kv->name, kv->value, msg, msglen)) {
+            if (!msg[0]) snprintf(msg, msglen, "Invalid value for config %s", kv->name);
             return KP_ERROR_INVALID_CONFIG;
         }
     }

@@ -328,6 +328,7 @@ static void remove_resource_configs(bk_image_t *img, int32_t type, const char *r
     while (end < img->nconfigs && img->configs[end].resource_type == type &&
            strcmp(img->configs[end].resource_name, rname) == 0)
         img_config_free(&img->configs[end++]);
+    if (end == first) return;       /* also keeps a NULL configs array out of memmove */
     memmove(&img->configs[first], &img->configs[end],
             (img->nconfigs - end) * sizeof img->configs[0]);
     img->nconfigs -= end - first;
