@@ -15,6 +15,7 @@ void bk_ctrl_config_defaults(bk_ctrl_config_t *cfg) {
     cfg->session_timeout_ms = 9000;
     cfg->unclean_leader_election = false;
     cfg->producer_id_block_size = BK_PRODUCER_ID_BLOCK_SIZE;
+    cfg->leader_imbalance_pct = 10;
 }
 
 void bk_ctrl_init(bk_ctrl_t *c, const bk_ctrl_config_t *cfg, uint64_t seed) {

@@ -37,6 +37,7 @@ typedef struct {
     int64_t session_timeout_ms;             /* broker.session.timeout.ms */
     bool unclean_leader_election;           /* cluster default; a topic config overrides */
     int64_t producer_id_block_size;         /* ids per AllocateProducerIds */
+    int32_t leader_imbalance_pct;           /* leader.imbalance.per.broker.percentage */
     bk_config_validate_fn validate_config;  /* NULL: every topic config is accepted */
 } bk_ctrl_config_t;
 
@@ -55,7 +56,8 @@ typedef struct {
     size_t nsessions;
 } bk_ctrl_t;
 
-/* Kafka's defaults: 1 partition, RF 1, 9000 ms sessions, unclean off, 1000 ids. */
+/* Kafka's defaults: 1 partition, RF 1, 9000 ms sessions, unclean off, 1000 ids,
+ * 10% leader imbalance. */
 void bk_ctrl_config_defaults(bk_ctrl_config_t *cfg);
 void bk_ctrl_init(bk_ctrl_t *c, const bk_ctrl_config_t *cfg, uint64_t seed);
 
@@ -196,9 +198,11 @@ typedef enum { BK_ELECT_PREFERRED = 0, BK_ELECT_UNCLEAN = 1 } bk_elect_type_t;
 int16_t bk_ctrl_elect(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type,
                       const char *topic, int32_t partition, bk_recs_t *out);
 
-/* Auto leader rebalance: preferred election for every partition whose
- * preferred replica is in the ISR, usable and not the leader. Returns the
- * number of leaders moved. */
+/* Auto leader rebalance (auto.leader.rebalance.enable; the caller decides
+ * when, e.g. every leader.imbalance.check.interval.seconds): for every broker
+ * whose preferred-but-not-led partitions exceed leader_imbalance_pct of the
+ * partitions it is preferred for, a preferred election for each of those
+ * where it is in the ISR and usable. Returns the number of leaders moved. */
 size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out);
 
 typedef struct {

@@ -63,7 +63,30 @@ int16_t bk_ctrl_elect(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type,
     return KP_ERROR_NONE;
 }
 
+/* Kafka's trigger: a broker whose share of "preferred but not leading"
+ * partitions exceeds leader_imbalance_pct gets its leaderships back.
+ * O(partitions); counters per registered broker, indexed like img->brokers. */
+static bool imbalanced(const bk_ctrl_t *c, const bk_image_t *img, int32_t broker,
+                       const int32_t *preferred, const int32_t *not_led) {
+    const bk_broker_t *b = bk_image_broker(img, broker);
+    if (!b) return false;
+    size_t k = (size_t)(b - img->brokers);
+    return preferred[k] > 0 &&
+           (int64_t)not_led[k] * 100 > (int64_t)c->cfg.leader_imbalance_pct * preferred[k];
+}
+
 size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
+    int32_t preferred[BK_BROKERS_MAX] = { 0 }, not_led[BK_BROKERS_MAX] = { 0 };
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const bk_topic_t *t = img->by_name[i];
+        for (int32_t j = 0; j < t->nparts; j++) {
+            const bk_partition_t *p = &t->parts[j];
+            const bk_broker_t *b = bk_image_broker(img, p->replicas.v[0]);
+            if (!b) continue;
+            preferred[b - img->brokers]++;
+            not_led[b - img->brokers] += p->leader != b->id;
+        }
+    }
     size_t moved = 0;
     for (size_t i = 0; i < img->ntopics; i++) {
         const bk_topic_t *t = img->by_name[i];
@@ -72,6 +95,7 @@ size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
             int32_t pref = p->replicas.v[0];
             if (p->leader == pref || !bk_ids_has(&p->isr, pref) || !bk_image_broker_usable(img, pref))
                 continue;
+            if (!imbalanced(c, img, pref, preferred, not_led)) continue;
             emit_leader(out, t, p, pref, &p->isr);
             moved++;
         }

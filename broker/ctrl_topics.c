@@ -112,6 +112,25 @@ static int16_t check_configs(const bk_ctrl_t *c, const bk_ctrl_create_topic_t *t
     return KP_ERROR_NONE;
 }
 
+/* Kafka refuses names that differ only in '.' versus '_' (metric names
+ * would collide). O(topics): creation is rare next to the partition work. */
+static bool same_but_for_dots(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a == '.' ? '_' : *a, y = *b == '.' ? '_' : *b;
+        if (x != y) return false;
+    }
+    return *a == *b;
+}
+
+static const char *colliding_topic(const bk_image_t *img, const char *name) {
+    if (!strchr(name, '.') && !strchr(name, '_')) return NULL;
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const char *other = img->by_name[i]->name;
+        if (strcmp(other, name) != 0 && same_but_for_dots(other, name)) return other;
+    }
+    return NULL;
+}
+
 static bool name_twice(const bk_ctrl_create_topic_t *req, size_t n, size_t i) {
     for (size_t j = 0; j < n; j++)
         if (j != i && req[j].name && req[i].name && strcmp(req[j].name, req[i].name) == 0)
@@ -152,6 +171,11 @@ static int16_t check_create(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_c
     if (bk_image_topic_by_name(img, t->name)) {
         snprintf(msg, ml, "Topic '%s' already exists.", t->name);
         return KP_ERROR_TOPIC_ALREADY_EXISTS;
+    }
+    const char *other = colliding_topic(img, t->name);
+    if (other) {
+        snprintf(msg, ml, "Topic '%.60s' collides with existing topic: %.60s", t->name, other);
+        return KP_ERROR_INVALID_TOPIC_EXCEPTION;
     }
     bool manual = t->nassignments > 0;
     if (manual && (t->num_partitions != -1 || t->replication_factor != -1)) {

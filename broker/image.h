@@ -31,7 +31,6 @@
 #define BK_CONFIGS_MAX 1000000
 #define BK_ENDPOINTS_MAX 8
 #define BK_TOPIC_NAME_MAX 249
-#define BK_CHANGES_MAX 1000000      /* touched partitions between two take_changes */
 
 #define BK_UUID_BYTES 16
 #define BK_RESOURCE_TOPIC 2

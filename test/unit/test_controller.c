@@ -161,6 +161,17 @@ START_TEST(test_topic_name_rules) {
         ck_assert_int_eq(create(&cl, topic_req(good[i], 1, 1)), KP_ERROR_NONE);
     ck_assert_ptr_nonnull(bk_image_topic_by_name(&cl.img, long_ok));
     ck_assert_uint_eq(cl.img.ntopics, 6);
+    /* '.' and '_' collide with each other, not with other characters */
+    ck_assert_int_eq(create(&cl, topic_req("my.events", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req("my_events", 1, 1)), KP_ERROR_INVALID_TOPIC_EXCEPTION);
+    ck_assert_int_eq(create(&cl, topic_req("my-events", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req("my_events_", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req(".", 1, 1)), KP_ERROR_INVALID_TOPIC_EXCEPTION);
+    ck_assert_int_eq(create(&cl, topic_req("__.", 1, 1)), KP_ERROR_INVALID_TOPIC_EXCEPTION); /* "..." */
+    ck_assert_int_eq(create(&cl, topic_req("_", 1, 1)), KP_ERROR_TOPIC_ALREADY_EXISTS);
+    ck_assert_int_eq(create(&cl, topic_req(".x", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req("...", 1, 1)), KP_ERROR_TOPIC_ALREADY_EXISTS);
+    ck_assert_int_eq(create(&cl, topic_req("._.", 1, 1)), KP_ERROR_INVALID_TOPIC_EXCEPTION);
     cl_free(&cl);
 }
 END_TEST
@@ -895,6 +906,40 @@ START_TEST(test_preferred_election_and_rebalance) {
 }
 END_TEST
 
+START_TEST(test_rebalance_imbalance_threshold) {
+    cl_t cl;
+    cl_init(&cl, 18);
+    for (int32_t b = 1; b <= 3; b++) add_broker(&cl, b, NULL);
+    ck_assert_int_eq(create(&cl, topic_req("t", 30, 2)), KP_ERROR_NONE);
+    ck_assert_int_eq(heartbeat(&cl, 1, true, false, NULL), KP_ERROR_NONE);
+    ck_assert_int_eq(heartbeat(&cl, 1, false, false, NULL), KP_ERROR_NONE);
+    const bk_topic_t *t = bk_image_topic_by_name(&cl.img, "t");
+    int32_t mine[10], n = 0;
+    for (int32_t p = 0; p < t->nparts; p++) {
+        const bk_partition_t *pp = part_of(&cl, "t", p);
+        if (!bk_ids_has(&pp->isr, 1))
+            ck_assert_int_eq(alter_isr(&cl, "t", p, pp->replicas.v, (size_t)pp->replicas.n), KP_ERROR_NONE);
+        if (pp->replicas.v[0] == 1) mine[n++] = p;
+    }
+    ck_assert_int_eq(n, 10);
+    bk_recs_t r;
+    bk_recs_init(&r);
+    cl.ctrl.cfg.leader_imbalance_pct = 100;        /* 10 of 10 is not above 100% */
+    ck_assert_uint_eq(bk_ctrl_rebalance(&cl.ctrl, &cl.img, &r), 0);
+    for (int32_t i = 0; i < 9; i++)
+        ck_assert_int_eq(bk_ctrl_elect(&cl.ctrl, &cl.img, BK_ELECT_PREFERRED, "t", mine[i], &r), KP_ERROR_NONE);
+    commit(&cl, &r);
+    bk_recs_init(&r);
+    cl.ctrl.cfg.leader_imbalance_pct = 10;         /* 1 of 10 is not above 10% */
+    ck_assert_uint_eq(bk_ctrl_rebalance(&cl.ctrl, &cl.img, &r), 0);
+    cl.ctrl.cfg.leader_imbalance_pct = 9;
+    ck_assert_uint_eq(bk_ctrl_rebalance(&cl.ctrl, &cl.img, &r), 1);
+    commit(&cl, &r);
+    ck_assert_int_eq(part_of(&cl, "t", mine[9])->leader, 1);
+    cl_free(&cl);
+}
+END_TEST
+
 /* ---- reassignments --------------------------------------------------------- */
 
 START_TEST(test_reassignment) {
@@ -1240,6 +1285,7 @@ int main(void) {
     tcase_add_test(tc, test_controlled_shutdown);
     tcase_add_test(tc, test_alter_partition_checks);
     tcase_add_test(tc, test_preferred_election_and_rebalance);
+    tcase_add_test(tc, test_rebalance_imbalance_threshold);
     tcase_add_test(tc, test_reassignment);
     tcase_add_test(tc, test_producer_id_blocks);
     tcase_add_test(tc, test_randomized_invariants);
