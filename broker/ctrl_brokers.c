@@ -126,6 +126,27 @@ void bk_ctrl_heartbeat(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_heartb
     }
 }
 
+/* Leaderless partitions of topics with unclean election enabled get any
+ * usable replica (as KRaft does periodically; a topic's config may have been
+ * switched on after the partition went offline). O(partitions) per tick. */
+static void unclean_elections(const bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const bk_topic_t *t = img->by_name[i];
+        int unclean = -1;           /* looked up once per topic, only when needed */
+        for (int32_t j = 0; j < t->nparts; j++) {
+            const bk_partition_t *p = &t->parts[j];
+            if (p->leader != -1) continue;
+            if (unclean == -1) unclean = ctrl_unclean(c, img, t);
+            if (!unclean) break;
+            bk_ids_t isr;
+            int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
+            if (leader < 0) continue;
+            pchange_t ch = { .has_leader = true, .leader = leader, .isr = &isr };
+            ctrl_emit_change(out, &t->id, p->id, &ch);
+        }
+    }
+}
+
 /* Sessions of brokers no longer registered are forgotten, so the table
  * never holds more than the image's brokers (BK_BROKERS_MAX). */
 static void prune_sessions(bk_ctrl_t *c, const bk_image_t *img) {
@@ -150,6 +171,8 @@ size_t bk_ctrl_tick(bk_ctrl_t *c, const bk_image_t *img, int64_t now_ms, bk_recs
     if (n) {
         gone_t gone = { expired, n };
         ctrl_drop_brokers(c, img, &gone, out);
+    } else {
+        unclean_elections(c, img, out);
     }
     return n;
 }

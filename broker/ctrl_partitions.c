@@ -124,12 +124,12 @@ static void maybe_complete(pstate_t *s) {
 
 /* Picks the leader for the new state (keeps the current one when it is still
  * an alive ISR member) and emits the change; fills the result state. */
-static void emit_state(const bk_image_t *img, const bk_topic_t *t, const bk_partition_t *p,
-                       pstate_t *s, bk_recs_t *out) {
+static void emit_state(const bk_ctrl_t *c, const bk_image_t *img, const bk_topic_t *t,
+                       const bk_partition_t *p, pstate_t *s, bk_recs_t *out) {
     s->leader = p->leader;
     if (s->leader == -1 || !bk_ids_has(&s->isr, s->leader) || !ctrl_alive(img, NULL, s->leader)) {
         bk_ids_t isr = s->isr;
-        s->leader = ctrl_elect_from(img, &s->replicas, &isr, NULL, false, &s->isr);
+        s->leader = ctrl_elect_from(img, &s->replicas, &isr, NULL, ctrl_unclean(c, img, t), &s->isr);
     }
     bool reps = !bk_ids_equal(&s->replicas, &p->replicas) || !bk_ids_equal(&s->adding, &p->adding) ||
                 !bk_ids_equal(&s->removing, &p->removing);
@@ -185,7 +185,7 @@ void bk_ctrl_alter_partition(bk_ctrl_t *c, const bk_image_t *img,
     res->error = check_new_isr(img, p, req, &s.isr);
     if (res->error) return;
     maybe_complete(&s);
-    emit_state(img, t, p, &s, out);
+    emit_state(c, img, t, p, &s, out);
     res->leader = s.leader;
     res->leader_epoch = p->leader_epoch + (s.leader != p->leader);
     res->partition_epoch = p->partition_epoch + 1;
@@ -232,6 +232,6 @@ int16_t bk_ctrl_reassign(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_reas
         bk_ids_equal(&s.isr, &p->isr) && !in_progress)
         return KP_ERROR_NONE;       /* already the assignment: nothing to write */
     maybe_complete(&s);
-    emit_state(img, t, p, &s, out);
+    emit_state(c, img, t, p, &s, out);
     return KP_ERROR_NONE;
 }

@@ -717,6 +717,41 @@ START_TEST(test_cluster_default_unclean) {
 }
 END_TEST
 
+START_TEST(test_tick_unclean_after_config_change) {
+    cl_t cl;
+    cl_init(&cl, 19);
+    for (int32_t b = 1; b <= 2; b++) add_broker(&cl, b, NULL);
+    const int32_t reps[] = { 1, 2 }, only1[] = { 1 };
+    bk_ctrl_assignment_t a = { 0, reps, 2 };
+    bk_ctrl_create_topic_t t = { "u", -1, -1, &a, 1, NULL, 0 };
+    ck_assert_int_eq(create(&cl, t), KP_ERROR_NONE);
+    ck_assert_int_eq(alter_isr(&cl, "u", 0, only1, 1), KP_ERROR_NONE);
+    ck_assert_int_eq(heartbeat(&cl, 1, true, false, NULL), KP_ERROR_NONE);
+    ck_assert_int_eq(part_of(&cl, "u", 0)->leader, -1);
+    bk_recs_t r;
+    bk_recs_init(&r);
+    bk_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r);
+    ck_assert_uint_eq(r.n, 0);                     /* clean: stays offline */
+    /* an operator enables unclean election for the topic (AlterConfigs) */
+    Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
+    m.has_resource_type = true; m.resource_type = BK_RESOURCE_TOPIC;
+    m.resource_name = "u";
+    m.name = "unclean.leader.election.enable";
+    m.value = "true";
+    Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
+    rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
+    rec.config = &m;
+    bk_recs_add(&r, &rec);
+    commit(&cl, &r);
+    bk_recs_init(&r);
+    ck_assert_uint_eq(bk_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r), 0);
+    ck_assert_uint_eq(commit(&cl, &r), 1);
+    ck_assert_int_eq(part_of(&cl, "u", 0)->leader, 2);
+    ck_assert_int_eq(part_of(&cl, "u", 0)->isr.n, 1);
+    cl_free(&cl);
+}
+END_TEST
+
 START_TEST(test_reregistration_fences_old_session) {
     cl_t cl;
     cl_init(&cl, 12);
@@ -1107,6 +1142,8 @@ static void check_snapshot_replay(const bk_image_t *img) {
     bk_image_free(&copy);
 }
 
+static int last_op = -1;          /* for failure messages: which operation broke it */
+
 static void random_op(cl_t *cl, uint64_t *s) {
     bk_recs_t r;
     bk_recs_init(&r);
@@ -1116,7 +1153,8 @@ static void random_op(cl_t *cl, uint64_t *s) {
     snprintf(name, sizeof name, "t%d", (int)(rnd(s) % 8));
     const bk_topic_t *t = bk_image_topic_by_name(img, name);
     int32_t part = t && t->nparts ? (int32_t)(rnd(s) % (uint64_t)t->nparts) : 0;
-    switch (rnd(s) % 12) {
+    last_op = (int)(rnd(s) % 12);
+    switch (last_op) {
     case 0: {                                     /* (re)register, maybe a new incarnation */
         bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
         const char *racks[] = { "a", "b", NULL };
@@ -1226,15 +1264,27 @@ START_TEST(test_randomized_invariants) {
             random_op(&cl, &s);
             check_invariants(&cl.img);
             check_epochs(&cl.img, seen, &nseen, SEEN_MAX);
-            /* a usable ISR member exists => the partition has a leader */
+            /* leaders are usable brokers, and a partition with a usable ISR
+             * member (or, unclean, a usable replica) has a leader */
             for (size_t i = 0; i < cl.img.ntopics; i++) {
                 const bk_topic_t *t = cl.img.by_name[i];
+                const char *u = bk_image_config(&cl.img, BK_RESOURCE_TOPIC, t->name,
+                                                "unclean.leader.election.enable");
+                bool unclean = u && strcmp(u, "true") == 0;
                 for (int32_t j = 0; j < t->nparts; j++) {
                     const bk_partition_t *p = &t->parts[j];
-                    if (p->leader >= 0) REQUIRE(bk_image_broker(&cl.img, p->leader));
+                    if (p->leader >= 0) {
+                        REQUIRE(bk_image_broker_usable(&cl.img, p->leader));
+                        continue;
+                    }
+                    const bk_ids_t *cands = unclean ? &p->replicas : &p->isr;
+                    for (int32_t k = 0; k < cands->n; k++)
+                        if (bk_image_broker_usable(&cl.img, cands->v[k]))
+                            ck_abort_msg("seed %d step %d op %d: %s-%d (unclean %d) leaderless with usable %d",
+                                         (int)seed, step, last_op, t->name, j, unclean, cands->v[k]);
                 }
             }
-            if (step % 50 == 49) check_snapshot_replay(&cl.img);
+            if (step % 10 == 9) check_snapshot_replay(&cl.img);
         }
         check_snapshot_replay(&cl.img);
         total_records += cl.next_offset;
@@ -1281,6 +1331,7 @@ int main(void) {
     tcase_add_test(tc, test_session_timeout_fences_and_moves_leaders);
     tcase_add_test(tc, test_fencing_unclean_only_when_enabled);
     tcase_add_test(tc, test_cluster_default_unclean);
+    tcase_add_test(tc, test_tick_unclean_after_config_change);
     tcase_add_test(tc, test_reregistration_fences_old_session);
     tcase_add_test(tc, test_controlled_shutdown);
     tcase_add_test(tc, test_alter_partition_checks);
