@@ -1127,6 +1127,57 @@ static void check_epochs(const bk_image_t *img, epoch_seen_t *seen, size_t *nsee
     }
 }
 
+/* What the local node believes after following the change notifications. */
+typedef struct {
+    bk_uuid_t id;
+    int32_t part;
+    bk_change_kind_t kind;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+} local_role_t;
+
+static void follow_changes(bk_image_t *img, local_role_t *roles, size_t *nroles, size_t cap) {
+    static bk_change_t ch[4096];
+    size_t n = bk_image_take_changes(img, ch, 4096);
+    REQUIRE(n <= 4096);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < *nroles && !(roles[k].part == ch[i].partition &&
+                                memcmp(roles[k].id.b, ch[i].topic_id.b, 16) == 0))
+            k++;
+        if (ch[i].kind == BK_CHANGE_STOP) {
+            REQUIRE(k < *nroles);                   /* only what we had is stopped */
+            roles[k] = roles[--(*nroles)];
+            continue;
+        }
+        if (k == *nroles) {
+            REQUIRE(*nroles < cap);
+            (*nroles)++;
+        }
+        roles[k] = (local_role_t){ ch[i].topic_id, ch[i].partition, ch[i].kind, ch[i].leader,
+                                   ch[i].leader_epoch, ch[i].partition_epoch };
+    }
+    /* the beliefs match the image exactly */
+    size_t mine = 0;
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const bk_topic_t *t = img->by_name[i];
+        for (int32_t j = 0; j < t->nparts; j++) {
+            const bk_partition_t *p = &t->parts[j];
+            if (!bk_ids_has(&p->replicas, img->local_id)) continue;
+            mine++;
+            size_t k = 0;
+            while (k < *nroles && !(roles[k].part == j && memcmp(roles[k].id.b, t->id.b, 16) == 0)) k++;
+            REQUIRE(k < *nroles);
+            REQUIRE(roles[k].kind == (p->leader == img->local_id ? BK_CHANGE_LEADER : BK_CHANGE_FOLLOWER));
+            REQUIRE(roles[k].leader == p->leader);
+            REQUIRE(roles[k].leader_epoch == p->leader_epoch);
+            REQUIRE(roles[k].partition_epoch == p->partition_epoch);
+        }
+    }
+    REQUIRE(mine == *nroles);
+}
+
 static void check_snapshot_replay(const bk_image_t *img) {
     uint8_t *a, *b;
     size_t la, lb;
@@ -1251,17 +1302,24 @@ static void random_op(cl_t *cl, uint64_t *s) {
 }
 
 START_TEST(test_randomized_invariants) {
-    enum { SEEDS = 40, STEPS = 400, SEEN_MAX = 4096 };
+    enum { STEPS = 400, SEEN_MAX = 4096 };
+    /* SKIFF_CTRL_SEEDS=n runs more seeds; a failure names its seed and step */
+    const char *env = getenv("SKIFF_CTRL_SEEDS");
+    const uint64_t SEEDS = env ? strtoull(env, NULL, 10) : 60;
+    uint64_t first_seed = getenv("SKIFF_CTRL_SEED") ? strtoull(getenv("SKIFF_CTRL_SEED"), NULL, 10) : 1;
     epoch_seen_t *seen = malloc(SEEN_MAX * sizeof *seen);
+    local_role_t *roles = malloc(SEEN_MAX * sizeof *roles);
     long long total_records = 0, total_parts = 0, leader_moves = 0, offline = 0, reassigning = 0,
               fenced = 0;
-    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+    for (uint64_t seed = first_seed; seed < first_seed + SEEDS; seed++) {
         cl_t cl;
         cl_init(&cl, seed);
+        cl.img.local_id = 3;                      /* follow node 3's notifications */
         uint64_t s = seed * 0x9e3779b97f4a7c15ULL;
-        size_t nseen = 0;
+        size_t nseen = 0, nroles = 0;
         for (int step = 0; step < STEPS; step++) {
             random_op(&cl, &s);
+            follow_changes(&cl.img, roles, &nroles, SEEN_MAX);
             check_invariants(&cl.img);
             check_epochs(&cl.img, seen, &nseen, SEEN_MAX);
             /* leaders are usable brokers, and a partition with a usable ISR
@@ -1301,13 +1359,14 @@ START_TEST(test_randomized_invariants) {
         cl_free(&cl);
     }
     free(seen);
+    free(roles);
     /* the run must have exercised what it claims to check */
     fprintf(stderr, "randomized: %lld records, %lld partitions at the end, %lld leader moves, "
                     "%lld offline, %lld reassigning, %lld brokers fenced\n",
             total_records, total_parts, leader_moves, offline, reassigning, fenced);
-    ck_assert_int_gt(total_records, SEEDS * STEPS / 2);
-    ck_assert_int_gt(total_parts, SEEDS * 4);
-    ck_assert_int_gt(leader_moves, SEEDS * 4);
+    ck_assert_int_gt(total_records, (long long)SEEDS * STEPS / 2);
+    ck_assert_int_gt(total_parts, (long long)SEEDS * 4);
+    ck_assert_int_gt(leader_moves, (long long)SEEDS * 4);
     ck_assert_int_gt(offline, 0);
     ck_assert_int_gt(fenced, 0);
 }
