@@ -2,6 +2,7 @@
 #include "broker/controller.h"
 #include "broker/ctrl_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,8 @@ void bk_ctrl_create_topics(bk_ctrl_t *c, const bk_image_t *img,
     for (size_t i = 0; i < n; i++) {
         const bk_ctrl_create_topic_t *t = &req[i];
         bk_ctrl_create_result_t *r = &res[i];
+        assert(t->nassignments == 0 || t->assignments);     /* the decoder's contract */
+        assert(t->nconfigs == 0 || t->configs);
         memset(r, 0, sizeof *r);
         r->num_partitions = -1;
         r->replication_factor = -1;
@@ -282,6 +285,7 @@ static int16_t create_parts_one(bk_ctrl_t *c, const bk_image_t *img,
                  (int)t->nparts, (int)q->count);
         return KP_ERROR_INVALID_PARTITIONS;
     }
+    assert(q->nassignments == 0 || q->assignments);
     int32_t add = q->count - t->nparts;
     int32_t rf = t->nparts ? t->parts[0].replicas.n - t->parts[0].removing.n : 1;
     if (q->nassignments && q->nassignments != (size_t)add) {
