@@ -131,7 +131,8 @@ raft_msg_t raft_msg_new(const raft_t *r, raft_msg_type_t type, int32_t to) {
     m.epoch = r->hs.epoch;
     /* a resigned leader is no leader: advertising it would pull voters back
      * into following a node that no longer serves fetches */
-    bool gone = r->role == RAFT_RESIGNED || r->leader_gone;
+    bool gone = r->leader_gone ||
+                (r->hs.leader_id == r->cfg.node_id && r->role != RAFT_LEADER);
     m.leader_id = gone ? RAFT_NO_NODE : r->hs.leader_id;
     return m;
 }

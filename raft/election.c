@@ -236,8 +236,10 @@ void raft_on_begin_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     raft_msg_t resp = raft_msg_new(r, RAFT_MSG_BEGIN_EPOCH_RESP, m->from);
     if (m->epoch < r->hs.epoch) {
         resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
-    } else {
-        assert(r->role == RAFT_FOLLOWER && r->hs.leader_id == m->from);
+    } else if (r->role == RAFT_FOLLOWER) {
+        /* raft_on_epoch made us follow the sender (the epoch's only leader);
+         * a late copy after it resigned (leader_gone) changes nothing */
+        assert(r->hs.leader_id == m->from);
         r->fetch_deadline_ms = now_ms + r->cfg.fetch_timeout_ms;
     }
     raft_emit(r, &resp);
@@ -263,9 +265,16 @@ void raft_on_end_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     while (pos < m->u.end_req.n_successors && pos < RAFT_VOTERS_MAX &&
            m->u.end_req.successors[pos] != r->cfg.node_id)
         pos++;
-    r->role = RAFT_UNATTACHED;
-    r->leader_gone = true;
+    raft_leader_gone(r, now_ms);
     r->election_deadline_ms = now_ms + (int64_t)pos * (r->cfg.election_timeout_ms / 4);
+}
+
+void raft_leader_gone(raft_t *r, int64_t now_ms) {
+    r->leader_gone = true;
+    r->role = RAFT_UNATTACHED;
+    r->next_fetch_ms = now_ms;
+    r->election_deadline_ms = now_ms + raft_random_timeout(r) - r->cfg.election_timeout_ms;
+    abort_snapshot_fetch(r);
 }
 
 static size_t voters_fetching(const raft_t *r, int64_t now_ms) {

@@ -118,6 +118,8 @@ void raft_become_unattached(raft_t *r, int32_t epoch, int64_t now_ms);
 void raft_become_follower(raft_t *r, int32_t epoch, int32_t leader, int64_t now_ms);
 void raft_become_prospective(raft_t *r, int64_t now_ms);
 void raft_resign(raft_t *r, int64_t now_ms);
+/* The leader of our epoch stepped down; campaign after `delay_ms`. */
+void raft_leader_gone(raft_t *r, int64_t now_ms);
 void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms);
 void raft_on_vote_req(raft_t *r, const raft_msg_t *m, int64_t now_ms);
 void raft_on_vote_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms);

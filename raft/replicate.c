@@ -168,6 +168,10 @@ static void follower_append(raft_t *r, const raft_msg_t *m) {
 
 void raft_on_fetch_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     if (!resp_is_current(r, m) || r->snap_fetching) return;
+    if (m->error == RAFT_KERR_NOT_LEADER_OR_FOLLOWER && m->leader_id == RAFT_NO_NODE) {
+        raft_leader_gone(r, now_ms);   /* our leader resigned or restarted */
+        return;
+    }
     if (m->error != RAFT_KERR_NONE) return;   /* re-sent after fetch_interval */
     if (m->u.fetch_resp.req_fetch_offset != rlog_end(&r->log) ||
         m->u.fetch_resp.req_last_epoch != rlog_last_epoch(&r->log))
