@@ -103,6 +103,12 @@ typedef struct sim {
     int64_t chain_end;
     int32_t leader_of[SIM_EPOCHS_MAX];
     uint64_t first_id_after_heal;   /* ids >= this were proposed after the heal */
+    /* per-seed fault profile, so the seeds cover mild to harsh runs */
+    unsigned crash_x1000;          /* crash chance per ms, in 1/1000 */
+    unsigned partition_x1000;      /* partition toggle chance per ms */
+    unsigned drop_x1000;
+    size_t fetch_entries_max;
+    int64_t fsync_delay_max_ms;    /* unsynced entries are lost on a crash */
     char fail[512];
     uint64_t steps;
 } sim_t;
@@ -231,7 +237,7 @@ static void net_send(sim_t *s, const raft_msg_t *rm) {
     assert(from != NULL && to != NULL);
     if (rm->type == RAFT_MSG_VOTE_RESP && rm->u.vote_resp.granted && !from->voter)
         failf(s, "observer %d granted a vote", rm->from);
-    if (faulty(s) && (chance(s, 50) || from->group != to->group)) {
+    if (faulty(s) && (chance(s, s->drop_x1000) || from->group != to->group)) {
         trace(s, "drop %s %d->%d", raft_msg_type_str(rm->type), rm->from, rm->to);
         return;
     }
@@ -351,7 +357,8 @@ static void handle_ready(sim_t *s, sim_node_t *nd, raft_ready_t *rd) {
     apply_committed(s, nd);
     raft_advance(nd->r, rd);
     if (nd->fsync_ms < 0 && nd->durable_end < nd->log_start + (int64_t)nd->n)
-        nd->fsync_ms = s->now_ms + (chance(s, 500) ? 0 : rnd_range(s, 1, 8));
+        nd->fsync_ms = s->now_ms + (faulty(s) && chance(s, 30) ? rnd_range(s, 100, 500)   /* stall */
+                                                               : rnd_range(s, 0, s->fsync_delay_max_ms));
 }
 
 /* ---- invariants --------------------------------------------------------- */
@@ -437,7 +444,7 @@ static void node_start(sim_t *s, sim_node_t *nd) {
     c.fetch_timeout_ms = 300;
     c.fetch_interval_ms = 40;
     c.seed = s->seed * 1000003u + (uint64_t)s->now_ms;
-    c.fetch_entries_max = 8;
+    c.fetch_entries_max = s->fetch_entries_max;
     c.fetch_bytes_max = 64;   /* small: snapshots move in several chunks */
     c.pending_entries_max = 64;
     /* durable log entries to hand back: [log_start, durable_end) */
@@ -540,14 +547,16 @@ static void faults(sim_t *s) {
         }
         return;
     }
-    if (chance(s, 2)) {   /* ~one partition change every 500 ms */
+    if (chance(s, s->partition_x1000)) {
         s->partitioned = !s->partitioned;
         for (int i = 0; i < s->n; i++)
             s->nodes[i].group = s->partitioned ? (int)(rnd(s) % 2) : 0;
         trace(s, "%s", s->partitioned ? "PARTITION" : "HEAL");
     }
-    if (chance(s, 1)) {   /* ~one crash per second */
-        sim_node_t *nd = &s->nodes[rnd(s) % (uint64_t)s->n];
+    if (chance(s, s->crash_x1000)) {
+        /* leaders crash more often than the rest: that is where it hurts */
+        sim_node_t *nd = current_leader(s);
+        if (nd == NULL || chance(s, 500)) nd = &s->nodes[rnd(s) % (uint64_t)s->n];
         if (nd->up) node_crash(s, nd);
     }
 }
@@ -618,6 +627,11 @@ static void sim_init(sim_t *s, uint64_t seed, int k, bool verbose) {
     s->n = k + 1;
     s->verbose = verbose;
     s->heal_ms = SIM_FAULT_MS;
+    s->crash_x1000 = (unsigned)rnd_range(s, 0, 4);
+    s->partition_x1000 = (unsigned)rnd_range(s, 0, 3);
+    s->drop_x1000 = (unsigned)rnd_range(s, 0, 150);
+    s->fetch_entries_max = (size_t)rnd_range(s, 1, 8);
+    s->fsync_delay_max_ms = rnd_range(s, 0, 60);
     for (int i = 0; i < SIM_EPOCHS_MAX; i++) s->leader_of[i] = RAFT_NO_NODE;
     for (int i = 0; i < s->n; i++) {
         sim_node_t *nd = &s->nodes[i];
