@@ -159,6 +159,10 @@ void raft_resign(raft_t *r, int64_t now_ms) {
 
 void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     if (m->type == RAFT_MSG_VOTE_REQ && m->u.vote_req.prevote) return;
+    /* As in KRaft, a Fetch from a higher epoch is answered UNKNOWN_LEADER_EPOCH
+     * and changes nothing: we will hear from that epoch's leader itself, and
+     * an observer can never disturb the voters. */
+    if (m->type == RAFT_MSG_FETCH_REQ || m->type == RAFT_MSG_SNAP_REQ) return;
     if (m->epoch > r->hs.epoch) {
         if (m->leader_id != RAFT_NO_NODE && m->leader_id != r->cfg.node_id)
             raft_become_follower(r, m->epoch, m->leader_id, now_ms);

@@ -103,6 +103,8 @@ void raft_on_fetch_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     resp.u.fetch_resp.high_watermark = r->hw;
     if (m->epoch < r->hs.epoch) {
         resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
+    } else if (m->epoch > r->hs.epoch) {
+        resp.error = RAFT_KERR_UNKNOWN_LEADER_EPOCH;
     } else if (r->role != RAFT_LEADER) {
         resp.error = RAFT_KERR_NOT_LEADER_OR_FOLLOWER;
     } else if (fo < 0 || lfe < 0 || lfe > r->hs.epoch) {
@@ -202,6 +204,8 @@ void raft_on_snap_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     resp.u.snap_resp.position = pos;
     if (m->epoch < r->hs.epoch) {
         resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
+    } else if (m->epoch > r->hs.epoch) {
+        resp.error = RAFT_KERR_UNKNOWN_LEADER_EPOCH;
     } else if (r->role != RAFT_LEADER) {
         resp.error = RAFT_KERR_NOT_LEADER_OR_FOLLOWER;
     } else if (r->log.snap.end_offset == 0 || want.end_offset != r->log.snap.end_offset ||
