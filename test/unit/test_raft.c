@@ -57,7 +57,7 @@ static void copy_msg(tmsg_t *t, const raft_msg_t *m) {
         size_t pos = 0;
         for (uint32_t i = 0; i < n; i++) {
             t->ents[i] = m->u.fetch_resp.entries[i];
-            memcpy(t->blob + pos, t->ents[i].data, t->ents[i].len);
+            if (t->ents[i].len) memcpy(t->blob + pos, t->ents[i].data, t->ents[i].len);
             t->ents[i].data = t->blob + pos;
             pos += t->ents[i].len;
         }
