@@ -161,8 +161,22 @@ void raft_truncate(raft_t *r, int64_t offset) {
     }
 }
 
+/* Election traffic only comes from voters: a request from anyone else
+ * (a misconfigured node, an observer) could otherwise raise our epoch. */
+static bool sender_ok(const raft_t *r, const raft_msg_t *m) {
+    if (m->to != r->cfg.node_id || m->from == r->cfg.node_id) return false;
+    if ((unsigned)m->type >= RAFT_MSG_TYPE_COUNT) return false;
+    if (m->leader_id != RAFT_NO_NODE && raft_voter_index(r, m->leader_id) < 0) return false;
+    switch (m->type) {
+    case RAFT_MSG_VOTE_REQ:
+    case RAFT_MSG_BEGIN_EPOCH_REQ:
+    case RAFT_MSG_END_EPOCH_REQ: return raft_voter_index(r, m->from) >= 0;
+    default: return true;
+    }
+}
+
 static void on_recv(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
-    if (m->to != r->cfg.node_id || m->type >= RAFT_MSG_TYPE_COUNT) return;
+    if (!sender_ok(r, m)) return;
     raft_on_epoch(r, m, now_ms);
     switch (m->type) {
     case RAFT_MSG_VOTE_REQ: raft_on_vote_req(r, m, now_ms); break;

@@ -735,6 +735,9 @@ int main(int argc, char **argv) {
             passed++;
         }
     }
-    printf("sim_raft: %" PRIu64 " seeds passed\n", passed);
+    char nodes[16];
+    snprintf(nodes, sizeof nodes, k ? "%d" : "{3,5}", k);
+    printf("sim_raft: %" PRIu64 " seeds passed (seeds 1..%" PRIu64 " x %s nodes)\n", passed,
+           seeds, nodes);
     return 0;
 }

@@ -696,6 +696,46 @@ START_TEST(test_leader_without_quorum_resigns) {
 }
 END_TEST
 
+START_TEST(test_non_voter_cannot_raise_epoch) {
+    tc_t *c = tc_new(3, true);
+    tnode_t *n1 = elect(c, 1);
+    run(c, 50);
+    drop_all(c);
+    raft_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.from = T_OBSERVER;
+    m.to = 1;
+    m.epoch = 40;
+    m.leader_id = RAFT_NO_NODE;
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = &m;
+    raft_msg_type_t types[3] = { RAFT_MSG_VOTE_REQ, RAFT_MSG_BEGIN_EPOCH_REQ, RAFT_MSG_END_EPOCH_REQ };
+    for (int i = 0; i < 3; i++) {
+        m.type = types[i];
+        raft_ready_t rd = step(c, n1, &ev);
+        ck_assert(!rd.hard_state_changed);
+        ck_assert_int_eq(raft_epoch(n1->r), 1);
+        ck_assert_int_eq(raft_role(n1->r), RAFT_LEADER);
+    }
+    /* a response naming a leader that is not a voter is ignored too */
+    m.type = RAFT_MSG_FETCH_RESP;
+    m.from = 2;
+    m.leader_id = 77;
+    ck_assert(!step(c, n1, &ev).hard_state_changed);
+    ck_assert_int_eq(raft_epoch(n1->r), 1);
+    /* a fetch from a higher epoch: UNKNOWN_LEADER_EPOCH, nothing changes */
+    m.type = RAFT_MSG_FETCH_REQ;
+    m.from = T_OBSERVER;
+    m.leader_id = RAFT_NO_NODE;
+    raft_ready_t rd = step(c, n1, &ev);
+    ck_assert(!rd.hard_state_changed);
+    ck_assert_int_eq(rd.msgs[0].error, RAFT_KERR_UNKNOWN_LEADER_EPOCH);
+    ck_assert_int_eq(raft_role(n1->r), RAFT_LEADER);
+    drop_all(c);
+    tc_free(c);
+}
+END_TEST
+
 START_TEST(test_restart_keeps_epoch_and_vote) {
     raft_config_t cfg = cfg_for(1, 3);
     raft_hard_state_t hs = { 4, 3, RAFT_NO_NODE };
@@ -828,6 +868,7 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_propose_bounds_and_not_leader);
     tcase_add_test(tc, test_stale_epoch_fetch_is_fenced);
     tcase_add_test(tc, test_leader_without_quorum_resigns);
+    tcase_add_test(tc, test_non_voter_cannot_raise_epoch);
     tcase_add_test(tc, test_restart_keeps_epoch_and_vote);
     tcase_add_test(tc, test_new_rejects_bad_input);
     tcase_add_test(tc, test_log_epoch_history);
