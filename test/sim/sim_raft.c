@@ -2,7 +2,8 @@
  *
  * K voters (3 or 5) and one observer run the pure core in one process with a
  * fake clock and a seeded network that drops, delays, reorders, duplicates
- * and partitions messages. Nodes crash and restart with only what they made
+ * and partitions messages. Leaders resign gracefully now and then. Nodes
+ * crash and restart with only what they made
  * durable: the hard state, the snapshot and the fsynced log prefix. A client
  * proposes entries at random times. After every step the checker verifies:
  *   - at most one leader per epoch, observers never campaign or vote;
@@ -552,6 +553,14 @@ static void faults(sim_t *s) {
         for (int i = 0; i < s->n; i++)
             s->nodes[i].group = s->partitioned ? (int)(rnd(s) % 2) : 0;
         trace(s, "%s", s->partitioned ? "PARTITION" : "HEAL");
+    }
+    if (chance(s, 1)) {   /* graceful shutdown of the leader: EndQuorumEpoch */
+        sim_node_t *nd = current_leader(s);
+        if (nd != NULL) {
+            raft_event_t ev = { .type = RAFT_EV_RESIGN };
+            (void)drive(s, nd, &ev);
+            trace(s, "node %d RESIGN", nd->id);
+        }
     }
     if (chance(s, s->crash_x1000)) {
         /* leaders crash more often than the rest: that is where it hurts */
