@@ -171,8 +171,14 @@ void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         return;
     }
     if (m->epoch == r->hs.epoch && m->leader_id != RAFT_NO_NODE &&
-        m->leader_id != r->cfg.node_id && r->role != RAFT_FOLLOWER && !r->leader_gone) {
-        /* the leader of this epoch is known: stop campaigning and follow */
+        m->leader_id != r->cfg.node_id && r->role != RAFT_FOLLOWER) {
+        /* The leader of this epoch is known: stop campaigning and follow.
+         * Once we believe it resigned, only a message from the leader itself
+         * counts (a resigned leader never names itself): the belief may come
+         * from a late reply sent before the leader was elected. */
+        bool from_leader = m->from == m->leader_id && m->error == RAFT_KERR_NONE;
+        if (r->leader_gone && !from_leader) return;
+        r->leader_gone = false;
         assert(r->role != RAFT_LEADER);
         assert(r->hs.leader_id == RAFT_NO_NODE || r->hs.leader_id == m->leader_id);
         raft_become_follower(r, m->epoch, m->leader_id, now_ms);

@@ -577,8 +577,8 @@ static void deliver_due(sim_t *s) {
         sim_msg_t *m = heap_pop(s);
         sim_node_t *to = node_by_id(s, m->m.to);
         if (to->up) {
-            trace(s, "recv %s %d->%d epoch %d", raft_msg_type_str(m->m.type), m->m.from,
-                  m->m.to, m->m.epoch);
+            trace(s, "recv %s %d->%d epoch %d leader %d err %d", raft_msg_type_str(m->m.type),
+                  m->m.from, m->m.to, m->m.epoch, m->m.leader_id, m->m.error);
             raft_event_t ev = { .type = RAFT_EV_RECV };
             ev.u.msg = &m->m;
             (void)drive(s, to, &ev);
