@@ -736,6 +736,45 @@ START_TEST(test_non_voter_cannot_raise_epoch) {
 }
 END_TEST
 
+/* A late NOT_LEADER reply (sent by the epoch's leader while it was still a
+ * candidate) makes an observer think the leader left; the leader's own next
+ * reply must win it back (found by sim seed 7991, 5 nodes). */
+START_TEST(test_stale_not_leader_reply_does_not_strand_observer) {
+    tc_t *c = tc_new(3, true);
+    tnode_t *n1 = elect(c, 1), *ob = node(c, T_OBSERVER);
+    run(c, 100);
+    ck_assert_int_eq(raft_role(ob->r), RAFT_FOLLOWER);
+    drop_all(c);
+    raft_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = RAFT_MSG_FETCH_RESP;
+    m.from = 1;
+    m.to = T_OBSERVER;
+    m.epoch = 1;
+    m.leader_id = RAFT_NO_NODE;
+    m.error = RAFT_KERR_NOT_LEADER_OR_FOLLOWER;
+    m.u.fetch_resp.req_fetch_offset = raft_log_end(ob->r);
+    m.u.fetch_resp.req_last_epoch = 1;
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = &m;
+    (void)step(c, ob, &ev);
+    ck_assert_int_eq(raft_role(ob->r), RAFT_UNATTACHED);
+    /* hearsay from another voter does not bring the old leader back */
+    m.from = 2;
+    m.leader_id = 1;
+    m.error = RAFT_KERR_NOT_LEADER_OR_FOLLOWER;
+    (void)step(c, ob, &ev);
+    ck_assert_int_eq(raft_role(ob->r), RAFT_UNATTACHED);
+    drop_all(c);
+    run(c, 200);   /* discovery reaches the leader itself, which names itself */
+    ck_assert_int_eq(raft_role(ob->r), RAFT_FOLLOWER);
+    ck_assert_int_eq(raft_leader(ob->r), 1);
+    ck_assert_int_eq(raft_role(n1->r), RAFT_LEADER);
+    ck_assert_int_eq(raft_epoch(n1->r), 1);
+    tc_free(c);
+}
+END_TEST
+
 START_TEST(test_restart_keeps_epoch_and_vote) {
     raft_config_t cfg = cfg_for(1, 3);
     raft_hard_state_t hs = { 4, 3, RAFT_NO_NODE };
@@ -869,6 +908,7 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_stale_epoch_fetch_is_fenced);
     tcase_add_test(tc, test_leader_without_quorum_resigns);
     tcase_add_test(tc, test_non_voter_cannot_raise_epoch);
+    tcase_add_test(tc, test_stale_not_leader_reply_does_not_strand_observer);
     tcase_add_test(tc, test_restart_keeps_epoch_and_vote);
     tcase_add_test(tc, test_new_rejects_bad_input);
     tcase_add_test(tc, test_log_epoch_history);
