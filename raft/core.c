@@ -58,7 +58,9 @@ static int load_entries(raft_t *r, const raft_entry_t *entries, size_t n) {
         const raft_entry_t *e = &entries[i];
         if (e->offset != rlog_end(&r->log) || e->epoch < rlog_last_epoch(&r->log))
             return RAFT_ERR_BAD_VALUE;
-        if (e->epoch > r->hs.epoch) return RAFT_ERR_BAD_VALUE;
+        if (e->epoch > r->hs.epoch || e->epoch < 1) return RAFT_ERR_BAD_VALUE;
+        if (e->len > r->cfg.entry_bytes_max || (e->len > 0 && e->data == NULL))
+            return RAFT_ERR_BAD_VALUE;
         int rc = rlog_append(&r->log, e->epoch, e->type, e->data, e->len);
         if (rc != RAFT_OK) return rc;
     }

@@ -216,7 +216,12 @@ typedef struct raft_event {
             const uint32_t *len;
             uint32_t n;
         } propose;
-        int64_t persisted_end;                 /* PERSISTED */
+        int64_t persisted_end;                 /* PERSISTED: every entry below
+                                                  it, in the log as it is now,
+                                                  is durable. An fsync that
+                                                  raced with a truncation
+                                                  reports at most the
+                                                  truncation offset. */
         struct {                               /* SNAPSHOT_TAKEN */
             raft_snapshot_id_t id;             /* end_offset <= HW */
             const uint8_t *data;

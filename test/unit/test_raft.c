@@ -811,6 +811,12 @@ START_TEST(test_new_rejects_bad_input) {
     e[2].offset = 5;
     ck_assert_ptr_null(raft_new(&cfg, &hs, NULL, NULL, 0, e, 3, 0));   /* gap */
     e[2].offset = 2;
+    raft_config_t small = cfg;
+    small.entry_bytes_max = 0;   /* the 1-byte payloads are over the bound */
+    ck_assert_ptr_null(raft_new(&small, &hs, NULL, NULL, 0, e, 3, 0));
+    e[1].data = NULL;            /* a length without bytes */
+    ck_assert_ptr_null(raft_new(&cfg, &hs, NULL, NULL, 0, e, 3, 0));
+    e[1].data = e[0].data;
     raft_t *r = raft_new(&cfg, &hs, NULL, NULL, 0, e, 3, 0);
     ck_assert_ptr_nonnull(r);
     raft_free(r);
