@@ -390,7 +390,8 @@ static int run_produce(const opts_t *o, const char *target) {
   }
   print_produce(st, timed_out);
   rd_kafka_destroy(rk);
-  int rc = (st->errors || timed_out || st->delivered != o->count) ? 1 : 0;
+  bool dup_sent = o->inject_dup_seq >= o->start_seq && o->inject_dup_seq - o->start_seq < o->count;
+  int rc = (st->errors || timed_out || st->delivered != o->count + dup_sent) ? 1 : 0;
   free(st);
   free(buf);
   return rc;
@@ -490,11 +491,11 @@ static void check_message(cons_state_t *st, const rd_kafka_message_t *m, uint8_t
     note_error(st, "sequence out of range");
     return;
   }
+  /* A corrupt payload still counts as arrived (so the run ends) but fails it. */
   if (o->verify && m->len <= (size_t)KLOAD_MAX_SIZE_BYTES &&
       !payload_intact(m->payload, m->len, seq, scratch)) {
     st->corrupt++;
     note_error(st, "payload corrupt");
-    return;
   }
   uint64_t bit = seq - (uint64_t)o->start_seq;
   if (st->seen[bit / 8] & (1u << (bit % 8))) {
