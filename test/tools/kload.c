@@ -43,6 +43,9 @@
 #define KLOAD_MAX_PARTITIONS 1024
 #define KLOAD_MAX_LOGGED_ERRORS 20
 #define KLOAD_POLL_EVERY_MSGS 1000
+/* Messages go to partitions in turn, this many at a time: partitions fill
+ * evenly (the mock keeps only 5 MB of each) and batches stay large. */
+#define KLOAD_SPREAD_BLOCK_MSGS 1000
 /* Latency histogram: log-linear, 32 sub-buckets per power of two (~3%). */
 #define HIST_SUB_BITS 5
 #define HIST_BUCKETS 2048
@@ -331,12 +334,13 @@ static void pace(rd_kafka_t *rk, const prod_state_t *st, long long i) {
 }
 
 /* Enqueues one message, waiting for queue room until deadline_us. */
-static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, prod_state_t *st, const uint8_t *v,
-                                    size_t len, int64_t deadline_us) {
+static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, prod_state_t *st, int32_t partition,
+                                    const uint8_t *v, size_t len, int64_t deadline_us) {
   for (;;) {
     int64_t sent_us = now_us() - st->start_us;
     rd_kafka_resp_err_t err =
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(st->o->topic), RD_KAFKA_V_VALUE((void *)v, len),
+        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(st->o->topic), RD_KAFKA_V_PARTITION(partition),
+                          RD_KAFKA_V_VALUE((void *)v, len),
                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                           RD_KAFKA_V_OPAQUE((void *)(uintptr_t)sent_us), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) return err;
@@ -385,7 +389,8 @@ static int run_produce(const opts_t *o, const char *target) {
   int64_t deadline_us = now_us() + o->timeout_s * 1000000;
   /* Connect and learn the leaders first (this also auto-creates the topic
    * where the broker does that), so the clock measures only the transfer. */
-  if (topic_partitions(rk, o->topic, deadline_us) < 0)
+  int nparts = topic_partitions(rk, o->topic, deadline_us);
+  if (nparts < 0)
     log_err("topic %s has no leaders yet; the timing includes the wait", o->topic);
   st->start_us = now_us();
   bool timed_out = false;
@@ -397,8 +402,10 @@ static int run_produce(const opts_t *o, const char *target) {
     if ((long long)seq == o->inject_corrupt_seq && len > KLOAD_HDR_BYTES) buf[len - 1] ^= 0x20;
     pace(rk, st, i);
     int sends = (long long)seq == o->inject_dup_seq ? 2 : 1;
+    int32_t part = nparts > 0 ? (int32_t)((i / KLOAD_SPREAD_BLOCK_MSGS) % nparts)
+                              : RD_KAFKA_PARTITION_UA;
     for (int s = 0; s < sends; s++) {
-      rd_kafka_resp_err_t err = send_one(rk, st, buf, len, deadline_us);
+      rd_kafka_resp_err_t err = send_one(rk, st, part, buf, len, deadline_us);
       if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
         timed_out = true;
       } else if (err) {
