@@ -372,11 +372,55 @@ static void print_produce(const prod_state_t *st, bool timed_out) {
   fflush(stdout);
 }
 
+/* Builds the value of message i into buf (len bytes). */
+static void make_value(const opts_t *o, long long i, uint8_t *buf, size_t len) {
+  uint64_t seq = (uint64_t)(o->start_seq + i);
+  if (len >= KLOAD_HDR_BYTES) fill_payload(buf, len, seq);
+  else memset(buf, 'k', len);
+  if ((long long)seq == o->inject_corrupt_seq && len > KLOAD_HDR_BYTES) buf[len - 1] ^= 0x20;
+}
+
+/* Enqueues all messages; returns false if the deadline (or a signal) cut it short. */
+static bool enqueue_all(rd_kafka_t *rk, prod_state_t *st, int nparts, uint8_t *buf,
+                        int64_t deadline_us) {
+  const opts_t *o = st->o;
+  size_t len = (size_t)o->size_bytes;
+  for (long long i = 0; i < o->count; i++) {
+    make_value(o, i, buf, len);
+    pace(rk, st, i);
+    int32_t part = nparts > 0 ? (int32_t)((i / KLOAD_SPREAD_BLOCK_MSGS) % nparts)
+                              : RD_KAFKA_PARTITION_UA;
+    int sends = o->start_seq + i == o->inject_dup_seq ? 2 : 1;
+    for (int s = 0; s < sends; s++) {
+      rd_kafka_resp_err_t err = send_one(rk, st, part, buf, len, deadline_us);
+      if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) return false;
+      if (err && st->errors++ == 0)
+        snprintf(st->first_error, sizeof st->first_error, "%s", rd_kafka_err2str(err));
+    }
+    if (i % KLOAD_POLL_EVERY_MSGS == 0) rd_kafka_poll(rk, 0);
+  }
+  return true;
+}
+
+/* Waits for every delivery report; on timeout fails what is left (purge) so
+ * that destroy does not wait on it. Returns false on timeout. */
+static bool drain(rd_kafka_t *rk, bool in_time, int64_t deadline_us) {
+  while (in_time && rd_kafka_outq_len(rk) > 0) {
+    rd_kafka_poll(rk, 50);
+    if (now_us() >= deadline_us || g_stop) in_time = false;
+  }
+  if (!in_time) {
+    rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(rk, 100);
+  }
+  return in_time;
+}
+
 /* Produces o->count messages and prints the produce JSON line. Returns 0 when
  * every message was delivered in time. */
 static int run_produce(const opts_t *o, const char *target) {
   prod_state_t *st = calloc(1, sizeof *st);
-  uint8_t *buf = malloc((size_t)o->size_bytes + KLOAD_HDR_BYTES);
+  uint8_t *buf = malloc((size_t)o->size_bytes + 1);
   assert(st && buf);
   st->o = o;
   st->target = target;
@@ -393,41 +437,11 @@ static int run_produce(const opts_t *o, const char *target) {
   if (nparts < 0)
     log_err("topic %s has no leaders yet; the timing includes the wait", o->topic);
   st->start_us = now_us();
-  bool timed_out = false;
-  for (long long i = 0; i < o->count && !timed_out; i++) {
-    uint64_t seq = (uint64_t)(o->start_seq + i);
-    size_t len = (size_t)o->size_bytes;
-    if (len >= KLOAD_HDR_BYTES) fill_payload(buf, len, seq);
-    else memset(buf, 'k', len);
-    if ((long long)seq == o->inject_corrupt_seq && len > KLOAD_HDR_BYTES) buf[len - 1] ^= 0x20;
-    pace(rk, st, i);
-    int sends = (long long)seq == o->inject_dup_seq ? 2 : 1;
-    int32_t part = nparts > 0 ? (int32_t)((i / KLOAD_SPREAD_BLOCK_MSGS) % nparts)
-                              : RD_KAFKA_PARTITION_UA;
-    for (int s = 0; s < sends; s++) {
-      rd_kafka_resp_err_t err = send_one(rk, st, part, buf, len, deadline_us);
-      if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-        timed_out = true;
-      } else if (err) {
-        if (st->errors++ == 0)
-          snprintf(st->first_error, sizeof st->first_error, "%s", rd_kafka_err2str(err));
-      }
-    }
-    if (i % KLOAD_POLL_EVERY_MSGS == 0) rd_kafka_poll(rk, 0);
-  }
-  while (!timed_out && rd_kafka_outq_len(rk) > 0) {
-    rd_kafka_poll(rk, 50);
-    if (now_us() >= deadline_us || g_stop) timed_out = true;
-  }
-  if (timed_out) {
-    /* Fail what is left so destroy does not wait on it; reports count as errors. */
-    rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_poll(rk, 100);
-  }
-  print_produce(st, timed_out);
+  bool in_time = drain(rk, enqueue_all(rk, st, nparts, buf, deadline_us), deadline_us);
+  print_produce(st, !in_time);
   rd_kafka_destroy(rk);
   bool dup_sent = o->inject_dup_seq >= o->start_seq && o->inject_dup_seq - o->start_seq < o->count;
-  int rc = (st->errors || timed_out || st->delivered != o->count + dup_sent) ? 1 : 0;
+  int rc = (st->errors || !in_time || st->delivered != o->count + dup_sent) ? 1 : 0;
   free(st);
   free(buf);
   return rc;
@@ -565,7 +579,8 @@ static int run_consume(const opts_t *o, const char *target) {
   int64_t deadline_us = now_us() + o->timeout_s * 1000000;
   rd_kafka_t *rk = consumer_new(o);
   bool started = rk && consumer_start(rk, o, deadline_us);
-  if (rk && !started) note_error(st, "could not assign or subscribe");
+  if (!rk) note_error(st, "could not create the consumer");
+  else if (!started) note_error(st, "could not assign or subscribe");
   bool timed_out = false;
   while (started && !consume_done(st) && !timed_out) {
     rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
