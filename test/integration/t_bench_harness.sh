@@ -5,14 +5,14 @@
 #     forwarder to a kload mock-serve) it prints all four rows with skiff and
 #     mock figures, a ratio and a CPU column, and 8 verified JSON lines;
 # (3) with a fake skiff that drops every connection it must exit non-zero.
-# Needs: $SKIFF_TEST_DIR/tools/kload, jq, /usr/bin/python3. Takes ~30 s.
+# Needs: $SKIFF_TEST_DIR/tools/kload, jq, /usr/bin/python3. Takes ~20-40 s.
 . "$(dirname "$0")/lib.sh"
 kload=${SKIFF_TEST_DIR:-$SK_ROOT/build/test}/tools/kload
 bench=$SK_ROOT/test/bench/run-broker-bench.sh
 [ -x "$kload" ] || { echo "missing test tool: $kload (build it with make)"; exit 1; }
 command -v jq >/dev/null || { echo "jq not found"; exit 1; }
 export KLOAD=$kload SKIFF_TEST_DIR=${SKIFF_TEST_DIR:-$SK_ROOT/build/test}
-export BENCH_COUNT=20000 BENCH_CREATE_TIMEOUT_S=2
+export BENCH_COUNT=10000 BENCH_CREATE_TIMEOUT_S=1
 
 mkdir -p "$SK_TMP/nobin" "$SK_TMP/fakebin"
 printf '#!/bin/sh\nexec /usr/bin/python3 %s/test/bench/fake-skiff.py "$@"\n' "$SK_ROOT" \
@@ -52,7 +52,7 @@ sk_check "fake skiff: every consume verified $BENCH_COUNT" \
   jq_ok "$SK_TMP/fake.jsonl" "[.[] | select(.mode == \"consume\") | .verified and .distinct == $BENCH_COUNT] | length == 4 and all"
 
 sk_log "fake skiff that drops every connection"
-FAKE_SKIFF_BROKEN=1 BENCH_TIMEOUT_S=3 SKIFF_BIN_DIR=$SK_TMP/fakebin bash "$bench" \
+FAKE_SKIFF_BROKEN=1 BENCH_TIMEOUT_S=2 SKIFF_BIN_DIR=$SK_TMP/fakebin bash "$bench" \
   >"$SK_TMP/broken.txt" 2>&1; rc=$?
 tail -n 12 "$SK_TMP/broken.txt"
 sk_check "broken skiff: exit non-zero" [ "$rc" -ne 0 ]
