@@ -175,6 +175,7 @@ fuzz: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin
