@@ -197,6 +197,9 @@ st_epoch_cache_t *st_log_epochs(st_log_t *log);
 /* OffsetForLeaderEpoch on this log. */
 void st_log_end_offset_for_epoch(const st_log_t *log, int32_t epoch, int32_t *found_epoch, int64_t *end_offset);
 const st_producer_state_t *st_log_producers(const st_log_t *log);
+/* Drops producers idle longer than producer.id.expiration.ms (no open
+ * transaction); call periodically. */
+void st_log_expire_producers(st_log_t *log, int64_t now_ms);
 /* First offset of any open transaction, or -1. */
 int64_t st_log_first_unstable_offset(const st_log_t *log);
 /* min(HW, first unstable offset). */
@@ -204,5 +207,10 @@ int64_t st_log_last_stable_offset(const st_log_t *log);
 /* Aborted transactions whose range overlaps [from, upper): fills up to max
  * entries in out (ordered by marker offset), *n = number filled. */
 size_t st_log_aborted_txns(const st_log_t *log, int64_t from, int64_t upper, st_aborted_txn_t *out, size_t max);
+
+/* ---- partition.metadata ("version: 0\ntopic_id: <22-char base64url>\n") ---- */
+KP_MUST_CHECK int st_log_write_topic_id(const st_log_t *log, const kp_uuid_t *id);
+/* ST_ERR_NOT_FOUND when the file is absent, KP_ERR_CORRUPT when malformed. */
+KP_MUST_CHECK int st_log_read_topic_id(const st_log_t *log, kp_uuid_t *id);
 
 #endif
