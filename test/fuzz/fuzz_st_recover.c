@@ -29,10 +29,18 @@ static void put(const char *name, const uint8_t *p, size_t n) {
     close(fd);
 }
 
+static void cleanup(void) {
+    char pdir[128];
+    snprintf(pdir, sizeof pdir, "%s/t-0", g_dir);
+    rmdir(pdir);
+    rmdir(g_dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_dir[0]) {
         strcpy(g_dir, "/tmp/fuzz_st_XXXXXX");
         if (!mkdtemp(g_dir)) abort();
+        atexit(cleanup);
         st_set_log_fn(quiet, NULL);
         st_io_set_sync(false);
     }
