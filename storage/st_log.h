@@ -55,6 +55,7 @@ typedef struct st_log_open_opts {
     int64_t recovery_point;    /* recovery-point-offset-checkpoint (0 if absent) */
     int64_t log_start_offset;  /* log-start-offset-checkpoint (0 if absent) */
     int64_t high_watermark;    /* replication-offset-checkpoint (0 if absent) */
+    int64_t cleaner_offset;    /* cleaner-offset-checkpoint (0 if absent) */
     bool clean_shutdown;       /* the log dir's clean marker was present */
     bool create;               /* create the partition directory if absent */
     int64_t now_ms;
@@ -74,6 +75,7 @@ typedef struct st_log_offsets {
     int64_t recovery_point;
     int64_t high_watermark;
     int64_t log_end_offset;
+    int64_t cleaner_offset;    /* compacted below this (cleaner-offset-checkpoint) */
 } st_log_offsets_t;
 
 /* Flushes, writes the producer snapshot, trims indexes and frees the log.
@@ -89,6 +91,7 @@ int64_t st_log_start_offset(const st_log_t *log);
 int64_t st_log_end_offset(const st_log_t *log);       /* LEO: next offset to assign */
 int64_t st_log_recovery_point(const st_log_t *log);
 int64_t st_log_high_watermark(const st_log_t *log);
+int64_t st_log_cleaner_offset(const st_log_t *log);
 /* Clamped to [log start, LEO]. */
 void st_log_set_high_watermark(st_log_t *log, int64_t hw);
 int64_t st_log_active_base_offset(const st_log_t *log);

@@ -169,8 +169,19 @@ START_TEST(test_compaction_matches_model) {
     /* reopen (clean, then unclean): same view */
     st_log_offsets_t fin;
     ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    ck_assert_int_gt(fin.cleaner_offset, 0);
     log = tu_open(dir, &cfg, fin.recovery_point, true);
     ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert(st_log_dirty_ratio(log, now) > 0.99); /* progress not passed in: all dirty */
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    {
+        st_log_open_opts_t o = { .recovery_point = fin.recovery_point, .high_watermark = fin.high_watermark,
+                                 .cleaner_offset = fin.cleaner_offset, .clean_shutdown = true };
+        ck_assert_int_eq(st_log_open(dir, "t", 0, &cfg, &o, &log), KP_OK);
+        ck_assert_int_eq(st_log_cleaner_offset(log), fin.cleaner_offset);
+        ck_assert(st_log_dirty_ratio(log, now) < 0.01); /* checkpointed progress: nothing to do */
+    }
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     log = tu_open(dir, &cfg, 0, false);
     ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
