@@ -277,6 +277,15 @@ START_TEST(test_bad_batches_refused) {
     }
     ck_assert_int_eq(st_log_end_offset(log), 0);
     ck_assert_uint_eq(st_log_size_bytes(log), 0);
+    /* the pre-verified entry still refuses structural damage at every cut */
+    for (size_t cut = 0; cut < len; cut++) {
+        memcpy(copy, buf, len);
+        ck_assert_int_ne(st_log_append_verified(log, copy, cut, 0, 0, &info), KP_OK);
+    }
+    memcpy(copy, buf, len);
+    ck_assert_int_eq(st_log_append_verified(log, copy, len, 0, 0, &info), KP_OK);
+    ck_assert_int_eq(info.base_offset, 0);
+    ck_assert_int_eq(st_log_end_offset(log), 3);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     tu_rmrf(dir);
     free(dir);
