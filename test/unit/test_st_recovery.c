@@ -289,6 +289,33 @@ START_TEST(test_offset_checkpoint_format) {
 }
 END_TEST
 
+START_TEST(test_clean_open_does_not_scan_batches) {
+    char *dir = tu_tmpdir();
+    int64_t bases[64];
+    size_t ns = fill(dir, 40, bases, 64);
+    ck_assert_uint_ge(ns, 3);
+    char p[700];
+    seg_file(p, sizeof p, dir, bases[0], ".log");
+    flip_byte(p, 70); /* inside the first batch's CRC range, far from any tail */
+    st_log_config_t cfg = cfg_small();
+    tu_log_capture();
+    st_log_t *log = tu_open(dir, &cfg, 80, true);
+    ck_assert_int_eq(st_log_end_offset(log), 80);
+    ck_assert_ptr_null(strstr(tu_log_buf, "corrupt"));
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    /* without the marker only the segment holding the recovery point and
+     * later ones are revalidated: the damage is missed with the recovery
+     * point at 80, and found (below it: offline) with it at 1 */
+    st_log_open_opts_t o = { .recovery_point = 80 };
+    ck_assert_int_eq(st_log_open(dir, "t", 0, &cfg, &o, &log), KP_OK); /* damage lies below the scanned range */
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    o.recovery_point = 1;
+    ck_assert_int_eq(st_log_open(dir, "t", 0, &cfg, &o, &log), ST_ERR_OFFLINE);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_random_tail_damage_never_crashes) {
     char *dir = tu_tmpdir();
     int64_t bases[64];
@@ -346,6 +373,7 @@ int main(void) {
     tcase_add_test(tc, test_garbage_after_tail_and_leftovers);
     tcase_add_test(tc, test_offset_checkpoint_format);
     tcase_add_test(tc, test_random_tail_damage_never_crashes);
+    tcase_add_test(tc, test_clean_open_does_not_scan_batches);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
