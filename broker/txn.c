@@ -34,13 +34,14 @@ static int16_t prepare_bump(bk_txn_coord_t *c, bk_txn_entry_t *e, const bk_txn_i
     n->start_ms = -1;
     n->last_update_ms = now_ms;
     bool kip360 = req->producer_id >= 0;
-    if (txn_epoch_exhausted(e->cur.producer_epoch)) {
+    if (txn_epoch_exhausted(e->cur.producer_epoch) && (!kip360 || req->producer_epoch == e->cur.producer_epoch)) {
         int64_t pid;
         if (!c->alloc_pid(c->alloc_ctx, &pid)) return KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
         n->prev_producer_id = e->cur.producer_id;
         n->producer_id = pid;
         n->producer_epoch = 0;
-        n->last_producer_epoch = -1;
+        /* KIP-360 remembers the exhausted epoch so a retry is recognised */
+        n->last_producer_epoch = kip360 ? e->cur.producer_epoch : -1;
         return KP_ERROR_NONE;
     }
     int16_t bumped = (int16_t)(e->cur.producer_epoch + 1);
