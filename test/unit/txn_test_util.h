@@ -38,14 +38,14 @@ typedef struct {
     int64_t now;
 } tctx_t;
 
-static bool t_alloc(void *ctx, int64_t *pid) {
+static inline bool t_alloc(void *ctx, int64_t *pid) {
     tctx_t *t = ctx;
     if (t->pid_fail) return false;
     *pid = t->next_pid++;
     return true;
 }
 
-static void t_start(tctx_t *t, int32_t coord_epoch, int64_t max_timeout_ms, int64_t expiration_ms) {
+static inline void t_start(tctx_t *t, int32_t coord_epoch, int64_t max_timeout_ms, int64_t expiration_ms) {
     memset(t, 0, sizeof *t);
     bk_txn_config_t cfg;
     bk_txn_config_defaults(&cfg);
@@ -55,7 +55,7 @@ static void t_start(tctx_t *t, int32_t coord_epoch, int64_t max_timeout_ms, int6
     t->next_pid = 1000;
 }
 
-static void t_clear_markers(tctx_t *t) {
+static inline void t_clear_markers(tctx_t *t) {
     for (size_t i = 0; i < t->nmarkers; i++) {
         free(t->markers[i].id);
         free(t->markers[i].topic);
@@ -63,7 +63,7 @@ static void t_clear_markers(tctx_t *t) {
     t->nmarkers = 0;
 }
 
-static void t_stop(tctx_t *t) {
+static inline void t_stop(tctx_t *t) {
     bk_txn_coord_free(&t->c);
     for (size_t i = 0; i < t->nlog; i++) {
         free(t->log[i].key);
@@ -72,7 +72,7 @@ static void t_stop(tctx_t *t) {
     t_clear_markers(t);
 }
 
-static void t_take_markers(tctx_t *t, const bk_txn_out_t *o) {
+static inline void t_take_markers(tctx_t *t, const bk_txn_out_t *o) {
     for (size_t i = 0; i < o->nmarkers; i++) {
         const bk_txn_markers_t *m = &o->markers[i];
         for (size_t j = 0; j < m->nparts; j++) {
@@ -87,7 +87,7 @@ static void t_take_markers(tctx_t *t, const bk_txn_out_t *o) {
 /* Appends o's records (status NONE: to the log) and reports each written
  * with status; follow-up records (Complete*) are handled the same way.
  * Returns the answer of the first write_done and its pid/epoch. */
-static int16_t t_flush_st(tctx_t *t, bk_txn_out_t *o, int16_t status, int64_t *pid, int16_t *epoch) {
+static inline int16_t t_flush_st(tctx_t *t, bk_txn_out_t *o, int16_t status, int64_t *pid, int16_t *epoch) {
     ck_assert_int_eq(o->err, KP_OK);
     t_take_markers(t, o);
     int16_t first = KP_ERROR_NONE;
@@ -115,10 +115,10 @@ static int16_t t_flush_st(tctx_t *t, bk_txn_out_t *o, int16_t status, int64_t *p
     return first;
 }
 
-static int16_t t_flush(tctx_t *t, bk_txn_out_t *o) { return t_flush_st(t, o, KP_ERROR_NONE, NULL, NULL); }
+static inline int16_t t_flush(tctx_t *t, bk_txn_out_t *o) { return t_flush_st(t, o, KP_ERROR_NONE, NULL, NULL); }
 
 /* The answer of a request: at once, or after its record is written. */
-static int16_t t_answer(tctx_t *t, bk_txn_out_t *o) {
+static inline int16_t t_answer(tctx_t *t, bk_txn_out_t *o) {
     int16_t e = o->error;
     if (o->wait) e = t_flush(t, o);
     else ck_assert_uint_eq(o->nrecs, 0);   /* an immediate answer writes nothing */
@@ -126,7 +126,7 @@ static int16_t t_answer(tctx_t *t, bk_txn_out_t *o) {
     return e;
 }
 
-static int16_t t_init(tctx_t *t, const char *id, int32_t timeout_ms, int64_t *pid, int16_t *epoch) {
+static inline int16_t t_init(tctx_t *t, const char *id, int32_t timeout_ms, int64_t *pid, int16_t *epoch) {
     bk_txn_out_t o;
     bk_txn_out_init(&o);
     bk_txn_init_req_t req = { id, timeout_ms, -1, -1 };
@@ -142,21 +142,21 @@ static int16_t t_init(tctx_t *t, const char *id, int32_t timeout_ms, int64_t *pi
     return e;
 }
 
-static int16_t t_add(tctx_t *t, const char *id, int64_t pid, int16_t epoch, const bk_txn_tp_t *tps, size_t n) {
+static inline int16_t t_add(tctx_t *t, const char *id, int64_t pid, int16_t epoch, const bk_txn_tp_t *tps, size_t n) {
     bk_txn_out_t o;
     bk_txn_out_init(&o);
     bk_txn_add_partitions(&t->c, id, pid, epoch, tps, n, t->now, &o);
     return t_answer(t, &o);
 }
 
-static int16_t t_end(tctx_t *t, const char *id, int64_t pid, int16_t epoch, bool commit) {
+static inline int16_t t_end(tctx_t *t, const char *id, int64_t pid, int16_t epoch, bool commit) {
     bk_txn_out_t o;
     bk_txn_out_init(&o);
     bk_txn_end(&t->c, id, pid, epoch, commit, t->now, &o);
     return t_answer(t, &o);
 }
 
-static void t_tick(tctx_t *t) {
+static inline void t_tick(tctx_t *t) {
     bk_txn_out_t o;
     bk_txn_out_init(&o);
     bk_txn_tick(&t->c, t->now, &o);
@@ -165,7 +165,7 @@ static void t_tick(tctx_t *t) {
 }
 
 /* Acknowledges marker i (and forgets it). */
-static void t_ack(tctx_t *t, size_t i) {
+static inline void t_ack(tctx_t *t, size_t i) {
     ck_assert_uint_lt(i, t->nmarkers);
     tmarker_t m = t->markers[i];
     t->markers[i] = t->markers[--t->nmarkers];
@@ -178,18 +178,18 @@ static void t_ack(tctx_t *t, size_t i) {
     free(m.topic);
 }
 
-static void t_ack_all(tctx_t *t) {
+static inline void t_ack_all(tctx_t *t) {
     while (t->nmarkers) t_ack(t, t->nmarkers - 1);
 }
 
 /* Decodes log record i. */
-static void t_decode(const tctx_t *t, size_t i, char **id, bk_txn_meta_t *m, bool *dead) {
+static inline void t_decode(const tctx_t *t, size_t i, char **id, bk_txn_meta_t *m, bool *dead) {
     const trec_t *r = &t->log[i];
     ck_assert_int_eq(bk_txn_rec_decode(r->key, r->key_len, r->value, r->value_len, id, m, dead), KP_OK);
 }
 
 /* A fresh coordinator rebuilt from the first n log records of t. */
-static void t_replay(const tctx_t *t, size_t n, tctx_t *into) {
+static inline void t_replay(const tctx_t *t, size_t n, tctx_t *into) {
     t_start(into, t->c.coordinator_epoch + 1, t->c.cfg.timeout_max_ms, t->c.cfg.id_expiration_ms);
     into->next_pid = t->next_pid;
     into->now = t->now;
@@ -205,7 +205,7 @@ static void t_replay(const tctx_t *t, size_t n, tctx_t *into) {
 }
 
 /* A deep copy of m (for comparing later). Returns 0. */
-static int txn_meta_snapshot(const bk_txn_meta_t *m, bk_txn_meta_t *out) {
+static inline int txn_meta_snapshot(const bk_txn_meta_t *m, bk_txn_meta_t *out) {
     *out = *m;
     out->parts = calloc(m->nparts ? m->nparts : 1, sizeof *out->parts);
     ck_assert_ptr_nonnull(out->parts);
