@@ -167,6 +167,8 @@ END_TEST
 /* Version 1 (flexible, with tagged fields) as Kafka 3.x+ may write it:
  * produced by the protocol codec, read by ours. */
 START_TEST(test_reads_version_1) {
+    ck_assert_ptr_eq(kp_message_desc("TransactionLogKey"), &kp_transaction_log_key_desc);
+    ck_assert_ptr_eq(kp_message_desc("TransactionLogValue"), &kp_transaction_log_value_desc);
     kp_transaction_log_value_t v;
     kp_transaction_log_value_init(&v);
     v.producer_id = 77;
