@@ -10,7 +10,6 @@
 void txn_fence_abort(bk_txn_coord_t *c, bk_txn_entry_t *e, txn_wait_t wait, int64_t now_ms,
                      bk_txn_out_t *out) {
     assert(e->cur.state == BK_TXN_ONGOING && !e->pending);
-    assert(e->cur.producer_epoch < BK_TXN_EPOCH_MAX);
     if (txn_meta_copy(&e->next, &e->cur) != KP_OK) {
         out->err = KP_ERR_NOMEM;
         return;
@@ -18,7 +17,9 @@ void txn_fence_abort(bk_txn_coord_t *c, bk_txn_entry_t *e, txn_wait_t wait, int6
     /* Bump the epoch in memory at once, as Kafka does, so the old instance
      * is fenced while the PrepareAbort is being written; undone on failure. */
     e->epoch_before_fence = e->cur.producer_epoch;
-    e->cur.producer_epoch++;
+    /* InitProducerId rotates ids before the epoch can reach the maximum; a
+     * log that says otherwise gets the abort without the bump. */
+    if (e->cur.producer_epoch < BK_TXN_EPOCH_MAX) e->cur.producer_epoch++;
     e->next.producer_epoch = e->cur.producer_epoch;
     e->next.last_producer_epoch = -1;
     e->next.state = BK_TXN_PREPARE_ABORT;
@@ -155,7 +156,7 @@ void bk_txn_tick(bk_txn_coord_t *c, int64_t now_ms, bk_txn_out_t *out) {
         if (e->pending) continue;
         if (e->complete_due) {
             txn_emit_complete(c, e, now_ms, out);
-        } else if (e->cur.state == BK_TXN_ONGOING && e->cur.start_ms + e->cur.timeout_ms < now_ms) {
+        } else if (e->cur.state == BK_TXN_ONGOING && now_ms - e->cur.start_ms > e->cur.timeout_ms) {
             txn_fence_abort(c, e, TXN_W_TIMEOUT_ABORT, now_ms, out);
         } else if ((e->cur.state == BK_TXN_PREPARE_COMMIT || e->cur.state == BK_TXN_PREPARE_ABORT) &&
                    !e->acked) {

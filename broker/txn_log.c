@@ -115,6 +115,11 @@ static int decode_prefixed(const kp_struct_desc_t *d, const uint8_t *buf, size_t
 
 static int meta_from_value(const kp_transaction_log_value_t *v, bk_txn_meta_t *m) {
     if (v->transaction_status < 0 || v->transaction_status >= BK_TXN_STATE_COUNT) return KP_ERR_BAD_VALUE;
+    /* -1 means "none" for all of these; anything lower is not Kafka's and
+     * would break the time arithmetic */
+    if (v->producer_epoch < -1 || v->transaction_timeout_ms < 0 || v->transaction_start_timestamp_ms < -1 ||
+        v->transaction_last_update_timestamp_ms < -1)
+        return KP_ERR_BAD_VALUE;
     txn_meta_init(m);
     m->state = (bk_txn_state_t)v->transaction_status;
     m->producer_id = v->producer_id;

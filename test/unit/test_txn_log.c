@@ -125,6 +125,14 @@ START_TEST(test_truncated_and_malformed) {
         ck_assert_int_eq(bk_txn_rec_decode(KEY_TX, sizeof KEY_TX, v, sizeof VALUE_ONGOING, &id, &m, &dead),
                          KP_ERR_BAD_VALUE);
     }
+    static const size_t neg_at[] = { 10, 12, 2 + 8 + 2 + 4 + 1 + 4 + 3 + 4 + 8 + 3 + 4 + 4,
+                                     2 + 8 + 2 + 4 + 1 + 4 + 3 + 4 + 8 + 3 + 4 + 4 + 8 };
+    for (size_t i = 0; i < 4; i++) {   /* epoch, timeout, last update, start < -1 */
+        memcpy(v, VALUE_ONGOING, sizeof VALUE_ONGOING);
+        v[neg_at[i]] = 0x80;
+        ck_assert_int_eq(bk_txn_rec_decode(KEY_TX, sizeof KEY_TX, v, sizeof VALUE_ONGOING, &id, &m, &dead),
+                         KP_ERR_BAD_VALUE);
+    }
     memcpy(v, VALUE_ONGOING, sizeof VALUE_ONGOING);
     v[1] = 2;   /* value version 2 */
     ck_assert_int_eq(bk_txn_rec_decode(KEY_TX, sizeof KEY_TX, v, sizeof VALUE_ONGOING, &id, &m, &dead),
@@ -226,7 +234,7 @@ START_TEST(test_random_round_trip) {
         bk_txn_meta_t m;
         meta_with(&m, st, tps, n);
         m.producer_id = (int64_t)(seed >> 20);
-        m.producer_epoch = (int16_t)(seed >> 48);
+        m.producer_epoch = (int16_t)((seed >> 48) % 32768);
         bk_txn_rec_t rec;
         ck_assert_int_eq(bk_txn_rec_encode("id-x", &m, &rec), KP_OK);
         char *id;
