@@ -161,6 +161,7 @@ void bk_txn_add_partitions(bk_txn_coord_t *c, const char *transactional_id, int6
     for (size_t i = 0; i < nparts; i++)
         if (!valid_tp(&parts[i])) return answer(out, KP_ERROR_INVALID_REQUEST);
     bk_txn_state_t s = e->cur.state;
+    if (nparts == 0) return answer(out, KP_ERROR_NONE);   /* nothing to add: no transaction starts */
     if (s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_PREPARE_ABORT || s == BK_TXN_PREPARE_EPOCH_FENCE)
         return answer(out, KP_ERROR_CONCURRENT_TRANSACTIONS);
     if (s == BK_TXN_DEAD) return answer(out, KP_ERROR_INVALID_TXN_STATE);

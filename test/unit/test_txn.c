@@ -332,6 +332,9 @@ START_TEST(test_error_codes) {
     bad[1] = (bk_txn_tp_t){ NULL, 0 };
     ck_assert_int_eq(t_add(t, "e", pid, epoch, bad, 2), KP_ERROR_INVALID_REQUEST);
     ck_assert_int_eq(meta(t, "e")->state, BK_TXN_EMPTY);
+    /* an empty AddPartitions starts nothing */
+    ck_assert_int_eq(t_add(t, "e", pid, epoch, TPS, 0), KP_ERROR_NONE);
+    ck_assert_int_eq(meta(t, "e")->state, BK_TXN_EMPTY);
     /* EndTxn with no transaction */
     ck_assert_int_eq(t_end(t, "e", pid, epoch, true), KP_ERROR_INVALID_TXN_STATE);
     ck_assert_int_eq(t_end(t, "e", pid, epoch, false), KP_ERROR_INVALID_TXN_STATE);
