@@ -555,6 +555,32 @@ START_TEST(test_protocol_selection) {
 }
 END_TEST
 
+/* A tie in votes goes to the first member's preference order. */
+START_TEST(test_protocol_tie) {
+    static const char *const A[] = { "range", "roundrobin", "sticky" };
+    static const char *const B[] = { "roundrobin", "range" };
+    bk_grp_coord_t c;
+    coord_new(&c, 1000);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    protos_t pa, pb;
+    protos(&pa, 3, A);
+    protos(&pb, 2, B);
+    bk_grp_join_t r = join_req("g", "", NULL, 1, &pa, 3);
+    r.require_known_member_id = false;
+    bk_grp_join(&c, &r, 0, &o);
+    r = join_req("g", "", NULL, 2, &pb, 2);
+    r.require_known_member_id = false;
+    bk_grp_join(&c, &r, 0, &o);
+    bk_grp_tick(&c, 1000, &o);
+    bk_grp_tick(&c, 2000, &o);
+    ck_assert(slice_is(resp(&o, 1)->protocol, "range"));
+    ck_assert(slice_is(resp(&o, 2)->protocol, "range"));
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
 START_TEST(test_inconsistent_protocol) {
     bk_grp_coord_t c;
     coord_new(&c, 0);
@@ -719,6 +745,7 @@ int main(void) {
     tcase_add_test(tc, test_pending_member_expiry_and_blocking);
     tcase_add_test(tc, test_static_member_restart);
     tcase_add_test(tc, test_protocol_selection);
+    tcase_add_test(tc, test_protocol_tie);
     tcase_add_test(tc, test_inconsistent_protocol);
     tcase_add_test(tc, test_join_errors);
     tcase_add_test(tc, test_initial_delay_bounded_by_rebalance_timeout);
