@@ -62,7 +62,7 @@ static int64_t form_group(bk_grp_coord_t *c, const char *group, size_t n, char *
     bk_grp_out_reset(&o);
     /* followers first: they wait for the leader */
     bk_grp_assign_in_t as[8];
-    char abuf[8][8];
+    char abuf[8][24];
     for (size_t i = 0; i < n; i++) {
         snprintf(abuf[i], sizeof abuf[i], "a%zu", i);
         as[i].member_id = S(ids[i]);

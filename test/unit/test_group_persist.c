@@ -235,7 +235,7 @@ END_TEST
 typedef struct {
     int group;
     char member[ID_MAX];
-    char instance[8];                 /* "" dynamic */
+    char instance[24];                /* "" dynamic */
     int32_t gen;
     bool leader;
     char members[PER_GROUP + 1][ID_MAX];
@@ -390,7 +390,7 @@ static void op_sync(run_t *r, client_t *k, size_t i) {
 
 static void op_commit(run_t *r, client_t *k) {
     bk_grp_commit_part_t p[3];
-    char topics[3][4];
+    char topics[3][16];
     size_t n = 1 + rnd(r) % 3;
     for (size_t j = 0; j < n; j++) {
         snprintf(topics[j], sizeof topics[j], "t%d", (int)(rnd(r) % 2));
