@@ -349,8 +349,9 @@ size_t bk_grp_lags(const bk_grp_coord_t *c, kp_str_t group_id, bk_grp_leo_fn leo
 typedef void (*bk_grp_list_fn)(void *ctx, const bk_grp_t *g);
 
 /* ListGroups: calls fn for each group (id order) whose state is one of
- * states[nstates] (nstates 0: every state). */
-void bk_grp_list(const bk_grp_coord_t *c, const bk_grp_state_t *states, size_t nstates,
+ * states[nstates] (nstates 0: every state). Returns
+ * COORDINATOR_LOAD_IN_PROGRESS (and lists nothing) while loading. */
+int16_t bk_grp_list(const bk_grp_coord_t *c, const bk_grp_state_t *states, size_t nstates,
                  bk_grp_list_fn fn, void *ctx);
 
 /* DescribeGroups: *g = the group (NULL: describe as state "Dead", no

@@ -3,15 +3,16 @@
 
 #include <stdlib.h>
 
-void bk_grp_list(const bk_grp_coord_t *c, const bk_grp_state_t *states, size_t nstates,
-                 bk_grp_list_fn fn, void *ctx) {
-    if (c->loading) return;
+int16_t bk_grp_list(const bk_grp_coord_t *c, const bk_grp_state_t *states, size_t nstates,
+                    bk_grp_list_fn fn, void *ctx) {
+    if (c->loading) return KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
     for (size_t k = 0; k < c->ngroups; k++) {
         const bk_grp_t *g = c->groups[k];
         bool match = nstates == 0;
         for (size_t s = 0; !match && s < nstates; s++) match = states[s] == g->state;
         if (match) fn(ctx, g);
     }
+    return KP_ERROR_NONE;
 }
 
 int16_t bk_grp_describe(const bk_grp_coord_t *c, kp_str_t group_id, const bk_grp_t **g) {

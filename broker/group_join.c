@@ -222,13 +222,13 @@ static void rebalance(bk_grp_coord_t *c, bk_grp_t *g, int64_t now_ms, bk_grp_out
     }
     int32_t timeout_ms = max_rebalance_timeout(g);
     if (g->state == BK_GRP_EMPTY) {
-        /* group.initial.rebalance.delay.ms: wait for more members, extending
-         * the wait while they come, within the rebalance timeout. */
+        /* group.initial.rebalance.delay.ms (Kafka's InitialDelayedJoin): wait
+         * for more members, extending the wait by the delay while they come,
+         * for at most the rebalance timeout in all. */
         int32_t delay_ms = c->cfg.initial_rebalance_delay_ms;
-        if (delay_ms > timeout_ms) delay_ms = timeout_ms;
         g->initial_delay = delay_ms > 0;
         g->new_member_added = false;
-        g->initial_remaining_ms = timeout_ms - delay_ms;
+        g->initial_remaining_ms = timeout_ms > delay_ms ? timeout_ms - delay_ms : 0;
         g->join_deadline_ms = now_ms + delay_ms;
     } else {
         g->join_deadline_ms = now_ms + timeout_ms;

@@ -164,7 +164,8 @@ static int load_group(bk_grp_coord_t *c, kp_str_t id, kp_bytes_t value, kp_arena
     if (st != KP_OK) return st;
     if (!g && !(g = grp_create(c, id, v.current_state_timestamp))) return KP_ERR_TOO_LARGE;
     clear_meta(g);
-    gs_set(&g->protocol_type, v.protocol_type);
+    /* Kafka writes "" for a group without a protocol: that is our null */
+    if (v.protocol_type.len > 0) gs_set(&g->protocol_type, v.protocol_type);
     gs_set(&g->protocol, v.protocol);
     gs_set(&g->leader, v.leader);
     g->generation = v.generation;

@@ -704,6 +704,45 @@ START_TEST(test_join_errors) {
 }
 END_TEST
 
+/* A pending member (MEMBER_ID_REQUIRED) may leave; a static member that
+ * restarts is let in even when the group is full. */
+START_TEST(test_leave_pending_and_static_when_full) {
+    bk_grp_config_t cfg;
+    bk_grp_config_defaults(&cfg);
+    cfg.num_partitions = 1;
+    cfg.max_size = 1;
+    cfg.initial_rebalance_delay_ms = 0;
+    bk_grp_coord_t c;
+    bk_grp_coord_init(&c, &cfg, 0, 3);
+    bk_grp_load_done(&c, 0);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    protos_t ps;
+    protos(&ps, 1, RANGE);
+    bk_grp_join_t r = join_req("g", "", NULL, 1, &ps, 1);
+    bk_grp_join(&c, &r, 0, &o);
+    char *p = dup_slice(resp(&o, 1)->member_id);
+    int16_t err;
+    bk_grp_leave_in_t lv = { S(p), kp_slice_null() };
+    ck_assert_int_eq(bk_grp_leave(&c, S("g"), &lv, 1, 0, &o, &err), KP_ERROR_NONE);
+    ck_assert_int_eq(err, KP_ERROR_NONE);
+    ck_assert_uint_eq(bk_grp_find(&c, S("g"))->npending, 0);
+    r = join_req("g", "", "st", 2, &ps, 1);                 /* the slot is free again */
+    bk_grp_join(&c, &r, 0, &o);
+    ck_assert_int_eq(resp(&o, 2)->error, KP_ERROR_NONE);
+    r = join_req("g", "", NULL, 3, &ps, 1);
+    bk_grp_join(&c, &r, 0, &o);
+    ck_assert_int_eq(resp(&o, 3)->error, KP_ERROR_GROUP_MAX_SIZE_REACHED);
+    r = join_req("g", "", "st", 4, &ps, 1);                 /* restart of the static one */
+    bk_grp_join(&c, &r, 0, &o);
+    ck_assert_int_eq(resp(&o, 4)->error, KP_ERROR_NONE);
+    ck_assert_uint_eq(grp_member_count(&c, "g"), 1);
+    free(p);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
 START_TEST(test_initial_delay_bounded_by_rebalance_timeout) {
     bk_grp_coord_t c;
     coord_new(&c, 3000);
@@ -748,6 +787,7 @@ int main(void) {
     tcase_add_test(tc, test_protocol_tie);
     tcase_add_test(tc, test_inconsistent_protocol);
     tcase_add_test(tc, test_join_errors);
+    tcase_add_test(tc, test_leave_pending_and_static_when_full);
     tcase_add_test(tc, test_initial_delay_bounded_by_rebalance_timeout);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -295,7 +295,7 @@ START_TEST(test_list_and_describe) {
     bk_grp_join(&c, &r, 0, &o);
     ck_assert_int_eq(grp_state_of(&c, "p"), BK_GRP_PREPARING_REBALANCE);
     listed_t l = { { 0 }, 0 };
-    bk_grp_list(&c, NULL, 0, on_group, &l);
+    ck_assert_int_eq(bk_grp_list(&c, NULL, 0, on_group, &l), KP_ERROR_NONE);
     ck_assert_uint_eq(l.n, 3);
     ck_assert_str_eq(l.names[0], "e");
     ck_assert_str_eq(l.names[1], "p");
@@ -326,6 +326,33 @@ START_TEST(test_list_and_describe) {
     ck_assert(slice_is(gs_slice_for_test(&g->protocol), "range"));
     free(ms);
     free(mp);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
+START_TEST(test_admin_while_loading) {
+    bk_grp_config_t cfg;
+    bk_grp_config_defaults(&cfg);
+    cfg.num_partitions = 1;
+    bk_grp_coord_t c;
+    bk_grp_coord_init(&c, &cfg, 0, 1);
+    listed_t l = { { 0 }, 0 };
+    ck_assert_int_eq(bk_grp_list(&c, NULL, 0, on_group, &l), KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    const bk_grp_t *g;
+    ck_assert_int_eq(bk_grp_describe(&c, S("g"), &g), KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    bk_grp_tp_t tp = { S("t"), 0 };
+    bk_grp_fetched_t f;
+    ck_assert_int_eq(bk_grp_offset_fetch(&c, S("g"), &tp, 1, &f), KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    ck_assert_int_eq(bk_grp_delete(&c, S("g"), 0, &o), KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    int16_t err;
+    ck_assert_int_eq(bk_grp_offset_delete(&c, S("g"), &tp, 1, 0, &o, &err),
+                     KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    bk_grp_tick(&c, 1000000, &o);                          /* no-ops while loading */
+    bk_grp_expire_offsets(&c, 1000000000, &o);
+    ck_assert_uint_eq(o.nrecs + o.nresps, 0);
     bk_grp_out_free(&o);
     bk_grp_coord_free(&c);
 }
@@ -426,6 +453,7 @@ int main(void) {
     tcase_add_test(tc, test_offset_delete);
     tcase_add_test(tc, test_delete_groups);
     tcase_add_test(tc, test_list_and_describe);
+    tcase_add_test(tc, test_admin_while_loading);
     tcase_add_test(tc, test_retention);
     tcase_add_test(tc, test_lags);
     suite_add_tcase(s, tc);

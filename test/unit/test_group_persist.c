@@ -214,7 +214,18 @@ START_TEST(test_load_malformed) {
     put_str(&gv0, "m1"); put_str(&gv0, "c"); put_str(&gv0, "h"); put_be(&gv0, 6000, 4);
     put_bytes(&gv0, "s"); put_bytes(&gv0, "a");
     ck_assert_int_eq(bk_grp_load_record(&b, as_slice(&gkey), as_slice(&gv0)), KP_OK);
+    /* Kafka's "" protocol type of a group without a protocol loads as none */
+    bytes_t hkey = { .n = 0 }, hval = { .n = 0 };
+    put_be(&hkey, 2, 2); put_str(&hkey, "h");
+    put_be(&hval, 3, 2); put_str(&hval, ""); put_be(&hval, 3, 4); put_str(&hval, NULL);
+    put_str(&hval, NULL); put_be(&hval, 5, 8); put_be(&hval, 0, 4);
+    ck_assert_int_eq(bk_grp_load_record(&b, as_slice(&hkey), as_slice(&hval)), KP_OK);
     bk_grp_load_done(&b, 10);
+    const bk_grp_t *h = bk_grp_find(&b, S("h"));
+    ck_assert_ptr_nonnull(h);
+    ck_assert_ptr_null(h->protocol_type.p);
+    ck_assert_int_eq(h->generation, 3);
+    ck_assert_int_eq(h->state, BK_GRP_EMPTY);
     const bk_grp_t *g = bk_grp_find(&b, S("g"));
     ck_assert_int_eq(g->offsets[0].offset, 77);
     ck_assert_int_eq(g->offsets[0].leader_epoch, -1);
