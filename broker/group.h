@@ -18,7 +18,7 @@
  *  4. JoinGroup and SyncGroup answers may be delayed. The driver passes an
  *     opaque token (e.g. its response slot) with each; the answer appears
  *     exactly once, in the out->resps of this call or of a later call (join,
- *     sync, leave, heartbeat-free tick, delete, ...), tagged with the token.
+ *     sync, leave, tick, ...), tagged with the token.
  *     A token is answered at most once; bk_grp_coord_free drops unanswered
  *     tokens (the driver answers them NOT_COORDINATOR itself).
  *  5. Call bk_grp_tick() periodically (<= 100 ms apart; cost O(groups +
@@ -204,8 +204,9 @@ void bk_grp_coord_init(bk_grp_coord_t *c, const bk_grp_config_t *cfg, int32_t pa
 void bk_grp_coord_free(bk_grp_coord_t *c);
 
 /* Java's Utils.abs(groupId.hashCode()) % num_partitions, String.hashCode over
- * the UTF-16 code units of the UTF-8 group id (invalid UTF-8 bytes count as
- * U+FFFD, as Java's decoder does). num_partitions > 0. */
+ * the UTF-16 code units of the UTF-8 group id (an invalid UTF-8 byte counts
+ * as one U+FFFD; Java's decoder agrees for most malformed input).
+ * num_partitions > 0. */
 int32_t bk_grp_partition_for(kp_str_t group_id, int32_t num_partitions);
 
 /* NOT_COORDINATOR when the group belongs to another partition,
