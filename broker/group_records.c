@@ -138,6 +138,7 @@ static void clear_meta(bk_grp_t *g) {
 }
 
 static int check_group_value(const kp_group_metadata_value_t *v) {
+    if (v->members.count < 0) return KP_ERR_BAD_VALUE;
     if (v->members.count > BK_GRP_MEMBERS_MAX) return KP_ERR_TOO_LARGE;
     if (v->members.count > 0 && (!v->protocol.p || !v->leader.p)) return KP_ERR_BAD_VALUE;
     if (v->generation < 0) return KP_ERR_BAD_VALUE;
