@@ -236,6 +236,111 @@ START_TEST(test_load_malformed) {
 }
 END_TEST
 
+/* Copies out->recs into a flat list of (key, value) for replay. */
+typedef struct {
+    bytes_t k[32], v[32];
+    bool tomb[32];
+    size_t n;
+} log_t;
+
+static void log_take(log_t *l, bk_grp_out_t *o) {
+    for (size_t i = 0; i < o->nrecs; i++) {
+        ck_assert_uint_lt(l->n, 32);
+        ck_assert_uint_le(o->recs[i].key.len, sizeof l->k[0].b);
+        ck_assert_uint_le(o->recs[i].value.len, sizeof l->v[0].b);
+        memcpy(l->k[l->n].b, o->recs[i].key.p, o->recs[i].key.len);
+        l->k[l->n].n = o->recs[i].key.len;
+        l->tomb[l->n] = o->recs[i].value.p == NULL;
+        if (!l->tomb[l->n]) memcpy(l->v[l->n].b, o->recs[i].value.p, o->recs[i].value.len);
+        l->v[l->n].n = o->recs[i].value.len;
+        l->n++;
+    }
+    bk_grp_out_reset(o);
+}
+
+/* A Stable group of two members with offsets fails over: the new
+ * coordinator serves the same generation (heartbeat, sync, commit), and the
+ * next rebalance moves on to the next generation. */
+START_TEST(test_failover_continues_generation) {
+    bk_grp_coord_t c;
+    coord_new(&c, 0);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    log_t *l = calloc(1, sizeof *l);
+    ck_assert_ptr_nonnull(l);
+    static const char *const R[] = { "range" };
+    protos_t ps;
+    protos(&ps, 1, R);
+    bk_grp_join_t r = join_req("g", "", "s1", 1, &ps, 1);
+    bk_grp_join(&c, &r, 0, &o);
+    char *a = dup_slice(resp(&o, 1)->member_id);
+    r = join_req("g", "", "s2", 2, &ps, 1);
+    bk_grp_join(&c, &r, 0, &o);
+    r = join_req("g", a, "s1", 3, &ps, 1);
+    bk_grp_join(&c, &r, 0, &o);
+    char *b = dup_slice(resp(&o, 2)->member_id);
+    int32_t gen = resp(&o, 3)->generation;
+    ck_assert_int_eq(gen, 2);
+    bk_grp_assign_in_t as[2] = { { S(a), S("A") }, { S(b), S("B") } };
+    bk_grp_sync_t sy = { .group_id = S("g"), .member_id = S(a), .generation = gen,
+                         .assignments = as, .nassignments = 2, .token = 4 };
+    bk_grp_sync(&c, &sy, 0, &o);
+    int16_t err;
+    bk_grp_commit_part_t p = { .topic = S("t"), .partition = 0, .offset = 77, .leader_epoch = 2,
+                               .metadata = S("x"), .commit_ts_ms = -1 };
+    bk_grp_commit_t cm = { .group_id = S("g"), .member_id = S(b), .generation = gen,
+                           .retention_ms = -1, .parts = &p, .nparts = 1 };
+    ck_assert_int_eq(bk_grp_offset_commit(&c, &cm, 5, &o, &err), KP_ERROR_NONE);
+    log_take(l, &o);
+    ck_assert_uint_eq(l->n, 2);                           /* GroupMetadata, OffsetCommit */
+    bk_grp_coord_free(&c);
+
+    bk_grp_coord_t n;
+    bk_grp_config_t cfg;
+    bk_grp_config_defaults(&cfg);
+    cfg.num_partitions = 1;
+    cfg.initial_rebalance_delay_ms = 0;
+    bk_grp_coord_init(&n, &cfg, 0, 77);
+    for (size_t i = 0; i < l->n; i++)
+        ck_assert_int_eq(bk_grp_load_record(&n, as_slice(&l->k[i]),
+                                            l->tomb[i] ? kp_slice_null() : as_slice(&l->v[i])), KP_OK);
+    bk_grp_load_done(&n, 100000);
+    ck_assert_int_eq(bk_grp_heartbeat(&n, S("g"), S(a), S("s1"), gen, 100000), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_grp_heartbeat(&n, S("g"), S(b), S("s2"), gen, 100000), KP_ERROR_NONE);
+    sy = (bk_grp_sync_t){ .group_id = S("g"), .member_id = S(b), .generation = gen, .token = 5 };
+    bk_grp_sync(&n, &sy, 100000, &o);
+    ck_assert(slice_is(resp(&o, 5)->assignment, "B"));
+    bk_grp_tp_t tp = { S("t"), 0 };
+    bk_grp_fetched_t f;
+    ck_assert_int_eq(bk_grp_offset_fetch(&n, S("g"), &tp, 1, &f), KP_ERROR_NONE);
+    ck_assert_int_eq(f.offset, 77);
+    ck_assert_int_eq(f.leader_epoch, 2);
+    ck_assert(slice_is(f.metadata, "x"));
+    p.offset = 78;
+    cm.member_id = S(a);
+    ck_assert_int_eq(bk_grp_offset_commit(&n, &cm, 100000, &o, &err), KP_ERROR_NONE);
+    /* sessions restart at load: no expiry before load time + session */
+    bk_grp_tick(&n, 100000 + SESSION_MS - 1, &o);
+    ck_assert_uint_eq(o.members_expired, 0);
+    /* a static restart still works against the loaded state */
+    r = join_req("g", "", "s2", 6, &ps, 1);
+    bk_grp_join(&n, &r, 100000, &o);
+    ck_assert_int_eq(resp(&o, 6)->generation, gen);
+    ck_assert_int_eq(bk_grp_heartbeat(&n, S("g"), S(b), S("s2"), gen, 100000),
+                     KP_ERROR_FENCED_INSTANCE_ID);
+    /* a new member: the next generation */
+    bk_grp_out_reset(&o);
+    r = join_req("g", "", "s3", 7, &ps, 1);
+    bk_grp_join(&n, &r, 100000, &o);
+    ck_assert_int_eq(grp_state_of(&n, "g"), BK_GRP_PREPARING_REBALANCE);
+    free(a);
+    free(b);
+    free(l);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&n);
+}
+END_TEST
+
 /* Valid records with random bytes changed: loading returns a status and
  * never crashes or reads past a buffer (run under ASan by `make asan`). */
 START_TEST(test_load_mutated_records) {
@@ -702,6 +807,7 @@ int main(void) {
     tcase_add_test(tc, test_group_record_bytes);
     tcase_add_test(tc, test_load_malformed);
     tcase_add_test(tc, test_load_mutated_records);
+    tcase_add_test(tc, test_failover_continues_generation);
     tcase_add_test(tc, test_randomized_round_trip);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
