@@ -108,7 +108,7 @@ int16_t bk_grp_offset_commit(bk_grp_coord_t *c, const bk_grp_commit_t *req, int6
     if (err) return fill(errors, req->nparts, err);
     ptrdiff_t m = grp_member_idx(g, req->member_id);
     if (m >= 0) g->members[m].heartbeat_ms = now_ms;
-    int16_t common = req->nparts ? KP_ERROR_NONE : KP_ERROR_NONE;
+    int16_t common = KP_ERROR_NONE;
     for (size_t k = 0; k < req->nparts; k++) {
         errors[k] = commit_one(c, g, req, &req->parts[k], now_ms, out);
         if (k == 0) common = errors[0];
