@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "protocol/kp_batch.h"
-#include "storage/st_batch_build.h"
 #include "storage/st_cleaner.h"
 #include "storage/st_io.h"
 #include "storage/st_log.h"
@@ -45,20 +44,28 @@ static void quiet(void *ctx, st_log_level_t lvl, const char *msg) {
 
 /* A ~16 KiB batch of 100-byte records with keys "key-<n % nkeys>". */
 static size_t make_batch(uint8_t *out, size_t cap, int nrec, int seq, int nkeys) {
-    static st_rec_t recs[512];
+    static kp_record_in_t recs[512];
     static char keys[512][16];
     static uint8_t val[100];
     memset(val, 'x', sizeof val);
     for (int i = 0; i < nrec; i++) {
         int kl = snprintf(keys[i], sizeof keys[i], "key-%d", (seq * nrec + i) % nkeys);
-        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl }, .value = { val, sizeof val },
-                              .timestamp = 1000 + seq, .offset_delta = i };
+        recs[i] = (kp_record_in_t){ .timestamp = 1000 + seq, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                    .value = { val, sizeof val } };
     }
-    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = nrec - 1, .base_timestamp = 1000 + seq,
-                         .max_timestamp = 1000 + seq, .producer_id = -1, .producer_epoch = -1,
-                         .base_sequence = -1 };
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)16 << 20);
+    kp_batch_opts_t o = kp_batch_opts_default();
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    const uint8_t *p;
     size_t len = 0;
-    if (st_batch_encode(&h, recs, nrec, out, cap, &len) != KP_OK) abort();
+    for (int i = 0; i < nrec; i++)
+        if (kp_batch_builder_add(&bb, &recs[i]) != KP_OK) abort();
+    if (kp_batch_builder_finish(&bb, &a, &p, &len) != KP_OK || len > cap) abort();
+    memcpy(out, p, len);
+    kp_batch_builder_free(&bb);
+    kp_arena_free(&a);
     return len;
 }
 

@@ -32,9 +32,17 @@ static st_log_config_t ccfg(void) {
     return c;
 }
 
-/* Appends one batch of n random key writes; updates the model. */
-static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts) {
-    st_rec_t recs[8];
+/* Codec of the next batch: none when !mixed, else any of the five (half
+ * of them uncompressed). */
+static kp_codec_t pick_codec(unsigned *seed, bool mixed) {
+    if (!mixed || rand_r(seed) % 2 == 0) return KP_CODEC_NONE;
+    return (kp_codec_t)(1 + rand_r(seed) % 4);
+}
+
+/* Appends one batch of n random key writes (codec per pick_codec); updates
+ * the model. */
+static void write_random_codec(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts, bool mixed) {
+    kp_record_in_t recs[8];
     char keys[8][16], vals[8][24];
     int kidx[8], vid[8];
     for (int i = 0; i < n; i++) {
@@ -42,16 +50,14 @@ static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64
         vid[i] = rand_r(seed) % 5 == 0 ? VAL_TOMB : rand_r(seed) % 100000;
         int kl = snprintf(keys[i], sizeof keys[i], "key%02d", kidx[i]);
         int vl = snprintf(vals[i], sizeof vals[i], "v%d", vid[i]);
-        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
-                              .value = vid[i] == VAL_TOMB ? kp_slice_null()
-                                                          : (kp_slice_t){ (const uint8_t *)vals[i], (size_t)vl },
-                              .timestamp = ts, .offset_delta = i };
+        recs[i] = (kp_record_in_t){ .timestamp = ts, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                    .value = vid[i] == VAL_TOMB ? kp_slice_null()
+                                                                : (kp_slice_t){ (const uint8_t *)vals[i], (size_t)vl } };
     }
-    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = n - 1, .base_timestamp = ts, .max_timestamp = ts,
-                         .producer_id = -1, .producer_epoch = -1, .base_sequence = -1 };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.codec = pick_codec(seed, mixed);
     uint8_t buf[2048];
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    size_t len = tu_build(buf, sizeof buf, &o, recs, n);
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, ts, &info), KP_OK);
     for (int i = 0; i < n; i++) {
@@ -60,9 +66,19 @@ static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64
     }
 }
 
+static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts) {
+    write_random_codec(log, m, seed, n, ts, false);
+}
+
 /* Folds every readable record into latest-per-key; checks offsets increase
  * and that each latest matches the model. Returns the number of records. */
+static int64_t compressed_seen;    /* compressed batches met by the last check */
+static int64_t compressed_thinned; /* ... of which compaction rebuilt (gaps) */
+
 static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombstones_may_vanish) {
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)16 << 20);
+    compressed_seen = compressed_thinned = 0;
     int32_t seen[NKEYS];
     int64_t seen_off[NKEYS];
     for (int k = 0; k < NKEYS; k++) seen[k] = VAL_NONE;
@@ -79,10 +95,15 @@ static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombsto
         while (kp_rd_remaining(&r)) {
             kp_batch_t b;
             ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+            /* every batch stays one a consumer accepts (gaps, kept last offset) */
+            kp_batch_info_t vi;
+            kp_arena_reset(&a);
+            ck_assert_int_eq(kp_batch_validate(&b, 0, &a, 1 << 20, &vi), KP_OK);
+            compressed_seen += kp_batch_codec(&b) != KP_CODEC_NONE;
+            compressed_thinned += kp_batch_codec(&b) != KP_CODEC_NONE && b.records_count < b.last_offset_delta + 1;
             kp_record_iter_t it;
             kp_record_t rec;
-            kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
+            kp_record_iter_init(&it, &b, vi.records, vi.records_len);
             int rc;
             while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
                 ck_assert_int_gt(rec.offset, last);
@@ -97,6 +118,7 @@ static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombsto
         off = next;
     }
     free(buf);
+    kp_arena_free(&a);
     for (int k = 0; k < NKEYS; k++) {
         if (m->val[k] == VAL_TOMB && tombstones_may_vanish && seen[k] == VAL_NONE) continue;
         ck_assert_msg(seen[k] == m->val[k], "key %d: log %d model %d", k, seen[k], m->val[k]);
@@ -125,7 +147,10 @@ START_TEST(test_offset_map) {
 }
 END_TEST
 
+/* _i == 0: uncompressed batches; 1: gzip/snappy/lz4/zstd mixed with
+ * uncompressed ones (rebuilt with their own codec). */
 START_TEST(test_compaction_matches_model) {
+    bool mixed = _i == 1;
     char *dir = tu_tmpdir();
     st_log_config_t cfg = ccfg();
     st_log_t *log = tu_open(dir, &cfg, 0, false);
@@ -133,9 +158,9 @@ START_TEST(test_compaction_matches_model) {
     for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
     unsigned seed = 12345;
     st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
-    int64_t now = 10000;
+    int64_t now = 10000, recompressed = 0;
     for (int round = 0; round < 6; round++) {
-        for (int i = 0; i < 60; i++) write_random(log, &m, &seed, 1 + rand_r(&seed) % 6, now);
+        for (int i = 0; i < 60; i++) write_random_codec(log, &m, &seed, 1 + rand_r(&seed) % 6, now, mixed);
         st_log_set_high_watermark(log, st_log_end_offset(log));
         uint64_t before = st_log_size_bytes(log);
         int64_t recs_before = check_against_model(log, &m, false);
@@ -146,8 +171,13 @@ START_TEST(test_compaction_matches_model) {
         ck_assert_uint_lt(st_log_size_bytes(log), before);
         int64_t recs_after = check_against_model(log, &m, false);
         ck_assert_int_lt(recs_after, recs_before);
+        ck_assert_int_eq(st.batches_kept_whole, 0);
+        recompressed += st.batches_recompressed;
+        if (mixed) ck_assert_int_gt(compressed_thinned, 0); /* rebuilt with their codec */
+        else ck_assert_int_eq(st.batches_recompressed + compressed_seen, 0);
         now += 100;
     }
+    if (mixed) ck_assert_int_gt(recompressed, 0);
     /* every key at most once below the cleaned end: run a final pass after
      * rolling so that everything is cleanable */
     ck_assert_int_eq(st_log_roll(log, now), KP_OK);
@@ -240,7 +270,7 @@ START_TEST(test_kill_at_every_swap_step) {
         model_t m;
         for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
         unsigned seed = (unsigned)step * 99;
-        for (int i = 0; i < 120; i++) write_random(log, &m, &seed, 3, 100);
+        for (int i = 0; i < 120; i++) write_random_codec(log, &m, &seed, 3, 100, true);
         st_log_set_high_watermark(log, st_log_end_offset(log));
         st_log_offsets_t fin;
         ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
@@ -287,28 +317,42 @@ START_TEST(test_kill_at_every_swap_step) {
 }
 END_TEST
 
-/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn). */
+/* An ABORT marker of producer pid (epoch 0). */
+static size_t marker_batch(uint8_t *out, size_t cap, int64_t pid) {
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 20);
+    const uint8_t *p;
+    size_t len;
+    ck_assert_int_eq(kp_batch_build_txn_marker(pid, 0, false, 0, 1, &a, &p, &len), KP_OK);
+    ck_assert_uint_le(len, cap);
+    memcpy(out, p, len);
+    kp_arena_free(&a);
+    return len;
+}
+
+/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn), or an
+ * abort marker. */
 static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, int k0, int n, int val) {
-    st_rec_t recs[8];
-    char keys[8][16], vals[8][16];
-    uint8_t ckey[4] = { 0, 0, 0, 0 }, cval[6] = { 0 };
-    for (int i = 0; i < n; i++) {
-        int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
-        int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
-        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
-                              .value = { (const uint8_t *)vals[i], (size_t)vl }, .timestamp = 1, .offset_delta = i };
-    }
-    if (control_abort) {
-        recs[0] = (st_rec_t){ .key = { ckey, 4 }, .value = { cval, 6 }, .timestamp = 1 };
-        n = 1;
-    }
-    st_batch_hdr_t h = { .leader_epoch = -1,
-                         .attributes = (int16_t)((txn ? KP_BATCH_TRANSACTIONAL : 0) | (control_abort ? KP_BATCH_CONTROL : 0)),
-                         .last_offset_delta = n - 1, .base_timestamp = 1, .max_timestamp = 1, .producer_id = pid,
-                         .producer_epoch = 0, .base_sequence = pid >= 0 && !control_abort ? 0 : -1 };
     uint8_t buf[2048];
     size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    if (control_abort) {
+        len = marker_batch(buf, sizeof buf, pid);
+    } else {
+        kp_record_in_t recs[8];
+        char keys[8][16], vals[8][16];
+        for (int i = 0; i < n; i++) {
+            int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
+            int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
+            recs[i] = (kp_record_in_t){ .timestamp = 1, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                        .value = { (const uint8_t *)vals[i], (size_t)vl } };
+        }
+        kp_batch_opts_t o = kp_batch_opts_default();
+        o.flags = txn ? KP_BATCH_TRANSACTIONAL : 0;
+        o.producer_id = pid;
+        o.producer_epoch = pid >= 0 ? 0 : -1;
+        o.base_sequence = pid >= 0 ? 0 : -1;
+        len = tu_build(buf, sizeof buf, &o, recs, n);
+    }
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
 }
@@ -371,13 +415,15 @@ START_TEST(test_producer_last_batch_kept_empty) {
     cfg.segment_bytes = 150;
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     /* pid 9 writes key00..key01 once (seq 0-1); plain writes supersede them */
-    st_rec_t r[2] = { { .key = kp_slice_cstr("key00"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 0 },
-                      { .key = kp_slice_cstr("key01"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 1 } };
-    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = 1, .base_timestamp = 1, .max_timestamp = 1,
-                         .producer_id = 9, .producer_epoch = 0, .base_sequence = 0 };
+    kp_record_in_t r[2] = { { .timestamp = 1, .key = kp_slice_cstr("key00"), .value = kp_slice_cstr("p") },
+                            { .timestamp = 1, .key = kp_slice_cstr("key01"), .value = kp_slice_cstr("p") } };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.producer_id = 9;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.codec = KP_CODEC_ZSTD; /* emptied and rebuilt: an empty compressed batch */
     uint8_t buf[1024];
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, r, 2, buf, sizeof buf, &len), KP_OK);
+    size_t len = tu_build(buf, sizeof buf, &o, r, 2);
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
     for (int i = 0; i < 4; i++) txn_write(log, -1, false, false, 0, 2, 10 + i);
@@ -399,6 +445,10 @@ START_TEST(test_producer_last_batch_kept_empty) {
     ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
     ck_assert_int_eq(b.producer_id, 9);
     ck_assert_int_eq(b.records_count, 0);
+    ck_assert_int_eq(kp_batch_codec(&b), KP_CODEC_NONE);
+    ck_assert_int_eq(b.size, KP_BATCH_HEADER_BYTES);
+    ck_assert_int_eq(b.max_timestamp, 1);
+    ck_assert_int_eq(b.base_sequence, 0);
     ck_assert_int_eq(b.base_offset, 0);
     ck_assert_int_eq(kp_batch_last_offset(&b), 1);
     /* without any snapshot, a replay still knows the producer's sequence */
@@ -496,7 +546,7 @@ int main(void) {
     TCase *tc = tcase_create("cleaner");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_offset_map);
-    tcase_add_test(tc, test_compaction_matches_model);
+    tcase_add_loop_test(tc, test_compaction_matches_model, 0, 2);
     tcase_add_test(tc, test_ratio_lag_and_small_map);
     tcase_add_test(tc, test_kill_at_every_swap_step);
     tcase_add_test(tc, test_compaction_and_transactions);
