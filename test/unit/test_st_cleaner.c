@@ -540,6 +540,45 @@ START_TEST(test_build_concurrent_with_appends) {
 }
 END_TEST
 
+/* Batches whose records are over records_max_bytes (compressed or not) are
+ * kept whole and unread: their keys supersede nothing and nothing of them
+ * is dropped, so the latest value per key is still right; once the cap is
+ * raised they are cleaned like any other. */
+START_TEST(test_records_over_cap_kept_whole) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.records_max_bytes = 40; /* fits the smallest batches only */
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 99;
+    for (int i = 0; i < 150; i++) write_random_codec(log, &m, &seed, 1 + rand_r(&seed) % 6, 100, true);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    tu_log_capture(); /* empty the captured lines */
+    ck_assert_int_eq(st_log_compact(log, &cc, 200, &st), KP_OK);
+    ck_assert_int_gt(st.batches_kept_whole, 0);
+    ck_assert_int_gt(st.records_dropped, 0);
+    check_against_model(log, &m, false);
+    char want[96];
+    snprintf(want, sizeof want, " %lld batch(es) over records_max_bytes kept whole", (long long)st.batches_kept_whole);
+    ck_assert_msg(strstr(tu_log_buf, want) != NULL, "log: %s", tu_log_buf);
+    uint64_t size_capped = st_log_size_bytes(log);
+    cfg.records_max_bytes = 0; /* default */
+    st_log_set_config(log, &cfg);
+    ck_assert_int_eq(st_log_roll(log, 300), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert_int_eq(st_log_compact(log, &cc, 300, &st), KP_OK);
+    ck_assert_int_eq(st.batches_kept_whole, 0);
+    ck_assert_uint_lt(st_log_size_bytes(log), size_capped);
+    check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_cleaner");
@@ -552,6 +591,7 @@ int main(void) {
     tcase_add_test(tc, test_compaction_and_transactions);
     tcase_add_test(tc, test_build_concurrent_with_appends);
     tcase_add_test(tc, test_producer_last_batch_kept_empty);
+    tcase_add_test(tc, test_records_over_cap_kept_whole);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
