@@ -62,6 +62,20 @@ static inline size_t tu_build(uint8_t *out, size_t cap, const kp_batch_opts_t *o
     return len;
 }
 
+/* A COMMIT or ABORT marker of producer pid/epoch (coordinator epoch 9,
+ * timestamp ts) into out[0..cap); returns its size. */
+static inline size_t tu_marker(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, bool commit, int64_t ts) {
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 20);
+    const uint8_t *p;
+    size_t len;
+    ck_assert_int_eq(kp_batch_build_txn_marker(pid, epoch, commit, 9, ts, &a, &p, &len), KP_OK);
+    ck_assert_uint_le(len, cap);
+    memcpy(out, p, len);
+    kp_arena_free(&a);
+    return len;
+}
+
 /* Builds one uncompressed batch of n records: key "k<seed>-<i>", value of
  * vlen bytes derived from seed, timestamps ts.. ; offsets start at 0. */
 static inline size_t tu_batch(uint8_t *out, size_t cap, int n, int64_t ts, uint32_t seed, size_t vlen) {
@@ -90,12 +104,12 @@ static inline st_log_t *tu_open(const char *parent, const st_log_config_t *cfg, 
     return log;
 }
 
-/* Walks every batch readable from `from`, checking CRCs; returns the count
- * and the offset after the last one. */
-static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
+/* Calls fn(batch, ctx) on every batch readable from `from` (CRC checked),
+ * in order; returns the offset after the last one. */
+typedef void (*tu_batch_fn)(const kp_batch_t *b, void *ctx);
+static inline int64_t tu_each_batch(st_log_t *log, int64_t from, tu_batch_fn fn, void *ctx) {
     size_t cap = 1 << 22;
     uint8_t *buf = malloc(cap);
-    int n = 0;
     int64_t off = from;
     for (;;) {
         size_t len;
@@ -109,13 +123,25 @@ static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
             kp_batch_t b;
             ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
             ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-            n++;
+            fn(&b, ctx);
         }
         ck_assert_int_gt(next, off);
         off = next;
     }
     free(buf);
-    *end = off;
+    return off;
+}
+
+static inline void tu_count_batch(const kp_batch_t *b, void *ctx) {
+    (void)b;
+    (*(int *)ctx)++;
+}
+
+/* Walks every batch readable from `from`, checking CRCs; returns the count
+ * and the offset after the last one. */
+static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
+    int n = 0;
+    *end = tu_each_batch(log, from, tu_count_batch, &n);
     return n;
 }
 

@@ -70,60 +70,56 @@ static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64
     write_random_codec(log, m, seed, n, ts, false);
 }
 
-/* Folds every readable record into latest-per-key; checks offsets increase
- * and that each latest matches the model. Returns the number of records. */
 static int64_t compressed_seen;    /* compressed batches met by the last check */
 static int64_t compressed_thinned; /* ... of which compaction rebuilt (gaps) */
 
-static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombstones_may_vanish) {
-    kp_arena_t a;
-    kp_arena_init(&a, (size_t)16 << 20);
-    compressed_seen = compressed_thinned = 0;
+typedef struct fold {
+    kp_arena_t arena;
     int32_t seen[NKEYS];
     int64_t seen_off[NKEYS];
-    for (int k = 0; k < NKEYS; k++) seen[k] = VAL_NONE;
-    size_t cap = 1 << 20;
-    uint8_t *buf = malloc(cap);
-    int64_t off = st_log_start_offset(log), last = -1, records = 0;
-    for (;;) {
-        size_t len;
-        int64_t next;
-        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
-        if (len == 0) break;
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (kp_rd_remaining(&r)) {
-            kp_batch_t b;
-            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-            /* every batch stays one a consumer accepts (gaps, kept last offset) */
-            kp_batch_info_t vi;
-            kp_arena_reset(&a);
-            ck_assert_int_eq(kp_batch_validate(&b, 0, &a, 1 << 20, &vi), KP_OK);
-            compressed_seen += kp_batch_codec(&b) != KP_CODEC_NONE;
-            compressed_thinned += kp_batch_codec(&b) != KP_CODEC_NONE && b.records_count < b.last_offset_delta + 1;
-            kp_record_iter_t it;
-            kp_record_t rec;
-            kp_record_iter_init(&it, &b, vi.records, vi.records_len);
-            int rc;
-            while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
-                ck_assert_int_gt(rec.offset, last);
-                last = rec.offset;
-                records++;
-                int k = atoi((const char *)rec.key.p + 3);
-                seen[k] = kp_slice_is_null(rec.value) ? VAL_TOMB : atoi((const char *)rec.value.p + 1);
-                seen_off[k] = rec.offset;
-            }
-            ck_assert_int_eq(rc, 0);
-        }
-        off = next;
+    int64_t last, records;
+} fold_t;
+
+static void fold_batch(const kp_batch_t *b, void *ctx) {
+    fold_t *f = ctx;
+    /* every batch stays one a consumer accepts (gaps, kept last offset) */
+    kp_batch_info_t vi;
+    kp_arena_reset(&f->arena);
+    ck_assert_int_eq(kp_batch_validate(b, 0, &f->arena, 1 << 20, &vi), KP_OK);
+    compressed_seen += kp_batch_codec(b) != KP_CODEC_NONE;
+    compressed_thinned += kp_batch_codec(b) != KP_CODEC_NONE && b->records_count < b->last_offset_delta + 1;
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, b, vi.records, vi.records_len);
+    int rc;
+    while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+        ck_assert_int_gt(rec.offset, f->last);
+        f->last = rec.offset;
+        f->records++;
+        int k = atoi((const char *)rec.key.p + 3);
+        f->seen[k] = kp_slice_is_null(rec.value) ? VAL_TOMB : atoi((const char *)rec.value.p + 1);
+        f->seen_off[k] = rec.offset;
     }
-    free(buf);
-    kp_arena_free(&a);
+    ck_assert_int_eq(rc, 0);
+}
+
+/* Folds every readable record into latest-per-key; checks offsets increase
+ * and that each latest matches the model. Returns the number of records. */
+static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombstones_may_vanish) {
+    fold_t *f = calloc(1, sizeof *f);
+    kp_arena_init(&f->arena, (size_t)16 << 20);
+    compressed_seen = compressed_thinned = 0;
+    for (int k = 0; k < NKEYS; k++) f->seen[k] = VAL_NONE;
+    f->last = -1;
+    tu_each_batch(log, st_log_start_offset(log), fold_batch, f);
+    kp_arena_free(&f->arena);
     for (int k = 0; k < NKEYS; k++) {
-        if (m->val[k] == VAL_TOMB && tombstones_may_vanish && seen[k] == VAL_NONE) continue;
-        ck_assert_msg(seen[k] == m->val[k], "key %d: log %d model %d", k, seen[k], m->val[k]);
-        if (seen[k] != VAL_NONE) ck_assert_int_eq(seen_off[k], m->off[k]);
+        if (m->val[k] == VAL_TOMB && tombstones_may_vanish && f->seen[k] == VAL_NONE) continue;
+        ck_assert_msg(f->seen[k] == m->val[k], "key %d: log %d model %d", k, f->seen[k], m->val[k]);
+        if (f->seen[k] != VAL_NONE) ck_assert_int_eq(f->seen_off[k], m->off[k]);
     }
+    int64_t records = f->records;
+    free(f);
     return records;
 }
 
@@ -317,26 +313,13 @@ START_TEST(test_kill_at_every_swap_step) {
 }
 END_TEST
 
-/* An ABORT marker of producer pid (epoch 0). */
-static size_t marker_batch(uint8_t *out, size_t cap, int64_t pid) {
-    kp_arena_t a;
-    kp_arena_init(&a, 1 << 20);
-    const uint8_t *p;
-    size_t len;
-    ck_assert_int_eq(kp_batch_build_txn_marker(pid, 0, false, 0, 1, &a, &p, &len), KP_OK);
-    ck_assert_uint_le(len, cap);
-    memcpy(out, p, len);
-    kp_arena_free(&a);
-    return len;
-}
-
 /* A batch of n records "keyNN" -> "v<val>", from producer pid (txn), or an
  * abort marker. */
 static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, int k0, int n, int val) {
     uint8_t buf[2048];
     size_t len;
     if (control_abort) {
-        len = marker_batch(buf, sizeof buf, pid);
+        len = tu_marker(buf, sizeof buf, pid, 0, false, 1);
     } else {
         kp_record_in_t recs[8];
         char keys[8][16], vals[8][16];
@@ -355,6 +338,21 @@ static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, 
     }
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+}
+
+typedef struct txn_left {
+    int controls, below_9, from_9;
+} txn_left_t;
+
+static void count_txn_left(const kp_batch_t *b, void *ctx) {
+    txn_left_t *l = ctx;
+    if (kp_batch_is_control(b)) {
+        l->controls++;
+        return;
+    }
+    ck_assert_int_ne(b->producer_id, 1); /* aborted data is gone */
+    if (b->base_offset < 9) l->below_9 += b->records_count;
+    else l->from_9 += b->records_count;
 }
 
 START_TEST(test_compaction_and_transactions) {
@@ -377,29 +375,9 @@ START_TEST(test_compaction_and_transactions) {
     ck_assert_int_le(st.end_offset, 9);
     /* what is left: marker, v2 for key00..02 (their v4 lies beyond the
      * cleanable range), and every record from 9 on */
-    size_t cap = 1 << 16;
-    uint8_t *buf = malloc(cap);
-    int64_t off = 0;
-    int controls = 0, recs_below_9 = 0, recs_from_9 = 0;
-    for (;;) {
-        size_t len;
-        int64_t next;
-        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
-        if (len == 0) break;
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (kp_rd_remaining(&r)) {
-            kp_batch_t b;
-            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-            if (kp_batch_is_control(&b)) { controls++; continue; }
-            ck_assert_int_ne(b.producer_id, 1); /* aborted data is gone */
-            if (b.base_offset < 9) recs_below_9 += b.records_count;
-            else recs_from_9 += b.records_count;
-        }
-        off = next;
-    }
-    free(buf);
+    txn_left_t left = { 0, 0, 0 };
+    tu_each_batch(log, 0, count_txn_left, &left);
+    int controls = left.controls, recs_below_9 = left.below_9, recs_from_9 = left.from_9;
     ck_assert_int_eq(controls, 1);
     ck_assert_int_eq(recs_below_9, 3);
     ck_assert_int_eq(recs_from_9, 5);

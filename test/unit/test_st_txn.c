@@ -21,18 +21,6 @@ static size_t pid_batch(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, in
     return tu_build(out, cap, &o, recs, n);
 }
 
-static size_t marker(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, bool commit) {
-    kp_arena_t a;
-    kp_arena_init(&a, 1 << 20);
-    const uint8_t *p;
-    size_t len;
-    ck_assert_int_eq(kp_batch_build_txn_marker(pid, epoch, commit, 9, 50, &a, &p, &len), KP_OK);
-    ck_assert_uint_le(len, cap);
-    memcpy(out, p, len);
-    kp_arena_free(&a);
-    return len;
-}
-
 static int64_t app(st_log_t *log, uint8_t *buf, size_t len) {
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 2, 100, &info), KP_OK);
@@ -223,12 +211,12 @@ START_TEST(test_transactions_lso_and_aborted_index) {
     st_log_set_high_watermark(log, st_log_end_offset(log));
     ck_assert_int_eq(st_log_first_unstable_offset(log), 0);
     ck_assert_int_eq(st_log_last_stable_offset(log), 0);
-    app(log, buf, marker(buf, sizeof buf, 1, 0, false));          /* 6 abort pid1 */
+    app(log, buf, tu_marker(buf, sizeof buf, 1, 0, false, 50));          /* 6 abort pid1 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), 2);
     app(log, buf, pid_batch(buf, sizeof buf, 1, 0, 2, 2, true));  /* 7-8 pid1 new txn */
-    app(log, buf, marker(buf, sizeof buf, 2, 0, true));           /* 9 commit pid2 */
+    app(log, buf, tu_marker(buf, sizeof buf, 2, 0, true, 50));           /* 9 commit pid2 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), 7);
-    app(log, buf, marker(buf, sizeof buf, 1, 0, false));          /* 10 abort pid1 */
+    app(log, buf, tu_marker(buf, sizeof buf, 1, 0, false, 50));          /* 10 abort pid1 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), -1);
     st_log_set_high_watermark(log, 11);
     ck_assert_int_eq(st_log_last_stable_offset(log), 11);
