@@ -127,7 +127,7 @@ $(B)/test/%: $(B)/obj/test/unit/%.o $(TEST_SUPPORT) $(LIBS)
 
 $(B)/test/tools/%: $(B)/obj/test/tools/%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
 
 $(B)/test/sim_%: $(B)/obj/test/sim/sim_%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
