@@ -101,14 +101,12 @@ static int negotiate(cl_conn_t *c, cl_err_t *e) {
     return rc;
 }
 
-int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
-                 cl_err_t *e) {
+int cl_conn_open_raw(cl_conn_t *c, const char *host, int port, int timeout_ms, cl_err_t *e) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
     c->node_id = -1;
     c->port = port;
     c->timeout_ms = timeout_ms;
-    c->client_id = client_id;
     c->next_corr_id = 1;
     snprintf(c->host, sizeof c->host, "%s", host);
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
@@ -124,7 +122,15 @@ int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms, const
     freeaddrinfo(res);
     if (c->fd < 0)
         return cl_err_set(e, CL_E_CONNECT, "cannot connect to %s:%d: %s", host, port, strerror(last_errno));
-    int rc = negotiate(c, e);
+    return CL_OK;
+}
+
+int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
+                 cl_err_t *e) {
+    int rc = cl_conn_open_raw(c, host, port, timeout_ms, e);
+    if (rc != CL_OK) return rc;
+    c->client_id = client_id;
+    rc = negotiate(c, e);
     if (rc != CL_OK) cl_conn_close(c);
     return rc;
 }

@@ -89,6 +89,7 @@ int cl_consumer_open(cl_consumer_t *k, cl_client_t *cl, const char *topic, cl_er
     memset(k, 0, sizeof *k);
     k->cl = cl;
     k->max_wait_ms = 500;
+    k->only_partition = -1;
     k->partition_max_bytes = CL_FETCH_PARTITION_BYTES_DEFAULT;
     if (strlen(topic) >= sizeof k->topic) return cl_err_set(e, CL_E_USAGE, "topic name too long");
     strcpy(k->topic, topic);
@@ -127,7 +128,7 @@ int cl_consumer_seek(cl_consumer_t *k, int64_t timestamp, cl_err_t *e) {
 
 bool cl_consumer_at_end(const cl_consumer_t *k) {
     for (int32_t i = 0; i < k->npartitions; i++)
-        if (k->hw[i] < 0 || k->pos[i] < k->hw[i]) return false;
+        if ((k->only_partition < 0 || i == k->only_partition) && (k->hw[i] < 0 || k->pos[i] < k->hw[i])) return false;
     return true;
 }
 
@@ -188,6 +189,7 @@ static int fetch_leader(cl_consumer_t *k, const cl_md_topic_t *t, int32_t leader
         const cl_md_partition_t *mp = &t->partitions.items[i];
         int32_t p = mp->partition_index;
         if (mp->leader_id != leader || p < 0 || p >= k->npartitions) continue;
+        if (k->only_partition >= 0 && p != k->only_partition) continue;
         kp_fetch_request_fetch_partition_t *fp = &ft.partitions.items[ft.partitions.count++];
         kp_fetch_request_fetch_partition_init(fp);
         fp->partition = p;
@@ -230,6 +232,7 @@ int cl_consumer_poll(cl_consumer_t *k, cl_msg_fn fn, void *ctx, int64_t *deliver
         rc = t ? CL_OK : cl_err_kafka(e, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s'", k->topic);
         for (int32_t i = 0; t && i < t->partitions.count && rc == CL_OK && !k->stopped; i++) {
             int32_t leader = t->partitions.items[i].leader_id;
+            if (k->only_partition >= 0 && t->partitions.items[i].partition_index != k->only_partition) continue;
             if (leader < 0) continue; /* no leader now: the next poll tries again */
             bool seen = false;
             for (int n = 0; n < ndone; n++) seen |= done[n] == leader;
