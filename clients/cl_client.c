@@ -136,6 +136,9 @@ int cl_client_metadata(cl_client_t *c, const char *const *topics, int n, cl_err_
     for (int attempt = 1;; attempt++) {
         kp_arena_reset(&c->md_arena);
         c->md = NULL;
+        /* AllowAutoTopicCreation exists from v4; older versions always allow
+         * it, and a field the version lacks must stay at its default */
+        req.allow_auto_topic_creation = cl_client_version(c, -1, KP_API_METADATA, CL_VER_METADATA) < 4;
         rc = cl_client_call(c, -1, KP_API_METADATA, CL_VER_METADATA, &req, &resp, &ver, &c->md_arena, e);
         if (rc == CL_OK || !cl_retry_again(&c->retry, attempt, rc, e ? e->kafka_code : 0)) break;
         cl_sleep_ms(cl_retry_backoff_ms(&c->retry, attempt + 1));
@@ -187,6 +190,12 @@ static cl_conn_t *conn_for(cl_client_t *c, int32_t node_id, cl_err_t *e) {
         n->conn.node_id = node_id;
     }
     return &n->conn;
+}
+
+int16_t cl_client_version(cl_client_t *c, int32_t node_id, int16_t api_key, int16_t our_max) {
+    cl_err_t e;
+    cl_conn_t *conn = conn_for(c, node_id, &e);
+    return conn ? cl_conn_version(conn, api_key, our_max) : -1;
 }
 
 int cl_client_call(cl_client_t *c, int32_t node_id, int16_t api_key, int16_t our_max, const void *req,
