@@ -174,7 +174,12 @@ int cl_ctl_consume(cl_ctl_t *ctx, int argc, char **argv) {
         rc = cl_err_set(&e, CL_E_USAGE, "--partition %d: topic %s has %d partitions", s.only_partition, a.pos[0], k.npartitions);
     if (rc == CL_OK) rc = position(ctx, &k, &a, group, s.only_partition, &e);
     if (rc == CL_OK) rc = consume_loop(ctx, &k, &s, cl_args_count(&a, "--follow") > 0, &e);
-    if (rc == CL_OK && group) rc = cl_group_commit_offsets(&c, group, k.topic, k.pos, k.npartitions, &e);
+    if (rc == CL_OK && group) {
+        /* with --partition only that partition was read: commit only it */
+        for (int32_t i = 0; s.only_partition >= 0 && i < k.npartitions; i++)
+            if (i != s.only_partition) k.pos[i] = -1;
+        rc = cl_group_commit_offsets(&c, group, k.topic, k.pos, k.npartitions, &e);
+    }
     ex = rc == CL_OK ? CL_EXIT_OK : cl_ctl_fail(ctx, &e);
     cl_consumer_close(&k);
     cl_client_close(&c);
