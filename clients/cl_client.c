@@ -64,7 +64,7 @@ int cl_client_open(cl_client_t *c, const char *brokers, const char *client_id, i
         if (rc == CL_OK) return CL_OK;
         size_t used = strlen(tried);
         snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", one.msg);
-        if (one.status != CL_E_CONNECT && one.status != CL_E_TIMEOUT) {
+        if (one.status != CL_E_CONNECT && one.status != CL_E_TIMEOUT && one.status != CL_E_NETWORK) {
             if (e) *e = one;
             return one.status;
         }

@@ -151,30 +151,32 @@ int16_t cl_conn_version(const cl_conn_t *c, int16_t api_key, int16_t our_max) {
     return v >= api->min_version ? v : -1;
 }
 
+/* A socket failure during a call: the connection is closed and the error
+ * names the API, the address and what happened. */
 static int io_fail(cl_conn_t *c, cl_err_t *e, const char *what, int err) {
-    int st = (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT) ? CL_E_TIMEOUT : CL_E_CONNECT;
+    int st = (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT) ? CL_E_TIMEOUT : CL_E_NETWORK;
     cl_err_set(e, st, "%s %s:%d: %s", what, c->host, c->port,
-               st == CL_E_TIMEOUT ? "timed out" : (err ? strerror(err) : "connection closed"));
+               st == CL_E_TIMEOUT ? "timed out" : (err ? strerror(err) : "connection closed by the broker"));
     cl_conn_close(c);
     return st;
 }
 
-static int send_all(cl_conn_t *c, const uint8_t *p, size_t n, cl_err_t *e) {
+static int send_all(cl_conn_t *c, const char *what, const uint8_t *p, size_t n, cl_err_t *e) {
     while (n > 0) {
         ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_fail(c, e, "send to", k < 0 ? errno : 0);
+        if (k <= 0) return io_fail(c, e, what, k < 0 ? errno : 0);
         p += k;
         n -= (size_t)k;
     }
     return CL_OK;
 }
 
-static int recv_all(cl_conn_t *c, uint8_t *p, size_t n, cl_err_t *e) {
+static int recv_all(cl_conn_t *c, const char *what, uint8_t *p, size_t n, cl_err_t *e) {
     while (n > 0) {
         ssize_t k = recv(c->fd, p, n, 0);
         if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_fail(c, e, "receive from", k < 0 ? errno : 0);
+        if (k <= 0) return io_fail(c, e, what, k < 0 ? errno : 0);
         p += k;
         n -= (size_t)k;
     }
@@ -217,11 +219,14 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
     size_t len = 0;
     int rc = encode_request(c, api_key, ver, req, corr, &buf, &len, e);
     if (rc != CL_OK) return rc;
-    rc = send_all(c, buf, len, e);
+    char what[96];
+    snprintf(what, sizeof what, "%s v%d to", api ? api->name : "request", ver);
+    rc = send_all(c, what, buf, len, e);
     free(buf);
     if (rc != CL_OK || no_response) return rc;
     uint8_t szb[4];
-    if ((rc = recv_all(c, szb, 4, e)) != CL_OK) return rc;
+    snprintf(what, sizeof what, "%s v%d response from", api ? api->name : "request", ver);
+    if ((rc = recv_all(c, what, szb, 4, e)) != CL_OK) return rc;
     uint32_t size = kp_load_be32(szb);
     if (size < 4 || size > CL_FRAME_MAX_BYTES) {
         cl_conn_close(c);
@@ -229,7 +234,7 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
     }
     uint8_t *frame = kp_arena_alloc(a, size);
     if (!frame) return cl_err_set(e, CL_E_NOMEM, "no memory for a %u-byte response", size);
-    if ((rc = recv_all(c, frame, size, e)) != CL_OK) return rc;
+    if ((rc = recv_all(c, what, frame, size, e)) != CL_OK) return rc;
     int32_t got_corr = 0;
     int kr = kp_response_decode(api_key, ver, frame, size, &got_corr, resp, a);
     if (kr != KP_OK) {

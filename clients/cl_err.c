@@ -48,7 +48,7 @@ int cl_exit_code(int status) {
 }
 
 const char *cl_status_name(int status) {
-    static const char *names[] = { "ok", "kafka", "usage", "connect", "protocol", "timeout", "nomem", "io" };
+    static const char *names[] = { "ok", "kafka", "usage", "connect", "protocol", "timeout", "nomem", "io", "network" };
     if (status < 0 || (size_t)status >= sizeof names / sizeof names[0]) return "unknown";
     return names[status];
 }

@@ -22,6 +22,7 @@ typedef enum cl_status {
     CL_E_TIMEOUT = 5,   /* no answer within the deadline */
     CL_E_NOMEM = 6,
     CL_E_IO = 7,        /* local I/O (stdin, files) */
+    CL_E_NETWORK = 8,   /* connected, then the connection broke mid-call */
 } cl_status_t;
 
 /* Exit codes of skiffctl (documented in clients/README.md). */

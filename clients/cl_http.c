@@ -43,7 +43,7 @@ int cl_http_get(const char *addr, const char *path, int timeout_ms, int *status,
                      path, addr);
     if (n < 0 || (size_t)n >= sizeof req) { cl_conn_close(&c); return cl_err_set(e, CL_E_USAGE, "path too long"); }
     if (send(c.fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-        rc = cl_err_set(e, CL_E_CONNECT, "send to %s: %s", addr, strerror(errno));
+        rc = cl_err_set(e, CL_E_NETWORK, "send to %s: %s", addr, strerror(errno));
         cl_conn_close(&c);
         return rc;
     }
@@ -59,7 +59,7 @@ int cl_http_get(const char *addr, const char *path, int timeout_ms, int *status,
         }
         ssize_t k = recv(c.fd, buf + len, cap - len, 0);
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0) { rc = cl_err_set(e, CL_E_CONNECT, "receive from %s: %s", addr, strerror(errno)); break; }
+        if (k < 0) { rc = cl_err_set(e, CL_E_NETWORK, "receive from %s: %s", addr, strerror(errno)); break; }
         if (k == 0) break;
         len += (size_t)k;
     }

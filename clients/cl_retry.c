@@ -21,7 +21,7 @@ int cl_retry_backoff_ms(const cl_retry_t *p, int attempt) {
 
 bool cl_retry_again(const cl_retry_t *p, int attempt, int status, int16_t kafka_code) {
     if (attempt >= p->attempts_max) return false;
-    if (status == CL_E_CONNECT || status == CL_E_TIMEOUT) return true;
+    if (status == CL_E_CONNECT || status == CL_E_TIMEOUT || status == CL_E_NETWORK) return true;
     return status == CL_E_KAFKA && kp_error_retriable(kafka_code);
 }
 

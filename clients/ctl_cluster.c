@@ -46,7 +46,8 @@ static int load_view(cl_client_t *c, cluster_view_t *v, cl_err_t *e) {
             b->has_rack = !kp_slice_is_null(dc->brokers.items[i].rack);
             cl_strz(dc->brokers.items[i].rack, b->rack, sizeof b->rack);
         }
-    } else if (rc == CL_E_KAFKA && e->kafka_code == KP_ERROR_UNSUPPORTED_VERSION) {
+    } else if ((rc == CL_E_KAFKA && e->kafka_code == KP_ERROR_UNSUPPORTED_VERSION) || rc == CL_E_NETWORK) {
+        /* no DescribeCluster (or the broker dropped it): Metadata has the same facts */
         rc = cl_client_metadata(c, NULL, 0, e);
         if (rc == CL_OK) {
             cl_strz(c->md->cluster_id, v->cluster_id, sizeof v->cluster_id);
