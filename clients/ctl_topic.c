@@ -45,15 +45,24 @@ static void ints_json(cl_json_t *j, const int32_t *v, int32_t count) {
     cl_json_arr_end(j);
 }
 
+/* Checks create's numbers before any connection is made (usage errors
+ * must exit 2 even when no broker is up). */
+static int create_numbers(const cl_args_t *a, int64_t *parts, int64_t *rf, cl_err_t *e) {
+    const char *v;
+    *parts = -1;
+    *rf = -1;
+    if ((v = cl_args_get(a, "--partitions")) && cl_parse_i64(v, 1, 1000000, parts, "--partitions", e) != CL_OK)
+        return CL_E_USAGE;
+    if ((v = cl_args_get(a, "--replicas")) && cl_parse_i64(v, 1, 32767, rf, "--replicas", e) != CL_OK)
+        return CL_E_USAGE;
+    return CL_OK;
+}
+
 static int do_create(cl_ctl_t *ctx, cl_client_t *c, const cl_args_t *a, const char *name) {
     int64_t parts = -1, rf = -1;
     cl_err_t e;
     cl_err_clear(&e);
-    const char *v;
-    if ((v = cl_args_get(a, "--partitions")) && cl_parse_i64(v, 1, 1000000, &parts, "--partitions", &e) != CL_OK)
-        return cl_ctl_fail(ctx, &e);
-    if ((v = cl_args_get(a, "--replicas")) && cl_parse_i64(v, 1, 32767, &rf, "--replicas", &e) != CL_OK)
-        return cl_ctl_fail(ctx, &e);
+    if (create_numbers(a, &parts, &rf, &e) != CL_OK) return cl_ctl_fail(ctx, &e);
     int n = cl_args_count(a, "--config");
     const char *cfgs[CL_ARGS_REPEAT_MAX];
     for (int i = 0; i < n; i++) cfgs[i] = cl_args_at(a, "--config", i);
@@ -246,6 +255,10 @@ int cl_ctl_topic(cl_ctl_t *ctx, int argc, char **argv) {
     int64_t count = 0;
     cl_err_t e;
     cl_err_clear(&e);
+    if (!strcmp(sub, "create")) {
+        int64_t p, r;
+        if (create_numbers(&a, &p, &r, &e) != CL_OK) return cl_ctl_fail(ctx, &e);
+    }
     if (!strcmp(sub, "add-partitions")) {
         const char *v = cl_args_get(&a, "--count");
         if (!v) return cl_ctl_usage(ctx, "add-partitions needs --count N");
