@@ -149,6 +149,9 @@ static int perf_consume(cl_ctl_t *ctx, cl_client_t *c, const char *topic, int64_
     cl_consumer_t k;
     int rc = cl_consumer_open(&k, c, topic, e);
     if (rc == CL_OK) rc = cl_consumer_seek(&k, CL_OFFSET_EARLIEST, e);
+    /* one Fetch per leader in turn: a leader with nothing new must not hold
+     * the round for long */
+    k.max_wait_ms = 50;
     consume_count_t cc = { count, 0, 0 };
     pf->start_us = pf->last_progress_us = cl_now_us();
     int idle_polls = 0;

@@ -186,8 +186,10 @@ static int do_describe(cl_ctl_t *ctx, cl_client_t *c, const char *name) {
     if (!start || !end) { cl_err_set(&e, CL_E_NOMEM, "out of memory"); ex = cl_ctl_fail(ctx, &e); goto out; }
     if (cl_list_offsets(c, name, CL_OFFSET_EARLIEST, start, n, &e) != CL_OK ||
         cl_list_offsets(c, name, CL_OFFSET_LATEST, end, n, &e) != CL_OK) {
-        ex = cl_ctl_fail(ctx, &e);
-        goto out;
+        /* the partition layout is still worth showing; offsets read -1 */
+        fprintf(ctx->err, "skiffctl: warning: offsets of %s not available: %s\n", name, e.msg);
+        for (int32_t i = 0; i < n; i++) start[i] = end[i] = -1;
+        if (e.status == CL_E_CONNECT) { ex = cl_ctl_fail(ctx, &e); goto out; }
     }
     tp = cl_md_topic(c, name); /* list offsets may have refreshed the cache */
     if (!tp) { cl_err_kafka(&e, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s'", name); ex = cl_ctl_fail(ctx, &e); goto out; }
