@@ -390,13 +390,18 @@ static int check_offset_commit(const void *resp, void *ctx, cl_err_t *e) {
 
 int cl_group_commit_offsets(cl_client_t *c, const char *group, const char *topic, const int64_t *offsets, int32_t n,
                             cl_err_t *e) {
+    return cl_group_commit_offsets_as(c, group, topic, offsets, n, -1, "", e);
+}
+
+int cl_group_commit_offsets_as(cl_client_t *c, const char *group, const char *topic, const int64_t *offsets, int32_t n,
+                               int32_t generation, const char *member_id, cl_err_t *e) {
     kp_arena_t a;
     kp_arena_init(&a, (size_t)16 << 20);
     kp_offset_commit_request_t req;
     kp_offset_commit_request_init(&req);
     req.group_id = cl_str(group);
-    req.generation_id_or_member_epoch = -1;
-    req.member_id = cl_str("");
+    req.generation_id_or_member_epoch = generation;
+    req.member_id = cl_str(member_id);
     kp_offset_commit_request_offset_commit_request_topic_t t;
     kp_offset_commit_request_offset_commit_request_topic_init(&t);
     t.name = cl_str(topic);

@@ -59,6 +59,11 @@ CL_MUST_CHECK int cl_group_fetch_all_offsets(cl_client_t *c, const char *group, 
 CL_MUST_CHECK int cl_group_commit_offsets(cl_client_t *c, const char *group, const char *topic,
                                           const int64_t *offsets, int32_t n, cl_err_t *e);
 
+/* Same as a member of generation `generation` (member_id non-NULL). */
+CL_MUST_CHECK int cl_group_commit_offsets_as(cl_client_t *c, const char *group, const char *topic,
+                                             const int64_t *offsets, int32_t n, int32_t generation,
+                                             const char *member_id, cl_err_t *e);
+
 /* DescribeCluster; *out points into a. UNSUPPORTED_VERSION when the broker
  * lacks it (callers then fall back to Metadata). */
 CL_MUST_CHECK int cl_admin_describe_cluster(cl_client_t *c, kp_arena_t *a, const kp_describe_cluster_response_t **out,

@@ -202,6 +202,7 @@ int cl_client_call(cl_client_t *c, int32_t node_id, int16_t api_key, int16_t our
                    void **resp, int16_t *version_out, kp_arena_t *a, cl_err_t *e) {
     cl_conn_t *conn = conn_for(c, node_id, e);
     if (!conn) return e ? e->status : CL_E_CONNECT;
+    if (conn->timeout_ms != c->timeout_ms) cl_conn_set_timeout(conn, c->timeout_ms);
     return cl_conn_call(conn, api_key, our_max, req, false, resp, version_out, a, e);
 }
 

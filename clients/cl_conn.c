@@ -44,6 +44,17 @@ int cl_parse_hostport(const char *s, char *host, size_t host_bytes, int *port, c
     return CL_OK;
 }
 
+static void set_deadline(int fd, int timeout_ms) {
+    struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+void cl_conn_set_timeout(cl_conn_t *c, int timeout_ms) {
+    c->timeout_ms = timeout_ms;
+    if (c->fd >= 0) set_deadline(c->fd, timeout_ms);
+}
+
 static int connect_deadline(const struct addrinfo *ai, int timeout_ms) {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) return -1;
@@ -63,9 +74,7 @@ static int connect_deadline(const struct addrinfo *ai, int timeout_ms) {
     if (fcntl(fd, F_SETFL, fl) < 0) goto fail;
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    set_deadline(fd, timeout_ms);
     return fd;
 fail: {
         int saved = errno;

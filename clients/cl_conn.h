@@ -39,6 +39,8 @@ CL_MUST_CHECK int cl_conn_open(cl_conn_t *c, const char *host, int port, int tim
                                const char *client_id, cl_err_t *e);
 /* Connects without any Kafka exchange (for the admin HTTP port). */
 CL_MUST_CHECK int cl_conn_open_raw(cl_conn_t *c, const char *host, int port, int timeout_ms, cl_err_t *e);
+/* Changes the per-call deadline (send and receive) of an open connection. */
+void cl_conn_set_timeout(cl_conn_t *c, int timeout_ms);
 /* Closes the socket (idempotent). */
 void cl_conn_close(cl_conn_t *c);
 static inline bool cl_conn_is_open(const cl_conn_t *c) { return c->fd >= 0; }

@@ -89,7 +89,6 @@ int cl_consumer_open(cl_consumer_t *k, cl_client_t *cl, const char *topic, cl_er
     memset(k, 0, sizeof *k);
     k->cl = cl;
     k->max_wait_ms = 500;
-    k->only_partition = -1;
     k->partition_max_bytes = CL_FETCH_PARTITION_BYTES_DEFAULT;
     if (strlen(topic) >= sizeof k->topic) return cl_err_set(e, CL_E_USAGE, "topic name too long");
     strcpy(k->topic, topic);
@@ -102,7 +101,9 @@ int cl_consumer_open(cl_consumer_t *k, cl_client_t *cl, const char *topic, cl_er
     k->npartitions = t->partitions.count;
     k->pos = calloc((size_t)k->npartitions + 1, sizeof *k->pos);
     k->hw = calloc((size_t)k->npartitions + 1, sizeof *k->hw);
-    if (!k->pos || !k->hw) return cl_err_set(e, CL_E_NOMEM, "out of memory");
+    k->active = calloc((size_t)k->npartitions + 1, 1);
+    if (!k->pos || !k->hw || !k->active) return cl_err_set(e, CL_E_NOMEM, "out of memory");
+    memset(k->active, 1, (size_t)k->npartitions);
     for (int32_t i = 0; i < k->npartitions; i++) k->hw[i] = -1;
     return CL_OK;
 }
@@ -110,7 +111,13 @@ int cl_consumer_open(cl_consumer_t *k, cl_client_t *cl, const char *topic, cl_er
 void cl_consumer_close(cl_consumer_t *k) {
     free(k->pos);
     free(k->hw);
+    free(k->active);
     k->pos = k->hw = NULL;
+    k->active = NULL;
+}
+
+void cl_consumer_only(cl_consumer_t *k, int32_t p) {
+    for (int32_t i = 0; i < k->npartitions; i++) k->active[i] = p < 0 || i == p;
 }
 
 int cl_consumer_seek(cl_consumer_t *k, int64_t timestamp, cl_err_t *e) {
@@ -128,7 +135,7 @@ int cl_consumer_seek(cl_consumer_t *k, int64_t timestamp, cl_err_t *e) {
 
 bool cl_consumer_at_end(const cl_consumer_t *k) {
     for (int32_t i = 0; i < k->npartitions; i++)
-        if ((k->only_partition < 0 || i == k->only_partition) && (k->hw[i] < 0 || k->pos[i] < k->hw[i])) return false;
+        if (k->active[i] && (k->hw[i] < 0 || k->pos[i] < k->hw[i])) return false;
     return true;
 }
 
@@ -189,7 +196,7 @@ static int fetch_leader(cl_consumer_t *k, const cl_md_topic_t *t, int32_t leader
         const cl_md_partition_t *mp = &t->partitions.items[i];
         int32_t p = mp->partition_index;
         if (mp->leader_id != leader || p < 0 || p >= k->npartitions) continue;
-        if (k->only_partition >= 0 && p != k->only_partition) continue;
+        if (!k->active[p]) continue;
         kp_fetch_request_fetch_partition_t *fp = &ft.partitions.items[ft.partitions.count++];
         kp_fetch_request_fetch_partition_init(fp);
         fp->partition = p;
@@ -232,7 +239,8 @@ int cl_consumer_poll(cl_consumer_t *k, cl_msg_fn fn, void *ctx, int64_t *deliver
         rc = t ? CL_OK : cl_err_kafka(e, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s'", k->topic);
         for (int32_t i = 0; t && i < t->partitions.count && rc == CL_OK && !k->stopped; i++) {
             int32_t leader = t->partitions.items[i].leader_id;
-            if (k->only_partition >= 0 && t->partitions.items[i].partition_index != k->only_partition) continue;
+            int32_t pi = t->partitions.items[i].partition_index;
+            if (pi < 0 || pi >= k->npartitions || !k->active[pi]) continue;
             if (leader < 0) continue; /* no leader now: the next poll tries again */
             bool seen = false;
             for (int n = 0; n < ndone; n++) seen |= done[n] == leader;

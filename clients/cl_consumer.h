@@ -50,7 +50,7 @@ typedef struct cl_consumer {
     int64_t *hw;              /* high watermark seen, -1 before any fetch */
     int max_wait_ms;
     int32_t partition_max_bytes;
-    int32_t only_partition;   /* -1 = every partition, else just this one */
+    uint8_t *active;          /* per partition: 1 = fetch it (all 1 after open) */
     bool stopped;             /* a callback returned false */
 } cl_consumer_t;
 
@@ -64,7 +64,9 @@ CL_MUST_CHECK int cl_consumer_seek(cl_consumer_t *k, int64_t timestamp, cl_err_t
 /* One Fetch per leader; delivers records through fn. *delivered (may be
  * NULL) receives the number delivered. */
 CL_MUST_CHECK int cl_consumer_poll(cl_consumer_t *k, cl_msg_fn fn, void *ctx, int64_t *delivered, cl_err_t *e);
-/* True when every (selected) partition's position is at its high watermark. */
+/* Fetch only partition p (p < 0: every partition). */
+void cl_consumer_only(cl_consumer_t *k, int32_t p);
+/* True when every active partition's position is at its high watermark. */
 bool cl_consumer_at_end(const cl_consumer_t *k);
 
 #endif

@@ -1,17 +1,22 @@
 /* ctl_consume.c — `skiffctl consume TOPIC`.
  *
  * Start: --from-beginning, --offset N (with --partition), --timestamp MS,
- * --group G (the group's committed offsets, else --from-beginning's or the
- * end; commits the new positions when done — a memberless commit, so the
- * group must have no active members), default: the end. Stops after
- * --count records, or when every partition is caught up unless --follow.
+ * --group G (starts at G's committed offsets, else --from-beginning's or the
+ * end; commits when done and on SIGINT/SIGTERM), default: the end. Without
+ * --join the group's offsets are read and committed without joining
+ * (generation -1: the group must have no active members, as with Kafka's
+ * offset tools); with --join skiffctl is a member (range assignment,
+ * heartbeats, rejoin and commit at each rebalance). Stops after
+ * --count records, or when every partition read is caught up unless --follow.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clients/cl_admin.h"
 #include "clients/cl_consumer.h"
 #include "clients/cl_ctl.h"
+#include "clients/cl_group.h"
 #include "clients/cl_out.h"
 #include "protocol/kp_batch.h"
 
@@ -22,6 +27,7 @@ static const cl_opt_t consume_opts[] = {
     { "--timestamp", NULL, "MS", false, "start at the first record with timestamp >= MS" },
     { "--partition", "-p", "N", false, "consume only partition N" },
     { "--group", "-g", "GROUP", false, "start at GROUP's committed offsets and commit when done" },
+    { "--join", NULL, NULL, false, "with --group: join it as a member (range assignment, heartbeats)" },
     { "--count", "-n", "N", false, "stop after N records" },
     { "--format", "-f", "FMT", false, "kcat-style format: %t %p %o %k %v %T %h %K %V (default %v\\n)" },
     { "--follow", NULL, NULL, false, "keep waiting for new records" },
@@ -94,6 +100,9 @@ typedef struct consume_state {
     int64_t left;             /* records still wanted, -1 = unbounded */
 } consume_state_t;
 
+static volatile sig_atomic_t stop_requested;
+static void on_stop_signal(int sig) { (void)sig; stop_requested = 1; }
+
 static bool on_msg(void *arg, const cl_msg_t *m) {
     consume_state_t *s = arg;
     if (s->ctx->json) msg_json(s->ctx->out, m);
@@ -102,8 +111,9 @@ static bool on_msg(void *arg, const cl_msg_t *m) {
     return s->left != 0;
 }
 
-/* Sets the start positions from the options. */
-static int position(cl_ctl_t *ctx, cl_consumer_t *k, const cl_args_t *a, const char *group, int32_t only, cl_err_t *e) {
+/* Start positions of the active partitions from the options; with a group,
+ * committed offsets win over the --from-beginning / end default. */
+static int position(cl_consumer_t *k, const cl_args_t *a, const char *group, cl_err_t *e) {
     const char *off = cl_args_get(a, "--offset"), *ts = cl_args_get(a, "--timestamp");
     bool begin = cl_args_count(a, "--from-beginning") > 0;
     int64_t v = 0;
@@ -115,8 +125,7 @@ static int position(cl_ctl_t *ctx, cl_consumer_t *k, const cl_args_t *a, const c
     }
     if (off) {
         if ((rc = cl_parse_i64(off, 0, INT64_MAX, &v, "--offset", e)) != CL_OK) return rc;
-        for (int32_t i = 0; i < k->npartitions; i++)
-            if (only < 0 || i == only) k->pos[i] = v;
+        for (int32_t i = 0; i < k->npartitions; i++) k->pos[i] = v;
         return CL_OK;
     }
     if (group) {
@@ -130,16 +139,47 @@ static int position(cl_ctl_t *ctx, cl_consumer_t *k, const cl_args_t *a, const c
     return rc;
 }
 
-static int consume_loop(cl_ctl_t *ctx, cl_consumer_t *k, consume_state_t *s, bool follow, cl_err_t *e) {
-    k->only_partition = s->only_partition;
-    for (;;) {
+/* Positions of the partitions we do not read are not ours to commit. */
+static int commit_active(cl_consumer_t *k, cl_group_t *g, const char *group, cl_err_t *e) {
+    int64_t *offs = calloc((size_t)k->npartitions + 1, sizeof *offs);
+    if (!offs) return cl_err_set(e, CL_E_NOMEM, "out of memory");
+    for (int32_t i = 0; i < k->npartitions; i++) offs[i] = k->active[i] ? k->pos[i] : -1;
+    int rc = g ? cl_group_commit(g, offs, e) : cl_group_commit_offsets(k->cl, group, k->topic, offs, k->npartitions, e);
+    free(offs);
+    return rc;
+}
+
+/* Joins the group and positions the consumer on the partitions assigned. */
+static int join_and_position(cl_consumer_t *k, cl_group_t *g, const cl_args_t *a, cl_err_t *e) {
+    int rc = cl_group_join(g, e);
+    if (rc != CL_OK) return rc;
+    memcpy(k->active, g->assigned, (size_t)k->npartitions);
+    return position(k, a, g->group, e);
+}
+
+static int consume_loop(cl_ctl_t *ctx, cl_consumer_t *k, cl_group_t *g, const cl_args_t *a, consume_state_t *s,
+                        bool follow, cl_err_t *e) {
+    while (!stop_requested) {
         int64_t got = 0;
         int rc = cl_consumer_poll(k, on_msg, s, &got, e);
         fflush(ctx->out);
         if (rc != CL_OK) return rc;
         if (s->left == 0) return CL_OK;
+        if (g) {
+            rc = cl_group_heartbeat(g, e);
+            if (rc == CL_GROUP_REJOIN) {
+                cl_err_t ce;
+                if (commit_active(k, g, NULL, &ce) != CL_OK) {
+                    /* a commit refused during the rebalance: the next owner re-reads */
+                }
+                rc = join_and_position(k, g, a, e);
+            }
+            if (rc != CL_OK) return rc;
+        }
         if (!follow && cl_consumer_at_end(k)) return CL_OK;
+        if (g && g->nassigned == 0 && follow) cl_sleep_ms(100); /* idle member: wait for a rebalance */
     }
+    return CL_OK;
 }
 
 int cl_ctl_consume(cl_ctl_t *ctx, int argc, char **argv) {
@@ -169,18 +209,28 @@ int cl_ctl_consume(cl_ctl_t *ctx, int argc, char **argv) {
     int ex = cl_ctl_connect(ctx, &c);
     if (ex != CL_EXIT_OK) { cl_client_close(&c); return ex; }
     cl_consumer_t k;
+    cl_group_t g;
+    memset(&g, 0, sizeof g);
+    /* a member joins the group; with --partition (manual assignment) or a
+     * broker without JoinGroup, offsets are read and committed memberless */
+    bool member = group && cl_args_count(&a, "--join") > 0;
+    if (member && s.only_partition >= 0) {
+        cl_client_close(&c);
+        return cl_ctl_usage(ctx, "--join and --partition exclude each other");
+    }
     rc = cl_consumer_open(&k, &c, a.pos[0], &e);
     if (rc == CL_OK && s.only_partition >= k.npartitions)
         rc = cl_err_set(&e, CL_E_USAGE, "--partition %d: topic %s has %d partitions", s.only_partition, a.pos[0], k.npartitions);
-    if (rc == CL_OK) rc = position(ctx, &k, &a, group, s.only_partition, &e);
-    if (rc == CL_OK) rc = consume_loop(ctx, &k, &s, cl_args_count(&a, "--follow") > 0, &e);
-    if (rc == CL_OK && group) {
-        /* with --partition only that partition was read: commit only it */
-        for (int32_t i = 0; s.only_partition >= 0 && i < k.npartitions; i++)
-            if (i != s.only_partition) k.pos[i] = -1;
-        rc = cl_group_commit_offsets(&c, group, k.topic, k.pos, k.npartitions, &e);
-    }
+    if (rc == CL_OK) cl_consumer_only(&k, s.only_partition);
+    if (rc == CL_OK && member) rc = cl_group_init(&g, &c, group, a.pos[0], k.npartitions, &e);
+    if (rc == CL_OK) rc = member ? join_and_position(&k, &g, &a, &e) : position(&k, &a, group, &e);
+    void (*old_int)(int) = signal(SIGINT, on_stop_signal), (*old_term)(int) = signal(SIGTERM, on_stop_signal);
+    if (rc == CL_OK) rc = consume_loop(ctx, &k, member ? &g : NULL, &a, &s, cl_args_count(&a, "--follow") > 0, &e);
+    signal(SIGINT, old_int);
+    signal(SIGTERM, old_term);
+    if (rc == CL_OK && group) rc = commit_active(&k, member ? &g : NULL, group, &e);
     ex = rc == CL_OK ? CL_EXIT_OK : cl_ctl_fail(ctx, &e);
+    if (member) cl_group_close(&g);
     cl_consumer_close(&k);
     cl_client_close(&c);
     return ex;

@@ -18,6 +18,7 @@
 #include "clients/cl_admin.h"
 #include "clients/cl_client.h"
 #include "clients/cl_consumer.h"
+#include "clients/cl_group.h"
 #include "clients/cl_partitioner.h"
 #include "clients/cl_producer.h"
 #include "kp_msgs.h"
@@ -47,6 +48,14 @@ typedef struct fake {
     int64_t batch_pid[FAKE_BATCHES_MAX];
     int batch_codec[FAKE_BATCHES_MAX];
     size_t batch_size[FAKE_BATCHES_MAX];
+    /* group: JoinGroup calls seen, assignments the leader sent, commits */
+    int joins;
+    char sync_members[4][64];
+    int32_t sync_first[4], sync_count[4];
+    int nsync;
+    int32_t commit_generation;
+    char commit_member[64];
+    int64_t commit_offsets[FAKE_PARTS];
     /* per-partition log of accepted batches (base offsets patched) */
     uint8_t *log[FAKE_PARTS];
     size_t log_len[FAKE_PARTS];
@@ -93,7 +102,10 @@ static int respond(int fd, int16_t api, int16_t ver, int32_t corr, const void *b
 static int answer_api_versions(int fd, int16_t ver, int32_t corr, kp_arena_t *a) {
     static const int16_t keys[][2] = { { KP_API_PRODUCE, 9 }, { KP_API_FETCH, 12 }, { KP_API_LIST_OFFSETS, 3 },
                                        { KP_API_METADATA, 12 }, { KP_API_API_VERSIONS, 3 },
-                                       { KP_API_CREATE_TOPICS, 7 }, { KP_API_INIT_PRODUCER_ID, 4 } };
+                                       { KP_API_CREATE_TOPICS, 7 }, { KP_API_INIT_PRODUCER_ID, 4 },
+                                       { KP_API_FIND_COORDINATOR, 3 }, { KP_API_JOIN_GROUP, 5 },
+                                       { KP_API_SYNC_GROUP, 3 }, { KP_API_HEARTBEAT, 3 }, { KP_API_LEAVE_GROUP, 1 },
+                                       { KP_API_OFFSET_COMMIT, 8 } };
     kp_api_versions_response_t r;
     kp_api_versions_response_init(&r);
     r.api_keys.count = sizeof keys / sizeof keys[0];
@@ -262,6 +274,79 @@ static int answer_create_topics(int fd, int16_t ver, int32_t corr, const kp_crea
     return respond(fd, KP_API_CREATE_TOPICS, ver, corr, &r, -1);
 }
 
+/* JoinGroup: the first call (no member id) gets MEMBER_ID_REQUIRED and the
+ * id "m-1"; the second makes m-1 the leader of {m-1, m-0}. */
+static int answer_join(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_join_group_request_t *req, kp_arena_t *a) {
+    f->joins++;
+    kp_join_group_response_t r;
+    kp_join_group_response_init(&r);
+    r.member_id = cl_str("m-1");
+    if (req->member_id.len == 0) {
+        r.error_code = KP_ERROR_MEMBER_ID_REQUIRED;
+        return respond(fd, KP_API_JOIN_GROUP, ver, corr, &r, -1);
+    }
+    ck_assert(cl_str_eq(req->protocol_type, "consumer"));
+    ck_assert_int_eq(req->protocols.count, 1);
+    ck_assert(cl_str_eq(req->protocols.items[0].name, "range"));
+    r.generation_id = 7;
+    r.protocol_name = cl_str("range");
+    r.leader = cl_str("m-1");
+    r.members.count = 2;
+    r.members.items = kp_arena_alloc(a, sizeof *r.members.items * 2);
+    kp_join_group_response_join_group_response_member_init(&r.members.items[0]);
+    kp_join_group_response_join_group_response_member_init(&r.members.items[1]);
+    r.members.items[0].member_id = cl_str("m-1"); /* unsorted on purpose */
+    r.members.items[0].metadata = req->protocols.items[0].metadata;
+    r.members.items[1].member_id = cl_str("m-0");
+    r.members.items[1].metadata = req->protocols.items[0].metadata;
+    return respond(fd, KP_API_JOIN_GROUP, ver, corr, &r, -1);
+}
+
+static int answer_sync(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_sync_group_request_t *req, kp_arena_t *a) {
+    kp_sync_group_response_t r;
+    kp_sync_group_response_init(&r);
+    ck_assert_int_eq(req->generation_id, 7);
+    f->nsync = req->assignments.count;
+    for (int32_t i = 0; i < req->assignments.count && i < 4; i++) {
+        const kp_sync_group_request_sync_group_request_assignment_t *as = &req->assignments.items[i];
+        cl_strz(as->member_id, f->sync_members[i], sizeof f->sync_members[i]);
+        kp_rd_t rd;
+        kp_rd_init(&rd, as->assignment.p, as->assignment.len);
+        int16_t v = -1;
+        kp_consumer_protocol_assignment_t asg;
+        ck_assert_int_eq(kp_rd_i16(&rd, &v), KP_OK);
+        ck_assert_int_eq(v, 0);
+        ck_assert_int_eq(kp_consumer_protocol_assignment_decode(&rd, 0, &asg, a), KP_OK);
+        ck_assert_int_eq(asg.assigned_partitions.count, 1);
+        f->sync_count[i] = asg.assigned_partitions.items[0].partitions.count;
+        f->sync_first[i] = f->sync_count[i] ? asg.assigned_partitions.items[0].partitions.items[0] : -1;
+        if (cl_str_eq(as->member_id, "m-1")) r.assignment = as->assignment;
+    }
+    return respond(fd, KP_API_SYNC_GROUP, ver, corr, &r, -1);
+}
+
+static int answer_commit(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_offset_commit_request_t *req, kp_arena_t *a) {
+    f->commit_generation = req->generation_id_or_member_epoch;
+    cl_strz(req->member_id, f->commit_member, sizeof f->commit_member);
+    kp_offset_commit_response_t r;
+    kp_offset_commit_response_init(&r);
+    r.topics.count = req->topics.count;
+    r.topics.items = kp_arena_alloc(a, sizeof *r.topics.items * (size_t)(req->topics.count + 1));
+    for (int32_t i = 0; i < req->topics.count; i++) {
+        kp_offset_commit_response_offset_commit_response_topic_init(&r.topics.items[i]);
+        r.topics.items[i].name = req->topics.items[i].name;
+        r.topics.items[i].partitions.count = req->topics.items[i].partitions.count;
+        r.topics.items[i].partitions.items = kp_arena_alloc(a, sizeof *r.topics.items[i].partitions.items * (size_t)(r.topics.items[i].partitions.count + 1));
+        for (int32_t j = 0; j < req->topics.items[i].partitions.count; j++) {
+            const kp_offset_commit_request_offset_commit_request_partition_t *p = &req->topics.items[i].partitions.items[j];
+            kp_offset_commit_response_offset_commit_response_partition_init(&r.topics.items[i].partitions.items[j]);
+            r.topics.items[i].partitions.items[j].partition_index = p->partition_index;
+            if (p->partition_index >= 0 && p->partition_index < FAKE_PARTS) f->commit_offsets[p->partition_index] = p->committed_offset;
+        }
+    }
+    return respond(fd, KP_API_OFFSET_COMMIT, ver, corr, &r, -1);
+}
+
 /* One request from fd: 0 answered, -1 close the connection. */
 static int serve_one(fake_t *f, int fd) {
     uint8_t szb[4];
@@ -284,6 +369,31 @@ static int serve_one(fake_t *f, int fd) {
     case KP_API_FETCH: rc = answer_fetch(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_LIST_OFFSETS: rc = answer_list_offsets(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_CREATE_TOPICS: rc = answer_create_topics(fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_JOIN_GROUP: rc = answer_join(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_SYNC_GROUP: rc = answer_sync(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_OFFSET_COMMIT: rc = answer_commit(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_FIND_COORDINATOR: {
+        kp_find_coordinator_response_t r;
+        kp_find_coordinator_response_init(&r);
+        r.node_id = 1;
+        r.host = cl_str("127.0.0.1");
+        r.port = f->port;
+        rc = respond(fd, h.api_key, h.api_version, h.correlation_id, &r, -1);
+        break;
+    }
+    case KP_API_HEARTBEAT: {
+        kp_heartbeat_response_t r;
+        kp_heartbeat_response_init(&r);
+        r.error_code = KP_ERROR_REBALANCE_IN_PROGRESS;
+        rc = respond(fd, h.api_key, h.api_version, h.correlation_id, &r, -1);
+        break;
+    }
+    case KP_API_LEAVE_GROUP: {
+        kp_leave_group_response_t r;
+        kp_leave_group_response_init(&r);
+        rc = respond(fd, h.api_key, h.api_version, h.correlation_id, &r, -1);
+        break;
+    }
     case KP_API_INIT_PRODUCER_ID: {
         kp_init_producer_id_response_t r;
         kp_init_producer_id_response_init(&r);
@@ -600,6 +710,41 @@ START_TEST(test_unknown_topic) {
 }
 END_TEST
 
+START_TEST(test_group_join_range_leader) {
+    fake_t *f = fake_start();
+    cl_client_t c;
+    open_client(&c, f);
+    cl_err_t e;
+    cl_group_t g;
+    ck_assert_int_eq(cl_group_init(&g, &c, "grp", "t", FAKE_PARTS, &e), CL_OK);
+    ck_assert_int_eq(cl_group_join(&g, &e), CL_OK);
+    ck_assert_int_eq(f->joins, 2);            /* MEMBER_ID_REQUIRED, then joined */
+    ck_assert_str_eq(g.member_id, "m-1");
+    ck_assert_int_eq(g.generation, 7);
+    ck_assert(g.leader);
+    /* the leader sorted the members: m-0 gets partition 0, m-1 partition 1 */
+    ck_assert_int_eq(f->nsync, 2);
+    for (int i = 0; i < 2; i++) {
+        int want = !strcmp(f->sync_members[i], "m-0") ? 0 : 1;
+        ck_assert_int_eq(f->sync_first[i], want);
+        ck_assert_int_eq(f->sync_count[i], 1);
+    }
+    ck_assert_int_eq(g.nassigned, 1);
+    ck_assert_int_eq(g.assigned[0], 0);
+    ck_assert_int_eq(g.assigned[1], 1);
+    int64_t offs[FAKE_PARTS] = { -1, 42 };
+    ck_assert_int_eq(cl_group_commit(&g, offs, &e), CL_OK);
+    ck_assert_int_eq(f->commit_generation, 7);
+    ck_assert_str_eq(f->commit_member, "m-1");
+    ck_assert_int_eq(f->commit_offsets[1], 42);
+    g.last_heartbeat_us = 0; /* due now */
+    ck_assert_int_eq(cl_group_heartbeat(&g, &e), CL_GROUP_REJOIN);
+    cl_group_close(&g);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cl_client");
     TCase *tc = tcase_create("fake_broker");
@@ -612,6 +757,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_admin_error_message);
     tcase_add_test(tc, test_truncated_metadata_every_byte);
     tcase_add_test(tc, test_unknown_topic);
+    tcase_add_test(tc, test_group_join_range_leader);
     suite_add_tcase(s, tc);
     return s;
 }

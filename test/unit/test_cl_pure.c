@@ -11,6 +11,7 @@
 #include "clients/cl_consumer.h"
 #include "clients/cl_ctl.h"
 #include "clients/cl_err.h"
+#include "clients/cl_group.h"
 #include "clients/cl_http.h"
 #include "clients/cl_out.h"
 #include "clients/cl_partitioner.h"
@@ -156,6 +157,34 @@ START_TEST(test_partition_for_key) {
         int32_t p = cl_partition_for_key("some-key", 8, n);
         ck_assert(p >= 0 && p < n);
     }
+}
+END_TEST
+
+/* Kafka's RangeAssignor rule: n/m each, the first n%m members one more. */
+START_TEST(test_range_assignor) {
+    static const struct { int32_t m, n, idx, first, count; } cases[] = {
+        { 2, 3, 0, 0, 2 }, { 2, 3, 1, 2, 1 },
+        { 3, 7, 0, 0, 3 }, { 3, 7, 1, 3, 2 }, { 3, 7, 2, 5, 2 },
+        { 4, 2, 0, 0, 1 }, { 4, 2, 1, 1, 1 }, { 4, 2, 2, 2, 0 }, { 4, 2, 3, 2, 0 },
+        { 1, 5, 0, 0, 5 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int32_t first = -1, count = -1;
+        cl_range_assign(cases[i].m, cases[i].n, cases[i].idx, &first, &count);
+        ck_assert_msg(first == cases[i].first && count == cases[i].count, "case %zu: %d+%d", i, first, count);
+    }
+    /* every partition exactly once, for many shapes */
+    for (int32_t m = 1; m < 9; m++)
+        for (int32_t n = 0; n < 20; n++) {
+            int32_t next = 0;
+            for (int32_t i = 0; i < m; i++) {
+                int32_t first, count;
+                cl_range_assign(m, n, i, &first, &count);
+                ck_assert_int_eq(first, next);
+                next += count;
+            }
+            ck_assert_int_eq(next, n);
+        }
 }
 END_TEST
 
@@ -404,6 +433,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_hostport);
     tcase_add_test(tc, test_murmur2_known_answers);
     tcase_add_test(tc, test_partition_for_key);
+    tcase_add_test(tc, test_range_assignor);
     tcase_add_test(tc, test_retry_policy);
     tcase_add_test(tc, test_errors_and_exit_codes);
     tcase_add_test(tc, test_json_writer);
