@@ -144,10 +144,21 @@ static int deliver(cl_consumer_t *k, int32_t part, kp_bytes_t recs, cl_msg_fn fn
                    kp_arena_t *a, cl_err_t *e) {
     kp_rd_t r;
     kp_rd_init(&r, recs.p, recs.len);
+    int whole = 0;
     while (kp_rd_remaining(&r) > 0 && !k->stopped) {
         kp_batch_t b;
         int kr = kp_batch_read(&r, &b);
+        if (kr == KP_ERR_TRUNCATED && whole == 0) {
+            /* not even one whole batch fit: a broker that ignores KIP-74
+             * would stall us here, so ask for more next time (bounded) */
+            if (k->partition_max_bytes >= CL_FETCH_PARTITION_BYTES_MAX)
+                return cl_err_set(e, CL_E_PROTO, "%s-%d: a batch at offset %lld is larger than %d bytes", k->topic,
+                                  part, (long long)k->pos[part], CL_FETCH_PARTITION_BYTES_MAX);
+            k->partition_max_bytes *= 2;
+            break;
+        }
         if (kr == KP_ERR_TRUNCATED) break; /* a partial batch at the end of a fetch */
+        whole++;
         if (kr != KP_OK) return cl_err_set(e, CL_E_PROTO, "bad batch in %s-%d at offset %lld (status %d)", k->topic,
                                            part, (long long)k->pos[part], kr);
         if (kp_batch_verify_crc(&b) != KP_OK)

@@ -18,6 +18,7 @@
 #define CL_OFFSET_LATEST (-1)
 #define CL_OFFSET_EARLIEST (-2)
 #define CL_FETCH_PARTITION_BYTES_DEFAULT (1 << 20)
+#define CL_FETCH_PARTITION_BYTES_MAX (64 << 20)   /* growth bound for one huge batch */
 #define CL_FETCH_DECOMPRESS_CAP_BYTES ((size_t)64 << 20)
 
 /* ListOffsets of every partition of `topic` (must be in the metadata cache)

@@ -41,6 +41,8 @@ typedef struct fake {
     int nproduce_errors;
     int close_on_produce;           /* close instead of answering, this many times (-1 = always) */
     int metadata_truncate_to;       /* -1: normal; else cut the Metadata body to this many bytes */
+    int fetch_cut_at_max;           /* answer at most partition_max_bytes, cutting a batch (pre-KIP-74) */
+    int32_t fetch_max_seen;         /* largest partition_max_bytes asked for */
     /* observations */
     int produce_requests, produce_attempts_closed;
     int nbatches;
@@ -233,6 +235,9 @@ static int answer_fetch(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_f
             /* the whole log every time: the consumer must skip what it has */
             pd->records.bytes.p = f->log[p];
             pd->records.bytes.len = f->log_len[p];
+            int32_t maxb = req->topics.items[i].partitions.items[j].partition_max_bytes;
+            if (maxb > f->fetch_max_seen) f->fetch_max_seen = maxb;
+            if (f->fetch_cut_at_max && pd->records.bytes.len > (size_t)maxb) pd->records.bytes.len = (size_t)maxb;
         }
     }
     return respond(fd, KP_API_FETCH, ver, corr, &r, -1);
@@ -577,6 +582,12 @@ START_TEST(test_consume_what_was_produced) {
 }
 END_TEST
 
+static bool count_only(void *ctx, const cl_msg_t *m) {
+    (void)m;
+    ((seen_t *)ctx)->n++;
+    return true;
+}
+
 static int produce_one(cl_client_t *c, cl_producer_t *p, cl_err_t *e) {
     cl_producer_opts_t o = cl_producer_opts_default();
     o.idempotent = true;
@@ -710,6 +721,46 @@ START_TEST(test_unknown_topic) {
 }
 END_TEST
 
+/* A broker that cuts a batch at partition_max_bytes (no KIP-74): the
+ * consumer asks for more, up to its bound, instead of stalling. */
+START_TEST(test_fetch_grows_for_a_huge_batch) {
+    fake_t *f = fake_start();
+    f->fetch_cut_at_max = 1;
+    cl_client_t c;
+    open_client(&c, f);
+    cl_producer_opts_t o = cl_producer_opts_default();
+    o.batch_bytes_max = (size_t)4 << 20;
+    cl_producer_t p;
+    cl_err_t e;
+    ck_assert_int_eq(cl_producer_open(&p, &c, "t", &o, &e), CL_OK);
+    static uint8_t big[1000];
+    memset(big, 'z', sizeof big);
+    for (int i = 0; i < 3000; i++) {
+        kp_bytes_t v = { big, sizeof big };
+        ck_assert_int_eq(cl_producer_send(&p, 0, kp_slice_null(), v, NULL, 0, -1, &e), CL_OK);
+    }
+    ck_assert_int_eq(cl_producer_flush(&p, &e), CL_OK);
+    ck_assert_int_eq(f->nbatches, 1);
+    ck_assert_uint_gt(f->batch_size[0], (size_t)2 << 20);
+    cl_producer_close(&p);
+    cl_consumer_t k;
+    ck_assert_int_eq(cl_consumer_open(&k, &c, "t", &e), CL_OK);
+    ck_assert_int_eq(cl_consumer_seek(&k, CL_OFFSET_EARLIEST, &e), CL_OK);
+    seen_t s = { 0, { -1, -1 }, true, true };
+    int64_t total = 0;
+    for (int round = 0; round < 10 && !cl_consumer_at_end(&k); round++) {
+        int64_t got = 0;
+        ck_assert_int_eq(cl_consumer_poll(&k, count_only, &s, &got, &e), CL_OK);
+        total += got;
+    }
+    ck_assert_int_eq(total, 3000);
+    ck_assert_int_eq(f->fetch_max_seen, 4 << 20);
+    cl_consumer_close(&k);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
 START_TEST(test_group_join_range_leader) {
     fake_t *f = fake_start();
     cl_client_t c;
@@ -758,6 +809,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_truncated_metadata_every_byte);
     tcase_add_test(tc, test_unknown_topic);
     tcase_add_test(tc, test_group_join_range_leader);
+    tcase_add_test(tc, test_fetch_grows_for_a_huge_batch);
     suite_add_tcase(s, tc);
     return s;
 }
