@@ -204,6 +204,13 @@ int cl_ctl_consume(cl_ctl_t *ctx, int argc, char **argv) {
     }
     if (cl_args_count(&a, "--offset") && cl_args_count(&a, "--timestamp"))
         return cl_ctl_usage(ctx, "--offset and --timestamp exclude each other");
+    /* every number is checked before connecting: usage errors exit 2 even
+     * when no broker is up */
+    if ((opt = cl_args_get(&a, "--offset")) && cl_parse_i64(opt, 0, INT64_MAX, &v, "--offset", &e) != CL_OK)
+        return cl_ctl_fail(ctx, &e);
+    if ((opt = cl_args_get(&a, "--timestamp")) && cl_parse_i64(opt, 0, INT64_MAX, &v, "--timestamp", &e) != CL_OK)
+        return cl_ctl_fail(ctx, &e);
+    if (cl_args_count(&a, "--join") && !cl_args_get(&a, "--group")) return cl_ctl_usage(ctx, "--join needs --group");
     const char *group = cl_args_get(&a, "--group");
     cl_client_t c;
     int ex = cl_ctl_connect(ctx, &c);

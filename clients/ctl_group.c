@@ -335,7 +335,20 @@ int cl_ctl_group(cl_ctl_t *ctx, int argc, char **argv) {
     if (!list && strcmp(sub, "describe") && strcmp(sub, "delete") && strcmp(sub, "reset-offsets"))
         return cl_ctl_usage(ctx, "unknown group subcommand '%s'", sub);
     if (list ? a.npos != 1 : a.npos != 2) return cl_ctl_usage(ctx, list ? "group list takes no name" : "group %s needs one group id", sub);
-    if (!strcmp(sub, "reset-offsets") && !cl_args_get(&a, "--topic")) return cl_ctl_usage(ctx, "reset-offsets needs --topic");
+    if (!strcmp(sub, "reset-offsets")) {
+        if (!cl_args_get(&a, "--topic")) return cl_ctl_usage(ctx, "reset-offsets needs --topic");
+        int modes = cl_args_count(&a, "--to-earliest") + cl_args_count(&a, "--to-latest") + cl_args_count(&a, "--to-offset") +
+                    cl_args_count(&a, "--to-timestamp") + cl_args_count(&a, "--shift-by");
+        if (modes != 1) return cl_ctl_usage(ctx, "reset-offsets needs exactly one --to-*/--shift-by option");
+        static const struct { const char *name; int64_t lo, hi; } nums[] = {
+            { "--to-offset", 0, INT64_MAX }, { "--to-timestamp", 0, INT64_MAX }, { "--shift-by", INT32_MIN, INT32_MAX } };
+        cl_err_t ue;
+        int64_t v = 0;
+        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+            const char *s = cl_args_get(&a, nums[i].name);
+            if (s && cl_parse_i64(s, nums[i].lo, nums[i].hi, &v, nums[i].name, &ue) != CL_OK) return cl_ctl_fail(ctx, &ue);
+        }
+    }
     cl_client_t c;
     int ex = cl_ctl_connect(ctx, &c);
     if (ex != CL_EXIT_OK) { cl_client_close(&c); return ex; }

@@ -185,6 +185,16 @@ int cl_ctl_perf(cl_ctl_t *ctx, int argc, char **argv) {
     int64_t count = 100000;
     const char *v = cl_args_get(&a, "--count");
     if (v && cl_parse_i64(v, 1, INT64_MAX / 2, &count, "--count", &e) != CL_OK) return cl_ctl_fail(ctx, &e);
+    /* numbers and codec are checked before connecting (usage errors exit 2) */
+    cl_producer_opts_t po;
+    static const struct { const char *name; int64_t hi; } nums[] = {
+        { "--size", 16 << 20 }, { "--rate", 100000000 }, { "--linger-ms", 60000 } };
+    int64_t tmp = 0;
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        const char *s = cl_args_get(&a, nums[i].name);
+        if (s && cl_parse_i64(s, 0, nums[i].hi, &tmp, nums[i].name, &e) != CL_OK) return cl_ctl_fail(ctx, &e);
+    }
+    if (cl_ctl_producer_opts(ctx, &a, &po, &e) != CL_OK) return cl_ctl_fail(ctx, &e);
     perf_t pf;
     memset(&pf, 0, sizeof pf);
     size_t cap = count < PERF_SAMPLES_MAX ? (size_t)count : PERF_SAMPLES_MAX;

@@ -383,6 +383,16 @@ START_TEST(test_ctl_usage_exit_codes) {
         { 3, { "group", "reset-offsets", "g" }, 2, "--topic" },
         { 2, { "perf", "produce" }, 2, "produce|consume" },
         { 4, { "broker", "list", "--timeout-ms", "0" }, 2, "--timeout-ms" },
+        { 4, { "consume", "t", "--offset", "-3" }, 2, "--offset" },
+        { 4, { "consume", "t", "--timestamp", "x" }, 2, "--timestamp" },
+        { 3, { "consume", "t", "--join" }, 2, "--join needs --group" },
+        { 5, { "group", "reset-offsets", "g", "--topic", "t" }, 2, "exactly one" },
+        { 6, { "group", "reset-offsets", "g", "-t", "t", "--to-earliest" }, 3, "127.0.0.1:1" },
+        { 6, { "group", "reset-offsets", "g", "-t", "t", "--shift-by" }, 2, "needs a value" },
+        { 4, { "perf", "produce", "t", "--size" }, 2, "needs a value" },
+        { 5, { "perf", "produce", "t", "--size", "-1" }, 2, "--size" },
+        { 5, { "perf", "produce", "t", "-z", "brotli" }, 2, "codec" },
+        { 5, { "perf", "consume", "t", "--count", "0" }, 2, "--count" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run_ctl(&out, &err, cases[i].argc, cases[i].argv);
