@@ -185,7 +185,7 @@ START_TEST(test_meta_log_bad_record_refused) {
     char *dir = tu_tmpdir();
     st_log_config_t lc;
     st_log_config_default(&lc);
-    st_log_open_opts_t o = { 0, 0, 0, false, true, 0 };
+    st_log_open_opts_t o = { .create = true };
     st_log_t *log = NULL;
     ck_assert_int_eq(st_log_open(dir, BK_META_TOPIC, 0, &lc, &o, &log), KP_OK);
     kp_batch_opts_t bo = kp_batch_opts_default();
