@@ -52,6 +52,9 @@ sk_write_cluster_conf() {
   {
     echo "# written by test/integration/lib.sh"
     echo "cluster.id=skiff-test-cluster"
+    echo "process.roles=broker,controller"
+    echo "controller.listener.names=CONTROLLER"
+    echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     echo "controller.quorum.voters=$voters"
     for ((i = 1; i <= n; i++)); do
       echo
@@ -73,10 +76,12 @@ sk_start_node() {
   SK_PIDS+=("$!")
 }
 
-# sk_wait_port PORT [SECONDS] -> 0 once something accepts on 127.0.0.1:PORT.
+# sk_wait_port PORT [SECONDS [PID]] -> 0 once something accepts on
+# 127.0.0.1:PORT; 1 on timeout or as soon as process PID (if given) is gone.
 sk_wait_port() {
-  local port=$1 limit=${2:-20} t=0
+  local port=$1 limit=${2:-20} pid=${3:-} t=0
   while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    [ -z "$pid" ] || kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.1; t=$((t + 1))
     [ "$t" -lt $((limit * 10)) ] || return 1
   done
@@ -102,8 +107,8 @@ sk_start_cluster() {
   sk_write_cluster_conf "$n"
   for ((i = 1; i <= n; i++)); do sk_start_node "$i" "$@"; done
   for ((i = 1; i <= n; i++)); do
-    sk_wait_port "${SK_KAFKA_PORT[i]}" 30 || sk_fail "node $i kafka port ${SK_KAFKA_PORT[i]} not up"
-    sk_wait_port "${SK_ADMIN_PORT[i]}" 30 || sk_fail "node $i admin port ${SK_ADMIN_PORT[i]} not up"
+    sk_wait_port "${SK_KAFKA_PORT[i]}" 30 "${SK_NODE_PID[i]}" || sk_fail "node $i kafka port ${SK_KAFKA_PORT[i]} not up"
+    sk_wait_port "${SK_ADMIN_PORT[i]}" 30 "${SK_NODE_PID[i]}" || sk_fail "node $i admin port ${SK_ADMIN_PORT[i]} not up"
   done
 }
 
