@@ -122,3 +122,16 @@ sk_summary() {  # sk_summary NAME -> prints the closing line, returns status
   echo "$1: $SK_PASS passed, $SK_FAILS failed"
   [ "$SK_FAILS" -eq 0 ] && [ "$SK_PASS" -gt 0 ]
 }
+
+# sk_check_lines < lines -> one check per "PASS what" / "FAIL what: why" line
+# (the protocol of the helper programs in clients/); other lines are shown.
+sk_check_lines() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      PASS\ *) sk_check "${line#PASS }" true ;;
+      FAIL\ *) sk_check "${line#FAIL }" false ;;
+      *) echo "$line" ;;
+    esac
+  done
+}

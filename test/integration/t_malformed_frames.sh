@@ -11,14 +11,7 @@ REQ_MAX=1048576
 sk_start_cluster 1 --set socket.request.max.bytes=$REQ_MAX
 BOOT=$SK_BOOTSTRAP
 
-# one sk_check per case line printed by the helper
-while IFS= read -r line; do
-  case $line in
-    PASS\ *) sk_check "${line#PASS }" true ;;
-    FAIL\ *) sk_check "${line#FAIL }" false ;;
-    *) echo "$line" ;;
-  esac
-done < <(timeout 120 "$SK_PY" "$HERE/clients/rawframes.py" "$BOOT" "$REQ_MAX" 2>&1)
+sk_check_lines < <(timeout 120 "$SK_PY" "$HERE/clients/rawframes.py" "$BOOT" "$REQ_MAX" 2>&1)
 sk_check "rawframes ran all its cases" test $((SK_PASS + SK_FAILS)) -ge 20
 
 sk_check "node still running" kill -0 "${SK_NODE_PID[1]}"
