@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# kill -9 during produce: a confluent-kafka acks=all producer records every
+# acknowledged message; the node is killed with SIGKILL while it produces,
+# restarted on the same data, and every acknowledged message must be read
+# back at its acknowledged offset. Two crash rounds, then a clean SIGTERM
+# restart, and the log must still take writes after all of it.
+. "$(dirname "$0")/lib.sh"
+NAME=t_restart_kill9
+HERE=$(cd "$(dirname "$0")" && pwd)
+AL=(timeout 120 "$SK_PY" "$HERE/clients/acked_log.py")
+PARTS=2; TOPIC=crash; ROUND_ACKS=5000
+
+sk_start_cluster 1 --set num.partitions=$PARTS --set auto.create.topics.enable=true
+BOOT=$SK_BOOTSTRAP
+ACKS=$SK_TMP/acked
+
+acked_count() { [ -f "$ACKS" ] && wc -l < "$ACKS" || echo 0; }
+
+restart_node() {  # restart_node -> same config, same data dir
+  sk_start_node 1
+  sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not come back"
+}
+
+for round in 1 2; do
+  before=$(acked_count)
+  "${AL[@]}" produce "$BOOT" "$TOPIC" "$PARTS" $((round * 10000000)) "$ACKS" 2>"$SK_TMP/prod-$round.err" &
+  prod=$!
+  SK_PIDS+=("$prod")
+  t=0
+  while [ "$(acked_count)" -lt $((before + ROUND_ACKS)) ] && [ $t -lt 300 ] && kill -0 $prod 2>/dev/null; do
+    sleep 0.1; t=$((t + 1))
+  done
+  sk_log "round $round: $(( $(acked_count) - before )) acknowledged, killing the node"
+  sk_kill9_node 1          # while the producer is still sending
+  sleep 0.3
+  kill -TERM $prod 2>/dev/null; wait $prod 2>/dev/null
+  sk_check "round $round: producer got $ROUND_ACKS+ acknowledgements before the kill" \
+    test "$(acked_count)" -ge $((before + ROUND_ACKS))
+  restart_node
+  "${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-$round" 2>"$SK_TMP/cons-$round.err"
+  sk_check "round $round: consumer read to the high watermark" test $? -eq 0
+  sk_check_lines < <("${AL[@]}" verify "$ACKS" "$SK_TMP/read-$round" | sed "s/^\(PASS\|FAIL\) /\1 round $round: /")
+done
+
+# Negative control: the verifier must notice one lost and one moved record.
+grep -v "^$(head -n 1 "$ACKS" | cut -d' ' -f1) " "$SK_TMP/read-2" > "$SK_TMP/read-lost"
+sk_check "control: a lost acknowledged message is detected" \
+  eval '! "${AL[@]}" verify "$ACKS" "$SK_TMP/read-lost" >/dev/null'
+awk 'NR == 10 { $3 = $3 + 1 } { print }' "$SK_TMP/read-2" > "$SK_TMP/read-moved"
+sk_check "control: a message at another offset is detected" \
+  eval '! "${AL[@]}" verify "$ACKS" "$SK_TMP/read-moved" >/dev/null'
+
+# clean stop and start, then the log still takes and serves new writes
+sk_stop_node 1
+restart_node
+printf 'after-restart\n' | timeout 30 kcat -q -b "$BOOT" -P -t "$TOPIC" -p 0 2>"$SK_TMP/kcat.err"
+"${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-final" 2>"$SK_TMP/cons-final.err" || true
+last=$(timeout 30 kcat -q -b "$BOOT" -C -t "$TOPIC" -p 0 -o -1 -e -f '%s\n' 2>>"$SK_TMP/kcat.err")
+sk_check "a write after the restarts is readable (got '$last')" test "$last" = after-restart
+sk_check_lines < <("${AL[@]}" verify "$ACKS" "$SK_TMP/read-final" | sed -n 's/^\(PASS\|FAIL\) every/\1 after clean restart: every/p')
+[ "$SK_FAILS" -eq 0 ] || { tail -n 5 "$SK_TMP"/*.err; sk_dump_logs; }
+sk_summary "$NAME"
