@@ -52,9 +52,6 @@ sk_write_cluster_conf() {
   {
     echo "# written by test/integration/lib.sh"
     echo "cluster.id=skiff-test-cluster"
-    echo "process.roles=broker,controller"
-    echo "controller.listener.names=CONTROLLER"
-    echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     echo "controller.quorum.voters=$voters"
     echo "process.roles=broker,controller"
     echo "controller.listener.names=CONTROLLER"
