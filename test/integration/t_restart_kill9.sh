@@ -2,8 +2,10 @@
 # kill -9 during produce: a confluent-kafka acks=all producer records every
 # acknowledged message; the node is killed with SIGKILL while it produces,
 # restarted on the same data, and every acknowledged message must be read
-# back at its acknowledged offset. Two crash rounds, then a clean SIGTERM
-# restart, and the log must still take writes after all of it.
+# back at its acknowledged offset. Two crash rounds with the producer stopped
+# at the crash, one with the producer retrying across the restart (producer
+# state must survive: no duplicates), then a clean SIGTERM restart, and the
+# log must still take writes after all of it.
 . "$(dirname "$0")/lib.sh"
 NAME=t_restart_kill9
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +51,31 @@ sk_check "control: a lost acknowledged message is detected" \
 awk 'NR == 10 { $3 = $3 + 1 } { print }' "$SK_TMP/read-2" > "$SK_TMP/read-moved"
 sk_check "control: a message at another offset is detected" \
   eval '! "${AL[@]}" verify "$ACKS" "$SK_TMP/read-moved" >/dev/null'
+
+# Round 3: the producer lives through the crash. Batches in flight when the
+# node died are retried after the restart with their old sequence numbers:
+# the restarted node must know the producer's state (dedup, not duplicates,
+# not OUT_OF_ORDER_SEQUENCE) and every message must end up acknowledged.
+before=$(acked_count)
+"${AL[@]}" produce "$BOOT" "$TOPIC" "$PARTS" 30000000 "$ACKS" flush > "$SK_TMP/prod-3.out" 2>"$SK_TMP/prod-3.err" &
+prod=$!
+SK_PIDS+=("$prod")
+t=0
+while [ "$(acked_count)" -lt $((before + ROUND_ACKS)) ] && [ $t -lt 300 ] && kill -0 $prod 2>/dev/null; do
+  sleep 0.1; t=$((t + 1))
+done
+sk_log "round 3: $(( $(acked_count) - before )) acknowledged, killing the node under a live producer"
+sk_kill9_node 1
+sleep 0.5
+restart_node
+sleep 2                   # the producer reconnects and goes on
+kill -TERM $prod 2>/dev/null; wait $prod 2>/dev/null
+sk_check "round 3: producer delivered everything after the restart ($(tr '\n' ' ' < "$SK_TMP/prod-3.out"))" \
+  grep -qx 'UNDELIVERED 0' "$SK_TMP/prod-3.out"
+sk_check "round 3: no failed deliveries" grep -qx 'ERRORS 0' "$SK_TMP/prod-3.out"
+"${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-3" 2>"$SK_TMP/cons-3.err"
+sk_check "round 3: consumer read to the high watermark" test $? -eq 0
+sk_check_lines < <("${AL[@]}" verify "$ACKS" "$SK_TMP/read-3" | sed "s/^\(PASS\|FAIL\) /\1 round 3: /")
 
 # clean stop and start, then the log still takes and serves new writes
 sk_stop_node 1

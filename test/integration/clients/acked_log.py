@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Acknowledged-message bookkeeping for crash tests (confluent-kafka).
 
-  acked_log.py produce BOOT TOPIC PARTS FIRST_ID ACKFILE
+  acked_log.py produce BOOT TOPIC PARTS FIRST_ID ACKFILE [flush]
       idempotent acks=all producer; value "m%09d" % id, partition id % PARTS,
       ids from FIRST_ID up. Appends "id partition offset" to ACKFILE for
       every delivery the broker acknowledged, flushed at once. Runs until
-      SIGTERM (or 2,000,000 messages), then exits without waiting.
+      SIGTERM (or 2,000,000 messages), then exits without waiting; with
+      "flush" it first waits (up to 60 s) for every message to be answered
+      and prints "UNDELIVERED n" and "ERRORS n" (failed deliveries).
   acked_log.py consume BOOT TOPIC PARTS OUTFILE
       reads every partition from offset 0 to its high watermark and writes
       "id partition offset" per record.
@@ -22,14 +24,17 @@ MAX_MESSAGES = 2_000_000
 DEADLINE_S = 60
 
 
-def produce(boot, topic, parts, first, ackfile):
+def produce(boot, topic, parts, first, ackfile, flush):
     from confluent_kafka import Producer
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     out = open(ackfile, "a")
+    errors = []
 
     def on_delivery(err, msg):
-        if err is None:
+        if err is not None:
+            errors.append(err)
+        else:
             out.write("%d %d %d\n" % (int(msg.value()[1:]), msg.partition(), msg.offset()))
             out.flush()
 
@@ -44,6 +49,10 @@ def produce(boot, topic, parts, first, ackfile):
         except BufferError:
             p.poll(0.01)
         p.poll(0)
+    if flush:
+        left = p.flush(DEADLINE_S)
+        print("UNDELIVERED %d" % left)
+        print("ERRORS %d%s" % (len(errors), " (first: %s)" % errors[0] if errors else ""), flush=True)
     out.close()
     os._exit(0)   # no flush: what was not acknowledged stays unacknowledged
 
@@ -105,7 +114,8 @@ def verify(ackfile, outfile):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "produce":
-        produce(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+        produce(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6],
+                sys.argv[7:] == ["flush"])
     elif mode == "consume":
         consume(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     elif mode == "verify":
