@@ -74,6 +74,7 @@ static void describe_one(bk_req_t *req, const kp_describe_configs_request_descri
     kp_describe_configs_response_describe_configs_result_init(o);
     o->resource_type = rq->resource_type;
     o->resource_name = rq->resource_name;
+    o->error_message = kp_slice_null();
     o->configs.count = 0;
     describe_ctx_t c = { req, rq, NULL, 0, BK_CFG__COUNT + BK_TC__COUNT, 0 };
     c.rows = bk_req_alloc(req, (size_t)c.cap, sizeof *c.rows);
