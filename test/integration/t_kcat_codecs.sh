@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # kcat (librdkafka) against one skiff node: for each codec (none, gzip, snappy,
 # lz4, zstd) produce 10,000 keyed messages with headers in two halves a
-# timestamp apart, then consume from the beginning, from an offset (with and
-# without a count) and from the timestamp; every output must equal, byte for
-# byte, what the script itself wrote (key, value, headers, offset).
+# timestamp apart, then consume from the beginning (also with fetch limits
+# below one batch), from an offset (with and without a count) and from the
+# timestamp; every output must equal, byte for byte, what the script itself
+# wrote (key, value, headers, offset).
 # Compressed topics must also take less disk than the uncompressed one (the
 # admin port's size_bytes), which shows the codec really went over the wire.
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +57,12 @@ for c in $CODECS; do
 
   consume "$t" "$SK_TMP/$c.all" -o beginning
   sk_check "$c: from beginning equals input" same "$SK_TMP/$c.all" "$SK_TMP/expect"
+
+  # fetch limits far below one batch: the broker must still return a whole
+  # first batch (KIP-74) and the client must make progress to the end
+  consume "$t" "$SK_TMP/$c.small" -o beginning -X fetch.message.max.bytes=1024 \
+    -X fetch.max.bytes=4096 -X message.max.bytes=4096
+  sk_check "$c: from beginning with 1 KiB fetch limits" same "$SK_TMP/$c.small" "$SK_TMP/expect"
 
   consume "$t" "$SK_TMP/$c.off" -o 7777
   tail -n +7778 "$SK_TMP/expect" > "$SK_TMP/want.off"
