@@ -77,8 +77,14 @@ sk_check "round 3: no failed deliveries" grep -qx 'ERRORS 0' "$SK_TMP/prod-3.out
 sk_check "round 3: consumer read to the high watermark" test $? -eq 0
 sk_check_lines < <("${AL[@]}" verify "$ACKS" "$SK_TMP/read-3" | sed "s/^\(PASS\|FAIL\) /\1 round 3: /")
 
-# clean stop and start, then the log still takes and serves new writes
-sk_stop_node 1
+# clean stop (SIGTERM: exit 0 within 15 s) and start, then the log still
+# takes and serves new writes
+pid=${SK_NODE_PID[1]}
+t0=$(date +%s%3N)
+sk_stop_node 1 & stopper=$!
+wait "$pid" 2>/dev/null; rc=$?
+wait "$stopper"
+sk_check "SIGTERM: node exits 0 (rc $rc after $(( $(date +%s%3N) - t0 )) ms)" test "$rc" -eq 0
 restart_node
 printf 'after-restart\n' | timeout 30 kcat -q -b "$BOOT" -P -t "$TOPIC" -p 0 2>"$SK_TMP/kcat.err"
 "${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-final" 2>"$SK_TMP/cons-final.err" || true
