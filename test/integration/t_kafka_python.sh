@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 sk_start_cluster 1
 sk_check_lines < <(timeout 180 "$SK_PY" "$HERE/clients/kafka_python_check.py" "$SK_BOOTSTRAP" 2>"$SK_TMP/kp.err")
-sk_check "kafka_python_check ran all its checks" test $((SK_PASS + SK_FAILS)) -ge 26
+sk_check "kafka_python_check ran all its checks" test $((SK_PASS + SK_FAILS)) -ge 28
 sk_check "node still running" kill -0 "${SK_NODE_PID[1]}"
 [ "$SK_FAILS" -eq 0 ] || { tail -n 30 "$SK_TMP/kp.err"; sk_dump_logs; }
 sk_summary "$NAME"

@@ -13,7 +13,7 @@ import time
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 from kafka.errors import (InvalidPartitionsError, InvalidReplicationFactorError,
-                          InvalidTopicError, TopicAlreadyExistsError,
+                          InvalidTopicError, MessageSizeTooLargeError, TopicAlreadyExistsError,
                           UnknownTopicOrPartitionError)
 
 BOOT = sys.argv[1]
@@ -340,6 +340,54 @@ def read_old(ver):
     return None
 
 
+
+
+def max_message_bytes_live():
+    """A topic config change applies to the next produce, without restart."""
+    admin.create_topics([NewTopic("kp-limit", 1, 1)])
+    p = KafkaProducer(bootstrap_servers=BOOT, acks=1, retries=0, request_timeout_ms=15000)
+    p.send("kp-limit", value=b"x" * 5000).get(timeout=15)
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "kp-limit",
+                                        configs={"max.message.bytes": "1000"})])
+    try:
+        p.send("kp-limit", value=b"y" * 5000).get(timeout=15)
+        why = "a 5000-byte record was accepted under max.message.bytes=1000"
+    except MessageSizeTooLargeError:
+        why = None
+    p.send("kp-limit", value=b"z" * 100).get(timeout=15)   # small ones still go
+    p.close()
+    return why
+
+
+check("alter max.message.bytes=1000: next 5000-byte record -> MESSAGE_TOO_LARGE", max_message_bytes_live)
+
+
+def log_append_time():
+    admin.create_topics([NewTopic("kp-lat", 1, 1, topic_configs={"message.timestamp.type": "LogAppendTime"})])
+    p = KafkaProducer(bootstrap_servers=BOOT, acks=1, request_timeout_ms=15000)
+    t0 = int(time.time() * 1000)
+    p.send("kp-lat", value=b"late", timestamp_ms=BASE_TS).get(timeout=15)
+    t1 = int(time.time() * 1000)
+    p.close()
+    c = KafkaConsumer(bootstrap_servers=BOOT, group_id=None, request_timeout_ms=15000)
+    tp = TopicPartition("kp-lat", 0)
+    c.assign([tp])
+    c.seek_to_beginning(tp)
+    recs = []
+    end = time.time() + 15
+    while not recs and time.time() < end:
+        for rs in c.poll(timeout_ms=500).values():
+            recs.extend(rs)
+    c.close()
+    if not recs:
+        return "record not read back"
+    r = recs[0]
+    if r.timestamp_type != 1 or not (t0 - 1000 <= r.timestamp <= t1 + 1000):
+        return "timestamp %d type %d, want type 1 within [%d, %d]" % (r.timestamp, r.timestamp_type, t0, t1)
+    return None
+
+
+check("message.timestamp.type=LogAppendTime: broker stamps append time", log_append_time)
 check("modern consumer reads the legacy writes (stored as v2)", lambda: read_old(None))
 check("0.10 consumer (Fetch v2/v3, magic 1 down-conversion) reads everything", lambda: read_old((0, 10, 1)))
 check("0.9 consumer (Fetch v1, magic 0 down-conversion) reads everything", lambda: read_old((0, 9)))
