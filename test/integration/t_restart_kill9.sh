@@ -3,9 +3,10 @@
 # acknowledged message; the node is killed with SIGKILL while it produces,
 # restarted on the same data, and every acknowledged message must be read
 # back at its acknowledged offset. Two crash rounds with the producer stopped
-# at the crash, one with the producer retrying across the restart (producer
-# state must survive: no duplicates), then a clean SIGTERM restart, and the
-# log must still take writes after all of it.
+# at the crash, one SIGTERM under the same load (exit 0, nothing acknowledged
+# lost), one with the producer retrying across a kill -9 and restart
+# (producer state must survive: no duplicates), then a clean SIGTERM restart,
+# and the log must still take writes after all of it.
 . "$(dirname "$0")/lib.sh"
 NAME=t_restart_kill9
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +24,18 @@ restart_node() {  # restart_node -> same config, same data dir
   sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not come back"
 }
 
-for round in 1 2; do
+# sigterm_node -> SIGTERM node 1 and wait; TERM_RC = exit status, TERM_MS
+sigterm_node() {
+  local pid=${SK_NODE_PID[1]} t0 stopper
+  t0=$(date +%s%3N)
+  sk_stop_node 1 & stopper=$!
+  wait "$pid" 2>/dev/null; TERM_RC=$?
+  wait "$stopper"
+  TERM_MS=$(( $(date +%s%3N) - t0 ))
+}
+
+# rounds 1, 2: SIGKILL; round 4: SIGTERM (graceful) while the producer sends
+for round in 1 2 4; do
   before=$(acked_count)
   "${AL[@]}" produce "$BOOT" "$TOPIC" "$PARTS" $((round * 10000000)) "$ACKS" 2>"$SK_TMP/prod-$round.err" &
   prod=$!
@@ -32,11 +44,16 @@ for round in 1 2; do
   while [ "$(acked_count)" -lt $((before + ROUND_ACKS)) ] && [ $t -lt 300 ] && kill -0 $prod 2>/dev/null; do
     sleep 0.1; t=$((t + 1))
   done
-  sk_log "round $round: $(( $(acked_count) - before )) acknowledged, killing the node"
-  sk_kill9_node 1          # while the producer is still sending
+  sk_log "round $round: $(( $(acked_count) - before )) acknowledged, stopping the node"
+  if [ "$round" = 4 ]; then   # while the producer is still sending
+    sigterm_node
+    sk_check "round 4: SIGTERM under load exits 0 (rc $TERM_RC after $TERM_MS ms)" test "$TERM_RC" -eq 0
+  else
+    sk_kill9_node 1
+  fi
   sleep 0.3
   kill -TERM $prod 2>/dev/null; wait $prod 2>/dev/null
-  sk_check "round $round: producer got $ROUND_ACKS+ acknowledgements before the kill" \
+  sk_check "round $round: producer got $ROUND_ACKS+ acknowledgements before the stop" \
     test "$(acked_count)" -ge $((before + ROUND_ACKS))
   restart_node
   "${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-$round" 2>"$SK_TMP/cons-$round.err"
@@ -79,12 +96,8 @@ sk_check_lines < <("${AL[@]}" verify "$ACKS" "$SK_TMP/read-3" | sed "s/^\(PASS\|
 
 # clean stop (SIGTERM: exit 0 within 15 s) and start, then the log still
 # takes and serves new writes
-pid=${SK_NODE_PID[1]}
-t0=$(date +%s%3N)
-sk_stop_node 1 & stopper=$!
-wait "$pid" 2>/dev/null; rc=$?
-wait "$stopper"
-sk_check "SIGTERM: node exits 0 (rc $rc after $(( $(date +%s%3N) - t0 )) ms)" test "$rc" -eq 0
+sigterm_node
+sk_check "SIGTERM: node exits 0 (rc $TERM_RC after $TERM_MS ms)" test "$TERM_RC" -eq 0
 restart_node
 printf 'after-restart\n' | timeout 30 kcat -q -b "$BOOT" -P -t "$TOPIC" -p 0 2>"$SK_TMP/kcat.err"
 "${AL[@]}" consume "$BOOT" "$TOPIC" "$PARTS" "$SK_TMP/read-final" 2>"$SK_TMP/cons-final.err" || true
