@@ -12,7 +12,7 @@ JS=$SK_ROOT/test/js/node_modules
 
 sk_start_cluster 1
 sk_check_lines < <(NODE_PATH=$JS timeout 240 node "$HERE/clients/kafkajs_check.js" "$SK_BOOTSTRAP" 2>"$SK_TMP/js.err")
-sk_check "kafkajs_check ran all its checks" test $((SK_PASS + SK_FAILS)) -ge 14
+sk_check "kafkajs_check ran all its checks" test $((SK_PASS + SK_FAILS)) -ge 16
 sk_check "node still running" kill -0 "${SK_NODE_PID[1]}"
 [ "$SK_FAILS" -eq 0 ] || { tail -n 30 "$SK_TMP/js.err"; sk_dump_logs; }
 sk_summary "$NAME"

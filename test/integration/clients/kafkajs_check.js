@@ -190,6 +190,14 @@ async function main() {
     return compare(got, sent)
   })
 
+  await check('alterConfigs js-a retention.ms -> 7200000, visible at once', async () => {
+    await admin.alterConfigs({ resources: [{ type: 2, name: TOPIC,
+      configEntries: [{ name: 'retention.ms', value: '7200000' }] }] })
+    const r = await admin.describeConfigs({ includeSynonyms: false,
+      resources: [{ type: 2, name: TOPIC, configNames: ['retention.ms'] }] })
+    const e = r.resources[0].configEntries.find(c => c.configName === 'retention.ms')
+    return e && e.configValue === '7200000' ? null : JSON.stringify(r.resources[0])
+  })
   let broker = null
   await check('node 1 reachable through kafkajs\'s cluster metadata', async () => {
     await cluster.refreshMetadata()
@@ -215,6 +223,13 @@ async function main() {
       return compare(got, sent)
     })
   }
+  await check('deleteTopicRecords partition 0 below offset 10: low watermark 10', async () => {
+    await admin.deleteTopicRecords({ topic: TOPIC, partitions: [{ partition: 0, offset: '10' }] })
+    const o = await admin.fetchTopicOffsets(TOPIC)
+    const p0 = o.find(p => p.partition === 0)
+    return Number(p0.low) === 10 ? null : `partition 0: ${JSON.stringify(p0)}`
+  })
+
   await cluster.disconnect().catch(() => {})
   await admin.disconnect().catch(() => {})
   process.exit(failures ? 1 : 0)
