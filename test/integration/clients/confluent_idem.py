@@ -17,6 +17,7 @@ from collections import Counter
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from dropproxy import DropProxy  # noqa: E402
 
