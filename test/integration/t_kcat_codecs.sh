@@ -82,6 +82,20 @@ for c in $CODECS; do
   sk_check "$c: timestamps on the right side of $ts" awk -v ts="$ts" -v h="$HALF" -v n="$N" '
     ($1 < h && $2 >= ts) || ($1 >= h && $2 < ts) || $2 <= 0 { bad++ }
     END { if (NR != n || bad) { print "  " NR " records, " bad+0 " bad timestamps"; exit 1 } }' "$SK_TMP/$c.times"
+
+  # A time that falls inside a (compressed) batch: the answer is the first
+  # record stamped at or after it, not the start of its batch. Pick the
+  # first record of the second half after offset 7000 whose stamp is larger
+  # than its predecessor's; the want is computed from the stamps listed above.
+  mid=$(awk '$1 > 7000 && $2 > prev { print $2; exit } { prev = $2 }' "$SK_TMP/$c.times")
+  first=$(awk -v t="${mid:-0}" '$2 >= t { print $1; exit }' "$SK_TMP/$c.times")
+  if [ -n "$mid" ] && [ -n "$first" ]; then
+    consume "$t" "$SK_TMP/$c.ts2" -o "s@$mid"
+    tail -n +$((first + 1)) "$SK_TMP/expect" > "$SK_TMP/want.ts2"
+    sk_check "$c: from timestamp $mid inside a batch (offset $first)" same "$SK_TMP/$c.ts2" "$SK_TMP/want.ts2"
+  else
+    sk_check "$c: found a timestamp step after offset 7000" false
+  fi
 done
 
 # Eight producers at once (mixed codecs) into one partition, then four
