@@ -76,10 +76,12 @@ sk_start_node() {
   SK_PIDS+=("$!")
 }
 
-# sk_wait_port PORT [SECONDS] -> 0 once something accepts on 127.0.0.1:PORT.
+# sk_wait_port PORT [SECONDS [PID]] -> 0 once something accepts on
+# 127.0.0.1:PORT; 1 on timeout or as soon as process PID (if given) is gone.
 sk_wait_port() {
-  local port=$1 limit=${2:-20} t=0
+  local port=$1 limit=${2:-20} pid=${3:-} t=0
   while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    [ -z "$pid" ] || kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.1; t=$((t + 1))
     [ "$t" -lt $((limit * 10)) ] || return 1
   done
@@ -105,8 +107,8 @@ sk_start_cluster() {
   sk_write_cluster_conf "$n"
   for ((i = 1; i <= n; i++)); do sk_start_node "$i" "$@"; done
   for ((i = 1; i <= n; i++)); do
-    sk_wait_port "${SK_KAFKA_PORT[i]}" 30 || sk_fail "node $i kafka port ${SK_KAFKA_PORT[i]} not up"
-    sk_wait_port "${SK_ADMIN_PORT[i]}" 30 || sk_fail "node $i admin port ${SK_ADMIN_PORT[i]} not up"
+    sk_wait_port "${SK_KAFKA_PORT[i]}" 30 "${SK_NODE_PID[i]}" || sk_fail "node $i kafka port ${SK_KAFKA_PORT[i]} not up"
+    sk_wait_port "${SK_ADMIN_PORT[i]}" 30 "${SK_NODE_PID[i]}" || sk_fail "node $i admin port ${SK_ADMIN_PORT[i]} not up"
   done
 }
 
@@ -119,4 +121,17 @@ sk_check() {  # sk_check "what" command...
 sk_summary() {  # sk_summary NAME -> prints the closing line, returns status
   echo "$1: $SK_PASS passed, $SK_FAILS failed"
   [ "$SK_FAILS" -eq 0 ] && [ "$SK_PASS" -gt 0 ]
+}
+
+# sk_check_lines < lines -> one check per "PASS what" / "FAIL what: why" line
+# (the protocol of the helper programs in clients/); other lines are shown.
+sk_check_lines() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      PASS\ *) sk_check "${line#PASS }" true ;;
+      FAIL\ *) sk_check "${line#FAIL }" false ;;
+      *) echo "$line" ;;
+    esac
+  done
 }
