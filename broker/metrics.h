@@ -138,9 +138,10 @@ void bk_mx_emit(bk_mx_emit_t *e, const char *const *values, double v);
 uint64_t bk_mx_dropped(const bk_metrics_t *m, uint32_t id);
 
 /* Appends the whole registry to `out` in the text exposition format 0.0.4.
- * Evaluates callbacks and collectors. Returns KP_OK, or KP_ERR_NOMEM when
- * `out` or a scrape-time buffer could not grow (the output is then
- * incomplete and should not be served). */
+ * Evaluates callbacks and collectors (a collector row that cannot be held
+ * is dropped and counted, like any other drop). Returns KP_OK, or
+ * KP_ERR_NOMEM when `out` could not grow (the output is then incomplete and
+ * must not be served). */
 KP_MUST_CHECK int bk_metrics_render(bk_metrics_t *m, struct evbuffer *out);
 
 #endif
