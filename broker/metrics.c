@@ -336,13 +336,15 @@ void bk_mx_set_collector(bk_metrics_t *m, uint32_t id, bk_mx_collect_fn fn, void
     assert(m != NULL && id < m->count);
     bk_mx_metric_t *mt = m->metrics[id];
     assert(mt->type == BK_MX_COUNTER || mt->type == BK_MX_GAUGE);
+    assert(fn != NULL);            /* for the metric's lifetime: no way back */
+    assert(mt->collect == NULL);
     /* A labelled metric must not have series of its own; an unlabelled one
      * drops its pre-created series (nobody may hold its handle). */
     assert(mt->label_count == 0 || mt->series_count == 0);
     for (uint32_t i = 0; i < mt->series_count; i++) free(mt->series[i]);
     mt->series_count = 0;
     mt->collect = fn;
-    mt->collect_arg = fn ? arg : NULL;
+    mt->collect_arg = arg;
 }
 
 static bool emit_room(bk_mx_emit_t *e) {

@@ -124,8 +124,10 @@ int bk_mx_is_sink(const bk_mx_series_t *h);
 void bk_mx_set_fn(bk_mx_series_t *h, bk_mx_value_fn fn, void *arg);
 
 /* Makes metric `id` (a counter or gauge without series of its own) render
- * whatever fn(e, arg) emits at each scrape. `arg` is borrowed (same rule as
- * bk_mx_set_fn). Emitted series are bounded by the metric's series_max;
+ * whatever fn(e, arg) emits at each scrape, for the rest of the registry's
+ * life (fn is not NULL; set once; an unlabelled metric's pre-created series
+ * is freed, so no handle to it may be held). `arg` is borrowed and must
+ * outlive the registry. Emitted series are bounded by the metric's series_max;
  * excess and invalid ones are dropped and counted. */
 void bk_mx_set_collector(bk_metrics_t *m, uint32_t id, bk_mx_collect_fn fn, void *arg);
 
