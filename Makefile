@@ -127,7 +127,7 @@ $(B)/test/%: $(B)/obj/test/unit/%.o $(TEST_SUPPORT) $(LIBS)
 
 $(B)/test/tools/%: $(B)/obj/test/tools/%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
 
 $(B)/test/sim_%: $(B)/obj/test/sim/sim_%.o $(TEST_SUPPORT) $(LIBS)
 	@mkdir -p $(dir $@)
@@ -175,6 +175,7 @@ fuzz: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin

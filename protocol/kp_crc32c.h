@@ -20,7 +20,14 @@ uint32_t kp_crc32c_portable(uint32_t crc, const void *buf, size_t n);
  * kp_crc32c_have_hw() first. */
 uint32_t kp_crc32c_hw(uint32_t crc, const void *buf, size_t n);
 int kp_crc32c_have_hw(void);
-/* Name of the implementation kp_crc32c uses ("sse4.2" or "portable"). */
+/* The two hardware paths kp_crc32c_hw chooses between (each returns 0 when
+ * the CPU lacks it): 3 interleaved SSE4.2 crc32q streams, and AVX-512
+ * VPCLMULQDQ folding (used from 512 bytes on when the CPU and OS have it). */
+uint32_t kp_crc32c_sse42(uint32_t crc, const void *buf, size_t n);
+uint32_t kp_crc32c_vpclmul(uint32_t crc, const void *buf, size_t n);
+int kp_crc32c_have_vpclmul(void);
+/* Name of the implementation kp_crc32c uses for large buffers
+ * ("avx512-vpclmulqdq", "sse4.2" or "portable"). */
 const char *kp_crc32c_impl_name(void);
 
 #endif

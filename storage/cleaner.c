@@ -45,7 +45,46 @@ struct st_clean_plan {
     int64_t next_base_after;  /* base of segment n in the log at prepare */
     st_aborted_txn_t *aborted;
     size_t n_aborted;
+    int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
+    size_t n_producers;
 };
+
+/* True when b is the last batch the producer state knows for its producer:
+ * such a batch is kept (emptied if need be) so that a replay of the log still
+ * finds the producer's last sequence, as Kafka does. */
+static bool is_producer_last(const st_clean_plan_t *pl, const kp_batch_t *b) {
+    if (b->producer_id < 0) return false;
+    size_t lo = 0, hi = pl->n_producers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t pid = pl->producer_last[2 * mid];
+        if (pid == b->producer_id) return pl->producer_last[2 * mid + 1] == kp_batch_last_offset(b);
+        if (pid < b->producer_id) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int copy_producers(st_clean_plan_t *pl, const st_producer_state_t *ps) {
+    pl->producer_last = malloc((ps->count ? ps->count : 1) * 2 * sizeof(int64_t));
+    if (!pl->producer_last) return KP_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < ps->cap; i++) {
+        const st_ps_entry_t *e = &ps->slots[i];
+        if (e->producer_id < 0 || e->n_batches == 0) continue;
+        pl->producer_last[2 * n] = e->producer_id;
+        pl->producer_last[2 * n + 1] = e->batches[e->n_batches - 1].last_offset;
+        n++;
+    }
+    qsort(pl->producer_last, n, 2 * sizeof(int64_t), cmp_pair);
+    pl->n_producers = n;
+    return KP_OK;
+}
 
 static bool is_aborted(const st_clean_plan_t *pl, const kp_batch_t *b) {
     if (!kp_batch_is_transactional(b) || kp_batch_is_control(b)) return false;
@@ -170,7 +209,8 @@ static int filter_batch(const st_clean_plan_t *log, const kp_batch_t *b, const s
     }
     if (rc < 0) return rc;
     st->records_kept += kept;
-    if (kept == 0) return KP_OK;
+    bool keep_empty = kept == 0 && is_producer_last(log, b);
+    if (kept == 0 && !keep_empty) return KP_OK;
     if (kept == b->records_count && !need_horizon) goto keep_whole;
     st_batch_hdr_t h = { .base_offset = b->base_offset, .leader_epoch = b->partition_leader_epoch,
                          .attributes = b->attributes, .last_offset_delta = b->last_offset_delta,
@@ -271,6 +311,7 @@ void st_cleaner_abort(st_clean_plan_t *pl) {
     }
     free(pl->segs);
     free(pl->aborted);
+    free(pl->producer_last);
     free(pl);
 }
 
@@ -299,6 +340,10 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
+    if (copy_producers(pl, &log->ps) != KP_OK) {
+        st_cleaner_abort(pl);
+        return KP_ERR_NOMEM;
+    }
     for (size_t i = 0; i < k; i++) {
         plan_seg_t *ps = &pl->segs[i];
         ps->view = log->segs[i];

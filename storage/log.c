@@ -415,6 +415,8 @@ int st_log_open(const char *parent_dir, const char *topic, int32_t partition, co
               : opts->high_watermark > leo          ? leo
                                                     : opts->high_watermark;
     log->last_flush_ms = opts->now_ms;
+    /* offsets below it were compacted; a value beyond this log is stale */
+    log->cleaned_upto = opts->cleaner_offset > log->log_start && opts->cleaner_offset <= leo ? opts->cleaner_offset : 0;
     if ((rc = st_epoch_cache_truncate_end(&log->epochs, leo)) != KP_OK) goto fail;
     if ((rc = st_epoch_cache_truncate_start(&log->epochs, log->log_start)) != KP_OK) goto fail;
     if ((rc = log_load_aborted(log, rebuilt_from)) != KP_OK) goto fail;
@@ -446,6 +448,7 @@ int st_log_close(st_log_t *log, st_log_offsets_t *final) {
         final->recovery_point = log->recovery_point;
         final->high_watermark = log->hw;
         final->log_end_offset = log_active(log)->next_offset;
+        final->cleaner_offset = log->cleaned_upto;
     }
     for (size_t i = 0; i < log->nsegs; i++) {
         int r = st_seg_close(&log->segs[i]);
@@ -496,6 +499,7 @@ int64_t st_log_start_offset(const st_log_t *log) { return log->log_start; }
 int64_t st_log_end_offset(const st_log_t *log) { return log_active(log)->next_offset; }
 int64_t st_log_recovery_point(const st_log_t *log) { return log->recovery_point; }
 int64_t st_log_high_watermark(const st_log_t *log) { return log->hw; }
+int64_t st_log_cleaner_offset(const st_log_t *log) { return log->cleaned_upto; }
 int64_t st_log_active_base_offset(const st_log_t *log) { return log_active(log)->base_offset; }
 size_t st_log_segment_count(const st_log_t *log) { return log->nsegs; }
 const char *st_log_dir(const st_log_t *log) { return log->dir; }

@@ -12,7 +12,7 @@
 
 /* Parses every batch of the set (header, sizes, CRC). The set must be
  * whole batches only. Bounded by len / 61 iterations. */
-static int validate_set(const uint8_t *buf, size_t len, int32_t *n) {
+static int validate_set(const uint8_t *buf, size_t len, bool check_crc, int32_t *n) {
     kp_rd_t r;
     kp_rd_init(&r, buf, len);
     *n = 0;
@@ -20,7 +20,7 @@ static int validate_set(const uint8_t *buf, size_t len, int32_t *n) {
         kp_batch_t b;
         int rc = kp_batch_read(&r, &b);
         if (rc != KP_OK) return rc;
-        if ((rc = kp_batch_verify_crc(&b)) != KP_OK) return rc;
+        if (check_crc && (rc = kp_batch_verify_crc(&b)) != KP_OK) return rc;
         if (b.base_offset < 0) return KP_ERR_BAD_VALUE;
         (*n)++;
     }
@@ -103,11 +103,11 @@ static int append_common(st_log_t *log, const uint8_t *buf, size_t len, int64_t 
     return rc;
 }
 
-int st_log_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
-                  st_append_info_t *info) {
+static int leader_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
+                         bool check_crc, st_append_info_t *info) {
     if (log->offline) return ST_ERR_OFFLINE;
     int32_t n;
-    int rc = validate_set(buf, len, &n);
+    int rc = validate_set(buf, len, check_crc, &n);
     if (rc != KP_OK) return rc;
     int64_t next = st_log_end_offset(log);
     kp_rd_t r;
@@ -134,10 +134,20 @@ int st_log_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch,
     return rc;
 }
 
+int st_log_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
+                  st_append_info_t *info) {
+    return leader_append(log, buf, len, leader_epoch, now_ms, true, info);
+}
+
+int st_log_append_verified(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
+                           st_append_info_t *info) {
+    return leader_append(log, buf, len, leader_epoch, now_ms, false, info);
+}
+
 int st_log_append_replica(st_log_t *log, uint8_t *buf, size_t len, int64_t now_ms, st_append_info_t *info) {
     if (log->offline) return ST_ERR_OFFLINE;
     int32_t n;
-    int rc = validate_set(buf, len, &n);
+    int rc = validate_set(buf, len, true, &n);
     if (rc != KP_OK) return rc;
     int64_t next = st_log_end_offset(log);
     kp_rd_t r;

@@ -209,6 +209,19 @@ int st_log_max_timestamp(const st_log_t *log, int64_t *ts, int64_t *offset) {
         }
     }
     if (off < 0) return ST_ERR_NOT_FOUND;
+    /* off is the batch's base offset; find the record itself when readable */
+    log_iter_t it;
+    int rc = log_iter_seek(log, off, &it);
+    kp_batch_t h, full;
+    const st_segment_t *seg;
+    uint64_t pos;
+    if (rc == KP_OK && log_iter_next(log, &it, &h, &seg, &pos) == 1 && h.base_offset == off) {
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        int64_t found_ts;
+        if (log_load_batch(seg, pos, h.size, &buf, &cap, &full) == KP_OK) off = record_at_time(&full, best, &found_ts);
+        free(buf);
+    }
     *ts = best;
     *offset = off < log->log_start ? log->log_start : off;
     return KP_OK;

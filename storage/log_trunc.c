@@ -49,6 +49,7 @@ int st_log_truncate_to(st_log_t *log, int64_t offset) {
     if ((rc = st_seg_truncate(s, pos, new_leo, log->cfg.index_interval_bytes)) != KP_OK) goto offline;
     if (log->hw > new_leo) log->hw = new_leo;
     if (log->recovery_point > new_leo) log->recovery_point = new_leo;
+    if (log->cleaned_upto > new_leo) log->cleaned_upto = new_leo;
     if ((rc = st_epoch_cache_truncate_end(&log->epochs, new_leo)) != KP_OK) goto offline;
     if ((rc = log_load_aborted(log, new_leo)) != KP_OK) goto offline;
     if ((rc = log_rebuild_producers(log, new_leo)) != KP_OK) goto offline;
@@ -75,6 +76,7 @@ int st_log_truncate_fully(st_log_t *log, int64_t new_start, int64_t now_ms) {
     }
     log->dir_dirty = true;
     log->log_start = log->hw = log->recovery_point = new_start;
+    log->cleaned_upto = 0;
     st_ps_clear(&log->ps);
     log->n_aborted = 0;
     return st_epoch_cache_truncate_end(&log->epochs, 0);

@@ -186,6 +186,10 @@ int log_rebuild_producers(st_log_t *log, int64_t index_from) {
     return rc < 0 ? rc : KP_OK;
 }
 
+void st_log_expire_producers(st_log_t *log, int64_t now_ms) {
+    st_ps_expire(&log->ps, now_ms, log->cfg.producer_id_expiration_ms);
+}
+
 int64_t st_log_first_unstable_offset(const st_log_t *log) { return st_ps_first_unstable_offset(&log->ps); }
 
 int64_t st_log_last_stable_offset(const st_log_t *log) {

@@ -33,6 +33,7 @@ int st_logdir_load(st_logdir_t *ld, const char *path) {
     load_one(path, "recovery-point-offset-checkpoint", &ld->rp, &ld->n_rp);
     load_one(path, "replication-offset-checkpoint", &ld->hw, &ld->n_hw);
     load_one(path, "log-start-offset-checkpoint", &ld->start, &ld->n_start);
+    load_one(path, "cleaner-offset-checkpoint", &ld->cleaner, &ld->n_cleaner);
     return KP_OK;
 }
 
@@ -40,6 +41,7 @@ void st_logdir_free(st_logdir_t *ld) {
     free(ld->rp);
     free(ld->hw);
     free(ld->start);
+    free(ld->cleaner);
     memset(ld, 0, sizeof *ld);
 }
 
@@ -62,6 +64,7 @@ void st_logdir_opts_for(const st_logdir_t *ld, const char *topic, int32_t partit
     opts->recovery_point = find(ld->rp, ld->n_rp, topic, partition, &have_rp);
     opts->high_watermark = find(ld->hw, ld->n_hw, topic, partition, &f);
     opts->log_start_offset = find(ld->start, ld->n_start, topic, partition, &f);
+    opts->cleaner_offset = find(ld->cleaner, ld->n_cleaner, topic, partition, &f);
     /* without a recovery point the clean marker cannot vouch for this log */
     opts->clean_shutdown = ld->was_clean && have_rp;
     opts->create = true;
@@ -71,10 +74,10 @@ void st_logdir_opts_for(const st_logdir_t *ld, const char *topic, int32_t partit
 int st_logdir_checkpoint(const char *dir, const st_logdir_entry_t *e, size_t n) {
     st_tp_offset_t *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows) return KP_ERR_NOMEM;
-    const char *names[3] = { "recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                             "log-start-offset-checkpoint" };
+    const char *names[4] = { "recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                             "log-start-offset-checkpoint", "cleaner-offset-checkpoint" };
     int rc = KP_OK;
-    for (int f = 0; f < 3 && rc == KP_OK; f++) {
+    for (int f = 0; f < 4 && rc == KP_OK; f++) {
         for (size_t i = 0; i < n; i++) {
             size_t tl = strlen(e[i].topic);
             assert(tl <= ST_TOPIC_MAX);
@@ -82,7 +85,8 @@ int st_logdir_checkpoint(const char *dir, const st_logdir_entry_t *e, size_t n) 
             rows[i].partition = e[i].partition;
             rows[i].offset = f == 0 ? e[i].offsets.recovery_point
                              : f == 1 ? e[i].offsets.high_watermark
-                                      : e[i].offsets.log_start_offset;
+                             : f == 2 ? e[i].offsets.log_start_offset
+                                      : e[i].offsets.cleaner_offset;
         }
         char p[ST_PATH_MAX + 64];
         ckpt_path(p, sizeof p, dir, names[f]);

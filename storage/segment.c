@@ -346,10 +346,20 @@ int st_seg_load_tail(st_segment_t *s, bool verify_crc, uint32_t interval_bytes, 
 bool st_seg_indexes_ok(const st_segment_t *s, uint64_t rel_limit, uint32_t interval_bytes) {
     if (!st_oidx_sane(&s->oidx, s->size_bytes, rel_limit) || !st_tidx_sane(&s->tidx, rel_limit)) return false;
     if (s->size_bytes > 0 && s->tidx.count == 0 && !s->active) return false;
+    kp_batch_t h;
+    if (s->tidx.count > 0) {
+        /* the last time entry names the batch that raised the max: check it
+         * (a zeroed one-entry file is otherwise well-formed) */
+        int64_t ts;
+        uint32_t trel;
+        uint64_t tpos;
+        st_tidx_get(&s->tidx, s->tidx.count - 1, &ts, &trel);
+        if (st_seg_find(s, s->base_offset + trel, &tpos, &h) != KP_OK || tpos >= s->size_bytes) return false;
+        if (h.base_offset != s->base_offset + trel || h.max_timestamp != ts) return false;
+    }
     if (s->oidx.count == 0) return s->size_bytes <= 2 * (uint64_t)interval_bytes;
     uint32_t rel, pos;
     st_oidx_get(&s->oidx, s->oidx.count - 1, &rel, &pos);
-    kp_batch_t h;
     if (st_seg_read_header(s, pos, &h) != KP_OK) return false;
     return h.base_offset == s->base_offset + rel;
 }

@@ -10,7 +10,8 @@
  * records not superseded in the map. Tombstones get a delete horizon
  * (now + delete.retention.ms, in the batch's base timestamp with the
  * delete-horizon attribute, as Kafka does) and are dropped on a later pass
- * after it. Data of aborted transactions is dropped; control batches and
+ * after it. A producer's last batch is kept (empty if need be) for its
+ * sequence. Data of aborted transactions is dropped; control batches and
  * compressed batches are kept whole (records of compressed batches are not
  * readable here until protocol/ offers decompression). Offsets never change.
  *

@@ -2,7 +2,7 @@
  *
  * Each log dir holds partition directories plus the per-dir files
  * recovery-point-offset-checkpoint, replication-offset-checkpoint,
- * log-start-offset-checkpoint, meta.properties and, between a clean
+ * log-start-offset-checkpoint, cleaner-offset-checkpoint, meta.properties and, between a clean
  * shutdown and the next start, the clean-shutdown marker.
  *
  * Start-up: st_logdir_load reads the checkpoints and takes (removes) the
@@ -24,8 +24,8 @@
 typedef struct st_logdir {
     char path[ST_PATH_MAX];
     bool was_clean;             /* the marker was present at load */
-    st_tp_offset_t *rp, *hw, *start;
-    size_t n_rp, n_hw, n_start;
+    st_tp_offset_t *rp, *hw, *start, *cleaner;
+    size_t n_rp, n_hw, n_start, n_cleaner;
 } st_logdir_t;
 
 /* Reads the dir's checkpoints (malformed ones are logged and ignored, as
@@ -44,7 +44,8 @@ typedef struct st_logdir_entry {
     st_log_offsets_t offsets;
 } st_logdir_entry_t;
 
-/* Rewrites the three checkpoint files of dir atomically from entries. */
+/* Rewrites the four checkpoint files of dir (recovery point, HW, log start,
+ * cleaner offset) atomically from entries. */
 KP_MUST_CHECK int st_logdir_checkpoint(const char *dir, const st_logdir_entry_t *e, size_t n);
 
 /* Index into dirs[0..n) of the dir holding the fewest partition

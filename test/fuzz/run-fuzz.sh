@@ -14,8 +14,11 @@ make --no-print-directory B=$B all >/dev/null
 PKGS="libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -I. -I$B/gen $(pkg-config --cflags $PKGS)"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-LIBSRC=$(ls protocol/*.c storage/*.c raft/*.c 2>/dev/null || true)
-[ -f "$B/gen/kp_msgs.c" ] && LIBSRC="$LIBSRC $B/gen/kp_msgs.c"
+# every library source (not the two programs' mains) plus generated code, so
+# a target may exercise any layer
+LIBSRC=$(ls protocol/*.c storage/*.c raft/*.c broker/*.c clients/*.c 2>/dev/null \
+         | grep -v -e '^broker/main\.c$' -e '^clients/skiffctl\.c$' || true)
+LIBSRC="$LIBSRC $(ls "$B"/gen/*.c "$B"/gen/broker/*.c 2>/dev/null || true)"
 mkdir -p "$B/fuzz"
 status=0
 for src in test/fuzz/fuzz_*.c; do

@@ -1,6 +1,7 @@
-/* Unit tests for protocol/crc32c.c: RFC 3720 known answers for both
- * implementations, cross-checks against a bit-at-a-time reference over random
- * lengths and alignments (covering the 3-way interleaved blocks), and chained
+/* Unit tests for protocol/crc32c.c: RFC 3720 known answers for every
+ * implementation (portable, SSE4.2 3-way, AVX-512 VPCLMULQDQ where the CPU has
+ * them), cross-checks against a bit-at-a-time reference over random lengths
+ * and alignments (covering interleaved blocks and the fold paths), and chained
  * updates. */
 #include <check.h>
 #include <stdlib.h>
@@ -45,8 +46,26 @@ START_TEST(test_kat_hw) {
 }
 END_TEST
 
+START_TEST(test_kat_sse42_and_vpclmul) {
+    if (kp_crc32c_have_hw()) check_kat(kp_crc32c_sse42);
+    if (kp_crc32c_have_vpclmul()) check_kat(kp_crc32c_vpclmul);
+}
+END_TEST
+
 START_TEST(test_kat_dispatch) { check_kat(kp_crc32c); }
 END_TEST
+
+/* Every hardware path this CPU has, for the random and chained checks. */
+static crc_fn hw_paths[3];
+static int n_hw_paths(void) {
+    int n = 0;
+    if (kp_crc32c_have_hw()) {
+        hw_paths[n++] = kp_crc32c_hw;
+        hw_paths[n++] = kp_crc32c_sse42;
+    }
+    if (kp_crc32c_have_vpclmul()) hw_paths[n++] = kp_crc32c_vpclmul;
+    return n;
+}
 
 static uint8_t *random_buf(size_t n, unsigned seed) {
     uint8_t *b = malloc(n);
@@ -66,10 +85,23 @@ START_TEST(test_random_lengths_match_reference) {
         if (i == 41) n = 3 * 4096;
         if (i == 42) n = 3 * 4096 - 1;
         if (i == 43) n = 6 * 4096 + 7;
+        if (i >= 44 && i < 60) n = 240 + (size_t)(i - 44) * 17; /* around the 256 / 512 byte switches */
         uint32_t want = crc_bitwise(0, buf + off, n);
         ck_assert_uint_eq(kp_crc32c_portable(0, buf + off, n), want);
-        if (kp_crc32c_have_hw()) ck_assert_uint_eq(kp_crc32c_hw(0, buf + off, n), want);
+        for (int k = 0, np = n_hw_paths(); k < np; k++) ck_assert_uint_eq(hw_paths[k](0, buf + off, n), want);
         ck_assert_uint_eq(kp_crc32c(0, buf + off, n), want);
+    }
+    free(buf);
+}
+END_TEST
+
+/* Every length across the fold paths' switch points (256 bytes per chain,
+ * 64-byte and 16-byte tails), each against the portable result. */
+START_TEST(test_every_length_near_fold_boundaries) {
+    uint8_t *buf = random_buf(4200, 13);
+    for (size_t n = 200; n < 4200; n += (n < 1400 ? 1 : 61)) {
+        uint32_t want = kp_crc32c_portable(0x12345678u, buf + 3, n - 3);
+        for (int k = 0, np = n_hw_paths(); k < np; k++) ck_assert_uint_eq(hw_paths[k](0x12345678u, buf + 3, n - 3), want);
     }
     free(buf);
 }
@@ -84,7 +116,8 @@ START_TEST(test_chained_updates) {
         size_t c = cuts[i];
         ck_assert_uint_eq(kp_crc32c_portable(kp_crc32c_portable(0, buf, c), buf + c, n - c), whole);
         ck_assert_uint_eq(kp_crc32c(kp_crc32c(0, buf, c), buf + c, n - c), whole);
-        if (kp_crc32c_have_hw()) ck_assert_uint_eq(kp_crc32c_hw(kp_crc32c_hw(0, buf, c), buf + c, n - c), whole);
+        for (int k = 0, np = n_hw_paths(); k < np; k++)
+            ck_assert_uint_eq(hw_paths[k](hw_paths[k](0, buf, c), buf + c, n - c), whole);
     }
     /* byte at a time through the dispatcher */
     uint32_t crc = 0;
@@ -108,7 +141,10 @@ END_TEST
 
 START_TEST(test_impl_name) {
     const char *name = kp_crc32c_impl_name();
-    ck_assert_str_eq(name, kp_crc32c_have_hw() ? "sse4.2" : "portable");
+    ck_assert_str_eq(name, kp_crc32c_have_vpclmul() ? "avx512-vpclmulqdq"
+                           : kp_crc32c_have_hw()    ? "sse4.2"
+                                                    : "portable");
+    if (kp_crc32c_have_vpclmul()) ck_assert(kp_crc32c_have_hw());
 }
 END_TEST
 
@@ -117,8 +153,10 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_kat_portable);
     tcase_add_test(tc, test_kat_hw);
+    tcase_add_test(tc, test_kat_sse42_and_vpclmul);
     tcase_add_test(tc, test_kat_dispatch);
     tcase_add_test(tc, test_random_lengths_match_reference);
+    tcase_add_test(tc, test_every_length_near_fold_boundaries);
     tcase_add_test(tc, test_chained_updates);
     tcase_add_test(tc, test_single_bit_flip_changes_crc);
     tcase_add_test(tc, test_impl_name);

@@ -775,6 +775,36 @@ START_TEST(test_stale_not_leader_reply_does_not_strand_observer) {
 }
 END_TEST
 
+START_TEST(test_describe_quorum) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n1 = elect(c, 1);
+    for (uint64_t v = 0; v < 5; v++) (void)propose(c, n1, v);
+    node(c, 3)->cut = true;
+    run(c, 100);
+    int64_t t_now = c->now;
+    raft_quorum_info_t qi;
+    raft_describe_quorum(n1->r, &qi);
+    ck_assert_int_eq(qi.leader_id, 1);
+    ck_assert_int_eq(qi.leader_epoch, 1);
+    ck_assert_int_eq(qi.high_watermark, 6);
+    ck_assert_uint_eq(qi.n_voters, 3);
+    ck_assert_int_eq(qi.voters[0].log_end_offset, 6);   /* the leader itself */
+    ck_assert_int_eq(qi.voters[1].node_id, 2);
+    ck_assert_int_eq(qi.voters[1].log_end_offset, 6);
+    ck_assert_int_ge(qi.voters[1].last_fetch_ms, t_now - 25);
+    ck_assert_int_ge(qi.voters[1].last_caught_up_ms, t_now - 25);
+    /* node 3 was cut before it could fetch the proposals */
+    ck_assert_int_lt(qi.voters[2].log_end_offset, 6);
+    ck_assert_int_lt(qi.voters[2].last_fetch_ms, t_now - 90);
+    ck_assert_uint_eq(qi.n_observers, 0);
+    /* a follower knows the leader and HW but not the others' progress */
+    raft_describe_quorum(node(c, 2)->r, &qi);
+    ck_assert_int_eq(qi.leader_id, 1);
+    ck_assert_int_eq(qi.voters[0].log_end_offset, -1);
+    tc_free(c);
+}
+END_TEST
+
 START_TEST(test_restart_keeps_epoch_and_vote) {
     raft_config_t cfg = cfg_for(1, 3);
     raft_hard_state_t hs = { 4, 3, RAFT_NO_NODE };
@@ -915,6 +945,7 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_leader_without_quorum_resigns);
     tcase_add_test(tc, test_non_voter_cannot_raise_epoch);
     tcase_add_test(tc, test_stale_not_leader_reply_does_not_strand_observer);
+    tcase_add_test(tc, test_describe_quorum);
     tcase_add_test(tc, test_restart_keeps_epoch_and_vote);
     tcase_add_test(tc, test_new_rejects_bad_input);
     tcase_add_test(tc, test_log_epoch_history);

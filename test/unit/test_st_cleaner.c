@@ -169,8 +169,19 @@ START_TEST(test_compaction_matches_model) {
     /* reopen (clean, then unclean): same view */
     st_log_offsets_t fin;
     ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    ck_assert_int_gt(fin.cleaner_offset, 0);
     log = tu_open(dir, &cfg, fin.recovery_point, true);
     ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert(st_log_dirty_ratio(log, now) > 0.99); /* progress not passed in: all dirty */
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    {
+        st_log_open_opts_t o = { .recovery_point = fin.recovery_point, .high_watermark = fin.high_watermark,
+                                 .cleaner_offset = fin.cleaner_offset, .clean_shutdown = true };
+        ck_assert_int_eq(st_log_open(dir, "t", 0, &cfg, &o, &log), KP_OK);
+        ck_assert_int_eq(st_log_cleaner_offset(log), fin.cleaner_offset);
+        ck_assert(st_log_dirty_ratio(log, now) < 0.01); /* checkpointed progress: nothing to do */
+    }
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     log = tu_open(dir, &cfg, 0, false);
     ck_assert_int_eq(check_against_model(log, &m, true), live - tombs);
@@ -354,6 +365,61 @@ START_TEST(test_compaction_and_transactions) {
 }
 END_TEST
 
+START_TEST(test_producer_last_batch_kept_empty) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.segment_bytes = 150;
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    /* pid 9 writes key00..key01 once (seq 0-1); plain writes supersede them */
+    st_rec_t r[2] = { { .key = kp_slice_cstr("key00"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 0 },
+                      { .key = kp_slice_cstr("key01"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 1 } };
+    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = 1, .base_timestamp = 1, .max_timestamp = 1,
+                         .producer_id = 9, .producer_epoch = 0, .base_sequence = 0 };
+    uint8_t buf[1024];
+    size_t len;
+    ck_assert_int_eq(st_batch_encode(&h, r, 2, buf, sizeof buf, &len), KP_OK);
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+    for (int i = 0; i < 4; i++) txn_write(log, -1, false, false, 0, 2, 10 + i);
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    ck_assert_int_eq(st_log_compact(log, &cc, 100, &st), KP_OK);
+    ck_assert_int_ge(st.records_dropped, 2 + 3 * 2);
+    /* the producer's batch is still there, empty, with its offsets */
+    uint8_t got[4096];
+    size_t gl;
+    int64_t next;
+    ck_assert_int_eq(st_log_read_copy(log, 0, sizeof got, -1, ST_READ_MIN_ONE, got, sizeof got, &gl, &next), KP_OK);
+    kp_rd_t rd;
+    kp_rd_init(&rd, got, gl);
+    kp_batch_t b;
+    ck_assert_int_eq(kp_batch_read(&rd, &b), KP_OK);
+    ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
+    ck_assert_int_eq(b.producer_id, 9);
+    ck_assert_int_eq(b.records_count, 0);
+    ck_assert_int_eq(b.base_offset, 0);
+    ck_assert_int_eq(kp_batch_last_offset(&b), 1);
+    /* without any snapshot, a replay still knows the producer's sequence */
+    st_log_offsets_t fin;
+    ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -f %s/t-0/*.snapshot", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    log = tu_open(dir, &cfg, 0, false);
+    kp_rd_init(&rd, buf, len);
+    ck_assert_int_eq(kp_batch_read(&rd, &b), KP_OK);
+    int64_t df, dl;
+    ck_assert_int_eq(st_log_producer_check(log, &b, &df, &dl), ST_PS_DUPLICATE);
+    ck_assert_int_eq(df, 0);
+    ck_assert_int_eq(dl, 1);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 typedef struct build_arg {
     st_clean_plan_t *plan;
     st_cleaner_stats_t *st;
@@ -435,6 +501,7 @@ int main(void) {
     tcase_add_test(tc, test_kill_at_every_swap_step);
     tcase_add_test(tc, test_compaction_and_transactions);
     tcase_add_test(tc, test_build_concurrent_with_appends);
+    tcase_add_test(tc, test_producer_last_batch_kept_empty);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "storage/st_checkpoint.h"
+
 static int32_t g_epoch = 3;
 
 static st_log_config_t small_cfg(void) {
@@ -213,7 +215,7 @@ START_TEST(test_log_append_time_and_timestamps) {
     ck_assert_int_eq(st_log_offset_for_time(log, 999999, &off, &ts), ST_ERR_NOT_FOUND);
     ck_assert_int_eq(st_log_max_timestamp(log, &ts, &off), KP_OK);
     ck_assert_int_eq(ts, 1000 + 49 * 10 + 2);
-    ck_assert_int_eq(off, 49 * 3);
+    ck_assert_int_eq(off, 49 * 3 + 2); /* the record holding the max, not its batch */
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     log = tu_open(dir, &cfg, 150, true);
     ck_assert_int_eq(st_log_max_timestamp(log, &ts, &off), KP_OK);
@@ -275,6 +277,15 @@ START_TEST(test_bad_batches_refused) {
     }
     ck_assert_int_eq(st_log_end_offset(log), 0);
     ck_assert_uint_eq(st_log_size_bytes(log), 0);
+    /* the pre-verified entry still refuses structural damage at every cut */
+    for (size_t cut = 0; cut < len; cut++) {
+        memcpy(copy, buf, len);
+        ck_assert_int_ne(st_log_append_verified(log, copy, cut, 0, 0, &info), KP_OK);
+    }
+    memcpy(copy, buf, len);
+    ck_assert_int_eq(st_log_append_verified(log, copy, len, 0, 0, &info), KP_OK);
+    ck_assert_int_eq(info.base_offset, 0);
+    ck_assert_int_eq(st_log_end_offset(log), 3);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     tu_rmrf(dir);
     free(dir);
@@ -450,6 +461,42 @@ START_TEST(test_read_spans_two_segments_and_flush_ms) {
 }
 END_TEST
 
+START_TEST(test_topic_id_file) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = small_cfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    kp_uuid_t id, back;
+    ck_assert_int_eq(st_log_read_topic_id(log, &back), ST_ERR_NOT_FOUND);
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 16; i++) id.b[i] = (uint8_t)(round * 37 + i * 11 + (round == 1 ? 255 : 0));
+        ck_assert_int_eq(st_log_write_topic_id(log, &id), KP_OK);
+        ck_assert_int_eq(st_log_read_topic_id(log, &back), KP_OK);
+        ck_assert_mem_eq(id.b, back.b, 16);
+    }
+    /* a known value: all-zero uuid is 22 'A's, as Kafka prints it */
+    memset(id.b, 0, 16);
+    ck_assert_int_eq(st_log_write_topic_id(log, &id), KP_OK);
+    char p[600], *txt;
+    size_t len;
+    snprintf(p, sizeof p, "%s/t-0/partition.metadata", dir);
+    ck_assert_int_eq(st_read_small_file(p, 256, &txt, &len), KP_OK);
+    ck_assert_str_eq(txt, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n");
+    free(txt);
+    const char *bad[] = { "version: 1\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n", "version: 0\ntopic_id: AAAA\n",
+                          "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAA*\n", "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAB\n",
+                          "" };
+    for (size_t i = 0; i < 5; i++) {
+        FILE *f = fopen(p, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        ck_assert_int_eq(st_log_read_topic_id(log, &back), KP_ERR_CORRUPT);
+    }
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_log");
@@ -466,6 +513,7 @@ int main(void) {
     tcase_add_test(tc, test_roll_by_time_and_explicit);
     tcase_add_test(tc, test_index_full_rolls);
     tcase_add_test(tc, test_read_spans_two_segments_and_flush_ms);
+    tcase_add_test(tc, test_topic_id_file);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

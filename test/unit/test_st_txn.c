@@ -310,6 +310,8 @@ START_TEST(test_logdirs_placement_and_checkpoints) {
     ck_assert(o.clean_shutdown);
     ck_assert_int_eq(o.recovery_point, 3);
     ck_assert_int_eq(o.high_watermark, 2);
+    ck_assert_int_eq(o.cleaner_offset, 0);
+    ck_assert_uint_eq(ld.n_cleaner, 1);
     st_logdir_opts_for(&ld, "other", 0, 0, &o);
     ck_assert(!o.clean_shutdown);
     st_logdir_free(&ld);
