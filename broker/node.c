@@ -369,7 +369,7 @@ static void tick_part(bk_part_t *p, void *ctx) {
 }
 
 static void checkpoint_now(bk_node_t *n) {
-    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0, 0, 0, 0 } };
+    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0, 0, 0, 0, 0 } };
     bk_meta_log_offsets(n->meta, &meta.offsets);
     int rc = bk_parts_checkpoint(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
     if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: checkpoint failed: %s", n->id, st_status_str(rc));
@@ -388,7 +388,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
 /* ---- shutdown ------------------------------------------------------------------ */
 
 static void close_storage(bk_node_t *n) {
-    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0, 0, 0, 0 } };
+    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0, 0, 0, 0, 0 } };
     int rc = KP_OK;
     if (n->meta) {
         rc = bk_meta_log_close(n->meta, &meta.offsets);
