@@ -4,7 +4,6 @@
 
 
 
-TODO(bk_h_find_coordinator)
 TODO(bk_h_init_producer_id)
 TODO(bk_h_offset_for_leader_epoch)
 TODO(bk_h_delete_records)
