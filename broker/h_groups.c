@@ -87,7 +87,8 @@ static void answer_join(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
         r.protocol_name = v >= 7 ? x->protocol : nn(x->protocol);
         r.leader = nn(x->leader);
         r.member_id = nn(x->member_id);
-        r.skip_assignment = x->skip_assignment;
+        /* before v9 a rejoining static leader simply runs the assignment again */
+        r.skip_assignment = v >= 9 && x->skip_assignment;
         kp_join_group_response_join_group_response_member_t *ms = bk_req_alloc(req, x->nmembers, sizeof *ms);
         if (!ms) { bk_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < x->nmembers; i++) {
