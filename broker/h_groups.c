@@ -24,6 +24,12 @@ static kp_str_t client_host(bk_req_t *req) {
     return bk_str(s);
 }
 
+/* A view of a core-owned string (NULL stays null). */
+static kp_str_t gs(bk_grp_str_t s) {
+    kp_str_t r = { (const uint8_t *)s.p, s.len };
+    return r;
+}
+
 /* Non-nullable in old versions: null -> "". */
 static kp_str_t nn(kp_str_t s) { return kp_slice_is_null(s) ? bk_str("") : s; }
 
@@ -284,9 +290,8 @@ static void list_one(void *ctx, const bk_grp_t *g) {
     }
     kp_list_groups_response_listed_group_t *o = &l->v[l->n++];
     kp_list_groups_response_listed_group_init(o);
-    o->group_id.p = (const uint8_t *)g->id.p;
-    o->group_id.len = g->id.len;
-    o->protocol_type = bk_str(g->protocol_type.p ? g->protocol_type.p : "");
+    o->group_id = gs(g->id);
+    o->protocol_type = nn(gs(g->protocol_type));
     o->group_state = bk_str(bk_grp_state_name(g->state));
     o->group_type = bk_str("classic");
 }
@@ -337,18 +342,18 @@ static int describe_one(bk_req_t *req, kp_str_t id, dgroup_t *o) {
     o->error_code = bk_grp_describe(c, id, &g);
     if (o->error_code || !g) return KP_OK;
     o->group_state = bk_str(bk_grp_state_name(g->state));
-    o->protocol_type = bk_str(g->protocol_type.p ? g->protocol_type.p : "");
-    o->protocol_data = bk_str(g->protocol.p ? g->protocol.p : "");
+    o->protocol_type = nn(gs(g->protocol_type));
+    o->protocol_data = nn(gs(g->protocol));
     dmember_t *ms = bk_req_alloc(req, g->nmembers, sizeof *ms);
     if (!ms) return KP_ERR_NOMEM;
     bool stable = g->state == BK_GRP_STABLE;
     for (size_t i = 0; i < g->nmembers; i++) {
         const bk_grp_member_t *m = &g->members[i];
         kp_describe_groups_response_described_group_member_init(&ms[i]);
-        ms[i].member_id = bk_str(m->member_id.p);
-        ms[i].group_instance_id = m->instance_id.p ? bk_str(m->instance_id.p) : kp_slice_null();
-        ms[i].client_id = bk_str(m->client_id.p ? m->client_id.p : "");
-        ms[i].client_host = bk_str(m->client_host.p ? m->client_host.p : "");
+        ms[i].member_id = nn(gs(m->member_id));
+        ms[i].group_instance_id = gs(m->instance_id);
+        ms[i].client_id = nn(gs(m->client_id));
+        ms[i].client_host = nn(gs(m->client_host));
         ms[i].member_metadata = stable ? bk_grp_member_metadata(g, m) : bk_str("");
         if (!ms[i].member_metadata.p) ms[i].member_metadata = bk_str("");
         ms[i].member_assignment.p = (const uint8_t *)(stable && m->assignment.p ? m->assignment.p : "");

@@ -5,7 +5,8 @@
 # generations get UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, unknown topics
 # UNKNOWN_TOPIC_OR_PARTITION, a simple consumer (generation -1) may commit;
 # LeaveGroup of an unknown member, DeleteGroups of an active group
-# (NON_EMPTY_GROUP) and of an emptied one, ListGroups / DescribeGroups.
+# (NON_EMPTY_GROUP) and of an emptied one, ListGroups / DescribeGroups;
+# SIGTERM while a JoinGroup is held answers it and stops promptly.
 . "$(dirname "$0")/lib.sh"
 
 "$SK_PY" -c 'import kafka' 2>/dev/null || { echo "t_groups_errors: kafka-python missing"; exit 1; }
@@ -97,9 +98,31 @@ check("after leaving: heartbeat UNKNOWN_MEMBER_ID", hb(1, m) == UNKNOWN_MEMBER, 
 r = call(DeleteGroupsRequest_v0(['gbad']))
 check("DeleteGroups of the emptied group", r.results[0][1] == NONE, r)
 check("its offsets are gone", fetch('gbad')[0][1] == -1, fetch('gbad'))
+
+# A join that waits (the stable member has not rejoined yet) must not hold
+# up a graceful stop: the node answers it and exits.
+a = call(JoinGroupRequest_v0('ghold', 10000, '', 'consumer', [('range', b'')]))
+call(SyncGroupRequest_v0('ghold', a.generation_id, a.member_id, [(a.member_id, b'')]))
+f = cl.send(1, JoinGroupRequest_v0('ghold', 10000, '', 'consumer', [('range', b'')]))
+cl.poll(timeout_ms=300)
+check("second member's join is held", not f.is_done, f)
+open(sys.argv[2], 'w').close()         # tell the script to stop the node now
+t0 = time.time()
+while not f.is_done and time.time() - t0 < 8: cl.poll(timeout_ms=100)
+ok = f.is_done and (f.failed() or f.value.error_code == COORD_NOT_AVAIL)
+check("held join answered (COORDINATOR_NOT_AVAILABLE or closed) by the stop in %.1f s" % (time.time() - t0), ok,
+      f.is_done and (f.exception if f.failed() else f.value))
 sys.exit(1 if fails else 0)
 PY
 
-sk_check "raw group protocol errors" timeout 60 "$SK_PY" "$SK_TMP/e.py" "$B"
+timeout 60 "$SK_PY" "$SK_TMP/e.py" "$B" "$SK_TMP/stop-now" &
+PYPID=$!
+for ((t = 0; t < 300; t++)); do [ -e "$SK_TMP/stop-now" ] && break; sleep 0.1; done
+sk_check "python reached the held join" test -e "$SK_TMP/stop-now"
+T0=$(date +%s%N)
+sk_stop_node 1
+sk_check "graceful stop with a held join takes < 5 s" test $(( ($(date +%s%N) - T0) / 1000000 )) -lt 5000
+wait "$PYPID"
+sk_check "raw group protocol errors" test $? -eq 0
 [ "$SK_FAILS" -eq 0 ] || sk_dump_logs
 sk_summary t_groups_errors
