@@ -99,7 +99,7 @@ const main = async () => {
   const done = new Promise((resolve) => {
     consumer.run({ eachMessage: async () => { if (++n === 40) resolve() } })
   })
-  await Promise.race([done, new Promise((_, rej) => setTimeout(() => rej(new Error('timeout, got ' + n)), 30000))])
+  await Promise.race([done, new Promise((_, rej) => setTimeout(() => rej(new Error('timeout, got ' + n)), 30000).unref())])
   await consumer.commitOffsets([0, 1, 2, 3].map((p) => ({ topic: 't4', partition: p, offset: '10' })))
   await consumer.disconnect()
   const admin = kafka.admin()
@@ -113,7 +113,7 @@ const main = async () => {
 main().catch((e) => { console.log('FAIL kafkajs: ' + e.message); process.exit(1) })
 JS
 
-py() { timeout 90 "$SK_PY" "$SK_TMP/c.py" "$B" "$@"; }
+py() { local t0=$SECONDS rc; timeout 90 "$SK_PY" "$SK_TMP/c.py" "$B" "$@"; rc=$?; sk_log "$1: $((SECONDS - t0)) s"; return $rc; }
 sk_check "setup" py setup
 sk_check "kafka-python group consumer with manual commits" py kafka-python
 sk_check "static membership restart without rebalance" py static
