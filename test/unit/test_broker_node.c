@@ -10,6 +10,7 @@
 
 #include "broker/controller.h"
 #include "broker/dispatch.h"
+#include "broker/fetch_session.h"
 #include "broker/meta_log.h"
 #include "broker/parts.h"
 #include "protocol/kp_arena.h"
@@ -244,12 +245,20 @@ static void small_cfg(void *ctx, const char *topic, st_log_config_t *out) {
     out->index_max_bytes = 4096;
 }
 
+static size_t trashed;
+static char last_trash[1024];
+static void trash_collect(void *ctx, const char *path) {
+    (void)ctx;
+    trashed++;
+    snprintf(last_trash, sizeof last_trash, "%s", path);
+}
+
 static size_t feed(bk_parts_t *p, bk_image_t *img) {
     size_t max = bk_image_pending_changes(img);
     bk_change_t *ch = calloc(max + 1, sizeof *ch);
     size_t n = bk_image_take_changes(img, ch, max);
     ck_assert_uint_le(n, max);
-    size_t failed = bk_parts_apply(p, img, ch, n, small_cfg, NULL, 0);
+    size_t failed = bk_parts_apply(p, img, ch, n, small_cfg, NULL, trash_collect, 0);
     free(ch);
     return failed;
 }
@@ -307,8 +316,16 @@ START_TEST(test_parts_grow_lookup_stop_delete) {
     bk_meta_log_propose(m, &recs, 0, on_done, &d);
     ck_assert_int_eq(d.status, KP_OK);
     bk_recs_free(&recs);
+    trashed = 0;
     ck_assert_uint_eq(feed(p, &img), 0);
     ck_assert_uint_eq(bk_parts_count(p), 2);
+    /* deleted partitions are renamed away and handed over for removal */
+    ck_assert_uint_eq(trashed, 150);
+    ck_assert(bk_parts_is_trash(strrchr(last_trash, '/') + 1));
+    struct stat tst;
+    ck_assert_int_eq(stat(last_trash, &tst), 0);
+    ck_assert(!bk_parts_is_trash("orders-0"));
+    ck_assert(!bk_parts_is_trash("-delete"));
     ck_assert_ptr_null(bk_parts_get(p, &big_id, 0));
     const bk_topic_t *small = bk_image_topic_by_name(&img, "small");
     ck_assert_ptr_nonnull(bk_parts_get(p, &small->id, 0));
@@ -339,6 +356,59 @@ START_TEST(test_parts_grow_lookup_stop_delete) {
 }
 END_TEST
 
+/* ---- fetch session cache ------------------------------------------------------------ */
+
+START_TEST(test_fetch_sessions_bounded) {
+    bk_fs_cache_t c;
+    ck_assert_int_eq(bk_fs_cache_init(&c, 2, 99), KP_OK);
+    bk_fs_t *a = bk_fs_create(&c, 1000);
+    ck_assert_ptr_nonnull(a);
+    int32_t ida = a->id;
+    ck_assert_int_gt(ida, 0);
+    ck_assert_int_eq(a->epoch, 1);
+    bk_fs_t *b = bk_fs_create(&c, 2000);
+    ck_assert_ptr_nonnull(b);
+    int32_t idb = b->id;
+    ck_assert_int_ne(ida, idb);
+    /* full, and both used recently: no third session */
+    ck_assert_ptr_null(bk_fs_create(&c, 1000 + BK_FS_EVICT_IDLE_MS - 1));
+    ck_assert_ptr_eq(bk_fs_find(&c, ida), a);
+    /* later the least recently used (a) is evicted */
+    bk_fs_t *d = bk_fs_create(&c, 1000 + BK_FS_EVICT_IDLE_MS);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_null(bk_fs_find(&c, ida));
+    ck_assert_ptr_nonnull(bk_fs_find(&c, idb));
+    ck_assert_uint_eq(c.used, 2);
+    /* partitions: upsert by name, update in place, forget keeps order */
+    kp_uuid_t zero = { { 0 } };
+    kp_str_t t = { (const uint8_t *)"orders", 6 };
+    for (int32_t p = 0; p < 5; p++)
+        ck_assert_int_eq(bk_fs_part_upsert(d, false, t, &zero, p, p * 10, 100, -1), KP_OK);
+    ck_assert_uint_eq(d->n, 5);
+    ck_assert_int_eq(bk_fs_part_find(d, false, t, &zero, 3)->last_hw, BK_FS_NEVER);
+    ck_assert_int_eq(bk_fs_part_upsert(d, false, t, &zero, 3, 77, 100, 2), KP_OK);
+    ck_assert_uint_eq(d->n, 5);
+    ck_assert_int_eq(bk_fs_part_find(d, false, t, &zero, 3)->fetch_offset, 77);
+    bk_fs_part_forget(d, false, t, &zero, 1);
+    ck_assert_uint_eq(d->n, 4);
+    ck_assert_ptr_null(bk_fs_part_find(d, false, t, &zero, 1));
+    ck_assert_int_eq(d->parts[1].partition, 2);
+    kp_str_t other = { (const uint8_t *)"order", 5 };
+    ck_assert_ptr_null(bk_fs_part_find(d, false, other, &zero, 0));
+    /* by id */
+    kp_uuid_t id = { { 1, 2, 3 } };
+    ck_assert_int_eq(bk_fs_part_upsert(d, true, kp_slice_null(), &id, 0, 5, 100, -1), KP_OK);
+    ck_assert_ptr_nonnull(bk_fs_part_find(d, true, kp_slice_null(), &id, 0));
+    bk_fs_remove(&c, d->id);
+    ck_assert_uint_eq(c.used, 1);
+    bk_fs_cache_free(&c);
+    /* zero slots: never a session */
+    ck_assert_int_eq(bk_fs_cache_init(&c, 0, 1), KP_OK);
+    ck_assert_ptr_null(bk_fs_create(&c, 0));
+    bk_fs_cache_free(&c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("broker_node");
     TCase *tc = tcase_create("node");
@@ -348,6 +418,7 @@ int main(void) {
     tcase_add_test(tc, test_meta_log_commit_and_replay);
     tcase_add_test(tc, test_meta_log_bad_record_refused);
     tcase_add_test(tc, test_parts_grow_lookup_stop_delete);
+    tcase_add_test(tc, test_fetch_sessions_bounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
