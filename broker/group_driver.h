@@ -60,7 +60,7 @@ uint64_t bk_gd_token(bk_gd_t *gd);
 bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req);
 
 /* Completes one core call: appends out->recs to the core's partition log
- * (one batch, flushed) and then answers every held request whose answer is
+ * (one batch; fsync by the flush policy, as for Produce) and then answers every held request whose answer is
  * in out->resps; resets out. Returns KP_OK, or the storage status when the
  * append failed (held answers then carry COORDINATOR_NOT_AVAILABLE; the
  * caller maps its own synchronous answer the same way). */
