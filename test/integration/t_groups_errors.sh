@@ -6,7 +6,8 @@
 # UNKNOWN_TOPIC_OR_PARTITION, a simple consumer (generation -1) may commit;
 # LeaveGroup of an unknown member, DeleteGroups of an active group
 # (NON_EMPTY_GROUP) and of an emptied one, ListGroups / DescribeGroups;
-# SIGTERM while a JoinGroup is held answers it and stops promptly.
+# SIGTERM while a JoinGroup is held answers it and stops promptly; after
+# the restart the group is back (same member, same generation) from the log.
 . "$(dirname "$0")/lib.sh"
 
 "$SK_PY" -c 'import kafka' 2>/dev/null || { echo "t_groups_errors: kafka-python missing"; exit 1; }
@@ -23,6 +24,7 @@ from kafka.protocol.group import JoinGroupRequest_v0, SyncGroupRequest_v0, Heart
 from kafka.protocol.admin import ListGroupsRequest_v0, DescribeGroupsRequest_v0, DeleteGroupsRequest_v0
 
 B = sys.argv[1]
+AFTER = sys.argv[2] == 'after-restart'
 fails = 0
 def check(what, ok, detail=""):
     global fails
@@ -30,7 +32,6 @@ def check(what, ok, detail=""):
     if not ok: fails += 1
 
 NONE, UNKNOWN_TOPIC, COORD_NOT_AVAIL, ILLEGAL_GEN, UNKNOWN_MEMBER, NON_EMPTY = 0, 3, 15, 22, 25, 68
-KafkaAdminClient(bootstrap_servers=B).create_topics([NewTopic('t2', 2, 1)])
 cl = KafkaClient(bootstrap_servers=B)
 def call(req):
     while not cl.ready(1): cl.poll(timeout_ms=100)
@@ -40,6 +41,22 @@ def call(req):
     if f.failed(): raise f.exception
     return f.value
 
+if AFTER:                                # the group state came back from the log
+    mid = open(sys.argv[3]).read()
+    r = None
+    for _ in range(50):
+        r = call(DescribeGroupsRequest_v0(['ghold'])).groups[0]
+        if r[0] == NONE: break
+        time.sleep(0.1)
+    check("after restart: ghold Stable with its first member", r[0] == NONE and r[2] == 'Stable'
+          and [x[0] for x in r[5]] == [mid], r)
+    check("after restart: same generation (heartbeat gen 1 ok)",
+          call(HeartbeatRequest_v0('ghold', 1, mid)).error_code == NONE)
+    r = call(OffsetFetchRequest_v1('gsimple', [('t2', [0])]))
+    check("after restart: committed offset kept", r.topics[0][1][0][1] == 42, r)
+    sys.exit(1 if fails else 0)
+
+KafkaAdminClient(bootstrap_servers=B).create_topics([NewTopic('t2', 2, 1)])
 errs = []
 for _ in range(50):                       # the first lookup creates __consumer_offsets
     r = call(GroupCoordinatorRequest_v0('gbad'))
@@ -103,6 +120,7 @@ check("its offsets are gone", fetch('gbad')[0][1] == -1, fetch('gbad'))
 # up a graceful stop: the node answers it and exits.
 a = call(JoinGroupRequest_v0('ghold', 10000, '', 'consumer', [('range', b'')]))
 call(SyncGroupRequest_v0('ghold', a.generation_id, a.member_id, [(a.member_id, b'')]))
+open(sys.argv[3], 'w').write(a.member_id)
 f = cl.send(1, JoinGroupRequest_v0('ghold', 10000, '', 'consumer', [('range', b'')]))
 cl.poll(timeout_ms=300)
 check("second member's join is held", not f.is_done, f)
@@ -115,7 +133,7 @@ check("held join answered (COORDINATOR_NOT_AVAILABLE or closed) by the stop in %
 sys.exit(1 if fails else 0)
 PY
 
-timeout 60 "$SK_PY" "$SK_TMP/e.py" "$B" "$SK_TMP/stop-now" &
+timeout 60 "$SK_PY" "$SK_TMP/e.py" "$B" "$SK_TMP/stop-now" "$SK_TMP/member" &
 PYPID=$!
 for ((t = 0; t < 300; t++)); do [ -e "$SK_TMP/stop-now" ] && break; sleep 0.1; done
 sk_check "python reached the held join" test -e "$SK_TMP/stop-now"
@@ -124,5 +142,9 @@ sk_stop_node 1
 sk_check "graceful stop with a held join takes < 5 s" test $(( ($(date +%s%N) - T0) / 1000000 )) -lt 5000
 wait "$PYPID"
 sk_check "raw group protocol errors" test $? -eq 0
+sk_start_node 1 --set group.min.session.timeout.ms=1000 --set group.initial.rebalance.delay.ms=0 \
+  --set offsets.topic.num.partitions=3
+sk_wait_port "${SK_KAFKA_PORT[1]}" 30 || sk_fail "node did not restart"
+sk_check "group state replayed after restart" timeout 30 "$SK_PY" "$SK_TMP/e.py" "$B" after-restart "$SK_TMP/member"
 [ "$SK_FAILS" -eq 0 ] || sk_dump_logs
 sk_summary t_groups_errors
