@@ -1,5 +1,4 @@
-/* broker/h_producer.c — InitProducerId (idempotent producers) and
- * FindCoordinator.
+/* broker/h_producer.c — InitProducerId (idempotent producers).
  *
  * InitProducerId without a transactional id hands out ids from a block the
  * controller allocates (ProducerIdBlock record, committed before any id of
@@ -7,47 +6,15 @@
  * request that names its current id/epoch (v3+, KIP-360) gets the epoch
  * bumped, or a fresh id once the epoch would overflow.
  *
- * Decision: no group or transaction coordinator runs on this node yet.
- * FindCoordinator is still advertised (librdkafka gates LZ4 and every group
- * feature on FindCoordinator v0 being listed) and answers
- * COORDINATOR_NOT_AVAILABLE; InitProducerId with a transactional id answers
- * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, like transactional Produce. */
+ * FindCoordinator lives in h_groups.c (group driver). InitProducerId with
+ * a transactional id answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED, like
+ * transactional Produce, until the transaction coordinator is wired. */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "broker/dispatch.h"
 #include "protocol/kp_errors.h"
-
-void bk_h_find_coordinator(bk_req_t *req) {
-    const kp_find_coordinator_request_t *q = req->body;
-    kp_find_coordinator_response_t r;
-    memset(&r, 0, sizeof r);
-    kp_find_coordinator_response_init(&r);
-    if (req->hdr.api_version < 4) {
-        r.error_code = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-        r.error_message = bk_str("no coordinator runs on this node yet");
-        r.node_id = -1;
-        r.host = bk_str("");
-        r.port = -1;
-        bk_req_respond(req, &r);
-        return;
-    }
-    size_t n = q->coordinator_keys.count > 0 ? (size_t)q->coordinator_keys.count : 0;
-    kp_find_coordinator_response_coordinator_t *cs = bk_req_alloc(req, n, sizeof *cs);
-    if (!cs) { bk_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < n; i++) {
-        kp_find_coordinator_response_coordinator_init(&cs[i]);
-        cs[i].key = q->coordinator_keys.items[i];
-        cs[i].node_id = -1;
-        cs[i].host = bk_str("");
-        cs[i].port = -1;
-        cs[i].error_code = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    }
-    r.coordinators.items = cs;
-    r.coordinators.count = (int32_t)n;
-    bk_req_respond(req, &r);
-}
 
 typedef struct {
     bk_req_t *req;

@@ -18,6 +18,7 @@
 #include "broker/admin_routes.h"
 #include "broker/dispatch.h"
 #include "broker/fetch.h"
+#include "broker/group_driver.h"
 #include "broker/meta_log.h"
 #include "broker/parts.h"
 #include "storage/st_checkpoint.h"
@@ -170,6 +171,7 @@ void bk_node_after_commit(bk_node_t *n) {
     free(ch);
     /* a config record may have changed topic settings */
     bk_node_configs_changed(n);
+    if (n->groups) bk_gd_sync(n->groups);
 }
 
 typedef struct {
@@ -388,6 +390,8 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
+    n->groups = bk_gd_new(n);
+    if (!n->groups) return fail(err, len, "cannot start the group coordinator");
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (register_self(n, err, len)) return -1;
@@ -499,6 +503,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) bk_fetch_flush(n->fetch);
+    bk_gd_stop(n->groups);
     if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
 }
 
@@ -506,6 +511,8 @@ void bk_node_free(bk_node_t *n) {
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_gd_free(n->groups);
+    n->groups = NULL;
     if (n->net) { bk_net_free(n->net); n->net = NULL; }
     if (n->pool) { bk_worker_pool_free(n->pool, false); n->pool = NULL; }
     if (n->parts) { (void)bk_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }

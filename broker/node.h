@@ -33,6 +33,7 @@ struct event_base;
 typedef struct bk_meta_log bk_meta_log_t;
 typedef struct bk_parts bk_parts_t;
 typedef struct bk_fetch_state bk_fetch_state_t;
+typedef struct bk_gd bk_gd_t;
 
 #define BK_NODE_ERR_MAX 512
 #define BK_HOST_NAME_MAX 255
@@ -58,6 +59,7 @@ struct bk_node {
     st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
     bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
+    bk_gd_t *groups;                    /* group coordinator driver */
     int64_t broker_epoch;
 
     int64_t pid_next, pid_end;          /* producer-id block [next, end) */

@@ -53,8 +53,19 @@ START_TEST(test_table_client_feature_gates) {
     ck_assert(e && e->min_version == 0 && e->max_version >= 3);
     e = bk_dispatch_find(KP_API_LIST_OFFSETS);
     ck_assert(e && e->min_version == 0 && e->max_version >= 5);
+    /* the classic group protocol from v0 (kafka-python guesses its version
+     * from these; librdkafka's broker.version.fallback paths use v0) */
+    static const int16_t group_apis[] = { KP_API_OFFSET_COMMIT, KP_API_OFFSET_FETCH, KP_API_JOIN_GROUP,
+                                          KP_API_HEARTBEAT, KP_API_LEAVE_GROUP, KP_API_SYNC_GROUP,
+                                          KP_API_DESCRIBE_GROUPS, KP_API_LIST_GROUPS, KP_API_DELETE_GROUPS,
+                                          KP_API_OFFSET_DELETE };
+    for (size_t i = 0; i < sizeof group_apis / sizeof group_apis[0]; i++) {
+        e = bk_dispatch_find(group_apis[i]);
+        ck_assert_msg(e && e->min_version == 0, "group api %d", group_apis[i]);
+    }
+    e = bk_dispatch_find(KP_API_OFFSET_FETCH);
+    ck_assert(e->max_version >= 8);                                /* several groups per request */
     /* not served yet: must not be advertised */
-    ck_assert_ptr_null(bk_dispatch_find(KP_API_JOIN_GROUP));
     ck_assert_ptr_null(bk_dispatch_find(KP_API_SASL_HANDSHAKE));
     ck_assert_ptr_null(bk_dispatch_find(999));
     ck_assert_ptr_null(bk_dispatch_find(-1));

@@ -1,0 +1,412 @@
+/* broker/group_driver.c — cores per led __consumer_offsets partition,
+ * records appended before answers, held Join/Sync requests, the timer
+ * (see group_driver.h). */
+#include "broker/group_driver.h"
+
+#include <assert.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "broker/controller.h"
+#include "broker/fetch.h"
+#include "broker/parts.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+#include "storage/st_status.h"
+
+#define REPLAY_CHUNK_BYTES ((size_t)1 << 20)
+
+typedef struct {
+    uint64_t token;
+    bk_req_t *req;
+} held_t;
+
+struct bk_gd {
+    bk_node_t *node;
+    bk_grp_config_t cfg;
+    bk_grp_coord_t **coords;            /* [ncoords]; NULL: not led here */
+    int32_t ncoords;
+    held_t *held;
+    size_t nheld, held_cap;
+    uint64_t next_token;
+    uint64_t ticks;
+    struct event *timer;
+    bool creating;                      /* __consumer_offsets creation in flight */
+    bool stopped;
+};
+
+static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
+    bk_grp_config_defaults(g);
+    g->num_partitions = (int32_t)bk_config_int(cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
+    g->min_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS);
+    g->max_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS);
+    g->initial_rebalance_delay_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS);
+    int64_t max = bk_config_int(cfg, BK_CFG_GROUP_MAX_SIZE);
+    g->max_size = (int32_t)(max > BK_GRP_MEMBERS_MAX ? BK_GRP_MEMBERS_MAX : max);
+    g->offsets_retention_ms = bk_config_int(cfg, BK_CFG_OFFSETS_RETENTION_MINUTES) * 60000;
+}
+
+static const bk_topic_t *offsets_topic(const bk_gd_t *gd) {
+    return bk_image_topic_by_name(&gd->node->img, BK_GD_TOPIC);
+}
+
+/* ---- held requests ----------------------------------------------------- */
+
+uint64_t bk_gd_token(bk_gd_t *gd) { return ++gd->next_token; }
+
+bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
+    if (gd->stopped || gd->nheld >= BK_GD_HELD_MAX) return false;
+    if (gd->nheld == gd->held_cap) {
+        size_t ncap = gd->held_cap ? gd->held_cap * 2 : 64;
+        held_t *nv = realloc(gd->held, ncap * sizeof *nv);
+        if (!nv) return false;
+        gd->held = nv;
+        gd->held_cap = ncap;
+    }
+    gd->held[gd->nheld].token = token;
+    gd->held[gd->nheld].req = req;
+    gd->nheld++;
+    return true;
+}
+
+/* Removes and returns the request held for token, or NULL. */
+static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
+    for (size_t i = 0; i < gd->nheld; i++) {
+        if (gd->held[i].token != token) continue;
+        bk_req_t *r = gd->held[i].req;
+        gd->held[i] = gd->held[--gd->nheld];
+        return r;
+    }
+    return NULL;
+}
+
+/* Answers every held request of a group partition (all when part < 0). */
+static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
+    for (size_t i = 0; i < gd->nheld;) {
+        bk_req_t *r = gd->held[i].req;
+        kp_str_t gid = r->hdr.api_key == KP_API_JOIN_GROUP
+                           ? ((const kp_join_group_request_t *)r->body)->group_id
+                           : ((const kp_sync_group_request_t *)r->body)->group_id;
+        if (part >= 0 && bk_grp_partition_for(gid, gd->ncoords) != part) { i++; continue; }
+        gd->held[i] = gd->held[--gd->nheld];
+        bk_h_group_answer(r, NULL, error);
+    }
+}
+
+/* ---- appending ----------------------------------------------------------- */
+
+static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t || partition < 0 || partition >= t->nparts) return NULL;
+    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    return p && p->leader && p->log ? p : NULL;
+}
+
+/* One uncompressed batch of the records, appended. Durability is that of a
+ * produced batch on this node: in the log (survives kill -9), fsynced by the
+ * partition's flush policy (Kafka's log.flush.*), never per commit — an
+ * fsync per commit would stall the loop thread (~100 commits/s measured). */
+static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now) {
+    bk_part_t *p = led_part(gd, partition);
+    if (!p) return ST_ERR_NOT_FOUND;
+    kp_batch_opts_t o = kp_batch_opts_default();
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    int rc = KP_OK;
+    for (size_t i = 0; i < out->nrecs && rc == KP_OK; i++) {
+        kp_record_in_t r = { now, out->recs[i].key, out->recs[i].value, NULL, 0 };
+        if (!out->recs[i].value.p) r.value = kp_slice_null();
+        rc = kp_batch_builder_add(&bb, &r);
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 30);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
+    kp_batch_builder_free(&bb);
+    st_append_info_t info;
+    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
+    if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
+    kp_arena_free(&a);
+    if (rc != KP_OK) return rc;
+    /* single-replica durability: the local fsync is the commit */
+    st_log_set_high_watermark(p->log, st_log_end_offset(p->log));
+    bk_fetch_notify(gd->node->fetch, p);
+    return KP_OK;
+}
+
+int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
+    int rc = out->err;
+    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_now_ms());
+    if (rc != KP_OK)
+        fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
+                BK_GD_TOPIC, c->partition, st_status_str(rc));
+    for (size_t i = 0; i < out->nresps; i++) {
+        bk_req_t *r = unhold(gd, out->resps[i].token);
+        if (!r) continue;   /* the request itself answers (same call) or it was failed */
+        if (rc == KP_OK) bk_h_group_answer(r, &out->resps[i], 0);
+        else bk_h_group_answer(r, NULL, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    }
+    bk_grp_out_reset(out);
+    return rc;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scratch) {
+    if (kp_batch_is_control(b)) return KP_OK;
+    kp_batch_info_t info;
+    kp_arena_reset(scratch);
+    int rc = kp_batch_validate(b, 0, scratch, BK_GD_REPLAY_BATCH_MAX_BYTES, &info);
+    if (rc != KP_OK) return rc;
+    kp_record_iter_t it;
+    kp_record_iter_init(&it, b, info.records, info.records_len);
+    kp_record_t rec;
+    while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+        if (!rec.key.p) continue;
+        rc = bk_grp_load_record(c, rec.key, rec.value);
+        if (rc != KP_OK) return rc;
+    }
+    return rc;
+}
+
+/* Replays [log start, LEO) of the partition into c. */
+static int replay(bk_grp_coord_t *c, st_log_t *log) {
+    size_t cap = REPLAY_CHUNK_BYTES;
+    uint8_t *buf = malloc(cap);
+    kp_arena_t scratch;
+    kp_arena_init(&scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
+    int64_t off = st_log_start_offset(log), end = st_log_end_offset(log);
+    int rc = buf ? KP_OK : KP_ERR_NOMEM;
+    while (rc == KP_OK && off < end) {
+        size_t len = 0;
+        int64_t next = off;
+        rc = st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
+        if (rc != KP_OK) break;
+        if (len == 0 || next <= off) {       /* one batch larger than the buffer */
+            if (cap >= BK_GD_REPLAY_BATCH_MAX_BYTES) { rc = KP_ERR_TOO_LARGE; break; }
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) { rc = KP_ERR_NOMEM; break; }
+            buf = nb;
+            cap *= 2;
+            continue;
+        }
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
+            kp_batch_t b;
+            rc = kp_batch_read(&r, &b);
+            if (rc == KP_OK) rc = replay_batch(c, &b, &scratch);
+        }
+        off = next;
+    }
+    kp_arena_free(&scratch);
+    free(buf);
+    return rc;
+}
+
+static void drop_core(bk_gd_t *gd, int32_t i) {
+    if (!gd->coords[i]) return;
+    fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
+    bk_grp_coord_free(gd->coords[i]);
+    free(gd->coords[i]);
+    gd->coords[i] = NULL;
+}
+
+static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
+    bk_grp_coord_t *c = malloc(sizeof *c);
+    uint64_t seed = 0;
+    if (!c) return;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
+    bk_grp_coord_init(c, &gd->cfg, i, seed);
+    int rc = replay(c, p->log);
+    if (rc != KP_OK) {
+        /* Serving from a partial state could hand out wrong offsets: stay
+         * not-coordinator for this partition (clients keep retrying). */
+        fprintf(stderr, "skiff: node %d: %s-%d: cannot load groups: %s\n", gd->node->id, BK_GD_TOPIC, i,
+                st_status_str(rc));
+        bk_grp_coord_free(c);
+        free(c);
+        return;
+    }
+    bk_grp_load_done(c, bk_now_ms());
+    gd->coords[i] = c;
+}
+
+static bool resize(bk_gd_t *gd, int32_t n) {
+    if (n <= gd->ncoords) return true;
+    bk_grp_coord_t **nv = realloc(gd->coords, (size_t)n * sizeof *nv);
+    if (!nv) return false;
+    for (int32_t i = gd->ncoords; i < n; i++) nv[i] = NULL;
+    gd->coords = nv;
+    gd->ncoords = n;
+    return true;
+}
+
+void bk_gd_sync(bk_gd_t *gd) {
+    if (gd->stopped) return;
+    const bk_topic_t *t = offsets_topic(gd);
+    int32_t n = t ? t->nparts : 0;
+    if (t && !resize(gd, n)) return;
+    for (int32_t i = 0; i < gd->ncoords; i++) {
+        bk_part_t *p = i < n ? led_part(gd, i) : NULL;
+        if (!p) drop_core(gd, i);
+        else if (!gd->coords[i]) start_core(gd, i, p);
+    }
+}
+
+bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
+    int32_t i = bk_grp_partition_for(group_id, t->nparts);
+    if (i >= gd->ncoords || !gd->coords[i]) bk_gd_sync(gd);
+    if (i >= gd->ncoords || !gd->coords[i]) { *err = KP_ERROR_NOT_COORDINATOR; return NULL; }
+    *err = 0;
+    return gd->coords[i];
+}
+
+bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
+    return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
+}
+
+/* ---- FindCoordinator ------------------------------------------------------- */
+
+static void created(void *arg, int status) {
+    bk_gd_t *gd = arg;
+    gd->creating = false;
+    if (status != KP_OK)
+        fprintf(stderr, "skiff: node %d: creating %s failed: %s\n", gd->node->id, BK_GD_TOPIC,
+                st_status_str(status));
+    bk_gd_sync(gd);
+}
+
+static void create_topic(bk_gd_t *gd) {
+    bk_node_t *n = gd->node;
+    if (gd->creating) return;
+    int64_t rf = bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR);
+    size_t usable = 0;
+    for (size_t i = 0; i < n->img.nbrokers; i++)
+        if (bk_image_broker_usable(&n->img, n->img.brokers[i].id)) usable++;
+    if ((size_t)rf > usable) rf = (int64_t)usable;   /* Kafka: min(rf, alive brokers) */
+    if (rf < 1) return;
+    char seg[32];
+    snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
+    bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
+                          { "compression.type", "producer" } };
+    bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
+    bk_ctrl_create_result_t res;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_create_topics(&n->ctrl, &n->img, &req, 1, false, &recs, &res);
+    if (res.error != 0 || recs.err != KP_OK) {
+        fprintf(stderr, "skiff: node %d: cannot create %s: %s %s\n", n->id, BK_GD_TOPIC,
+                kp_error_name(res.error), res.message);
+        bk_recs_free(&recs);
+        return;
+    }
+    fprintf(stderr, "skiff: node %d: creating %s (%d partitions, replication %d)\n", n->id, BK_GD_TOPIC,
+            gd->cfg.num_partitions, (int)rf);
+    gd->creating = true;
+    bk_node_commit(n, &recs, created, gd);
+    bk_recs_free(&recs);
+}
+
+int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {
+    *node_id = -1;
+    *host = "";
+    *port = -1;
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t) {
+        create_topic(gd);
+        return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+    const bk_partition_t *p = &t->parts[bk_grp_partition_for(key, t->nparts)];
+    const bk_broker_t *b = p->leader >= 0 ? bk_image_broker(&gd->node->img, p->leader) : NULL;
+    if (!b || b->fenced || b->nendpoints == 0) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    const bk_endpoint_t *ep = &b->endpoints[0];
+    for (int32_t k = 0; k < b->nendpoints; k++)
+        if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
+    *node_id = b->id;
+    *host = ep->host;
+    *port = ep->port;
+    return 0;
+}
+
+/* ---- timer ------------------------------------------------------------------ */
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_gd_t *gd = arg;
+    if (gd->stopped || gd->node->stopping) return;
+    gd->ticks++;
+    bk_gd_sync(gd);
+    int64_t now = bk_now_ms();
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    for (int32_t i = 0; i < gd->ncoords; i++) {
+        bk_grp_coord_t *c = gd->coords[i];
+        if (!c) continue;
+        bk_grp_tick(c, now, &out);
+        if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
+        (void)bk_gd_finish(gd, c, &out);
+    }
+    bk_grp_out_free(&out);
+}
+
+bk_gd_t *bk_gd_new(bk_node_t *n) {
+    bk_gd_t *gd = calloc(1, sizeof *gd);
+    if (!gd) return NULL;
+    gd->node = n;
+    grp_config(n->cfg, &gd->cfg);
+    gd->timer = event_new(n->base, -1, EV_PERSIST, on_timer, gd);
+    struct timeval tv = { 0, BK_GD_TICK_MS * 1000 };
+    if (!gd->timer || event_add(gd->timer, &tv) != 0) {
+        if (gd->timer) event_free(gd->timer);
+        free(gd);
+        return NULL;
+    }
+    bk_gd_sync(gd);
+    return gd;
+}
+
+void bk_gd_stop(bk_gd_t *gd) {
+    if (!gd || gd->stopped) return;
+    fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    gd->stopped = true;
+    if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
+}
+
+void bk_gd_free(bk_gd_t *gd) {
+    if (!gd) return;
+    bk_gd_stop(gd);
+    for (int32_t i = 0; i < gd->ncoords; i++)
+        if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
+    free(gd->coords);
+    free(gd->held);
+    free(gd);
+}
+
+/* ---- lag ------------------------------------------------------------------- */
+
+static int64_t leo_of(void *ctx, kp_str_t topic, int32_t partition) {
+    bk_gd_t *gd = ctx;
+    char name[BK_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_TOPIC_NAME_MAX) return -1;
+    memcpy(name, topic.p, topic.len);
+    name[topic.len] = '\0';
+    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    if (!t || partition < 0 || partition >= t->nparts) return -1;
+    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    return p && p->log ? st_log_end_offset(p->log) : -1;
+}
+
+size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
+    bk_grp_coord_t *c = bk_gd_coord(gd, group_id, err);
+    if (!c) return 0;
+    return bk_grp_lags(c, group_id, leo_of, gd, res, max);
+}
