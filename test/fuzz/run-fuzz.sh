@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every test/fuzz/fuzz_*.c as a libFuzzer target with clang (ASan +
 # UBSan), linked with all library sources, and runs each for N seconds.
-# Corpora live in build-fuzz/corpus/NAME, seeded from test/fuzz/seeds/NAME.
+# Corpora live in build-fuzz/corpus/NAME, seeded from test/fuzz/seeds/NAME;
+# test/fuzz/NAME.dict, when present, is passed as the libFuzzer dictionary.
 # usage: run-fuzz.sh [SECONDS]
 set -euo pipefail
 secs=${1:-20}
@@ -31,9 +32,11 @@ for src in test/fuzz/fuzz_*.c; do
   mkdir -p "$corpus"
   seeds="test/fuzz/seeds/$name"
   dirs=("$corpus"); [ -d "$seeds" ] && dirs+=("$seeds")
+  # an optional libFuzzer dictionary test/fuzz/NAME.dict (keywords of text formats)
+  opts=(); [ -f "test/fuzz/$name.dict" ] && opts+=(-dict="test/fuzz/$name.dict")
   echo "== $name (${secs}s)"
   if ! "$bin" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
-        -artifact_prefix="$B/fuzz/$name-" "${dirs[@]}" 2>"$B/fuzz/$name.log"; then
+        -artifact_prefix="$B/fuzz/$name-" ${opts[@]+"${opts[@]}"} "${dirs[@]}" 2>"$B/fuzz/$name.log"; then
     echo "FUZZ FAILURE in $name:"; tail -n 40 "$B/fuzz/$name.log"; status=1
   else
     grep -E '^(#[0-9]+ +DONE|Done)' "$B/fuzz/$name.log" | tail -n 1 || true
