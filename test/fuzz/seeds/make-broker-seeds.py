@@ -167,3 +167,11 @@ with open(os.path.join(root, "test", "fuzz", "fuzz_config.dict"), "w") as f:
     f.write("# libFuzzer dictionary for fuzz_config (written by seeds/make-broker-seeds.py)\n")
     for w in words:
         f.write('"%s"\n' % w.replace("\\", "\\\\").replace('"', '\\"'))
+
+# ---- admin HTTP requests (fuzz_admin_http sends them as raw bytes) ----------
+put("fuzz_admin_http", "healthz.txt", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+put("fuzz_admin_http", "topic.txt", b"GET /v1/topics/or%2Fders%C3%A9?q=a%20b&x=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+put("fuzz_admin_http", "partition.txt", b"GET /v1/topics/t/partitions/%FF%FE HTTP/1.0\r\n\r\n")
+put("fuzz_admin_http", "post.txt", b"POST /v1/topics/t HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+put("fuzz_admin_http", "pipelined.txt", b"GET /v1/cluster HTTP/1.1\r\nHost: x\r\n\r\nDELETE /v1/topics/a HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\n\r\n")
+put("fuzz_admin_http", "bad-escape.txt", b"GET /v1/topics/%0 HTTP/1.1\r\nHost: x\r\n\r\n")
