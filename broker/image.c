@@ -31,7 +31,7 @@ void img_topic_free(bk_topic_t *t) {
     free(t);
 }
 
-void img_config_free(bk_config_t *c) {
+void img_config_free(bk_img_config_t *c) {
     free(c->resource_name);
     free(c->name);
     free(c->value);
@@ -135,7 +135,7 @@ size_t img_id_pos(const bk_image_t *img, const bk_uuid_t *id, bool *found) {
     return lo;
 }
 
-static int config_cmp(int32_t type, const char *rname, const char *name, const bk_config_t *c) {
+static int config_cmp(int32_t type, const char *rname, const char *name, const bk_img_config_t *c) {
     if (type != c->resource_type) return type < c->resource_type ? -1 : 1;
     int r = strcmp(rname, c->resource_name);
     if (r) return r;
@@ -200,7 +200,7 @@ size_t bk_image_unfenced_count(const bk_image_t *img) {
     return n;
 }
 
-const bk_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
+const bk_img_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
                                     const char *resource_name, size_t *n) {
     bool found;
     size_t first = img_config_pos(img, resource_type, resource_name, NULL, &found);

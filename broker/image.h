@@ -86,7 +86,7 @@ typedef struct {
     char *resource_name;
     char *name;
     char *value;
-} bk_config_t;
+} bk_img_config_t;
 
 /* What the local node must do for one partition after a batch of records. */
 typedef enum {
@@ -126,7 +126,7 @@ typedef struct {
     bk_topic_t **by_name;           /* sorted by name */
     bk_topic_t **by_id;             /* sorted by id bytes */
     size_t ntopics, cap_topics;
-    bk_config_t *configs;           /* sorted by (type, resource name, name) */
+    bk_img_config_t *configs;           /* sorted by (type, resource name, name) */
     size_t nconfigs, cap_configs;
 
     bk_touch_t *touched;            /* since the last bk_image_take_changes */
@@ -210,7 +210,7 @@ size_t bk_image_select(const bk_image_t *img, bk_select_t sel, int32_t broker_id
                        bk_tp_t *out, size_t max);
 
 /* The configs of one resource, as a contiguous sorted slice (count in *n). */
-const bk_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
+const bk_img_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
                                     const char *resource_name, size_t *n);
 /* One config value, or NULL when not set. */
 const char *bk_image_config(const bk_image_t *img, int32_t resource_type,

@@ -386,12 +386,12 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
     if (img->nconfigs >= BK_CONFIGS_MAX) { free(value); return KP_ERR_BAD_VALUE; }
     if (img->nconfigs == img->cap_configs) {
         size_t cap = img->cap_configs ? img->cap_configs * 2 : 16;
-        bk_config_t *n = realloc(img->configs, cap * sizeof *n);
+        bk_img_config_t *n = realloc(img->configs, cap * sizeof *n);
         if (!n) { free(value); return KP_ERR_NOMEM; }
         img->configs = n;
         img->cap_configs = cap;
     }
-    bk_config_t c = { r->resource_type, strdup(r->resource_name), strdup(r->name), value };
+    bk_img_config_t c = { r->resource_type, strdup(r->resource_name), strdup(r->name), value };
     if (!c.resource_name || !c.name) { img_config_free(&c); return KP_ERR_NOMEM; }
     memmove(&img->configs[pos + 1], &img->configs[pos], (img->nconfigs - pos) * sizeof c);
     img->configs[pos] = c;

@@ -5,7 +5,7 @@
 #include "broker/image.h"
 
 void img_topic_free(bk_topic_t *t);
-void img_config_free(bk_config_t *c);
+void img_config_free(bk_img_config_t *c);
 size_t img_broker_pos(const bk_image_t *img, int32_t id, bool *found);
 size_t img_name_pos(const bk_image_t *img, const char *name, bool *found);
 size_t img_id_pos(const bk_image_t *img, const bk_uuid_t *id, bool *found);

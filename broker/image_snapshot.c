@@ -113,7 +113,7 @@ static void snap_topic(snap_t *s, const bk_topic_t *t) {
     }
 }
 
-static void snap_config(snap_t *s, const bk_config_t *c) {
+static void snap_config(snap_t *s, const bk_img_config_t *c) {
     rec_t *r = snap_rec(s);
     Skiff__Metadata__Config *m = snap_alloc(s, sizeof *m);
     if (!r || !m) return;

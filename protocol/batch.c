@@ -6,33 +6,48 @@
 
 #include "protocol/kp_crc32c.h"
 
-int kp_batch_read(kp_rd_t *r, kp_batch_t *out) {
-    size_t start = r->pos;
-    if (kp_rd_remaining(r) < KP_BATCH_LOG_OVERHEAD) return kp_rd_fail(r, KP_ERR_TRUNCATED);
-    int rc = KP_OK;
-    kp_slice_t whole;
-    if ((rc = kp_rd_i64(r, &out->base_offset)) || (rc = kp_rd_i32(r, &out->batch_length))) return rc;
-    if (out->batch_length < KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD)
-        return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
-    if ((size_t)out->batch_length > kp_rd_remaining(r)) return kp_rd_fail(r, KP_ERR_TRUNCATED);
-    if ((rc = kp_rd_i32(r, &out->partition_leader_epoch)) || (rc = kp_rd_i8(r, &out->magic))) return rc;
-    if (out->magic != KP_BATCH_MAGIC_V2) return kp_rd_fail(r, KP_ERR_UNSUPPORTED);
-    if ((rc = kp_rd_u32(r, &out->crc)) || (rc = kp_rd_i16(r, &out->attributes)) ||
-        (rc = kp_rd_i32(r, &out->last_offset_delta)) || (rc = kp_rd_i64(r, &out->base_timestamp)) ||
-        (rc = kp_rd_i64(r, &out->max_timestamp)) || (rc = kp_rd_i64(r, &out->producer_id)) ||
-        (rc = kp_rd_i16(r, &out->producer_epoch)) || (rc = kp_rd_i32(r, &out->base_sequence)) ||
-        (rc = kp_rd_i32(r, &out->records_count)))
+#define MAX_TIMESTAMP_OFFSET 35 /* maxTimestamp inside the header */
+
+int kp_batch_read_header(const uint8_t *p, size_t n, kp_batch_t *out) {
+    kp_rd_t r;
+    kp_rd_init(&r, p, n < KP_BATCH_HEADER_BYTES ? n : KP_BATCH_HEADER_BYTES);
+    if (n < KP_BATCH_HEADER_BYTES) return KP_ERR_TRUNCATED;
+    int rc;
+    if ((rc = kp_rd_i64(&r, &out->base_offset)) || (rc = kp_rd_i32(&r, &out->batch_length)) ||
+        (rc = kp_rd_i32(&r, &out->partition_leader_epoch)) || (rc = kp_rd_i8(&r, &out->magic)) ||
+        (rc = kp_rd_u32(&r, &out->crc)) || (rc = kp_rd_i16(&r, &out->attributes)) ||
+        (rc = kp_rd_i32(&r, &out->last_offset_delta)) || (rc = kp_rd_i64(&r, &out->base_timestamp)) ||
+        (rc = kp_rd_i64(&r, &out->max_timestamp)) || (rc = kp_rd_i64(&r, &out->producer_id)) ||
+        (rc = kp_rd_i16(&r, &out->producer_epoch)) || (rc = kp_rd_i32(&r, &out->base_sequence)) ||
+        (rc = kp_rd_i32(&r, &out->records_count)))
         return rc;
+    assert(r.pos == KP_BATCH_HEADER_BYTES);
+    if (out->batch_length < KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD) return KP_ERR_BAD_LENGTH;
+    if (out->magic != KP_BATCH_MAGIC_V2) return KP_ERR_UNSUPPORTED;
     if ((out->attributes & ~0x7f) != 0 || (out->attributes & KP_BATCH_COMPRESSION_MASK) > KP_CODEC_ZSTD)
-        return kp_rd_fail(r, KP_ERR_BAD_VALUE);
-    if (out->records_count < 0 || out->last_offset_delta < 0) return kp_rd_fail(r, KP_ERR_BAD_VALUE);
-    size_t rest = (size_t)out->batch_length - (KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD);
-    if ((rc = kp_rd_skip(r, rest))) return rc;
+        return KP_ERR_BAD_VALUE;
+    if (out->records_count < 0 || out->last_offset_delta < 0) return KP_ERR_BAD_VALUE;
     out->size = (size_t)out->batch_length + KP_BATCH_LOG_OVERHEAD;
-    assert(r->pos - start == out->size);
-    /* re-take the whole range through the reader to get a checked pointer */
-    r->pos = start;
-    if ((rc = kp_rd_raw(r, out->size, &whole))) return rc;
+    out->data = NULL;
+    return KP_OK;
+}
+
+int kp_batch_read(kp_rd_t *r, kp_batch_t *out) {
+    /* length first, through a copy of the reader: a batch longer than what is
+     * left is torn (TRUNCATED) whatever its other fields say, which recovery
+     * relies on */
+    kp_rd_t peek = *r;
+    int64_t base_offset;
+    int32_t batch_length;
+    int rc;
+    if (kp_rd_remaining(r) < KP_BATCH_LOG_OVERHEAD) return kp_rd_fail(r, KP_ERR_TRUNCATED);
+    if ((rc = kp_rd_i64(&peek, &base_offset)) || (rc = kp_rd_i32(&peek, &batch_length))) return kp_rd_fail(r, rc);
+    if (batch_length < KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    if ((size_t)batch_length > kp_rd_remaining(&peek)) return kp_rd_fail(r, KP_ERR_TRUNCATED);
+    kp_slice_t whole;
+    if ((rc = kp_rd_raw(r, (size_t)batch_length + KP_BATCH_LOG_OVERHEAD, &whole))) return rc;
+    if ((rc = kp_batch_read_header(whole.p, whole.len, out))) return kp_rd_fail(r, rc);
+    assert(out->size == whole.len);
     out->data = whole.p;
     return KP_OK;
 }
@@ -49,6 +64,15 @@ void kp_batch_patch_base_offset(uint8_t *batch, int64_t base_offset) {
 
 void kp_batch_patch_leader_epoch(uint8_t *batch, int32_t epoch) {
     kp_store_be32(batch + 12, (uint32_t)epoch);
+}
+
+void kp_batch_patch_log_append_time(uint8_t *batch, size_t size, int64_t ts) {
+    assert(size >= KP_BATCH_HEADER_BYTES);
+    uint16_t attrs = kp_load_be16(batch + KP_BATCH_ATTR_OFFSET);
+    kp_store_be16(batch + KP_BATCH_ATTR_OFFSET, (uint16_t)(attrs | KP_BATCH_TIMESTAMP_LOG_APPEND));
+    kp_store_be64(batch + MAX_TIMESTAMP_OFFSET, (uint64_t)ts);
+    kp_store_be32(batch + KP_BATCH_CRC_OFFSET,
+                  kp_crc32c(0, batch + KP_BATCH_ATTR_OFFSET, size - KP_BATCH_ATTR_OFFSET));
 }
 
 void kp_record_iter_init(kp_record_iter_t *it, const kp_batch_t *b, const uint8_t *records, size_t len) {

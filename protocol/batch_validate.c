@@ -63,7 +63,9 @@ int kp_batch_validate(const kp_batch_t *b, unsigned flags, kp_arena_t *a, size_t
     /* a negative offset delta is a bad field; anything else is broken structure */
     if (rc < 0) return rc == KP_ERR_BAD_VALUE ? KP_ERR_BAD_VALUE : KP_ERR_CORRUPT;
     assert(index == b->records_count);
-    if (b->records_count > 0 && prev != b->last_offset_delta) return KP_ERR_BAD_VALUE;
+    /* every delta is <= lastOffsetDelta (check_record); a stored batch may
+     * end below it: compaction keeps the original last offset, as Kafka */
+    if ((flags & KP_VALIDATE_PRODUCER) && prev != b->last_offset_delta) return KP_ERR_BAD_VALUE;
     if (info) {
         info->records = recs;
         info->records_len = len;

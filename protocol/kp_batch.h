@@ -75,6 +75,13 @@ static inline int64_t kp_batch_last_offset(const kp_batch_t *b) {
  * (a partial batch at the end of a fetch or of a torn log). */
 KP_MUST_CHECK int kp_batch_read(kp_rd_t *r, kp_batch_t *out);
 
+/* Parses the 61-byte header at p (n bytes available, n >= 61) with
+ * kp_batch_read's checks, but without the body: for callers that read the
+ * header alone from a file. out->data is NULL; out->size is what the header
+ * declares (the caller checks it against what it has). KP_ERR_TRUNCATED when
+ * n < 61. */
+KP_MUST_CHECK int kp_batch_read_header(const uint8_t *p, size_t n, kp_batch_t *out);
+
 /* KP_OK when the stored CRC-32C matches bytes [21, size). */
 KP_MUST_CHECK int kp_batch_verify_crc(const kp_batch_t *b);
 
@@ -111,6 +118,10 @@ KP_MUST_CHECK int kp_record_header_next(kp_rd_t *headers, kp_str_t *key, kp_byte
 /* Stamp offsets / epoch into a batch in a writable buffer (outside the CRC). */
 void kp_batch_patch_base_offset(uint8_t *batch, int64_t base_offset);
 void kp_batch_patch_leader_epoch(uint8_t *batch, int32_t epoch);
+/* LogAppendTime topics: sets the timestamp-type bit and maxTimestamp of the
+ * batch (size bytes, writable) to ts and recomputes the CRC, which covers
+ * both. */
+void kp_batch_patch_log_append_time(uint8_t *batch, size_t size, int64_t ts);
 
 /* ---- validation --------------------------------------------------------- */
 
@@ -128,9 +139,10 @@ typedef struct kp_batch_info {
 /* Everything a broker checks on a batch it did not build: the CRC, the
  * records section (decompressed into `a`, at most cap_bytes), every record
  * and header well-formed, recordsCount equal to the records present, no
- * trailing bytes, offset deltas strictly increasing from >= 0 and the last
- * one == lastOffsetDelta (stored batches, which compaction may thin out) or
- * exactly 0..n-1 (KP_VALIDATE_PRODUCER), record timestamps >= -1 (CreateTime;
+ * trailing bytes, offset deltas strictly increasing from >= 0 and <=
+ * lastOffsetDelta (stored batches: compaction leaves gaps and keeps the
+ * original lastOffsetDelta, as Kafka's cleaner does) or exactly 0..n-1 with
+ * lastOffsetDelta n-1 (KP_VALIDATE_PRODUCER), record timestamps >= -1 (CreateTime;
  * -1 = none), producer fields consistent, control batches' record keys
  * well-formed (whether a control batch is allowed here is the caller's call:
  * see kp_batch_is_control).
@@ -181,10 +193,26 @@ typedef struct kp_batch_opts {
     int16_t producer_epoch;   /* -1 when unused */
     int32_t base_sequence;    /* -1 when unused */
     size_t max_bytes;         /* bound on the uncompressed records section */
+    /* Rewriting a stored batch (the cleaner) keeps what its records alone
+     * no longer tell: */
+    int32_t last_offset_delta; /* -1: the last record's; else written as is
+                                * (>= the last record's, else finish fails) */
+    int64_t max_timestamp;    /* -1: the largest record timestamp; else
+                               * written as is (an empty batch's base
+                               * timestamp too, as Kafka) */
+    int64_t delete_horizon_ms; /* -1: none; else sets KP_BATCH_DELETE_HORIZON
+                                * and is the baseTimestamp: record timestamps
+                                * are written as deltas from it (may be < 0) */
 } kp_batch_opts_t;
 
-/* Defaults: no compression, no producer, offsets 0.., epoch -1, 64 MiB. */
+/* Defaults: no compression, no producer, offsets 0.., epoch -1, 64 MiB,
+ * last delta / max timestamp from the records, no delete horizon. */
 kp_batch_opts_t kp_batch_opts_default(void);
+/* Options that rebuild stored batch b with the same header: codec, flags
+ * (transactional, control, LogAppendTime), base offset, leader epoch,
+ * producer fields, lastOffsetDelta, maxTimestamp and delete horizon. Add the
+ * records to keep with kp_batch_builder_add_record. */
+kp_batch_opts_t kp_batch_opts_from(const kp_batch_t *b);
 
 typedef struct kp_batch_builder {
     kp_batch_opts_t opts;
@@ -206,9 +234,15 @@ KP_MUST_CHECK int kp_batch_builder_add(kp_batch_builder_t *bb, const kp_record_i
 /* Same with an explicit offset delta, which must be above the last one (for
  * converted or compacted data). */
 KP_MUST_CHECK int kp_batch_builder_add_at(kp_batch_builder_t *bb, int32_t offset_delta, const kp_record_in_t *rec);
+/* Copies record `rec` as read by kp_record_iter_next (its offset delta,
+ * timestamp, key, value and already-encoded headers, which are walked again
+ * and must be exactly rec->headers_count: else KP_ERR_BAD_VALUE). Offset
+ * deltas must increase as for kp_batch_builder_add_at. */
+KP_MUST_CHECK int kp_batch_builder_add_record(kp_batch_builder_t *bb, const kp_record_t *rec);
 /* Writes the finished batch (header, compressed records, CRC) into arena `a`;
  * *out is valid until the arena is reset. The builder may then be freed. An
- * empty batch gets timestamps -1 and lastOffsetDelta 0. */
+ * empty batch gets timestamps -1 and lastOffsetDelta 0 unless the opts give
+ * them. */
 KP_MUST_CHECK int kp_batch_builder_finish(kp_batch_builder_t *bb, kp_arena_t *a, const uint8_t **out, size_t *len);
 void kp_batch_builder_free(kp_batch_builder_t *bb);
 

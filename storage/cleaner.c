@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "protocol/kp_compress.h"
 #include "storage/log_internal.h"
-#include "storage/st_batch_build.h"
 #include "storage/st_io.h"
 #include "storage/st_offset_map.h"
 
@@ -38,6 +38,7 @@ struct st_clean_plan {
     int64_t now_ms;
     int64_t delete_retention_ms;
     size_t dedupe_buffer_bytes;
+    size_t records_max_bytes; /* decompression cap per batch (log config) */
     size_t first_dirty;       /* index into segs of the first dirty segment */
     size_t n;                 /* segments to clean (may shrink when the map fills) */
     plan_seg_t *segs;
@@ -124,17 +125,51 @@ double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms) {
     return ratio_of(log, cleanable_segments(log, now_ms));
 }
 
+/* The build step's buffers, reused across batches: the batch read from the
+ * segment, the arena holding its decompressed records and the rebuilt batch
+ * (reset per batch), and the records kept. */
 typedef struct scratch {
     uint8_t *in;
     size_t in_cap;
-    uint8_t *out;
-    size_t out_cap;
-    st_rec_t *recs;
+    kp_arena_t arena;
+    kp_record_t *recs;
     size_t recs_cap;
 } scratch_t;
 
-/* Adds keys of segment s to the map; false when the map filled. */
-static int map_segment(const st_clean_plan_t *log, const st_segment_t *s, st_offset_map_t *m, scratch_t *sc,
+/* Room for the decompressed records, the rebuilt batch's records section
+ * and its compressed form: each at most about records_max_bytes. */
+static void scratch_init(scratch_t *sc, size_t records_max_bytes) {
+    memset(sc, 0, sizeof *sc);
+    kp_arena_init(&sc->arena, 3 * records_max_bytes + ((size_t)1 << 20));
+}
+
+static void scratch_free(scratch_t *sc) {
+    free(sc->in);
+    free(sc->recs);
+    kp_arena_free(&sc->arena);
+}
+
+/* The records section of b (decompressed into the arena when compressed).
+ * KP_ERR_TOO_LARGE when it is over records_max_bytes, compressed or not (the
+ * arena is sized for that): the caller keeps the batch as it is, its keys
+ * neither mapped nor dropped. */
+static int batch_records(const st_clean_plan_t *pl, const kp_batch_t *b, scratch_t *sc, const uint8_t **recs,
+                         size_t *len) {
+    kp_arena_reset(&sc->arena);
+    if (b->size - KP_BATCH_HEADER_BYTES > pl->records_max_bytes) return KP_ERR_TOO_LARGE;
+    return kp_batch_records(b, &sc->arena, pl->records_max_bytes, recs, len);
+}
+
+/* Whether the cleaner reads b's records at all: control batches and
+ * aborted data are never mapped. */
+static bool has_keys(const st_clean_plan_t *pl, const kp_batch_t *b) {
+    return !kp_batch_is_control(b) && !is_aborted(pl, b);
+}
+
+/* Adds keys of segment s to the map; *full when the map filled. A compressed
+ * batch is decompressed here and again when filtered: the cost of not
+ * holding a segment's records in memory (Kafka does the same). */
+static int map_segment(const st_clean_plan_t *pl, const st_segment_t *s, st_offset_map_t *m, scratch_t *sc,
                        st_cleaner_stats_t *st, bool *full) {
     *full = false;
     for (uint64_t pos = 0; pos < s->size_bytes;) {
@@ -144,10 +179,15 @@ static int map_segment(const st_clean_plan_t *log, const st_segment_t *s, st_off
         if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
         st->bytes_read += h.size;
         pos += h.size;
-        if (kp_batch_is_control(&b) || kp_batch_codec(&b) != KP_CODEC_NONE || is_aborted(log, &b)) continue;
+        if (!has_keys(pl, &b)) continue;
+        const uint8_t *recs;
+        size_t len;
+        rc = batch_records(pl, &b, sc, &recs, &len);
+        if (rc == KP_ERR_TOO_LARGE) continue;
+        if (rc != KP_OK) return rc;
         kp_record_iter_t it;
         kp_record_t rec;
-        kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
+        kp_record_iter_init(&it, &b, recs, len);
         while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
             if (kp_slice_is_null(rec.key)) continue;
             if (!st_offset_map_put(m, rec.key.p, rec.key.len, rec.offset)) {
@@ -171,69 +211,97 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     return KP_OK;
 }
 
-/* Filters one batch into sc->out; *out_len 0 = drop it. */
-static int filter_batch(const st_clean_plan_t *log, const kp_batch_t *b, const st_offset_map_t *m, int64_t now_ms,
-                        scratch_t *sc, size_t *out_len, st_cleaner_stats_t *st) {
-    *out_len = 0;
-    if (kp_batch_is_control(b) || kp_batch_codec(b) != KP_CODEC_NONE) {
-        if (kp_batch_codec(b) != KP_CODEC_NONE) st->batches_kept_whole++;
-        goto keep_whole;
-    }
-    if (is_aborted(log, b)) {
-        st->records_dropped += b->records_count;
-        return KP_OK;
-    }
+/* What filtering decided for one batch. */
+typedef struct kept {
+    int32_t n;                /* records kept (in sc->recs) */
+    bool need_horizon;        /* a kept tombstone has no delete horizon yet */
+} kept_t;
+
+/* Picks b's records to keep: the latest per key in the map, tombstones
+ * until their batch's delete horizon has passed. */
+static int pick_records(const st_clean_plan_t *pl, const kp_batch_t *b, const uint8_t *recs, size_t len,
+                        const st_offset_map_t *m, scratch_t *sc, kept_t *k, st_cleaner_stats_t *st) {
     int rc = grow((void **)&sc->recs, &sc->recs_cap, (size_t)b->records_count + 1, sizeof *sc->recs);
     if (rc != KP_OK) return rc;
     bool has_horizon = (b->attributes & KP_BATCH_DELETE_HORIZON) != 0;
-    bool need_horizon = false;
-    int32_t kept = 0;
+    k->n = 0;
+    k->need_horizon = false;
     kp_record_iter_t it;
     kp_record_t rec;
-    kp_record_iter_init(&it, b, b->data + KP_BATCH_HEADER_BYTES, b->size - KP_BATCH_HEADER_BYTES);
+    kp_record_iter_init(&it, b, recs, len);
     while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
         if (!kp_slice_is_null(rec.key) && st_offset_map_get(m, rec.key.p, rec.key.len) > rec.offset) {
             st->records_dropped++;
             continue;
         }
         if (kp_slice_is_null(rec.value)) {
-            if (has_horizon && b->base_timestamp <= now_ms) {
+            if (has_horizon && b->base_timestamp <= pl->now_ms) {
                 st->tombstones_dropped++;
                 continue;
             }
-            if (!has_horizon) need_horizon = true;
+            if (!has_horizon) k->need_horizon = true;
         }
-        sc->recs[kept++] = (st_rec_t){ .key = rec.key, .value = rec.value, .timestamp = rec.timestamp,
-                                       .offset_delta = rec.offset_delta, .headers_count = rec.headers_count,
-                                       .headers = rec.headers };
+        sc->recs[k->n++] = rec;
     }
     if (rc < 0) return rc;
-    st->records_kept += kept;
-    bool keep_empty = kept == 0 && is_producer_last(log, b);
-    if (kept == 0 && !keep_empty) return KP_OK;
-    if (kept == b->records_count && !need_horizon) goto keep_whole;
-    st_batch_hdr_t h = { .base_offset = b->base_offset, .leader_epoch = b->partition_leader_epoch,
-                         .attributes = b->attributes, .last_offset_delta = b->last_offset_delta,
-                         .base_timestamp = b->base_timestamp, .max_timestamp = b->max_timestamp,
-                         .producer_id = b->producer_id, .producer_epoch = b->producer_epoch,
-                         .base_sequence = b->base_sequence };
-    if (need_horizon) {
-        h.attributes |= KP_BATCH_DELETE_HORIZON;
-        h.base_timestamp = now_ms + log->delete_retention_ms;
-    }
-    size_t need = st_batch_encoded_size(&h, sc->recs, kept);
-    if ((rc = grow((void **)&sc->out, &sc->out_cap, need, 1)) != KP_OK) return rc;
-    return st_batch_encode(&h, sc->recs, kept, sc->out, sc->out_cap, out_len);
-keep_whole:
-    if ((rc = grow((void **)&sc->out, &sc->out_cap, b->size, 1)) != KP_OK) return rc;
-    memcpy(sc->out, b->data, b->size);
-    *out_len = b->size;
+    st->records_kept += k->n;
     return KP_OK;
 }
 
+/* Rebuilds b with the kept records and b's header (same offsets, producer
+ * fields, last offset, codec: compressed batches are re-compressed with
+ * their own codec, as Kafka does). Output in the arena. */
+static int rebuild(const st_clean_plan_t *pl, const kp_batch_t *b, size_t records_len, const kept_t *k,
+                   scratch_t *sc, const uint8_t **out, size_t *out_len) {
+    kp_batch_opts_t o = kp_batch_opts_from(b);
+    if (k->n == 0) o.codec = KP_CODEC_NONE; /* an emptied batch: header only, as Kafka */
+    if (k->need_horizon) o.delete_horizon_ms = pl->now_ms + pl->delete_retention_ms;
+    /* kept records re-encode to their old size, but for timestamp deltas
+     * that grow (up to 10 bytes) against a new base timestamp */
+    o.max_bytes = records_len + (size_t)k->n * 10 + 16;
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    int rc = KP_OK;
+    for (int32_t i = 0; i < k->n && rc == KP_OK; i++) rc = kp_batch_builder_add_record(&bb, &sc->recs[i]);
+    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &sc->arena, out, out_len);
+    kp_batch_builder_free(&bb);
+    return rc;
+}
+
+/* Filters one batch: out and out_len say what to write (b itself, or a
+ * rebuilt batch in the arena); *out_len 0 = drop it. */
+static int filter_batch(const st_clean_plan_t *pl, const kp_batch_t *b, const st_offset_map_t *m, scratch_t *sc,
+                        const uint8_t **out, size_t *out_len, st_cleaner_stats_t *st) {
+    *out = b->data;
+    *out_len = b->size;
+    if (kp_batch_is_control(b)) return KP_OK;
+    if (is_aborted(pl, b)) {
+        st->records_dropped += b->records_count;
+        *out_len = 0;
+        return KP_OK;
+    }
+    const uint8_t *recs;
+    size_t len;
+    int rc = batch_records(pl, b, sc, &recs, &len);
+    if (rc == KP_ERR_TOO_LARGE) {
+        st->batches_kept_whole++;
+        return KP_OK;
+    }
+    kept_t k;
+    if (rc == KP_OK) rc = pick_records(pl, b, recs, len, m, sc, &k, st);
+    if (rc != KP_OK) return rc;
+    if (k.n == b->records_count && !k.need_horizon) return KP_OK;
+    if (k.n == 0 && !is_producer_last(pl, b)) {
+        *out_len = 0;
+        return KP_OK;
+    }
+    if (kp_batch_codec(b) != KP_CODEC_NONE && k.n > 0) st->batches_recompressed++;
+    return rebuild(pl, b, len, &k, sc, out, out_len);
+}
+
 /* Writes the cleaned copy of segment s to <base>.log.cleaned (fsynced). */
-static int write_cleaned(const st_clean_plan_t *log, const st_segment_t *s, const st_offset_map_t *m, int64_t now_ms,
-                         scratch_t *sc, st_cleaner_stats_t *st, const char *path) {
+static int write_cleaned(const st_clean_plan_t *pl, const st_segment_t *s, const st_offset_map_t *m, scratch_t *sc,
+                         st_cleaner_stats_t *st, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ST_ERR_IO;
     uint64_t wpos = 0;
@@ -244,10 +312,11 @@ static int write_cleaned(const st_clean_plan_t *log, const st_segment_t *s, cons
         if (rc == KP_OK) rc = log_load_batch(s, pos, h.size, &sc->in, &sc->in_cap, &b);
         if (rc != KP_OK) break;
         pos += h.size;
+        const uint8_t *out;
         size_t len;
-        rc = filter_batch(log, &b, m, now_ms, sc, &len, st);
+        rc = filter_batch(pl, &b, m, sc, &out, &len, st);
         if (rc == KP_OK && len > 0) {
-            rc = st_io_pwrite(fd, sc->out, len, wpos);
+            rc = st_io_pwrite(fd, out, len, wpos);
             wpos += len;
         }
     }
@@ -338,6 +407,7 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->now_ms = now_ms;
     pl->delete_retention_ms = log->cfg.delete_retention_ms;
     pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
+    pl->records_max_bytes = (size_t)log->cfg.records_max_bytes;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -371,7 +441,8 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     st_offset_map_t m;
     int rc = st_offset_map_init(&m, pl->dedupe_buffer_bytes);
     if (rc != KP_OK) return rc;
-    scratch_t sc = { 0 };
+    scratch_t sc;
+    scratch_init(&sc, pl->records_max_bytes);
     for (size_t i = pl->first_dirty; i < pl->n && rc == KP_OK; i++) {
         bool full;
         rc = map_segment(pl, &pl->segs[i].view, &m, &sc, st, &full);
@@ -387,12 +458,10 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
         }
     }
     for (size_t i = 0; i < pl->n && rc == KP_OK; i++) {
-        rc = write_cleaned(pl, &pl->segs[i].view, &m, pl->now_ms, &sc, st, pl->segs[i].cleaned);
+        rc = write_cleaned(pl, &pl->segs[i].view, &m, &sc, st, pl->segs[i].cleaned);
         pl->segs[i].built = rc == KP_OK;
     }
-    free(sc.in);
-    free(sc.out);
-    free(sc.recs);
+    scratch_free(&sc);
     st_offset_map_free(&m);
     return rc;
 }
@@ -423,9 +492,10 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
         if (all && pl->end_offset > log->cleaned_upto) log->cleaned_upto = pl->end_offset;
         st_logf(ST_LOG_INFO,
                 "partition %s: compacted %d segment(s) below offset %" PRId64 ": %" PRIu64 " bytes mapped, %" PRIu64
-                " bytes written, %" PRId64 " records dropped, %" PRId64 " tombstones expired",
+                " bytes written, %" PRId64 " records dropped, %" PRId64 " tombstones expired, %" PRId64
+                " compressed batch(es) rebuilt, %" PRId64 " batch(es) over records_max_bytes kept whole",
                 log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
-                st->records_dropped, st->tombstones_dropped);
+                st->records_dropped, st->tombstones_dropped, st->batches_recompressed, st->batches_kept_whole);
     }
     pl->n = 0; /* files are swapped in or unlinked */
     st_cleaner_abort(pl);

@@ -145,16 +145,17 @@ void st_oidx_append(st_index_t *idx, uint32_t rel, uint32_t pos) {
     idx->count++;
 }
 
-/* Binary search: O(log n) over the mapped entries. Kafka keeps the "warm"
- * tail section for page-cache friendliness; not done here because the
- * index of the active segment is small and hot anyway. */
-int64_t st_oidx_lookup(const st_index_t *idx, uint32_t target_rel) {
+/* Last entry for which `holds` is true, given that it holds for a prefix
+ * of the entries (they are sorted): its index, or -1. Binary search, O(log
+ * n) probes of the mapped entries. Kafka keeps a "warm" tail section for
+ * page-cache friendliness; not done here because the index of the active
+ * segment is small and hot anyway. */
+typedef bool (*entry_pred_t)(const st_index_t *idx, uint32_t i, const void *arg);
+static int64_t last_holding(const st_index_t *idx, entry_pred_t holds, const void *arg) {
     int64_t lo = 0, hi = (int64_t)idx->count - 1, found = -1;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        uint32_t rel, pos;
-        st_oidx_get(idx, (uint32_t)mid, &rel, &pos);
-        if (rel <= target_rel) {
+        if (holds(idx, (uint32_t)mid, arg)) {
             found = mid;
             lo = mid + 1;
         } else {
@@ -164,20 +165,31 @@ int64_t st_oidx_lookup(const st_index_t *idx, uint32_t target_rel) {
     return found;
 }
 
+static bool rel_at_most(const st_index_t *idx, uint32_t i, const void *arg) {
+    uint32_t rel, pos;
+    st_oidx_get(idx, i, &rel, &pos);
+    return rel <= *(const uint32_t *)arg;
+}
+
+static bool pos_at_most(const st_index_t *idx, uint32_t i, const void *arg) {
+    uint32_t rel, pos;
+    st_oidx_get(idx, i, &rel, &pos);
+    return pos <= *(const uint32_t *)arg;
+}
+
+static bool ts_below(const st_index_t *idx, uint32_t i, const void *arg) {
+    int64_t ts;
+    uint32_t rel;
+    st_tidx_get(idx, i, &ts, &rel);
+    return ts < *(const int64_t *)arg;
+}
+
+int64_t st_oidx_lookup(const st_index_t *idx, uint32_t target_rel) {
+    return last_holding(idx, rel_at_most, &target_rel);
+}
+
 int64_t st_oidx_lookup_pos(const st_index_t *idx, uint32_t pos_limit) {
-    int64_t lo = 0, hi = (int64_t)idx->count - 1, found = -1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        uint32_t rel, pos;
-        st_oidx_get(idx, (uint32_t)mid, &rel, &pos);
-        if (pos <= pos_limit) {
-            found = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return found;
+    return last_holding(idx, pos_at_most, &pos_limit);
 }
 
 uint32_t st_oidx_count_below_pos(const st_index_t *idx, uint32_t pos_limit) {
@@ -228,20 +240,7 @@ void st_tidx_append(st_index_t *idx, int64_t ts, uint32_t rel) {
 }
 
 int64_t st_tidx_lookup_before(const st_index_t *idx, int64_t target_ts) {
-    int64_t lo = 0, hi = (int64_t)idx->count - 1, found = -1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        int64_t ts;
-        uint32_t rel;
-        st_tidx_get(idx, (uint32_t)mid, &ts, &rel);
-        if (ts < target_ts) {
-            found = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return found;
+    return last_holding(idx, ts_below, &target_ts);
 }
 
 uint32_t st_tidx_count_below_rel(const st_index_t *idx, uint32_t rel_limit) {

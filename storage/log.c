@@ -28,6 +28,7 @@ void st_log_config_default(st_log_config_t *cfg) {
     cfg->min_compaction_lag_ms = 0;
     cfg->min_cleanable_dirty_ratio = 0.5;
     cfg->producer_id_expiration_ms = 24LL * 3600 * 1000;
+    cfg->records_max_bytes = ST_RECORDS_MAX_BYTES_DEFAULT;
 }
 
 static void clamp_config(st_log_config_t *c) {
@@ -35,6 +36,8 @@ static void clamp_config(st_log_config_t *c) {
     if (c->segment_bytes < 64) c->segment_bytes = 64;
     if (c->index_max_bytes < 4 * ST_TIDX_ENTRY_BYTES) c->index_max_bytes = 4 * ST_TIDX_ENTRY_BYTES;
     if (c->index_interval_bytes == 0) c->index_interval_bytes = 1;
+    if (c->records_max_bytes == 0) c->records_max_bytes = ST_RECORDS_MAX_BYTES_DEFAULT;
+    if (c->records_max_bytes > ST_RECORDS_MAX_BYTES_MAX) c->records_max_bytes = ST_RECORDS_MAX_BYTES_MAX;
 }
 
 size_t log_seg_for(const st_log_t *log, int64_t offset) {

@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "storage/log_internal.h"
-#include "storage/st_batch_build.h"
 #include "storage/st_io.h"
-
-#define MAX_TS_OFFSET 35   /* maxTimestamp inside the batch header */
 
 /* Parses every batch of the set (header, sizes, CRC). The set must be
  * whole batches only. Bounded by len / 61 iterations. */
@@ -120,13 +117,8 @@ static int leader_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader
         uint8_t *p = buf + at;
         kp_batch_patch_base_offset(p, next);
         kp_batch_patch_leader_epoch(p, leader_epoch);
-        if (log->cfg.log_append_time) {
-            /* the timestamp is inside the CRC: only these topics pay a re-CRC */
-            uint16_t attrs = kp_load_be16(p + KP_BATCH_ATTR_OFFSET);
-            kp_store_be16(p + KP_BATCH_ATTR_OFFSET, (uint16_t)(attrs | KP_BATCH_TIMESTAMP_LOG_APPEND));
-            kp_store_be64(p + MAX_TS_OFFSET, (uint64_t)now_ms);
-            st_batch_restamp_crc(p, b.size);
-        }
+        /* the timestamp is inside the CRC: only these topics pay a re-CRC */
+        if (log->cfg.log_append_time) kp_batch_patch_log_append_time(p, b.size, now_ms);
         next += (int64_t)b.last_offset_delta + 1;
     }
     rc = append_common(log, buf, len, now_ms, info);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "protocol/kp_compress.h"
 #include "storage/log_internal.h"
 
 int log_iter_seek(const st_log_t *log, int64_t offset, log_iter_t *it) {
@@ -146,21 +147,31 @@ int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, in
     return KP_OK;
 }
 
-/* Within an uncompressed batch: offset of the first record with timestamp
- * >= ts (the batch's base offset when compressed: records unreadable here). */
-static int64_t record_at_time(const kp_batch_t *full, int64_t ts, int64_t *found_ts) {
+/* Offset of the first record of `full` with timestamp >= ts (and that
+ * timestamp in *found_ts). Compressed batches are decompressed (at most
+ * records_max_bytes); when that fails the answer is batch-exact: the base
+ * offset with the batch's max timestamp. */
+static int64_t record_at_time(const st_log_t *log, const kp_batch_t *full, int64_t ts, int64_t *found_ts) {
     *found_ts = full->max_timestamp;
-    if (kp_batch_codec(full) != KP_CODEC_NONE) return full->base_offset;
-    kp_record_iter_t it;
-    kp_record_t rec;
-    kp_record_iter_init(&it, full, full->data + KP_BATCH_HEADER_BYTES, full->size - KP_BATCH_HEADER_BYTES);
-    while (kp_record_iter_next(&it, &rec) == 1) {
-        if (rec.timestamp >= ts) {
-            *found_ts = rec.timestamp;
-            return rec.offset;
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)log->cfg.records_max_bytes + ((size_t)64 << 10));
+    const uint8_t *recs;
+    size_t len;
+    int64_t off = full->base_offset;
+    if (kp_batch_records(full, &a, (size_t)log->cfg.records_max_bytes, &recs, &len) == KP_OK) {
+        kp_record_iter_t it;
+        kp_record_t rec;
+        kp_record_iter_init(&it, full, recs, len);
+        while (kp_record_iter_next(&it, &rec) == 1) {
+            if (rec.timestamp >= ts) {
+                *found_ts = rec.timestamp;
+                off = rec.offset;
+                break;
+            }
         }
     }
-    return full->base_offset;
+    kp_arena_free(&a);
+    return off;
 }
 
 int st_log_offset_for_time(const st_log_t *log, int64_t ts, int64_t *offset, int64_t *found_ts) {
@@ -189,7 +200,7 @@ int st_log_offset_for_time(const st_log_t *log, int64_t ts, int64_t *offset, int
             kp_batch_t full;
             rc = log_load_batch(seg, pos, h.size, &buf, &cap, &full);
             if (rc == KP_OK) {
-                int64_t o = record_at_time(&full, ts, found_ts);
+                int64_t o = record_at_time(log, &full, ts, found_ts);
                 *offset = o < log->log_start ? log->log_start : o;
             }
             free(buf);
@@ -219,7 +230,7 @@ int st_log_max_timestamp(const st_log_t *log, int64_t *ts, int64_t *offset) {
         uint8_t *buf = NULL;
         size_t cap = 0;
         int64_t found_ts;
-        if (log_load_batch(seg, pos, h.size, &buf, &cap, &full) == KP_OK) off = record_at_time(&full, best, &found_ts);
+        if (log_load_batch(seg, pos, h.size, &buf, &cap, &full) == KP_OK) off = record_at_time(log, &full, best, &found_ts);
         free(buf);
     }
     *ts = best;

@@ -9,28 +9,18 @@
 
 #include "storage/log_internal.h"
 
-#define CONTROL_ABORT 0
-#define CONTROL_COMMIT 1
-
-/* Reads the control record of a control batch: its type and the
- * coordinator epoch. KP_ERR_CORRUPT when malformed. */
+/* Reads the control record of a control batch: its type and, for
+ * ABORT/COMMIT, the coordinator epoch (else -1). KP_ERR_CORRUPT when
+ * malformed. Control batches are never compressed (Kafka writes them so). */
 static int control_record(const kp_batch_t *full, int16_t *type, int32_t *coord_epoch) {
     if (kp_batch_codec(full) != KP_CODEC_NONE || full->records_count < 1) return KP_ERR_CORRUPT;
     kp_record_iter_t it;
     kp_record_t rec;
     kp_record_iter_init(&it, full, full->data + KP_BATCH_HEADER_BYTES, full->size - KP_BATCH_HEADER_BYTES);
-    if (kp_record_iter_next(&it, &rec) != 1 || kp_slice_is_null(rec.key)) return KP_ERR_CORRUPT;
-    kp_rd_t k;
-    int16_t ver;
-    kp_rd_init(&k, rec.key.p, rec.key.len);
-    if (kp_rd_i16(&k, &ver) || kp_rd_i16(&k, type)) return KP_ERR_CORRUPT;
+    if (kp_record_iter_next(&it, &rec) != 1 || kp_control_key_read(rec.key, type) != KP_OK) return KP_ERR_CORRUPT;
     *coord_epoch = -1;
-    if (!kp_slice_is_null(rec.value)) {
-        kp_rd_t v;
-        kp_rd_init(&v, rec.value.p, rec.value.len);
-        if (kp_rd_i16(&v, &ver) || kp_rd_i32(&v, coord_epoch)) return KP_ERR_CORRUPT;
-    }
-    return KP_OK;
+    if (*type != KP_CONTROL_ABORT && *type != KP_CONTROL_COMMIT) return KP_OK;
+    return kp_txn_marker_value_read(rec.value, coord_epoch) == KP_OK ? KP_OK : KP_ERR_CORRUPT;
 }
 
 static int add_aborted(st_log_t *log, const st_aborted_txn_t *t) {
@@ -60,11 +50,11 @@ int log_track_batch(st_log_t *log, const kp_batch_t *b, int64_t now_ms, bool ind
     int32_t coord_epoch;
     int rc = control_record(b, &type, &coord_epoch);
     if (rc != KP_OK) return rc;
-    if (type != CONTROL_ABORT && type != CONTROL_COMMIT) return KP_OK;
+    if (type != KP_CONTROL_ABORT && type != KP_CONTROL_COMMIT) return KP_OK;
     int64_t first = -1;
     rc = st_ps_end_txn(&log->ps, b->producer_id, b->producer_epoch, coord_epoch, b->base_offset, b->max_timestamp,
                        &first);
-    if (rc != KP_OK || type != CONTROL_ABORT || !index_aborts) return rc;
+    if (rc != KP_OK || type != KP_CONTROL_ABORT || !index_aborts) return rc;
     int64_t fu = st_ps_first_unstable_offset(&log->ps);
     st_aborted_txn_t t = {
         .producer_id = b->producer_id,

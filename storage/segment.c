@@ -148,28 +148,12 @@ int st_seg_close(st_segment_t *s) {
     return rc ? rc : rc2;
 }
 
-/* Parses a 61-byte header through the bounds-checked reader; the same
- * checks as kp_batch_read except that the body is not in memory. */
+/* Parses a 61-byte header (protocol's checks) and refuses a negative base
+ * offset, which no log holds. */
 static int parse_header(const uint8_t *buf, kp_batch_t *h) {
-    kp_rd_t r;
-    kp_rd_init(&r, buf, KP_BATCH_HEADER_BYTES);
-    int rc;
-    if ((rc = kp_rd_i64(&r, &h->base_offset)) || (rc = kp_rd_i32(&r, &h->batch_length)) ||
-        (rc = kp_rd_i32(&r, &h->partition_leader_epoch)) || (rc = kp_rd_i8(&r, &h->magic)) ||
-        (rc = kp_rd_u32(&r, &h->crc)) || (rc = kp_rd_i16(&r, &h->attributes)) ||
-        (rc = kp_rd_i32(&r, &h->last_offset_delta)) || (rc = kp_rd_i64(&r, &h->base_timestamp)) ||
-        (rc = kp_rd_i64(&r, &h->max_timestamp)) || (rc = kp_rd_i64(&r, &h->producer_id)) ||
-        (rc = kp_rd_i16(&r, &h->producer_epoch)) || (rc = kp_rd_i32(&r, &h->base_sequence)) ||
-        (rc = kp_rd_i32(&r, &h->records_count)))
-        return rc;
-    if (h->batch_length < KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD) return KP_ERR_BAD_LENGTH;
-    if (h->magic != KP_BATCH_MAGIC_V2) return KP_ERR_UNSUPPORTED;
-    if ((h->attributes & ~0x7f) != 0 || (h->attributes & KP_BATCH_COMPRESSION_MASK) > KP_CODEC_ZSTD)
-        return KP_ERR_BAD_VALUE;
-    if (h->records_count < 0 || h->last_offset_delta < 0 || h->base_offset < 0) return KP_ERR_BAD_VALUE;
-    h->size = (size_t)h->batch_length + KP_BATCH_LOG_OVERHEAD;
-    h->data = NULL;
-    return KP_OK;
+    int rc = kp_batch_read_header(buf, KP_BATCH_HEADER_BYTES, h);
+    if (rc != KP_OK) return rc;
+    return h->base_offset < 0 ? KP_ERR_BAD_VALUE : KP_OK;
 }
 
 int st_seg_read_header(const st_segment_t *s, uint64_t pos, kp_batch_t *h) {

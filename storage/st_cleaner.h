@@ -11,9 +11,13 @@
  * (now + delete.retention.ms, in the batch's base timestamp with the
  * delete-horizon attribute, as Kafka does) and are dropped on a later pass
  * after it. A producer's last batch is kept (empty if need be) for its
- * sequence. Data of aborted transactions is dropped; control batches and
- * compressed batches are kept whole (records of compressed batches are not
- * readable here until protocol/ offers decompression). Offsets never change.
+ * sequence. Data of aborted transactions is dropped; control batches are
+ * kept whole. Compressed batches are decompressed (at most the log's
+ * records_max_bytes) and, when records go, rebuilt with the same codec; a
+ * batch whose records (compressed or not) are over that cap is kept whole,
+ * its keys neither mapped nor dropped. A rebuilt batch keeps its base offset,
+ * last offset, producer fields, leader epoch and max timestamp (Kafka's
+ * rules). Offsets never change.
  *
  * Swap, per segment X: write X.log.cleaned, fsync; rename to X.log.swap,
  * fsync dir; rename X.log -> X.log.deleted; rename X.log.swap -> X.log,
@@ -46,7 +50,8 @@ typedef struct st_cleaner_stats {
     int64_t records_kept;
     int64_t records_dropped;
     int64_t tombstones_dropped;
-    int64_t batches_kept_whole;   /* compressed: not rewritten */
+    int64_t batches_kept_whole;   /* records over records_max_bytes: not read */
+    int64_t batches_recompressed; /* compressed batches rebuilt with their codec */
     int64_t end_offset;           /* cleaned below this */
     bool skipped;                 /* nothing cleanable or below the dirty ratio */
 } st_cleaner_stats_t;

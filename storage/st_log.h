@@ -46,7 +46,16 @@ typedef struct st_log_config {
     int64_t min_compaction_lag_ms;   /* min.compaction.lag.ms (0) */
     double min_cleanable_dirty_ratio;/* min.cleanable.dirty.ratio (0.5) */
     int64_t producer_id_expiration_ms; /* producer.id.expiration.ms (1 day) */
+    uint64_t records_max_bytes;      /* cap on one batch's decompressed records
+                                      * when storage looks inside compressed
+                                      * batches (cleaner, timestamp lookups);
+                                      * 0 = ST_RECORDS_MAX_BYTES_DEFAULT. The
+                                      * broker should pass at least the cap
+                                      * it validates produced batches with */
 } st_log_config_t;
+
+#define ST_RECORDS_MAX_BYTES_DEFAULT ((uint64_t)64 << 20)
+#define ST_RECORDS_MAX_BYTES_MAX ((uint64_t)1 << 30) /* larger values are clamped */
 
 void st_log_config_default(st_log_config_t *cfg);
 
@@ -175,12 +184,14 @@ KP_MUST_CHECK int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_
 KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
                                    unsigned flags, uint8_t *buf, size_t cap, size_t *len, int64_t *next_offset);
 
-/* ListOffsets by timestamp: first record with timestamp >= ts (record
- * exact for uncompressed batches, batch-exact otherwise). ST_ERR_NOT_FOUND
- * when no batch has a timestamp that large. */
+/* ListOffsets by timestamp: first record with timestamp >= ts, record-exact
+ * (compressed batches are decompressed, at most records_max_bytes; past that
+ * or when undecodable: the batch's base offset and max timestamp).
+ * ST_ERR_NOT_FOUND when no batch has a timestamp that large. */
 KP_MUST_CHECK int st_log_offset_for_time(const st_log_t *log, int64_t ts, int64_t *offset, int64_t *found_ts);
-/* ListOffsets MAX_TIMESTAMP: largest timestamp and its batch's first
- * offset. ST_ERR_NOT_FOUND for an empty log. */
+/* ListOffsets MAX_TIMESTAMP: largest timestamp and the offset of the first
+ * record holding it (record-exact as st_log_offset_for_time). ST_ERR_NOT_FOUND
+ * for an empty log. */
 KP_MUST_CHECK int st_log_max_timestamp(const st_log_t *log, int64_t *ts, int64_t *offset);
 
 /* ---- truncation, start offset, retention ---- */

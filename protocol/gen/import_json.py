@@ -31,7 +31,11 @@ STANDALONE = [("messages", "ConsumerProtocolSubscription"),
               ("messages", "ConsumerProtocolAssignment"),
               ("raft", "LeaderChangeMessage"), ("raft", "SnapshotHeaderRecord"),
               ("raft", "SnapshotFooterRecord"), ("raft", "VotersRecord"),
-              ("raft", "KRaftVersionRecord")]
+              ("raft", "KRaftVersionRecord"),
+              ("internal-records/group-coordinator", "GroupMetadataKey"),
+              ("internal-records/group-coordinator", "GroupMetadataValue"),
+              ("internal-records/group-coordinator", "OffsetCommitKey"),
+              ("internal-records/group-coordinator", "OffsetCommitValue")]
 
 
 def snake(name):

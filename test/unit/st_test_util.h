@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "protocol/kp_batch.h"
-#include "storage/st_batch_build.h"
 #include "storage/st_io.h"
 #include "storage/st_log.h"
 
@@ -44,31 +43,54 @@ static inline void tu_log_capture(void) {
     st_set_log_fn(tu_log_fn, NULL);
 }
 
-/* Builds one uncompressed batch of n records: key "k<keybase+i>" (or the
- * given keys), value of vlen bytes derived from seed; offsets start at 0. */
+/* Builds a batch of n records (offset deltas 0..n-1) with opts `o` through
+ * protocol's builder into out[0..cap) (writable: appends patch it); returns
+ * its size. */
+static inline size_t tu_build(uint8_t *out, size_t cap, const kp_batch_opts_t *o, const kp_record_in_t *recs, int n) {
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)64 << 20);
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, o);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(kp_batch_builder_add(&bb, &recs[i]), KP_OK);
+    const uint8_t *p;
+    size_t len;
+    ck_assert_int_eq(kp_batch_builder_finish(&bb, &a, &p, &len), KP_OK);
+    kp_batch_builder_free(&bb);
+    ck_assert_uint_le(len, cap);
+    memcpy(out, p, len);
+    kp_arena_free(&a);
+    return len;
+}
+
+/* A COMMIT or ABORT marker of producer pid/epoch (coordinator epoch 9,
+ * timestamp ts) into out[0..cap); returns its size. */
+static inline size_t tu_marker(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, bool commit, int64_t ts) {
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 20);
+    const uint8_t *p;
+    size_t len;
+    ck_assert_int_eq(kp_batch_build_txn_marker(pid, epoch, commit, 9, ts, &a, &p, &len), KP_OK);
+    ck_assert_uint_le(len, cap);
+    memcpy(out, p, len);
+    kp_arena_free(&a);
+    return len;
+}
+
+/* Builds one uncompressed batch of n records: key "k<seed>-<i>", value of
+ * vlen bytes derived from seed, timestamps ts.. ; offsets start at 0. */
 static inline size_t tu_batch(uint8_t *out, size_t cap, int n, int64_t ts, uint32_t seed, size_t vlen) {
-    st_rec_t recs[512];
+    kp_record_in_t recs[512];
     char keys[512][24];
     uint8_t *vals = malloc((size_t)n * (vlen ? vlen : 1));
     ck_assert_int_le(n, 512);
     for (int i = 0; i < n; i++) {
         int kl = snprintf(keys[i], sizeof keys[i], "k%05u-%03d", seed, i);
         for (size_t j = 0; j < vlen; j++) vals[(size_t)i * vlen + j] = (uint8_t)(seed * 31 + i * 7 + j);
-        recs[i].key.p = (const uint8_t *)keys[i];
-        recs[i].key.len = (size_t)kl;
-        recs[i].value.p = vals + (size_t)i * vlen;
-        recs[i].value.len = vlen;
-        recs[i].timestamp = ts + i;
-        recs[i].offset_delta = i;
-        recs[i].headers_count = 0;
-        recs[i].headers.p = NULL;
-        recs[i].headers.len = 0;
+        recs[i] = (kp_record_in_t){ .timestamp = ts + i, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                    .value = { vals + (size_t)i * vlen, vlen } };
     }
-    st_batch_hdr_t h = { .base_offset = 0, .leader_epoch = -1, .attributes = 0, .last_offset_delta = n - 1,
-                         .base_timestamp = ts, .max_timestamp = ts + n - 1, .producer_id = -1,
-                         .producer_epoch = -1, .base_sequence = -1 };
-    size_t len = 0;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, out, cap, &len), KP_OK);
+    kp_batch_opts_t o = kp_batch_opts_default();
+    size_t len = tu_build(out, cap, &o, recs, n);
     free(vals);
     return len;
 }
@@ -82,12 +104,12 @@ static inline st_log_t *tu_open(const char *parent, const st_log_config_t *cfg, 
     return log;
 }
 
-/* Walks every batch readable from `from`, checking CRCs; returns the count
- * and the offset after the last one. */
-static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
+/* Calls fn(batch, ctx) on every batch readable from `from` (CRC checked),
+ * in order; returns the offset after the last one. */
+typedef void (*tu_batch_fn)(const kp_batch_t *b, void *ctx);
+static inline int64_t tu_each_batch(st_log_t *log, int64_t from, tu_batch_fn fn, void *ctx) {
     size_t cap = 1 << 22;
     uint8_t *buf = malloc(cap);
-    int n = 0;
     int64_t off = from;
     for (;;) {
         size_t len;
@@ -101,13 +123,25 @@ static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
             kp_batch_t b;
             ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
             ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-            n++;
+            fn(&b, ctx);
         }
         ck_assert_int_gt(next, off);
         off = next;
     }
     free(buf);
-    *end = off;
+    return off;
+}
+
+static inline void tu_count_batch(const kp_batch_t *b, void *ctx) {
+    (void)b;
+    (*(int *)ctx)++;
+}
+
+/* Walks every batch readable from `from`, checking CRCs; returns the count
+ * and the offset after the last one. */
+static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
+    int n = 0;
+    *end = tu_each_batch(log, from, tu_count_batch, &n);
     return n;
 }
 

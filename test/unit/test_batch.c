@@ -280,8 +280,12 @@ START_TEST(test_validation_statuses) {
     ck_assert_int_eq(validate_raw(two, sizeof two, 3, 2, 0, -1, 0), KP_ERR_CORRUPT);
     /* count says 1, bytes left over: structure */
     ck_assert_int_eq(validate_raw(two, sizeof two, 1, 0, 0, -1, 0), KP_ERR_CORRUPT);
-    /* lastOffsetDelta != last record's delta */
-    ck_assert_int_eq(validate_raw(two, sizeof two, 2, 2, 0, -1, 0), KP_ERR_BAD_VALUE);
+    /* lastOffsetDelta past the last record's delta: a compacted batch that
+     * lost its last record (Kafka keeps the last offset); not from a producer */
+    ck_assert_int_eq(validate_raw(two, sizeof two, 2, 2, 0, -1, 0), KP_OK);
+    ck_assert_int_eq(validate_raw(two, sizeof two, 2, 2, 0, -1, KP_VALIDATE_PRODUCER), KP_ERR_BAD_VALUE);
+    /* lastOffsetDelta below the last record's delta */
+    ck_assert_int_eq(validate_raw(two, sizeof two, 2, 0, 0, -1, 0), KP_ERR_BAD_VALUE);
     uint8_t gap[] = { REC(0, 0), REC(0, 4) }; /* 0, 2 */
     ck_assert_int_eq(validate_raw(gap, sizeof gap, 2, 2, 0, -1, 0), KP_OK);
     ck_assert_int_eq(validate_raw(gap, sizeof gap, 2, 2, 0, -1, KP_VALIDATE_PRODUCER), KP_ERR_BAD_VALUE);
@@ -527,6 +531,202 @@ START_TEST(test_client_fixtures) {
 }
 END_TEST
 
+/* Rebuilds `src` keeping the records whose index bit is set in `keep`. */
+static void rewrite(const kp_batch_t *src, const kp_batch_opts_t *o, unsigned keep, const uint8_t **out, size_t *len) {
+    const uint8_t *recs;
+    size_t rlen;
+    ck_assert_int_eq(kp_batch_records(src, &arena, MIB, &recs, &rlen), KP_OK);
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, o);
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, src, recs, rlen);
+    int rc;
+    for (unsigned i = 0; (rc = kp_record_iter_next(&it, &rec)) == 1; i++)
+        if (keep & (1u << i)) ck_assert_int_eq(kp_batch_builder_add_record(&bb, &rec), KP_OK);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(kp_batch_builder_finish(&bb, &arena, out, len), KP_OK);
+    kp_batch_builder_free(&bb);
+}
+
+/* The cleaner's rewrite: same header (base offset, epoch, producer fields,
+ * codec, last offset delta, max timestamp), records kept with their offset
+ * deltas and timestamps, optionally a delete horizon as base timestamp. */
+START_TEST(test_rewrite_keeps_header_for_every_codec) {
+    init_sample();
+    for (int c = KP_CODEC_NONE; c <= KP_CODEC_ZSTD; c++) {
+        for (int horizon = 0; horizon < 2; horizon++) {
+            kp_batch_opts_t o = kp_batch_opts_default();
+            o.codec = (kp_codec_t)c;
+            o.flags = KP_BATCH_TRANSACTIONAL;
+            o.base_offset = 5000;
+            o.partition_leader_epoch = 7;
+            o.producer_id = 31;
+            o.producer_epoch = 3;
+            o.base_sequence = 17;
+            const uint8_t *p, *q;
+            size_t len, qlen;
+            build(&o, sample, NREC, &p, &len);
+            kp_batch_t src, got;
+            read_one(p, len, &src);
+            kp_batch_opts_t ro = kp_batch_opts_from(&src);
+            ck_assert_int_eq(ro.codec, c);
+            if (horizon) ro.delete_horizon_ms = 50000;
+            unsigned keep = 0x2 | 0x8; /* records 1 and 3: gaps, last one gone */
+            rewrite(&src, &ro, keep, &q, &qlen);
+            read_one(q, qlen, &got);
+            ck_assert_int_eq(kp_batch_verify_crc(&got), KP_OK);
+            ck_assert_int_eq(got.base_offset, 5000);
+            ck_assert_int_eq(got.partition_leader_epoch, 7);
+            ck_assert_int_eq(got.producer_id, 31);
+            ck_assert_int_eq(got.producer_epoch, 3);
+            ck_assert_int_eq(got.base_sequence, 17);
+            ck_assert_int_eq(got.last_offset_delta, NREC - 1);
+            ck_assert_int_eq(got.max_timestamp, src.max_timestamp);
+            ck_assert_int_eq(got.records_count, 2);
+            ck_assert_int_eq(kp_batch_codec(&got), c);
+            ck_assert(kp_batch_is_transactional(&got));
+            ck_assert_int_eq((got.attributes & KP_BATCH_DELETE_HORIZON) != 0, horizon);
+            ck_assert_int_eq(got.base_timestamp, horizon ? 50000 : sample[1].timestamp);
+            kp_batch_info_t info;
+            ck_assert_int_eq(kp_batch_validate(&got, 0, &arena, MIB, &info), KP_OK);
+            kp_record_iter_t it;
+            kp_record_t rec;
+            kp_record_iter_init(&it, &got, info.records, info.records_len);
+            for (int i = 1; i <= 3; i += 2) {
+                ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
+                ck_assert_int_eq(rec.offset, 5000 + i);
+                ck_assert_int_eq(rec.timestamp, sample[i].timestamp);
+                assert_slice(rec.key, sample[i].key);
+                assert_slice(rec.value, sample[i].value);
+                ck_assert_int_eq(rec.headers_count, sample[i].headers_count);
+            }
+            ck_assert_int_eq(kp_record_iter_next(&it, &rec), 0);
+            /* a rewrite that keeps every record is byte-identical */
+            if (!horizon && c == KP_CODEC_NONE) {
+                rewrite(&src, &ro, 0x1f, &q, &qlen);
+                ck_assert_uint_eq(qlen, len);
+                ck_assert_mem_eq(q, p, len);
+            }
+            /* emptied: offsets and the max timestamp survive */
+            rewrite(&src, &ro, 0, &q, &qlen);
+            read_one(q, qlen, &got);
+            ck_assert_int_eq(got.records_count, 0);
+            ck_assert_int_eq(kp_batch_last_offset(&got), 5000 + NREC - 1);
+            ck_assert_int_eq(got.max_timestamp, src.max_timestamp);
+            ck_assert_int_eq(got.base_timestamp, horizon ? 50000 : src.max_timestamp);
+            ck_assert_int_eq(kp_batch_validate(&got, 0, &arena, MIB, NULL), KP_OK);
+            kp_arena_reset(&arena);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_rewrite_log_append_time_and_errors) {
+    init_sample();
+    kp_batch_opts_t o = kp_batch_opts_default();
+    const uint8_t *p, *q;
+    size_t len, qlen;
+    build(&o, sample, NREC, &p, &len);
+    uint8_t *w = malloc(len);
+    memcpy(w, p, len);
+    kp_batch_patch_log_append_time(w, len, 777777);
+    kp_batch_t src, got;
+    read_one(w, len, &src);
+    ck_assert_int_eq(kp_batch_verify_crc(&src), KP_OK);
+    ck_assert(src.attributes & KP_BATCH_TIMESTAMP_LOG_APPEND);
+    ck_assert_int_eq(src.max_timestamp, 777777);
+    ck_assert_int_eq(src.base_timestamp, 1000); /* untouched */
+    ck_assert_int_eq(kp_batch_validate(&src, KP_VALIDATE_PRODUCER, &arena, MIB, NULL), KP_OK);
+    kp_batch_opts_t ro = kp_batch_opts_from(&src);
+    rewrite(&src, &ro, 0x5, &q, &qlen);
+    read_one(q, qlen, &got);
+    ck_assert(got.attributes & KP_BATCH_TIMESTAMP_LOG_APPEND);
+    ck_assert_int_eq(got.max_timestamp, 777777);
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, &got, q + KP_BATCH_HEADER_BYTES, qlen - KP_BATCH_HEADER_BYTES);
+    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
+    ck_assert_int_eq(rec.timestamp, 777777);
+    ck_assert_int_eq(rec.offset, 0);
+    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
+    ck_assert_int_eq(rec.offset, 2);
+
+    /* add_record: headers that do not match their count, decreasing deltas,
+     * a kept last offset below the last record */
+    kp_record_iter_init(&it, &src, w + KP_BATCH_HEADER_BYTES, len - KP_BATCH_HEADER_BYTES);
+    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
+    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1); /* record 1: two headers */
+    kp_batch_builder_t bb;
+    kp_batch_opts_t eo = kp_batch_opts_default();
+    eo.last_offset_delta = 0;
+    kp_batch_builder_init(&bb, &eo);
+    kp_record_t bad = rec;
+    bad.headers_count = 1;
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &bad), KP_ERR_BAD_VALUE);
+    bad.headers_count = 3;
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &bad), KP_ERR_BAD_VALUE);
+    bad = rec;
+    bad.headers.len--;
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &bad), KP_ERR_BAD_VALUE);
+    bad.headers_count = -1;
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &bad), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &rec), KP_OK);
+    ck_assert_int_eq(kp_batch_builder_add_record(&bb, &rec), KP_ERR_BAD_VALUE); /* same delta */
+    ck_assert_int_eq(kp_batch_builder_finish(&bb, &arena, &q, &qlen), KP_ERR_BAD_VALUE); /* delta 1 > 0 */
+    kp_batch_builder_free(&bb);
+    free(w);
+}
+END_TEST
+
+/* kp_batch_read_header agrees with kp_batch_read on every header field and
+ * on every header-level error, without needing the body. */
+START_TEST(test_read_header_alone) {
+    init_sample();
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.codec = KP_CODEC_LZ4;
+    o.base_offset = 99;
+    const uint8_t *p;
+    size_t len;
+    build(&o, sample, NREC, &p, &len);
+    kp_batch_t full, h;
+    read_one(p, len, &full);
+    for (size_t n = 0; n < KP_BATCH_HEADER_BYTES; n++)
+        ck_assert_int_eq(kp_batch_read_header(p, n, &h), KP_ERR_TRUNCATED);
+    ck_assert_int_eq(kp_batch_read_header(p, KP_BATCH_HEADER_BYTES, &h), KP_OK);
+    ck_assert_ptr_null(h.data);
+#define SAME(f) ck_assert_int_eq(h.f, full.f)
+    SAME(size); SAME(base_offset); SAME(batch_length); SAME(partition_leader_epoch); SAME(magic); SAME(crc);
+    SAME(attributes); SAME(last_offset_delta); SAME(base_timestamp); SAME(max_timestamp); SAME(producer_id);
+    SAME(producer_epoch); SAME(base_sequence); SAME(records_count);
+#undef SAME
+    uint8_t w[KP_BATCH_HEADER_BYTES];
+    struct { size_t at; uint8_t v; int want; } bad[] = {
+        { 11, 10, KP_ERR_BAD_LENGTH },   /* batchLength 10 < 49 */
+        { 16, 1, KP_ERR_UNSUPPORTED },   /* magic 1 */
+        { 22, 5, KP_ERR_BAD_VALUE },     /* codec 5 */
+        { 21, 0x80, KP_ERR_BAD_VALUE },  /* unused attribute bit */
+        { 57, 0x80, KP_ERR_BAD_VALUE },  /* recordsCount < 0 */
+        { 23, 0x80, KP_ERR_BAD_VALUE },  /* lastOffsetDelta < 0 */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memcpy(w, p, sizeof w);
+        w[bad[i].at] = bad[i].v;
+        ck_assert_int_eq(kp_batch_read_header(w, sizeof w, &h), bad[i].want);
+        /* and kp_batch_read says the same over the whole (patched) batch */
+        uint8_t *all = malloc(len);
+        memcpy(all, p, len);
+        all[bad[i].at] = bad[i].v;
+        kp_rd_t r;
+        kp_rd_init(&r, all, len);
+        int rc = kp_batch_read(&r, &h);
+        if (bad[i].at == 11) ck_assert_int_eq(rc, KP_ERR_BAD_LENGTH);
+        else ck_assert_int_eq(rc, bad[i].want);
+        free(all);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("batch");
     TCase *tc = tcase_create("core");
@@ -536,6 +736,9 @@ int main(void) {
     tcase_add_test(tc, test_uncompressed_records_are_not_copied_and_patches_keep_crc);
     tcase_add_test(tc, test_txn_marker_and_kraft_control);
     tcase_add_test(tc, test_builder_input_errors_and_empty_batch);
+    tcase_add_test(tc, test_rewrite_keeps_header_for_every_codec);
+    tcase_add_test(tc, test_rewrite_log_append_time_and_errors);
+    tcase_add_test(tc, test_read_header_alone);
     tcase_add_test(tc, test_validation_statuses);
     tcase_add_test(tc, test_every_flip_in_crc_range_detected);
     tcase_add_test(tc, test_truncated_at_every_byte_and_bad_lengths);

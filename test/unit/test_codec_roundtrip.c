@@ -252,7 +252,8 @@ END_TEST
 START_TEST(test_standalone_messages) {
     const char *names[] = { "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
                             "LeaderChangeMessage", "SnapshotHeaderRecord", "SnapshotFooterRecord",
-                            "VotersRecord", "KRaftVersionRecord" };
+                            "VotersRecord", "KRaftVersionRecord", "GroupMetadataKey",
+                            "GroupMetadataValue", "OffsetCommitKey", "OffsetCommitValue" };
     size_t count = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const kp_struct_desc_t *d = kp_message_desc(names[i]);

@@ -220,7 +220,7 @@ START_TEST(test_apply_and_lookups) {
     ck_assert(ids_are(&bk_image_partition(&img, &id1, 1)->isr, IV(2, 3)));
 
     size_t n;
-    const bk_config_t *c = bk_image_configs(&img, 2, "orders", &n);
+    const bk_img_config_t *c = bk_image_configs(&img, 2, "orders", &n);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(c[0].name, "cleanup.policy");   /* sorted by name */
     ck_assert_str_eq(c[1].name, "retention.ms");

@@ -32,9 +32,17 @@ static st_log_config_t ccfg(void) {
     return c;
 }
 
-/* Appends one batch of n random key writes; updates the model. */
-static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts) {
-    st_rec_t recs[8];
+/* Codec of the next batch: none when !mixed, else any of the five (half
+ * of them uncompressed). */
+static kp_codec_t pick_codec(unsigned *seed, bool mixed) {
+    if (!mixed || rand_r(seed) % 2 == 0) return KP_CODEC_NONE;
+    return (kp_codec_t)(1 + rand_r(seed) % 4);
+}
+
+/* Appends one batch of n random key writes (codec per pick_codec); updates
+ * the model. */
+static void write_random_codec(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts, bool mixed) {
+    kp_record_in_t recs[8];
     char keys[8][16], vals[8][24];
     int kidx[8], vid[8];
     for (int i = 0; i < n; i++) {
@@ -42,16 +50,14 @@ static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64
         vid[i] = rand_r(seed) % 5 == 0 ? VAL_TOMB : rand_r(seed) % 100000;
         int kl = snprintf(keys[i], sizeof keys[i], "key%02d", kidx[i]);
         int vl = snprintf(vals[i], sizeof vals[i], "v%d", vid[i]);
-        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
-                              .value = vid[i] == VAL_TOMB ? kp_slice_null()
-                                                          : (kp_slice_t){ (const uint8_t *)vals[i], (size_t)vl },
-                              .timestamp = ts, .offset_delta = i };
+        recs[i] = (kp_record_in_t){ .timestamp = ts, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                    .value = vid[i] == VAL_TOMB ? kp_slice_null()
+                                                                : (kp_slice_t){ (const uint8_t *)vals[i], (size_t)vl } };
     }
-    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = n - 1, .base_timestamp = ts, .max_timestamp = ts,
-                         .producer_id = -1, .producer_epoch = -1, .base_sequence = -1 };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.codec = pick_codec(seed, mixed);
     uint8_t buf[2048];
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    size_t len = tu_build(buf, sizeof buf, &o, recs, n);
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, ts, &info), KP_OK);
     for (int i = 0; i < n; i++) {
@@ -60,48 +66,60 @@ static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64
     }
 }
 
+static void write_random(st_log_t *log, model_t *m, unsigned *seed, int n, int64_t ts) {
+    write_random_codec(log, m, seed, n, ts, false);
+}
+
+static int64_t compressed_seen;    /* compressed batches met by the last check */
+static int64_t compressed_thinned; /* ... of which compaction rebuilt (gaps) */
+
+typedef struct fold {
+    kp_arena_t arena;
+    int32_t seen[NKEYS];
+    int64_t seen_off[NKEYS];
+    int64_t last, records;
+} fold_t;
+
+static void fold_batch(const kp_batch_t *b, void *ctx) {
+    fold_t *f = ctx;
+    /* every batch stays one a consumer accepts (gaps, kept last offset) */
+    kp_batch_info_t vi;
+    kp_arena_reset(&f->arena);
+    ck_assert_int_eq(kp_batch_validate(b, 0, &f->arena, 1 << 20, &vi), KP_OK);
+    compressed_seen += kp_batch_codec(b) != KP_CODEC_NONE;
+    compressed_thinned += kp_batch_codec(b) != KP_CODEC_NONE && b->records_count < b->last_offset_delta + 1;
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, b, vi.records, vi.records_len);
+    int rc;
+    while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+        ck_assert_int_gt(rec.offset, f->last);
+        f->last = rec.offset;
+        f->records++;
+        int k = atoi((const char *)rec.key.p + 3);
+        f->seen[k] = kp_slice_is_null(rec.value) ? VAL_TOMB : atoi((const char *)rec.value.p + 1);
+        f->seen_off[k] = rec.offset;
+    }
+    ck_assert_int_eq(rc, 0);
+}
+
 /* Folds every readable record into latest-per-key; checks offsets increase
  * and that each latest matches the model. Returns the number of records. */
 static int64_t check_against_model(st_log_t *log, const model_t *m, bool tombstones_may_vanish) {
-    int32_t seen[NKEYS];
-    int64_t seen_off[NKEYS];
-    for (int k = 0; k < NKEYS; k++) seen[k] = VAL_NONE;
-    size_t cap = 1 << 20;
-    uint8_t *buf = malloc(cap);
-    int64_t off = st_log_start_offset(log), last = -1, records = 0;
-    for (;;) {
-        size_t len;
-        int64_t next;
-        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
-        if (len == 0) break;
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (kp_rd_remaining(&r)) {
-            kp_batch_t b;
-            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-            kp_record_iter_t it;
-            kp_record_t rec;
-            kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
-            int rc;
-            while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
-                ck_assert_int_gt(rec.offset, last);
-                last = rec.offset;
-                records++;
-                int k = atoi((const char *)rec.key.p + 3);
-                seen[k] = kp_slice_is_null(rec.value) ? VAL_TOMB : atoi((const char *)rec.value.p + 1);
-                seen_off[k] = rec.offset;
-            }
-            ck_assert_int_eq(rc, 0);
-        }
-        off = next;
-    }
-    free(buf);
+    fold_t *f = calloc(1, sizeof *f);
+    kp_arena_init(&f->arena, (size_t)16 << 20);
+    compressed_seen = compressed_thinned = 0;
+    for (int k = 0; k < NKEYS; k++) f->seen[k] = VAL_NONE;
+    f->last = -1;
+    tu_each_batch(log, st_log_start_offset(log), fold_batch, f);
+    kp_arena_free(&f->arena);
     for (int k = 0; k < NKEYS; k++) {
-        if (m->val[k] == VAL_TOMB && tombstones_may_vanish && seen[k] == VAL_NONE) continue;
-        ck_assert_msg(seen[k] == m->val[k], "key %d: log %d model %d", k, seen[k], m->val[k]);
-        if (seen[k] != VAL_NONE) ck_assert_int_eq(seen_off[k], m->off[k]);
+        if (m->val[k] == VAL_TOMB && tombstones_may_vanish && f->seen[k] == VAL_NONE) continue;
+        ck_assert_msg(f->seen[k] == m->val[k], "key %d: log %d model %d", k, f->seen[k], m->val[k]);
+        if (f->seen[k] != VAL_NONE) ck_assert_int_eq(f->seen_off[k], m->off[k]);
     }
+    int64_t records = f->records;
+    free(f);
     return records;
 }
 
@@ -125,7 +143,10 @@ START_TEST(test_offset_map) {
 }
 END_TEST
 
+/* _i == 0: uncompressed batches; 1: gzip/snappy/lz4/zstd mixed with
+ * uncompressed ones (rebuilt with their own codec). */
 START_TEST(test_compaction_matches_model) {
+    bool mixed = _i == 1;
     char *dir = tu_tmpdir();
     st_log_config_t cfg = ccfg();
     st_log_t *log = tu_open(dir, &cfg, 0, false);
@@ -133,9 +154,9 @@ START_TEST(test_compaction_matches_model) {
     for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
     unsigned seed = 12345;
     st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
-    int64_t now = 10000;
+    int64_t now = 10000, recompressed = 0;
     for (int round = 0; round < 6; round++) {
-        for (int i = 0; i < 60; i++) write_random(log, &m, &seed, 1 + rand_r(&seed) % 6, now);
+        for (int i = 0; i < 60; i++) write_random_codec(log, &m, &seed, 1 + rand_r(&seed) % 6, now, mixed);
         st_log_set_high_watermark(log, st_log_end_offset(log));
         uint64_t before = st_log_size_bytes(log);
         int64_t recs_before = check_against_model(log, &m, false);
@@ -146,8 +167,13 @@ START_TEST(test_compaction_matches_model) {
         ck_assert_uint_lt(st_log_size_bytes(log), before);
         int64_t recs_after = check_against_model(log, &m, false);
         ck_assert_int_lt(recs_after, recs_before);
+        ck_assert_int_eq(st.batches_kept_whole, 0);
+        recompressed += st.batches_recompressed;
+        if (mixed) ck_assert_int_gt(compressed_thinned, 0); /* rebuilt with their codec */
+        else ck_assert_int_eq(st.batches_recompressed + compressed_seen, 0);
         now += 100;
     }
+    if (mixed) ck_assert_int_gt(recompressed, 0);
     /* every key at most once below the cleaned end: run a final pass after
      * rolling so that everything is cleanable */
     ck_assert_int_eq(st_log_roll(log, now), KP_OK);
@@ -240,7 +266,7 @@ START_TEST(test_kill_at_every_swap_step) {
         model_t m;
         for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
         unsigned seed = (unsigned)step * 99;
-        for (int i = 0; i < 120; i++) write_random(log, &m, &seed, 3, 100);
+        for (int i = 0; i < 120; i++) write_random_codec(log, &m, &seed, 3, 100, true);
         st_log_set_high_watermark(log, st_log_end_offset(log));
         st_log_offsets_t fin;
         ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
@@ -287,30 +313,46 @@ START_TEST(test_kill_at_every_swap_step) {
 }
 END_TEST
 
-/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn). */
+/* A batch of n records "keyNN" -> "v<val>", from producer pid (txn), or an
+ * abort marker. */
 static void txn_write(st_log_t *log, int64_t pid, bool txn, bool control_abort, int k0, int n, int val) {
-    st_rec_t recs[8];
-    char keys[8][16], vals[8][16];
-    uint8_t ckey[4] = { 0, 0, 0, 0 }, cval[6] = { 0 };
-    for (int i = 0; i < n; i++) {
-        int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
-        int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
-        recs[i] = (st_rec_t){ .key = { (const uint8_t *)keys[i], (size_t)kl },
-                              .value = { (const uint8_t *)vals[i], (size_t)vl }, .timestamp = 1, .offset_delta = i };
-    }
-    if (control_abort) {
-        recs[0] = (st_rec_t){ .key = { ckey, 4 }, .value = { cval, 6 }, .timestamp = 1 };
-        n = 1;
-    }
-    st_batch_hdr_t h = { .leader_epoch = -1,
-                         .attributes = (int16_t)((txn ? KP_BATCH_TRANSACTIONAL : 0) | (control_abort ? KP_BATCH_CONTROL : 0)),
-                         .last_offset_delta = n - 1, .base_timestamp = 1, .max_timestamp = 1, .producer_id = pid,
-                         .producer_epoch = 0, .base_sequence = pid >= 0 && !control_abort ? 0 : -1 };
     uint8_t buf[2048];
     size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, buf, sizeof buf, &len), KP_OK);
+    if (control_abort) {
+        len = tu_marker(buf, sizeof buf, pid, 0, false, 1);
+    } else {
+        kp_record_in_t recs[8];
+        char keys[8][16], vals[8][16];
+        for (int i = 0; i < n; i++) {
+            int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
+            int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
+            recs[i] = (kp_record_in_t){ .timestamp = 1, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                        .value = { (const uint8_t *)vals[i], (size_t)vl } };
+        }
+        kp_batch_opts_t o = kp_batch_opts_default();
+        o.flags = txn ? KP_BATCH_TRANSACTIONAL : 0;
+        o.producer_id = pid;
+        o.producer_epoch = pid >= 0 ? 0 : -1;
+        o.base_sequence = pid >= 0 ? 0 : -1;
+        len = tu_build(buf, sizeof buf, &o, recs, n);
+    }
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+}
+
+typedef struct txn_left {
+    int controls, below_9, from_9;
+} txn_left_t;
+
+static void count_txn_left(const kp_batch_t *b, void *ctx) {
+    txn_left_t *l = ctx;
+    if (kp_batch_is_control(b)) {
+        l->controls++;
+        return;
+    }
+    ck_assert_int_ne(b->producer_id, 1); /* aborted data is gone */
+    if (b->base_offset < 9) l->below_9 += b->records_count;
+    else l->from_9 += b->records_count;
 }
 
 START_TEST(test_compaction_and_transactions) {
@@ -333,29 +375,9 @@ START_TEST(test_compaction_and_transactions) {
     ck_assert_int_le(st.end_offset, 9);
     /* what is left: marker, v2 for key00..02 (their v4 lies beyond the
      * cleanable range), and every record from 9 on */
-    size_t cap = 1 << 16;
-    uint8_t *buf = malloc(cap);
-    int64_t off = 0;
-    int controls = 0, recs_below_9 = 0, recs_from_9 = 0;
-    for (;;) {
-        size_t len;
-        int64_t next;
-        ck_assert_int_eq(st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next), KP_OK);
-        if (len == 0) break;
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (kp_rd_remaining(&r)) {
-            kp_batch_t b;
-            ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-            ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-            if (kp_batch_is_control(&b)) { controls++; continue; }
-            ck_assert_int_ne(b.producer_id, 1); /* aborted data is gone */
-            if (b.base_offset < 9) recs_below_9 += b.records_count;
-            else recs_from_9 += b.records_count;
-        }
-        off = next;
-    }
-    free(buf);
+    txn_left_t left = { 0, 0, 0 };
+    tu_each_batch(log, 0, count_txn_left, &left);
+    int controls = left.controls, recs_below_9 = left.below_9, recs_from_9 = left.from_9;
     ck_assert_int_eq(controls, 1);
     ck_assert_int_eq(recs_below_9, 3);
     ck_assert_int_eq(recs_from_9, 5);
@@ -371,13 +393,15 @@ START_TEST(test_producer_last_batch_kept_empty) {
     cfg.segment_bytes = 150;
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     /* pid 9 writes key00..key01 once (seq 0-1); plain writes supersede them */
-    st_rec_t r[2] = { { .key = kp_slice_cstr("key00"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 0 },
-                      { .key = kp_slice_cstr("key01"), .value = kp_slice_cstr("p"), .timestamp = 1, .offset_delta = 1 } };
-    st_batch_hdr_t h = { .leader_epoch = -1, .last_offset_delta = 1, .base_timestamp = 1, .max_timestamp = 1,
-                         .producer_id = 9, .producer_epoch = 0, .base_sequence = 0 };
+    kp_record_in_t r[2] = { { .timestamp = 1, .key = kp_slice_cstr("key00"), .value = kp_slice_cstr("p") },
+                            { .timestamp = 1, .key = kp_slice_cstr("key01"), .value = kp_slice_cstr("p") } };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.producer_id = 9;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.codec = KP_CODEC_ZSTD; /* emptied and rebuilt: an empty compressed batch */
     uint8_t buf[1024];
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, r, 2, buf, sizeof buf, &len), KP_OK);
+    size_t len = tu_build(buf, sizeof buf, &o, r, 2);
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
     for (int i = 0; i < 4; i++) txn_write(log, -1, false, false, 0, 2, 10 + i);
@@ -399,6 +423,10 @@ START_TEST(test_producer_last_batch_kept_empty) {
     ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
     ck_assert_int_eq(b.producer_id, 9);
     ck_assert_int_eq(b.records_count, 0);
+    ck_assert_int_eq(kp_batch_codec(&b), KP_CODEC_NONE);
+    ck_assert_int_eq(b.size, KP_BATCH_HEADER_BYTES);
+    ck_assert_int_eq(b.max_timestamp, 1);
+    ck_assert_int_eq(b.base_sequence, 0);
     ck_assert_int_eq(b.base_offset, 0);
     ck_assert_int_eq(kp_batch_last_offset(&b), 1);
     /* without any snapshot, a replay still knows the producer's sequence */
@@ -490,18 +518,58 @@ START_TEST(test_build_concurrent_with_appends) {
 }
 END_TEST
 
+/* Batches whose records are over records_max_bytes (compressed or not) are
+ * kept whole and unread: their keys supersede nothing and nothing of them
+ * is dropped, so the latest value per key is still right; once the cap is
+ * raised they are cleaned like any other. */
+START_TEST(test_records_over_cap_kept_whole) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    cfg.records_max_bytes = 40; /* fits the smallest batches only */
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 99;
+    for (int i = 0; i < 150; i++) write_random_codec(log, &m, &seed, 1 + rand_r(&seed) % 6, 100, true);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    tu_log_capture(); /* empty the captured lines */
+    ck_assert_int_eq(st_log_compact(log, &cc, 200, &st), KP_OK);
+    ck_assert_int_gt(st.batches_kept_whole, 0);
+    ck_assert_int_gt(st.records_dropped, 0);
+    check_against_model(log, &m, false);
+    char want[96];
+    snprintf(want, sizeof want, " %lld batch(es) over records_max_bytes kept whole", (long long)st.batches_kept_whole);
+    ck_assert_msg(strstr(tu_log_buf, want) != NULL, "log: %s", tu_log_buf);
+    uint64_t size_capped = st_log_size_bytes(log);
+    cfg.records_max_bytes = 0; /* default */
+    st_log_set_config(log, &cfg);
+    ck_assert_int_eq(st_log_roll(log, 300), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    ck_assert_int_eq(st_log_compact(log, &cc, 300, &st), KP_OK);
+    ck_assert_int_eq(st.batches_kept_whole, 0);
+    ck_assert_uint_lt(st_log_size_bytes(log), size_capped);
+    check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_cleaner");
     TCase *tc = tcase_create("cleaner");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_offset_map);
-    tcase_add_test(tc, test_compaction_matches_model);
+    tcase_add_loop_test(tc, test_compaction_matches_model, 0, 2);
     tcase_add_test(tc, test_ratio_lag_and_small_map);
     tcase_add_test(tc, test_kill_at_every_swap_step);
     tcase_add_test(tc, test_compaction_and_transactions);
     tcase_add_test(tc, test_build_concurrent_with_appends);
     tcase_add_test(tc, test_producer_last_batch_kept_empty);
+    tcase_add_test(tc, test_records_over_cap_kept_whole);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

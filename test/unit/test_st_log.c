@@ -497,6 +497,60 @@ START_TEST(test_topic_id_file) {
 }
 END_TEST
 
+/* Timestamp lookups inside compressed batches are record-exact, for every
+ * codec; a batch whose records are over records_max_bytes answers
+ * batch-exact (base offset, batch max timestamp) instead of failing. */
+START_TEST(test_timestamps_in_compressed_batches) {
+    for (int c = KP_CODEC_GZIP; c <= KP_CODEC_ZSTD; c++) {
+        char *dir = tu_tmpdir();
+        st_log_config_t cfg = small_cfg();
+        st_log_t *log = tu_open(dir, &cfg, 0, false);
+        /* 10 batches of 8 records; record j of batch i: ts 5000 + 100i + 3j,
+         * except that record 2 is older than record 1 (CreateTime allows) */
+        for (int i = 0; i < 10; i++) {
+            kp_record_in_t recs[8];
+            char vals[8][8];
+            for (int j = 0; j < 8; j++) {
+                int vl = snprintf(vals[j], sizeof vals[j], "v%d", j);
+                recs[j] = (kp_record_in_t){ .timestamp = 5000 + 100 * i + 3 * j - (j == 2 ? 5 : 0),
+                                            .key = kp_slice_cstr("k"),
+                                            .value = { (const uint8_t *)vals[j], (size_t)vl } };
+            }
+            kp_batch_opts_t o = kp_batch_opts_default();
+            o.codec = (kp_codec_t)c;
+            uint8_t buf[2048];
+            size_t len = tu_build(buf, sizeof buf, &o, recs, 8);
+            st_append_info_t info;
+            ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+        }
+        for (int i = 0; i < 10; i++) {
+            int64_t off, ts;
+            ck_assert_int_eq(st_log_offset_for_time(log, 5000 + 100 * i + 7, &off, &ts), KP_OK);
+            ck_assert_int_eq(off, i * 8 + 3); /* 5000+100i+9 is the first >= +7 */
+            ck_assert_int_eq(ts, 5000 + 100 * i + 9);
+            ck_assert_int_eq(st_log_offset_for_time(log, 5000 + 100 * i - 1, &off, &ts), KP_OK);
+            ck_assert_int_eq(off, i * 8);
+            ck_assert_int_eq(ts, 5000 + 100 * i);
+        }
+        int64_t off, ts;
+        ck_assert_int_eq(st_log_max_timestamp(log, &ts, &off), KP_OK);
+        ck_assert_int_eq(ts, 5000 + 900 + 21);
+        ck_assert_int_eq(off, 79);
+        /* records over the cap: batch-exact */
+        cfg.records_max_bytes = 16;
+        st_log_set_config(log, &cfg);
+        ck_assert_int_eq(st_log_offset_for_time(log, 5000 + 300 + 7, &off, &ts), KP_OK);
+        ck_assert_int_eq(off, 24);
+        ck_assert_int_eq(ts, 5000 + 300 + 21);
+        ck_assert_int_eq(st_log_max_timestamp(log, &ts, &off), KP_OK);
+        ck_assert_int_eq(off, 72);
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+        tu_rmrf(dir);
+        free(dir);
+    }
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_log");
@@ -514,6 +568,7 @@ int main(void) {
     tcase_add_test(tc, test_index_full_rolls);
     tcase_add_test(tc, test_read_spans_two_segments_and_flush_ms);
     tcase_add_test(tc, test_topic_id_file);
+    tcase_add_test(tc, test_timestamps_in_compressed_batches);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -102,68 +102,6 @@ START_TEST(test_time_index_lookups) {
 }
 END_TEST
 
-START_TEST(test_batch_encoder_round_trip) {
-    uint8_t hdrs[16];
-    kp_wr_t w;
-    kp_wr_init(&w, hdrs, sizeof hdrs);
-    ck_assert_int_eq(kp_wr_varint(&w, 1), KP_OK); /* key "h" */
-    ck_assert_int_eq(kp_wr_raw(&w, "h", 1), KP_OK);
-    ck_assert_int_eq(kp_wr_varint(&w, 2), KP_OK); /* value "vv" */
-    ck_assert_int_eq(kp_wr_raw(&w, "vv", 2), KP_OK);
-    st_rec_t recs[3] = {
-        { .key = kp_slice_null(), .value = kp_slice_cstr("a"), .timestamp = 500, .offset_delta = 0 },
-        { .key = kp_slice_cstr("k"), .value = kp_slice_null(), .timestamp = 400, .offset_delta = 2 },
-        { .key = kp_slice_cstr(""), .value = kp_slice_cstr(""), .timestamp = 900, .offset_delta = 5,
-          .headers_count = 1, .headers = { hdrs, w.pos } },
-    };
-    st_batch_hdr_t h = { .base_offset = 77, .leader_epoch = 3, .attributes = KP_BATCH_DELETE_HORIZON,
-                         .last_offset_delta = 6, .base_timestamp = 1000, .max_timestamp = 900,
-                         .producer_id = 5, .producer_epoch = 2, .base_sequence = 10 };
-    uint8_t buf[512];
-    size_t len;
-    size_t want = st_batch_encoded_size(&h, recs, 3);
-    for (size_t cap = 0; cap < want; cap += 7) ck_assert_int_eq(st_batch_encode(&h, recs, 3, buf, cap, &len), KP_ERR_OVERFLOW);
-    ck_assert_int_eq(st_batch_encode(&h, recs, 3, buf, sizeof buf, &len), KP_OK);
-    ck_assert_uint_eq(len, want);
-    kp_rd_t r;
-    kp_rd_init(&r, buf, len);
-    kp_batch_t b;
-    ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-    ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-    ck_assert_int_eq(b.base_offset, 77);
-    ck_assert_int_eq(b.partition_leader_epoch, 3);
-    ck_assert_int_eq(b.records_count, 3);
-    ck_assert_int_eq(b.last_offset_delta, 6);
-    ck_assert_int_eq(b.producer_id, 5);
-    ck_assert_int_eq(b.base_sequence, 10);
-    kp_record_iter_t it;
-    kp_record_t rec;
-    kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
-    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
-    ck_assert(kp_slice_is_null(rec.key));
-    ck_assert_int_eq(rec.timestamp, 500); /* negative delta from the horizon */
-    ck_assert_int_eq(rec.offset, 77);
-    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
-    ck_assert(kp_slice_is_null(rec.value));
-    ck_assert_int_eq(rec.offset, 79);
-    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
-    ck_assert_uint_eq(rec.key.len, 0);
-    ck_assert(!kp_slice_is_null(rec.key));
-    ck_assert_int_eq(rec.headers_count, 1);
-    ck_assert_int_eq(rec.offset, 82);
-    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 0);
-    /* restamp after an edit makes the CRC valid again */
-    buf[KP_BATCH_ATTR_OFFSET + 1] |= KP_BATCH_TIMESTAMP_LOG_APPEND;
-    kp_rd_init(&r, buf, len);
-    ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
-    ck_assert_int_eq(kp_batch_verify_crc(&b), KP_ERR_CORRUPT);
-    st_batch_restamp_crc(buf, len);
-    kp_rd_init(&r, buf, len);
-    ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK); /* re-read: b.crc holds the stored value */
-    ck_assert_int_eq(kp_batch_verify_crc(&b), KP_OK);
-}
-END_TEST
-
 START_TEST(test_segment_header_every_cut) {
     char *dir = tu_tmpdir();
     st_segment_t s;
@@ -262,7 +200,6 @@ int main(void) {
     TCase *tc = tcase_create("parts");
     tcase_add_test(tc, test_offset_index_lookups);
     tcase_add_test(tc, test_time_index_lookups);
-    tcase_add_test(tc, test_batch_encoder_round_trip);
     tcase_add_test(tc, test_segment_header_every_cut);
     tcase_add_test(tc, test_meta_properties_malformed);
     tcase_add_test(tc, test_logdirs_pick_edges);

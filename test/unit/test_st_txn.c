@@ -10,29 +10,15 @@
 #include "storage/st_producer_state.h"
 
 static size_t pid_batch(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, int32_t seq, int n, bool txn) {
-    st_rec_t recs[16];
-    for (int i = 0; i < n; i++) {
-        recs[i] = (st_rec_t){ .key = kp_slice_cstr("k"), .value = kp_slice_cstr("v"), .timestamp = 10 + i,
-                              .offset_delta = i };
-    }
-    st_batch_hdr_t h = { .leader_epoch = -1, .attributes = txn ? KP_BATCH_TRANSACTIONAL : 0,
-                         .last_offset_delta = n - 1, .base_timestamp = 10, .max_timestamp = 10 + n - 1,
-                         .producer_id = pid, .producer_epoch = epoch, .base_sequence = seq };
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, recs, n, out, cap, &len), KP_OK);
-    return len;
-}
-
-static size_t marker(uint8_t *out, size_t cap, int64_t pid, int16_t epoch, bool commit) {
-    uint8_t key[4] = { 0, 0, 0, commit ? 1 : 0 };
-    uint8_t val[6] = { 0, 0, 0, 0, 0, 9 };
-    st_rec_t r = { .key = { key, 4 }, .value = { val, 6 }, .timestamp = 50, .offset_delta = 0 };
-    st_batch_hdr_t h = { .leader_epoch = -1, .attributes = KP_BATCH_TRANSACTIONAL | KP_BATCH_CONTROL,
-                         .last_offset_delta = 0, .base_timestamp = 50, .max_timestamp = 50, .producer_id = pid,
-                         .producer_epoch = epoch, .base_sequence = -1 };
-    size_t len;
-    ck_assert_int_eq(st_batch_encode(&h, &r, 1, out, cap, &len), KP_OK);
-    return len;
+    kp_record_in_t recs[16];
+    for (int i = 0; i < n; i++)
+        recs[i] = (kp_record_in_t){ .timestamp = 10 + i, .key = kp_slice_cstr("k"), .value = kp_slice_cstr("v") };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.flags = txn ? KP_BATCH_TRANSACTIONAL : 0;
+    o.producer_id = pid;
+    o.producer_epoch = epoch;
+    o.base_sequence = seq;
+    return tu_build(out, cap, &o, recs, n);
 }
 
 static int64_t app(st_log_t *log, uint8_t *buf, size_t len) {
@@ -225,12 +211,12 @@ START_TEST(test_transactions_lso_and_aborted_index) {
     st_log_set_high_watermark(log, st_log_end_offset(log));
     ck_assert_int_eq(st_log_first_unstable_offset(log), 0);
     ck_assert_int_eq(st_log_last_stable_offset(log), 0);
-    app(log, buf, marker(buf, sizeof buf, 1, 0, false));          /* 6 abort pid1 */
+    app(log, buf, tu_marker(buf, sizeof buf, 1, 0, false, 50));          /* 6 abort pid1 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), 2);
     app(log, buf, pid_batch(buf, sizeof buf, 1, 0, 2, 2, true));  /* 7-8 pid1 new txn */
-    app(log, buf, marker(buf, sizeof buf, 2, 0, true));           /* 9 commit pid2 */
+    app(log, buf, tu_marker(buf, sizeof buf, 2, 0, true, 50));           /* 9 commit pid2 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), 7);
-    app(log, buf, marker(buf, sizeof buf, 1, 0, false));          /* 10 abort pid1 */
+    app(log, buf, tu_marker(buf, sizeof buf, 1, 0, false, 50));          /* 10 abort pid1 */
     ck_assert_int_eq(st_log_first_unstable_offset(log), -1);
     st_log_set_high_watermark(log, 11);
     ck_assert_int_eq(st_log_last_stable_offset(log), 11);

@@ -1,0 +1,469 @@
+/* broker/node.c — node lifecycle: start-up, commit path, periodic work,
+ * graceful shutdown (see node.h). */
+#include "broker/node.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/admin_routes.h"
+#include "broker/dispatch.h"
+#include "broker/fetch.h"
+#include "broker/meta_log.h"
+#include "broker/parts.h"
+#include "storage/st_checkpoint.h"
+#include "storage/st_status.h"
+
+int64_t bk_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* mkdir -p */
+static int mkdirs(const char *path) {
+    char tmp[ST_PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+/* ---- configs ------------------------------------------------------------ */
+
+void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out) {
+    memset(out, 0, sizeof *out);
+    size_t cnt = 0;
+    const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_TOPIC, topic, &cnt);
+    for (size_t i = 0; i < cnt; i++) {
+        char why[128];
+        if (bk_topic_config_set(out, c[i].name, c[i].value, why, sizeof why) != 0)
+            st_logf(ST_LOG_WARN, "topic %s: ignoring config %s: %s", topic, c[i].name, why);
+    }
+}
+
+void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *lc) {
+    bk_topic_config_t tc;
+    bk_node_topic_config(n, topic, &tc);
+    const bk_config_t *cfg = n->cfg;
+    st_log_config_default(lc);
+    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES);
+    lc->segment_ms = bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_MS);
+    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_INDEX_INTERVAL_BYTES);
+    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_INDEX_BYTES);
+    lc->retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS);
+    lc->retention_bytes = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_BYTES);
+    /* list bitmask in the order of the allowed list "delete,compact" */
+    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, &tc, BK_TC_CLEANUP_POLICY);
+    lc->flush_messages = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MESSAGES);
+    lc->flush_ms = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MS);
+    lc->log_append_time = bk_topic_config_int(cfg, &tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
+    lc->delete_retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_DELETE_RETENTION_MS);
+    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, &tc, BK_TC_MIN_COMPACTION_LAG_MS);
+    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
+    lc->producer_id_expiration_ms = bk_config_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
+}
+
+static void log_cfg_cb(void *ctx, const char *topic, st_log_config_t *out) {
+    bk_node_log_config(ctx, topic, out);
+}
+
+static void reconfig_one(bk_part_t *p, void *ctx) {
+    if (!p->log) return;
+    st_log_config_t lc;
+    bk_node_log_config(ctx, p->topic, &lc);
+    st_log_set_config(p->log, &lc);
+}
+
+void bk_node_configs_changed(bk_node_t *n) { bk_parts_each(n->parts, reconfig_one, n); }
+
+/* ---- commit path ---------------------------------------------------------- */
+
+void bk_node_after_commit(bk_node_t *n) {
+    size_t max = bk_image_pending_changes(&n->img);
+    if (max == 0 || !n->parts) {
+        if (!n->parts) (void)bk_image_take_changes(&n->img, NULL, 0);
+        return;
+    }
+    bk_change_t *ch = malloc(max * sizeof *ch);
+    if (!ch) {
+        st_logf(ST_LOG_ERROR, "node %d: out of memory applying %zu partition changes", n->id, max);
+        return;
+    }
+    size_t cnt = bk_image_take_changes(&n->img, ch, max);
+    assert(cnt <= max);
+    size_t failed = bk_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, bk_now_ms());
+    if (failed)
+        st_logf(ST_LOG_ERROR, "node %d: %zu partitions could not be opened; they are offline", n->id, failed);
+    free(ch);
+    /* a config record may have changed topic settings */
+    bk_node_configs_changed(n);
+}
+
+typedef struct {
+    bk_node_t *n;
+    bk_commit_fn done;
+    void *arg;
+} commit_ctx_t;
+
+static void committed(void *arg, int status, int64_t first_offset) {
+    (void)first_offset;
+    commit_ctx_t *c = arg;
+    if (status == KP_OK) bk_node_after_commit(c->n);
+    c->done(c->arg, status);
+    free(c);
+}
+
+void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg) {
+    commit_ctx_t *c = malloc(sizeof *c);
+    if (!c) { done(arg, KP_ERR_NOMEM); return; }
+    c->n = n;
+    c->done = done;
+    c->arg = arg;
+    bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+}
+
+/* ---- start-up ----------------------------------------------------------------- */
+
+static int load_dirs(bk_node_t *n, char *err, size_t len) {
+    n->ndirs = bk_config_log_dir_count(n->cfg);
+    n->dirs = calloc(n->ndirs, sizeof *n->dirs);
+    if (!n->dirs) return fail(err, len, "out of memory");
+    const char *meta = bk_config_metadata_log_dir(n->cfg);
+    n->meta_dir_idx = -1;
+    for (size_t i = 0; i < n->ndirs; i++) {
+        const char *d = bk_config_log_dir(n->cfg, i);
+        if (mkdirs(d) != 0) return fail(err, len, "log dir %s: cannot create: %s", d, strerror(errno));
+        if (st_logdir_load(&n->dirs[i], d) != KP_OK) return fail(err, len, "log dir %s: cannot load", d);
+        if (strcmp(d, meta) == 0) n->meta_dir_idx = (int)i;
+    }
+    if (n->meta_dir_idx < 0) {
+        if (mkdirs(meta) != 0) return fail(err, len, "metadata.log.dir %s: cannot create: %s", meta, strerror(errno));
+        if (st_logdir_load(&n->meta_dir, meta) != KP_OK) return fail(err, len, "metadata.log.dir %s: cannot load", meta);
+    }
+    return 0;
+}
+
+/* meta.properties: written at first start, checked afterwards (a log dir
+ * of another cluster or node must not be served). */
+static int check_meta_props(bk_node_t *n, const char *dir, char *err, size_t len) {
+    char cid[BK_CLUSTER_ID_MAX + 1];
+    int32_t nid = -1;
+    int rc = st_meta_read(dir, cid, sizeof cid, &nid);
+    if (rc == ST_ERR_NOT_FOUND) {
+        if (st_meta_write(dir, n->cluster_id, n->id) != KP_OK)
+            return fail(err, len, "%s/meta.properties: cannot write", dir);
+        return 0;
+    }
+    if (rc != KP_OK) return fail(err, len, "%s/meta.properties: unreadable (%s)", dir, st_status_str(rc));
+    if (nid != n->id) return fail(err, len, "%s/meta.properties: node.id %d, but this is node %d", dir, nid, n->id);
+    if (strcmp(cid, n->cluster_id) != 0)
+        return fail(err, len, "%s/meta.properties: cluster.id %s, but the config says %s", dir, cid, n->cluster_id);
+    return 0;
+}
+
+static int pick_cluster_id(bk_node_t *n, char *err, size_t len) {
+    const char *cid = bk_config_str(n->cfg, BK_CFG_CLUSTER_ID);
+    if (cid && *cid) {
+        snprintf(n->cluster_id, sizeof n->cluster_id, "%s", cid);
+        return 0;
+    }
+    /* No cluster.id: keep the one in the first log dir, else make one. */
+    int32_t nid;
+    if (st_meta_read(bk_config_log_dir(n->cfg, 0), n->cluster_id, sizeof n->cluster_id, &nid) == KP_OK) return 0;
+    uint8_t r[16];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return fail(err, len, "getrandom failed");
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (int i = 0; i < 22; i++) n->cluster_id[i] = b64[(r[i % 16] + i) & 63];
+    n->cluster_id[22] = '\0';
+    return 0;
+}
+
+static void advertised_address(bk_node_t *n) {
+    size_t na = 0;
+    const bk_listener_t *adv = bk_config_advertised(n->cfg, &na);
+    n->adv_port = n->kafka_port;
+    n->adv_host[0] = '\0';
+    if (na > 0) {
+        snprintf(n->adv_host, sizeof n->adv_host, "%s", adv[0].host);
+        if (adv[0].port != 0) n->adv_port = adv[0].port;
+    }
+    if (n->adv_host[0] == '\0' && gethostname(n->adv_host, sizeof n->adv_host) != 0)
+        snprintf(n->adv_host, sizeof n->adv_host, "localhost");
+}
+
+typedef struct { int status; } sync_t;
+static void sync_done(void *arg, int status) { ((sync_t *)arg)->status = status; }
+
+/* Registers this node and unfences it: the quorum of one is its own
+ * controller, so both decisions are committed locally at start. */
+static int register_self(bk_node_t *n, char *err, size_t len) {
+    bk_ctrl_endpoint_t ep = { "PLAINTEXT", n->adv_host, n->adv_port };
+    bk_ctrl_register_t rq;
+    memset(&rq, 0, sizeof rq);
+    rq.broker_id = n->id;
+    if (getrandom(rq.incarnation, sizeof rq.incarnation, 0) != (ssize_t)sizeof rq.incarnation)
+        return fail(err, len, "getrandom failed");
+    rq.incarnation[0] |= 1;   /* never all-zero */
+    rq.endpoints = &ep;
+    rq.nendpoints = 1;
+    rq.rack = bk_config_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_config_str(n->cfg, BK_CFG_BROKER_RACK);
+    int64_t now = bk_now_ms();
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    int16_t e = bk_ctrl_register(&n->ctrl, &n->img, &rq, bk_meta_log_next_offset(n->meta), now, &recs,
+                                 &n->broker_epoch);
+    sync_t s = { -1 };
+    if (e == 0) bk_node_commit(n, &recs, sync_done, &s);
+    bk_recs_free(&recs);
+    if (e != 0 || s.status != KP_OK) return fail(err, len, "node %d: self-registration failed (error %d, status %d)", n->id, e, s.status);
+
+    bk_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
+    bk_ctrl_heartbeat_result_t hr;
+    bk_recs_init(&recs);
+    bk_ctrl_heartbeat(&n->ctrl, &n->img, &hb, now, &recs, &hr);
+    s.status = -1;
+    if (hr.error == 0) bk_node_commit(n, &recs, sync_done, &s);
+    bk_recs_free(&recs);
+    if (hr.error != 0 || s.status != KP_OK || hr.is_fenced)
+        return fail(err, len, "node %d: could not unfence itself (error %d)", n->id, hr.error);
+    return 0;
+}
+
+static bool validate_topic_config(const char *name, const char *value, char *err, size_t errlen) {
+    return bk_topic_config_validate(name, value, err, errlen) == 0;
+}
+
+static void ctrl_setup(bk_node_t *n) {
+    bk_ctrl_config_t cc;
+    bk_ctrl_config_defaults(&cc);
+    cc.num_partitions = (int32_t)bk_config_int(n->cfg, BK_CFG_NUM_PARTITIONS);
+    cc.default_replication_factor = (int16_t)bk_config_int(n->cfg, BK_CFG_DEFAULT_REPLICATION_FACTOR);
+    cc.session_timeout_ms = bk_config_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+    cc.unclean_leader_election = bk_config_bool(n->cfg, BK_CFG_UNCLEAN_LEADER_ELECTION_ENABLE);
+    cc.validate_config = validate_topic_config;
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms();
+    bk_ctrl_init(&n->ctrl, &cc, seed);
+}
+
+static int start_net(bk_node_t *n, char *err, size_t len) {
+    bk_net_config_t nc;
+    bk_net_config_default(&nc);
+    nc.request_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_SOCKET_REQUEST_MAX_BYTES);
+    nc.on_frame = bk_dispatch_frame;
+    nc.ctx = n;
+    n->net = bk_net_new(n->base, &nc);
+    if (!n->net) return fail(err, len, "cannot create the network server");
+    size_t nl = 0;
+    const bk_listener_t *ls = bk_config_listeners(n->cfg, &nl);
+    for (size_t i = 0; i < nl; i++) {
+        if (ls[i].controller) continue;   /* the raft driver will serve it */
+        const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
+        uint16_t bound = 0;
+        if (bk_net_listen(n->net, host, ls[i].port, &bound) != BK_OK)
+            return fail(err, len, "listener %s://%s:%u: cannot listen: %s", ls[i].name, host, ls[i].port,
+                        strerror(errno));
+        if (n->kafka_port == 0) n->kafka_port = bound;
+    }
+    if (n->kafka_port == 0) return fail(err, len, "no Kafka listener in 'listeners'");
+    return 0;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg);
+
+/* Dynamic broker configs committed earlier (cluster default, then this
+ * node's own) go back into the config's dynamic layer at start-up. */
+static void restore_broker_configs(bk_node_t *n) {
+    char self[16], why[256];
+    snprintf(self, sizeof self, "%d", n->id);
+    const char *names[2] = { "", self };
+    for (int k = 0; k < 2; k++) {
+        size_t cnt = 0;
+        const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_BROKER, names[k], &cnt);
+        for (size_t i = 0; i < cnt; i++)
+            if (bk_config_set_dynamic(n->cfg, c[i].name, c[i].value, k == 0, false, why, sizeof why) != 0)
+                st_logf(ST_LOG_WARN, "node %d: stored broker config %s ignored: %s", n->id, c[i].name, why);
+    }
+}
+
+static void open_initial_parts(bk_node_t *n) { bk_node_after_commit(n); }
+
+int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char *err, size_t len) {
+    memset(n, 0, sizeof *n);
+    n->base = base;
+    n->cfg = cfg;
+    n->id = bk_config_node_id(cfg);
+    n->meta_dir_idx = -1;
+    bk_image_init(&n->img, n->id);
+    if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
+    for (size_t i = 0; i < n->ndirs; i++)
+        if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
+    if (n->meta_dir_idx < 0 && check_meta_props(n, n->meta_dir.path, err, len)) return -1;
+    if (bk_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
+    const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
+    n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
+    if (!n->meta) return -1;
+    restore_broker_configs(n);
+    n->parts = bk_parts_new(n->dirs, n->ndirs);
+    if (!n->parts) return fail(err, len, "out of memory");
+    open_initial_parts(n);
+    ctrl_setup(n);
+    uint32_t threads = (uint32_t)bk_config_int(cfg, BK_CFG_NUM_IO_THREADS);
+    if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
+    n->pool = bk_worker_pool_new(base, threads, 1024);
+    if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
+    n->fetch = bk_fetch_new(n);
+    if (!n->fetch) return fail(err, len, "out of memory");
+    if (start_net(n, err, len)) return -1;
+    advertised_address(n);
+    if (register_self(n, err, len)) return -1;
+    const char *al = bk_config_admin_listener(cfg);
+    if (al && *al) {
+        n->admin = bk_admin_start(base, al, err, len);
+        if (!n->admin) return -1;
+        if (bk_admin_routes_add(n) != KP_OK) return fail(err, len, "admin routes could not be registered");
+    }
+    n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
+    struct timeval tv = { BK_NODE_TICK_MS / 1000, (BK_NODE_TICK_MS % 1000) * 1000 };
+    if (!n->tick || event_add(n->tick, &tv) != 0) return fail(err, len, "cannot start the timer");
+    fprintf(stderr, "skiff: node %d of cluster %s serving Kafka on port %u (advertised %s:%u), %zu partitions, metadata at offset %lld\n",
+            n->id, n->cluster_id, n->kafka_port, n->adv_host, n->adv_port, bk_parts_count(n->parts),
+            (long long)n->img.last_offset);
+    return 0;
+}
+
+/* ---- periodic work ------------------------------------------------------------- */
+
+typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
+
+static int purge_job(void *arg) {
+    st_log_purge_deleted(((purge_t *)arg)->dir);
+    return 0;
+}
+static void purge_done(void *arg, int status) { (void)status; free(arg); }
+
+void bk_node_purge_later(bk_node_t *n, const char *dir) {
+    purge_t *j = malloc(sizeof *j);
+    if (!j) return;
+    snprintf(j->dir, sizeof j->dir, "%s", dir);
+    if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);  /* next time */
+}
+
+/* Retention renames segments to ".deleted" on the loop (metadata-only
+ * operations on the log the loop owns); the unlinking, which can take long
+ * for big files, runs on the worker pool. */
+static void tick_part(bk_part_t *p, void *ctx) {
+    bk_node_t *n = ctx;
+    if (!p->log) return;
+    int64_t now = bk_now_ms();
+    int deleted = 0;
+    if (st_log_apply_retention(p->log, now, &deleted) != KP_OK) return;
+    if (st_log_maybe_flush(p->log, now) != KP_OK)
+        st_logf(ST_LOG_ERROR, "partition %s-%d: flush failed", p->topic, p->partition);
+    if (deleted > 0) bk_node_purge_later(n, st_log_dir(p->log));
+}
+
+static void checkpoint_now(bk_node_t *n) {
+    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
+    bk_meta_log_offsets(n->meta, &meta.offsets);
+    int rc = bk_parts_checkpoint(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
+    if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: checkpoint failed: %s", n->id, st_status_str(rc));
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_node_t *n = arg;
+    if (n->stopping) return;
+    n->ticks++;
+    bk_parts_each(n->parts, tick_part, n);
+    if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
+}
+
+/* ---- shutdown ------------------------------------------------------------------ */
+
+static void close_storage(bk_node_t *n) {
+    st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
+    int rc = KP_OK;
+    if (n->meta) {
+        rc = bk_meta_log_close(n->meta, &meta.offsets);
+        n->meta = NULL;
+        if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: metadata log close failed: %s", n->id, st_status_str(rc));
+        if (n->meta_dir_idx < 0) {
+            int r2 = st_logdir_checkpoint(n->meta_dir.path, &meta, 1);
+            if (r2 != KP_OK && rc == KP_OK) rc = r2;
+        }
+    }
+    if (n->parts) {
+        int r2 = bk_parts_close_all(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
+        n->parts = NULL;
+        if (r2 != KP_OK && rc == KP_OK) rc = r2;
+    }
+    if (rc != KP_OK) {
+        st_logf(ST_LOG_ERROR, "node %d: shutdown was not clean (%s); no clean-shutdown marker written",
+                n->id, st_status_str(rc));
+        return;
+    }
+    for (size_t i = 0; i < n->ndirs; i++)
+        if (st_clean_marker_write(n->dirs[i].path) != KP_OK)
+            st_logf(ST_LOG_ERROR, "log dir %s: cannot write the clean-shutdown marker", n->dirs[i].path);
+    if (n->meta_dir_idx < 0 && st_clean_marker_write(n->meta_dir.path) != KP_OK)
+        st_logf(ST_LOG_ERROR, "log dir %s: cannot write the clean-shutdown marker", n->meta_dir.path);
+}
+
+static void net_stopped(bk_net_t *net, void *arg) {
+    (void)net;
+    bk_node_t *n = arg;
+    if (n->pool) { bk_worker_pool_free(n->pool, true); n->pool = NULL; }
+    close_storage(n);
+    if (n->on_stopped) n->on_stopped(n, n->on_stopped_arg);
+}
+
+void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
+    if (n->stopping) return;
+    n->stopping = true;
+    n->on_stopped = done;
+    n->on_stopped_arg = arg;
+    fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
+    if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
+    if (n->fetch) bk_fetch_flush(n->fetch);
+    if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
+}
+
+void bk_node_free(bk_node_t *n) {
+    if (n->tick) { event_free(n->tick); n->tick = NULL; }
+    if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
+    if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
+    if (n->net) { bk_net_free(n->net); n->net = NULL; }
+    if (n->pool) { bk_worker_pool_free(n->pool, false); n->pool = NULL; }
+    if (n->parts) { (void)bk_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
+    if (n->meta) { (void)bk_meta_log_close(n->meta, NULL); n->meta = NULL; }
+    for (size_t i = 0; i < n->ndirs; i++) st_logdir_free(&n->dirs[i]);
+    free(n->dirs);
+    n->dirs = NULL;
+    st_logdir_free(&n->meta_dir);
+    bk_image_free(&n->img);
+}

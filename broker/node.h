@@ -1,0 +1,123 @@
+/* broker/node.h — one skiff node: owns every piece of broker state.
+ *
+ * No globals: everything a request handler needs hangs off bk_node_t, so
+ * that partitions can later be sharded over several loops. The node is owned
+ * by the loop thread (the one dispatching `base`); nothing here is locked.
+ *
+ * Start-up order (bk_node_start): log dirs (mkdir, checkpoints, clean marker
+ * taken), metadata log replayed into the image, this node registered and
+ * unfenced through the controller (a quorum of one is its own controller),
+ * partition logs opened for the image's partitions, worker pool, Kafka
+ * listeners, admin port. Stop (bk_node_shutdown): listeners close, in-flight
+ * requests finish (waiting fetches are answered at once), logs are flushed
+ * and closed, checkpoints and the clean-shutdown marker are written, then
+ * `done` runs. */
+#ifndef SKIFF_BK_NODE_H
+#define SKIFF_BK_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/admin.h"
+#include "broker/config.h"
+#include "broker/config_topic.h"
+#include "broker/controller.h"
+#include "broker/image.h"
+#include "broker/net.h"
+#include "broker/worker.h"
+#include "storage/st_logdirs.h"
+
+struct event;
+struct event_base;
+typedef struct bk_meta_log bk_meta_log_t;
+typedef struct bk_parts bk_parts_t;
+typedef struct bk_fetch_state bk_fetch_state_t;
+
+#define BK_NODE_ERR_MAX 512
+#define BK_HOST_NAME_MAX 255
+#define BK_CLUSTER_ID_MAX 64
+#define BK_NODE_TICK_MS 1000            /* retention / flush / checkpoint timer */
+#define BK_NODE_CHECKPOINT_EVERY_TICKS 60
+
+typedef struct bk_node bk_node_t;
+typedef void (*bk_node_stopped_fn)(bk_node_t *node, void *arg);
+
+struct bk_node {
+    struct event_base *base;            /* borrowed */
+    bk_config_t *cfg;                   /* borrowed; dynamic changes write to it */
+    int32_t id;
+    char cluster_id[BK_CLUSTER_ID_MAX + 1];
+
+    bk_image_t img;                     /* committed metadata */
+    bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
+    bk_meta_log_t *meta;                /* who commits metadata records */
+    bk_parts_t *parts;                  /* partition logs this node holds */
+    st_logdir_t *dirs;                  /* log.dirs, loaded at start */
+    size_t ndirs;
+    st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
+    int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
+    bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
+    int64_t broker_epoch;
+
+    int64_t pid_next, pid_end;          /* producer-id block [next, end) */
+
+    bk_worker_pool_t *pool;
+    bk_net_t *net;
+    bk_admin_t *admin;
+    struct event *tick;
+    uint64_t ticks;
+
+    char adv_host[BK_HOST_NAME_MAX + 1];/* advertised Kafka address */
+    uint16_t adv_port;
+    uint16_t kafka_port;                /* first bound PLAINTEXT port */
+
+    bool stopping;
+    bk_node_stopped_fn on_stopped;
+    void *on_stopped_arg;
+};
+
+/* Wall clock in ms (the only clock read; handlers pass it down). */
+int64_t bk_now_ms(void);
+
+/* Builds and starts the node on `base` with `cfg` (both borrowed; must
+ * outlive the node). Returns 0, or -1 with a message in err naming what
+ * failed (a dir, an address, a record offset). On failure the node is
+ * left for bk_node_free. */
+KP_MUST_CHECK int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg,
+                                char *err, size_t err_len);
+
+/* Graceful stop; `done` runs on the loop once connections have drained and
+ * every log is closed with checkpoints and markers written. */
+void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg);
+
+/* Frees whatever the node still owns (after shutdown or a failed start). */
+void bk_node_free(bk_node_t *n);
+
+/* The topic's overrides as a bk_topic_config_t, read from the image's
+ * Config records (unknown or invalid ones are skipped). */
+void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out);
+
+/* Applies the image's pending partition changes to the partition manager
+ * (open/create leaders, close/delete stopped ones). Called after every
+ * commit. */
+void bk_node_after_commit(bk_node_t *n);
+
+/* Commits a controller decision: `recs` (owned by the caller, who frees it
+ * after this returns) go through the metadata committer; on commit the
+ * image is updated and bk_node_after_commit runs; then done(arg, status). */
+typedef void (*bk_commit_fn)(void *arg, int status);
+void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg);
+
+/* Effective log settings of a topic (its overrides, else the broker's). */
+void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);
+
+/* Unlinks the "*.deleted" files of partition directory `dir` on the worker
+ * pool (after retention or DeleteRecords renamed segments away). */
+void bk_node_purge_later(bk_node_t *n, const char *dir);
+
+/* Re-reads effective log settings for every open partition (after a config
+ * change). */
+void bk_node_configs_changed(bk_node_t *n);
+
+#endif

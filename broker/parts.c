@@ -1,0 +1,243 @@
+/* broker/parts.c — partition manager (see parts.h). */
+#include "broker/parts.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "storage/st_status.h"
+
+struct bk_parts {
+    bk_part_t *slots;       /* open addressing, linear probing */
+    size_t cap;             /* power of two */
+    size_t count;
+    st_logdir_t *dirs;
+    size_t ndirs;
+};
+
+static uint64_t tp_hash(const bk_uuid_t *id, int32_t partition) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < BK_UUID_BYTES; i++) h = (h ^ id->b[i]) * 1099511628211ull;
+    h = (h ^ (uint32_t)partition) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+bk_parts_t *bk_parts_new(st_logdir_t *dirs, size_t ndirs) {
+    assert(ndirs >= 1);
+    bk_parts_t *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->cap = 64;
+    p->slots = calloc(p->cap, sizeof *p->slots);
+    if (!p->slots) { free(p); return NULL; }
+    p->dirs = dirs;
+    p->ndirs = ndirs;
+    return p;
+}
+
+static bk_part_t *find_slot(bk_part_t *slots, size_t cap, const bk_uuid_t *id, int32_t partition) {
+    size_t i = (size_t)tp_hash(id, partition) & (cap - 1);
+    for (size_t probes = 0; probes < cap; probes++, i = (i + 1) & (cap - 1)) {
+        bk_part_t *s = &slots[i];
+        if (!s->used) return s;
+        if (s->partition == partition && memcmp(s->topic_id.b, id->b, BK_UUID_BYTES) == 0) return s;
+    }
+    return NULL;
+}
+
+bk_part_t *bk_parts_get(bk_parts_t *p, const bk_uuid_t *topic_id, int32_t partition) {
+    bk_part_t *s = find_slot(p->slots, p->cap, topic_id, partition);
+    return (s && s->used) ? s : NULL;
+}
+
+static int grow(bk_parts_t *p) {
+    size_t ncap = p->cap * 2;
+    bk_part_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return KP_ERR_NOMEM;
+    for (size_t i = 0; i < p->cap; i++) {
+        if (!p->slots[i].used) continue;
+        bk_part_t *d = find_slot(ns, ncap, &p->slots[i].topic_id, p->slots[i].partition);
+        assert(d && !d->used);
+        *d = p->slots[i];
+    }
+    free(p->slots);
+    p->slots = ns;
+    p->cap = ncap;
+    return KP_OK;
+}
+
+/* Removal with re-insertion of the rest of the probe run (no tombstones). */
+static void remove_slot(bk_parts_t *p, bk_part_t *s) {
+    size_t i = (size_t)(s - p->slots);
+    memset(s, 0, sizeof *s);
+    p->count--;
+    for (size_t j = (i + 1) & (p->cap - 1); p->slots[j].used; j = (j + 1) & (p->cap - 1)) {
+        bk_part_t tmp = p->slots[j];
+        memset(&p->slots[j], 0, sizeof tmp);
+        bk_part_t *d = find_slot(p->slots, p->cap, &tmp.topic_id, tmp.partition);
+        assert(d && !d->used);
+        *d = tmp;
+    }
+}
+
+static int pick_dir(bk_parts_t *p) {
+    const char *paths[BK_PARTS_DIRS_MAX];
+    size_t n = p->ndirs < BK_PARTS_DIRS_MAX ? p->ndirs : BK_PARTS_DIRS_MAX;
+    for (size_t i = 0; i < n; i++) paths[i] = p->dirs[i].path;
+    int d = st_logdirs_pick(paths, n);
+    return d < 0 ? 0 : d;
+}
+
+/* An existing partition directory wins over placement (restart). */
+static int find_existing_dir(bk_parts_t *p, const char *topic, int32_t partition) {
+    char path[ST_PATH_MAX + 300];
+    for (size_t i = 0; i < p->ndirs; i++) {
+        snprintf(path, sizeof path, "%s/%s-%d", p->dirs[i].path, topic, partition);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return (int)i;
+    }
+    return -1;
+}
+
+static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void *cfg_ctx,
+                      int64_t now_ms) {
+    int d = find_existing_dir(p, s->topic, s->partition);
+    if (d < 0) d = pick_dir(p);
+    s->dir = d;
+    st_log_config_t lc;
+    cfg_fn(cfg_ctx, s->topic, &lc);
+    st_log_open_opts_t opts;
+    st_logdir_opts_for(&p->dirs[d], s->topic, s->partition, now_ms, &opts);
+    opts.create = true;
+    int rc = st_log_open(p->dirs[d].path, s->topic, s->partition, &lc, &opts, &s->log);
+    if (rc != KP_OK) {
+        s->log = NULL;
+        st_logf(ST_LOG_ERROR, "partition %s-%d in %s: cannot open (%s); it stays offline",
+                s->topic, s->partition, p->dirs[d].path, st_status_str(rc));
+    }
+}
+
+static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t *c,
+                        bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms) {
+    bk_part_t *s = bk_parts_get(p, &c->topic_id, c->partition);
+    if (c->kind == BK_CHANGE_STOP) {
+        if (!s) return 0;
+        int rc = KP_OK;
+        if (s->log) {
+            if (c->deleted) rc = st_log_delete(s->log);
+            else rc = st_log_close(s->log, NULL);
+        }
+        if (rc != KP_OK)
+            st_logf(ST_LOG_WARN, "partition %s-%d: %s failed: %s", s->topic, s->partition,
+                    c->deleted ? "delete" : "close", st_status_str(rc));
+        remove_slot(p, s);
+        return rc != KP_OK;
+    }
+    if (!s) {
+        const bk_topic_t *t = bk_image_topic_by_id(img, &c->topic_id);
+        if (!t || p->count >= BK_PARTS_MAX) return 1;
+        if ((p->count + 1) * 2 > p->cap && grow(p) != KP_OK) return 1;
+        s = find_slot(p->slots, p->cap, &c->topic_id, c->partition);
+        assert(s && !s->used);
+        memset(s, 0, sizeof *s);
+        s->used = true;
+        s->topic_id = c->topic_id;
+        s->partition = c->partition;
+        snprintf(s->topic, sizeof s->topic, "%s", t->name);
+        p->count++;
+        open_part(p, s, cfg_fn, cfg_ctx, now_ms);
+    }
+    s->leader = c->kind == BK_CHANGE_LEADER;
+    s->leader_epoch = c->leader_epoch;
+    if (s->log && s->leader) {
+        /* A single node's ISR is itself: everything on disk is committed. */
+        st_log_set_high_watermark(s->log, st_log_end_offset(s->log));
+    }
+    return s->log == NULL;
+}
+
+size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
+                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms) {
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) failed += apply_one(p, img, &ch[i], cfg_fn, cfg_ctx, now_ms);
+    return failed;
+}
+
+void bk_parts_each(bk_parts_t *p, void (*fn)(bk_part_t *part, void *ctx), void *ctx) {
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->slots[i].used) fn(&p->slots[i], ctx);
+}
+
+size_t bk_parts_count(const bk_parts_t *p) { return p->count; }
+
+/* Builds one dir's rows: offsets come from `final` when closing. */
+static int checkpoint_dirs(bk_parts_t *p, const st_log_offsets_t *final,
+                           const st_logdir_entry_t *extra, int extra_dir) {
+    int first_rc = KP_OK;
+    st_logdir_entry_t *rows = malloc((p->count + 1) * sizeof *rows);
+    if (!rows) return KP_ERR_NOMEM;
+    for (size_t d = 0; d < p->ndirs; d++) {
+        size_t n = 0, k = 0;
+        for (size_t i = 0; i < p->cap; i++) {
+            bk_part_t *s = &p->slots[i];
+            if (!s->used) continue;
+            size_t idx = k++;
+            if ((size_t)s->dir != d) continue;
+            if (final) {
+                if (final[idx].log_end_offset < 0) continue;   /* was offline */
+                rows[n].offsets = final[idx];
+            } else {
+                if (!s->log) continue;
+                rows[n].offsets.log_start_offset = st_log_start_offset(s->log);
+                rows[n].offsets.recovery_point = st_log_recovery_point(s->log);
+                rows[n].offsets.high_watermark = st_log_high_watermark(s->log);
+                rows[n].offsets.log_end_offset = st_log_end_offset(s->log);
+            }
+            rows[n].topic = s->topic;
+            rows[n].partition = s->partition;
+            n++;
+        }
+        if (extra && extra_dir == (int)d) rows[n++] = *extra;
+        int rc = st_logdir_checkpoint(p->dirs[d].path, rows, n);
+        if (rc != KP_OK && first_rc == KP_OK) first_rc = rc;
+    }
+    free(rows);
+    return first_rc;
+}
+
+int bk_parts_checkpoint(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+    return checkpoint_dirs(p, NULL, extra, extra_dir);
+}
+
+int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+    if (!p) return KP_OK;
+    int first_rc = KP_OK;
+    st_log_offsets_t *final = calloc(p->count + 1, sizeof *final);
+    size_t k = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        bk_part_t *s = &p->slots[i];
+        if (!s->used) continue;
+        size_t idx = k++;
+        if (!s->log) { if (final) final[idx].log_end_offset = -1; continue; }
+        st_log_offsets_t off;
+        int rc = st_log_close(s->log, &off);
+        s->log = NULL;
+        if (final) final[idx] = off;
+        if (rc != KP_OK) {
+            st_logf(ST_LOG_ERROR, "partition %s-%d: close failed: %s", s->topic, s->partition,
+                    st_status_str(rc));
+            if (first_rc == KP_OK) first_rc = rc;
+        }
+    }
+    if (final) {
+        int rc = checkpoint_dirs(p, final, extra, extra_dir);
+        if (rc != KP_OK && first_rc == KP_OK) first_rc = rc;
+    } else if (first_rc == KP_OK) {
+        first_rc = KP_ERR_NOMEM;
+    }
+    free(final);
+    free(p->slots);
+    free(p);
+    return first_rc;
+}

@@ -1,0 +1,67 @@
+/* broker/parts.h — the partition manager: the partition logs this node holds.
+ *
+ * Keyed by (topic id, partition) in an open-addressing hash table. The node
+ * feeds it the image's change notifications: LEADER/FOLLOWER opens (creating
+ * if needed) the log in a log dir chosen by st_logdirs_pick, STOP closes it,
+ * STOP+deleted deletes its directory. Handlers look logs up with
+ * bk_parts_get. Threading: loop thread only; logs are never handed to
+ * another thread (retention renames run on the loop, the unlinking of
+ * ".deleted" files runs on the worker pool via st_log_purge_deleted, which
+ * storage allows concurrently).
+ *
+ * Invariants: a bk_part_t pointer stays valid until the next bk_parts_apply
+ * or bk_parts_close_all; p->log != NULL unless the log failed to open
+ * (offline: handlers answer KAFKA_STORAGE_ERROR / NOT_LEADER). */
+#ifndef SKIFF_BK_PARTS_H
+#define SKIFF_BK_PARTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/image.h"
+#include "storage/st_log.h"
+#include "storage/st_logdirs.h"
+
+#define BK_PARTS_MAX 1000000               /* partitions per node */
+#define BK_PARTS_DIRS_MAX 16               /* = BK_CONFIG_LOG_DIRS_MAX */
+
+typedef struct bk_part {
+    bk_uuid_t topic_id;
+    int32_t partition;
+    char topic[BK_TOPIC_NAME_MAX + 1];
+    st_log_t *log;                         /* NULL = offline */
+    int dir;                               /* index into the node's log dirs */
+    bool leader;
+    int32_t leader_epoch;
+    bool used;                             /* slot in use */
+} bk_part_t;
+
+typedef struct bk_parts bk_parts_t;
+
+/* dirs[0..ndirs) are loaded log dirs (borrowed; must outlive the manager). */
+bk_parts_t *bk_parts_new(st_logdir_t *dirs, size_t ndirs);
+
+bk_part_t *bk_parts_get(bk_parts_t *p, const bk_uuid_t *topic_id, int32_t partition);
+
+/* Log settings for a topic, filled by the node (topic configs + broker). */
+typedef void (*bk_parts_cfg_fn)(void *ctx, const char *topic, st_log_config_t *out);
+
+/* Applies change notifications (img gives topic names). Failures to open a
+ * log are logged and leave the partition offline; returns how many failed. */
+size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
+                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms);
+
+/* Calls fn for every held partition (any order). */
+void bk_parts_each(bk_parts_t *p, void (*fn)(bk_part_t *part, void *ctx), void *ctx);
+size_t bk_parts_count(const bk_parts_t *p);
+
+/* Rewrites every log dir's checkpoints from the open logs; `extra` (may be
+ * NULL) adds one more row to dir `extra_dir` (the metadata log). */
+int bk_parts_checkpoint(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir);
+
+/* Closes every log, then checkpoints with their final offsets (plus
+ * `extra`) and frees the manager. Returns the first error. */
+int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir);
+
+#endif

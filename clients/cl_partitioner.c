@@ -1,0 +1,38 @@
+/* cl_partitioner.c — Kafka-compatible murmur2 partitioning. */
+#include "clients/cl_partitioner.h"
+
+#include <assert.h>
+
+int32_t cl_murmur2(const void *data, size_t len) {
+    const uint8_t *p = data;
+    const uint32_t m = 0x5bd1e995u;
+    const int r = 24;
+    /* Java computes in int with wrap-around; uint32_t gives the same bits */
+    uint32_t h = 0x9747b28cu ^ (uint32_t)len;
+    size_t n4 = len / 4;
+    for (size_t i = 0; i < n4; i++) {
+        const uint8_t *q = p + i * 4;
+        uint32_t k = (uint32_t)q[0] | ((uint32_t)q[1] << 8) | ((uint32_t)q[2] << 16) | ((uint32_t)q[3] << 24);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h *= m;
+        h ^= k;
+    }
+    const uint8_t *t = p + n4 * 4;
+    switch (len & 3) {
+    case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
+    case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
+    case 1: h ^= t[0]; h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return (int32_t)h;
+}
+
+int32_t cl_partition_for_key(const void *key, size_t len, int32_t npartitions) {
+    assert(npartitions > 0);
+    uint32_t positive = (uint32_t)cl_murmur2(key, len) & 0x7fffffffu;
+    return (int32_t)(positive % (uint32_t)npartitions);
+}
