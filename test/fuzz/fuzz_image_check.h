@@ -78,11 +78,11 @@ static void fz_check_topics(const bk_image_t *img) {
 static void fz_check_configs(const bk_image_t *img) {
     if (img->nconfigs > BK_CONFIGS_MAX || img->nconfigs > img->cap_configs) abort();
     for (size_t i = 0; i < img->nconfigs; i++) {
-        const bk_config_t *c = &img->configs[i];
+        const bk_img_config_t *c = &img->configs[i];
         if (c->resource_type != BK_RESOURCE_TOPIC && c->resource_type != BK_RESOURCE_BROKER) abort();
         if (!c->resource_name || !c->name || !c->name[0] || !c->value) abort();
         if (i > 0) {
-            const bk_config_t *a = &img->configs[i - 1];
+            const bk_img_config_t *a = &img->configs[i - 1];
             int o = a->resource_type != c->resource_type ? (a->resource_type < c->resource_type ? -1 : 1)
                                                          : strcmp(a->resource_name, c->resource_name);
             if (o == 0) o = strcmp(a->name, c->name);

@@ -175,3 +175,33 @@ put("fuzz_admin_http", "partition.txt", b"GET /v1/topics/t/partitions/%FF%FE HTT
 put("fuzz_admin_http", "post.txt", b"POST /v1/topics/t HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
 put("fuzz_admin_http", "pipelined.txt", b"GET /v1/cluster HTTP/1.1\r\nHost: x\r\n\r\nDELETE /v1/topics/a HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\n\r\n")
 put("fuzz_admin_http", "bad-escape.txt", b"GET /v1/topics/%0 HTTP/1.1\r\nHost: x\r\n\r\n")
+
+# ---- __consumer_offsets records (fuzz_group_records) -------------------------
+def kbytes(b):
+    return struct.pack(">i", len(b)) + b
+def knstr(s):
+    return struct.pack(">h", -1) if s is None else kstr(s)
+def grp_key(g): return struct.pack(">h", 2) + kstr(g)
+def off_key(g, t, p, kind=1): return struct.pack(">h", kind) + kstr(g) + kstr(t) + struct.pack(">i", p)
+def grp_value(ptype, gen, proto, leader, ts, members):
+    b = struct.pack(">h", 3) + kstr(ptype) + struct.pack(">i", gen) + knstr(proto) + knstr(leader)
+    b += struct.pack(">qi", ts, len(members))
+    for mid, inst, cid, host, reb, sess, sub, asg in members:
+        b += kstr(mid) + knstr(inst) + kstr(cid) + kstr(host) + struct.pack(">ii", reb, sess) + kbytes(sub) + kbytes(asg)
+    return b
+def off_value_v3(off, epoch, meta, ts): return struct.pack(">hqi", 3, off, epoch) + kstr(meta) + struct.pack(">q", ts)
+def off_value_v1(off, meta, ts, exp): return struct.pack(">hq", 1, off) + kstr(meta) + struct.pack(">qq", ts, exp)
+grp_history = [
+    txn_rec(grp_key("g1"), grp_value("consumer", 3, "range", "m-1", T0, [
+        ("m-1", None, "c1", "/127.0.0.1", 300000, 45000, b"\x00\x01sub", b"\x00\x01asg"),
+        ("m-2", "static-2", "c2", "/127.0.0.1", -1, 10000, b"", b"")])),
+    txn_rec(off_key("g1", "orders", 0), off_value_v3(42, 5, "meta", T0)),
+    txn_rec(off_key("g1", "orders", 1), off_value_v1(7, "", T0, T0 + 1000)),
+    txn_rec(off_key("g2", "pay", 3, kind=0), off_value_v3(1, -1, "", T0)),
+    txn_rec(grp_key("g3"), grp_value("", 0, None, None, -1, [])),
+    txn_rec(off_key("g1", "orders", 1), None),
+    txn_rec(grp_key("g2"), None),
+]
+put("fuzz_group_records", "history.bin", b"".join(grp_history))
+put("fuzz_group_records", "group.bin", grp_history[0])
+put("fuzz_group_records", "offset.bin", grp_history[1])
