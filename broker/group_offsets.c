@@ -67,6 +67,13 @@ static int16_t commit_check(bk_grp_t *g, const bk_grp_commit_t *req) {
     return KP_ERROR_NONE;
 }
 
+/* commit time + retention (>= 0), both possibly from the client: saturates
+ * at INT64_MAX (never expires) instead of overflowing */
+static int64_t expire_at(int64_t commit_ts_ms, int64_t retention_ms) {
+    assert(retention_ms >= 0);
+    return commit_ts_ms > INT64_MAX - retention_ms ? INT64_MAX : commit_ts_ms + retention_ms;
+}
+
 static int16_t commit_one(const bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_commit_t *req,
                           const bk_grp_commit_part_t *p, int64_t now_ms, bk_grp_out_t *out) {
     if (p->metadata.len > (size_t)c->cfg.offset_metadata_max_bytes)
@@ -78,8 +85,8 @@ static int16_t commit_one(const bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_com
     gs_set(&o->metadata, p->metadata.p ? p->metadata : kp_slice_cstr(""));
     o->commit_ts_ms = p->commit_ts_ms >= 0 ? p->commit_ts_ms : now_ms;
     o->expire_ts_ms = -1;
-    if (req->retention_ms >= 0) o->expire_ts_ms = o->commit_ts_ms + req->retention_ms;
-    else if (p->commit_ts_ms >= 0) o->expire_ts_ms = o->commit_ts_ms + c->cfg.offsets_retention_ms;
+    if (req->retention_ms >= 0) o->expire_ts_ms = expire_at(o->commit_ts_ms, req->retention_ms);
+    else if (p->commit_ts_ms >= 0) o->expire_ts_ms = expire_at(o->commit_ts_ms, c->cfg.offsets_retention_ms);
     rec_offset(out, gs_slice(&g->id), o);
     return KP_ERROR_NONE;
 }
