@@ -216,8 +216,10 @@ static bool offset_expired(const bk_grp_coord_t *c, const bk_grp_t *g, const bk_
                            int64_t now_ms) {
     int64_t keep_ms = c->cfg.offsets_retention_ms;
     if (o->expire_ts_ms >= 0) return now_ms >= o->expire_ts_ms;
-    if (!g->protocol_type.p) return now_ms - o->commit_ts_ms >= keep_ms;
-    if (g->state == BK_GRP_EMPTY) return now_ms - g->state_ts_ms >= keep_ms;
+    /* ts <= now - keep rather than now - ts >= keep: ts comes from the log
+     * and may be any int64 (the subtraction could overflow) */
+    if (!g->protocol_type.p) return o->commit_ts_ms <= now_ms - keep_ms;
+    if (g->state == BK_GRP_EMPTY) return g->state_ts_ms <= now_ms - keep_ms;
     return false;
 }
 

@@ -177,6 +177,28 @@ START_TEST(test_load_negative_expire_is_none) {
 }
 END_TEST
 
+/* Found by fuzz_group_records: a loaded commit timestamp near INT64_MIN made
+ * the expiry's now - commit_ts overflow (undefined behaviour; wrapped, the
+ * offset never expired). Such an offset is simply very old: it expires. */
+START_TEST(test_load_ancient_commit_expires) {
+    bk_grp_coord_t c;
+    loader_new(&c);
+    bytes_t key = { .n = 0 }, val = { .n = 0 };
+    put_be(&key, 1, 2); put_str(&key, "g"); put_str(&key, "t"); put_be(&key, 3, 4);
+    put_be(&val, 3, 2); put_be(&val, 5, 8); put_be(&val, (uint64_t)-1, 4); put_str(&val, "");
+    put_be(&val, (uint64_t)INT64_MIN, 8);
+    ck_assert_int_eq(bk_grp_load_record(&c, as_slice(&key), as_slice(&val)), KP_OK);
+    bk_grp_load_done(&c, 1000);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    bk_grp_expire_offsets(&c, 1000, &o);
+    ck_assert_uint_eq(o.offsets_expired, 1);
+    ck_assert_ptr_null(bk_grp_find(&c, S("g")));
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
 static void load_fails_unchanged(const bytes_t *key, const bytes_t *val, int want) {
     bk_grp_coord_t b;
     bk_grp_config_t cfg;
@@ -854,6 +876,7 @@ int main(void) {
     tcase_add_test(tc, test_group_record_bytes);
     tcase_add_test(tc, test_load_malformed);
     tcase_add_test(tc, test_load_negative_expire_is_none);
+    tcase_add_test(tc, test_load_ancient_commit_expires);
     tcase_add_test(tc, test_load_mutated_records);
     tcase_add_test(tc, test_failover_continues_generation);
     tcase_add_test(tc, test_randomized_round_trip);
