@@ -249,7 +249,10 @@ size_t bk_grp_lags(const bk_grp_coord_t *c, kp_str_t group_id, bk_grp_leo_fn leo
         int64_t end = leo(ctx, gs_slice(&o->topic), o->partition);
         res[i].committed = o;
         res[i].log_end_offset = end;
-        res[i].lag = end < 0 ? -1 : (end > o->offset ? end - o->offset : 0);
+        /* a negative committed offset (any int64 may be committed or
+         * loaded) is no position: lag unknown, and end - offset cannot
+         * overflow once both are >= 0 */
+        res[i].lag = end < 0 || o->offset < 0 ? -1 : (end > o->offset ? end - o->offset : 0);
     }
     return g->noffsets;
 }

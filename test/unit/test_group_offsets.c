@@ -467,6 +467,13 @@ START_TEST(test_lags) {
     ck_assert_int_eq(lags[2].committed->offset, 1);
     ck_assert_uint_eq(bk_grp_lags(&c, S("g"), leo_table, NULL, lags, 1), 3);
     ck_assert_uint_eq(bk_grp_lags(&c, S("none"), leo_table, NULL, lags, 3), 0);
+    /* found by fuzz_group_records: LEO - a committed offset near INT64_MIN
+     * overflowed; a negative committed offset has no lag (-1) */
+    bk_grp_commit_part_t neg = part("t", 0, INT64_MIN + 1);
+    ck_assert_int_eq(commit(&c, &o, "h", "", -1, &neg, 1, 0, errs), KP_ERROR_NONE);
+    ck_assert_uint_eq(bk_grp_lags(&c, S("h"), leo_table, NULL, lags, 3), 1);
+    ck_assert_int_eq(lags[0].lag, -1);
+    ck_assert_int_eq(lags[0].log_end_offset, 100);
     bk_grp_out_free(&o);
     bk_grp_coord_free(&c);
 }
