@@ -3,7 +3,7 @@
 # UBSan), linked with all library sources, and runs each for N seconds.
 # Corpora live in build-fuzz/corpus/NAME, seeded from test/fuzz/seeds/NAME;
 # test/fuzz/NAME.dict, when present, is passed as the libFuzzer dictionary.
-# usage: run-fuzz.sh [SECONDS]
+# usage: [FUZZ_ONLY="fuzz_x ..."] run-fuzz.sh [SECONDS]
 set -euo pipefail
 secs=${1:-20}
 cd "$(dirname "$0")/../.."
@@ -25,6 +25,8 @@ status=0
 for src in test/fuzz/fuzz_*.c; do
   [ -e "$src" ] || continue
   name=$(basename "$src" .c)
+  # FUZZ_ONLY="fuzz_a fuzz_b" builds and runs only those targets
+  if [ -n "${FUZZ_ONLY:-}" ] && [[ " $FUZZ_ONLY " != *" $name "* ]]; then continue; fi
   bin="$B/fuzz/$name"
   # shellcheck disable=SC2086
   "$CC" $CFLAGS $SAN "$src" $LIBSRC -o "$bin" $(pkg-config --libs $PKGS) -lpthread -lm
