@@ -205,3 +205,11 @@ grp_history = [
 put("fuzz_group_records", "history.bin", b"".join(grp_history))
 put("fuzz_group_records", "group.bin", grp_history[0])
 put("fuzz_group_records", "offset.bin", grp_history[1])
+
+# ---- metadata log batches (fuzz_meta_log: u8 flags, u8 count, u16-len records)
+def meta_batch(flags, recs):
+    return bytes([flags, len(recs)]) + b"".join(struct.pack(">H", len(r)) + r for r in recs)
+put("fuzz_meta_log", "history.bin", meta_batch(0, history[:4]) + meta_batch(2, []) + meta_batch(0, history[4:]))
+put("fuzz_meta_log", "one-batch.bin", meta_batch(0, history))
+put("fuzz_meta_log", "gzip.bin", meta_batch(0, history[:2]) + meta_batch(1, history[2:4]))
+put("fuzz_meta_log", "bad-record.bin", meta_batch(0, history[:3] + [b"\xff\xff"] + history[3:5]))
