@@ -337,7 +337,8 @@ typedef int64_t (*bk_grp_leo_fn)(void *ctx, kp_str_t topic, int32_t partition);
 typedef struct {
     const bk_grp_offset_t *committed;
     int64_t log_end_offset;                  /* -1 unknown */
-    int64_t lag;                             /* max(0, LEO - committed); -1 unknown */
+    int64_t lag;                             /* max(0, LEO - committed); -1 unknown
+                                                (no LEO, or committed < 0) */
 } bk_grp_lag_t;
 
 /* Lag of every committed partition of the group into res (at most max);

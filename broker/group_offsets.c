@@ -67,6 +67,13 @@ static int16_t commit_check(bk_grp_t *g, const bk_grp_commit_t *req) {
     return KP_ERROR_NONE;
 }
 
+/* commit time + retention (>= 0), both possibly from the client: saturates
+ * at INT64_MAX (never expires) instead of overflowing */
+static int64_t expire_at(int64_t commit_ts_ms, int64_t retention_ms) {
+    assert(retention_ms >= 0);
+    return commit_ts_ms > INT64_MAX - retention_ms ? INT64_MAX : commit_ts_ms + retention_ms;
+}
+
 static int16_t commit_one(const bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_commit_t *req,
                           const bk_grp_commit_part_t *p, int64_t now_ms, bk_grp_out_t *out) {
     if (p->metadata.len > (size_t)c->cfg.offset_metadata_max_bytes)
@@ -78,8 +85,8 @@ static int16_t commit_one(const bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_com
     gs_set(&o->metadata, p->metadata.p ? p->metadata : kp_slice_cstr(""));
     o->commit_ts_ms = p->commit_ts_ms >= 0 ? p->commit_ts_ms : now_ms;
     o->expire_ts_ms = -1;
-    if (req->retention_ms >= 0) o->expire_ts_ms = o->commit_ts_ms + req->retention_ms;
-    else if (p->commit_ts_ms >= 0) o->expire_ts_ms = o->commit_ts_ms + c->cfg.offsets_retention_ms;
+    if (req->retention_ms >= 0) o->expire_ts_ms = expire_at(o->commit_ts_ms, req->retention_ms);
+    else if (p->commit_ts_ms >= 0) o->expire_ts_ms = expire_at(o->commit_ts_ms, c->cfg.offsets_retention_ms);
     rec_offset(out, gs_slice(&g->id), o);
     return KP_ERROR_NONE;
 }
@@ -209,8 +216,10 @@ static bool offset_expired(const bk_grp_coord_t *c, const bk_grp_t *g, const bk_
                            int64_t now_ms) {
     int64_t keep_ms = c->cfg.offsets_retention_ms;
     if (o->expire_ts_ms >= 0) return now_ms >= o->expire_ts_ms;
-    if (!g->protocol_type.p) return now_ms - o->commit_ts_ms >= keep_ms;
-    if (g->state == BK_GRP_EMPTY) return now_ms - g->state_ts_ms >= keep_ms;
+    /* ts <= now - keep rather than now - ts >= keep: ts comes from the log
+     * and may be any int64 (the subtraction could overflow) */
+    if (!g->protocol_type.p) return o->commit_ts_ms <= now_ms - keep_ms;
+    if (g->state == BK_GRP_EMPTY) return g->state_ts_ms <= now_ms - keep_ms;
     return false;
 }
 
@@ -240,7 +249,10 @@ size_t bk_grp_lags(const bk_grp_coord_t *c, kp_str_t group_id, bk_grp_leo_fn leo
         int64_t end = leo(ctx, gs_slice(&o->topic), o->partition);
         res[i].committed = o;
         res[i].log_end_offset = end;
-        res[i].lag = end < 0 ? -1 : (end > o->offset ? end - o->offset : 0);
+        /* a negative committed offset (any int64 may be committed or
+         * loaded) is no position: lag unknown, and end - offset cannot
+         * overflow once both are >= 0 */
+        res[i].lag = end < 0 || o->offset < 0 ? -1 : (end > o->offset ? end - o->offset : 0);
     }
     return g->noffsets;
 }

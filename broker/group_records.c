@@ -222,7 +222,9 @@ static int load_offset(bk_grp_coord_t *c, const kp_offset_commit_key_t *k, kp_by
     o->leader_epoch = v.leader_epoch;
     gs_set(&o->metadata, v.metadata.p ? v.metadata : kp_slice_cstr(""));
     o->commit_ts_ms = v.commit_timestamp;
-    o->expire_ts_ms = v.expire_timestamp;
+    /* every negative value means "retention decides" (group_offsets.c); keep
+     * one spelling, -1, or a rewrite (value v3) would not say the same */
+    o->expire_ts_ms = v.expire_timestamp >= 0 ? v.expire_timestamp : -1;
     return KP_OK;
 }
 

@@ -293,7 +293,10 @@ static int apply_partition(bk_image_t *img, const Skiff__Metadata__Partition *r)
 static bool change_state(const Skiff__Metadata__PartitionChange *r, bk_partition_t *p) {
     if (r->has_leader) {
         if (r->leader < -1) return false;
-        if (r->leader != p->leader) p->leader_epoch++;
+        if (r->leader != p->leader) {
+            if (p->leader_epoch == INT32_MAX) return false; /* no epoch left: refuse, never wrap */
+            p->leader_epoch++;
+        }
         p->leader = r->leader;
     }
     if (r->has_isr_set && r->isr_set && !ids_from(r->isr, r->n_isr, &p->isr)) return false;
@@ -303,6 +306,7 @@ static bool change_state(const Skiff__Metadata__PartitionChange *r, bk_partition
             !ids_from(r->removing_replicas, r->n_removing_replicas, &p->removing))
             return false;
     }
+    if (p->partition_epoch == INT32_MAX) return false;
     p->partition_epoch++;
     return partition_valid(p);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds every test/fuzz/fuzz_*.c as a libFuzzer target with clang (ASan +
 # UBSan), linked with all library sources, and runs each for N seconds.
-# Corpora live in build-fuzz/corpus/NAME, seeded from test/fuzz/seeds/NAME.
-# usage: run-fuzz.sh [SECONDS]
+# Corpora live in build-fuzz/corpus/NAME, seeded from test/fuzz/seeds/NAME;
+# test/fuzz/NAME.dict, when present, is passed as the libFuzzer dictionary.
+# usage: [FUZZ_ONLY="fuzz_x ..."] run-fuzz.sh [SECONDS]
 set -euo pipefail
 secs=${1:-20}
 cd "$(dirname "$0")/../.."
@@ -24,6 +25,8 @@ status=0
 for src in test/fuzz/fuzz_*.c; do
   [ -e "$src" ] || continue
   name=$(basename "$src" .c)
+  # FUZZ_ONLY="fuzz_a fuzz_b" builds and runs only those targets
+  if [ -n "${FUZZ_ONLY:-}" ] && [[ " $FUZZ_ONLY " != *" $name "* ]]; then continue; fi
   bin="$B/fuzz/$name"
   # shellcheck disable=SC2086
   "$CC" $CFLAGS $SAN "$src" $LIBSRC -o "$bin" $(pkg-config --libs $PKGS) -lpthread -lm
@@ -31,9 +34,11 @@ for src in test/fuzz/fuzz_*.c; do
   mkdir -p "$corpus"
   seeds="test/fuzz/seeds/$name"
   dirs=("$corpus"); [ -d "$seeds" ] && dirs+=("$seeds")
+  # an optional libFuzzer dictionary test/fuzz/NAME.dict (keywords of text formats)
+  opts=(); [ -f "test/fuzz/$name.dict" ] && opts+=(-dict="test/fuzz/$name.dict")
   echo "== $name (${secs}s)"
   if ! "$bin" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
-        -artifact_prefix="$B/fuzz/$name-" "${dirs[@]}" 2>"$B/fuzz/$name.log"; then
+        -artifact_prefix="$B/fuzz/$name-" ${opts[@]+"${opts[@]}"} "${dirs[@]}" 2>"$B/fuzz/$name.log"; then
     echo "FUZZ FAILURE in $name:"; tail -n 40 "$B/fuzz/$name.log"; status=1
   else
     grep -E '^(#[0-9]+ +DONE|Done)' "$B/fuzz/$name.log" | tail -n 1 || true

@@ -416,6 +416,34 @@ START_TEST(test_retention) {
 }
 END_TEST
 
+/* A client's retention time or v1 commit timestamp near INT64_MAX made
+ * commit time + retention overflow (undefined behaviour, then a negative
+ * expire time); it saturates now: such an offset never expires. */
+START_TEST(test_retention_overflow_saturates) {
+    bk_grp_coord_t c;
+    coord_new(&c, 0);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    int16_t err;
+    char *m = stable_group(&c, "g", "consumer", S("md"), 0);
+    bk_grp_commit_part_t q = part("t", 0, 5);
+    bk_grp_commit_t cm = { .group_id = S("g"), .member_id = S(m), .generation = 1,
+                           .retention_ms = INT64_MAX, .parts = &q, .nparts = 1 };
+    ck_assert_int_eq(bk_grp_offset_commit(&c, &cm, 1000, &o, &err), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_grp_find(&c, S("g"))->offsets[0].expire_ts_ms, INT64_MAX);
+    bk_grp_commit_part_t p = part("t", 0, 1);
+    p.commit_ts_ms = INT64_MAX - 1;
+    ck_assert_int_eq(commit(&c, &o, "v1", "", -1, &p, 1, 1000, &err), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_grp_find(&c, S("v1"))->offsets[0].expire_ts_ms, INT64_MAX);
+    bk_grp_out_reset(&o);
+    bk_grp_expire_offsets(&c, INT64_MAX - 1, &o);
+    ck_assert_uint_eq(o.offsets_expired, 0);
+    free(m);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
 static int64_t leo_table(void *ctx, kp_str_t topic, int32_t partition) {
     (void)ctx;
     if (!kp_slice_eq_cstr(topic, "t")) return -1;
@@ -439,6 +467,13 @@ START_TEST(test_lags) {
     ck_assert_int_eq(lags[2].committed->offset, 1);
     ck_assert_uint_eq(bk_grp_lags(&c, S("g"), leo_table, NULL, lags, 1), 3);
     ck_assert_uint_eq(bk_grp_lags(&c, S("none"), leo_table, NULL, lags, 3), 0);
+    /* found by fuzz_group_records: LEO - a committed offset near INT64_MIN
+     * overflowed; a negative committed offset has no lag (-1) */
+    bk_grp_commit_part_t neg = part("t", 0, INT64_MIN + 1);
+    ck_assert_int_eq(commit(&c, &o, "h", "", -1, &neg, 1, 0, errs), KP_ERROR_NONE);
+    ck_assert_uint_eq(bk_grp_lags(&c, S("h"), leo_table, NULL, lags, 3), 1);
+    ck_assert_int_eq(lags[0].lag, -1);
+    ck_assert_int_eq(lags[0].log_end_offset, 100);
     bk_grp_out_free(&o);
     bk_grp_coord_free(&c);
 }
@@ -455,6 +490,7 @@ int main(void) {
     tcase_add_test(tc, test_list_and_describe);
     tcase_add_test(tc, test_admin_while_loading);
     tcase_add_test(tc, test_retention);
+    tcase_add_test(tc, test_retention_overflow_saturates);
     tcase_add_test(tc, test_lags);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

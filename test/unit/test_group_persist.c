@@ -6,6 +6,8 @@
  * failure names its seed and step. */
 #include "grp_test_util.h"
 
+#include "broker/group_int.h"   /* rec_offset: the coordinator's own encoder */
+
 #include <inttypes.h>
 
 /* ---- a byte builder independent of the codec ---------------------------- */
@@ -125,6 +127,73 @@ START_TEST(test_group_record_bytes) {
     ck_assert_int_eq(bk_grp_heartbeat(&b, S("g"), S(id), S("i1"), 1, 1000), KP_ERROR_NONE);
     bk_grp_coord_free(&b);
     free(id);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
+/* Found by fuzz_group_records: a v1 offset value whose expireTimestamp is
+ * negative but not -1 was kept as is, and written back as value v3 (no
+ * expire field), so a reload said -1: the state did not survive its own
+ * records. Any negative expire time now loads as -1 ("retention decides"). */
+static void loader_new(bk_grp_coord_t *c) {
+    bk_grp_config_t cfg;
+    bk_grp_config_defaults(&cfg);
+    cfg.num_partitions = 1;
+    bk_grp_coord_init(c, &cfg, 0, 1);
+}
+
+START_TEST(test_load_negative_expire_is_none) {
+    bk_grp_coord_t c, c2;
+    loader_new(&c);
+    loader_new(&c2);
+    bytes_t key = { .n = 0 }, val = { .n = 0 };
+    put_be(&key, 1, 2); put_str(&key, "g"); put_str(&key, "t"); put_be(&key, 3, 4);
+    put_be(&val, 1, 2); put_be(&val, 5, 8); put_str(&val, "m"); put_be(&val, 100, 8);
+    put_be(&val, (uint64_t)-5, 8);
+    ck_assert_int_eq(bk_grp_load_record(&c, as_slice(&key), as_slice(&val)), KP_OK);
+    bk_grp_load_done(&c, 1000);
+    const bk_grp_offset_t *offs;
+    size_t n;
+    ck_assert_int_eq(bk_grp_offset_fetch_all(&c, S("g"), &offs, &n), KP_ERROR_NONE);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(offs[0].expire_ts_ms, -1);
+    /* its own record (v3: no expire) reloads to the same state */
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    bk_grp_offset_t copy = offs[0];
+    rec_offset(&o, S("g"), &copy);
+    ck_assert_uint_eq(o.nrecs, 1);
+    ck_assert_int_eq(bk_grp_load_record(&c2, o.recs[0].key, o.recs[0].value), KP_OK);
+    bk_grp_load_done(&c2, 1000);
+    const bk_grp_offset_t *offs2;
+    ck_assert_int_eq(bk_grp_offset_fetch_all(&c2, S("g"), &offs2, &n), KP_ERROR_NONE);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(offs2[0].expire_ts_ms, offs[0].expire_ts_ms);
+    ck_assert_int_eq(offs2[0].offset, 5);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+    bk_grp_coord_free(&c2);
+}
+END_TEST
+
+/* Found by fuzz_group_records: a loaded commit timestamp near INT64_MIN made
+ * the expiry's now - commit_ts overflow (undefined behaviour; wrapped, the
+ * offset never expired). Such an offset is simply very old: it expires. */
+START_TEST(test_load_ancient_commit_expires) {
+    bk_grp_coord_t c;
+    loader_new(&c);
+    bytes_t key = { .n = 0 }, val = { .n = 0 };
+    put_be(&key, 1, 2); put_str(&key, "g"); put_str(&key, "t"); put_be(&key, 3, 4);
+    put_be(&val, 3, 2); put_be(&val, 5, 8); put_be(&val, (uint64_t)-1, 4); put_str(&val, "");
+    put_be(&val, (uint64_t)INT64_MIN, 8);
+    ck_assert_int_eq(bk_grp_load_record(&c, as_slice(&key), as_slice(&val)), KP_OK);
+    bk_grp_load_done(&c, 1000);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    bk_grp_expire_offsets(&c, 1000, &o);
+    ck_assert_uint_eq(o.offsets_expired, 1);
+    ck_assert_ptr_null(bk_grp_find(&c, S("g")));
     bk_grp_out_free(&o);
     bk_grp_coord_free(&c);
 }
@@ -806,6 +875,8 @@ int main(void) {
     tcase_add_test(tc, test_offset_record_bytes);
     tcase_add_test(tc, test_group_record_bytes);
     tcase_add_test(tc, test_load_malformed);
+    tcase_add_test(tc, test_load_negative_expire_is_none);
+    tcase_add_test(tc, test_load_ancient_commit_expires);
     tcase_add_test(tc, test_load_mutated_records);
     tcase_add_test(tc, test_failover_continues_generation);
     tcase_add_test(tc, test_randomized_round_trip);

@@ -298,6 +298,54 @@ START_TEST(test_partition_change_epochs) {
 }
 END_TEST
 
+/* Found by fuzz_metadata_record: a PartitionChange on a partition whose
+ * epoch is already INT32_MAX overflowed it (undefined behaviour, then a
+ * negative epoch). Such a record is invalid: refused, image unchanged. */
+static int part_epochs(bk_image_t *img, bk_uuid_t id, int32_t p, int32_t leader_epoch,
+                       int32_t partition_epoch, int64_t off) {
+    int32_t reps[2] = { 1, 2 };
+    Skiff__Metadata__Partition m = SKIFF__METADATA__PARTITION__INIT;
+    m.has_topic_id = true; m.topic_id.len = 16; m.topic_id.data = id.b;
+    m.has_partition_id = true; m.partition_id = p;
+    m.replicas = m.isr = reps; m.n_replicas = m.n_isr = 2;
+    m.has_leader = true; m.leader = 1;
+    m.has_leader_epoch = true; m.leader_epoch = leader_epoch;
+    m.has_partition_epoch = true; m.partition_epoch = partition_epoch;
+    rec_t r = SKIFF__METADATA__METADATA_RECORD__INIT;
+    r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PARTITION;
+    r.partition = &m;
+    return apply_rec(img, &r, off);
+}
+
+START_TEST(test_partition_change_epoch_exhausted) {
+    bk_image_t img, copy;
+    bk_image_init(&img, -1);
+    bk_image_init(&copy, -1);
+    bk_uuid_t id = uuid_n(7);
+    int64_t off = 0;
+    ck_assert_int_eq(topic(&img, "t", id, off++), KP_OK);
+    ck_assert_int_eq(part_epochs(&img, id, 0, INT32_MAX, 5, off++), KP_OK);
+    ck_assert_int_eq(part_epochs(&img, id, 1, 3, INT32_MAX, off++), KP_OK);
+    size_t len;
+    uint8_t *s = snap(&img, &len);
+    ck_assert_int_eq(bk_image_load(&copy, s, len), KP_OK);
+    free(s);
+    /* a new leader needs a leader epoch past INT32_MAX */
+    ck_assert_int_eq(change(&img, id, 0, 2, false, IV0, false, IV0, IV0, IV0, off), KP_ERR_BAD_VALUE);
+    /* any change needs a partition epoch past INT32_MAX */
+    ck_assert_int_eq(change(&img, id, 1, INT32_MIN, true, IV(1), false, IV0, IV0, IV0, off),
+                     KP_ERR_BAD_VALUE);
+    ck_assert(same_snapshot(&img, &copy));
+    /* the same leader again bumps only the partition epoch: still fine */
+    ck_assert_int_eq(change(&img, id, 0, 1, false, IV0, false, IV0, IV0, IV0, off++), KP_OK);
+    const bk_partition_t *p = bk_image_partition(&img, &id, 0);
+    ck_assert_int_eq(p->leader_epoch, INT32_MAX);
+    ck_assert_int_eq(p->partition_epoch, 6);
+    bk_image_free(&img);
+    bk_image_free(&copy);
+}
+END_TEST
+
 START_TEST(test_invalid_records_rejected_unchanged) {
     bk_image_t img;
     bk_image_init(&img, -1);
@@ -683,6 +731,7 @@ int main(void) {
     tcase_add_test(tc, test_apply_and_lookups);
     tcase_add_test(tc, test_select_queries);
     tcase_add_test(tc, test_partition_change_epochs);
+    tcase_add_test(tc, test_partition_change_epoch_exhausted);
     tcase_add_test(tc, test_invalid_records_rejected_unchanged);
     tcase_add_test(tc, test_topic_removal_and_configs);
     tcase_add_test(tc, test_many_topics_sorted_lookups);
