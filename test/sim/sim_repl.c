@@ -124,7 +124,15 @@ typedef struct sim {
     char fail[256];
     /* stats */
     uint64_t n_acked, n_leader_changes, n_crashes;
+    uint64_t n_err[4];   /* NOT_ENOUGH_REPLICAS, ..._AFTER_APPEND, TIMED_OUT, NOT_LEADER */
 } sim_t;
+
+static void count_err(sim_t *s, int16_t e) {
+    if (e == KP_ERROR_NOT_ENOUGH_REPLICAS) s->n_err[0]++;
+    else if (e == KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND) s->n_err[1]++;
+    else if (e == KP_ERROR_REQUEST_TIMED_OUT) s->n_err[2]++;
+    else if (e == KP_ERROR_NOT_LEADER_OR_FOLLOWER) s->n_err[3]++;
+}
 
 static uint64_t rnd(sim_t *s) {   /* splitmix64 */
     uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
@@ -220,6 +228,7 @@ static void on_ack(sim_t *s, int i, const bk_repl_ack_t *a) {
     produce_t *p = &s->prods[a->id];
     if (p->done) { failf(s, "produce %" PRIu64 " completed twice", a->id); return; }
     p->done = true;
+    count_err(s, a->error);
     if (a->error != KP_ERROR_NONE) return;
     for (uint32_t k = 0; k < p->n; k++) {
         int64_t o = p->base + k;
@@ -490,7 +499,7 @@ static void produce(sim_t *s) {
     int16_t err = bk_repl_produce(nd->core, p->n, true, s->n_prods, s->now + 400, s->now,
                                   &p->base, &out);
     s->n_prods++;
-    if (err != KP_ERROR_NONE) { p->done = true; return; }
+    if (err != KP_ERROR_NONE) { p->done = true; count_err(s, err); return; }
     apply(s, i, &out, p->vals);
 }
 
@@ -549,7 +558,7 @@ static void step(sim_t *s) {
         }
     }
     deliver_due(s);
-    if (s->now < FAULT_MS && chance(s, 0.08)) produce(s);
+    if (s->now < FAULT_MS && chance(s, 0.04)) produce(s);
 }
 
 static void final_check(sim_t *s) {
@@ -593,7 +602,7 @@ static bool run_seed(uint64_t seed, bool verbose, bool mutate, sim_t *s) {
     s->cfg.fetch_backoff_ms = 50;
     s->cfg.fetch_timeout_ms = 100;
     s->cfg.alter_retry_ms = 100;
-    s->cfg.fetch_batches_max = (uint32_t)rnd_in(s, 1, 8);
+    s->cfg.fetch_batches_max = (uint32_t)rnd_in(s, 2, BK_REPL_BATCHES_MAX);
     s->cfg.test_truncate_to_hw = mutate;
     s->img.leader_id = 0;
     s->img.leader_epoch = 0;
@@ -608,33 +617,52 @@ static bool run_seed(uint64_t seed, bool verbose, bool mutate, sim_t *s) {
     return !s->fail[0];
 }
 
-int main(int argc, char **argv) {
-    uint64_t first = 1, count = 2000;
-    bool verbose = false, mutate = false;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--seeds") && a + 1 < argc) count = strtoull(argv[++a], NULL, 10);
-        else if (!strcmp(argv[a], "--seed") && a + 1 < argc) { first = strtoull(argv[++a], NULL, 10); count = 1; }
-        else if (!strcmp(argv[a], "--verbose")) verbose = true;
-        else if (!strcmp(argv[a], "--mutate-hw-truncate")) mutate = true;
-        else { fprintf(stderr, "usage: %s [--seeds N | --seed S [--verbose]] [--mutate-hw-truncate]\n", argv[0]); return 2; }
-    }
+/* Runs seeds [first, first+count); returns the number that failed. */
+static uint64_t run_range(uint64_t first, uint64_t count, bool verbose, bool mutate,
+                          const char *argv0, bool stop_at_first) {
     static sim_t s;
-    uint64_t failed = 0, acked = 0, changes = 0, crashes = 0;
+    uint64_t failed = 0, acked = 0, changes = 0, crashes = 0, err[4] = { 0 };
     for (uint64_t seed = first; seed < first + count; seed++) {
         if (!run_seed(seed, verbose, mutate, &s)) {
             failed++;
             if (!mutate || failed <= 3)
-                printf("FAIL seed %" PRIu64 " (%d replicas): %s\n  replay: %s --seed %" PRIu64 "%s --verbose\n",
-                       seed, s.n, s.fail, argv[0], seed, mutate ? " --mutate-hw-truncate" : "");
-            if (!mutate) return 1;
+                printf("%s seed %" PRIu64 " (%d replicas): %s\n  replay: %s --seed %" PRIu64 "%s --verbose\n",
+                       mutate ? "caught" : "FAIL", seed, s.n, s.fail, argv0, seed,
+                       mutate ? " --mutate-hw-truncate" : "");
+            if (stop_at_first) return failed;
         }
         acked += s.n_acked; changes += s.n_leader_changes; crashes += s.n_crashes;
+        for (int k = 0; k < 4; k++) err[k] += s.n_err[k];
     }
-    if (mutate) {
+    if (mutate)
         printf("mutation (truncate to HW): caught by %" PRIu64 " of %" PRIu64 " seeds\n", failed, count);
-        return failed ? 1 : 0;
+    else
+        printf("sim_repl: %" PRIu64 " seeds ok (%" PRIu64 " acked produces; refused: %" PRIu64
+               " NOT_ENOUGH_REPLICAS, %" PRIu64 " AFTER_APPEND, %" PRIu64 " timed out, %" PRIu64
+               " not leader; %" PRIu64 " leader changes, %" PRIu64 " kills)\n",
+               count, acked, err[0], err[1], err[2], err[3], changes, crashes);
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    uint64_t first = 1, count = 2000;
+    bool verbose = false, mutate = false, quick = true;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--seeds") && a + 1 < argc) { count = strtoull(argv[++a], NULL, 10); quick = false; }
+        else if (!strcmp(argv[a], "--seed") && a + 1 < argc) { first = strtoull(argv[++a], NULL, 10); count = 1; quick = false; }
+        else if (!strcmp(argv[a], "--verbose")) verbose = true;
+        else if (!strcmp(argv[a], "--mutate-hw-truncate")) { mutate = true; quick = false; }
+        else { fprintf(stderr, "usage: %s [--seeds N | --seed S [--verbose]] [--mutate-hw-truncate]\n", argv[0]); return 2; }
     }
-    printf("sim_repl: %" PRIu64 " seeds ok (%" PRIu64 " acked produces, %" PRIu64
-           " leader changes, %" PRIu64 " kills)\n", count, acked, changes, crashes);
+    if (mutate) return run_range(first, count, verbose, true, argv[0], false) ? 1 : 0;
+    if (run_range(first, count, verbose, false, argv[0], true)) return 1;
+    if (!quick) return 0;
+    /* Self-check of the default run: the pre-KIP-101 truncation must be
+     * caught, or the simulation has lost its teeth. */
+    if (run_range(first, count, false, true, argv[0], false) == 0) {
+        printf("FAIL: the truncate-to-HW mutation went unnoticed\n");
+        return 1;
+    }
+    printf("sim_repl: ok (and the truncate-to-HW mutation is caught)\n");
     return 0;
 }
