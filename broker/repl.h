@@ -55,13 +55,6 @@
 #define BK_REPL_NO_EPOCH (-1)
 #define BK_REPL_NO_OFFSET (-1)
 
-/* Status codes of the core's own calls (Kafka errors travel separately). */
-enum {
-    BK_REPL_OK = 0,
-    BK_REPL_ERR_TOO_MANY = -1,     /* a bound was reached (waits, replicas) */
-    BK_REPL_ERR_BAD_VALUE = -2,    /* invalid argument */
-};
-
 typedef enum bk_repl_role {
     BK_REPL_NONE = 0,    /* not a replica of this partition (or stopped) */
     BK_REPL_LEADER,
@@ -209,13 +202,13 @@ void bk_repl_on_image(bk_repl_t *r, const bk_repl_image_t *img, int64_t now_ms,
  * next fetch when due. Call at least every fetch_backoff_ms. */
 void bk_repl_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out);
 
-/* Leader: a produce of `n_records` records. Returns a Kafka error:
- * NOT_LEADER_OR_FOLLOWER when not leader; NOT_ENOUGH_REPLICAS (nothing
- * appended) when acks_all and the ISR is smaller than min_insync; NONE with
- * *base_offset set and out->append[0] the batch to write. With acks_all the
- * completion comes later in out->acks (id = `id`); REQUEST_TIMED_OUT at
- * deadline_ms. BK_REPL_ERR_TOO_MANY... is mapped to REQUEST_TIMED_OUT before
- * appending when BK_REPL_WAITS_MAX waits are pending. */
+/* Leader: a produce of `n_records` (> 0) records. Returns a Kafka error, and
+ * on any error nothing is appended: NOT_LEADER_OR_FOLLOWER when not leader;
+ * INVALID_RECORD for n_records == 0; with acks_all, NOT_ENOUGH_REPLICAS when
+ * the committed ISR is smaller than min_insync and REQUEST_TIMED_OUT when
+ * BK_REPL_WAITS_MAX waits are already pending. NONE: *base_offset set and
+ * out->append[0] is the batch to write. With acks_all the completion comes
+ * later in out->acks (id = `id`), REQUEST_TIMED_OUT at deadline_ms. */
 int16_t bk_repl_produce(bk_repl_t *r, uint32_t n_records, bool acks_all,
                         uint64_t id, int64_t deadline_ms, int64_t now_ms,
                         int64_t *base_offset, bk_repl_out_t *out) BK_REPL_MUST_CHECK;

@@ -492,6 +492,32 @@ START_TEST(test_follower_responses) {
 }
 END_TEST
 
+START_TEST(test_produce_bounds) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 0, true, 0, 100, 0, &base, &out), KP_ERROR_INVALID_RECORD);
+    for (uint64_t i = 0; i < BK_REPL_WAITS_MAX; i++)
+        ck_assert_int_eq(bk_repl_produce(r, 1, true, i, 100, 0, &base, &out), KP_ERROR_NONE);
+    ck_assert_uint_eq(bk_repl_n_waits(r), BK_REPL_WAITS_MAX);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 999, 100, 0, &base, &out), KP_ERROR_REQUEST_TIMED_OUT);
+    ck_assert_int_eq(bk_repl_leo(r), BK_REPL_WAITS_MAX);
+    ck_assert_int_eq(out.n_append, 0);
+    /* acks=1 needs no wait slot */
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 100, 0, &base, &out), KP_ERROR_NONE);
+    /* all of them complete in one step, in offset order */
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, BK_REPL_WAITS_MAX + 1, 1), 5, &resp, &out);
+    ck_assert_uint_eq(out.n_acks, BK_REPL_WAITS_MAX);
+    for (uint32_t i = 0; i < out.n_acks; i++) {
+        ck_assert_int_eq(out.acks[i].error, KP_ERROR_NONE);
+        ck_assert_int_eq(out.acks[i].base_offset, (int64_t)i);
+    }
+    ck_assert_uint_eq(bk_repl_n_waits(r), 0);
+    bk_repl_free(r);
+}
+END_TEST
+
 START_TEST(test_not_a_replica_stops) {
     bk_repl_t *r = leader(1, 0, ISR01, 2);
     bk_repl_out_t out;
@@ -522,6 +548,7 @@ int main(void) {
     tcase_add_test(tc, test_isr_not_shrunk_at_leo);
     tcase_add_test(tc, test_isr_expand);
     tcase_add_test(tc, test_follower_responses);
+    tcase_add_test(tc, test_produce_bounds);
     tcase_add_test(tc, test_not_a_replica_stops);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
