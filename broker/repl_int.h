@@ -46,6 +46,7 @@ struct bk_repl {
     bool alter_pending;
     bk_repl_alter_req_t alter_inflight;
     int64_t alter_sent_ms;
+    int64_t alter_backoff_until_ms;   /* after a refused proposal */
     repl_wait_t waits[BK_REPL_WAITS_MAX];
     uint32_t n_waits;
 

@@ -81,7 +81,7 @@ static bool peer_caught_up(const bk_repl_t *r, const repl_peer_t *p, int64_t now
 }
 
 static void maybe_shrink(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
-    if (r->alter_pending) return;
+    if (r->alter_pending || now_ms < r->alter_backoff_until_ms) return;
     int32_t keep[BK_REPL_REPLICAS_MAX];
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->n_isr; i++) {
@@ -95,7 +95,8 @@ static void maybe_shrink(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
 /* Kafka: LEO >= HW and the follower has fetched this leader's epoch. */
 static void maybe_expand(bk_repl_t *r, const repl_peer_t *p, int64_t now_ms,
                          bk_repl_out_t *out) {
-    if (r->alter_pending || bk_repl_i_ids_has(r->isr, r->n_isr, p->id)) return;
+    if (r->alter_pending || now_ms < r->alter_backoff_until_ms) return;
+    if (bk_repl_i_ids_has(r->isr, r->n_isr, p->id)) return;
     if (p->leo < r->hw || p->leo < r->epoch_start_offset) return;
     int32_t isr[BK_REPL_REPLICAS_MAX];
     memcpy(isr, r->isr, r->n_isr * sizeof isr[0]);
@@ -119,6 +120,7 @@ void bk_repl_i_become_leader(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
         };
     }
     r->n_waits = 0;
+    r->alter_backoff_until_ms = 0;
     update_hw(r, out);
 }
 
@@ -250,6 +252,7 @@ void bk_repl_on_alter_resp(bk_repl_t *r, const bk_repl_alter_resp_t *resp,
         /* The controller refused (stale partition epoch, fenced): the image
          * will bring the truth; stop proposing the stale change. */
         r->alter_pending = false;
+        r->alter_backoff_until_ms = now_ms + r->cfg.alter_retry_ms;
         update_hw(r, out);
         return;
     }

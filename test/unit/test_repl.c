@@ -419,17 +419,22 @@ START_TEST(test_isr_expand) {
     bk_repl_alter_resp_t ar = { .error = KP_ERROR_INVALID_UPDATE_VERSION };
     bk_repl_on_alter_resp(r, &ar, 6, &out);
     ck_assert_int_eq(bk_repl_partition_epoch(r), 5);
+    fetch(r, freq(2, 0, 3, 6, 3), 7, &resp, &out);   /* refused: wait alter_retry_ms */
+    ck_assert(!out.alter);
+    fetch(r, freq(2, 0, 3, 6, 3), 206, &resp, &out);
+    ck_assert(out.alter);
+    ck_assert_int_eq(out.alter_req.partition_epoch, 5);
     img = image(0, 3, 6, ISR012, 3);
-    bk_repl_on_image(r, &img, 7, &out);
+    bk_repl_on_image(r, &img, 210, &out);
     ck_assert_int_eq(bk_repl_partition_epoch(r), 6);
     int32_t isr[4];
     ck_assert_uint_eq(bk_repl_isr(r, isr, 4), 3);
     /* now replica 2 holds the HW */
-    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 1000, 8, &base, &out), KP_ERROR_NONE);
-    fetch(r, freq(1, 0, 3, 7, 3), 9, &resp, &out);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 1000, 211, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 7, 3), 212, &resp, &out);
     ck_assert_int_eq(bk_repl_hw(r), 6);
     ck_assert_int_eq(out.n_acks, 0);
-    fetch(r, freq(2, 0, 3, 7, 3), 10, &resp, &out);
+    fetch(r, freq(2, 0, 3, 7, 3), 213, &resp, &out);
     ck_assert_int_eq(bk_repl_hw(r), 7);
     ck_assert_int_eq(out.n_acks, 1);
     bk_repl_free(r);
