@@ -147,13 +147,19 @@ typedef struct bk_repl_alter_req {
     int32_t partition_epoch;       /* the epoch the proposal is based on */
     int32_t isr[BK_REPL_REPLICAS_MAX];
     uint32_t n_isr;
+    uint64_t seq;                  /* proposal number (re-sends keep it) */
 } bk_repl_alter_req_t;
 
-/* AlterPartition response. On NONE, the new state (as the controller wrote
- * it); INVALID_UPDATE_VERSION / FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER
- * mean "wait for the image". */
+/* AlterPartition response (the driver matches it to the request and copies
+ * the request's seq into req_seq). On NONE, the new state as the controller
+ * wrote it. INELIGIBLE_REPLICA / OPERATION_NOT_ATTEMPTED with the proposal's
+ * own partition epoch mean "not applied": the proposal is dropped. Any other
+ * error (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, ...) leaves it
+ * unknown whether a re-send was applied, so the leader keeps counting the
+ * proposal (maximal ISR) and waits for the image, as Kafka does. */
 typedef struct bk_repl_alter_resp {
     int16_t error;
+    uint64_t req_seq;
     int32_t leader_epoch;
     int32_t partition_epoch;
     int32_t isr[BK_REPL_REPLICAS_MAX];

@@ -88,7 +88,8 @@ void bk_repl_on_image(bk_repl_t *r, const bk_repl_image_t *img, int64_t now_ms,
     r->leader_id = img->leader_id;
     memcpy(r->isr, img->isr, img->n_isr * sizeof img->isr[0]);
     r->n_isr = img->n_isr;
-    r->alter_pending = false;
+    r->alter_pending = false;     /* a new leader epoch kills any proposal */
+    r->alter_wait_image = false;
     r->fetch_inflight = false;
     if (img->leader_id == r->cfg.node_id)
         bk_repl_i_become_leader(r, now_ms, out);

@@ -43,7 +43,9 @@ struct bk_repl {
     int64_t epoch_start_offset;   /* LEO when it became leader */
     repl_peer_t peers[BK_REPL_REPLICAS_MAX];
     uint32_t n_peers;
-    bool alter_pending;
+    bool alter_pending;           /* counted in the maximal ISR until resolved */
+    bool alter_wait_image;        /* outcome unknown: stop re-sending */
+    uint64_t alter_seq;
     bk_repl_alter_req_t alter_inflight;
     int64_t alter_sent_ms;
     int64_t alter_backoff_until_ms;   /* after a refused proposal */

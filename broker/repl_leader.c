@@ -68,7 +68,9 @@ static void propose_isr(bk_repl_t *r, const int32_t *isr, uint32_t n, int64_t no
     a->partition_epoch = r->partition_epoch;
     memcpy(a->isr, isr, n * sizeof isr[0]);
     a->n_isr = n;
+    a->seq = ++r->alter_seq;
     r->alter_pending = true;
+    r->alter_wait_image = false;
     r->alter_sent_ms = now_ms;
     out->alter = true;
     out->alter_req = *a;
@@ -130,7 +132,10 @@ void bk_repl_i_apply_isr(bk_repl_t *r, int32_t partition_epoch, const int32_t *i
     r->partition_epoch = partition_epoch;
     memcpy(r->isr, isr, n_isr * sizeof isr[0]);
     r->n_isr = n_isr;
-    r->alter_pending = false;   /* whatever was in flight is now stale */
+    /* A proposal based on an older partition epoch can never apply now, and
+     * this state is the controller's truth: stop counting it. */
+    r->alter_pending = false;
+    r->alter_wait_image = false;
     update_hw(r, out);
 }
 
@@ -150,7 +155,8 @@ void bk_repl_i_leader_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
             (bk_repl_ack_t){ w->id, KP_ERROR_REQUEST_TIMED_OUT, w->base_offset };
     }
     r->n_waits = keep;
-    if (r->alter_pending && now_ms - r->alter_sent_ms >= r->cfg.alter_retry_ms) {
+    if (r->alter_pending && !r->alter_wait_image &&
+        now_ms - r->alter_sent_ms >= r->cfg.alter_retry_ms) {
         r->alter_sent_ms = now_ms;   /* same proposal, same partition epoch */
         out->alter = true;
         out->alter_req = r->alter_inflight;
@@ -247,16 +253,30 @@ void bk_repl_on_fetch(bk_repl_t *r, const bk_repl_fetch_req_t *req, int64_t now_
 void bk_repl_on_alter_resp(bk_repl_t *r, const bk_repl_alter_resp_t *resp,
                            int64_t now_ms, bk_repl_out_t *out) {
     bk_repl_i_out_reset(out);
-    if (r->role != BK_REPL_LEADER || !r->alter_pending) return;
-    if (resp->error != KP_ERROR_NONE) {
-        /* The controller refused (stale partition epoch, fenced): the image
-         * will bring the truth; stop proposing the stale change. */
-        r->alter_pending = false;
-        r->alter_backoff_until_ms = now_ms + r->cfg.alter_retry_ms;
-        update_hw(r, out);
+    if (r->role != BK_REPL_LEADER) return;
+    if (resp->error == KP_ERROR_NONE) {
+        /* the controller's state at resp->partition_epoch, whichever
+         * proposal produced it; apply_isr ignores it unless newer */
+        if (resp->leader_epoch != r->leader_epoch || resp->n_isr > BK_REPL_REPLICAS_MAX) return;
+        if (!bk_repl_i_ids_has(resp->isr, resp->n_isr, r->cfg.node_id)) return;
+        bk_repl_i_apply_isr(r, resp->partition_epoch, resp->isr, resp->n_isr, now_ms, out);
         return;
     }
-    if (resp->leader_epoch != r->leader_epoch || resp->n_isr > BK_REPL_REPLICAS_MAX) return;
-    if (!bk_repl_i_ids_has(resp->isr, resp->n_isr, r->cfg.node_id)) return;
-    bk_repl_i_apply_isr(r, resp->partition_epoch, resp->isr, resp->n_isr, now_ms, out);
+    if (!r->alter_pending || resp->req_seq != r->alter_seq) return;   /* stale */
+    bool not_applied = (resp->error == KP_ERROR_INELIGIBLE_REPLICA ||
+                        resp->error == KP_ERROR_OPERATION_NOT_ATTEMPTED) &&
+                       resp->partition_epoch == r->alter_inflight.partition_epoch;
+    if (!not_applied) {
+        /* An earlier send of this proposal may have been applied: keep
+         * counting it. A newer state exists (stale partition or leader
+         * epoch): let the image decide, as Kafka does; anything else is
+         * transient and the tick re-sends. */
+        r->alter_wait_image = resp->error == KP_ERROR_INVALID_UPDATE_VERSION ||
+                              resp->error == KP_ERROR_FENCED_LEADER_EPOCH ||
+                              resp->error == KP_ERROR_NOT_LEADER_OR_FOLLOWER;
+        return;
+    }
+    r->alter_pending = false;
+    r->alter_backoff_until_ms = now_ms + r->cfg.alter_retry_ms;
+    update_hw(r, out);
 }

@@ -354,6 +354,7 @@ static void ctrl_alter(sim_t *s, const msg_t *m) {
     const bk_repl_alter_req_t *a = &m->areq;
     msg_t r = { .type = M_ALTER_RESP, .from = CTRL, .to = m->from };
     r.aresp.error = KP_ERROR_NONE;
+    r.aresp.req_seq = a->seq;
     if (a->leader_id != s->img.leader_id || a->leader_epoch != s->img.leader_epoch)
         r.aresp.error = KP_ERROR_FENCED_LEADER_EPOCH;
     else if (a->partition_epoch != s->img.partition_epoch)

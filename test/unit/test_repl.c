@@ -415,28 +415,93 @@ START_TEST(test_isr_expand) {
     ck_assert_uint_eq(out.alter_req.n_isr, 3);
     ck_assert_int_eq(out.alter_req.isr[2], 2);
     ck_assert_int_eq(out.alter_req.partition_epoch, 5);
-    /* a stale partition epoch is refused; the image then brings the truth */
-    bk_repl_alter_resp_t ar = { .error = KP_ERROR_INVALID_UPDATE_VERSION };
+    uint64_t seq = out.alter_req.seq;
+    /* a stale partition epoch is refused: whether a re-send was applied is
+     * unknown, so replica 2 keeps counting and nothing is re-sent until the
+     * image brings the truth */
+    bk_repl_alter_resp_t ar = { .error = KP_ERROR_INVALID_UPDATE_VERSION, .req_seq = seq,
+                                .partition_epoch = 6 };
     bk_repl_on_alter_resp(r, &ar, 6, &out);
     ck_assert_int_eq(bk_repl_partition_epoch(r), 5);
-    fetch(r, freq(2, 0, 3, 6, 3), 7, &resp, &out);   /* refused: wait alter_retry_ms */
+    bk_repl_tick(r, 500, &out);
     ck_assert(!out.alter);
-    fetch(r, freq(2, 0, 3, 6, 3), 206, &resp, &out);
-    ck_assert(out.alter);
-    ck_assert_int_eq(out.alter_req.partition_epoch, 5);
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 0, 501, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 7, 3), 502, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 6);      /* replica 2 (pending) is at 6 */
+    fetch(r, freq(2, 0, 3, 6, 3), 503, &resp, &out);
+    ck_assert(!out.alter);
     img = image(0, 3, 6, ISR012, 3);
-    bk_repl_on_image(r, &img, 210, &out);
+    bk_repl_on_image(r, &img, 510, &out);
     ck_assert_int_eq(bk_repl_partition_epoch(r), 6);
     int32_t isr[4];
     ck_assert_uint_eq(bk_repl_isr(r, isr, 4), 3);
-    /* now replica 2 holds the HW */
-    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 1000, 211, &base, &out), KP_ERROR_NONE);
-    fetch(r, freq(1, 0, 3, 7, 3), 212, &resp, &out);
+    /* now replica 2 holds the HW as a committed member */
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 1000, 511, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 8, 3), 512, &resp, &out);
     ck_assert_int_eq(bk_repl_hw(r), 6);
     ck_assert_int_eq(out.n_acks, 0);
-    fetch(r, freq(2, 0, 3, 7, 3), 213, &resp, &out);
-    ck_assert_int_eq(bk_repl_hw(r), 7);
+    fetch(r, freq(2, 0, 3, 8, 3), 513, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 8);
     ck_assert_int_eq(out.n_acks, 1);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* Regression (sim seed 21056): a stale error answer must not drop a pending
+ * expansion, or the HW passes the new member while the controller may have
+ * put it in the ISR. Only INELIGIBLE_REPLICA for this very proposal at its
+ * own partition epoch means "not applied". */
+START_TEST(test_alter_error_keeps_pending_expansion) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 2, false, 0, 0, 0, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 2, 1), 1, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    fetch(r, freq(2, 0, 1, 2, 1), 2, &resp, &out);    /* caught up: expand */
+    ck_assert(out.alter);
+    uint64_t seq = out.alter_req.seq;
+    ck_assert_int_eq(bk_repl_produce(r, 2, true, 5, 1000, 3, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 4, 1), 4, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);               /* pending member 2 counts */
+    bk_repl_alter_resp_t stale = { .error = KP_ERROR_INVALID_UPDATE_VERSION,
+                                   .req_seq = seq - 1, .partition_epoch = 0 };
+    bk_repl_on_alter_resp(r, &stale, 5, &out);        /* an older proposal's answer */
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    bk_repl_alter_resp_t iuv = { .error = KP_ERROR_INVALID_UPDATE_VERSION,
+                                 .req_seq = seq, .partition_epoch = 1 };
+    bk_repl_on_alter_resp(r, &iuv, 6, &out);          /* maybe applied by a re-send */
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    ck_assert_int_eq(out.n_acks, 0);
+    /* the image says it was applied: member 2 is committed */
+    bk_repl_image_t img = image(0, 1, 1, ISR012, 3);
+    bk_repl_on_image(r, &img, 7, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    fetch(r, freq(2, 0, 1, 4, 1), 8, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 4);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NONE);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_alter_ineligible_drops_proposal) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, 0, -1), 1, &resp, &out);
+    fetch(r, freq(2, 0, 1, 0, -1), 2, &resp, &out);
+    ck_assert(out.alter);
+    bk_repl_alter_resp_t inel = { .error = KP_ERROR_INELIGIBLE_REPLICA,
+                                  .req_seq = out.alter_req.seq, .partition_epoch = 0 };
+    bk_repl_on_alter_resp(r, &inel, 3, &out);
+    bk_repl_tick(r, 4, &out);
+    ck_assert(!out.alter);                            /* dropped, not re-sent */
+    fetch(r, freq(2, 0, 1, 0, -1), 100, &resp, &out);
+    ck_assert(!out.alter);                            /* backoff */
+    fetch(r, freq(2, 0, 1, 0, -1), 203, &resp, &out);
+    ck_assert(out.alter);                             /* proposed again */
     bk_repl_free(r);
 }
 END_TEST
@@ -552,6 +617,8 @@ int main(void) {
     tcase_add_test(tc, test_isr_shrink_timing);
     tcase_add_test(tc, test_isr_not_shrunk_at_leo);
     tcase_add_test(tc, test_isr_expand);
+    tcase_add_test(tc, test_alter_error_keeps_pending_expansion);
+    tcase_add_test(tc, test_alter_ineligible_drops_proposal);
     tcase_add_test(tc, test_follower_responses);
     tcase_add_test(tc, test_produce_bounds);
     tcase_add_test(tc, test_not_a_replica_stops);
