@@ -34,7 +34,7 @@
  *   L  liveness: after healing, all replicas converge and hold every ack
  *
  * usage: sim_repl                          default quick set (2000 seeds, a few s)
- *        sim_repl --seeds N                seeds 1..N
+ *        sim_repl --seeds N [--first F]    seeds F..F+N-1 (F defaults to 1)
  *        sim_repl --seed S [--verbose]     one seed
  *        add --mutate-hw-truncate to enable the pre-KIP-101 bug (the run must
  *        then FAIL; prints how many seeds caught it)
@@ -668,10 +668,11 @@ int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--seeds") && a + 1 < argc) { count = strtoull(argv[++a], NULL, 10); quick = false; }
         else if (!strcmp(argv[a], "--seed") && a + 1 < argc) { first = strtoull(argv[++a], NULL, 10); count = 1; quick = false; }
+        else if (!strcmp(argv[a], "--first") && a + 1 < argc) { first = strtoull(argv[++a], NULL, 10); quick = false; }
         else if (!strcmp(argv[a], "--verbose")) verbose = true;
         else if (!strcmp(argv[a], "--mutate-hw-truncate")) { mutate = true; quick = false; }
         else if (!strcmp(argv[a], "--machine-crash")) { g_machine = true; quick = false; }
-        else { fprintf(stderr, "usage: %s [--seeds N | --seed S [--verbose]] [--mutate-hw-truncate]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s [--seeds N [--first F] | --seed S [--verbose]] [--mutate-hw-truncate | --machine-crash]\n", argv[0]); return 2; }
     }
     if (mutate) return run_range(first, count, verbose, true, true, argv[0], false) ? 1 : 0;
     if (g_machine) {   /* informational: Kafka without fsync is not safe here */
