@@ -1,0 +1,631 @@
+/* Unit tests for broker/repl*.c, the pure replication core: the KIP-101
+ * scenarios, fetch validation by leader epoch, min.insync.replicas, acks=all
+ * completion, ISR shrink/expand timing and AlterPartition handling. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/repl.h"
+
+static bk_repl_config_t cfg_for(int32_t id) {
+    bk_repl_config_t c;
+    bk_repl_config_default(&c);
+    c.node_id = id;
+    c.min_insync = 2;
+    c.lag_max_ms = 1000;
+    c.fetch_backoff_ms = 100;
+    c.fetch_timeout_ms = 500;
+    c.alter_retry_ms = 200;
+    return c;
+}
+
+static bk_repl_t *mk(int32_t id, int64_t leo, int64_t hw, const bk_repl_epoch_t *ep,
+                     uint32_t n_ep, bool mutate) {
+    bk_repl_config_t c = cfg_for(id);
+    c.test_truncate_to_hw = mutate;
+    bk_repl_restore_t rs = { .log_start = 0, .leo = leo, .hw_checkpoint = hw,
+                             .epochs = ep, .n_epochs = n_ep };
+    bk_repl_t *r = bk_repl_new(&c, &rs);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+/* Replicas {0,1,2} unless n_rep says fewer; ISR given. */
+static bk_repl_image_t image(int32_t leader, int32_t le, int32_t pe,
+                             const int32_t *isr, uint32_t n_isr) {
+    bk_repl_image_t img = { .leader_id = leader, .leader_epoch = le, .partition_epoch = pe,
+                            .replicas = { 0, 1, 2 }, .n_replicas = 3 };
+    memcpy(img.isr, isr, n_isr * sizeof isr[0]);
+    img.n_isr = n_isr;
+    return img;
+}
+
+static bk_repl_fetch_req_t freq(int32_t from, int32_t to, int32_t le, int64_t off,
+                                int32_t last_epoch) {
+    return (bk_repl_fetch_req_t){ .replica_id = from, .leader_id = to,
+                                  .current_leader_epoch = le, .fetch_offset = off,
+                                  .last_fetched_epoch = last_epoch, .seq = 1 };
+}
+
+static const int32_t ISR012[] = { 0, 1, 2 };
+static const int32_t ISR01[] = { 0, 1 };
+static const int32_t ISR0[] = { 0 };
+
+/* A leader (node 0) of epoch `le` over a log of `leo` records of epoch 0. */
+static bk_repl_t *leader(int32_t le, int64_t leo, const int32_t *isr, uint32_t n_isr) {
+    bk_repl_epoch_t ep[] = { { 0, 0 } };
+    bk_repl_t *r = mk(0, leo, 0, ep, leo ? 1 : 0, false);
+    bk_repl_image_t img = image(0, le, 0, isr, n_isr);
+    bk_repl_out_t out;
+    bk_repl_on_image(r, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(r), BK_REPL_LEADER);
+    return r;
+}
+
+static int16_t fetch(bk_repl_t *r, bk_repl_fetch_req_t q, int64_t now,
+                     bk_repl_fetch_resp_t *resp, bk_repl_out_t *out) {
+    bk_repl_on_fetch(r, &q, now, resp, out);
+    return resp->error;
+}
+
+START_TEST(test_fetch_epoch_errors) {
+    bk_repl_t *r = leader(5, 0, ISR012, 3);
+    bk_repl_fetch_resp_t resp;
+    bk_repl_out_t out;
+    ck_assert_int_eq(fetch(r, freq(1, 0, 4, 0, -1), 0, &resp, &out), KP_ERROR_FENCED_LEADER_EPOCH);
+    ck_assert_int_eq(fetch(r, freq(1, 0, 6, 0, -1), 0, &resp, &out), KP_ERROR_UNKNOWN_LEADER_EPOCH);
+    ck_assert_int_eq(fetch(r, freq(7, 0, 5, 0, -1), 0, &resp, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(fetch(r, freq(1, 0, 5, 0, -1), 0, &resp, &out), KP_ERROR_NONE);
+    ck_assert(!resp.diverging);
+    /* a follower is not a leader */
+    bk_repl_t *f = mk(1, 0, 0, NULL, 0, false);
+    bk_repl_image_t img = image(0, 5, 0, ISR012, 3);
+    bk_repl_on_image(f, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(f), BK_REPL_FOLLOWER);
+    ck_assert(out.send_fetch);
+    ck_assert_int_eq(out.fetch.current_leader_epoch, 5);
+    ck_assert_int_eq(out.fetch.leader_id, 0);
+    ck_assert_int_eq(fetch(f, freq(2, 1, 5, 0, -1), 0, &resp, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    /* a stale image changes nothing */
+    img = image(1, 4, 9, ISR012, 3);
+    bk_repl_on_image(f, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_leader_epoch(f), 5);
+    ck_assert_int_eq(bk_repl_leader_id(f), 0);
+    bk_repl_free(f);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_new_rejects_bad_restore) {
+    bk_repl_config_t c = cfg_for(0);
+    bk_repl_epoch_t bad[] = { { 3, 0 }, { 2, 5 } };
+    bk_repl_restore_t rs = { .leo = 10, .epochs = bad, .n_epochs = 2 };
+    ck_assert_ptr_null(bk_repl_new(&c, &rs));
+    bk_repl_restore_t rs2 = { .log_start = 5, .leo = 4 };
+    ck_assert_ptr_null(bk_repl_new(&c, &rs2));
+    c.min_insync = 0;
+    bk_repl_restore_t ok = { .leo = 0 };
+    ck_assert_ptr_null(bk_repl_new(&c, &ok));
+    /* HW checkpoint beyond the log is clamped */
+    c = cfg_for(0);
+    bk_repl_restore_t hi = { .leo = 3, .hw_checkpoint = 9 };
+    bk_repl_t *r = bk_repl_new(&c, &hi);
+    ck_assert_int_eq(bk_repl_hw(r), 3);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* KIP-101 case 1: follower B has offsets 0..1 but its HW checkpoint says 1;
+ * it restarts; the leader dies before B fetches again; B becomes leader.
+ * Truncating to the HW on restart would lose offset 1, which leader A had
+ * already acknowledged (A's HW was 2). With epochs, B keeps it. */
+static void kip101_case1(bool mutate) {
+    bk_repl_epoch_t ep[] = { { 1, 0 } };
+    bk_repl_t *b = mk(1, 2, 1, ep, 1, mutate);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(0, 1, 0, ISR01, 2);   /* A still leads */
+    bk_repl_on_image(b, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(b), BK_REPL_FOLLOWER);
+    if (mutate) {
+        ck_assert(out.truncate);
+        ck_assert_int_eq(out.truncate_to, 1);
+        ck_assert_int_eq(bk_repl_leo(b), 1);        /* the bug: offset 1 gone */
+    } else {
+        ck_assert(!out.truncate);
+        ck_assert_int_eq(out.fetch.fetch_offset, 2);
+        ck_assert_int_eq(out.fetch.last_fetched_epoch, 1);
+    }
+    /* A dies; B is elected from the ISR */
+    int32_t isr_b[] = { 1 };
+    img = image(1, 2, 1, isr_b, 1);
+    bk_repl_on_image(b, &img, 10, &out);
+    ck_assert_int_eq(bk_repl_role(b), BK_REPL_LEADER);
+    ck_assert_int_eq(bk_repl_leo(b), mutate ? 1 : 2);
+    bk_repl_free(b);
+}
+
+START_TEST(test_kip101_hw_truncation_loss_impossible) { kip101_case1(false); }
+END_TEST
+START_TEST(test_kip101_mutation_loses_record) { kip101_case1(true); }
+END_TEST
+
+/* KIP-101 case 2: A (leader, epoch 1) has offsets 0..1, B only 0. Both die;
+ * B returns first, leads epoch 2 and writes a different record at offset 1.
+ * A returns with HW 2: by HW it would keep its offset 1 and the logs would
+ * diverge. By epoch it truncates to 1 and copies B's record. */
+START_TEST(test_kip101_divergence_impossible) {
+    bk_repl_epoch_t ep1[] = { { 1, 0 } };
+    bk_repl_t *b = mk(1, 1, 1, ep1, 1, false);
+    bk_repl_out_t out;
+    int32_t isr_b[] = { 1 };
+    bk_repl_image_t img = image(1, 2, 3, isr_b, 1);
+    bk_repl_on_image(b, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(b), BK_REPL_LEADER);
+    ck_assert_int_eq(bk_repl_hw(b), 1);
+    int64_t base;
+    /* ISR {1} < min.insync 2: acks=all refused, acks=1 written */
+    ck_assert_int_eq(bk_repl_produce(b, 1, true, 1, 100, 0, &base, &out), KP_ERROR_NOT_ENOUGH_REPLICAS);
+    ck_assert_int_eq(bk_repl_leo(b), 1);
+    ck_assert_int_eq(bk_repl_produce(b, 1, false, 2, 100, 0, &base, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(base, 1);
+    ck_assert_int_eq(out.n_append, 1);
+    ck_assert_int_eq(out.append[0].epoch, 2);
+
+    bk_repl_t *a = mk(0, 2, 2, ep1, 1, false);
+    img = image(1, 2, 3, isr_b, 1);
+    bk_repl_on_image(a, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(a), BK_REPL_FOLLOWER);
+    ck_assert(!out.truncate);
+    ck_assert(out.send_fetch);
+    ck_assert_int_eq(out.fetch.fetch_offset, 2);
+    ck_assert_int_eq(out.fetch.last_fetched_epoch, 1);
+
+    bk_repl_fetch_resp_t resp;
+    bk_repl_out_t lout;
+    bk_repl_on_fetch(b, &out.fetch, 1, &resp, &lout);
+    ck_assert_int_eq(resp.error, KP_ERROR_NONE);
+    ck_assert(resp.diverging);
+    ck_assert_int_eq(resp.diverging_epoch, 1);
+    ck_assert_int_eq(resp.diverging_end_offset, 1);
+    bk_repl_on_fetch_resp(a, &resp, 2, &out);
+    ck_assert(out.truncate);
+    ck_assert_int_eq(out.truncate_to, 1);
+    ck_assert_int_eq(bk_repl_leo(a), 1);
+    ck_assert_int_eq(bk_repl_hw(a), 1);       /* HW cut with the log */
+    ck_assert(out.send_fetch);                /* refetches at once */
+    ck_assert_int_eq(out.fetch.fetch_offset, 1);
+
+    bk_repl_on_fetch(b, &out.fetch, 3, &resp, &lout);
+    ck_assert(!resp.diverging);
+    resp.batches[0] = (bk_repl_batch_t){ 1, 1, 2 };   /* B's record, as the driver attaches */
+    resp.n_batches = 1;
+    bk_repl_on_fetch_resp(a, &resp, 4, &out);
+    ck_assert_int_eq(out.n_append, 1);
+    ck_assert_int_eq(bk_repl_leo(a), 2);
+    bk_repl_epoch_t got[4];
+    ck_assert_uint_eq(bk_repl_epochs(a, got, 4), 2);
+    ck_assert_int_eq(got[1].epoch, 2);
+    ck_assert_int_eq(got[1].start_offset, 1);
+    bk_repl_free(a);
+    bk_repl_free(b);
+}
+END_TEST
+
+/* A restarted follower whose log is longer than the leader's and diverges in
+ * two epochs walks back epoch by epoch (KIP-279). */
+START_TEST(test_longer_divergent_follower_truncates) {
+    bk_repl_epoch_t lep[] = { { 1, 0 }, { 2, 5 }, { 4, 7 } };
+    bk_repl_t *l = mk(0, 10, 7, lep, 3, false);
+    bk_repl_out_t out, lout;
+    bk_repl_image_t img = image(0, 5, 0, ISR012, 3);
+    bk_repl_on_image(l, &img, 0, &lout);
+    bk_repl_epoch_t fep[] = { { 1, 0 }, { 2, 5 }, { 3, 8 } };
+    bk_repl_t *f = mk(1, 12, 7, fep, 3, false);
+    bk_repl_on_image(f, &img, 0, &out);
+    ck_assert_int_eq(out.fetch.fetch_offset, 12);
+    ck_assert_int_eq(out.fetch.last_fetched_epoch, 3);
+    bk_repl_fetch_resp_t resp;
+    bk_repl_on_fetch(l, &out.fetch, 1, &resp, &lout);
+    ck_assert(resp.diverging);
+    ck_assert_int_eq(resp.diverging_epoch, 2);
+    ck_assert_int_eq(resp.diverging_end_offset, 7);
+    bk_repl_on_fetch_resp(f, &resp, 2, &out);
+    ck_assert(out.truncate);
+    ck_assert_int_eq(out.truncate_to, 7);      /* min(leader 7, own end of epoch 2 = 8) */
+    ck_assert_int_eq(out.fetch.fetch_offset, 7);
+    ck_assert_int_eq(out.fetch.last_fetched_epoch, 2);
+    bk_repl_on_fetch(l, &out.fetch, 3, &resp, &lout);
+    ck_assert(!resp.diverging);
+    ck_assert_int_eq(resp.error, KP_ERROR_NONE);
+    /* the follower's HW never exceeded what it now holds */
+    ck_assert_int_le(bk_repl_hw(f), bk_repl_leo(f));
+    /* a fetch beyond the leader's end without an epoch is diverging too */
+    bk_repl_fetch_req_t q = freq(2, 0, 5, 50, -1);
+    bk_repl_on_fetch(l, &q, 4, &resp, &lout);
+    ck_assert(resp.diverging);
+    ck_assert_int_eq(resp.diverging_end_offset, 10);
+    bk_repl_free(f);
+    bk_repl_free(l);
+}
+END_TEST
+
+START_TEST(test_epoch_end_offset) {
+    bk_repl_epoch_t ep[] = { { 2, 3 }, { 4, 7 }, { 6, 9 } };
+    bk_repl_t *r = mk(0, 12, 0, ep, 3, false);
+    int32_t e;
+    int64_t end;
+    bk_repl_epoch_end_offset(r, 6, &e, &end);
+    ck_assert_int_eq(e, 6); ck_assert_int_eq(end, 12);
+    bk_repl_epoch_end_offset(r, 5, &e, &end);
+    ck_assert_int_eq(e, 4); ck_assert_int_eq(end, 9);
+    bk_repl_epoch_end_offset(r, 4, &e, &end);
+    ck_assert_int_eq(e, 4); ck_assert_int_eq(end, 9);
+    bk_repl_epoch_end_offset(r, 1, &e, &end);   /* older than all: its start */
+    ck_assert_int_eq(e, 1); ck_assert_int_eq(end, 3);
+    bk_repl_epoch_end_offset(r, 7, &e, &end);   /* newer than all: unknown */
+    ck_assert_int_eq(e, BK_REPL_NO_EPOCH); ck_assert_int_eq(end, BK_REPL_NO_OFFSET);
+    bk_repl_epoch_end_offset(r, BK_REPL_NO_EPOCH, &e, &end);
+    ck_assert_int_eq(end, BK_REPL_NO_OFFSET);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* acks=all: completes when the ISR has it; HW = min LEO over the ISR; a
+ * new leader's HW waits until every ISR member fetched. */
+START_TEST(test_acks_all_completes_at_hw) {
+    bk_repl_t *r = leader(1, 0, ISR012, 3);
+    bk_repl_out_t out;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 3, true, 7, 1000, 0, &base, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(base, 0);
+    ck_assert_int_eq(out.append[0].last_offset, 2);
+    ck_assert_int_eq(out.n_acks, 0);
+    ck_assert_int_eq(bk_repl_max_readable(r), 0);
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, 3, 1), 10, &resp, &out);
+    ck_assert(!resp.diverging);
+    ck_assert_int_eq(bk_repl_hw(r), 0);       /* replica 2 never fetched */
+    ck_assert_int_eq(out.n_acks, 0);
+    fetch(r, freq(2, 0, 1, 2, 1), 11, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    ck_assert(out.hw_changed);
+    ck_assert_int_eq(out.n_acks, 0);          /* needs 3 */
+    fetch(r, freq(2, 0, 1, 3, 1), 12, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 3);
+    ck_assert_int_eq(resp.high_watermark, 3);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 7);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NONE);
+    ck_assert_int_eq(bk_repl_max_readable(r), 3);
+    /* HW never goes back, even when a follower reports less */
+    fetch(r, freq(2, 0, 1, 1, 1), 13, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 3);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_acks_timeout_and_leadership_loss) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 100, 0, &base, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 2, 500, 0, &base, &out), KP_ERROR_NONE);
+    bk_repl_tick(r, 99, &out);
+    ck_assert_int_eq(out.n_acks, 0);
+    bk_repl_tick(r, 100, &out);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_REQUEST_TIMED_OUT);
+    bk_repl_image_t img = image(1, 2, 1, ISR01, 2);
+    bk_repl_on_image(r, &img, 200, &out);
+    ck_assert_int_eq(bk_repl_role(r), BK_REPL_FOLLOWER);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 2);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 3, 500, 0, &base, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* The ISR shrinks below min.insync before the HW reaches the batch: the
+ * produce completes with NOT_ENOUGH_REPLICAS_AFTER_APPEND. */
+START_TEST(test_not_enough_replicas_after_append) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 2, true, 9, 10000, 0, &base, &out), KP_ERROR_NONE);
+    bk_repl_image_t img = image(0, 1, 1, ISR0, 1);
+    bk_repl_on_image(r, &img, 10, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 10, 10000, 0, &base, &out), KP_ERROR_NOT_ENOUGH_REPLICAS);
+    ck_assert_int_eq(bk_repl_leo(r), 2);     /* refused before append */
+    bk_repl_free(r);
+}
+END_TEST
+
+/* Kafka's caught-up time: a follower always one batch behind is still caught
+ * up as of its previous fetch, and is removed only lag_max_ms after that. */
+START_TEST(test_isr_shrink_timing) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    int64_t base;
+    fetch(r, freq(1, 0, 1, 0, -1), 0, &resp, &out);            /* at LEO: caught up at 0 */
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 0, 100, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 0, -1), 600, &resp, &out);          /* behind; reached LEO of t=0 */
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 0, 900, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 1, 1), 1200, &resp, &out);          /* behind; reached LEO of t=600 */
+    ck_assert(!resp.diverging);
+    bk_repl_tick(r, 1600, &out);
+    ck_assert(!out.alter);                                     /* 1600 - 600 = lag, not over */
+    bk_repl_tick(r, 1601, &out);
+    ck_assert(out.alter);
+    ck_assert_uint_eq(out.alter_req.n_isr, 1);
+    ck_assert_int_eq(out.alter_req.isr[0], 0);
+    ck_assert_int_eq(out.alter_req.leader_epoch, 1);
+    ck_assert_int_eq(out.alter_req.partition_epoch, 0);
+    /* until committed the follower still counts for the HW */
+    ck_assert_int_eq(bk_repl_hw(r), 1);
+    /* one proposal in flight; retried after alter_retry_ms */
+    bk_repl_tick(r, 1700, &out);
+    ck_assert(!out.alter);
+    bk_repl_tick(r, 1801, &out);
+    ck_assert(out.alter);
+    bk_repl_alter_resp_t ar = { .error = KP_ERROR_NONE, .leader_epoch = 1,
+                                .partition_epoch = 1, .isr = { 0 }, .n_isr = 1 };
+    bk_repl_on_alter_resp(r, &ar, 1810, &out);
+    ck_assert_int_eq(bk_repl_partition_epoch(r), 1);
+    ck_assert_int_eq(bk_repl_hw(r), 2);       /* ISR {0}: HW = leader LEO */
+    int32_t isr[4];
+    ck_assert_uint_eq(bk_repl_isr(r, isr, 4), 1);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_isr_not_shrunk_at_leo) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, 0, -1), 0, &resp, &out);
+    bk_repl_tick(r, 5000, &out);          /* idle partition, follower at LEO */
+    ck_assert(!out.alter);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* Expansion: LEO >= HW and >= the start of this leader's epoch. */
+START_TEST(test_isr_expand) {
+    bk_repl_epoch_t ep[] = { { 0, 0 } };
+    bk_repl_t *r = mk(0, 4, 4, ep, 1, false);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(0, 3, 5, ISR01, 2);
+    bk_repl_on_image(r, &img, 0, &out);
+    bk_repl_fetch_resp_t resp;
+    int64_t base;
+    fetch(r, freq(1, 0, 3, 4, 0), 1, &resp, &out);
+    ck_assert_int_eq(bk_repl_produce(r, 2, false, 0, 0, 2, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 6, 3), 3, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 6);
+    fetch(r, freq(2, 0, 3, 3, 0), 4, &resp, &out);     /* below HW: not yet */
+    ck_assert(!out.alter);
+    fetch(r, freq(2, 0, 3, 6, 3), 5, &resp, &out);
+    ck_assert(out.alter);
+    ck_assert_uint_eq(out.alter_req.n_isr, 3);
+    ck_assert_int_eq(out.alter_req.isr[2], 2);
+    ck_assert_int_eq(out.alter_req.partition_epoch, 5);
+    uint64_t seq = out.alter_req.seq;
+    /* a stale partition epoch is refused: whether a re-send was applied is
+     * unknown, so replica 2 keeps counting and nothing is re-sent until the
+     * image brings the truth */
+    bk_repl_alter_resp_t ar = { .error = KP_ERROR_INVALID_UPDATE_VERSION, .req_seq = seq,
+                                .partition_epoch = 6 };
+    bk_repl_on_alter_resp(r, &ar, 6, &out);
+    ck_assert_int_eq(bk_repl_partition_epoch(r), 5);
+    bk_repl_tick(r, 500, &out);
+    ck_assert(!out.alter);
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 0, 501, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 7, 3), 502, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 6);      /* replica 2 (pending) is at 6 */
+    fetch(r, freq(2, 0, 3, 6, 3), 503, &resp, &out);
+    ck_assert(!out.alter);
+    img = image(0, 3, 6, ISR012, 3);
+    bk_repl_on_image(r, &img, 510, &out);
+    ck_assert_int_eq(bk_repl_partition_epoch(r), 6);
+    int32_t isr[4];
+    ck_assert_uint_eq(bk_repl_isr(r, isr, 4), 3);
+    /* now replica 2 holds the HW as a committed member */
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 1, 1000, 511, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 3, 8, 3), 512, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 6);
+    ck_assert_int_eq(out.n_acks, 0);
+    fetch(r, freq(2, 0, 3, 8, 3), 513, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 8);
+    ck_assert_int_eq(out.n_acks, 1);
+    bk_repl_free(r);
+}
+END_TEST
+
+/* Regression (sim seed 21056): a stale error answer must not drop a pending
+ * expansion, or the HW passes the new member while the controller may have
+ * put it in the ISR. Only INELIGIBLE_REPLICA for this very proposal at its
+ * own partition epoch means "not applied". */
+START_TEST(test_alter_error_keeps_pending_expansion) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 2, false, 0, 0, 0, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 2, 1), 1, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    fetch(r, freq(2, 0, 1, 2, 1), 2, &resp, &out);    /* caught up: expand */
+    ck_assert(out.alter);
+    uint64_t seq = out.alter_req.seq;
+    ck_assert_int_eq(bk_repl_produce(r, 2, true, 5, 1000, 3, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 4, 1), 4, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);               /* pending member 2 counts */
+    bk_repl_alter_resp_t stale = { .error = KP_ERROR_INVALID_UPDATE_VERSION,
+                                   .req_seq = seq - 1, .partition_epoch = 0 };
+    bk_repl_on_alter_resp(r, &stale, 5, &out);        /* an older proposal's answer */
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    bk_repl_alter_resp_t iuv = { .error = KP_ERROR_INVALID_UPDATE_VERSION,
+                                 .req_seq = seq, .partition_epoch = 1 };
+    bk_repl_on_alter_resp(r, &iuv, 6, &out);          /* maybe applied by a re-send */
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    ck_assert_int_eq(out.n_acks, 0);
+    /* the image says it was applied: member 2 is committed */
+    bk_repl_image_t img = image(0, 1, 1, ISR012, 3);
+    bk_repl_on_image(r, &img, 7, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 2);
+    fetch(r, freq(2, 0, 1, 4, 1), 8, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 4);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NONE);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_alter_ineligible_drops_proposal) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, 0, -1), 1, &resp, &out);
+    fetch(r, freq(2, 0, 1, 0, -1), 2, &resp, &out);
+    ck_assert(out.alter);
+    bk_repl_alter_resp_t inel = { .error = KP_ERROR_INELIGIBLE_REPLICA,
+                                  .req_seq = out.alter_req.seq, .partition_epoch = 0 };
+    bk_repl_on_alter_resp(r, &inel, 3, &out);
+    bk_repl_tick(r, 4, &out);
+    ck_assert(!out.alter);                            /* dropped, not re-sent */
+    fetch(r, freq(2, 0, 1, 0, -1), 100, &resp, &out);
+    ck_assert(!out.alter);                            /* backoff */
+    fetch(r, freq(2, 0, 1, 0, -1), 203, &resp, &out);
+    ck_assert(out.alter);                             /* proposed again */
+    bk_repl_free(r);
+}
+END_TEST
+
+/* Follower: stale and duplicated answers change nothing; errors back off;
+ * HW learnt is capped by its own LEO; batches must continue the log. */
+START_TEST(test_follower_responses) {
+    bk_repl_t *f = mk(1, 0, 0, NULL, 0, false);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(0, 2, 0, ISR012, 3);
+    bk_repl_on_image(f, &img, 0, &out);
+    ck_assert(out.send_fetch);
+    uint64_t seq = out.fetch.seq;
+    bk_repl_fetch_resp_t resp = { .error = KP_ERROR_NONE, .leader_epoch = 2,
+                                  .req_fetch_offset = 0, .req_seq = seq + 5,
+                                  .high_watermark = 2 };
+    resp.batches[0] = (bk_repl_batch_t){ 0, 1, 2 };
+    resp.n_batches = 1;
+    bk_repl_on_fetch_resp(f, &resp, 1, &out);                 /* wrong seq */
+    ck_assert_int_eq(bk_repl_leo(f), 0);
+    resp.req_seq = seq;
+    resp.batches[0].base_offset = 1;                          /* gap */
+    bk_repl_on_fetch_resp(f, &resp, 1, &out);
+    ck_assert_int_eq(bk_repl_leo(f), 0);
+    ck_assert(!out.send_fetch);                               /* backs off */
+    bk_repl_tick(f, 50, &out);
+    ck_assert(!out.send_fetch);
+    bk_repl_tick(f, 101, &out);
+    ck_assert(out.send_fetch);
+    resp.req_seq = out.fetch.seq;
+    resp.batches[0] = (bk_repl_batch_t){ 0, 1, 2 };
+    resp.high_watermark = 5;
+    bk_repl_on_fetch_resp(f, &resp, 102, &out);
+    ck_assert_int_eq(bk_repl_leo(f), 2);
+    ck_assert_int_eq(bk_repl_hw(f), 2);                       /* min(5, LEO) */
+    ck_assert_int_eq(out.n_append, 1);
+    ck_assert(out.send_fetch);
+    bk_repl_on_fetch_resp(f, &resp, 103, &out);               /* duplicate */
+    ck_assert_int_eq(out.n_append, 0);
+    ck_assert_int_eq(bk_repl_leo(f), 2);
+    /* FENCED: back off and wait for the image */
+    bk_repl_fetch_resp_t fenced = { .error = KP_ERROR_FENCED_LEADER_EPOCH, .leader_epoch = 2,
+                                    .req_fetch_offset = 2, .req_seq = out.fetch.seq };
+    bk_repl_on_fetch_resp(f, &fenced, 104, &out);
+    ck_assert(!out.send_fetch);
+    /* lost answer: timeout then backoff */
+    bk_repl_tick(f, 300, &out);
+    ck_assert(out.send_fetch);
+    bk_repl_tick(f, 700, &out);
+    ck_assert(!out.send_fetch);
+    bk_repl_tick(f, 900, &out);                 /* timed out: backoff to 1000 */
+    ck_assert(!out.send_fetch);
+    bk_repl_tick(f, 999, &out);
+    ck_assert(!out.send_fetch);
+    bk_repl_tick(f, 1000, &out);
+    ck_assert(out.send_fetch);
+    bk_repl_free(f);
+}
+END_TEST
+
+START_TEST(test_produce_bounds) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 0, true, 0, 100, 0, &base, &out), KP_ERROR_INVALID_RECORD);
+    for (uint64_t i = 0; i < BK_REPL_WAITS_MAX; i++)
+        ck_assert_int_eq(bk_repl_produce(r, 1, true, i, 100, 0, &base, &out), KP_ERROR_NONE);
+    ck_assert_uint_eq(bk_repl_n_waits(r), BK_REPL_WAITS_MAX);
+    ck_assert_int_eq(bk_repl_produce(r, 1, true, 999, 100, 0, &base, &out), KP_ERROR_REQUEST_TIMED_OUT);
+    ck_assert_int_eq(bk_repl_leo(r), BK_REPL_WAITS_MAX);
+    ck_assert_int_eq(out.n_append, 0);
+    /* acks=1 needs no wait slot */
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 100, 0, &base, &out), KP_ERROR_NONE);
+    /* all of them complete in one step, in offset order */
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, BK_REPL_WAITS_MAX + 1, 1), 5, &resp, &out);
+    ck_assert_uint_eq(out.n_acks, BK_REPL_WAITS_MAX);
+    for (uint32_t i = 0; i < out.n_acks; i++) {
+        ck_assert_int_eq(out.acks[i].error, KP_ERROR_NONE);
+        ck_assert_int_eq(out.acks[i].base_offset, (int64_t)i);
+    }
+    ck_assert_uint_eq(bk_repl_n_waits(r), 0);
+    bk_repl_free(r);
+}
+END_TEST
+
+START_TEST(test_not_a_replica_stops) {
+    bk_repl_t *r = leader(1, 0, ISR01, 2);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(1, 2, 0, ISR01, 2);
+    img.replicas[0] = 5;   /* reassigned away from node 0 */
+    bk_repl_on_image(r, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(r), BK_REPL_NONE);
+    bk_repl_tick(r, 100, &out);
+    ck_assert(!out.send_fetch);
+    bk_repl_free(r);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("repl");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_fetch_epoch_errors);
+    tcase_add_test(tc, test_new_rejects_bad_restore);
+    tcase_add_test(tc, test_kip101_hw_truncation_loss_impossible);
+    tcase_add_test(tc, test_kip101_mutation_loses_record);
+    tcase_add_test(tc, test_kip101_divergence_impossible);
+    tcase_add_test(tc, test_longer_divergent_follower_truncates);
+    tcase_add_test(tc, test_epoch_end_offset);
+    tcase_add_test(tc, test_acks_all_completes_at_hw);
+    tcase_add_test(tc, test_acks_timeout_and_leadership_loss);
+    tcase_add_test(tc, test_not_enough_replicas_after_append);
+    tcase_add_test(tc, test_isr_shrink_timing);
+    tcase_add_test(tc, test_isr_not_shrunk_at_leo);
+    tcase_add_test(tc, test_isr_expand);
+    tcase_add_test(tc, test_alter_error_keeps_pending_expansion);
+    tcase_add_test(tc, test_alter_ineligible_drops_proposal);
+    tcase_add_test(tc, test_follower_responses);
+    tcase_add_test(tc, test_produce_bounds);
+    tcase_add_test(tc, test_not_a_replica_stops);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
