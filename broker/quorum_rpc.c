@@ -74,8 +74,9 @@ static int decode_one(const kp_batch_t *b, raft_entry_t *out) {
     kp_record_iter_t it;
     kp_record_iter_init(&it, b, b->data + KP_BATCH_HEADER_BYTES, b->size - KP_BATCH_HEADER_BYTES);
     kp_record_t rec;
-    int rc = kp_record_iter_next(&it, &rec);
-    if (rc != KP_OK) return rc;
+    int rc = kp_record_iter_next(&it, &rec);   /* 1 = a record */
+    if (rc < 0) return rc;
+    if (rc != 1) return KP_ERR_BAD_VALUE;
     if (kp_batch_is_control(b)) {
         int16_t type = -1;
         if (kp_control_key_read(rec.key, &type) != KP_OK || type != KP_CONTROL_LEADER_CHANGE)
