@@ -10,6 +10,7 @@
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
+#include "broker/parts.h"
 
 #define V(key, fn) { key, 0, -1, fn }
 static bk_api_entry_t table[] = {
@@ -241,4 +242,23 @@ void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *
         return;
     }
     e->fn(req);
+}
+
+bk_part_t *bk_req_leader_part(bk_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {
+    char name[BK_TOPIC_NAME_MAX + 1];
+    const bk_topic_t *t = NULL;
+    if (topic.len <= BK_TOPIC_NAME_MAX) {
+        memcpy(name, topic.p, topic.len);
+        name[topic.len] = '\0';
+        t = bk_image_topic_by_name(&req->node->img, name);
+    }
+    if (!t || partition < 0 || partition >= t->nparts) {
+        *err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        return NULL;
+    }
+    bk_part_t *p = bk_parts_get(req->node->parts, &t->id, partition);
+    if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return NULL; }
+    if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return NULL; }
+    *err = 0;
+    return p;
 }

@@ -78,6 +78,12 @@ char *bk_req_cstr(bk_req_t *req, kp_str_t s);
 /* A slice of a NUL-terminated string (no copy). */
 kp_str_t bk_str(const char *s);
 
+/* The partition `topic`/`partition` if this node leads it with an open
+ * log; else NULL with *err = UNKNOWN_TOPIC_OR_PARTITION,
+ * NOT_LEADER_OR_FOLLOWER or KAFKA_STORAGE_ERROR. */
+struct bk_part;
+struct bk_part *bk_req_leader_part(bk_req_t *req, kp_str_t topic, int32_t partition, int16_t *err);
+
 /* Handlers (one file per family). */
 void bk_h_api_versions(bk_req_t *req);
 void bk_h_metadata(bk_req_t *req);

@@ -26,14 +26,14 @@ static int replay_buf(bk_meta_log_t *m, const uint8_t *buf, size_t len, int64_t 
         if (kp_batch_codec(&b) != KP_CODEC_NONE) return KP_ERR_CORRUPT;
         kp_record_iter_t it;
         kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
-        for (int32_t i = 0; i < b.records_count; i++) {
-            kp_record_t rec;
-            if ((rc = kp_record_iter_next(&it, &rec)) != KP_OK) return rc;
+        kp_record_t rec;
+        while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
             *bad_offset = rec.offset;
             if (rec.offset <= m->img->last_offset) continue;   /* already applied */
             rc = bk_image_apply_bytes(m->img, rec.value.p, rec.value.len, rec.offset);
             if (rc != KP_OK) return rc;
         }
+        if (rc < 0) return rc;
     }
     return KP_OK;
 }
@@ -87,8 +87,8 @@ bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_image_t *img, int64_t 
     int64_t bad = -1;
     rc = replay(m, &bad);
     if (rc != KP_OK) {
-        snprintf(err, err_len, "%s/%s-0: metadata record at offset %lld cannot be applied: %s",
-                 ld->path, BK_META_TOPIC, (long long)bad, st_status_str(rc));
+        snprintf(err, err_len, "%s/%s-0: metadata record at offset %lld cannot be applied: %s (%d)",
+                 ld->path, BK_META_TOPIC, (long long)bad, st_status_str(rc), rc);
         if (st_log_close(m->log, NULL) != KP_OK) { /* already failing */ }
         free(m);
         return NULL;

@@ -309,6 +309,21 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
 
 static void on_tick(evutil_socket_t fd, short what, void *arg);
 
+/* Dynamic broker configs committed earlier (cluster default, then this
+ * node's own) go back into the config's dynamic layer at start-up. */
+static void restore_broker_configs(bk_node_t *n) {
+    char self[16], why[256];
+    snprintf(self, sizeof self, "%d", n->id);
+    const char *names[2] = { "", self };
+    for (int k = 0; k < 2; k++) {
+        size_t cnt = 0;
+        const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_BROKER, names[k], &cnt);
+        for (size_t i = 0; i < cnt; i++)
+            if (bk_config_set_dynamic(n->cfg, c[i].name, c[i].value, k == 0, false, why, sizeof why) != 0)
+                st_logf(ST_LOG_WARN, "node %d: stored broker config %s ignored: %s", n->id, c[i].name, why);
+    }
+}
+
 static void open_initial_parts(bk_node_t *n) { bk_node_after_commit(n); }
 
 int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char *err, size_t len) {
@@ -331,6 +346,7 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
         n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
         if (!n->meta) return -1;
     }
+    restore_broker_configs(n);
     n->parts = bk_parts_new(n->dirs, n->ndirs);
     if (!n->parts) return fail(err, len, "out of memory");
     open_initial_parts(n);

@@ -53,6 +53,9 @@ sk_write_cluster_conf() {
     echo "# written by test/integration/lib.sh"
     echo "cluster.id=skiff-test-cluster"
     echo "controller.quorum.voters=$voters"
+    echo "process.roles=broker,controller"
+    echo "controller.listener.names=CONTROLLER"
+    echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     for ((i = 1; i <= n; i++)); do
       echo
       echo "[node.$i]"

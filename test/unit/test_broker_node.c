@@ -1,0 +1,346 @@
+/* test_broker_node.c — the node's pure-ish parts: the dispatch table
+ * (what ApiVersions advertises), the local metadata committer (commit ->
+ * replay reproduces the image; a bad record stops the node, naming the
+ * offset; a failed decision commits nothing) and the partition manager
+ * (hash table growth, lookups, stop/delete). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "broker/controller.h"
+#include "broker/dispatch.h"
+#include "broker/meta_log.h"
+#include "broker/parts.h"
+#include "protocol/kp_arena.h"
+#include "protocol/kp_batch.h"
+#include "storage/st_log.h"
+#include "test/unit/st_test_util.h"
+
+/* ---- dispatch table ------------------------------------------------------ */
+
+START_TEST(test_table_sorted_and_from_codec) {
+    size_t n = 0;
+    const bk_api_entry_t *t = bk_dispatch_table(&n);
+    ck_assert_uint_ge(n, 17);
+    for (size_t i = 0; i < n; i++) {
+        const kp_api_info_t *api = kp_api_info(t[i].api_key);
+        ck_assert_ptr_nonnull(api);
+        ck_assert_ptr_nonnull(t[i].fn);
+        ck_assert_int_eq(t[i].min_version, api->min_version);
+        ck_assert_int_eq(t[i].max_version, api->max_stable_version);
+        ck_assert_int_le(t[i].min_version, t[i].max_version);
+        if (i > 0) ck_assert_int_lt(t[i - 1].api_key, t[i].api_key);
+        ck_assert_ptr_eq(bk_dispatch_find(t[i].api_key), &t[i]);
+    }
+}
+END_TEST
+
+/* INDEX.md "What a broker has to accept": librdkafka's feature gates and
+ * kafka-python's version guess depend on these ranges. */
+START_TEST(test_table_client_feature_gates) {
+    const bk_api_entry_t *e;
+    e = bk_dispatch_find(KP_API_PRODUCE);
+    ck_assert(e && e->min_version == 0 && e->max_version >= 8);   /* MsgVer1/2, zstd, kpy (2,4,0) */
+    e = bk_dispatch_find(KP_API_FETCH);
+    ck_assert(e && e->min_version == 0 && e->max_version >= 11);
+    e = bk_dispatch_find(KP_API_FIND_COORDINATOR);
+    ck_assert(e && e->min_version == 0);                           /* LZ4 + groups gate */
+    e = bk_dispatch_find(KP_API_METADATA);
+    ck_assert(e && e->min_version == 0 && e->max_version >= 5);
+    e = bk_dispatch_find(KP_API_API_VERSIONS);
+    ck_assert(e && e->min_version == 0 && e->max_version >= 3);
+    e = bk_dispatch_find(KP_API_LIST_OFFSETS);
+    ck_assert(e && e->min_version == 0 && e->max_version >= 5);
+    /* not served yet: must not be advertised */
+    ck_assert_ptr_null(bk_dispatch_find(KP_API_JOIN_GROUP));
+    ck_assert_ptr_null(bk_dispatch_find(KP_API_SASL_HANDSHAKE));
+    ck_assert_ptr_null(bk_dispatch_find(999));
+    ck_assert_ptr_null(bk_dispatch_find(-1));
+}
+END_TEST
+
+/* ---- metadata committer ------------------------------------------------------ */
+
+typedef struct { int calls; int status; int64_t first; } done_t;
+static void on_done(void *arg, int status, int64_t first) {
+    done_t *d = arg;
+    d->calls++;
+    d->status = status;
+    d->first = first;
+}
+
+static void setup_dir(st_logdir_t *ld, const char *path) {
+    ck_assert_int_eq(st_logdir_load(ld, path), KP_OK);
+}
+
+static void register_broker(bk_ctrl_t *c, bk_meta_log_t *m, bk_image_t *img, int32_t id) {
+    bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
+    bk_ctrl_register_t rq;
+    memset(&rq, 0, sizeof rq);
+    rq.broker_id = id;
+    rq.incarnation[0] = 1;
+    rq.incarnation[15] = (uint8_t)id;
+    rq.endpoints = &ep;
+    rq.nendpoints = 1;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    int64_t epoch = 0;
+    ck_assert_int_eq(bk_ctrl_register(c, img, &rq, bk_meta_log_next_offset(m), 0, &recs, &epoch), 0);
+    done_t d = { 0, -99, -1 };
+    bk_meta_log_propose(m, &recs, 0, on_done, &d);
+    ck_assert_int_eq(d.calls, 1);
+    ck_assert_int_eq(d.status, KP_OK);
+    ck_assert_int_eq(d.first, epoch);
+    bk_recs_free(&recs);
+    bk_ctrl_heartbeat_t hb = { id, epoch, img->last_offset, false, false };
+    bk_ctrl_heartbeat_result_t hr;
+    bk_recs_init(&recs);
+    bk_ctrl_heartbeat(c, img, &hb, 0, &recs, &hr);
+    ck_assert_int_eq(hr.error, 0);
+    d.calls = 0;
+    bk_meta_log_propose(m, &recs, 0, on_done, &d);
+    ck_assert_int_eq(d.status, KP_OK);
+    bk_recs_free(&recs);
+    ck_assert(bk_image_broker_usable(img, id));
+}
+
+static void create_topic(bk_ctrl_t *c, bk_meta_log_t *m, bk_image_t *img, const char *name, int32_t parts) {
+    bk_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
+    bk_ctrl_create_result_t res;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_create_topics(c, img, &t, 1, false, &recs, &res);
+    ck_assert_int_eq(res.error, 0);
+    done_t d = { 0, -99, -1 };
+    bk_meta_log_propose(m, &recs, 0, on_done, &d);
+    ck_assert_int_eq(d.status, KP_OK);
+    bk_recs_free(&recs);
+}
+
+START_TEST(test_meta_log_commit_and_replay) {
+    char *dir = tu_tmpdir();
+    st_logdir_t ld;
+    setup_dir(&ld, dir);
+    char err[512] = "";
+    bk_image_t img;
+    bk_image_init(&img, 1);
+    bk_meta_log_t *m = bk_meta_log_open(&ld, &img, 0, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(bk_meta_log_next_offset(m), 0);
+    bk_ctrl_t c;
+    bk_ctrl_config_t cc;
+    bk_ctrl_config_defaults(&cc);
+    bk_ctrl_init(&c, &cc, 42);
+    register_broker(&c, m, &img, 1);
+    create_topic(&c, m, &img, "orders", 3);
+    create_topic(&c, m, &img, "payments", 2);
+    /* an empty decision commits nothing and succeeds */
+    bk_recs_t empty;
+    bk_recs_init(&empty);
+    done_t d = { 0, -99, -1 };
+    int64_t before = bk_meta_log_next_offset(m);
+    bk_meta_log_propose(m, &empty, 0, on_done, &d);
+    ck_assert_int_eq(d.status, KP_OK);
+    ck_assert_int_eq(bk_meta_log_next_offset(m), before);
+    /* a failed decision (sticky error) commits nothing */
+    empty.err = KP_ERR_NOMEM;
+    d.calls = 0;
+    bk_meta_log_propose(m, &empty, 0, on_done, &d);
+    ck_assert_int_eq(d.calls, 1);
+    ck_assert_int_eq(d.status, KP_ERR_NOMEM);
+    ck_assert_int_eq(bk_meta_log_next_offset(m), before);
+    int64_t last = img.last_offset;
+    ck_assert_int_eq(last + 1, bk_meta_log_next_offset(m));
+    ck_assert_int_eq(bk_meta_log_close(m, NULL), KP_OK);
+
+    uint8_t *snap1 = NULL, *snap2 = NULL;
+    size_t len1 = 0, len2 = 0;
+    ck_assert_int_eq(bk_image_snapshot(&img, &snap1, &len1), KP_OK);
+    bk_image_t img2;
+    bk_image_init(&img2, 1);
+    m = bk_meta_log_open(&ld, &img2, 0, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(img2.last_offset, last);
+    ck_assert_ptr_nonnull(bk_image_topic_by_name(&img2, "orders"));
+    ck_assert_int_eq(bk_image_topic_by_name(&img2, "payments")->nparts, 2);
+    ck_assert_int_eq(bk_image_snapshot(&img2, &snap2, &len2), KP_OK);
+    ck_assert_uint_eq(len1, len2);
+    ck_assert_mem_eq(snap1, snap2, len1);
+    ck_assert_int_eq(bk_meta_log_close(m, NULL), KP_OK);
+    free(snap1);
+    free(snap2);
+    bk_image_free(&img);
+    bk_image_free(&img2);
+    st_logdir_free(&ld);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* A record the image refuses (bytes that are not a MetadataRecord) stops
+ * the open, naming the offset. */
+START_TEST(test_meta_log_bad_record_refused) {
+    char *dir = tu_tmpdir();
+    st_log_config_t lc;
+    st_log_config_default(&lc);
+    st_log_open_opts_t o = { 0, 0, 0, false, true, 0 };
+    st_log_t *log = NULL;
+    ck_assert_int_eq(st_log_open(dir, BK_META_TOPIC, 0, &lc, &o, &log), KP_OK);
+    kp_batch_opts_t bo = kp_batch_opts_default();
+    bo.max_bytes = 1 << 20;
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &bo);
+    static const uint8_t junk[] = { 0xff, 0xff, 0xff, 0x01 };
+    kp_record_in_t ri = { 0, kp_slice_null(), { junk, sizeof junk }, NULL, 0 };
+    ck_assert_int_eq(kp_batch_builder_add(&bb, &ri), KP_OK);
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 20);
+    const uint8_t *b = NULL;
+    size_t blen = 0;
+    ck_assert_int_eq(kp_batch_builder_finish(&bb, &a, &b, &blen), KP_OK);
+    uint8_t *copy = malloc(blen);
+    memcpy(copy, b, blen);
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, copy, blen, 0, 0, &info), KP_OK);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    free(copy);
+    kp_batch_builder_free(&bb);
+    kp_arena_free(&a);
+
+    st_logdir_t ld;
+    setup_dir(&ld, dir);
+    bk_image_t img;
+    bk_image_init(&img, 1);
+    char err[512] = "";
+    bk_meta_log_t *m = bk_meta_log_open(&ld, &img, 0, err, sizeof err);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(err, "offset 0") != NULL, "%s", err);
+    ck_assert_int_eq(img.last_offset, -1);
+    bk_image_free(&img);
+    st_logdir_free(&ld);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* ---- partition manager --------------------------------------------------------- */
+
+static void small_cfg(void *ctx, const char *topic, st_log_config_t *out) {
+    (void)ctx;
+    (void)topic;
+    st_log_config_default(out);
+    out->index_max_bytes = 4096;
+}
+
+static size_t feed(bk_parts_t *p, bk_image_t *img) {
+    size_t max = bk_image_pending_changes(img);
+    bk_change_t *ch = calloc(max + 1, sizeof *ch);
+    size_t n = bk_image_take_changes(img, ch, max);
+    ck_assert_uint_le(n, max);
+    size_t failed = bk_parts_apply(p, img, ch, n, small_cfg, NULL, 0);
+    free(ch);
+    return failed;
+}
+
+typedef struct { size_t n; } count_t;
+static void count_one(bk_part_t *p, void *ctx) {
+    ck_assert(p->used);
+    ((count_t *)ctx)->n++;
+}
+
+START_TEST(test_parts_grow_lookup_stop_delete) {
+    char *dir = tu_tmpdir();
+    char *mdir = tu_tmpdir();
+    st_logdir_t ld, mld;
+    setup_dir(&ld, dir);
+    setup_dir(&mld, mdir);
+    bk_image_t img;
+    bk_image_init(&img, 1);
+    char err[512];
+    bk_meta_log_t *m = bk_meta_log_open(&mld, &img, 0, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    bk_ctrl_t c;
+    bk_ctrl_config_t cc;
+    bk_ctrl_config_defaults(&cc);
+    bk_ctrl_init(&c, &cc, 7);
+    register_broker(&c, m, &img, 1);
+    bk_parts_t *p = bk_parts_new(&ld, 1);
+    ck_assert_ptr_nonnull(p);
+    create_topic(&c, m, &img, "big", 150);      /* several table growths */
+    create_topic(&c, m, &img, "small", 2);
+    ck_assert_uint_eq(feed(p, &img), 0);
+    ck_assert_uint_eq(bk_parts_count(p), 152);
+    const bk_topic_t *big = bk_image_topic_by_name(&img, "big");
+    for (int32_t i = 0; i < 150; i++) {
+        bk_part_t *x = bk_parts_get(p, &big->id, i);
+        ck_assert_ptr_nonnull(x);
+        ck_assert_int_eq(x->partition, i);
+        ck_assert_str_eq(x->topic, "big");
+        ck_assert(x->leader);
+        ck_assert_ptr_nonnull(x->log);
+    }
+    ck_assert_ptr_null(bk_parts_get(p, &big->id, 150));
+    count_t cnt = { 0 };
+    bk_parts_each(p, count_one, &cnt);
+    ck_assert_uint_eq(cnt.n, 152);
+    /* deleting "big" removes its logs and directories; "small" stays findable */
+    bk_uuid_t big_id = big->id;
+    bk_ctrl_delete_topic_t del = { "big", { { 0 } } };
+    bk_ctrl_delete_result_t dres;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_delete_topics(&c, &img, &del, 1, &recs, &dres);
+    ck_assert_int_eq(dres.error, 0);
+    done_t d = { 0, -99, -1 };
+    bk_meta_log_propose(m, &recs, 0, on_done, &d);
+    ck_assert_int_eq(d.status, KP_OK);
+    bk_recs_free(&recs);
+    ck_assert_uint_eq(feed(p, &img), 0);
+    ck_assert_uint_eq(bk_parts_count(p), 2);
+    ck_assert_ptr_null(bk_parts_get(p, &big_id, 0));
+    const bk_topic_t *small = bk_image_topic_by_name(&img, "small");
+    ck_assert_ptr_nonnull(bk_parts_get(p, &small->id, 0));
+    ck_assert_ptr_nonnull(bk_parts_get(p, &small->id, 1));
+    char path[600];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/big-0", dir);
+    ck_assert_int_ne(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/small-1", dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(bk_parts_close_all(p, NULL, -1), KP_OK);
+    /* the checkpoint names the two remaining partitions */
+    char *text = NULL;
+    size_t tlen = 0;
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", dir);
+    ck_assert_int_eq(st_read_small_file(path, 1 << 20, &text, &tlen), KP_OK);
+    ck_assert_ptr_nonnull(strstr(text, "small 0"));
+    ck_assert_ptr_null(strstr(text, "big "));
+    free(text);
+    ck_assert_int_eq(bk_meta_log_close(m, NULL), KP_OK);
+    bk_image_free(&img);
+    st_logdir_free(&ld);
+    st_logdir_free(&mld);
+    tu_rmrf(dir);
+    tu_rmrf(mdir);
+    free(dir);
+    free(mdir);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("broker_node");
+    TCase *tc = tcase_create("node");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_table_sorted_and_from_codec);
+    tcase_add_test(tc, test_table_client_feature_gates);
+    tcase_add_test(tc, test_meta_log_commit_and_replay);
+    tcase_add_test(tc, test_meta_log_bad_record_refused);
+    tcase_add_test(tc, test_parts_grow_lookup_stop_delete);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
