@@ -21,6 +21,7 @@
 #include "broker/meta_log.h"
 #include "broker/parts.h"
 #include "broker/quorum.h"
+#include "protocol/kp_errors.h"
 #include "broker/broker_lifecycle.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_status.h"
@@ -147,6 +148,10 @@ void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void
     c->arg = arg;
     if (n->quorum) bk_quorum_propose(n->quorum, recs, committed, c);
     else bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+}
+
+int16_t bk_node_commit_error(int status) {
+    return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
 int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }

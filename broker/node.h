@@ -114,6 +114,10 @@ void bk_node_after_commit(bk_node_t *n);
 typedef void (*bk_commit_fn)(void *arg, int status);
 void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg);
 
+/* The Kafka error for a failed commit status: NOT_CONTROLLER when this node
+ * is not (or no longer) the active controller, else UNKNOWN_SERVER_ERROR. */
+int16_t bk_node_commit_error(int status);
+
 /* The active controller (raft leader; this node with the local committer),
  * -1 when unknown. */
 int32_t bk_node_controller_id(const bk_node_t *n);

@@ -82,7 +82,12 @@ bool bk_quorum_wanted(const bk_config_t *cfg) {
 }
 
 bool bk_quorum_is_leader(const bk_quorum_t *q) { return raft_role(q->r) == RAFT_LEADER; }
-int32_t bk_quorum_leader(const bk_quorum_t *q) { return raft_leader(q->r); }
+int32_t bk_quorum_leader(const bk_quorum_t *q) {
+    /* a node campaigning or unattached has no leader it can name, even if
+     * its epoch had one */
+    raft_role_t role = raft_role(q->r);
+    return role == RAFT_LEADER || role == RAFT_FOLLOWER ? raft_leader(q->r) : RAFT_NO_NODE;
+}
 int32_t bk_quorum_epoch(const bk_quorum_t *q) { return raft_epoch(q->r); }
 const char *bk_quorum_role(const bk_quorum_t *q) { return raft_role_str(raft_role(q->r)); }
 int64_t bk_quorum_next_offset(const bk_quorum_t *q) { return raft_log_end(q->r); }
@@ -536,14 +541,14 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
 bk_net_t *bk_quorum_net(bk_quorum_t *q) { return q->srv; }
 
 int32_t bk_quorum_corr(bk_quorum_t *q) {
-    int32_t l = raft_leader(q->r);
+    int32_t l = bk_quorum_leader(q);
     for (size_t i = 0; i < q->npeers; i++)
         if (bk_qc_id(q->lpeers[i]) == l) return bk_qc_next_corr(q->lpeers[i]);
     return 0;
 }
 
 int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, size_t len, int32_t corr) {
-    int32_t l = raft_leader(q->r);
+    int32_t l = bk_quorum_leader(q);
     for (size_t i = 0; i < q->npeers; i++) {
         if (bk_qc_id(q->lpeers[i]) != l) continue;
         bk_qc_pending_t pend;

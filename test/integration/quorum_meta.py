@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Helpers for t_quorum_*.sh (kafka-python's protocol classes, one node at a
+time, so that each node's own answer is checked).
+
+  quorum_meta.py metadata HOST:PORT   -> one line: controller=<id> brokers=<ids> topics=<names>
+  quorum_meta.py create HOST:PORT[,..] TOPIC PARTITIONS RF [TIMEOUT_S]
+                                     -> exit 0 once created (retries through
+                                        NOT_CONTROLLER / leader changes until
+                                        the timeout), 1 otherwise
+"""
+import socket
+import struct
+import sys
+import time
+
+from kafka.protocol.admin import CreateTopicsRequest
+from kafka.protocol.metadata import MetadataRequest
+
+
+def call(addr, req, timeout=5.0):
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        cid = b"t_quorum"   # request header v1 (these versions are not flexible)
+        hdr = struct.pack(">hhih", req.API_KEY, req.API_VERSION, 7, len(cid)) + cid
+        msg = hdr + req.encode()
+        s.sendall(struct.pack(">i", len(msg)) + msg)
+        buf = b""
+        while len(buf) < 4:
+            chunk = s.recv(4 - len(buf))
+            if not chunk:
+                raise IOError("closed")
+            buf += chunk
+        size = struct.unpack(">i", buf)[0]
+        data = b""
+        while len(data) < size:
+            chunk = s.recv(size - len(data))
+            if not chunk:
+                raise IOError("closed")
+            data += chunk
+        corr = struct.unpack(">i", data[:4])[0]
+        assert corr == 7, corr
+        return req.RESPONSE_TYPE.decode(data[4:])
+
+
+def metadata(addr):
+    r = call(addr, MetadataRequest[1](topics=None))
+    brokers = sorted(b[0] for b in r.brokers)
+    topics = sorted(t[1] for t in r.topics if t[0] == 0)
+    return r.controller_id, brokers, topics
+
+
+def create(addrs, topic, parts, rf, timeout_s):
+    deadline = time.time() + timeout_s
+    last = None
+    while time.time() < deadline:
+        for a in addrs:
+            try:
+                ctrl, brokers, topics = metadata(a)
+                if topic in topics:
+                    return 0
+                req = CreateTopicsRequest[1](create_topic_requests=[(topic, parts, rf, [], [])],
+                                             timeout=5000, validate_only=False)
+                r = call(a, req, timeout=6.0)
+                err = r.topic_errors[0][1]
+                last = err
+                if err in (0, 36):   # created, or already exists (an earlier try committed)
+                    return 0
+            except (OSError, IOError) as e:
+                last = str(e)
+        time.sleep(0.2)
+    print("create %s failed: %s" % (topic, last), file=sys.stderr)
+    return 1
+
+
+def main():
+    if sys.argv[1] == "metadata":
+        ctrl, brokers, topics = metadata(sys.argv[2])
+        print("controller=%d brokers=%s topics=%s" % (ctrl, ",".join(map(str, brokers)), ",".join(topics)))
+        return 0
+    if sys.argv[1] == "create":
+        t = float(sys.argv[6]) if len(sys.argv) > 6 else 20.0
+        return create(sys.argv[2].split(","), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), t)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
