@@ -477,6 +477,8 @@ void bk_quorum_resign(bk_quorum_t *q) {
     if (!bk_quorum_is_leader(q) || q->busy) return;
     raft_event_t ev = { .type = RAFT_EV_RESIGN };
     step(q, &ev);
+    /* the process may exit before the loop runs again */
+    for (size_t i = 0; i < q->npeers; i++) bk_qc_flush(q->peers[i], 100);
     fprintf(stderr, "skiff: node %d: resigned as metadata quorum leader\n", q->n->id);
 }
 
@@ -495,6 +497,8 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
         return;
     }
     if (rc != KP_OK || q->busy || q->closing) {
+        if (trace_on()) fprintf(stderr, "raft %d: request refused (%s%s%s)\n", q->n->id, kp_status_str(rc),
+                                q->busy ? ", busy" : "", q->closing ? ", closing" : "");
         kp_arena_free(&a);
         bk_conn_close(conn);
         return;

@@ -8,6 +8,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,4 +147,22 @@ int bk_qc_send(bk_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_qc_pe
     p->fifo[(p->head + p->count) % BK_QC_INFLIGHT_MAX] = *pend;
     p->count++;
     return 0;
+}
+
+void bk_qc_flush(bk_qc_peer_t *p, int timeout_ms) {
+    /* a connect still in progress completes when the socket turns writable */
+    if (!p->bev) return;
+    struct evbuffer *out = bufferevent_get_output(p->bev);
+    evutil_socket_t fd = bufferevent_getfd(p->bev);
+    if (fd < 0) return;
+    /* the bufferevent freezes the start of its output (only it drains it);
+     * thaw it while we write on its behalf */
+    evbuffer_unfreeze(out, 1);
+    /* bounded: at most timeout_ms of waiting in 10 ms polls */
+    for (int waited = 0; evbuffer_get_length(out) > 0 && waited <= timeout_ms; waited += 10) {
+        struct pollfd pfd = { fd, POLLOUT, 0 };
+        if (poll(&pfd, 1, 10) < 0) break;
+        if ((pfd.revents & POLLOUT) && evbuffer_write(out, fd) < 0 && errno != EAGAIN) break;
+    }
+    evbuffer_freeze(out, 1);
 }

@@ -50,6 +50,11 @@ void bk_qc_free(bk_qc_peer_t *p);
  * pause, FIFO full, out of memory). */
 int bk_qc_send(bk_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_qc_pending_t *pend, int64_t now_ms);
 
+/* Writes queued request bytes now, waiting at most timeout_ms for the
+ * socket (shutdown: an EndQuorumEpoch must leave before the process exits).
+ * No-op without a connection (attempt). */
+void bk_qc_flush(bk_qc_peer_t *p, int timeout_ms);
+
 /* A fresh correlation id for this peer. */
 int32_t bk_qc_next_corr(bk_qc_peer_t *p);
 int32_t bk_qc_id(const bk_qc_peer_t *p);

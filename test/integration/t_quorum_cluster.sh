@@ -89,8 +89,30 @@ t=0; while ! caught_up; do sleep 0.2; t=$((t + 1)); [ "$t" -lt 100 ] || break; d
 sk_check "restarted node $L caught up (hw $(hw "$L") = $(hw "$NL"), topics $(topics_of "$L"))" caught_up
 sk_check "all three agree again" wait_same_meta beta 1 2 3
 
+# ---- SIGTERM of the leader: EndQuorumEpoch makes the next election immediate ----
+L2=$(wait_agree 20 1 2 3) || sk_fail "no agreement before the graceful stop"
+others=(); for i in 1 2 3; do [ "$i" = "$L2" ] || others+=("$i"); done
+t0=$(date +%s%N)
+kill -TERM "${SK_NODE_PID[$L2]}"
+NL=-1
+while :; do
+  a=$(leader_of "${others[0]}"); b=$(leader_of "${others[1]}")
+  if [ "$a" != -1 ] && [ "$a" != "$L2" ] && [ "$a" = "$b" ]; then NL=$a; break; fi
+  [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ] || break
+  sleep 0.02
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+sk_log "new leader after SIGTERM of node $L2: node $NL in $ms ms"
+sk_check "graceful resignation: new leader well within the fetch timeout (was $ms ms)" test "$NL" != -1 -a "$ms" -lt 600
+wait "${SK_NODE_PID[$L2]}" 2>/dev/null
+sk_check "node $L2 resigned in its log" grep -q "resigned as metadata quorum leader" "$SK_TMP/node-$L2.log"
+sk_start_node "$L2" "${OPTS[@]}"
+sk_wait_port "${SK_ADMIN_PORT[$L2]}" 30 || sk_fail "node $L2 did not restart"
+wait_agree 20 1 2 3 >/dev/null || sk_fail "no agreement after the graceful restart"
+
 # ---- stop two nodes: writes refused, not split ------------------------------------
-last=${others[0]}; [ "$last" = "$NL" ] && last=${others[1]}   # keep a follower alive
+NL=$(wait_agree 20 1 2 3)
+last=1; [ "$last" = "$NL" ] && last=2   # keep a follower alive
 for i in 1 2 3; do [ "$i" = "$last" ] || sk_stop_node "$i"; done
 sleep 2
 sk_check "a lone node does not create topics" \
