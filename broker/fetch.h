@@ -7,10 +7,13 @@
  * BK_FETCH_WAITERS_MAX waiting fetches per node (beyond it a fetch is
  * answered at once with what there is).
  *
- * Fetch sessions (KIP-227): the node answers every request as a full fetch
- * with session id 0 ("no session"), which the protocol allows and every
- * client handles; an incremental request for an unknown session gets
- * FETCH_SESSION_ID_NOT_FOUND so the client falls back to a full fetch. */
+ * Fetch sessions (KIP-227, fetch_session.h): a v7+ full fetch with epoch
+ * 0 opens a session (when the cache has room; else session id 0); an
+ * incremental fetch (epoch > 0) updates the session's partitions (added,
+ * updated, forgotten) and is answered with only the partitions that have
+ * records, an error, or a new HW / LSO / log start offset; epoch -1 closes
+ * the session. Unknown session: FETCH_SESSION_ID_NOT_FOUND; wrong epoch:
+ * INVALID_FETCH_SESSION_EPOCH (the session stays). */
 #ifndef SKIFF_BK_FETCH_H
 #define SKIFF_BK_FETCH_H
 

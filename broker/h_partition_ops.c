@@ -77,9 +77,12 @@ void bk_h_delete_records(bk_req_t *req) {
             int64_t hw = st_log_high_watermark(p->log);
             int64_t target = rp->offset == -1 ? hw : rp->offset;
             if (target < 0 || target > hw) { ps[k].error_code = KP_ERROR_OFFSET_OUT_OF_RANGE; continue; }
-            if (target > st_log_start_offset(p->log) && st_log_advance_start(p->log, target) != KP_OK) {
-                ps[k].error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
-                continue;
+            if (target > st_log_start_offset(p->log)) {
+                if (st_log_advance_start(p->log, target) != KP_OK) {
+                    ps[k].error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
+                    continue;
+                }
+                bk_node_purge_later(req->node, st_log_dir(p->log));
             }
             ps[k].low_watermark = st_log_start_offset(p->log);
         }

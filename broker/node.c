@@ -392,6 +392,13 @@ static int purge_job(void *arg) {
 }
 static void purge_done(void *arg, int status) { (void)status; free(arg); }
 
+void bk_node_purge_later(bk_node_t *n, const char *dir) {
+    purge_t *j = malloc(sizeof *j);
+    if (!j) return;
+    snprintf(j->dir, sizeof j->dir, "%s", dir);
+    if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);  /* next time */
+}
+
 /* Retention renames segments to ".deleted" on the loop (metadata-only
  * operations on the log the loop owns); the unlinking, which can take long
  * for big files, runs on the worker pool. */
@@ -403,12 +410,7 @@ static void tick_part(bk_part_t *p, void *ctx) {
     if (st_log_apply_retention(p->log, now, &deleted) != KP_OK) return;
     if (st_log_maybe_flush(p->log, now) != KP_OK)
         st_logf(ST_LOG_ERROR, "partition %s-%d: flush failed", p->topic, p->partition);
-    if (deleted > 0) {
-        purge_t *j = malloc(sizeof *j);
-        if (!j) return;
-        snprintf(j->dir, sizeof j->dir, "%s", st_log_dir(p->log));
-        if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);
-    }
+    if (deleted > 0) bk_node_purge_later(n, st_log_dir(p->log));
 }
 
 static void checkpoint_now(bk_node_t *n) {

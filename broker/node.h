@@ -128,6 +128,10 @@ int64_t bk_node_metadata_hw(const bk_node_t *n);
 /* Effective log settings of a topic (its overrides, else the broker's). */
 void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);
 
+/* Unlinks the "*.deleted" files of partition directory `dir` on the worker
+ * pool (after retention or DeleteRecords renamed segments away). */
+void bk_node_purge_later(bk_node_t *n, const char *dir);
+
 /* Re-reads effective log settings for every open partition (after a config
  * change). */
 void bk_node_configs_changed(bk_node_t *n);

@@ -10,6 +10,7 @@
 
 #include "broker/controller.h"
 #include "broker/dispatch.h"
+#include "broker/fetch_session.h"
 #include "broker/meta_log.h"
 #include "broker/parts.h"
 #include "protocol/kp_arena.h"
@@ -328,6 +329,59 @@ START_TEST(test_parts_grow_lookup_stop_delete) {
 }
 END_TEST
 
+/* ---- fetch session cache ------------------------------------------------------------ */
+
+START_TEST(test_fetch_sessions_bounded) {
+    bk_fs_cache_t c;
+    ck_assert_int_eq(bk_fs_cache_init(&c, 2, 99), KP_OK);
+    bk_fs_t *a = bk_fs_create(&c, 1000);
+    ck_assert_ptr_nonnull(a);
+    int32_t ida = a->id;
+    ck_assert_int_gt(ida, 0);
+    ck_assert_int_eq(a->epoch, 1);
+    bk_fs_t *b = bk_fs_create(&c, 2000);
+    ck_assert_ptr_nonnull(b);
+    int32_t idb = b->id;
+    ck_assert_int_ne(ida, idb);
+    /* full, and both used recently: no third session */
+    ck_assert_ptr_null(bk_fs_create(&c, 1000 + BK_FS_EVICT_IDLE_MS - 1));
+    ck_assert_ptr_eq(bk_fs_find(&c, ida), a);
+    /* later the least recently used (a) is evicted */
+    bk_fs_t *d = bk_fs_create(&c, 1000 + BK_FS_EVICT_IDLE_MS);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_null(bk_fs_find(&c, ida));
+    ck_assert_ptr_nonnull(bk_fs_find(&c, idb));
+    ck_assert_uint_eq(c.used, 2);
+    /* partitions: upsert by name, update in place, forget keeps order */
+    kp_uuid_t zero = { { 0 } };
+    kp_str_t t = { (const uint8_t *)"orders", 6 };
+    for (int32_t p = 0; p < 5; p++)
+        ck_assert_int_eq(bk_fs_part_upsert(d, false, t, &zero, p, p * 10, 100, -1), KP_OK);
+    ck_assert_uint_eq(d->n, 5);
+    ck_assert_int_eq(bk_fs_part_find(d, false, t, &zero, 3)->last_hw, BK_FS_NEVER);
+    ck_assert_int_eq(bk_fs_part_upsert(d, false, t, &zero, 3, 77, 100, 2), KP_OK);
+    ck_assert_uint_eq(d->n, 5);
+    ck_assert_int_eq(bk_fs_part_find(d, false, t, &zero, 3)->fetch_offset, 77);
+    bk_fs_part_forget(d, false, t, &zero, 1);
+    ck_assert_uint_eq(d->n, 4);
+    ck_assert_ptr_null(bk_fs_part_find(d, false, t, &zero, 1));
+    ck_assert_int_eq(d->parts[1].partition, 2);
+    kp_str_t other = { (const uint8_t *)"order", 5 };
+    ck_assert_ptr_null(bk_fs_part_find(d, false, other, &zero, 0));
+    /* by id */
+    kp_uuid_t id = { { 1, 2, 3 } };
+    ck_assert_int_eq(bk_fs_part_upsert(d, true, kp_slice_null(), &id, 0, 5, 100, -1), KP_OK);
+    ck_assert_ptr_nonnull(bk_fs_part_find(d, true, kp_slice_null(), &id, 0));
+    bk_fs_remove(&c, d->id);
+    ck_assert_uint_eq(c.used, 1);
+    bk_fs_cache_free(&c);
+    /* zero slots: never a session */
+    ck_assert_int_eq(bk_fs_cache_init(&c, 0, 1), KP_OK);
+    ck_assert_ptr_null(bk_fs_create(&c, 0));
+    bk_fs_cache_free(&c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("broker_node");
     TCase *tc = tcase_create("node");
@@ -337,6 +391,7 @@ int main(void) {
     tcase_add_test(tc, test_meta_log_commit_and_replay);
     tcase_add_test(tc, test_meta_log_bad_record_refused);
     tcase_add_test(tc, test_parts_grow_lookup_stop_delete);
+    tcase_add_test(tc, test_fetch_sessions_bounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
