@@ -1,6 +1,8 @@
 /* broker/dispatch.c — frame -> decode -> handler -> encode -> slot. */
 #include "broker/dispatch.h"
 
+#include "broker/forward.h"
+
 #include <assert.h>
 #include <event2/buffer.h>
 #include <stdio.h>
@@ -203,6 +205,7 @@ static void answer_unsupported_api_versions(bk_req_t *req) {
 
 void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
+    if (bk_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
     bk_req_t *req = calloc(1, sizeof *req);
     uint8_t *copy = malloc(len ? len : 1);
     if (!req || !copy) {

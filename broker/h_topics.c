@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/dispatch.h"
+#include "broker/forward.h"
 #include "broker/topics.h"
 #include "protocol/kp_errors.h"
 
@@ -15,6 +16,7 @@
 
 void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
                            bk_topics_done_fn done, void *arg) {
+    if (bk_forward_auto_create(n, names, cnt, done, arg)) return;   /* not the controller */
     bk_ctrl_create_topic_t *req = calloc(cnt, sizeof *req);
     bk_ctrl_create_result_t *res = calloc(cnt, sizeof *res);
     if (!req || !res) {

@@ -23,6 +23,7 @@
 #include "broker/quorum.h"
 #include "protocol/kp_errors.h"
 #include "broker/broker_lifecycle.h"
+#include "broker/forward.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_status.h"
 
@@ -481,6 +482,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) bk_fetch_flush(n->fetch);
+    bk_forward_stop(n);
     if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
 }
 
@@ -493,6 +495,7 @@ void bk_node_free(bk_node_t *n) {
     if (n->parts) { (void)bk_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
     if (n->meta) { (void)bk_meta_log_close(n->meta, NULL); n->meta = NULL; }
     bk_lifecycle_stop(n);
+    bk_forward_stop(n);
     if (n->quorum) { (void)bk_quorum_close(n->quorum, NULL); n->quorum = NULL; }
     for (size_t i = 0; i < n->ndirs; i++) st_logdir_free(&n->dirs[i]);
     free(n->dirs);

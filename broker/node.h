@@ -57,6 +57,7 @@ struct bk_node {
                                            committer (single voter) ... */
     bk_quorum_t *quorum;                /* ... or the raft quorum (quorum.h) */
     struct bk_lifecycle *life;          /* registration + heartbeats (quorum only) */
+    struct fwd_state *fwd;              /* forwarding to the controller (forward.h) */
     bk_parts_t *parts;                  /* partition logs this node holds */
     st_logdir_t *dirs;                  /* log.dirs, loaded at start */
     size_t ndirs;

@@ -69,6 +69,7 @@ struct bk_quorum {
     bool was_leader;
     bool closing;
     srv_req_t *cur;                   /* the server request of this step */
+    uint64_t fetches;                 /* fetch responses processed */
 };
 
 bool bk_quorum_wanted(const bk_config_t *cfg) {
@@ -212,7 +213,7 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     for (size_t i = 0; i < q->npeers; i++)
         if (bk_qc_id(q->peers[i]) == m->to) p = q->peers[i];
     if (!p) return;   /* not a voter we know: raft retries */
-    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m };
+    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m, NULL };
     uint8_t *frame = NULL;
     size_t len = 0;
     if (bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len) != KP_OK) return;
@@ -532,6 +533,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
     int rc = bk_qrpc_decode_response(&p->req, frame, len, &a, &corr, &m);
     if (rc == KP_OK && corr == p->corr) {
         trace(q, "recv-resp", &m);
+        if (m.type == RAFT_MSG_FETCH_RESP && m.error == 0) q->fetches++;
         raft_event_t ev = { .type = RAFT_EV_RECV };
         ev.u.msg = &m;
         step(q, &ev);
@@ -543,6 +545,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
 }
 
 bk_net_t *bk_quorum_net(bk_quorum_t *q) { return q->srv; }
+uint64_t bk_quorum_fetches(const bk_quorum_t *q) { return q->fetches; }
 
 int32_t bk_quorum_corr(bk_quorum_t *q) {
     int32_t l = bk_quorum_leader(q);

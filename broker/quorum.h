@@ -80,6 +80,10 @@ int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, siz
 /* A fresh correlation id for a request to the leader. */
 int32_t bk_quorum_corr(bk_quorum_t *q);
 
+/* Fetch responses from the leader processed so far (a forwarded change is
+ * visible here once a fetch sent after its commit has been answered). */
+uint64_t bk_quorum_fetches(const bk_quorum_t *q);
+
 /* The controller listener's server (deferred answers: bk_net_respond). */
 bk_net_t *bk_quorum_net(bk_quorum_t *q);
 

@@ -22,13 +22,14 @@ struct event_base;
 #define BK_QC_RECONNECT_MS 200
 #define BK_QC_FRAME_MAX_BYTES (128u << 20)
 
-typedef enum { BK_QC_RAFT = 0, BK_QC_REGISTER, BK_QC_HEARTBEAT } bk_qc_kind_t;
+typedef enum { BK_QC_RAFT = 0, BK_QC_REGISTER, BK_QC_HEARTBEAT, BK_QC_FORWARD } bk_qc_kind_t;
 
 /* What was sent; the response handler gets it back. */
 typedef struct {
     bk_qc_kind_t kind;
     int32_t corr;
     raft_msg_t req;          /* BK_QC_RAFT: the request (no pointers used) */
+    void *arg;               /* BK_QC_FORWARD: the forwarded request */
 } bk_qc_pending_t;
 
 /* frame: response bytes after the size prefix, valid during the call; NULL

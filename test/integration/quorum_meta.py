@@ -3,6 +3,8 @@
 time, so that each node's own answer is checked).
 
   quorum_meta.py metadata HOST:PORT   -> one line: controller=<id> brokers=<ids> topics=<names>
+  quorum_meta.py create-once HOST:PORT TOPIC PARTITIONS RF -> one CreateTopics to that node
+  quorum_meta.py autocreate HOST:PORT TOPIC -> Metadata for TOPIC until it exists
   quorum_meta.py create HOST:PORT[,..] TOPIC PARTITIONS RF [TIMEOUT_S]
                                      -> exit 0 once created (retries through
                                         NOT_CONTROLLER / leader changes until
@@ -72,6 +74,30 @@ def create(addrs, topic, parts, rf, timeout_s):
     return 1
 
 
+def create_once(addr, topic, parts, rf):
+    """One CreateTopics to this node only: 0 when it answers success."""
+    req = CreateTopicsRequest[1](create_topic_requests=[(topic, parts, rf, [], [])],
+                                 timeout=5000, validate_only=False)
+    r = call(addr, req, timeout=8.0)
+    err = r.topic_errors[0][1]
+    if err != 0:
+        print("create %s via %s: error %d" % (topic, addr, err), file=sys.stderr)
+    return 0 if err == 0 else 1
+
+
+def autocreate(addr, topic, timeout_s=10.0):
+    """Metadata naming a new topic (auto-creation) until it has partitions."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        r = call(addr, MetadataRequest[1](topics=[topic]))
+        for t in r.topics:
+            if t[1] == topic and t[0] == 0 and len(t[3]) > 0:
+                return 0
+        time.sleep(0.2)
+    print("auto-creation of %s via %s did not happen" % (topic, addr), file=sys.stderr)
+    return 1
+
+
 def main():
     if sys.argv[1] == "metadata":
         ctrl, brokers, topics = metadata(sys.argv[2])
@@ -80,6 +106,10 @@ def main():
     if sys.argv[1] == "create":
         t = float(sys.argv[6]) if len(sys.argv) > 6 else 20.0
         return create(sys.argv[2].split(","), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), t)
+    if sys.argv[1] == "create-once":
+        return create_once(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    if sys.argv[1] == "autocreate":
+        return autocreate(sys.argv[2], sys.argv[3])
     return 2
 
 
