@@ -580,7 +580,7 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
 
 /* Reads the durable log (from its start) into entries for raft_new. */
 static int read_entries(bk_quorum_t *q, kp_arena_t *a, raft_entry_t **out, size_t *n) {
-    size_t cap = 1u << 20;
+    size_t cap = 4u << 20;   /* > one entry (entry_bytes_max 1 MiB + batch framing) */
     uint8_t *buf = malloc(cap);
     if (!buf) return KP_ERR_NOMEM;
     raft_entry_t *all = NULL;

@@ -39,4 +39,13 @@ sk_check "leader lists node 4 as an observer" \
 m4=$($QM metadata "127.0.0.1:${SK_KAFKA_PORT[4]}")
 m1=$($QM metadata "127.0.0.1:${SK_KAFKA_PORT[1]}")
 sk_check "observer's Metadata answer equals a voter's ($m4)" test "$m4" = "$m1"
+# a voter restarted from its snapshot file + the log after it
+sk_stop_node 2
+sk_start_node 2 "${OPTS[@]}"
+sk_wait_port "${SK_ADMIN_PORT[2]}" 30 || sk_fail "node 2 did not restart"
+t=0; while [ "$(topics_of 2)" != "$(topics_of 1)" ]; do sleep 0.2; t=$((t + 1)); [ "$t" -lt 100 ] || break; done
+sk_check "voter restarted from its snapshot has every topic: $(topics_of 2)" test "$(topics_of 2)" = "$(topics_of 1)"
+sk_check "a snapshot file was there to restart from" \
+  bash -c "ls $SK_TMP/data/node-2/__cluster_metadata-0/*.checkpoint >/dev/null 2>&1"
+
 sk_summary t_quorum_observer
