@@ -167,7 +167,11 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
         return;
     }
     int nrc = bk_net_respond(n->net, req->slot, body);
-    (void)nrc; /* BK_ERR_GONE: the client left; nothing to do */
+    if (nrc == BK_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
+        bk_req_close(req, "response could not be queued");
+        return;
+    }
+    /* BK_ERR_GONE: the client left; nothing to do */
     req_free(req);
 }
 
