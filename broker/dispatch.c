@@ -32,6 +32,7 @@ static bk_api_entry_t table[] = {
     V(KP_API_DESCRIBE_LOG_DIRS, bk_h_describe_log_dirs),
     V(KP_API_CREATE_PARTITIONS, bk_h_create_partitions),
     V(KP_API_INCREMENTAL_ALTER_CONFIGS, bk_h_incremental_alter_configs),
+    V(KP_API_DESCRIBE_QUORUM, bk_h_describe_quorum),
     V(KP_API_DESCRIBE_CLUSTER, bk_h_describe_cluster),
 };
 #undef V

@@ -3,6 +3,7 @@
 time, so that each node's own answer is checked).
 
   quorum_meta.py metadata HOST:PORT   -> one line: controller=<id> brokers=<ids> topics=<names>
+  quorum_meta.py describe-quorum HOST:PORT -> error=<e> leader=<id> epoch=<n> voters=<ids>
   quorum_meta.py create-once HOST:PORT TOPIC PARTITIONS RF -> one CreateTopics to that node
   quorum_meta.py autocreate HOST:PORT TOPIC -> Metadata for TOPIC until it exists
   quorum_meta.py create HOST:PORT[,..] TOPIC PARTITIONS RF [TIMEOUT_S]
@@ -98,6 +99,41 @@ def autocreate(addr, topic, timeout_s=10.0):
     return 1
 
 
+def describe_quorum(addr):
+    """DescribeQuorum v0 (flexible) by hand: kafka-python lacks it.
+    Returns (partition error, leader id, leader epoch, voter ids)."""
+    host, port = addr.rsplit(":", 1)
+    topic = b"__cluster_metadata"
+    cid = b"t_quorum"
+    hdr = struct.pack(">hhih", 55, 0, 9, len(cid)) + cid + b"\x00"
+    body = b"\x02" + bytes([len(topic) + 1]) + topic + b"\x02" + struct.pack(">i", 0) + b"\x00\x00\x00"
+    msg = hdr + body
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(struct.pack(">i", len(msg)) + msg)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            if not chunk:
+                raise IOError("closed")
+            buf += chunk
+    d = buf[4:]
+    assert struct.unpack(">i", d[:4])[0] == 9
+    p = 5                                   # correlation id + empty tag section
+    p += 2                                  # top-level error code
+    assert d[p] == 2; p += 1                # one topic
+    n = d[p] - 1; p += 1 + n                # topic name
+    assert d[p] == 2; p += 1                # one partition
+    p += 4                                  # partition index
+    err, leader, epoch, hw = struct.unpack(">hiiq", d[p:p + 18]); p += 18
+    nv = d[p] - 1; p += 1
+    voters = []
+    for _ in range(nv):
+        rid, leo = struct.unpack(">iq", d[p:p + 12]); p += 12
+        p += 1                              # tagged fields
+        voters.append(rid)
+    return err, leader, epoch, sorted(voters)
+
+
 def main():
     if sys.argv[1] == "metadata":
         ctrl, brokers, topics = metadata(sys.argv[2])
@@ -106,6 +142,10 @@ def main():
     if sys.argv[1] == "create":
         t = float(sys.argv[6]) if len(sys.argv) > 6 else 20.0
         return create(sys.argv[2].split(","), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), t)
+    if sys.argv[1] == "describe-quorum":
+        err, leader, epoch, voters = describe_quorum(sys.argv[2])
+        print("error=%d leader=%d epoch=%d voters=%s" % (err, leader, epoch, ",".join(map(str, voters))))
+        return 0
     if sys.argv[1] == "create-once":
         return create_once(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     if sys.argv[1] == "autocreate":
