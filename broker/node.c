@@ -3,6 +3,7 @@
 #include "broker/node.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <event2/event.h>
@@ -95,6 +96,55 @@ static void log_cfg_cb(void *ctx, const char *topic, st_log_config_t *out) {
     bk_node_log_config(ctx, topic, out);
 }
 
+typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
+
+/* Worker job: removes a renamed (deleted) partition directory. Touches only
+ * its own argument. */
+static int trash_job(void *arg) {
+    const char *dir = ((purge_t *)arg)->dir;
+    DIR *d = opendir(dir);
+    if (!d) return ST_ERR_IO;
+    struct dirent *e;
+    char p[sizeof ((purge_t *)0)->dir + 260];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        (void)unlink(p);
+    }
+    closedir(d);
+    return rmdir(dir) == 0 ? KP_OK : ST_ERR_IO;
+}
+
+static void trash_done(void *arg, int status) {
+    if (status != KP_OK) st_logf(ST_LOG_WARN, "could not remove %s; it is removed at the next start", ((purge_t *)arg)->dir);
+    free(arg);
+}
+
+static void trash_cb(void *ctx, const char *path) {
+    bk_node_t *n = ctx;
+    purge_t *j = malloc(sizeof *j);
+    if (!j) return;
+    snprintf(j->dir, sizeof j->dir, "%s", path);
+    /* no pool yet (start-up replay) or queue full: the next start removes it */
+    if (!n->pool || bk_worker_submit(n->pool, trash_job, trash_done, j) != BK_OK) free(j);
+}
+
+/* Deleted partitions whose removal a crash interrupted. */
+static void trash_leftovers(bk_node_t *n) {
+    for (size_t i = 0; i < n->ndirs; i++) {
+        DIR *d = opendir(n->dirs[i].path);
+        if (!d) continue;
+        struct dirent *e;
+        char p[ST_PATH_MAX + 300];
+        while ((e = readdir(d)) != NULL) {
+            if (!bk_parts_is_trash(e->d_name)) continue;
+            snprintf(p, sizeof p, "%s/%s", n->dirs[i].path, e->d_name);
+            trash_cb(n, p);
+        }
+        closedir(d);
+    }
+}
+
 static void reconfig_one(bk_part_t *p, void *ctx) {
     if (!p->log) return;
     st_log_config_t lc;
@@ -119,7 +169,7 @@ void bk_node_after_commit(bk_node_t *n) {
     }
     size_t cnt = bk_image_take_changes(&n->img, ch, max);
     assert(cnt <= max);
-    size_t failed = bk_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, bk_now_ms());
+    size_t failed = bk_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, trash_cb, bk_now_ms());
     if (failed)
         st_logf(ST_LOG_ERROR, "node %d: %zu partitions could not be opened; they are offline", n->id, failed);
     free(ch);
@@ -361,6 +411,7 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
     n->pool = bk_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
+    trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
     if (start_net(n, err, len)) return -1;
@@ -384,8 +435,6 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
 }
 
 /* ---- periodic work ------------------------------------------------------------- */
-
-typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
 
 static int purge_job(void *arg) {
     st_log_purge_deleted(((purge_t *)arg)->dir);

@@ -118,14 +118,32 @@ static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void 
     }
 }
 
+bool bk_parts_is_trash(const char *name) {
+    size_t n = strlen(name), k = strlen("-delete");
+    return n > k && strcmp(name + n - k, "-delete") == 0;
+}
+
+/* Deletion: close, rename out of the way (atomic: a restart never sees a
+ * half-deleted partition under its real name), hand over the unlinking. */
+static int delete_part(bk_part_t *s, bk_parts_trash_fn trash_fn, void *ctx, int64_t now_ms) {
+    if (!trash_fn) return st_log_delete(s->log);
+    char dir[ST_PATH_MAX], trash[ST_PATH_MAX + 48];
+    snprintf(dir, sizeof dir, "%s", st_log_dir(s->log));
+    int rc = st_log_close(s->log, NULL);
+    snprintf(trash, sizeof trash, "%s.%lld-delete", dir, (long long)now_ms);
+    if (rename(dir, trash) != 0) return ST_ERR_IO;
+    trash_fn(ctx, trash);
+    return rc;
+}
+
 static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t *c,
-                        bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms) {
+                        bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms) {
     bk_part_t *s = bk_parts_get(p, &c->topic_id, c->partition);
     if (c->kind == BK_CHANGE_STOP) {
         if (!s) return 0;
         int rc = KP_OK;
         if (s->log) {
-            if (c->deleted) rc = st_log_delete(s->log);
+            if (c->deleted) rc = delete_part(s, trash_fn, cfg_ctx, now_ms);
             else rc = st_log_close(s->log, NULL);
         }
         if (rc != KP_OK)
@@ -158,9 +176,9 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
 }
 
 size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
-                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms) {
+                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms) {
     size_t failed = 0;
-    for (size_t i = 0; i < n; i++) failed += apply_one(p, img, &ch[i], cfg_fn, cfg_ctx, now_ms);
+    for (size_t i = 0; i < n; i++) failed += apply_one(p, img, &ch[i], cfg_fn, cfg_ctx, trash_fn, now_ms);
     return failed;
 }
 

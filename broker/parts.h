@@ -47,10 +47,20 @@ bk_part_t *bk_parts_get(bk_parts_t *p, const bk_uuid_t *topic_id, int32_t partit
 /* Log settings for a topic, filled by the node (topic configs + broker). */
 typedef void (*bk_parts_cfg_fn)(void *ctx, const char *topic, st_log_config_t *out);
 
+/* A deleted partition's directory, already closed and renamed to
+ * "<dir>.<ms>-delete", for the caller to remove off the loop. */
+typedef void (*bk_parts_trash_fn)(void *ctx, const char *path);
+
 /* Applies change notifications (img gives topic names). Failures to open a
- * log are logged and leave the partition offline; returns how many failed. */
+ * log are logged and leave the partition offline; returns how many failed.
+ * Deleted partitions are closed and renamed, then handed to trash_fn (so
+ * the slow unlinking never runs on the loop); trash_fn may be NULL, then
+ * they are deleted here. */
 size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
-                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, int64_t now_ms);
+                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms);
+
+/* True for a name bk_parts_apply gives a renamed deleted partition. */
+bool bk_parts_is_trash(const char *name);
 
 /* Calls fn for every held partition (any order). */
 void bk_parts_each(bk_parts_t *p, void (*fn)(bk_part_t *part, void *ctx), void *ctx);

@@ -39,9 +39,12 @@ wait "$pid"
 sk_check "SIGTERM -> exit 0" test $? -eq 0
 sk_check "clean-shutdown marker written" test -e "$SK_TMP/data/node-1/.skiff_cleanshutdown"
 
+# a deleted partition whose removal a crash interrupted goes at the next start
+mkdir -p "$SK_TMP/data/node-1/old-0.17-delete" && touch "$SK_TMP/data/node-1/old-0.17-delete/00000000000000000000.log"
 sk_start_node 1
 sk_wait_port "${SK_KAFKA_PORT[1]}" 30 || sk_fail "restarted node not up"
 consume "$SK_TMP/out2.txt"
+sk_check "leftover deleted partition removed at start" test ! -e "$SK_TMP/data/node-1/old-0.17-delete"
 sk_check "data survives restart" cmp "$SK_TMP/in.txt" "$SK_TMP/out2.txt"
 kcat -b "$B" -P -t smoke -K: -l <(echo "after:restart") 2>/dev/null
 sk_check "offsets continue after restart" test "$(kcat -b "$B" -C -t smoke -o -1 -e -q -f '%o %k:%s\n' 2>/dev/null)" = "1000 after:restart"

@@ -234,12 +234,20 @@ static void small_cfg(void *ctx, const char *topic, st_log_config_t *out) {
     out->index_max_bytes = 4096;
 }
 
+static size_t trashed;
+static char last_trash[1024];
+static void trash_collect(void *ctx, const char *path) {
+    (void)ctx;
+    trashed++;
+    snprintf(last_trash, sizeof last_trash, "%s", path);
+}
+
 static size_t feed(bk_parts_t *p, bk_image_t *img) {
     size_t max = bk_image_pending_changes(img);
     bk_change_t *ch = calloc(max + 1, sizeof *ch);
     size_t n = bk_image_take_changes(img, ch, max);
     ck_assert_uint_le(n, max);
-    size_t failed = bk_parts_apply(p, img, ch, n, small_cfg, NULL, 0);
+    size_t failed = bk_parts_apply(p, img, ch, n, small_cfg, NULL, trash_collect, 0);
     free(ch);
     return failed;
 }
@@ -297,8 +305,16 @@ START_TEST(test_parts_grow_lookup_stop_delete) {
     bk_meta_log_propose(m, &recs, 0, on_done, &d);
     ck_assert_int_eq(d.status, KP_OK);
     bk_recs_free(&recs);
+    trashed = 0;
     ck_assert_uint_eq(feed(p, &img), 0);
     ck_assert_uint_eq(bk_parts_count(p), 2);
+    /* deleted partitions are renamed away and handed over for removal */
+    ck_assert_uint_eq(trashed, 150);
+    ck_assert(bk_parts_is_trash(strrchr(last_trash, '/') + 1));
+    struct stat tst;
+    ck_assert_int_eq(stat(last_trash, &tst), 0);
+    ck_assert(!bk_parts_is_trash("orders-0"));
+    ck_assert(!bk_parts_is_trash("-delete"));
     ck_assert_ptr_null(bk_parts_get(p, &big_id, 0));
     const bk_topic_t *small = bk_image_topic_by_name(&img, "small");
     ck_assert_ptr_nonnull(bk_parts_get(p, &small->id, 0));
