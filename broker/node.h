@@ -5,8 +5,10 @@
  * by the loop thread (the one dispatching `base`); nothing here is locked.
  *
  * Start-up order (bk_node_start): log dirs (mkdir, checkpoints, clean marker
- * taken), metadata log replayed into the image, this node registered and
- * unfenced through the controller (a quorum of one is its own controller),
+ * taken), metadata log replayed into the image (single voter) or the raft
+ * quorum rebuilt from quorum-state + snapshot + log (quorum.h), this node
+ * registered and unfenced through the controller (a quorum of one is its own
+ * controller; with the quorum, asynchronously: broker_lifecycle.h),
  * partition logs opened for the image's partitions, worker pool, Kafka
  * listeners, admin port. Stop (bk_node_shutdown): listeners close, in-flight
  * requests finish (waiting fetches are answered at once), logs are flushed
