@@ -661,6 +661,9 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
         rc_cfg.election_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
         rc_cfg.fetch_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
         rc_cfg.pending_entries_max = 1u << 20;
+        /* the core has no long-poll Fetch: an idle follower asks again every
+         * fetch interval, which bounds commit latency from below */
+        rc_cfg.fetch_interval_ms = BK_QUORUM_FETCH_INTERVAL_MS;
         uint64_t seed = 0;
         if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)now_ms();
         rc_cfg.seed = seed;

@@ -15,7 +15,7 @@ sk_write_cluster_conf 3
 grep -q '^process.roles' "$SK_TMP/cluster.conf" ||
   sed -i 's/^cluster.id=.*/&\nprocess.roles=broker,controller\ncontroller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT/' "$SK_TMP/cluster.conf"
 # Kafka's defaults (fetch timeout 2 s) cannot fail over within 2 s
-OPTS=(--set controller.quorum.fetch.timeout.ms=600 --set controller.quorum.election.timeout.ms=250
+OPTS=(--set controller.quorum.fetch.timeout.ms=500 --set controller.quorum.election.timeout.ms=200
       --set broker.heartbeat.interval.ms=500 --set broker.session.timeout.ms=3000)
 for i in 1 2 3; do sk_start_node "$i" "${OPTS[@]}"; done
 for i in 1 2 3; do sk_wait_port "${SK_ADMIN_PORT[i]}" 30 || sk_fail "node $i admin port not up"; done
