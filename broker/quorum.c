@@ -3,7 +3,6 @@
 #include "broker/quorum.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include "broker/broker_lifecycle.h"
 #include "broker/meta_log.h"
@@ -20,8 +18,8 @@
 #include "broker/node.h"
 #include "broker/quorum_client.h"
 #include "broker/quorum_rpc.h"
+#include "broker/quorum_snap.h"
 #include "broker/quorum_state.h"
-#include "protocol/kp_crc32c.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
@@ -106,87 +104,6 @@ static void fatal(bk_quorum_t *q, const char *what, int rc) {
     fprintf(stderr, "skiff: node %d: metadata quorum: %s failed: %s; exiting\n", q->n->id, what,
             st_status_str(rc));
     exit(1);
-}
-
-/* ---- snapshots -------------------------------------------------------------- */
-
-/* File: <end 20 digits>-<epoch 10 digits>.checkpoint = u32 CRC-32C of the
- * image bytes, u64 length, image bytes (MetadataSnapshot). */
-static void snap_path(const bk_quorum_t *q, raft_snapshot_id_t id, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%020" PRId64 "-%010" PRId32 ".checkpoint", q->pdir, id.end_offset, id.epoch);
-}
-
-static int snap_write(bk_quorum_t *q, raft_snapshot_id_t id, const uint8_t *data, size_t len) {
-    uint8_t *buf = malloc(12 + len);
-    if (!buf) return KP_ERR_NOMEM;
-    uint32_t crc = kp_crc32c(0, data, len);
-    for (int i = 0; i < 4; i++) buf[i] = (uint8_t)(crc >> (24 - 8 * i));
-    for (int i = 0; i < 8; i++) buf[4 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
-    if (len) memcpy(buf + 12, data, len);
-    char path[sizeof q->pdir + 64];
-    snap_path(q, id, path, sizeof path);
-    int rc = st_atomic_write(path, buf, 12 + len);
-    free(buf);
-    return rc;
-}
-
-/* Removes snapshot files other than `keep`. */
-static void snap_prune(bk_quorum_t *q, raft_snapshot_id_t keep) {
-    DIR *d = opendir(q->pdir);
-    if (!d) return;
-    char want[64];
-    snprintf(want, sizeof want, "%020" PRId64 "-%010" PRId32 ".checkpoint", keep.end_offset, keep.epoch);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l < 11 || strcmp(e->d_name + l - 11, ".checkpoint") != 0 || strcmp(e->d_name, want) == 0) continue;
-        char path[sizeof q->pdir + 300];
-        snprintf(path, sizeof path, "%s/%s", q->pdir, e->d_name);
-        (void)unlink(path);
-    }
-    closedir(d);
-}
-
-/* Loads the newest valid snapshot file: *data malloc'd (caller frees). */
-static int snap_load_latest(bk_quorum_t *q, raft_snapshot_id_t *id, uint8_t **data, size_t *len) {
-    id->end_offset = 0;
-    id->epoch = 0;
-    *data = NULL;
-    *len = 0;
-    DIR *d = opendir(q->pdir);
-    if (!d) return KP_OK;
-    struct dirent *e;
-    int64_t best = 0;
-    int32_t best_epoch = 0;
-    while ((e = readdir(d)) != NULL) {
-        long long end;
-        int epoch;
-        char tail[16];
-        if (sscanf(e->d_name, "%20lld-%10d%15s", &end, &epoch, tail) != 3 || strcmp(tail, ".checkpoint") != 0) continue;
-        if (end > best) { best = end; best_epoch = epoch; }
-    }
-    closedir(d);
-    if (best == 0) return KP_OK;
-    char path[sizeof q->pdir + 64];
-    raft_snapshot_id_t sid = { best, best_epoch };
-    snap_path(q, sid, path, sizeof path);
-    char *buf = NULL;
-    size_t blen = 0;
-    int rc = st_read_small_file(path, BK_QUORUM_SNAPSHOT_FILE_MAX_BYTES, &buf, &blen);
-    if (rc != KP_OK) return rc;
-    if (blen < 12) { free(buf); return KP_ERR_CORRUPT; }
-    const uint8_t *b = (const uint8_t *)buf;
-    uint32_t crc = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-    uint64_t l = 0;
-    for (int i = 0; i < 8; i++) l = l << 8 | b[4 + i];
-    if (l != blen - 12 || kp_crc32c(0, b + 12, l) != crc) { free(buf); return KP_ERR_CORRUPT; }
-    *data = malloc(l ? l : 1);
-    if (!*data) { free(buf); return KP_ERR_NOMEM; }
-    memcpy(*data, b + 12, l);
-    *len = l;
-    *id = sid;
-    free(buf);
-    return KP_OK;
 }
 
 /* ---- the ready loop ------------------------------------------------------------ */
@@ -302,7 +219,7 @@ static void maybe_snapshot(bk_quorum_t *q) {
     size_t len = 0;
     if (bk_image_snapshot(&q->n->img, &img, &len) != KP_OK) return;
     raft_snapshot_id_t id = { q->applied, last->epoch };
-    if (len > UINT32_MAX || snap_write(q, id, img, len) != KP_OK) {
+    if (len > UINT32_MAX || bk_qsnap_write(q->pdir, id, img, len) != KP_OK) {
         fprintf(stderr, "skiff: node %d: metadata snapshot at %" PRId64 " could not be written\n", q->n->id, id.end_offset);
         free(img);
         return;
@@ -315,12 +232,12 @@ static void maybe_snapshot(bk_quorum_t *q) {
     q->bytes_since_snapshot = 0;
     step(q, &ev);
     free(img);
-    snap_prune(q, id);
+    bk_qsnap_prune(q->pdir, id);
     fprintf(stderr, "skiff: node %d: metadata snapshot at offset %" PRId64 " (%zu bytes)\n", q->n->id, id.end_offset, len);
 }
 
 static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
-    int rc = snap_write(q, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
+    int rc = bk_qsnap_write(q->pdir, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "writing a downloaded snapshot", rc);
     rc = bk_image_load(&q->n->img, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "loading a downloaded snapshot", rc);
@@ -329,7 +246,7 @@ static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
     q->snap = rd->snapshot;
     q->applied = rd->snapshot.end_offset;
     q->bytes_since_snapshot = 0;
-    snap_prune(q, rd->snapshot);
+    bk_qsnap_prune(q->pdir, rd->snapshot);
     bk_node_after_commit(q->n);
     fprintf(stderr, "skiff: node %d: installed metadata snapshot at offset %" PRId64 "\n", q->n->id,
             rd->snapshot.end_offset);
@@ -626,7 +543,7 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
     raft_snapshot_id_t sid;
     uint8_t *sdata = NULL;
     size_t slen = 0;
-    int rc = snap_load_latest(q, &sid, &sdata, &slen);
+    int rc = bk_qsnap_load_latest(q->pdir, &sid, &sdata, &slen);
     if (rc != KP_OK) return fail(err, len, "%s: metadata snapshot unreadable: %s", q->pdir, st_status_str(rc));
     if (sid.end_offset > 0) {
         if (bk_image_load(&q->n->img, sdata, slen) != KP_OK) {

@@ -38,7 +38,6 @@ typedef struct bk_quorum bk_quorum_t;
 
 #define BK_QUORUM_TICK_MS 10                 /* driver timer; raft ticks on it */
 #define BK_QUORUM_FETCH_INTERVAL_MS 50       /* idle follower Fetch cadence */
-#define BK_QUORUM_SNAPSHOT_FILE_MAX_BYTES (256u << 20)
 #define BK_QUORUM_PENDING_MAX 4096           /* proposals waiting for commit */
 
 /* Status for a proposal on a node that is not the leader (or lost it). */
