@@ -24,11 +24,11 @@ static void get_cluster(bk_admin_req_t *req, void *ctx) {
     bk_json_obj_begin(j);
     bk_json_kv_str(j, "cluster_id", n->cluster_id);
     bk_json_kv_i64(j, "node_id", n->id);
-    bk_json_kv_i64(j, "controller_id", n->id);
-    /* No quorum yet: the node leads its own metadata log (quorum of one). */
-    bk_json_kv_i64(j, "leader_id", n->id);
-    bk_json_kv_i64(j, "leader_epoch", 0);
-    bk_json_kv_i64(j, "high_watermark", n->meta ? bk_meta_log_next_offset(n->meta) : 0);
+    /* the raft leader is the active controller (with the local committer: this node) */
+    bk_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
+    bk_json_kv_i64(j, "leader_id", bk_node_controller_id(n));
+    bk_json_kv_i64(j, "leader_epoch", bk_node_quorum_epoch(n));
+    bk_json_kv_i64(j, "high_watermark", bk_node_metadata_hw(n));
     bk_json_key(j, "brokers");
     bk_json_arr_begin(j);
     for (size_t i = 0; i < n->img.nbrokers; i++) {

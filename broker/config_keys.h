@@ -44,6 +44,7 @@
   X(LOG_DIRS, "log.dirs", LIST, NULL, 0, 0, NULL, 0) \
   X(LOG_DIR, "log.dir", STRING, "/tmp/kafka-logs", 0, 0, NULL, 0) \
   X(METADATA_LOG_DIR, "metadata.log.dir", STRING, NULL, 0, 0, NULL, 0) \
+  X(METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, "metadata.log.max.record.bytes.between.snapshots", LONG, "20971520", 1, BK_I64MAX, NULL, 0) \
   X(BROKER_RACK, "broker.rack", STRING, NULL, 0, 0, NULL, 0) \
   X(NUM_PARTITIONS, "num.partitions", INT, "1", 1, BK_I32MAX, NULL, 0) \
   X(DEFAULT_REPLICATION_FACTOR, "default.replication.factor", INT, "1", 1, BK_I16MAX, NULL, 0) \

@@ -1,6 +1,8 @@
 /* broker/dispatch.c — frame -> decode -> handler -> encode -> slot. */
 #include "broker/dispatch.h"
 
+#include "broker/forward.h"
+
 #include <assert.h>
 #include <event2/buffer.h>
 #include <stdio.h>
@@ -40,6 +42,7 @@ static bk_api_entry_t table[] = {
     V(KP_API_DELETE_GROUPS, bk_h_delete_groups),
     V(KP_API_INCREMENTAL_ALTER_CONFIGS, bk_h_incremental_alter_configs),
     V(KP_API_OFFSET_DELETE, bk_h_offset_delete),
+    V(KP_API_DESCRIBE_QUORUM, bk_h_describe_quorum),
     V(KP_API_DESCRIBE_CLUSTER, bk_h_describe_cluster),
 };
 #undef V
@@ -217,6 +220,7 @@ static void answer_unsupported_api_versions(bk_req_t *req) {
 
 void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
+    if (bk_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
     bk_req_t *req = calloc(1, sizeof *req);
     uint8_t *copy = malloc(len ? len : 1);
     if (!req || !copy) {

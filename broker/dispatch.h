@@ -111,6 +111,7 @@ void bk_h_describe_configs(bk_req_t *req);
 void bk_h_alter_configs(bk_req_t *req);
 void bk_h_incremental_alter_configs(bk_req_t *req);
 void bk_h_describe_cluster(bk_req_t *req);
+void bk_h_describe_quorum(bk_req_t *req);
 void bk_h_describe_log_dirs(bk_req_t *req);
 
 #endif

@@ -241,7 +241,7 @@ static void alter_answer(void *arg, int status) {
     if (!rs) { bk_req_close(c->req, "out of memory"); return; }
     for (size_t i = 0; i < nr; i++) {
         kp_alter_configs_response_alter_configs_resource_response_init(&rs[i]);
-        rs[i].error_code = c->res[i].error ? c->res[i].error : status != KP_OK ? KP_ERROR_UNKNOWN_SERVER_ERROR : 0;
+        rs[i].error_code = c->res[i].error ? c->res[i].error : status != KP_OK ? bk_node_commit_error(status) : 0;
         rs[i].error_message = rs[i].error_code ? bk_str(c->res[i].message[0] ? c->res[i].message : kp_error_name(rs[i].error_code))
                                                : kp_slice_null();
         rs[i].resource_type = c->res[i].type;

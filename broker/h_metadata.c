@@ -90,7 +90,7 @@ static void respond(bk_req_t *req) {
     kp_metadata_response_init(&r);
     int rc = fill_brokers(req, &r);
     r.cluster_id = bk_str(n->cluster_id);
-    r.controller_id = n->id;
+    r.controller_id = bk_node_controller_id(n);
     /* v0: an empty list means all topics; v1+: null means all. */
     bool all = q->topics.count < 0 || (req->hdr.api_version == 0 && q->topics.count == 0);
     size_t count = all ? img->ntopics : (size_t)q->topics.count;

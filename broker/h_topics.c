@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/dispatch.h"
+#include "broker/forward.h"
 #include "broker/topics.h"
 #include "protocol/kp_errors.h"
 
@@ -15,6 +16,7 @@
 
 void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
                            bk_topics_done_fn done, void *arg) {
+    if (bk_forward_auto_create(n, names, cnt, done, arg)) return;   /* not the controller */
     bk_ctrl_create_topic_t *req = calloc(cnt, sizeof *req);
     bk_ctrl_create_result_t *res = calloc(cnt, sizeof *res);
     if (!req || !res) {
@@ -55,7 +57,7 @@ static void create_answer(void *arg, int status) {
     for (int32_t i = 0; i < r->topics.count; i++) {
         kp_create_topics_response_creatable_topic_result_t *t = &r->topics.items[i];
         const bk_ctrl_create_result_t *x = &c->res[i];
-        t->error_code = status != KP_OK && x->error == 0 ? KP_ERROR_UNKNOWN_SERVER_ERROR : x->error;
+        t->error_code = status != KP_OK && x->error == 0 ? bk_node_commit_error(status) : x->error;
         t->error_message = t->error_code ? bk_str(x->message[0] ? x->message : kp_error_name(t->error_code))
                                          : kp_slice_null();
         memcpy(t->topic_id.b, x->topic_id.b, 16);
@@ -140,7 +142,7 @@ static void delete_answer(void *arg, int status) {
     delete_ctx_t *c = arg;
     for (int32_t i = 0; i < c->r.responses.count; i++) {
         kp_delete_topics_response_deletable_topic_result_t *t = &c->r.responses.items[i];
-        t->error_code = status != KP_OK && c->res[i].error == 0 ? KP_ERROR_UNKNOWN_SERVER_ERROR : c->res[i].error;
+        t->error_code = status != KP_OK && c->res[i].error == 0 ? bk_node_commit_error(status) : c->res[i].error;
         memcpy(t->topic_id.b, c->res[i].id.b, 16);
         if (t->error_code) t->error_message = bk_str(kp_error_name(t->error_code));
     }
@@ -198,7 +200,7 @@ static void cparts_answer(void *arg, int status) {
     cparts_ctx_t *c = arg;
     for (int32_t i = 0; i < c->r.results.count; i++) {
         kp_create_partitions_response_create_partitions_topic_result_t *t = &c->r.results.items[i];
-        t->error_code = status != KP_OK && c->errors[i] == 0 ? KP_ERROR_UNKNOWN_SERVER_ERROR : c->errors[i];
+        t->error_code = status != KP_OK && c->errors[i] == 0 ? bk_node_commit_error(status) : c->errors[i];
         t->error_message = t->error_code ? bk_str(c->msgs[i][0] ? c->msgs[i] : kp_error_name(t->error_code))
                                          : kp_slice_null();
     }

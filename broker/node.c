@@ -15,12 +15,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/admin_quorum.h"
 #include "broker/admin_routes.h"
 #include "broker/dispatch.h"
 #include "broker/fetch.h"
 #include "broker/group_driver.h"
 #include "broker/meta_log.h"
 #include "broker/parts.h"
+#include "broker/quorum.h"
+#include "protocol/kp_errors.h"
+#include "broker/broker_lifecycle.h"
+#include "broker/forward.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_status.h"
 
@@ -194,7 +199,23 @@ void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void
     c->n = n;
     c->done = done;
     c->arg = arg;
-    bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+    if (n->quorum) bk_quorum_propose(n->quorum, recs, committed, c);
+    else bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+}
+
+int16_t bk_node_commit_error(int status) {
+    return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
+}
+
+int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
+int32_t bk_node_quorum_epoch(const bk_node_t *n) { return n->quorum ? bk_quorum_epoch(n->quorum) : 0; }
+int64_t bk_node_metadata_hw(const bk_node_t *n) {
+    if (n->quorum) {
+        st_log_offsets_t o;
+        bk_quorum_offsets(n->quorum, &o);
+        return o.high_watermark;
+    }
+    return n->meta ? bk_meta_log_next_offset(n->meta) : 0;
 }
 
 /* ---- start-up ----------------------------------------------------------------- */
@@ -376,8 +397,13 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (n->meta_dir_idx < 0 && check_meta_props(n, n->meta_dir.path, err, len)) return -1;
     if (bk_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
     const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
-    n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
-    if (!n->meta) return -1;
+    if (bk_quorum_wanted(cfg)) {
+        n->quorum = bk_quorum_open(n, mld, err, len);
+        if (!n->quorum) return -1;
+    } else {
+        n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
+        if (!n->meta) return -1;
+    }
     restore_broker_configs(n);
     n->parts = bk_parts_new(n->dirs, n->ndirs);
     if (!n->parts) return fail(err, len, "out of memory");
@@ -394,12 +420,14 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (!n->groups) return fail(err, len, "cannot start the group coordinator");
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
-    if (register_self(n, err, len)) return -1;
+    if (!n->quorum && register_self(n, err, len)) return -1;
+    if (n->quorum && bk_lifecycle_start(n) != 0) return fail(err, len, "cannot start broker heartbeats");
     const char *al = bk_config_admin_listener(cfg);
     if (al && *al) {
         n->admin = bk_admin_start(base, al, err, len);
         if (!n->admin) return -1;
-        if (bk_admin_routes_add(n) != KP_OK) return fail(err, len, "admin routes could not be registered");
+        if (bk_admin_routes_add(n) != KP_OK || bk_admin_quorum_add(n) != KP_OK)
+            return fail(err, len, "admin routes could not be registered");
     }
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
     struct timeval tv = { BK_NODE_TICK_MS / 1000, (BK_NODE_TICK_MS % 1000) * 1000 };
@@ -441,7 +469,8 @@ static void tick_part(bk_part_t *p, void *ctx) {
 
 static void checkpoint_now(bk_node_t *n) {
     st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
-    bk_meta_log_offsets(n->meta, &meta.offsets);
+    if (n->quorum) bk_quorum_offsets(n->quorum, &meta.offsets);
+    else bk_meta_log_offsets(n->meta, &meta.offsets);
     int rc = bk_parts_checkpoint(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
     if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: checkpoint failed: %s", n->id, st_status_str(rc));
 }
@@ -461,9 +490,11 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
 static void close_storage(bk_node_t *n) {
     st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
     int rc = KP_OK;
-    if (n->meta) {
-        rc = bk_meta_log_close(n->meta, &meta.offsets);
+    bk_lifecycle_stop(n);
+    if (n->meta || n->quorum) {
+        rc = n->meta ? bk_meta_log_close(n->meta, &meta.offsets) : bk_quorum_close(n->quorum, &meta.offsets);
         n->meta = NULL;
+        n->quorum = NULL;
         if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: metadata log close failed: %s", n->id, st_status_str(rc));
         if (n->meta_dir_idx < 0) {
             int r2 = st_logdir_checkpoint(n->meta_dir.path, &meta, 1);
@@ -501,9 +532,11 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     n->on_stopped = done;
     n->on_stopped_arg = arg;
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
+    if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) bk_fetch_flush(n->fetch);
     bk_gd_stop(n->groups);
+    bk_forward_stop(n);
     if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
 }
 
@@ -517,6 +550,9 @@ void bk_node_free(bk_node_t *n) {
     if (n->pool) { bk_worker_pool_free(n->pool, false); n->pool = NULL; }
     if (n->parts) { (void)bk_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
     if (n->meta) { (void)bk_meta_log_close(n->meta, NULL); n->meta = NULL; }
+    bk_lifecycle_stop(n);
+    bk_forward_stop(n);
+    if (n->quorum) { (void)bk_quorum_close(n->quorum, NULL); n->quorum = NULL; }
     for (size_t i = 0; i < n->ndirs; i++) st_logdir_free(&n->dirs[i]);
     free(n->dirs);
     n->dirs = NULL;

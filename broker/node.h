@@ -5,8 +5,10 @@
  * by the loop thread (the one dispatching `base`); nothing here is locked.
  *
  * Start-up order (bk_node_start): log dirs (mkdir, checkpoints, clean marker
- * taken), metadata log replayed into the image, this node registered and
- * unfenced through the controller (a quorum of one is its own controller),
+ * taken), metadata log replayed into the image (single voter) or the raft
+ * quorum rebuilt from quorum-state + snapshot + log (quorum.h), this node
+ * registered and unfenced through the controller (a quorum of one is its own
+ * controller; with the quorum, asynchronously: broker_lifecycle.h),
  * partition logs opened for the image's partitions, worker pool, Kafka
  * listeners, admin port. Stop (bk_node_shutdown): listeners close, in-flight
  * requests finish (waiting fetches are answered at once), logs are flushed
@@ -34,6 +36,8 @@ typedef struct bk_meta_log bk_meta_log_t;
 typedef struct bk_parts bk_parts_t;
 typedef struct bk_fetch_state bk_fetch_state_t;
 typedef struct bk_gd bk_gd_t;
+typedef struct bk_quorum bk_quorum_t;
+struct bk_lifecycle;
 
 #define BK_NODE_ERR_MAX 512
 #define BK_HOST_NAME_MAX 255
@@ -52,7 +56,11 @@ struct bk_node {
 
     bk_image_t img;                     /* committed metadata */
     bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
-    bk_meta_log_t *meta;                /* who commits metadata records */
+    bk_meta_log_t *meta;                /* who commits metadata records: the local
+                                           committer (single voter) ... */
+    bk_quorum_t *quorum;                /* ... or the raft quorum (quorum.h) */
+    struct bk_lifecycle *life;          /* registration + heartbeats (quorum only) */
+    struct fwd_state *fwd;              /* forwarding to the controller (forward.h) */
     bk_parts_t *parts;                  /* partition logs this node holds */
     st_logdir_t *dirs;                  /* log.dirs, loaded at start */
     size_t ndirs;
@@ -110,6 +118,17 @@ void bk_node_after_commit(bk_node_t *n);
  * image is updated and bk_node_after_commit runs; then done(arg, status). */
 typedef void (*bk_commit_fn)(void *arg, int status);
 void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg);
+
+/* The Kafka error for a failed commit status: NOT_CONTROLLER when this node
+ * is not (or no longer) the active controller, else UNKNOWN_SERVER_ERROR. */
+int16_t bk_node_commit_error(int status);
+
+/* The active controller (raft leader; this node with the local committer),
+ * -1 when unknown. */
+int32_t bk_node_controller_id(const bk_node_t *n);
+/* Quorum leader epoch (0 with the local committer) and high watermark. */
+int32_t bk_node_quorum_epoch(const bk_node_t *n);
+int64_t bk_node_metadata_hw(const bk_node_t *n);
 
 /* Effective log settings of a topic (its overrides, else the broker's). */
 void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);

@@ -178,6 +178,12 @@ void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
          * from a late reply sent before the leader was elected. */
         bool from_leader = m->from == m->leader_id && m->error == RAFT_KERR_NONE;
         if (r->leader_gone && !from_leader) return;
+        /* A prospective node timed out on that leader itself: another voter
+         * merely naming it (a pre-vote reply from a follower whose own fetch
+         * timeout has not expired yet) must not pull it back, or two
+         * survivors of a crashed leader take turns rejecting each other's
+         * pre-votes forever (fetch timeouts carry no jitter). */
+        if (r->role == RAFT_PROSPECTIVE && !from_leader) return;
         r->leader_gone = false;
         assert(r->role != RAFT_LEADER);
         assert(r->hs.leader_id == RAFT_NO_NODE || r->hs.leader_id == m->leader_id);

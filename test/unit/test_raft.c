@@ -922,11 +922,40 @@ START_TEST(test_single_voter_commits_after_persist) {
 }
 END_TEST
 
+/* The leader of a 3-node quorum dies. Node 3 times out first; node 2, still
+ * within its fetch timeout, rejects the pre-vote naming the dead leader.
+ * Node 3 must stay prospective (a reply merely naming the leader is not the
+ * leader): if it went back to following, the two survivors would take turns
+ * rejecting each other forever, as fetch timeouts carry no jitter. */
+START_TEST(test_survivors_elect_after_leader_crash) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *l = elect(c, 1);
+    run(c, 100);
+    l->cut = true;   /* crashed */
+    tnode_t *n2 = node(c, 2), *n3 = node(c, 3);
+    /* node 3 times out now, node 2 a little later */
+    n3->r->fetch_deadline_ms = c->now;
+    n2->r->fetch_deadline_ms = c->now + 50;
+    tick(c, n3);
+    ck_assert_int_eq(raft_role(n3->r), RAFT_PROSPECTIVE);
+    deliver_all(c);
+    ck_assert_int_eq(raft_role(n2->r), RAFT_FOLLOWER);     /* rejected: its leader is fresh */
+    ck_assert_int_eq(raft_role(n3->r), RAFT_PROSPECTIVE);  /* not pulled back */
+    run(c, 1000);
+    tnode_t *nl = NULL;
+    ck_assert_int_eq(leaders(c, &nl) - (raft_role(l->r) == RAFT_LEADER), 1);
+    ck_assert(nl == n2 || nl == n3);
+    ck_assert_int_gt(raft_epoch(nl->r), 1);
+    tc_free(c);
+}
+END_TEST
+
 static Suite *raft_suite(void) {
     Suite *s = suite_create("raft");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_election_with_prevote);
+    tcase_add_test(tc, test_survivors_elect_after_leader_crash);
     tcase_add_test(tc, test_partitioned_node_does_not_bump_epoch);
     tcase_add_test(tc, test_divergent_follower_truncates_by_epoch);
     tcase_add_test(tc, test_hw_only_after_majority);
@@ -953,6 +982,7 @@ static Suite *raft_suite(void) {
     suite_add_tcase(s, tc);
     return s;
 }
+
 
 int main(void) {
     SRunner *sr = srunner_create(raft_suite());

@@ -1,0 +1,679 @@
+/* broker/quorum.c — the raft driver (see quorum.h): persistence, timers,
+ * ready handling, apply, proposals, snapshots. */
+#include "broker/quorum.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "broker/broker_lifecycle.h"
+#include "broker/meta_log.h"
+#include "broker/net.h"
+#include "broker/node.h"
+#include "broker/quorum_client.h"
+#include "broker/quorum_rpc.h"
+#include "broker/quorum_snap.h"
+#include "broker/quorum_state.h"
+#include "storage/st_checkpoint.h"
+#include "storage/st_log.h"
+#include "storage/st_status.h"
+
+typedef struct {
+    int64_t first, last;         /* offsets given by the core, inclusive */
+    int32_t epoch;
+    int status;                  /* KP_OK unless a record failed to apply */
+    bk_quorum_done_fn done;
+    void *arg;
+} proposal_t;
+
+/* The server request being stepped, so that its response goes back on the
+ * same connection. */
+typedef struct {
+    bk_conn_t *conn;
+    kp_request_header_t hdr;
+    raft_msg_t req;
+    bool answered;
+} srv_req_t;
+
+struct bk_quorum {
+    bk_node_t *n;
+    raft_t *r;
+    st_log_t *log;
+    char pdir[ST_PATH_MAX + 300];     /* <metadata.log.dir>/__cluster_metadata-0 */
+    struct event *timer;
+    bk_net_t *srv;
+    bk_qc_peer_t *peers[RAFT_VOTERS_MAX];   /* raft RPCs */
+    bk_qc_peer_t *lpeers[RAFT_VOTERS_MAX];  /* registration / heartbeats: their
+                                               answers wait for a commit, and
+                                               answers are ordered per
+                                               connection, so they must not
+                                               sit in front of raft answers */
+    size_t npeers;
+    int64_t applied;                  /* next offset to apply */
+    int64_t bytes_since_snapshot;
+    int64_t snapshot_every_bytes;
+    raft_snapshot_id_t snap;          /* latest snapshot file */
+    proposal_t *props;                /* FIFO [0, nprops) */
+    size_t nprops, capprops;
+    proposal_t *done_list;            /* completed in this step; called after advance */
+    size_t ndone, capdone;
+    bool busy;                        /* inside step..advance */
+    bool was_leader;
+    bool closing;
+    srv_req_t *cur;                   /* the server request of this step */
+    uint64_t fetches;                 /* fetch responses processed */
+};
+
+bool bk_quorum_wanted(const bk_config_t *cfg) {
+    size_t nv = 0;
+    const bk_voter_t *v = bk_config_voters(cfg, &nv);
+    if (nv > 1) return true;
+    int32_t id = bk_config_node_id(cfg);
+    for (size_t i = 0; i < nv; i++)
+        if (v[i].id == id) return false;
+    return nv > 0;
+}
+
+bool bk_quorum_is_leader(const bk_quorum_t *q) { return raft_role(q->r) == RAFT_LEADER; }
+int32_t bk_quorum_leader(const bk_quorum_t *q) {
+    /* a node campaigning or unattached has no leader it can name, even if
+     * its epoch had one */
+    raft_role_t role = raft_role(q->r);
+    return role == RAFT_LEADER || role == RAFT_FOLLOWER ? raft_leader(q->r) : RAFT_NO_NODE;
+}
+int32_t bk_quorum_epoch(const bk_quorum_t *q) { return raft_epoch(q->r); }
+const char *bk_quorum_role(const bk_quorum_t *q) { return raft_role_str(raft_role(q->r)); }
+int64_t bk_quorum_next_offset(const bk_quorum_t *q) { return raft_log_end(q->r); }
+void bk_quorum_describe(const bk_quorum_t *q, raft_quorum_info_t *out) { raft_describe_quorum(q->r, out); }
+
+void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out) {
+    out->log_start_offset = st_log_start_offset(q->log);
+    out->recovery_point = st_log_recovery_point(q->log);
+    out->high_watermark = raft_high_watermark(q->r);
+    out->log_end_offset = st_log_end_offset(q->log);
+}
+
+static void fatal(bk_quorum_t *q, const char *what, int rc) {
+    /* The quorum's durability promise is broken if we go on: stop hard. */
+    fprintf(stderr, "skiff: node %d: metadata quorum: %s failed: %s; exiting\n", q->n->id, what,
+            st_status_str(rc));
+    exit(1);
+}
+
+/* ---- the ready loop ------------------------------------------------------------ */
+
+static void step(bk_quorum_t *q, const raft_event_t *ev);
+
+static int64_t now_ms(void) { return bk_now_ms(); }
+
+static bool trace_on(void) {
+    static int on = -1;
+    if (on < 0) on = getenv("SKIFF_RAFT_TRACE") != NULL;
+    return on == 1;
+}
+
+static void trace(const bk_quorum_t *q, const char *dir, const raft_msg_t *m) {
+    if (!trace_on()) return;
+    fprintf(stderr, "raft %d %s %s %d->%d epoch %d leader %d err %d\n", q->n->id, dir, raft_msg_type_str(m->type),
+            m->from, m->to, m->epoch, m->leader_id, m->error);
+}
+
+static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
+    trace(q, "send", m);
+    bk_qc_peer_t *p = NULL;
+    for (size_t i = 0; i < q->npeers; i++)
+        if (bk_qc_id(q->peers[i]) == m->to) p = q->peers[i];
+    if (!p) return;   /* not a voter we know: raft retries */
+    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m, NULL };
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    if (bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len) != KP_OK) return;
+    if (bk_qc_send(p, frame, len, &pend, now_ms()) != 0 && trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->n->id);
+    free(frame);
+}
+
+static void answer_current(bk_quorum_t *q, const raft_msg_t *m) {
+    srv_req_t *c = q->cur;
+    trace(q, "answer", m);
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    c->answered = true;
+    if (bk_qrpc_encode_response(m, &c->hdr, &frame, &len) != KP_OK) {
+        bk_conn_close(c->conn);
+        return;
+    }
+    /* the frame carries its size prefix; the net adds its own */
+    (void)bk_conn_respond_bytes(c->conn, bk_conn_slot(c->conn), frame + 4, len - 4);
+    free(frame);
+}
+
+static void send_msgs(bk_quorum_t *q, const raft_ready_t *rd) {
+    for (uint32_t i = 0; i < rd->n_msgs; i++) {
+        const raft_msg_t *m = &rd->msgs[i];
+        if (m->type % 2 == 0) send_request(q, m);
+        else if (q->cur && !q->cur->answered && m->to == q->cur->req.from && m->type == q->cur->req.type + 1)
+            answer_current(q, m);
+        else trace(q, "drop", m);   /* no connection to go to: the peer retries */
+    }
+}
+
+static void finish_proposal(bk_quorum_t *q, int status) {
+    assert(q->nprops > 0);
+    proposal_t p = q->props[0];
+    memmove(q->props, q->props + 1, (q->nprops - 1) * sizeof *q->props);
+    q->nprops--;
+    if (status != KP_OK && p.status == KP_OK) p.status = status;
+    if (q->ndone == q->capdone) {
+        size_t nc = q->capdone ? q->capdone * 2 : 16;
+        proposal_t *nd = realloc(q->done_list, nc * sizeof *nd);
+        if (!nd) { p.done(p.arg, KP_ERR_NOMEM, -1); return; }   /* cannot defer: report now */
+        q->done_list = nd;
+        q->capdone = nc;
+    }
+    q->done_list[q->ndone++] = p;
+}
+
+/* Proposals whose offsets now hold an entry of another epoch were lost. */
+static void check_proposals(bk_quorum_t *q, const raft_entry_t *e, int apply_status) {
+    while (q->nprops > 0 && e->offset >= q->props[0].first) {
+        proposal_t *p = &q->props[0];
+        if (e->epoch != p->epoch) { finish_proposal(q, BK_QUORUM_NOT_LEADER); continue; }
+        if (apply_status != KP_OK) p->status = KP_ERR_BAD_VALUE;
+        if (e->offset == p->last) finish_proposal(q, KP_OK);
+        break;
+    }
+}
+
+static void apply_committed(bk_quorum_t *q, int64_t hw) {
+    bool any = false;
+    if (q->applied < raft_log_start(q->r)) q->applied = raft_log_start(q->r);
+    while (q->applied < hw) {
+        const raft_entry_t *e = raft_entry_at(q->r, q->applied);
+        if (!e) break;
+        int rc = KP_OK;
+        if (e->type == RAFT_ENTRY_DATA) {
+            rc = bk_image_apply_bytes(&q->n->img, e->data, e->len, e->offset);
+            if (rc != KP_OK)
+                fprintf(stderr, "skiff: node %d: metadata record at offset %" PRId64 " does not apply (%s); skipped\n",
+                        q->n->id, e->offset, st_status_str(rc));
+            q->bytes_since_snapshot += e->len;
+            any = true;
+        }
+        check_proposals(q, e, rc);
+        q->applied++;
+    }
+    if (any) bk_node_after_commit(q->n);
+}
+
+static void maybe_snapshot(bk_quorum_t *q) {
+    if (q->bytes_since_snapshot < q->snapshot_every_bytes || q->applied <= q->snap.end_offset) return;
+    const raft_entry_t *last = raft_entry_at(q->r, q->applied - 1);
+    if (!last) return;
+    uint8_t *img = NULL;
+    size_t len = 0;
+    if (bk_image_snapshot(&q->n->img, &img, &len) != KP_OK) return;
+    raft_snapshot_id_t id = { q->applied, last->epoch };
+    if (len > UINT32_MAX || bk_qsnap_write(q->pdir, id, img, len) != KP_OK) {
+        fprintf(stderr, "skiff: node %d: metadata snapshot at %" PRId64 " could not be written\n", q->n->id, id.end_offset);
+        free(img);
+        return;
+    }
+    raft_event_t ev = { .type = RAFT_EV_SNAPSHOT_TAKEN };
+    ev.u.snapshot.id = id;
+    ev.u.snapshot.data = img;
+    ev.u.snapshot.len = (uint32_t)len;
+    q->snap = id;
+    q->bytes_since_snapshot = 0;
+    step(q, &ev);
+    free(img);
+    bk_qsnap_prune(q->pdir, id);
+    fprintf(stderr, "skiff: node %d: metadata snapshot at offset %" PRId64 " (%zu bytes)\n", q->n->id, id.end_offset, len);
+}
+
+static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
+    int rc = bk_qsnap_write(q->pdir, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
+    if (rc != KP_OK) fatal(q, "writing a downloaded snapshot", rc);
+    rc = bk_image_load(&q->n->img, rd->snapshot_data, rd->snapshot_len);
+    if (rc != KP_OK) fatal(q, "loading a downloaded snapshot", rc);
+    rc = st_log_truncate_fully(q->log, rd->snapshot.end_offset, now_ms());
+    if (rc != KP_OK) fatal(q, "emptying the log for a snapshot", rc);
+    q->snap = rd->snapshot;
+    q->applied = rd->snapshot.end_offset;
+    q->bytes_since_snapshot = 0;
+    bk_qsnap_prune(q->pdir, rd->snapshot);
+    bk_node_after_commit(q->n);
+    fprintf(stderr, "skiff: node %d: installed metadata snapshot at offset %" PRId64 "\n", q->n->id,
+            rd->snapshot.end_offset);
+}
+
+static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
+    int rc;
+    if (rd->hard_state_changed && (rc = bk_qstate_write(q->pdir, &rd->hard_state)) != KP_OK)
+        fatal(q, "writing quorum-state", rc);
+    if (rd->snapshot_install) install_snapshot(q, rd);
+    if (rd->truncate && rd->truncate_to < st_log_end_offset(q->log) &&
+        (rc = st_log_truncate_to(q->log, rd->truncate_to)) != KP_OK)
+        fatal(q, "truncating the metadata log", rc);
+    int64_t appended_end = -1;
+    if (rd->n_entries > 0) {
+        uint8_t *buf = NULL;
+        size_t len = 0, cap = 0;
+        rc = bk_qrpc_entries_encode(rd->entries, rd->n_entries, &buf, &len, &cap);
+        st_append_info_t info;
+        if (rc == KP_OK) {
+            assert(rd->entries[0].offset == st_log_end_offset(q->log));
+            rc = st_log_append_replica(q->log, buf, len, now_ms(), &info);
+        }
+        free(buf);
+        if (rc == KP_OK) rc = st_log_flush(q->log);
+        if (rc != KP_OK) fatal(q, "appending to the metadata log", rc);
+        appended_end = st_log_end_offset(q->log);
+    }
+    if (rd->log_start_changed && rd->log_start > st_log_start_offset(q->log) &&
+        rd->log_start <= st_log_end_offset(q->log) &&
+        (rc = st_log_advance_start(q->log, rd->log_start)) != KP_OK)
+        fprintf(stderr, "skiff: node %d: metadata log prefix not deleted: %s\n", q->n->id, st_status_str(rc));
+    return appended_end;
+}
+
+static void run_done(bk_quorum_t *q) {
+    while (q->ndone > 0) {
+        proposal_t p = q->done_list[0];
+        memmove(q->done_list, q->done_list + 1, (q->ndone - 1) * sizeof p);
+        q->ndone--;
+        p.done(p.arg, p.status, p.first);
+    }
+}
+
+static void role_check(bk_quorum_t *q) {
+    bool leader = bk_quorum_is_leader(q);
+    if (leader == q->was_leader) return;
+    q->was_leader = leader;
+    fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->n->id,
+            leader ? "became" : "is no longer", raft_epoch(q->r));
+    /* a lost leadership keeps its proposals: entries of its epoch may still
+     * commit; those replaced by another epoch fail in check_proposals */
+    bk_lifecycle_role_changed(q->n, leader);
+}
+
+/* One event through the core and the whole driver contract, then the
+ * follow-up PERSISTED event, then deferred callbacks. */
+static void step(bk_quorum_t *q, const raft_event_t *ev) {
+    assert(!q->busy);
+    raft_event_t next = *ev;
+    bool more = true;
+    while (more) {
+        q->busy = true;
+        raft_ready_t rd = raft_step(q->r, &next, now_ms());
+        int64_t end = persist(q, &rd);
+        raft_ready_persisted(&rd);
+        send_msgs(q, &rd);
+        raft_ready_sent(&rd);
+        apply_committed(q, raft_high_watermark(q->r) > rd.high_watermark ? raft_high_watermark(q->r) : rd.high_watermark);
+        raft_advance(q->r, &rd);
+        q->busy = false;
+        q->cur = NULL;   /* the request is answered by the first ready only */
+        more = end >= 0;
+        if (more) {
+            memset(&next, 0, sizeof next);
+            next.type = RAFT_EV_PERSISTED;
+            next.u.persisted_end = end;
+        }
+    }
+    role_check(q);
+    run_done(q);
+    if (!q->busy) maybe_snapshot(q);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_quorum_t *q = arg;
+    if (q->busy || q->closing) return;
+    raft_event_t ev = { .type = RAFT_EV_TICK };
+    step(q, &ev);
+}
+
+void bk_quorum_propose(bk_quorum_t *q, const bk_recs_t *recs, bk_quorum_done_fn done, void *arg) {
+    assert(!q->busy);
+    if (recs->err != KP_OK) { done(arg, recs->err, -1); return; }
+    if (!bk_quorum_is_leader(q) || q->closing) { done(arg, BK_QUORUM_NOT_LEADER, -1); return; }
+    if (recs->n == 0) { done(arg, KP_OK, raft_log_end(q->r)); return; }
+    if (recs->n > UINT32_MAX || q->nprops >= BK_QUORUM_PENDING_MAX) { done(arg, RAFT_ERR_TOO_MANY, -1); return; }
+    if (q->nprops == q->capprops) {
+        size_t nc = q->capprops ? q->capprops * 2 : 16;
+        proposal_t *np = realloc(q->props, nc * sizeof *np);
+        if (!np) { done(arg, KP_ERR_NOMEM, -1); return; }
+        q->props = np;
+        q->capprops = nc;
+    }
+    const uint8_t **data = malloc(recs->n * sizeof *data);
+    uint32_t *lens = malloc(recs->n * sizeof *lens);
+    if (!data || !lens) { free(data); free(lens); done(arg, KP_ERR_NOMEM, -1); return; }
+    for (size_t i = 0; i < recs->n; i++) {
+        data[i] = recs->v[i].data;
+        lens[i] = (uint32_t)recs->v[i].len;
+    }
+    raft_event_t ev = { .type = RAFT_EV_PROPOSE };
+    ev.u.propose.data = data;
+    ev.u.propose.len = lens;
+    ev.u.propose.n = (uint32_t)recs->n;
+    /* step by hand: the proposal must be queued before its entries can
+     * commit within the same step loop */
+    q->busy = true;
+    raft_ready_t rd = raft_step(q->r, &ev, now_ms());
+    free(data);
+    free(lens);
+    if (rd.status == RAFT_OK) {
+        proposal_t p = { rd.propose_first_offset, rd.propose_last_offset, raft_epoch(q->r), KP_OK, done, arg };
+        q->props[q->nprops++] = p;
+    }
+    int64_t end = persist(q, &rd);
+    raft_ready_persisted(&rd);
+    send_msgs(q, &rd);
+    raft_ready_sent(&rd);
+    apply_committed(q, rd.high_watermark);
+    raft_advance(q->r, &rd);
+    q->busy = false;
+    if (rd.status != RAFT_OK) done(arg, rd.status, -1);
+    if (end >= 0) {
+        raft_event_t pe = { .type = RAFT_EV_PERSISTED };
+        pe.u.persisted_end = end;
+        step(q, &pe);
+    } else {
+        run_done(q);
+    }
+}
+
+void bk_quorum_resign(bk_quorum_t *q) {
+    if (!bk_quorum_is_leader(q) || q->busy) return;
+    raft_event_t ev = { .type = RAFT_EV_RESIGN };
+    step(q, &ev);
+    /* the process may exit before the loop runs again */
+    for (size_t i = 0; i < q->npeers; i++) bk_qc_flush(q->peers[i], 100);
+    fprintf(stderr, "skiff: node %d: resigned as metadata quorum leader\n", q->n->id);
+}
+
+/* ---- the controller listener ----------------------------------------------------- */
+
+static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
+    bk_quorum_t *q = ctx;
+    kp_arena_t a;
+    kp_arena_init(&a, len * 4 + 65536);
+    srv_req_t sr;
+    memset(&sr, 0, sizeof sr);
+    int rc = bk_qrpc_decode_request(frame, len, q->n->id, &a, &sr.hdr, &sr.req);
+    if (rc == KP_ERR_UNSUPPORTED) {
+        kp_arena_free(&a);
+        bk_lifecycle_serve(q->n, conn, frame, len);
+        return;
+    }
+    if (rc != KP_OK || q->busy || q->closing) {
+        if (trace_on()) fprintf(stderr, "raft %d: request refused (%s%s%s)\n", q->n->id, kp_status_str(rc),
+                                q->busy ? ", busy" : "", q->closing ? ", closing" : "");
+        kp_arena_free(&a);
+        bk_conn_close(conn);
+        return;
+    }
+    sr.conn = conn;
+    trace(q, "recv-req", &sr.req);
+    q->cur = &sr;
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = &sr.req;
+    step(q, &ev);
+    q->cur = NULL;
+    if (!sr.answered) {
+        if (trace_on()) fprintf(stderr, "raft %d: no answer to %s from %d: closing\n", q->n->id,
+                                raft_msg_type_str(sr.req.type), sr.req.from);
+        bk_conn_close(conn);
+    }
+    kp_arena_free(&a);
+}
+
+static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
+    bk_quorum_t *q = ctx;
+    if (p->kind != BK_QC_RAFT) {
+        bk_lifecycle_on_response(q->n, p->kind, frame, len);
+        return;
+    }
+    if (!frame || q->busy || q->closing) return;   /* lost: raft re-sends on its timers */
+    kp_arena_t a;
+    kp_arena_init(&a, len * 4 + 65536);
+    raft_msg_t m;
+    int32_t corr = 0;
+    int rc = bk_qrpc_decode_response(&p->req, frame, len, &a, &corr, &m);
+    if (rc == KP_OK && corr == p->corr) {
+        trace(q, "recv-resp", &m);
+        if (m.type == RAFT_MSG_FETCH_RESP && m.error == 0) q->fetches++;
+        raft_event_t ev = { .type = RAFT_EV_RECV };
+        ev.u.msg = &m;
+        step(q, &ev);
+    } else {
+        fprintf(stderr, "skiff: node %d: bad raft response from node %d (%s)\n", q->n->id, peer_id,
+                rc == KP_OK ? "correlation id" : kp_status_str(rc));
+    }
+    kp_arena_free(&a);
+}
+
+bk_net_t *bk_quorum_net(bk_quorum_t *q) { return q->srv; }
+uint64_t bk_quorum_fetches(const bk_quorum_t *q) { return q->fetches; }
+
+int32_t bk_quorum_corr(bk_quorum_t *q) {
+    int32_t l = bk_quorum_leader(q);
+    for (size_t i = 0; i < q->npeers; i++)
+        if (bk_qc_id(q->lpeers[i]) == l) return bk_qc_next_corr(q->lpeers[i]);
+    return 0;
+}
+
+int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, size_t len, int32_t corr) {
+    int32_t l = bk_quorum_leader(q);
+    for (size_t i = 0; i < q->npeers; i++) {
+        if (bk_qc_id(q->lpeers[i]) != l) continue;
+        bk_qc_pending_t pend;
+        memset(&pend, 0, sizeof pend);
+        pend.kind = (bk_qc_kind_t)kind;
+        pend.corr = corr;
+        return bk_qc_send(q->lpeers[i], frame, len, &pend, now_ms());
+    }
+    return -1;
+}
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Reads the durable log (from its start) into entries for raft_new. */
+static int read_entries(bk_quorum_t *q, kp_arena_t *a, raft_entry_t **out, size_t *n) {
+    size_t cap = 4u << 20;   /* > one entry (entry_bytes_max 1 MiB + batch framing) */
+    uint8_t *buf = malloc(cap);
+    if (!buf) return KP_ERR_NOMEM;
+    raft_entry_t *all = NULL;
+    size_t cnt = 0, allcap = 0;
+    int64_t off = st_log_start_offset(q->log), end = st_log_end_offset(q->log);
+    int rc = KP_OK;
+    while (off < end && rc == KP_OK) {
+        size_t len = 0;
+        int64_t next = off;
+        rc = st_log_read_copy(q->log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
+        if (rc != KP_OK) break;
+        if (len == 0) { rc = KP_ERR_TOO_LARGE; break; }
+        raft_entry_t *e = NULL;
+        uint32_t k = 0;
+        uint8_t *copy = kp_arena_alloc(a, len);   /* entries point into it */
+        if (!copy) { rc = KP_ERR_NOMEM; break; }
+        memcpy(copy, buf, len);
+        rc = bk_qrpc_entries_decode(copy, len, a, &e, &k);
+        if (rc != KP_OK) break;
+        if (cnt + k > allcap) {
+            size_t nc = allcap ? allcap * 2 : 1024;
+            while (nc < cnt + k) nc *= 2;
+            raft_entry_t *na = realloc(all, nc * sizeof *na);
+            if (!na) { rc = KP_ERR_NOMEM; break; }
+            all = na;
+            allcap = nc;
+        }
+        memcpy(all + cnt, e, k * sizeof *e);
+        cnt += k;
+        off = next;
+    }
+    free(buf);
+    if (rc != KP_OK) { free(all); return rc; }
+    *out = all;
+    *n = cnt;
+    return KP_OK;
+}
+
+static int build_core(bk_quorum_t *q, char *err, size_t len) {
+    char why[512];
+    raft_hard_state_t hs;
+    if (bk_qstate_read(q->pdir, &hs, why, sizeof why) != KP_OK) return fail(err, len, "%s", why);
+    raft_snapshot_id_t sid;
+    uint8_t *sdata = NULL;
+    size_t slen = 0;
+    int rc = bk_qsnap_load_latest(q->pdir, &sid, &sdata, &slen);
+    if (rc != KP_OK) return fail(err, len, "%s: metadata snapshot unreadable: %s", q->pdir, st_status_str(rc));
+    if (sid.end_offset > 0) {
+        if (bk_image_load(&q->n->img, sdata, slen) != KP_OK) {
+            free(sdata);
+            return fail(err, len, "%s: metadata snapshot at %" PRId64 " does not load", q->pdir, sid.end_offset);
+        }
+        q->snap = sid;
+        q->applied = sid.end_offset;
+        /* the log before the snapshot is not needed; entries must start at its end */
+        if (st_log_start_offset(q->log) < sid.end_offset && st_log_end_offset(q->log) >= sid.end_offset)
+            if (st_log_advance_start(q->log, sid.end_offset) != KP_OK)
+                fprintf(stderr, "skiff: node %d: metadata log prefix below the snapshot kept\n", q->n->id);
+        if (st_log_end_offset(q->log) < sid.end_offset &&
+            st_log_truncate_fully(q->log, sid.end_offset, now_ms()) != KP_OK)
+            return fail(err, len, "%s: cannot restart the log at the snapshot", q->pdir);
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 30);
+    raft_entry_t *e = NULL;
+    size_t n = 0;
+    rc = read_entries(q, &a, &e, &n);
+    /* entries before the snapshot end (log start inside a segment) are skipped */
+    size_t skip = 0;
+    while (skip < n && e[skip].offset < sid.end_offset) skip++;
+    if (rc == KP_OK) {
+        raft_config_t rc_cfg;
+        raft_config_default(&rc_cfg);
+        rc_cfg.node_id = q->n->id;
+        size_t nv = 0;
+        const bk_voter_t *v = bk_config_voters(q->n->cfg, &nv);
+        for (size_t i = 0; i < nv && i < RAFT_VOTERS_MAX; i++) rc_cfg.voters[rc_cfg.n_voters++] = v[i].id;
+        rc_cfg.election_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
+        rc_cfg.fetch_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
+        rc_cfg.pending_entries_max = 1u << 20;
+        /* the core has no long-poll Fetch: an idle follower asks again every
+         * fetch interval, which bounds commit latency from below */
+        rc_cfg.fetch_interval_ms = BK_QUORUM_FETCH_INTERVAL_MS;
+        uint64_t seed = 0;
+        if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)now_ms();
+        rc_cfg.seed = seed;
+        q->r = raft_new(&rc_cfg, &hs, sid.end_offset > 0 ? &sid : NULL, sdata, (uint32_t)slen, e + skip, n - skip,
+                        now_ms());
+    }
+    free(e);
+    kp_arena_free(&a);
+    free(sdata);
+    if (rc != KP_OK) return fail(err, len, "%s: metadata log unreadable: %s", q->pdir, st_status_str(rc));
+    if (!q->r) return fail(err, len, "%s: the raft state could not be rebuilt (invalid log or quorum-state)", q->pdir);
+    return 0;
+}
+
+static int start_network(bk_quorum_t *q, char *err, size_t len) {
+    bk_node_t *n = q->n;
+    size_t nv = 0;
+    const bk_voter_t *v = bk_config_voters(n->cfg, &nv);
+    for (size_t i = 0; i < nv && q->npeers < RAFT_VOTERS_MAX; i++) {
+        if (v[i].id == n->id) continue;
+        q->peers[q->npeers] = bk_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
+        q->lpeers[q->npeers] = bk_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
+        if (!q->peers[q->npeers] || !q->lpeers[q->npeers]) {
+            bk_qc_free(q->peers[q->npeers]);
+            bk_qc_free(q->lpeers[q->npeers]);
+            return fail(err, len, "out of memory");
+        }
+        q->npeers++;
+    }
+    bk_net_config_t nc;
+    bk_net_config_default(&nc);
+    nc.on_frame = on_frame;
+    nc.ctx = q;
+    q->srv = bk_net_new(n->base, &nc);
+    if (!q->srv) return fail(err, len, "cannot create the controller listener");
+    size_t nl = 0;
+    const bk_listener_t *ls = bk_config_listeners(n->cfg, &nl);
+    for (size_t i = 0; i < nl; i++) {
+        if (!ls[i].controller) continue;
+        const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
+        if (bk_net_listen(q->srv, host, ls[i].port, NULL) != BK_OK)
+            return fail(err, len, "controller listener %s:%u: cannot listen: %s", host, ls[i].port, strerror(errno));
+    }
+    q->timer = event_new(n->base, -1, EV_PERSIST, on_timer, q);
+    struct timeval tv = { 0, BK_QUORUM_TICK_MS * 1000 };
+    if (!q->timer || event_add(q->timer, &tv) != 0) return fail(err, len, "cannot start the raft timer");
+    return 0;
+}
+
+bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size_t err_len) {
+    bk_quorum_t *q = calloc(1, sizeof *q);
+    if (!q) { fail(err, err_len, "out of memory"); return NULL; }
+    q->n = n;
+    snprintf(q->pdir, sizeof q->pdir, "%s/%s-0", ld->path, BK_META_TOPIC);
+    q->snapshot_every_bytes = bk_config_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
+    st_log_config_t lc;
+    st_log_config_default(&lc);
+    lc.retention_ms = -1;   /* the raft layer decides what to delete (snapshots) */
+    st_log_open_opts_t opts;
+    st_logdir_opts_for(ld, BK_META_TOPIC, 0, now_ms(), &opts);
+    opts.create = true;
+    int rc = st_log_open(ld->path, BK_META_TOPIC, 0, &lc, &opts, &q->log);
+    if (rc != KP_OK) {
+        fail(err, err_len, "%s: cannot open the metadata log: %s", q->pdir, st_status_str(rc));
+        free(q);
+        return NULL;
+    }
+    if (build_core(q, err, err_len) != 0 || start_network(q, err, err_len) != 0) {
+        (void)bk_quorum_close(q, NULL);
+        return NULL;
+    }
+    return q;
+}
+
+int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
+    if (!q) return KP_OK;
+    q->closing = true;
+    if (q->timer) event_free(q->timer);
+    for (size_t i = 0; i < q->npeers; i++) {
+        bk_qc_free(q->peers[i]);
+        bk_qc_free(q->lpeers[i]);
+    }
+    if (q->srv) bk_net_free(q->srv);
+    while (q->nprops > 0) finish_proposal(q, BK_QUORUM_NOT_LEADER);
+    run_done(q);
+    int rc = KP_OK;
+    if (q->log) {
+        if (q->r) st_log_set_high_watermark(q->log, raft_high_watermark(q->r));
+        rc = st_log_close(q->log, final);
+    }
+    if (q->r) raft_free(q->r);
+    free(q->props);
+    free(q->done_list);
+    free(q);
+    return rc;
+}
