@@ -59,7 +59,7 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(B)/test/tools/%,$(TOOL_SRCS))
 TEST_SUPPORT := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard test/support/*.c)))
 SKIFF_BINS := $(if $(wildcard broker/main.c),$(BIN)/skiff) $(if $(wildcard clients/skiffctl.c),$(BIN)/skiffctl)
 
-.PHONY: all deps run test test-unit test-sim test-integration asan fuzz bench sim-long clean
+.PHONY: all gen deps run test test-unit test-sim test-integration asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 
 all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
@@ -67,12 +67,204 @@ all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
 deps:
 	@bash etc/install-deps.sh
 
+# all generated headers (for tools that compile against the tree, e.g. fuzz)
+gen: $(GEN_ALL_H)
+
 # --- generated codec ------------------------------------------------------
 $(GEN_H) $(GEN_C) &: $(SCHEMAS) $(GEN_PY)
 	@mkdir -p $(B)/gen
 	$(PYTHON) protocol/gen/kpgen.py --out $(B)/gen $(SCHEMAS)
 
-# protobuf-c messages (metadata records), generated into $(B)/gen/broker/
+# skiff build. Sources are discovered by folder, so adding a file needs no
+# edit here:
+#   protocol/*.c storage/*.c raft/*.c broker/*.c clients/*.c  -> one static lib each
+#   broker/main.c -> bin/skiff      clients/skiffctl.c -> bin/skiffctl
+#   test/unit/test_*.c   -> one check executable each (run by `make test`)
+#   test/sim/sim_*.c     -> one executable each (run by `make test` / `make sim-long`)
+#   test/bench/bench_*.c -> one executable each (run by `make bench`)
+#   test/fuzz/fuzz_*.c   -> one libFuzzer target each (built by clang, `make fuzz`)
+#   test/tools/*.c       -> helper programs for scripted tests ($(B)/test/tools/NAME)
+#   test/support/*.c     -> linked into every test, sim, bench and tool program
+#   test/integration/t_*.sh -> run in order by `make test` after the unit tests
+#                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
+# Generated code (protocol/schema/*.kps -> kp_msgs.[ch]) lives in $(B)/gen and
+# is never committed.
+
+CC      ?= cc
+PYTHON  ?= python3
+PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c
+B       ?= build
+BIN     ?= bin
+OPT     ?= -O2
+SAN     ?=
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+INCS    := -I. -I$(B)/gen
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+CFLAGS  := $(CSTD) $(OPT) -g $(WARN) $(SAN) $(INCS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SAN)
+LDLIBS  := $(PKG_LIBS) -lpthread -lm
+
+MODULES := broker clients raft storage protocol
+MAINS   := broker/main.c clients/skiffctl.c
+GEN_H   := $(B)/gen/kp_msgs.h
+GEN_C   := $(B)/gen/kp_msgs.c
+SCHEMAS := $(sort $(wildcard protocol/schema/*.kps))
+GEN_PY  := $(wildcard protocol/gen/*.py)
+
+PROTOS  := $(sort $(wildcard broker/*.proto))
+PROTO_C := $(patsubst %.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+GEN_ALL_H := $(if $(SCHEMAS),$(GEN_H)) $(PROTO_H)
+
+lib_srcs = $(filter-out $(MAINS),$(sort $(wildcard $(1)/*.c)))
+lib_objs = $(patsubst %.c,$(B)/obj/%.o,$(call lib_srcs,$(1)))
+PROTO_OBJS := $(call lib_objs,protocol) $(if $(SCHEMAS),$(B)/obj/gen/kp_msgs.o)
+LIBS    := $(foreach m,$(MODULES),$(B)/lib/libskiff_$(m).a)
+
+UNIT_SRCS  := $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS  := $(patsubst test/unit/%.c,$(B)/test/%,$(UNIT_SRCS))
+SIM_SRCS   := $(sort $(wildcard test/sim/sim_*.c))
+SIM_BINS   := $(patsubst test/sim/%.c,$(B)/test/%,$(SIM_SRCS))
+BENCH_SRCS := $(sort $(wildcard test/bench/bench_*.c))
+BENCH_BINS := $(patsubst test/bench/%.c,$(B)/test/%,$(BENCH_SRCS))
+TOOL_SRCS  := $(sort $(wildcard test/tools/*.c))
+TOOL_BINS  := $(patsubst test/tools/%.c,$(B)/test/tools/%,$(TOOL_SRCS))
+TEST_SUPPORT := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard test/support/*.c)))
+SKIFF_BINS := $(if $(wildcard broker/main.c),$(BIN)/skiff) $(if $(wildcard clients/skiffctl.c),$(BIN)/skiffctl)
+
+.PHONY: all gen deps run test test-unit test-sim test-integration asan fuzz bench sim-long clean
+.DEFAULT_GOAL := all
+
+all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
+
+deps:
+	@bash etc/install-deps.sh
+
+# all generated headers (for tools that compile against the tree, e.g. fuzz)
+gen: $(GEN_ALL_H)
+
+# --- generated codec ------------------------------------------------------
+$(GEN_H) $(GEN_C) &: $(SCHEMAS) $(GEN_PY)
+	@mkdir -p $(B)/gen
+	$(PYTHON) protocol/gen/kpgen.py --out $(B)/gen $(SCHEMAS)
+
+# protobuf-c messages (metadata records), generated into $(B)/gen/broker/.
+# Listed as .SECONDARY so make never deletes them as "intermediate" files
+# of the pattern chain (a header only named by pattern rules would be).
+.SECONDARY: $(PROTO_C) $(PROTO_H)
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen $<
+
+$(B)/obj/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# every object may include a generated header, so generate first
+$(B)/obj/%.o: %.c | $(GEN_ALL_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/gen/kp_msgs.o: $(GEN_C) $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/test/%.o: test/%.c | $(GEN_ALL_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+MODULE_OBJS_protocol := $(PROTO_OBJS)
+MODULE_OBJS_storage  := $(call lib_objs,storage)
+MODULE_OBJS_raft     := $(call lib_objs,raft)
+MODULE_OBJS_broker   := $(call lib_objs,broker) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(PROTO_C))
+MODULE_OBJS_clients  := $(call lib_objs,clients)
+
+define lib_rule
+$(B)/lib/libskiff_$(1).a: $$(MODULE_OBJS_$(1)) $(B)/obj/empty.o
+	@mkdir -p $$(dir $$@)
+	rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(eval $(call lib_rule,$(m))))
+
+# an archive must hold something even while a module is still empty
+$(B)/obj/empty.o:
+	@mkdir -p $(dir $@)
+	echo 'typedef int skiff_empty_unit_t;' | $(CC) $(CFLAGS) -x c -c - -o $@
+
+$(BIN)/skiff: $(B)/obj/broker/main.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BIN)/skiffctl: $(B)/obj/clients/skiffctl.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/test/%: $(B)/obj/test/unit/%.o $(TEST_SUPPORT) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/test/tools/%: $(B)/obj/test/tools/%.o $(TEST_SUPPORT) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
+
+$(B)/test/sim_%: $(B)/obj/test/sim/sim_%.o $(TEST_SUPPORT) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/test/bench_%: $(B)/obj/test/bench/bench_%.o $(TEST_SUPPORT) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
+
+# --- the two user commands ------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory all
+	@bash etc/run-cluster.sh etc/cluster.conf
+
+# Every family runs even when an earlier one fails; the last line is the total.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@rm -f $(B)/test-logs/summary.txt; mkdir -p $(B)/test-logs
+	@st=0; for f in test-unit test-sim test-integration; do \
+	  $(MAKE) --no-print-directory $$f || st=1; done; \
+	  bash test/summary.sh $(B)/test-logs/summary.txt && exit $$st
+
+test-unit: $(UNIT_BINS)
+	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS)
+
+test-sim: $(SIM_BINS)
+	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)
+
+test-integration: $(SKIFF_BINS) $(TOOL_BINS)
+	@TEST_LOG_DIR=$(B)/test-logs SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/run-tests.sh integration $(sort $(wildcard test/integration/t_*.sh))
+
+sim-long: $(SIM_BINS)
+	@for s in $(SIM_BINS); do $$s --seeds $(or $(SEEDS),100000) || exit 1; done
+
+# ASan + UBSan: separate build tree, same unit and simulation tests.
+asan: deps
+	@$(MAKE) --no-print-directory B=build-asan BIN=build-asan/bin OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  all test-unit test-sim
+
+# libFuzzer targets, clang only; each runs FUZZ_SECONDS (default 20).
+fuzz: deps
+	@bash test/fuzz/run-fuzz.sh $(or $(FUZZ_SECONDS),20)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
+
+clean:
+	rm -rf build build-asan build-fuzz bin
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: %.proto
 	@mkdir -p $(B)/gen
 	protoc-c --c_out=$(B)/gen $<
