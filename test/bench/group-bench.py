@@ -1,13 +1,15 @@
 """Consumer-group load of issue 7 against a running broker (run-group-bench.sh
 starts it). Modes, each printing one JSON line per measurement on stdout:
 
-  rebalance BOOTSTRAP TOPIC PARTITIONS MEMBERS ROUNDS
+  rebalance BOOTSTRAP TOPIC PARTITIONS MEMBERS ROUNDS [DELAY_MS [WARMUP]]
       ROUNDS fresh groups of MEMBERS confluent-kafka consumers (threads of
       this process; poll releases the GIL). Time from the first subscribe to
       the moment every member holds a non-empty assignment and together they
       hold all PARTITIONS exactly once (the final generation, not an early one
       with fewer members). Round 0 is a warm-up (its group is the first one:
-      it may create __consumer_offsets) and is reported apart.
+      it may create __consumer_offsets) and is reported apart; WARMUP=0
+      skips it. DELAY_MS (the broker's group.initial.rebalance.delay.ms) only
+      labels the JSON lines.
   commit BOOTSTRAP TOPIC CLIENT MEMBERS SECONDS
       MEMBERS processes of CLIENT (confluent | kafka-python) in one group;
       once all hold an assignment, each commits its partitions synchronously
@@ -86,16 +88,16 @@ def rebalance_round(boot, topic, parts, members, group):
     return t_all[0] - t_first[0], events
 
 
-def mode_rebalance(boot, topic, parts, members, rounds):
+def mode_rebalance(boot, topic, parts, members, rounds, delay_ms, warmup):
     ok = True
-    for r in range(rounds + 1):
+    for r in range(0 if warmup else 1, rounds + 1):
         group = 'gbench-reb-%d-%d' % (int(time.time() * 1000), r)
         s, events = rebalance_round(boot, topic, parts, members, group)
         if s is None:
             log('rebalance round %d: not all %d members assigned within %.0f s' % (r, members, JOIN_LIMIT_S))
             ok = False
         print(json.dumps({'mode': 'rebalance', 'round': r, 'warmup': r == 0,
-                          'members': members, 'seconds': s,
+                          'members': members, 'delay_ms': delay_ms, 'seconds': s,
                           'assign_events': sum(e[2] == 'assign' for e in events),
                           'first_assign_s': min((e[0] for e in events if e[2] == 'assign'), default=None),
                           **({'events': [[round(e[0], 3), e[1], e[2], e[3]] for e in sorted(events)]}
@@ -219,7 +221,9 @@ def mode_commit(boot, topic, client, members, seconds):
 def main(argv):
     mode = argv[1]
     if mode == 'rebalance':
-        ok = mode_rebalance(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
+        ok = mode_rebalance(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]),
+                            int(argv[7]) if len(argv) > 7 else None,
+                            argv[8] != '0' if len(argv) > 8 else True)
     elif mode == 'commit':
         ok = mode_commit(argv[2], argv[3], argv[4], int(argv[5]), float(argv[6]))
     else:

@@ -10,6 +10,9 @@
 #      process each) commit their partitions synchronously for
 #      BENCH_GROUP_COMMIT_S: commits/s total and per member, p50/p99 latency;
 #  (c) the same commit load with kafka-python;
+#  (d) BENCH_GROUP_KAFKA_DELAY_ROUNDS (2) more fresh groups after a restart of
+#      the node with Kafka's default group.initial.rebalance.delay.ms=3000
+#      (what a default-configured cluster shows; 0 skips it);
 # plus the pure core's figures (build/test/bench_group) when it is built.
 # Prints a table, then the raw JSON lines. No timing assertions: exit 0
 # when every phase completed (all members assigned, commits made).
@@ -20,7 +23,8 @@
 # env: SKIFF_BIN_DIR (bin/), SKIFF_TEST_DIR (build/test),
 #      BENCH_GROUP_MEMBERS (10), BENCH_GROUP_PARTITIONS (20),
 #      BENCH_GROUP_ROUNDS (5), BENCH_GROUP_COMMIT_S (10),
-#      BENCH_GROUP_DELAY_MS (0), BENCH_GROUP_KAFKA_PYTHON (1; 0 skips (c))
+#      BENCH_GROUP_DELAY_MS (0), BENCH_GROUP_KAFKA_PYTHON (1; 0 skips (c)),
+#      BENCH_GROUP_KAFKA_DELAY_ROUNDS (2)
 # shellcheck source-path=SCRIPTDIR/../integration
 . "$(dirname "$0")/../integration/lib.sh"
 members=${BENCH_GROUP_MEMBERS:-10}
@@ -28,6 +32,8 @@ partitions=${BENCH_GROUP_PARTITIONS:-20}
 rounds=${BENCH_GROUP_ROUNDS:-5}
 commit_s=${BENCH_GROUP_COMMIT_S:-10}
 delay_ms=${BENCH_GROUP_DELAY_MS:-0}
+kafka_delay_ms=3000
+kafka_delay_rounds=${BENCH_GROUP_KAFKA_DELAY_ROUNDS:-2}
 test_dir=${SKIFF_TEST_DIR:-$SK_ROOT/build/test}
 topic=gbench
 status=0
@@ -68,26 +74,46 @@ phase() {
     echo "$name failed; stderr:" >&2; tail -n 20 "$SK_TMP/bench.err" >&2; status=1; }
   sk_log "$name: $((SECONDS - t0)) s"
 }
-phase "(a) rebalance: $members members, $rounds fresh groups + warm-up" rebalance "$partitions" "$members" "$rounds"
+phase "(a) rebalance: $members members, $rounds fresh groups + warm-up" rebalance "$partitions" "$members" "$rounds" "$delay_ms" 1
 phase "(b) commits: $members confluent-kafka consumers, ${commit_s} s" commit confluent "$members" "$commit_s"
 if [ "${BENCH_GROUP_KAFKA_PYTHON:-1}" = 1 ] && "$SK_PY" -c 'import kafka' 2>/dev/null; then
   phase "(c) commits: $members kafka-python consumers, ${commit_s} s" commit kafka-python "$members" "$commit_s"
 fi
-kill -0 "${SK_NODE_PID[1]}" 2>/dev/null || { echo "skiff died during the bench" >&2; sk_dump_logs; status=1; }
+alive() { kill -0 "${SK_NODE_PID[1]}" 2>/dev/null || { echo "skiff died during the bench" >&2; sk_dump_logs; status=1; }; }
+alive
 sk_stop_node 1
+if [ "$kafka_delay_rounds" -gt 0 ]; then
+  # same config and data (the topic is kept), only the delay differs
+  sk_start_node 1 --set group.initial.rebalance.delay.ms="$kafka_delay_ms"
+  if sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}"; then
+    phase "(d) rebalance with delay $kafka_delay_ms ms: $kafka_delay_rounds fresh groups" \
+      rebalance "$partitions" "$members" "$kafka_delay_rounds" "$kafka_delay_ms" 0
+    alive
+  else
+    echo "restart with delay $kafka_delay_ms failed" >&2; sk_dump_logs; status=1
+  fi
+  sk_stop_node 1
+fi
 
 ms() { awk -v s="$1" 'BEGIN { if (s == "" || s == "null") print "-"; else printf "%.0f", s * 1000 }'; }
-mapfile -t reb < <(jq -r 'select(.mode == "rebalance" and (.warmup | not)) | .seconds' "$res" | sort -g)
+# reb_row DELAY_MS -> "median M  min M  max M  over N groups" of the
+# non-warm-up rounds run with that delay (ms)
+reb_row() {
+  local reb med=- max=- min=-
+  mapfile -t reb < <(jq -r --argjson d "$1" \
+    'select(.mode == "rebalance" and .delay_ms == $d and (.warmup | not)) | .seconds // "null"' "$res" | sort -g)
+  if [ "${#reb[@]}" -gt 0 ]; then
+    med=$(ms "${reb[$(((${#reb[@]} - 1) / 2))]}"); max=$(ms "${reb[${#reb[@]} - 1]}"); min=$(ms "${reb[0]}")
+  fi
+  echo "median $med  min $min  max $max  over ${#reb[@]} groups"
+}
 warm=$(jq -r 'select(.mode == "rebalance" and .warmup) | .seconds' "$res")
-med=-; max=-; min=-
-if [ "${#reb[@]}" -gt 0 ]; then
-  med=$(ms "${reb[$(((${#reb[@]} - 1) / 2))]}"); max=$(ms "${reb[${#reb[@]} - 1]}"); min=$(ms "${reb[0]}")
-fi
 echo
 echo "skiff consumer groups: 1 node, topic $topic with $partitions partitions, $members members," \
   "group.initial.rebalance.delay.ms=$delay_ms"
-printf '%-38s %s\n' "rebalance, fresh group (ms)" \
-  "median $med  min $min  max $max  over ${#reb[@]} groups; warm-up group $(ms "$warm")"
+printf '%-38s %s\n' "rebalance, fresh group (ms)" "$(reb_row "$delay_ms"); warm-up group $(ms "$warm")"
+[ "$kafka_delay_rounds" -gt 0 ] &&
+  printf '%-38s %s\n' "... with delay $kafka_delay_ms ms (Kafka's)" "$(reb_row "$kafka_delay_ms")"
 printf '%-24s %10s %22s %8s %8s %7s\n' "commit load" "commits/s" "per member min/avg/max" "p50 ms" "p99 ms" errors
 jq -r 'select(.mode == "commit") | [.client, .commits_per_s, .per_member_min, .per_member_mean,
   .per_member_max, .p50_ms, .p99_ms, .errors] | @tsv' "$res" |
