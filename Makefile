@@ -259,6 +259,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin
@@ -368,6 +369,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin
