@@ -12,6 +12,7 @@
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
+#include "broker/dispatch.h"
 #include "broker/node.h"
 #include "broker/quorum.h"
 #include "broker/quorum_client.h"
@@ -264,6 +265,13 @@ void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, siz
     kp_request_header_t h;
     void *body = NULL;
     int rc = kp_request_decode(frame, len, &h, &body, &a);
+    if (rc == KP_OK && h.api_key == KP_API_DESCRIBE_QUORUM) {
+        /* KIP-595 tools ask the controller listener too: same handler as the
+         * Kafka listener, answered on this one. */
+        kp_arena_free(&a);
+        bk_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
+        return;
+    }
     if (rc != KP_OK || (h.api_key != KP_API_BROKER_REGISTRATION && h.api_key != KP_API_BROKER_HEARTBEAT)) {
         kp_arena_free(&a);
         bk_conn_close(conn);

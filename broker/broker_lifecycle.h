@@ -23,7 +23,8 @@ void bk_lifecycle_stop(bk_node_t *n);
  * lost). */
 void bk_lifecycle_on_response(bk_node_t *n, int kind, const uint8_t *frame, size_t len);
 /* Serves a non-raft request on the controller listener (BrokerRegistration,
- * BrokerHeartbeat, DescribeQuorum, ApiVersions); anything else closes. */
+ * BrokerHeartbeat; DescribeQuorum through the Kafka listener's handler);
+ * anything else closes. */
 void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len);
 /* The raft leadership of this node changed. */
 void bk_lifecycle_role_changed(bk_node_t *n, bool leader);

@@ -145,7 +145,6 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
 }
 
 void bk_req_respond(bk_req_t *req, const void *resp) {
-    bk_node_t *n = req->node;
     int16_t key = req->hdr.api_key, ver = req->hdr.api_version;
     kp_wr_t w;
     kp_wr_init_count(&w);
@@ -177,7 +176,7 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
         bk_req_close(req, kp_status_str(rc));
         return;
     }
-    int nrc = bk_net_respond(n->net, req->slot, body);
+    int nrc = bk_net_respond(req->net, req->slot, body);
     if (nrc == BK_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
         bk_req_close(req, "response could not be queued");
         return;
@@ -187,18 +186,18 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
 }
 
 void bk_req_respond_none(bk_req_t *req) {
-    (void)bk_net_respond_none(req->node->net, req->slot);
+    (void)bk_net_respond_none(req->net, req->slot);
     req_free(req);
 }
 
 void bk_req_close(bk_req_t *req, const char *why) {
-    bk_conn_t *c = bk_net_conn(req->node->net, req->slot.conn_id);
+    bk_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
     if (why)
         fprintf(stderr, "skiff: node %d: closing connection %s (api %d v%d corr %d): %s\n",
                 req->node->id, req->peer, req->hdr.api_key, req->hdr.api_version,
                 req->hdr.correlation_id, why);
     if (c) bk_conn_close_after_flush(c);
-    (void)bk_net_respond_none(req->node->net, req->slot);
+    (void)bk_net_respond_none(req->net, req->slot);
     req_free(req);
 }
 
@@ -221,6 +220,11 @@ static void answer_unsupported_api_versions(bk_req_t *req) {
 void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
     if (bk_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
+    bk_dispatch_frame_on(n, n->net, conn, frame, len);
+}
+
+void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const uint8_t *frame, size_t len) {
+    assert(net != NULL);
     bk_req_t *req = calloc(1, sizeof *req);
     uint8_t *copy = malloc(len ? len : 1);
     if (!req || !copy) {
@@ -232,6 +236,7 @@ void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *
     }
     memcpy(copy, frame, len);
     req->node = n;
+    req->net = net;
     req->slot = bk_conn_slot(conn);
     req->frame = copy;
     req->frame_len = len;

@@ -31,6 +31,7 @@
 
 typedef struct bk_req {
     bk_node_t *node;
+    bk_net_t *net;              /* the listener the request came in on */
     bk_slot_t slot;
     kp_request_header_t hdr;
     void *body;                 /* kp_<api>_request_t, in `arena` */
@@ -59,6 +60,11 @@ const bk_api_entry_t *bk_dispatch_find(int16_t api_key);
 
 /* bk_frame_fn for bk_net_config_t.on_frame; ctx is the bk_node_t. */
 void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
+/* One frame that arrived on another listener of the node (`net`, e.g. the
+ * controller listener): served by its handler from the table above, without
+ * forwarding, answered on `net`. The caller decides which APIs it lets
+ * through; the frame is copied as in bk_dispatch_frame. */
+void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const uint8_t *frame, size_t len);
 
 /* Encodes `resp` (a kp_<api>_response_t of the request's api and version)
  * and completes the slot. Records fields whose `ext` is set must point at a

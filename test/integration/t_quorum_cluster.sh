@@ -69,6 +69,11 @@ F=1; [ "$F" = "$L" ] && F=2
 dq_f=$($QM describe-quorum "127.0.0.1:${SK_KAFKA_PORT[$F]}")
 sk_check "DescribeQuorum on a follower: NOT_LEADER_OR_FOLLOWER naming the leader ($dq_f)" \
   test "${dq_f%% epoch*}" = "error=6 leader=$L"
+# issue 5: DescribeQuorum answers on both listeners (the controller port too)
+dq_cl=$($QM describe-quorum "127.0.0.1:${SK_CTRL_PORT[$L]}" 2>&1)
+sk_check "DescribeQuorum on the leader's controller listener: $dq_cl" test "$dq_cl" = "$dq_l"
+dq_cf=$($QM describe-quorum "127.0.0.1:${SK_CTRL_PORT[$F]}" 2>&1)
+sk_check "DescribeQuorum on a follower's controller listener ($dq_cf)" test "${dq_cf%% epoch*}" = "error=6 leader=$L"
 
 # ---- any node takes metadata changes: non-controllers forward them -----------
 F=1; [ "$F" = "$L" ] && F=2
