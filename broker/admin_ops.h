@@ -10,4 +10,7 @@
  * and never block). Returns KP_OK or bk_admin_route's error. */
 KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
 
+/* GET /v1/groups and /v1/groups/{id} (admin_groups.c). */
+KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
+
 #endif

@@ -51,9 +51,42 @@ sk_check "/v1/brokers" test "$(curl -s "$ADM/v1/brokers" | jq -c '.brokers[0] | 
 # resign with a quorum of one: 400 with a JSON error
 code=$(curl -s -X POST -o "$SK_TMP/res.json" -w '%{http_code}' "$ADM/v1/quorum/resign")
 sk_check "resign without quorum -> 400" test "$code" = 400
-sk_check "resign error is JSON" jq -e '.error | length > 0' "$SK_TMP/res.json"
+sk_check "resign error is JSON" test "$(jq -r '.error | length > 0' "$SK_TMP/res.json")" = true
 sk_check "GET /v1/quorum/resign -> 400" test "$(curl -s -o /dev/null -w '%{http_code}' "$ADM/v1/quorum/resign")" = 400
 sk_check "unknown path -> 404 JSON" test "$(curl -s "$ADM/v1/nope" | jq -r 'has("error")')" = true
+
+# groups: a kafka-python member consumes 50 of the 200 records of mx and
+# commits; while it is still in the group, describe it through the admin port
+cat > "$SK_TMP/grp.py" <<PY
+import json, subprocess, sys
+from kafka import KafkaConsumer, TopicPartition, OffsetAndMetadata
+c = KafkaConsumer(bootstrap_servers="$B", group_id="g-admin", auto_offset_reset="earliest",
+                  enable_auto_commit=False, max_poll_records=50, consumer_timeout_ms=20000)
+c.subscribe(["mx"])
+got = []
+while len(got) < 50:
+    for tp, recs in c.poll(timeout_ms=1000, max_records=50 - len(got)).items():
+        got.extend(recs)
+tp = TopicPartition("mx", 0)
+c.commit({tp: OffsetAndMetadata(got[-1].offset + 1, None)})
+out = subprocess.run(["curl", "-s", "$ADM/v1/groups/g-admin"], capture_output=True, text=True).stdout
+c.close()
+print(out)
+PY
+/usr/bin/python3 "$SK_TMP/grp.py" > "$SK_TMP/grp.json" 2> "$SK_TMP/grp.err"
+sk_check "kafka-python group consumer ran" test $? -eq 0
+sk_check "group described while live: state, protocol, coordinated here" \
+  test "$(jq -c '[.group_id, .state, .protocol_type, .coordinated_here]' "$SK_TMP/grp.json")" = '["g-admin","Stable","consumer",true]'
+sk_check "one member with assignment mx:[0]" \
+  test "$(jq -c '[(.members | length), .members[0].assignment]' "$SK_TMP/grp.json")" = '[1,[{"topic":"mx","partitions":[0]}]]'
+sk_check "committed 50, LEO 200, lag 150" \
+  test "$(jq -c '.offsets[0] | [.topic, .partition, .committed_offset, .log_end_offset, .lag]' "$SK_TMP/grp.json")" = '["mx",0,50,200,150]'
+g=$(curl -s "$ADM/v1/groups/g-admin")
+sk_check "after the member left: Empty, no members, lag kept" \
+  test "$(jq -c '[.state, (.members | length), .total_lag]' <<<"$g")" = '["Empty",0,150]'
+sk_check "/v1/groups lists g-admin, complete on one node" \
+  test "$(curl -s "$ADM/v1/groups" | jq -c '[(.groups[] | select(.group_id=="g-admin") | .state), .complete]')" = '["Empty",true]'
+sk_check "/v1/groups/nope -> 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$ADM/v1/groups/nope")" = 404
 
 sk_stop_node 1
 sk_summary t_admin_endpoints
