@@ -12,5 +12,7 @@ KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
 
 /* GET /v1/groups and /v1/groups/{id} (admin_groups.c). */
 KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
+/* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
+KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
 
 #endif

@@ -88,5 +88,12 @@ sk_check "/v1/groups lists g-admin, complete on one node" \
   test "$(curl -s "$ADM/v1/groups" | jq -c '[(.groups[] | select(.group_id=="g-admin") | .state), .complete]')" = '["Empty",true]'
 sk_check "/v1/groups/nope -> 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$ADM/v1/groups/nope")" = 404
 
+# preferred leader election: on one node the preferred replica already leads
+sk_check "elect mx/0 -> 200, leader 1" \
+  test "$(curl -s -X POST "$ADM/v1/partitions/mx/0/elect" | jq -c '[.topic, .partition, .leader]')" = '["mx",0,1]'
+sk_check "elect mx/9 -> 404" test "$(curl -s -X POST -o /dev/null -w '%{http_code}' "$ADM/v1/partitions/mx/9/elect")" = 404
+sk_check "elect mx/x -> 400" test "$(curl -s -X POST -o /dev/null -w '%{http_code}' "$ADM/v1/partitions/mx/x/elect")" = 400
+sk_check "elect mx/-1 -> 400" test "$(curl -s -X POST -o /dev/null -w '%{http_code}' "$ADM/v1/partitions/mx/-1/elect")" = 400
+
 sk_stop_node 1
 sk_summary t_admin_endpoints
