@@ -42,6 +42,22 @@ static void collect_log_sizes(bk_mx_emit_t *e, void *arg) {
     if (n->parts) bk_parts_each(n->parts, emit_size, &c);
 }
 
+/* One bk_net_t serves every Kafka listener and counts them together: one
+ * series, listener="kafka". */
+static void collect_conns(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_open);
+}
+
+static void collect_accepted(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_total);
+}
+
 static double read_epoch(void *arg) { return (double)bk_node_quorum_epoch(arg); }
 static double read_leader(void *arg) { return (double)bk_node_controller_id(arg); }
 
@@ -110,6 +126,8 @@ int bk_node_metrics_start(bk_node_t *n) {
         return KP_ERR_NOMEM;
     }
     bk_mx_set_collector(n->metrics, BK_MX_LOG_SIZE_BYTES, collect_log_sizes, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS, collect_conns, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
     gauge_fn(n, BK_MX_RAFT_EPOCH, read_epoch);
     gauge_fn(n, BK_MX_RAFT_LEADER_ID, read_leader);
     gauge_fn(n, BK_MX_RAFT_COMMIT_LAG_RECORDS, read_commit_lag);

@@ -37,6 +37,7 @@ sk_check "bytes in for mx ($bin) = log size ($size)" test "$bin" = "$size"
 sk_check "bytes out for mx >= bytes in" test "$(mval 'skiff_bytes_out_total{topic="mx"}')" -ge "$bin"
 sk_check "log size per partition = /v1/topics size" \
   test "$(mval 'skiff_log_size_bytes{topic="mx",partition="0"}')" = "$size"
+sk_check "connections accepted counted" test "$(mval 'skiff_connections_accepted_total{listener="kafka"}')" -ge 2
 sk_check "partitions led > 0" test "$(mval 'skiff_partitions_leader')" -gt 0
 sk_check "raft leader id = node 1" test "$(mval 'skiff_raft_leader_id')" = 1
 
