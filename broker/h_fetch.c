@@ -69,6 +69,8 @@ struct bk_fetch_state {
 
 typedef kp_fetch_response_partition_data_t fpart_t;
 
+size_t bk_fetch_waiting(const bk_fetch_state_t *f) { return f ? f->count : 0; }
+
 bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
     bk_fetch_state_t *f = calloc(1, sizeof *f);
     if (!f) return NULL;

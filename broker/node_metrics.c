@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "broker/dispatch.h"
+#include "broker/fetch.h"
 #include "broker/metrics_catalogue.h"
 #include "broker/parts.h"
 #include "broker/quorum.h"
@@ -56,6 +57,12 @@ static void collect_accepted(bk_mx_emit_t *e, void *arg) {
     bk_net_stats_t st = { 0 };
     if (n->net) bk_net_stats(n->net, &st);
     bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_total);
+}
+
+/* Produce with acks=-1 waits in the replication driver, not counted here. */
+static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
 }
 
 static double read_epoch(void *arg) { return (double)bk_node_quorum_epoch(arg); }
@@ -128,6 +135,7 @@ int bk_node_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_LOG_SIZE_BYTES, collect_log_sizes, n);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS, collect_conns, n);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
+    bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
     gauge_fn(n, BK_MX_RAFT_EPOCH, read_epoch);
     gauge_fn(n, BK_MX_RAFT_LEADER_ID, read_leader);
     gauge_fn(n, BK_MX_RAFT_COMMIT_LAG_RECORDS, read_commit_lag);
