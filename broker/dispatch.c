@@ -12,6 +12,7 @@
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
+#include "broker/node_metrics.h"
 #include "broker/parts.h"
 
 #define V(key, fn) { key, 0, -1, fn }
@@ -74,6 +75,7 @@ const bk_api_entry_t *bk_dispatch_find(int16_t api_key) {
 }
 
 static void req_free(bk_req_t *req) {
+    if (req->start_ns) bk_node_metrics_request(req->node, req->hdr.api_key, req->start_ns);
     kp_arena_free(&req->arena);
     free(req->frame);
     free(req);
@@ -240,6 +242,7 @@ void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const ui
     req->slot = bk_conn_slot(conn);
     req->frame = copy;
     req->frame_len = len;
+    req->start_ns = bk_mono_ns();
     snprintf(req->peer, sizeof req->peer, "%s", bk_conn_peer(conn));
     kp_arena_init(&req->arena, BK_REQ_ARENA_CAP_BYTES);
 

@@ -39,6 +39,7 @@ typedef struct bk_req {
     uint8_t *frame;             /* owned copy; body slices point into it */
     size_t frame_len;
     char peer[64];
+    uint64_t start_ns;          /* bk_mono_ns at frame arrival (latency metric) */
 } bk_req_t;
 
 typedef void (*bk_handler_fn)(bk_req_t *req);

@@ -31,4 +31,7 @@ void bk_fetch_flush(bk_fetch_state_t *f);
 /* New data (or a new HW) on `part`: wakes the fetches waiting on it. */
 void bk_fetch_notify(bk_fetch_state_t *f, const bk_part_t *part);
 
+/* Fetch requests waiting in the purgatory now (0 for NULL). */
+size_t bk_fetch_waiting(const bk_fetch_state_t *f);
+
 #endif

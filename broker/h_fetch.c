@@ -13,6 +13,7 @@
  * whole batch even when it is larger. The upper bound is the HW
  * (read_uncommitted) or the LSO (read_committed; = HW while no transaction
  * is open). */
+#include "broker/node_metrics.h"
 #include "broker/fetch.h"
 
 #include <event2/event.h>
@@ -67,6 +68,8 @@ struct bk_fetch_state {
 };
 
 typedef kp_fetch_response_partition_data_t fpart_t;
+
+size_t bk_fetch_waiting(const bk_fetch_state_t *f) { return f ? f->count : 0; }
 
 bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
     bk_fetch_state_t *f = calloc(1, sizeof *f);
@@ -324,6 +327,7 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
             uint64_t sent = 0;
             o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
             *total += sent;
+            if (sent) bk_node_metrics_topic_out(req->node, x.p->topic, sent);
         } else {
             st_read_result_t *rr = bk_req_alloc(req, 1, sizeof *rr);
             if (!rr) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -333,6 +337,7 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
                 o->records.ext_len = (size_t)rr->total_bytes;
                 o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
+                bk_node_metrics_topic_out(req->node, x.p->topic, rr->total_bytes);
             }
         }
     }

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "broker/admin_quorum.h"
+#include "broker/admin_ops.h"
 #include "broker/admin_routes.h"
+#include "broker/node_metrics.h"
 #include "broker/dispatch.h"
 #include "broker/fetch.h"
 #include "broker/group_driver.h"
@@ -348,6 +350,7 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     nc.request_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_SOCKET_REQUEST_MAX_BYTES);
     nc.on_frame = bk_dispatch_frame;
     nc.ctx = n;
+    if (bk_node_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
     size_t nl = 0;
@@ -426,7 +429,8 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (al && *al) {
         n->admin = bk_admin_start(base, al, err, len);
         if (!n->admin) return -1;
-        if (bk_admin_routes_add(n) != KP_OK || bk_admin_quorum_add(n) != KP_OK)
+        if (bk_admin_routes_add(n) != KP_OK || bk_admin_quorum_add(n) != KP_OK ||
+            bk_admin_ops_add(n) != KP_OK)
             return fail(err, len, "admin routes could not be registered");
     }
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
@@ -558,4 +562,5 @@ void bk_node_free(bk_node_t *n) {
     n->dirs = NULL;
     st_logdir_free(&n->meta_dir);
     bk_image_free(&n->img);
+    bk_node_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

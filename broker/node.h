@@ -38,6 +38,8 @@ typedef struct bk_fetch_state bk_fetch_state_t;
 typedef struct bk_gd bk_gd_t;
 typedef struct bk_quorum bk_quorum_t;
 struct bk_lifecycle;
+struct bk_node_mx;
+typedef struct bk_metrics bk_metrics_t;
 
 #define BK_NODE_ERR_MAX 512
 #define BK_HOST_NAME_MAX 255
@@ -75,6 +77,8 @@ struct bk_node {
     bk_worker_pool_t *pool;
     bk_net_t *net;
     bk_admin_t *admin;
+    bk_metrics_t *metrics;              /* GET /metrics (node_metrics.h) */
+    struct bk_node_mx *mx;              /* cached per-API series */
     struct event *tick;
     uint64_t ticks;
 

@@ -1,0 +1,18 @@
+/* broker/admin_ops.h — operator endpoints of the admin port: GET /metrics,
+ * /v1/health, /readyz, /v1/brokers, /v1/groups[/{id}], POST
+ * /v1/quorum/resign. Contracts: issue 8 and broker/README.md "Admin port". */
+#ifndef SKIFF_BK_ADMIN_OPS_H
+#define SKIFF_BK_ADMIN_OPS_H
+
+#include "broker/node.h"
+
+/* Registers the routes on n->admin (handlers read node state on the loop
+ * and never block). Returns KP_OK or bk_admin_route's error. */
+KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
+
+/* GET /v1/groups and /v1/groups/{id} (admin_groups.c). */
+KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
+/* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
+KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
+
+#endif

@@ -1,0 +1,173 @@
+/* broker/node_metrics.c — see node_metrics.h. */
+#include "broker/node_metrics.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "broker/dispatch.h"
+#include "broker/fetch.h"
+#include "broker/metrics_catalogue.h"
+#include "broker/parts.h"
+#include "broker/quorum.h"
+#include "protocol/kp_codec.h"
+
+/* Api keys are < 128 for every API we serve (asserted at start). */
+#define API_KEYS_MAX 128
+
+struct bk_node_mx {
+    bk_mx_series_t *requests[API_KEYS_MAX];
+    bk_mx_series_t *latency[API_KEYS_MAX];
+};
+
+uint64_t bk_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct { bk_mx_emit_t *e; } emit_ctx_t;
+
+static void emit_size(bk_part_t *p, void *ctx) {
+    emit_ctx_t *c = ctx;
+    if (!p->log) return;
+    char part[16];
+    snprintf(part, sizeof part, "%d", p->partition);
+    bk_mx_emit(c->e, (const char *[]){ p->topic, part }, (double)st_log_size_bytes(p->log));
+}
+
+static void collect_log_sizes(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    emit_ctx_t c = { e };
+    if (n->parts) bk_parts_each(n->parts, emit_size, &c);
+}
+
+/* One bk_net_t serves every Kafka listener and counts them together: one
+ * series, listener="kafka". */
+static void collect_conns(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_open);
+}
+
+static void collect_accepted(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_total);
+}
+
+/* Produce with acks=-1 waits in the replication driver, not counted here. */
+static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
+}
+
+static double read_epoch(void *arg) { return (double)bk_node_quorum_epoch(arg); }
+static double read_leader(void *arg) { return (double)bk_node_controller_id(arg); }
+
+static double read_commit_lag(void *arg) {
+    bk_node_t *n = arg;
+    if (!n->quorum) return 0;
+    int64_t lag = bk_quorum_next_offset(n->quorum) - bk_node_metadata_hw(n);
+    return lag > 0 ? (double)lag : 0;
+}
+
+typedef struct { const bk_node_t *n; int leaders, under; } count_ctx_t;
+
+static void count_part(bk_part_t *p, void *ctx) {
+    count_ctx_t *c = ctx;
+    if (!p->leader) return;
+    c->leaders++;
+    const bk_topic_t *t = bk_image_topic_by_name(&c->n->img, p->topic);
+    if (t && p->partition < t->nparts) {
+        const bk_partition_t *ip = &t->parts[p->partition];
+        if (ip->isr.n < ip->replicas.n) c->under++;
+    }
+}
+
+static count_ctx_t count(bk_node_t *n) {
+    count_ctx_t c = { n, 0, 0 };
+    if (n->parts) bk_parts_each(n->parts, count_part, &c);
+    return c;
+}
+
+static double read_leaders(void *arg) { return count(arg).leaders; }
+static double read_under(void *arg) { return count(arg).under; }
+
+static double read_offline(void *arg) {
+    bk_node_t *n = arg;
+    size_t off = 0;
+    for (size_t i = 0; i < n->img.ntopics; i++) {
+        const bk_topic_t *t = n->img.by_name[i];
+        for (int32_t k = 0; k < t->nparts; k++)
+            if (t->parts[k].leader < 0) off++;
+    }
+    return (double)off;
+}
+
+static void gauge_fn(bk_node_t *n, bk_mx_id_t id, bk_mx_value_fn fn) {
+    bk_mx_set_fn(bk_mx_series(n->metrics, id, NULL), fn, n);
+}
+
+static void cache_apis(bk_node_t *n) {
+    size_t cnt;
+    const bk_api_entry_t *t = bk_dispatch_table(&cnt);
+    for (size_t i = 0; i < cnt; i++) {
+        int16_t k = t[i].api_key;
+        assert(k >= 0 && k < API_KEYS_MAX);
+        const kp_api_info_t *info = kp_api_info(k);
+        const char *v[] = { info ? info->name : "unknown" };
+        n->mx->requests[k] = bk_mx_series(n->metrics, BK_MX_REQUESTS_TOTAL, v);
+        n->mx->latency[k] = bk_mx_series(n->metrics, BK_MX_REQUEST_LATENCY_SECONDS, v);
+    }
+}
+
+int bk_node_metrics_start(bk_node_t *n) {
+    n->metrics = bk_metrics_new();
+    n->mx = calloc(1, sizeof *n->mx);
+    if (!n->metrics || !n->mx || bk_mx_catalogue_register(n->metrics) != KP_OK) {
+        bk_node_metrics_free(n);
+        return KP_ERR_NOMEM;
+    }
+    bk_mx_set_collector(n->metrics, BK_MX_LOG_SIZE_BYTES, collect_log_sizes, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS, collect_conns, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
+    bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
+    gauge_fn(n, BK_MX_RAFT_EPOCH, read_epoch);
+    gauge_fn(n, BK_MX_RAFT_LEADER_ID, read_leader);
+    gauge_fn(n, BK_MX_RAFT_COMMIT_LAG_RECORDS, read_commit_lag);
+    gauge_fn(n, BK_MX_PARTITIONS_LEADER, read_leaders);
+    gauge_fn(n, BK_MX_UNDER_REPLICATED_PARTITIONS, read_under);
+    gauge_fn(n, BK_MX_OFFLINE_PARTITIONS, read_offline);
+    cache_apis(n);
+    return KP_OK;
+}
+
+void bk_node_metrics_free(bk_node_t *n) {
+    bk_metrics_free(n->metrics);
+    n->metrics = NULL;
+    free(n->mx);
+    n->mx = NULL;
+}
+
+void bk_node_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns) {
+    if (!n->mx || api_key < 0 || api_key >= API_KEYS_MAX || !n->mx->requests[api_key]) return;
+    bk_mx_inc(n->mx->requests[api_key], 1);
+    bk_mx_observe(n->mx->latency[api_key], (double)(bk_mono_ns() - start_ns) / 1e9);
+}
+
+void bk_node_metrics_topic_in(bk_node_t *n, const char *topic, uint64_t bytes, uint64_t records) {
+    if (!n->metrics) return;
+    const char *v[] = { topic };
+    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_BYTES_IN_TOTAL, v), bytes);
+    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_MESSAGES_IN_TOTAL, v), records);
+}
+
+void bk_node_metrics_topic_out(bk_node_t *n, const char *topic, uint64_t bytes) {
+    if (!n->metrics) return;
+    const char *v[] = { topic };
+    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_BYTES_OUT_TOTAL, v), bytes);
+}
