@@ -98,6 +98,11 @@ int32_t ctrl_elect_from(const bk_image_t *img, const bk_ids_t *replicas, const b
     return -1;
 }
 
+int32_t bk_ctrl_choose_leader(const bk_image_t *img, const bk_partition_t *p, bool unclean,
+                              bk_ids_t *isr_out) {
+    return ctrl_elect_from(img, &p->replicas, &p->isr, NULL, unclean, isr_out);
+}
+
 /* ---- record builders ------------------------------------------------------- */
 
 #define SET_IDS(msg, field, ids) \

@@ -189,6 +189,14 @@ size_t bk_ctrl_tick(bk_ctrl_t *c, const bk_image_t *img, int64_t now_ms, bk_recs
 
 /* ---- partitions ------------------------------------------------------------- */
 
+/* The leader election rule every decision uses: the first replica (in
+ * replica order) that is in the ISR and usable (registered, unfenced, not in
+ * controlled shutdown); if none and `unclean`, the first usable replica, and
+ * *isr_out becomes just that replica; else -1. *isr_out is otherwise a copy
+ * of p->isr. `unclean` is the topic's unclean.leader.election.enable. */
+int32_t bk_ctrl_choose_leader(const bk_image_t *img, const bk_partition_t *p, bool unclean,
+                              bk_ids_t *isr_out);
+
 typedef enum { BK_ELECT_PREFERRED = 0, BK_ELECT_UNCLEAN = 1 } bk_elect_type_t;
 
 /* ElectLeaders for one partition. PREFERRED: replicas[0] if in ISR and usable

@@ -554,6 +554,19 @@ START_TEST(test_register_and_heartbeat_errors) {
     req.broker_id = -1;
     ck_assert_int_eq(bk_ctrl_register(&cl.ctrl, &cl.img, &req, cl.next_offset, cl.now_ms, &r, &epoch),
                      KP_ERROR_INVALID_REQUEST);
+    bk_ctrl_endpoint_t many[BK_ENDPOINTS_MAX + 1];
+    for (int i = 0; i <= BK_ENDPOINTS_MAX; i++) many[i] = (bk_ctrl_endpoint_t){ "L", "h", 1 };
+    req.broker_id = 2;
+    req.endpoints = many;
+    req.nendpoints = BK_ENDPOINTS_MAX + 1;
+    ck_assert_int_eq(bk_ctrl_register(&cl.ctrl, &cl.img, &req, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_INVALID_REQUEST);
+    many[0].host = NULL;
+    req.nendpoints = 1;
+    ck_assert_int_eq(bk_ctrl_register(&cl.ctrl, &cl.img, &req, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_INVALID_REQUEST);
+    many[0].host = "h";
+    req.nendpoints = BK_ENDPOINTS_MAX;             /* the bound itself is fine */
     ck_assert_uint_eq(r.n, 0);
     /* a registration that has not caught up stays fenced */
     req.broker_id = 2;
@@ -689,6 +702,49 @@ START_TEST(test_fencing_unclean_only_when_enabled) {
         check_invariants(&cl.img);
         cl_free(&cl);
     }
+}
+END_TEST
+
+/* Every combination of 3 replicas x ISR membership x broker state: the
+ * choice is always an ISR member unless unclean, and always usable. */
+START_TEST(test_choose_leader_exhaustive) {
+    cl_t cl;
+    cl_init(&cl, 20);
+    for (int32_t b = 1; b <= 3; b++) add_broker(&cl, b, NULL);
+    for (int mask = 0; mask < 8; mask++) {             /* which replicas are in the ISR */
+        for (int state = 0; state < 27; state++) {     /* each broker: ok, fenced, shutting down */
+            bk_partition_t p = { .id = 0, .leader = -1 };
+            for (int32_t b = 1; b <= 3; b++) {
+                bk_ids_add(&p.replicas, b);
+                if (mask & (1 << (b - 1))) bk_ids_add(&p.isr, b);
+            }
+            bk_image_t *img = &cl.img;
+            int st[4] = { 0, state % 3, (state / 3) % 3, state / 9 };
+            for (int32_t b = 1; b <= 3; b++) {
+                bk_broker_t *br = (bk_broker_t *)bk_image_broker(img, b);
+                br->fenced = st[b] == 1;
+                br->in_controlled_shutdown = st[b] == 2;
+            }
+            for (int unclean = 0; unclean <= 1; unclean++) {
+                bk_ids_t isr;
+                int32_t l = bk_ctrl_choose_leader(img, &p, unclean, &isr);
+                int32_t want = -1;
+                for (int32_t b = 1; b <= 3 && want < 0; b++)
+                    if ((mask & (1 << (b - 1))) && st[b] == 0) want = b;
+                bool from_isr = want >= 0;
+                for (int32_t b = 1; b <= 3 && want < 0 && unclean; b++)
+                    if (st[b] == 0) want = b;
+                ck_assert_int_eq(l, want);
+                if (l >= 0 && !from_isr) {
+                    ck_assert_int_eq(isr.n, 1);
+                    ck_assert_int_eq(isr.v[0], l);
+                } else {
+                    ck_assert(bk_ids_equal(&isr, &p.isr));
+                }
+            }
+        }
+    }
+    cl_free(&cl);
 }
 END_TEST
 
@@ -1389,6 +1445,7 @@ int main(void) {
     tcase_add_test(tc, test_register_and_heartbeat_errors);
     tcase_add_test(tc, test_session_timeout_fences_and_moves_leaders);
     tcase_add_test(tc, test_fencing_unclean_only_when_enabled);
+    tcase_add_test(tc, test_choose_leader_exhaustive);
     tcase_add_test(tc, test_cluster_default_unclean);
     tcase_add_test(tc, test_tick_unclean_after_config_change);
     tcase_add_test(tc, test_reregistration_fences_old_session);

@@ -457,6 +457,78 @@ START_TEST(test_topic_removal_and_configs) {
 }
 END_TEST
 
+START_TEST(test_reregistration_and_endpoint_bound) {
+    bk_image_t img;
+    bk_image_init(&img, -1);
+    int64_t off = build(&img);
+    ck_assert_int_eq(fence(&img, 1, false, true, off++), KP_OK);
+    ck_assert(bk_image_broker(&img, 1)->in_controlled_shutdown);
+    ck_assert_int_eq(reg(&img, 1, "z", true, off), KP_OK);              /* a restart */
+    const bk_broker_t *b = bk_image_broker(&img, 1);
+    ck_assert_int_eq(b->epoch, off);
+    ck_assert_str_eq(b->rack, "z");
+    ck_assert(b->fenced);
+    ck_assert(!b->in_controlled_shutdown);
+    ck_assert_uint_eq(img.nbrokers, 3);
+    off++;
+    /* BK_ENDPOINTS_MAX + 1 endpoints: rejected */
+    Skiff__Metadata__Endpoint ep = SKIFF__METADATA__ENDPOINT__INIT;
+    Skiff__Metadata__Endpoint *eps[BK_ENDPOINTS_MAX + 1];
+    for (int i = 0; i <= BK_ENDPOINTS_MAX; i++) eps[i] = &ep;
+    Skiff__Metadata__BrokerRegistration m = SKIFF__METADATA__BROKER_REGISTRATION__INIT;
+    m.has_broker_id = true; m.broker_id = 8;
+    m.n_endpoints = BK_ENDPOINTS_MAX + 1; m.endpoints = eps;
+    rec_t r = SKIFF__METADATA__METADATA_RECORD__INIT;
+    r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_REGISTRATION;
+    r.broker_registration = &m;
+    ck_assert_int_eq(apply_rec(&img, &r, off), KP_ERR_BAD_VALUE);
+    m.n_endpoints = BK_ENDPOINTS_MAX;
+    ck_assert_int_eq(apply_rec(&img, &r, off), KP_OK);
+    ck_assert_int_eq(bk_image_broker(&img, 8)->nendpoints, BK_ENDPOINTS_MAX);
+    ck_assert(bk_image_broker(&img, 8)->fenced);                         /* default: fenced */
+    ck_assert_str_eq(bk_image_broker(&img, 8)->endpoints[0].host, "");  /* absent host */
+    bk_image_free(&img);
+}
+END_TEST
+
+START_TEST(test_load_garbage_keeps_image_and_changes) {
+    bk_image_t img;
+    bk_image_init(&img, 1);
+    build(&img);
+    size_t pending = bk_image_pending_changes(&img);
+    const uint8_t junk[] = { 0x22, 0x05, 0x2a, 0x03, 0x12, 0x01 };   /* records: truncated */
+    ck_assert_int_ne(bk_image_load(&img, junk, sizeof junk), KP_OK);
+    ck_assert_uint_eq(bk_image_pending_changes(&img), pending);
+    ck_assert_uint_eq(img.ntopics, 2);
+    /* a snapshot whose records are invalid for an empty image: BAD_VALUE */
+    bk_image_t other;
+    bk_image_init(&other, -1);
+    int64_t off = 0;
+    ck_assert_int_eq(reg(&other, 1, NULL, false, off++), KP_OK);
+    ck_assert_int_eq(topic(&other, "x", uuid_n(4), off++), KP_OK);
+    ck_assert_int_eq(part(&other, uuid_n(4), 0, IV(1), IV(1), 1, off++), KP_OK);
+    size_t len;
+    uint8_t *bytes = snap(&other, &len);
+    Skiff__Metadata__MetadataSnapshot *m = skiff__metadata__metadata_snapshot__unpack(NULL, len, bytes);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->n_records, 3);
+    rec_t *tmp = m->records[1];                    /* partition before its topic */
+    m->records[1] = m->records[2];
+    m->records[2] = tmp;
+    size_t len2 = skiff__metadata__metadata_snapshot__get_packed_size(m);
+    uint8_t *bad = malloc(len2);
+    skiff__metadata__metadata_snapshot__pack(m, bad);
+    ck_assert_int_eq(bk_image_load(&img, bad, len2), KP_ERR_BAD_VALUE);
+    ck_assert_uint_eq(img.ntopics, 2);
+    ck_assert_uint_eq(bk_image_pending_changes(&img), pending);
+    skiff__metadata__metadata_snapshot__free_unpacked(m, NULL);
+    free(bad);
+    free(bytes);
+    bk_image_free(&other);
+    bk_image_free(&img);
+}
+END_TEST
+
 START_TEST(test_many_topics_sorted_lookups) {
     bk_image_t img;
     bk_image_init(&img, -1);
@@ -734,6 +806,8 @@ int main(void) {
     tcase_add_test(tc, test_partition_change_epoch_exhausted);
     tcase_add_test(tc, test_invalid_records_rejected_unchanged);
     tcase_add_test(tc, test_topic_removal_and_configs);
+    tcase_add_test(tc, test_reregistration_and_endpoint_bound);
+    tcase_add_test(tc, test_load_garbage_keeps_image_and_changes);
     tcase_add_test(tc, test_many_topics_sorted_lookups);
     tcase_add_test(tc, test_snapshot_round_trip);
     tcase_add_test(tc, test_snapshot_truncated_and_corrupted);
