@@ -136,7 +136,9 @@ int st_offset_ckpt_read(const char *path, st_tp_offset_t **out, size_t *n) {
         } else if (line_no == 2) {
             char *end;
             unsigned long long w = strtoull(line, &end, 10);
-            if (*end || end == line || w > ST_CKPT_ENTRIES_MAX) goto bad;
+            /* every entry line takes at least 5 bytes ("t 0 0"), so a count the
+             * file cannot hold is corrupt: never allocate from it */
+            if (*end || end == line || w > ST_CKPT_ENTRIES_MAX || w > len / 5) goto bad;
             want = (size_t)w;
             arr = calloc(want ? want : 1, sizeof *arr);
             if (!arr) {

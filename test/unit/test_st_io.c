@@ -162,12 +162,42 @@ START_TEST(test_failed_roll_and_retention_rename) {
 }
 END_TEST
 
+/* A checkpoint whose declared count exceeds what its bytes can hold is
+ * refused before anything is allocated from that count; a minimal valid
+ * file at the boundary still loads. */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fputs(text, f) >= 0, 1);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_ckpt_count_beyond_file_refused) {
+    char *dir = tu_tmpdir();
+    char p[512];
+    snprintf(p, sizeof p, "%s/ckpt", dir);
+    st_tp_offset_t *r = NULL;
+    size_t n = 0;
+    write_text(p, "0\n1000000\n");
+    ck_assert_int_eq(st_offset_ckpt_read(p, &r, &n), KP_ERR_CORRUPT);
+    ck_assert_ptr_null(r);
+    write_text(p, "0\n1\na 0 5\n");
+    ck_assert_int_eq(st_offset_ckpt_read(p, &r, &n), KP_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(r[0].offset, 5);
+    free(r);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     tu_log_capture();
     Suite *s = suite_create("st_io");
     TCase *tc = tcase_create("io");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_failed_write_leaves_log_unchanged);
+    tcase_add_test(tc, test_ckpt_count_beyond_file_refused);
     tcase_add_test(tc, test_failed_truncate_after_failed_write_goes_offline);
     tcase_add_test(tc, test_failed_fsync_is_reported);
     tcase_add_test(tc, test_failed_rename_keeps_old_checkpoint);
