@@ -62,8 +62,9 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
     if (!b || b->nendpoints == 0) return NULL;
     fetcher_t *f = find(rm, id);
     if (f && (strcmp(f->host, b->endpoints[0].host) != 0 || f->port != b->endpoints[0].port) && !f->inflight) {
-        bk_qc_free(f->qc);   /* moved: reconnect to the new address */
+        bk_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
         f->qc = NULL;
+        bk_qc_free(qc);
     }
     if (!f) {
         if (rm->nfetchers >= BK_FETCHERS_MAX) return NULL;
@@ -183,8 +184,9 @@ void bk_fetcher_tick(bk_node_t *n, int64_t now_ms) {
         if (f->inflight && now_ms - f->sent_ms > limit) {
             /* unanswered (a stopped peer): drop the connection; the pending
              * request is reported lost through on_resp */
-            bk_qc_free(f->qc);
-            f->qc = NULL;
+            bk_qc_peer_t *qc = f->qc;
+            f->qc = NULL;      /* a kick from the callback makes a new one */
+            bk_qc_free(qc);
             if (f->inflight) fail_sent(f, KP_ERROR_REQUEST_TIMED_OUT);
         }
     }
