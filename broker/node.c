@@ -157,6 +157,15 @@ static void reconfig_one(bk_part_t *p, void *ctx) {
 
 void bk_node_configs_changed(bk_node_t *n) { bk_parts_each(n->parts, reconfig_one, n); }
 
+/* Logs opened on the pool are in place: settings changed meanwhile reach
+ * them, and a coordinator partition may now load. */
+static void parts_opened(void *ctx) {
+    bk_node_t *n = ctx;
+    if (n->stopping) return;
+    bk_node_configs_changed(n);
+    if (n->groups) bk_gd_sync(n->groups);
+}
+
 /* ---- commit path ---------------------------------------------------------- */
 
 void bk_node_after_commit(bk_node_t *n) {
@@ -416,6 +425,7 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
     n->pool = bk_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
+    if (bk_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
