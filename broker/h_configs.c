@@ -155,7 +155,7 @@ static void emit(bk_recs_t *out, int32_t type, const char *rname, const char *na
 /* Validates a resource's changes; sets res->error/message on the first bad one. */
 static void validate(bk_node_t *n, resource_t *res) {
     if (res->type == BK_RESOURCE_TOPIC) {
-        if (!bk_image_topic_by_name(&n->img, res->name)) {
+        if (!bk_image_topic_by_name(bk_node_decision_image(n), res->name)) {
             res->error = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             snprintf(res->message, sizeof res->message, "unknown topic '%s'", res->name);
             return;
@@ -212,7 +212,7 @@ static void apply_broker_dynamic(bk_node_t *n, const resource_t *res) {
 static int add_removals(bk_req_t *req, resource_t *res) {
     const char *rname = res->type == BK_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
     size_t cnt = 0;
-    const bk_img_config_t *cur = bk_image_configs(&req->node->img, res->type, rname, &cnt);
+    const bk_img_config_t *cur = bk_image_configs(bk_node_decision_image(req->node), res->type, rname, &cnt);
     change_t *all = bk_req_alloc(req, res->nch + cnt, sizeof *all);
     if (!all) return KP_ERR_NOMEM;
     if (res->nch) memcpy(all, res->ch, res->nch * sizeof *all);

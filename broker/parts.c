@@ -20,8 +20,9 @@ struct bk_parts {
     bk_popen_t *opener;                    /* NULL: logs open on the loop */
     bk_parts_opened_fn on_opened;
     void *opened_ctx;
-    bk_parts_trash_fn trash_fn;            /* of the latest apply: for deferred deletes */
+    bk_parts_trash_fn trash_fn;            /* of the latest apply: for deferred work */
     void *trash_ctx;
+    bk_parts_cfg_fn cfg_fn;
 };
 
 static uint64_t tp_hash(const bk_uuid_t *id, int32_t partition) {
@@ -186,8 +187,14 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
         remove_slot(p, s);
         return;
     }
+    if (!s->log) return;
+    if (p->cfg_fn) {   /* settings may have changed while it opened */
+        st_log_config_t lc;
+        p->cfg_fn(p->trash_ctx, s->topic, &lc);
+        st_log_set_config(s->log, &lc);
+    }
     /* A single node's ISR is itself: everything on disk is committed. */
-    if (s->log && s->leader) st_log_set_high_watermark(s->log, st_log_end_offset(s->log));
+    if (s->leader) st_log_set_high_watermark(s->log, st_log_end_offset(s->log));
 }
 
 static void opened(void *ctx, bk_popen_item_t *items, size_t n) {
@@ -257,6 +264,7 @@ size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *c
     size_t failed = 0;
     p->trash_fn = trash_fn;
     p->trash_ctx = cfg_ctx;
+    p->cfg_fn = cfg_fn;
     for (size_t i = 0; i < n; i++) failed += apply_one(p, img, &ch[i], cfg_fn, cfg_ctx, trash_fn, now_ms);
     /* after the loop: a refused job completes its opens right away, which
      * may remove slots (pending stops) */

@@ -68,6 +68,8 @@ struct bk_quorum {
     bool closing;
     srv_req_t *cur;                   /* the server request of this step */
     uint64_t fetches;                 /* fetch responses processed */
+    bk_image_t *view;                 /* decision view (bk_quorum_decision_image) */
+    int64_t view_end;                 /* the view holds the log up to here */
 };
 
 bool bk_quorum_wanted(const bk_config_t *cfg) {
@@ -97,6 +99,57 @@ void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out) {
     out->recovery_point = st_log_recovery_point(q->log);
     out->high_watermark = raft_high_watermark(q->r);
     out->log_end_offset = st_log_end_offset(q->log);
+}
+
+static void drop_view(bk_quorum_t *q) {
+    if (!q->view) return;
+    bk_image_free(q->view);
+    free(q->view);
+    q->view = NULL;
+}
+
+/* Applies the log [view_end, end) to the view; false when an entry is gone. */
+static bool view_catch_up(bk_quorum_t *q, int64_t end) {
+    for (; q->view_end < end; q->view_end++) {
+        const raft_entry_t *e = raft_entry_at(q->r, q->view_end);
+        if (!e) return false;
+        /* a record the image refuses is refused identically at commit */
+        if (e->type == RAFT_ENTRY_DATA && bk_image_apply_bytes(q->view, e->data, e->len, e->offset) != KP_OK) {
+        }
+    }
+    (void)bk_image_take_changes(q->view, NULL, 0);   /* the view drives nothing */
+    return true;
+}
+
+static bool view_build(bk_quorum_t *q) {
+    uint8_t *snap = NULL;
+    size_t len = 0;
+    q->view = calloc(1, sizeof *q->view);
+    if (!q->view) return false;
+    bk_image_init(q->view, q->n->id);
+    q->view_end = q->applied;
+    int rc = bk_image_snapshot(&q->n->img, &snap, &len);
+    if (rc == KP_OK) rc = bk_image_load(q->view, snap, len);
+    free(snap);
+    return rc == KP_OK;
+}
+
+const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
+    int64_t end = raft_log_end(q->r);
+    if (q->applied >= end) {
+        drop_view(q);
+        return &q->n->img;
+    }
+    if (q->view && (q->view_end > end || q->view_end < q->applied)) drop_view(q);
+    if (!q->view && !view_build(q)) {
+        drop_view(q);
+        return &q->n->img;
+    }
+    if (!view_catch_up(q, end)) {
+        drop_view(q);
+        return &q->n->img;
+    }
+    return q->view;
 }
 
 static void fatal(bk_quorum_t *q, const char *what, int rc) {
@@ -254,6 +307,7 @@ static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
 
 static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
     int rc;
+    if (rd->snapshot_install || rd->truncate) drop_view(q);   /* its entries may change */
     if (rd->hard_state_changed && (rc = bk_qstate_write(q->pdir, &rd->hard_state)) != KP_OK)
         fatal(q, "writing quorum-state", rc);
     if (rd->snapshot_install) install_snapshot(q, rd);
@@ -295,6 +349,7 @@ static void role_check(bk_quorum_t *q) {
     bool leader = bk_quorum_is_leader(q);
     if (leader == q->was_leader) return;
     q->was_leader = leader;
+    drop_view(q);
     fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->n->id,
             leader ? "became" : "is no longer", raft_epoch(q->r));
     /* a lost leadership keeps its proposals: entries of its epoch may still
@@ -671,6 +726,7 @@ int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
         if (q->r) st_log_set_high_watermark(q->log, raft_high_watermark(q->r));
         rc = st_log_close(q->log, final);
     }
+    drop_view(q);
     if (q->r) raft_free(q->r);
     free(q->props);
     free(q->done_list);
