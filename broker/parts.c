@@ -18,6 +18,7 @@ struct bk_parts {
     size_t ndirs;
     size_t dir_parts[BK_PARTS_DIRS_MAX];   /* held partitions per dir (placement) */
     bk_popen_t *opener;                    /* NULL: logs open on the loop */
+    bool defer;                            /* this apply opens on the pool */
     bk_parts_opened_fn on_opened;
     void *opened_ctx;
     bk_parts_trash_fn trash_fn;            /* of the latest apply: for deferred work */
@@ -141,7 +142,7 @@ static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void 
     st_log_open_opts_t opts;
     st_logdir_opts_for(&p->dirs[d], s->topic, s->partition, now_ms, &opts);
     opts.create = true;
-    if (p->opener && open_later(p, s, &lc, &opts)) return;
+    if (p->defer && open_later(p, s, &lc, &opts)) return;
     int rc = st_log_open(p->dirs[d].path, s->topic, s->partition, &lc, &opts, &s->log);
     if (rc != KP_OK) {
         s->log = NULL;
@@ -175,7 +176,9 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
     assert(s && s->opening);   /* an opening slot is never removed */
     s->opening = false;
     s->log = it->log;
-    if (!s->log)
+    if (!s->log && it->rc == BK_ERR_CANCELLED)
+        st_logf(ST_LOG_WARN, "partition %s-%d: not opened, the node is stopping", s->topic, s->partition);
+    else if (!s->log)
         st_logf(ST_LOG_ERROR, "partition %s-%d in %s: cannot open (%s); it stays offline", s->topic, s->partition,
                 it->parent, st_status_str(it->rc));
     if (s->stop_pending) {
@@ -261,7 +264,10 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
 
 size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
                       bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms) {
-    size_t failed = 0;
+    size_t failed = 0, fresh = 0;
+    for (size_t i = 0; i < n && fresh <= BK_PARTS_SYNC_OPENS; i++)
+        if (ch[i].kind != BK_CHANGE_STOP && !bk_parts_get(p, &ch[i].topic_id, ch[i].partition)) fresh++;
+    p->defer = p->opener && fresh > BK_PARTS_SYNC_OPENS;
     p->trash_fn = trash_fn;
     p->trash_ctx = cfg_ctx;
     p->cfg_fn = cfg_fn;

@@ -27,6 +27,11 @@
 
 #define BK_PARTS_MAX 1000000               /* partitions per node */
 #define BK_PARTS_DIRS_MAX 16               /* = BK_CONFIG_LOG_DIRS_MAX */
+/* An apply creating at most this many logs opens them on the loop (a few
+ * ms each): a small CreateTopics is answered with its logs in place, so a
+ * client producing right after (kafka-python's retries=0) is not refused.
+ * Bigger applies (bulk creation, a follower catching up) use the pool. */
+#define BK_PARTS_SYNC_OPENS 16
 
 typedef struct bk_part {
     bk_uuid_t topic_id;
@@ -61,8 +66,9 @@ typedef void (*bk_parts_trash_fn)(void *ctx, const char *path);
  * (settings may have changed meanwhile; a coordinator may now load). */
 typedef void (*bk_parts_opened_fn)(void *ctx);
 
-/* From now on new partitions' logs are opened on `pool` (borrowed; freed or
- * drained before bk_parts_close_all): the slot exists at once with
+/* From now on new partitions' logs of an apply creating more than
+ * BK_PARTS_SYNC_OPENS logs are opened on `pool` (borrowed; freed or drained
+ * before bk_parts_close_all): the slot exists at once with
  * `opening` set and log NULL; the log appears later (or the partition goes
  * offline if the open fails). A STOP meanwhile is carried out when the open
  * finishes. Without it (start-up replay) logs open on the loop. */

@@ -134,22 +134,20 @@ static bool view_build(bk_quorum_t *q) {
     return rc == KP_OK;
 }
 
+/* The view is kept while the log only grows (it catches up from view_end,
+ * also past entries already applied): a copy is made once per leadership,
+ * not once per burst of decisions. */
 const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
     int64_t end = raft_log_end(q->r);
-    if (q->applied >= end) {
+    if (q->view && q->view_end > end) drop_view(q);
+    if (q->applied >= end && !q->view) return &q->n->img;
+    /* an entry the view still needs may be gone (snapshot): copy afresh */
+    if (q->view && !view_catch_up(q, end)) drop_view(q);
+    if (!q->view && (!view_build(q) || !view_catch_up(q, end))) {
         drop_view(q);
         return &q->n->img;
     }
-    if (q->view && (q->view_end > end || q->view_end < q->applied)) drop_view(q);
-    if (!q->view && !view_build(q)) {
-        drop_view(q);
-        return &q->n->img;
-    }
-    if (!view_catch_up(q, end)) {
-        drop_view(q);
-        return &q->n->img;
-    }
-    return q->view;
+    return q->applied >= end ? &q->n->img : q->view;
 }
 
 static void fatal(bk_quorum_t *q, const char *what, int rc) {

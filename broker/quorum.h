@@ -74,7 +74,8 @@ int64_t bk_quorum_next_offset(const bk_quorum_t *q);
  * "uncommitted" view), so that two decisions in flight never conflict (a
  * second CreateTopics of a name being created gets TOPIC_ALREADY_EXISTS).
  * Equals the committed image (n->img) when nothing is pending; else a copy
- * kept by the driver, valid until the next return to the loop. Falls back to
+ * kept by the driver (caught up on each call), valid until the next return
+ * to the loop. Falls back to
  * the committed image when the copy cannot be made (out of memory). */
 const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q);
 /* DescribeQuorum data (leader: replica progress; others: -1s). */

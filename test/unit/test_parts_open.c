@@ -2,7 +2,8 @@
  * through bk_parts_set_pool): slots exist at once with `opening` set and no
  * log, the logs arrive on the loop; a STOP (delete or plain) that comes while
  * the open runs is carried out when it finishes; a re-add cancels a pending
- * stop; a pool that refuses the job opens on the loop; a pool freed without
+ * stop; a small apply (<= BK_PARTS_SYNC_OPENS new logs) opens on the loop;
+ * a pool that refuses the job opens on the loop; a pool freed without
  * draining leaves the partitions offline, never half-open. */
 #include <check.h>
 #include <event2/event.h>
@@ -198,6 +199,25 @@ START_TEST(test_open_on_pool) {
 }
 END_TEST
 
+/* A small create keeps read-your-write: its logs exist when apply returns. */
+START_TEST(test_small_apply_opens_on_loop) {
+    fx_t f;
+    fx_init(&f, 64);
+    create_topic(&f, "s", BK_PARTS_SYNC_OPENS);
+    ck_assert_uint_eq(feed(&f), 0);
+    census_t c = census(&f);
+    ck_assert_uint_eq(c.opening, 0);
+    ck_assert_uint_eq(c.with_log, BK_PARTS_SYNC_OPENS);
+    ck_assert_int_eq(f.opened_calls, 0);
+    create_topic(&f, "t", BK_PARTS_SYNC_OPENS + 1);   /* one more: the pool */
+    ck_assert_uint_eq(feed(&f), 0);
+    ck_assert_uint_gt(census(&f).opening, 0);
+    settle(&f);
+    ck_assert_uint_eq(census(&f).with_log, 2 * BK_PARTS_SYNC_OPENS + 1);
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_delete_while_opening) {
     fx_t f;
     fx_init(&f, 64);
@@ -261,9 +281,9 @@ START_TEST(test_cancelled_leaves_offline) {
     /* two threads, both blocked: the open batch stays queued */
     ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
     ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
-    create_topic(&f, "d", 10);
+    create_topic(&f, "d", 40);
     ck_assert_uint_eq(feed(&f), 0);
-    ck_assert_uint_eq(census(&f).opening, 10);
+    ck_assert_uint_eq(census(&f).opening, 40);
     pthread_mutex_lock(&g.mu);
     g.go = true;
     pthread_cond_broadcast(&g.cv);
@@ -272,8 +292,8 @@ START_TEST(test_cancelled_leaves_offline) {
     f.pool = NULL;
     census_t c = census(&f);
     ck_assert_uint_eq(c.opening, 0);
-    ck_assert_uint_eq(c.total, 10);
-    ck_assert(c.with_log == 0 || c.with_log == 10);
+    ck_assert_uint_eq(c.total, 40);
+    ck_assert(c.with_log == 0 || c.with_log == 40);
     fx_free(&f);
 }
 END_TEST
@@ -283,6 +303,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_open_on_pool);
+    tcase_add_test(tc, test_small_apply_opens_on_loop);
     tcase_add_test(tc, test_delete_while_opening);
     tcase_add_test(tc, test_refused_job_opens_on_loop);
     tcase_add_test(tc, test_cancelled_leaves_offline);
