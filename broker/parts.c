@@ -267,7 +267,9 @@ size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *c
     size_t failed = 0, fresh = 0;
     for (size_t i = 0; i < n && fresh <= BK_PARTS_SYNC_OPENS; i++)
         if (ch[i].kind != BK_CHANGE_STOP && !bk_parts_get(p, &ch[i].topic_id, ch[i].partition)) fresh++;
-    p->defer = p->opener && fresh > BK_PARTS_SYNC_OPENS;
+    /* while opens are queued, new ones queue behind them: a topic deleted
+     * and re-created under its name must not be opened beside its old open */
+    p->defer = p->opener && (fresh > BK_PARTS_SYNC_OPENS || bk_popen_pending(p->opener) > 0);
     p->trash_fn = trash_fn;
     p->trash_ctx = cfg_ctx;
     p->cfg_fn = cfg_fn;

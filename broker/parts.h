@@ -27,8 +27,8 @@
 
 #define BK_PARTS_MAX 1000000               /* partitions per node */
 #define BK_PARTS_DIRS_MAX 16               /* = BK_CONFIG_LOG_DIRS_MAX */
-/* An apply creating at most this many logs opens them on the loop (a few
- * ms each): a small CreateTopics is answered with its logs in place, so a
+/* An apply creating at most this many logs, with no open queued, opens them
+ * on the loop (a few ms each): a small CreateTopics is answered with its logs in place, so a
  * client producing right after (kafka-python's retries=0) is not refused.
  * Bigger applies (bulk creation, a follower catching up) use the pool. */
 #define BK_PARTS_SYNC_OPENS 16

@@ -244,6 +244,33 @@ START_TEST(test_delete_while_opening) {
 }
 END_TEST
 
+/* Deleted and re-created under its name while its opens are queued: the
+ * new small create queues behind them instead of opening beside them. */
+START_TEST(test_recreate_while_opening) {
+    fx_t f;
+    fx_init(&f, 64);
+    create_topic(&f, "r", 40);
+    ck_assert_uint_eq(feed(&f), 0);
+    ck_assert_uint_gt(census(&f).opening, 0);
+    delete_topic(&f, "r");
+    ck_assert_uint_eq(feed(&f), 0);
+    create_topic(&f, "r", 1);
+    ck_assert_uint_eq(feed(&f), 0);
+    const bk_topic_t *t = bk_image_topic_by_name(&f.img, "r");
+    bk_part_t *x = bk_parts_get(f.p, &t->id, 0);
+    ck_assert(x && x->opening && !x->log);   /* queued, not opened on the loop */
+    settle(&f);
+    x = bk_parts_get(f.p, &t->id, 0);
+    ck_assert(x && x->log);
+    ck_assert_int_eq(st_log_end_offset(x->log), 0);
+    census_t c = census(&f);
+    ck_assert_uint_eq(c.total, 1);
+    ck_assert(dir_exists(&f, "r-0"));
+    ck_assert(!dir_exists(&f, "r-1"));
+    fx_free(&f);
+}
+END_TEST
+
 /* The slow worker job that fills a one-slot pool. */
 typedef struct { pthread_mutex_t mu; pthread_cond_t cv; bool go; } gate_t;
 static int gate_job(void *arg) {
@@ -305,6 +332,7 @@ int main(void) {
     tcase_add_test(tc, test_open_on_pool);
     tcase_add_test(tc, test_small_apply_opens_on_loop);
     tcase_add_test(tc, test_delete_while_opening);
+    tcase_add_test(tc, test_recreate_while_opening);
     tcase_add_test(tc, test_refused_job_opens_on_loop);
     tcase_add_test(tc, test_cancelled_leaves_offline);
     suite_add_tcase(s, tc);
