@@ -220,7 +220,14 @@ static int add_removals(bk_req_t *req, resource_t *res) {
     for (size_t k = 0; k < cnt; k++) {
         bool named = false;
         for (size_t i = 0; i < res->nch && !named; i++) named = strcmp(res->ch[i].name, cur[k].name) == 0;
-        if (!named) all[n++] = (change_t){ cur[k].name, NULL };
+        if (named) continue;
+        /* a copy: the image frees its string when the removal applies,
+         * before the answer reads the change again */
+        size_t len = strlen(cur[k].name);
+        char *name = bk_req_alloc(req, len + 1, 1);
+        if (!name) return KP_ERR_NOMEM;
+        memcpy(name, cur[k].name, len + 1);
+        all[n++] = (change_t){ name, NULL };
     }
     res->ch = all;
     res->nch = n;
