@@ -74,7 +74,7 @@ static void post_elect(bk_admin_req_t *req, void *ctx) {
     }
     bk_recs_t recs;
     bk_recs_init(&recs);
-    int16_t err = bk_ctrl_elect(&n->ctrl, &n->img, BK_ELECT_PREFERRED, topic, partition, &recs);
+    int16_t err = bk_ctrl_elect(&n->ctrl, bk_node_decision_image(n), BK_ELECT_PREFERRED, topic, partition, &recs);
     if (err == KP_ERROR_ELECTION_NOT_NEEDED || (err == 0 && recs.n == 0)) {
         bk_recs_free(&recs);
         reply_result(req, n, topic, partition);   /* already led by the preferred replica */

@@ -83,7 +83,7 @@ static void local_round(bk_node_t *n, int64_t now) {
         bk_ctrl_register_t rq = { n->id, { 0 }, &ep, 1, rack(n) };
         memcpy(rq.incarnation, l->incarnation, BK_UUID_BYTES);
         c->is_register = true;
-        int16_t e = bk_ctrl_register(&n->ctrl, &n->img, &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
+        int16_t e = bk_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
         if (e != 0) {
             fprintf(stderr, "skiff: node %d: self-registration refused (error %d)\n", n->id, e);
             bk_recs_free(&recs);
@@ -93,7 +93,7 @@ static void local_round(bk_node_t *n, int64_t now) {
     } else {
         bk_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
         bk_ctrl_heartbeat_result_t hr;
-        bk_ctrl_heartbeat(&n->ctrl, &n->img, &hb, now, &recs, &hr);
+        bk_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, now, &recs, &hr);
         if (hr.error == KP_ERROR_STALE_BROKER_EPOCH || hr.error == KP_ERROR_BROKER_ID_NOT_REGISTERED)
             l->registered = false;
     }
@@ -243,7 +243,7 @@ static void serve_register(serve_ctx_t *c, const kp_broker_registration_request_
     memcpy(rq.incarnation, b->incarnation_id.b, BK_UUID_BYTES);
     bk_recs_t recs;
     bk_recs_init(&recs);
-    c->error = bk_ctrl_register(&n->ctrl, &n->img, &rq, bk_quorum_next_offset(n->quorum), bk_now_ms(), &recs, &c->epoch);
+    c->error = bk_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), bk_now_ms(), &recs, &c->epoch);
     if (c->error != 0) { bk_recs_free(&recs); answer(c, KP_OK); return; }
     bk_node_commit(n, &recs, serve_done, c);
     bk_recs_free(&recs);
@@ -254,7 +254,7 @@ static void serve_heartbeat(serve_ctx_t *c, const kp_broker_heartbeat_request_t 
     bk_ctrl_heartbeat_t hb = { b->broker_id, b->broker_epoch, b->current_metadata_offset, b->want_fence, b->want_shut_down };
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_heartbeat(&n->ctrl, &n->img, &hb, bk_now_ms(), &recs, &c->hr);
+    bk_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, bk_now_ms(), &recs, &c->hr);
     c->error = c->hr.error;
     if (c->error != 0) { bk_recs_free(&recs); answer(c, KP_OK); return; }
     bk_node_commit(n, &recs, serve_done, c);
@@ -317,7 +317,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         l->last_tick_ms = now;
         bk_recs_t recs;
         bk_recs_init(&recs);
-        size_t fenced = bk_ctrl_tick(&n->ctrl, &n->img, now, &recs);
+        size_t fenced = bk_ctrl_tick(&n->ctrl, bk_node_decision_image(n), now, &recs);
         if (recs.n > 0) {
             if (fenced) fprintf(stderr, "skiff: node %d (controller): fencing %zu silent broker(s)\n", n->id, fenced);
             local_ctx_t *c = calloc(1, sizeof *c);

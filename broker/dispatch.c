@@ -284,7 +284,7 @@ bk_part_t *bk_req_leader_part(bk_req_t *req, kp_str_t topic, int32_t partition, 
     }
     bk_part_t *p = bk_parts_get(req->node->parts, &t->id, partition);
     if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return NULL; }
-    if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return NULL; }
+    if (!p->log) { *err = p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return NULL; }
     *err = 0;
     return p;
 }

@@ -155,7 +155,7 @@ static void emit(bk_recs_t *out, int32_t type, const char *rname, const char *na
 /* Validates a resource's changes; sets res->error/message on the first bad one. */
 static void validate(bk_node_t *n, resource_t *res) {
     if (res->type == BK_RESOURCE_TOPIC) {
-        if (!bk_image_topic_by_name(&n->img, res->name)) {
+        if (!bk_image_topic_by_name(bk_node_decision_image(n), res->name)) {
             res->error = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             snprintf(res->message, sizeof res->message, "unknown topic '%s'", res->name);
             return;
@@ -212,7 +212,7 @@ static void apply_broker_dynamic(bk_node_t *n, const resource_t *res) {
 static int add_removals(bk_req_t *req, resource_t *res) {
     const char *rname = res->type == BK_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
     size_t cnt = 0;
-    const bk_img_config_t *cur = bk_image_configs(&req->node->img, res->type, rname, &cnt);
+    const bk_img_config_t *cur = bk_image_configs(bk_node_decision_image(req->node), res->type, rname, &cnt);
     change_t *all = bk_req_alloc(req, res->nch + cnt, sizeof *all);
     if (!all) return KP_ERR_NOMEM;
     if (res->nch) memcpy(all, res->ch, res->nch * sizeof *all);
@@ -220,7 +220,14 @@ static int add_removals(bk_req_t *req, resource_t *res) {
     for (size_t k = 0; k < cnt; k++) {
         bool named = false;
         for (size_t i = 0; i < res->nch && !named; i++) named = strcmp(res->ch[i].name, cur[k].name) == 0;
-        if (!named) all[n++] = (change_t){ cur[k].name, NULL };
+        if (named) continue;
+        /* a copy: the image frees its string when the removal applies,
+         * before the answer reads the change again */
+        size_t len = strlen(cur[k].name);
+        char *name = bk_req_alloc(req, len + 1, 1);
+        if (!name) return KP_ERR_NOMEM;
+        memcpy(name, cur[k].name, len + 1);
+        all[n++] = (change_t){ name, NULL };
     }
     res->ch = all;
     res->nch = n;

@@ -115,7 +115,7 @@ static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
     }
     x.p = bk_parts_get(req->node->parts, &t->id, fp->partition);
     if (!x.p || !x.p->leader) { x.err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return x; }
-    if (!x.p->log) { x.err = KP_ERROR_KAFKA_STORAGE_ERROR; return x; }
+    if (!x.p->log) { x.err = x.p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return x; }
     if (fp->replica) {            /* epochs and position: the core's verdict */
         x.err = fp->verdict.error;
         return x;

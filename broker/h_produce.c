@@ -162,7 +162,7 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     if (!t || pd->index < 0 || pd->index >= t->nparts) { o->error_code = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION; return; }
     bk_part_t *p = bk_parts_get(n->parts, &t->id, pd->index);
     if (!p || !p->leader) { o->error_code = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return; }
-    if (!p->log) { o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR; return; }
+    if (!p->log) { o->error_code = p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return; }
     bk_topic_config_t tc;
     bk_node_topic_config(n, t->name, &tc);
     int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);

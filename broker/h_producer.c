@@ -64,7 +64,7 @@ void bk_h_init_producer_id(bk_req_t *req) {
     c->req = req;
     bk_recs_t recs;
     bk_recs_init(&recs);
-    int16_t e = bk_ctrl_alloc_producer_ids(&n->ctrl, &n->img, n->id, n->broker_epoch, &recs, &c->first, &c->count);
+    int16_t e = bk_ctrl_alloc_producer_ids(&n->ctrl, bk_node_decision_image(n), n->id, n->broker_epoch, &recs, &c->first, &c->count);
     if (e != 0 || c->count <= 0) {
         bk_recs_free(&recs);
         answer_pid(req, e ? e : KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1);

@@ -32,7 +32,7 @@ void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
     }
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, &n->img, req, cnt, false, &recs, res);
+    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), req, cnt, false, &recs, res);
     for (size_t i = 0; i < cnt; i++)
         if (res[i].error == 0)
             fprintf(stderr, "skiff: node %d: auto-creating topic %s (%d partitions)\n", n->id, names[i],
@@ -119,7 +119,7 @@ void bk_h_create_topics(bk_req_t *req) {
     c->r.topics.count = (int32_t)cnt;
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, &n->img, in, cnt, q->validate_only, &recs, c->res);
+    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->res);
     if (recs.err != KP_OK) {
         for (size_t i = 0; i < cnt; i++) c->res[i].error = KP_ERROR_UNKNOWN_SERVER_ERROR;
         bk_recs_free(&recs);
@@ -179,7 +179,7 @@ void bk_h_delete_topics(bk_req_t *req) {
     }
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_delete_topics(&n->ctrl, &n->img, in, cnt, &recs, c->res);
+    bk_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, &recs, c->res);
     for (size_t i = 0; i < cnt; i++)
         if (c->res[i].error == 0 && in[i].name)
             fprintf(stderr, "skiff: node %d: deleting topic %s\n", n->id, in[i].name);
@@ -241,7 +241,7 @@ void bk_h_create_partitions(bk_req_t *req) {
     c->r.results.count = (int32_t)cnt;
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_create_partitions(&n->ctrl, &n->img, in, cnt, q->validate_only, &recs, c->errors, c->msgs);
+    bk_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->errors, c->msgs);
     bk_node_commit(n, &recs, cparts_answer, c);
     bk_recs_free(&recs);
 }

@@ -23,6 +23,7 @@
 #include "broker/fetch.h"
 #include "broker/group_driver.h"
 #include "broker/meta_log.h"
+#include "broker/node_dynconf.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
 #include "broker/quorum.h"
@@ -158,12 +159,29 @@ static void reconfig_one(bk_part_t *p, void *ctx) {
 
 void bk_node_configs_changed(bk_node_t *n) { bk_parts_each(n->parts, reconfig_one, n); }
 
+/* Logs opened on the pool are in place: a coordinator partition may now
+ * load. */
+static void parts_opened(void *ctx) {
+    bk_node_t *n = ctx;
+    if (n->stopping) return;
+    bk_replica_attach_opened(n);
+    if (n->groups) bk_gd_sync(n->groups);
+}
+
 /* ---- commit path ---------------------------------------------------------- */
 
 void bk_node_after_commit(bk_node_t *n) {
+    /* Config records reach every node's running config and open logs here
+     * (not only the node that handled the request); only when they changed:
+     * re-configuring every log per commit is O(partitions). */
+    uint64_t fp = bk_dynconf_fingerprint(&n->img);
+    bool cfg_changed = fp != n->configs_fp;
+    n->configs_fp = fp;
+    if (cfg_changed) bk_dynconf_sync(n);
     size_t max = bk_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
         if (!n->parts) (void)bk_image_take_changes(&n->img, NULL, 0);
+        else if (cfg_changed) bk_node_configs_changed(n);
         return;
     }
     bk_change_t *ch = malloc(max * sizeof *ch);
@@ -179,8 +197,7 @@ void bk_node_after_commit(bk_node_t *n) {
     if (failed)
         st_logf(ST_LOG_ERROR, "node %d: %zu partitions could not be opened; they are offline", n->id, failed);
     free(ch);
-    /* a config record may have changed topic settings */
-    bk_node_configs_changed(n);
+    if (cfg_changed) bk_node_configs_changed(n);
     if (n->groups) bk_gd_sync(n->groups);
 }
 
@@ -210,6 +227,10 @@ void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void
 
 int16_t bk_node_commit_error(int status) {
     return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
+}
+
+const bk_image_t *bk_node_decision_image(bk_node_t *n) {
+    return n->quorum ? bk_quorum_decision_image(n->quorum) : &n->img;
 }
 
 int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
@@ -419,6 +440,7 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
     n->pool = bk_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
+    if (bk_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");

@@ -57,6 +57,7 @@ struct bk_node {
     char cluster_id[BK_CLUSTER_ID_MAX + 1];
 
     bk_image_t img;                     /* committed metadata */
+    uint64_t configs_fp;                /* bk_dynconf_fingerprint at the last commit */
     bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
     bk_meta_log_t *meta;                /* who commits metadata records: the local
                                            committer (single voter) ... */
@@ -127,6 +128,12 @@ void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void
 /* The Kafka error for a failed commit status: NOT_CONTROLLER when this node
  * is not (or no longer) the active controller, else UNKNOWN_SERVER_ERROR. */
 int16_t bk_node_commit_error(int status);
+
+/* The image a controller decision must be computed against: committed
+ * metadata plus decisions proposed but not yet applied (see
+ * bk_quorum_decision_image); the committed image with the local committer.
+ * Valid until the next return to the loop. */
+const bk_image_t *bk_node_decision_image(bk_node_t *n);
 
 /* The active controller (raft leader; this node with the local committer),
  * -1 when unknown. */

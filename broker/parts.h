@@ -9,8 +9,9 @@
  * ".deleted" files runs on the worker pool via st_log_purge_deleted, which
  * storage allows concurrently).
  *
- * Invariants: a bk_part_t pointer stays valid until the next bk_parts_apply
- * or bk_parts_close_all; p->log != NULL unless the log failed to open
+ * Invariants: a bk_part_t pointer stays valid until the next bk_parts_apply,
+ * return to the loop (a finished async open may remove slots) or
+ * bk_parts_close_all; p->log != NULL unless the log failed to open
  * (offline: handlers answer KAFKA_STORAGE_ERROR / NOT_LEADER). */
 #ifndef SKIFF_BK_PARTS_H
 #define SKIFF_BK_PARTS_H
@@ -20,11 +21,17 @@
 #include <stdint.h>
 
 #include "broker/image.h"
+#include "broker/worker.h"
 #include "storage/st_log.h"
 #include "storage/st_logdirs.h"
 
 #define BK_PARTS_MAX 1000000               /* partitions per node */
 #define BK_PARTS_DIRS_MAX 16               /* = BK_CONFIG_LOG_DIRS_MAX */
+/* An apply creating at most this many logs, with no open queued, opens them
+ * on the loop (a few ms each): a small CreateTopics is answered with its logs in place, so a
+ * client producing right after (kafka-python's retries=0) is not refused.
+ * Bigger applies (bulk creation, a follower catching up) use the pool. */
+#define BK_PARTS_SYNC_OPENS 16
 
 typedef struct bk_part {
     bk_uuid_t topic_id;
@@ -37,6 +44,10 @@ typedef struct bk_part {
     struct bk_rp *rp;                      /* replication driver state (replica.h);
                                               moves with the slot */
     bool used;                             /* slot in use */
+    bool opening;                          /* log being opened on the worker pool
+                                              (log NULL): answer a retriable
+                                              NOT_LEADER_OR_FOLLOWER */
+    bool stop_pending, delete_pending;     /* STOP arrived while opening */
 } bk_part_t;
 
 typedef struct bk_parts bk_parts_t;
@@ -52,6 +63,18 @@ typedef void (*bk_parts_cfg_fn)(void *ctx, const char *topic, st_log_config_t *o
 /* A deleted partition's directory, already closed and renamed to
  * "<dir>.<ms>-delete", for the caller to remove off the loop. */
 typedef void (*bk_parts_trash_fn)(void *ctx, const char *path);
+
+/* Called on the loop after a batch of logs opened on the pool was installed
+ * (settings may have changed meanwhile; a coordinator may now load). */
+typedef void (*bk_parts_opened_fn)(void *ctx);
+
+/* From now on new partitions' logs of an apply creating more than
+ * BK_PARTS_SYNC_OPENS logs are opened on `pool` (borrowed; freed or drained
+ * before bk_parts_close_all): the slot exists at once with
+ * `opening` set and log NULL; the log appears later (or the partition goes
+ * offline if the open fails). A STOP meanwhile is carried out when the open
+ * finishes. Without it (start-up replay) logs open on the loop. */
+int bk_parts_set_pool(bk_parts_t *p, bk_worker_pool_t *pool, bk_parts_opened_fn fn, void *ctx);
 
 /* Applies change notifications (img gives topic names). Failures to open a
  * log are logged and leave the partition offline; returns how many failed.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "broker/broker_lifecycle.h"
 #include "broker/meta_log.h"
@@ -20,6 +21,7 @@
 #include "broker/quorum_rpc.h"
 #include "broker/quorum_snap.h"
 #include "broker/quorum_state.h"
+#include "broker/worker.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
@@ -68,6 +70,11 @@ struct bk_quorum {
     bool closing;
     srv_req_t *cur;                   /* the server request of this step */
     uint64_t fetches;                 /* fetch responses processed */
+    bool sync_busy;                   /* a log fsync job runs on the pool */
+    int64_t sync_want;                /* appended end waiting for an fsync, or -1 */
+    uint64_t sync_gen;                /* bumped by truncation / snapshot install */
+    bk_image_t *view;                 /* decision view (bk_quorum_decision_image) */
+    int64_t view_end;                 /* the view holds the log up to here */
 };
 
 bool bk_quorum_wanted(const bk_config_t *cfg) {
@@ -97,6 +104,55 @@ void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out) {
     out->recovery_point = st_log_recovery_point(q->log);
     out->high_watermark = raft_high_watermark(q->r);
     out->log_end_offset = st_log_end_offset(q->log);
+}
+
+static void drop_view(bk_quorum_t *q) {
+    if (!q->view) return;
+    bk_image_free(q->view);
+    free(q->view);
+    q->view = NULL;
+}
+
+/* Applies the log [view_end, end) to the view; false when an entry is gone. */
+static bool view_catch_up(bk_quorum_t *q, int64_t end) {
+    for (; q->view_end < end; q->view_end++) {
+        const raft_entry_t *e = raft_entry_at(q->r, q->view_end);
+        if (!e) return false;
+        /* a record the image refuses is refused identically at commit */
+        if (e->type == RAFT_ENTRY_DATA && bk_image_apply_bytes(q->view, e->data, e->len, e->offset) != KP_OK) {
+        }
+    }
+    (void)bk_image_take_changes(q->view, NULL, 0);   /* the view drives nothing */
+    return true;
+}
+
+static bool view_build(bk_quorum_t *q) {
+    uint8_t *snap = NULL;
+    size_t len = 0;
+    q->view = calloc(1, sizeof *q->view);
+    if (!q->view) return false;
+    bk_image_init(q->view, q->n->id);
+    q->view_end = q->applied;
+    int rc = bk_image_snapshot(&q->n->img, &snap, &len);
+    if (rc == KP_OK) rc = bk_image_load(q->view, snap, len);
+    free(snap);
+    return rc == KP_OK;
+}
+
+/* The view is kept while the log only grows (it catches up from view_end,
+ * also past entries already applied): a copy is made once per leadership,
+ * not once per burst of decisions. */
+const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
+    int64_t end = raft_log_end(q->r);
+    if (q->view && q->view_end > end) drop_view(q);
+    if (q->applied >= end && !q->view) return &q->n->img;
+    /* an entry the view still needs may be gone (snapshot): copy afresh */
+    if (q->view && !view_catch_up(q, end)) drop_view(q);
+    if (!q->view && (!view_build(q) || !view_catch_up(q, end))) {
+        drop_view(q);
+        return &q->n->img;
+    }
+    return q->applied >= end ? &q->n->img : q->view;
 }
 
 static void fatal(bk_quorum_t *q, const char *what, int rc) {
@@ -252,8 +308,87 @@ static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
             rd->snapshot.end_offset);
 }
 
+/* Appends are written on the loop; raft may count them only once they are
+ * durable. The fsync runs on the worker pool when the log allows it (one
+ * job at a time; appends meanwhile are covered by the next job), so a slow
+ * disk does not hold the loop past the fetch timeout. */
+typedef struct {
+    bk_quorum_t *q;
+    int fd;
+    int64_t end;
+    uint64_t gen;
+    int err;
+} sync_job_t;
+
+static int sync_job(void *arg) {
+    sync_job_t *j = arg;
+    j->err = fsync(j->fd) == 0 ? 0 : errno;
+    return KP_OK;
+}
+
+static void sync_done(void *arg, int status);
+
+static bool sync_start(bk_quorum_t *q) {
+    if (!q->n->pool || q->closing || q->sync_want < 0) return false;
+    int fd = st_log_dup_sync_fd(q->log);
+    if (fd < 0) return false;
+    sync_job_t *j = malloc(sizeof *j);
+    if (!j) { close(fd); return false; }
+    *j = (sync_job_t){ q, fd, q->sync_want, q->sync_gen, 0 };
+    if (bk_worker_submit(q->n->pool, sync_job, sync_done, j) != BK_OK) {
+        close(fd);
+        free(j);
+        return false;
+    }
+    q->sync_busy = true;
+    q->sync_want = -1;
+    return true;
+}
+
+/* Makes the log durable up to `end`: true when done here (the caller steps
+ * RAFT_EV_PERSISTED), false when a pool job will report it. */
+static bool sync_log(bk_quorum_t *q, int64_t end) {
+    q->sync_want = end;
+    if (q->sync_busy || sync_start(q)) return false;
+    int rc = st_log_flush(q->log);
+    if (rc != KP_OK) fatal(q, "flushing the metadata log", rc);
+    q->sync_want = -1;
+    return true;
+}
+
+static void sync_done(void *arg, int status) {
+    sync_job_t *j = arg;
+    bk_quorum_t *q = j->q;
+    close(j->fd);
+    q->sync_busy = false;
+    assert(!q->busy);
+    if (status != KP_OK) { free(j); return; }   /* cancelled: the node is stopping */
+    if (j->err != 0) fatal(q, "fsync of the metadata log", ST_ERR_IO);
+    bool current = j->gen == q->sync_gen && !q->closing;
+    int64_t end = j->end;
+    free(j);
+    if (current) {
+        raft_event_t ev = { .type = RAFT_EV_PERSISTED };
+        ev.u.persisted_end = end;
+        step(q, &ev);
+    } else if (!q->closing && q->sync_want < 0) {
+        q->sync_want = st_log_end_offset(q->log);   /* what survived the truncation */
+    }
+    /* appends made while the job ran (or after a truncation) */
+    int64_t want = q->sync_want;
+    if (!q->sync_busy && want >= 0 && !q->closing && sync_log(q, want)) {
+        raft_event_t ev = { .type = RAFT_EV_PERSISTED };
+        ev.u.persisted_end = want;
+        step(q, &ev);
+    }
+}
+
 static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
     int rc;
+    if (rd->snapshot_install || rd->truncate) {
+        drop_view(q);   /* its entries may change */
+        q->sync_gen++;  /* an fsync in flight may not cover what comes next */
+    }
     if (rd->hard_state_changed && (rc = bk_qstate_write(q->pdir, &rd->hard_state)) != KP_OK)
         fatal(q, "writing quorum-state", rc);
     if (rd->snapshot_install) install_snapshot(q, rd);
@@ -271,7 +406,6 @@ static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
             rc = st_log_append_replica(q->log, buf, len, now_ms(), &info);
         }
         free(buf);
-        if (rc == KP_OK) rc = st_log_flush(q->log);
         if (rc != KP_OK) fatal(q, "appending to the metadata log", rc);
         appended_end = st_log_end_offset(q->log);
     }
@@ -295,6 +429,7 @@ static void role_check(bk_quorum_t *q) {
     bool leader = bk_quorum_is_leader(q);
     if (leader == q->was_leader) return;
     q->was_leader = leader;
+    drop_view(q);
     fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->n->id,
             leader ? "became" : "is no longer", raft_epoch(q->r));
     /* a lost leadership keeps its proposals: entries of its epoch may still
@@ -319,7 +454,7 @@ static void step(bk_quorum_t *q, const raft_event_t *ev) {
         raft_advance(q->r, &rd);
         q->busy = false;
         q->cur = NULL;   /* the request is answered by the first ready only */
-        more = end >= 0;
+        more = end >= 0 && sync_log(q, end);
         if (more) {
             memset(&next, 0, sizeof next);
             next.type = RAFT_EV_PERSISTED;
@@ -382,7 +517,7 @@ void bk_quorum_propose(bk_quorum_t *q, const bk_recs_t *recs, bk_quorum_done_fn 
     raft_advance(q->r, &rd);
     q->busy = false;
     if (rd.status != RAFT_OK) done(arg, rd.status, -1);
-    if (end >= 0) {
+    if (end >= 0 && sync_log(q, end)) {
         raft_event_t pe = { .type = RAFT_EV_PERSISTED };
         pe.u.persisted_end = end;
         step(q, &pe);
@@ -634,6 +769,7 @@ bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size
     bk_quorum_t *q = calloc(1, sizeof *q);
     if (!q) { fail(err, err_len, "out of memory"); return NULL; }
     q->n = n;
+    q->sync_want = -1;
     snprintf(q->pdir, sizeof q->pdir, "%s/%s-0", ld->path, BK_META_TOPIC);
     q->snapshot_every_bytes = bk_config_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
     st_log_config_t lc;
@@ -671,6 +807,7 @@ int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
         if (q->r) st_log_set_high_watermark(q->log, raft_high_watermark(q->r));
         rc = st_log_close(q->log, final);
     }
+    drop_view(q);
     if (q->r) raft_free(q->r);
     free(q->props);
     free(q->done_list);

@@ -68,6 +68,16 @@ int32_t bk_quorum_epoch(const bk_quorum_t *q);
 const char *bk_quorum_role(const bk_quorum_t *q);
 /* Offset the next proposed record gets (leader only meaningful). */
 int64_t bk_quorum_next_offset(const bk_quorum_t *q);
+
+/* The image controller decisions are computed against: the committed image
+ * plus every entry appended to the log but not yet applied (Kafka's
+ * "uncommitted" view), so that two decisions in flight never conflict (a
+ * second CreateTopics of a name being created gets TOPIC_ALREADY_EXISTS).
+ * Equals the committed image (n->img) when nothing is pending; else a copy
+ * kept by the driver (caught up on each call), valid until the next return
+ * to the loop. Falls back to
+ * the committed image when the copy cannot be made (out of memory). */
+const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q);
 /* DescribeQuorum data (leader: replica progress; others: -1s). */
 void bk_quorum_describe(const bk_quorum_t *q, raft_quorum_info_t *out);
 /* Offsets of the metadata log for the log dir checkpoint. */

@@ -176,6 +176,16 @@ void bk_replica_after_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt) {
     }
 }
 
+static void attach_one(bk_part_t *p, void *ctx) {
+    if (!p->log || p->rp) return;
+    rp_build(ctx, p);
+    feed_image(ctx, p);
+}
+
+void bk_replica_attach_opened(bk_node_t *n) {
+    if (!n->stopping && n->parts) bk_parts_each(n->parts, attach_one, n);
+}
+
 static void free_one(bk_part_t *p, void *ctx) { rp_free(ctx, p); }
 
 void bk_replica_stop(bk_node_t *n) {

@@ -43,6 +43,9 @@ void bk_replica_before_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt);
  * from the log (LEO, epoch cache, HW checkpoint) when new, then feeds it
  * the image's state of the partition. */
 void bk_replica_after_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt);
+/* Logs opened later on the worker pool (parts_open.c) are in place: builds
+ * and feeds the core of every held partition that has a log but no core. */
+void bk_replica_attach_opened(bk_node_t *n);
 /* Fails every wait, closes fetcher connections and frees every core
  * (graceful stop, before the logs close). Safe to call twice. */
 void bk_replica_stop(bk_node_t *n);

@@ -558,6 +558,12 @@ int st_log_flush(st_log_t *log) {
     return KP_OK;
 }
 
+int st_log_dup_sync_fd(const st_log_t *log) {
+    if (log->offline || log->dir_dirty) return -1;
+    if (log_seg_for(log, log->recovery_point) != log->nsegs - 1) return -1;
+    return fcntl(log_active(log)->log_fd, F_DUPFD_CLOEXEC, 0);
+}
+
 int st_log_maybe_flush(st_log_t *log, int64_t now_ms) {
     if (log->unflushed_msgs == 0) return KP_OK;
     bool due = log->unflushed_msgs >= log->cfg.flush_messages ||

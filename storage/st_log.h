@@ -151,6 +151,14 @@ st_ps_verdict_t st_log_producer_check(const st_log_t *log, const kp_batch_t *b, 
 /* fsyncs every segment with data at or past the recovery point (and its
  * indexes); recovery point = LEO. For raft: call after append before acking. */
 KP_MUST_CHECK int st_log_flush(st_log_t *log);
+/* For an fsync on another thread: a duplicate of the active segment's file
+ * descriptor (the caller closes it), valid when everything not yet durable
+ * lies in that one file's data (no newer segment, no new directory entry
+ * since the last st_log_flush); else -1 and the caller uses st_log_flush.
+ * fsync of the duplicate makes the appends made so far durable. The
+ * recovery point does not move (a restart re-checks the active segment);
+ * indexes are rebuilt by recovery. */
+int st_log_dup_sync_fd(const st_log_t *log);
 /* Applies flush.messages / flush.ms; call after appends and on a timer. */
 KP_MUST_CHECK int st_log_maybe_flush(st_log_t *log, int64_t now_ms);
 

@@ -89,10 +89,23 @@ sleep 1   # let the followers' fetches settle before the RSS baseline
 rss0=$(rss_kb "${SK_NODE_PID[$L]}")
 all="$SK_BOOTSTRAP"
 ctl_pid_before=${SK_NODE_PID[$L]}
+ep0=$(adm "$L" /v1/cluster | jq -r .leader_epoch)
+bulk_t0=$(date +%s%N)
 bulk=$($QB bulk "$all" bulk "$topics" "$parts" "$rf" "$per_req") || sk_fail "bulk create failed ($bulk)"
+# logs are created off the loop after the commit: wait until every node has
+# every bulk partition directory (RF copies of each partition in all)
+want=$((topics * parts * rf)) got=0
+for ((w = 0; w < 1200; w++)); do
+  got=$(find "$SK_TMP"/data/node-*/ -maxdepth 2 -type d -name 'bulk-*' 2>/dev/null | wc -l)
+  [ "$got" -ge "$want" ] && break
+  sleep 0.1
+done
+bulk_disk_s=$(awk -v a="$bulk_t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+[ "$got" -ge "$want" ] || bulk_disk_s="(only $got of $want logs after 120 s)"
 sleep 1
 rss1=$(rss_kb "$ctl_pid_before")
 L2=$(wait_agree 30) || L2=-1
+ep1=$(adm "${L2/#-1/$L}" /v1/cluster | jq -r .leader_epoch)
 img_line=""
 [ -x "$bench_image" ] && img_line=$("$bench_image" | grep 'image heap:' | sed 's/^ *image heap: //')
 
@@ -106,7 +119,9 @@ printf '%-52s %s\n' "topic create latency p99 ms" "$(kv "$lat" p99_ms)"
 printf '%-52s %s\n' "topic create latency max ms" "$(kv "$lat" max_ms)"
 printf '%-52s %s\n' "create $topics topics x $parts partitions (RF $rf), s" "$(kv "$bulk" s)"
 printf '%-52s %s\n' "  topics/s" "$(kv "$bulk" topics_per_s)"
+printf '%-52s %s\n' "  until every replica's log exists on disk, s" "$bulk_disk_s"
 printf '%-52s %s\n' "  batches re-sent after a controller change" "$(kv "$bulk" retries) (controller $L before, $L2 after)"
+printf '%-52s %s\n' "  raft epoch before -> after the bulk create" "$ep0 -> $ep1"
 printf '%-52s %s\n' "controller VmRSS before -> after, kB" "$rss0 -> $rss1"
 printf '%-52s %s\n' "controller RSS growth per partition, bytes" "$(((rss1 - rss0) * 1024 / npart))"
 printf '%-52s %s\n' "bench_image in-process heap per partition" "${img_line:-(bench_image not built)}"
