@@ -306,6 +306,13 @@ typedef struct {
 int16_t bk_grp_offset_commit(bk_grp_coord_t *c, const bk_grp_commit_t *req, int64_t now_ms,
                              bk_grp_out_t *out, int16_t *errors);
 
+/* TxnOffsetCommit's member check (NONE for generation -1 or an unknown
+ * group), and the commit of a transaction's offsets at its COMMIT marker
+ * (no member check; creates the group when absent). */
+int16_t bk_grp_txn_commit_check(bk_grp_coord_t *c, const bk_grp_commit_t *req);
+int16_t bk_grp_offset_commit_txn(bk_grp_coord_t *c, const bk_grp_commit_t *req, int64_t now_ms,
+                                 bk_grp_out_t *out, int16_t *errors);
+
 typedef struct {
     int64_t offset;                          /* -1: nothing committed */
     int32_t leader_epoch;
