@@ -13,6 +13,7 @@
 #include "broker/controller.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -297,6 +298,8 @@ static void create_topic(bk_gd_t *gd) {
     snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
+    /* not the controller: ask it (txn_driver.h) */
+    if (n->txns && bk_td_create_forward(n->txns, BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, kv, 3)) return;
     bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
     bk_ctrl_create_result_t res;
     bk_recs_t recs;

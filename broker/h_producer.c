@@ -59,6 +59,14 @@ void bk_h_init_producer_id(bk_req_t *req) {
         return;
     }
     if (n->pid_next < n->pid_end) { hand_out(req); return; }
+    if (bk_node_controller_id(n) != n->id && n->txns) {
+        /* Only the controller commits blocks: one id is asked of it (the
+         * transaction driver's allocator); the client retries meanwhile. */
+        int64_t pid = -1;
+        if (bk_td_alloc_pid(n->txns, &pid)) answer_pid(req, 0, pid, 0);
+        else answer_pid(req, KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS, -1, -1);
+        return;
+    }
     alloc_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
     if (!c) { bk_req_close(req, "out of memory"); return; }
     c->req = req;

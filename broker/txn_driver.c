@@ -303,6 +303,7 @@ static void create_topic(bk_td_t *td) {
     int32_t np = (int32_t)bk_config_int(n->cfg, BK_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS);
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", TXN_SEGMENT_BYTES },
                           { "compression.type", "producer" } };
+    if (bk_td_create_forward(td, BK_TD_TOPIC, np, (int16_t)rf, kv, 3)) return;
     bk_ctrl_create_topic_t req = { BK_TD_TOPIC, np, (int16_t)rf, NULL, 0, kv, 3 };
     bk_ctrl_create_result_t res;
     bk_recs_t recs;

@@ -20,10 +20,12 @@
 #include "storage/st_status.h"
 
 #define PID_REFILL_SEQ 0u                  /* pending arg of a producer-id request */
+#define CREATE_SEQ 1u                      /* pending arg of a forwarded CreateTopics */
+#define CREATE_EVERY_MS 500                /* at most one forwarded create per this */
 #define MARKER_REQ_VERSION 1
 #define PID_REQ_VERSION 0
 
-static uint64_t next_seq = 1;              /* flight ids (loop thread only) */
+static uint64_t next_seq = 16;              /* flight ids (loop thread only) */
 
 /* ---- the leader side ------------------------------------------------------------ */
 
@@ -343,6 +345,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
     bk_td_t *td = ctx;
     uint64_t seq = (uint64_t)(uintptr_t)pend->arg;
     td_flight_t *f = NULL;
+    if (seq == CREATE_SEQ) return;         /* the image shows the topic once created */
     if (seq == PID_REFILL_SEQ) td->pid_refill = false;
     else if (!(f = flight_take(td, seq))) return;
     if (frame && !td->stopped) {
@@ -412,6 +415,8 @@ static void refill(bk_td_t *td) {
     bk_recs_free(&recs);
 }
 
+bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id) { return td_alloc_pid(td, producer_id); }
+
 bool td_alloc_pid(void *ctx, int64_t *producer_id) {
     bk_td_t *td = ctx;
     bk_node_t *n = td->node;
@@ -419,4 +424,36 @@ bool td_alloc_pid(void *ctx, int64_t *producer_id) {
     if (n->pid_next >= n->pid_end) return false; /* COORDINATOR_LOAD_IN_PROGRESS: retried */
     *producer_id = n->pid_next++;
     return true;
+}
+
+/* ---- internal topics on a non-controller node -------------------------------------- */
+
+bool bk_td_create_forward(bk_td_t *td, const char *name, int32_t nparts, int16_t rf, const bk_ctrl_kv_t *kv,
+                          size_t nkv) {
+    bk_node_t *n = td->node;
+    int32_t ctl = bk_node_controller_id(n);
+    int64_t now = bk_now_ms();
+    if (td->stopped || ctl < 0 || ctl == n->id || nkv > 8) return false;
+    if (now - td->last_create_ms < CREATE_EVERY_MS) return true;
+    td->last_create_ms = now;
+    kp_create_topics_request_creatable_topic_config_t cfg[8];
+    for (size_t i = 0; i < nkv; i++) {
+        kp_create_topics_request_creatable_topic_config_init(&cfg[i]);
+        cfg[i].name = kp_slice_cstr(kv[i].name);
+        cfg[i].value = kp_slice_cstr(kv[i].value);
+    }
+    kp_create_topics_request_creatable_topic_t t;
+    kp_create_topics_request_creatable_topic_init(&t);
+    t.name = kp_slice_cstr(name);
+    t.num_partitions = nparts;
+    t.replication_factor = rf;
+    t.configs.items = cfg;
+    t.configs.count = (int32_t)nkv;
+    kp_create_topics_request_t q;
+    kp_create_topics_request_init(&q);
+    q.topics.items = &t;
+    q.topics.count = 1;
+    q.timeout_ms = 5000;
+    fprintf(stderr, "skiff: node %d: asking controller %d to create %s\n", n->id, ctl, name);
+    return send_frame(td, ctl, KP_API_CREATE_TOPICS, 4, &q, CREATE_SEQ) == 0;
 }
