@@ -255,11 +255,24 @@ int16_t bk_td_check_produce(bk_td_t *td, kp_str_t transactional_id, int64_t prod
     int32_t i = bk_txn_partition_for(id, t->nparts);
     const bk_txn_meta_t *m = i < td->ncoords && td->coords[i] ? bk_txn_get(td->coords[i], id) : NULL;
     free(id);
-    if (!m || m->producer_id != producer_id || m->producer_epoch != epoch) return KP_ERROR_NONE;
+    if (!m || m->producer_id != producer_id) return KP_ERROR_NONE;
+    if (epoch < m->producer_epoch) return KP_ERROR_INVALID_PRODUCER_EPOCH;   /* fenced (e.g. timed out) */
+    if (epoch != m->producer_epoch) return KP_ERROR_NONE;
     if (m->state != BK_TXN_ONGOING) return KP_ERROR_INVALID_TXN_STATE;
     for (size_t k = 0; k < m->nparts; k++)
         if (m->parts[k].partition == partition && strcmp(m->parts[k].topic, topic) == 0) return KP_ERROR_NONE;
     return KP_ERROR_INVALID_TXN_STATE;
+}
+
+bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
+    if (!td || p < 0 || p >= td->noffs || !td->offs[p] || td->offs[p]->n == 0) return false;
+    if (group.len > BK_TXN_ID_MAX_BYTES || topic.len > BK_TXN_TOPIC_MAX_BYTES) return false;
+    char g[BK_TXN_ID_MAX_BYTES + 1], t[BK_TXN_TOPIC_MAX_BYTES + 1];
+    memcpy(g, group.p, group.len);
+    g[group.len] = '\0';
+    memcpy(t, topic.p, topic.len);
+    t[topic.len] = '\0';
+    return bk_txn_offsets_pending(td->offs[p], g, t, partition);
 }
 
 bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p) {

@@ -103,7 +103,13 @@ bool bk_td_create_forward(bk_td_t *td, const char *name, int32_t nparts, int16_t
  * on demand), or NULL when out of memory / p < 0. */
 bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p);
 
-/* Produce of a transactional batch: NONE, or INVALID_TXN_STATE when this
+/* OffsetFetch require_stable (KIP-447): whether a transaction holds a
+ * pending offset of (group, topic, partition) in __consumer_offsets
+ * partition p. td NULL: false. */
+bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
+
+/* Produce of a transactional batch: NONE; INVALID_PRODUCER_EPOCH for an
+ * epoch older than the coordinator's; INVALID_TXN_STATE when this
  * node coordinates the id and the partition is not in its ongoing
  * transaction for (producer_id, epoch). Coordinated elsewhere: NONE (as
  * Kafka before KIP-890, the partition leader does not ask). */

@@ -5,6 +5,7 @@
 #  - consume-transform-produce with send_offsets_to_transaction; the
 #    processor is killed -9 mid-stream and restarted: the output read with
 #    read_committed holds each input message exactly once;
+#  - the same with the transaction coordinator's node killed -9 and restarted;
 #  - zombie fencing: two producers with one transactional.id, the older fenced;
 #  - an abandoned transaction (its process gone) is aborted after
 #    transaction.timeout.ms and the LSO moves on (later data is readable).
@@ -14,9 +15,10 @@ CL="$SK_PY $SK_ROOT/test/integration/clients"
 command -v jq >/dev/null || { echo "$NAME: jq missing"; exit 1; }
 N_IN=3000
 
-sk_start_cluster 3 --set default.replication.factor=1 --set offsets.topic.replication.factor=1 \
-  --set transaction.state.log.replication.factor=1 --set group.initial.rebalance.delay.ms=0 \
-  --set transaction.state.log.num.partitions=6 --set offsets.topic.num.partitions=6
+ARGS=(--set default.replication.factor=1 --set offsets.topic.replication.factor=1
+  --set transaction.state.log.replication.factor=1 --set group.initial.rebalance.delay.ms=0
+  --set transaction.state.log.num.partitions=6 --set offsets.topic.num.partitions=6)
+sk_start_cluster 3 "${ARGS[@]}"
 adm() { curl -s --max-time 2 "127.0.0.1:${SK_ADMIN_PORT[$1]}$2"; }
 ready() { [ "$(adm 1 /v1/cluster | jq '[.brokers[] | select(.fenced == false)] | length' 2>/dev/null)" = 3 ]; }
 t=0; until ready; do sleep 0.2; t=$((t + 1)); [ $t -lt 150 ] || sk_fail "3 unfenced brokers not seen"; done
@@ -27,11 +29,12 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 boot, n = sys.argv[1], int(sys.argv[2])
 a = AdminClient({'bootstrap.servers': boot})
-for f in a.create_topics([NewTopic(t, 3, 1) for t in ('tin', 'tout', 'tfence', 'ttmo')], operation_timeout=20).values():
+for f in a.create_topics([NewTopic(t, 3, 1) for t in ('tin', 'tout', 'tin2', 'tout2', 'tfence', 'ttmo')], operation_timeout=20).values():
     f.result()
 p = Producer({'bootstrap.servers': boot, 'enable.idempotence': True, 'linger.ms': 5})
-for i in range(n):
-    p.produce('tin', value=b'm%05d' % i, partition=i % 3)
+for t in ('tin', 'tin2'):
+    for i in range(n):
+        p.produce(t, value=b'm%05d' % i, partition=i % 3)
 assert p.flush(60) == 0
 PY
 leaders=$(for t in tin tout; do adm 1 "/v1/topics/$t" | jq -r '.partitions[].leader'; done | sort -u | wc -l)
@@ -52,11 +55,56 @@ ctp 8 2
 t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
 wait "$CTP_PID" 2>/dev/null
 sk_log "restarted processor: $(tail -n 1 "$SK_TMP/ctp-2.log")"
-$CL/txn_misc.py read "$SK_BOOTSTRAP" tout 3 12 > "$SK_TMP/out.txt" 2>"$SK_TMP/read.err"
+$CL/txn_misc.py read "$SK_BOOTSTRAP" tout 3 30 "$N_IN" > "$SK_TMP/out.txt" 2>"$SK_TMP/read.err"
 sk_check "read_committed output has $N_IN messages (got $(wc -l < "$SK_TMP/out.txt"))" test "$(wc -l < "$SK_TMP/out.txt")" -eq "$N_IN"
 sk_check "each input message exactly once in the output" \
   test "$(sort -u "$SK_TMP/out.txt" | wc -l)" -eq "$N_IN" -a "$(sort -u "$SK_TMP/out.txt" | head -1)" = "out:m00000" \
        -a "$(sort -u "$SK_TMP/out.txt" | tail -1)" = "out:m$(printf %05d $((N_IN - 1)))"
+
+# ---- kill -9 of the coordinator's node mid-stream ----------------------------
+# The node leading __transaction_state partition abs(hashCode("ctp-k")) % 6
+# is killed while the processor runs and restarted: the new incarnation
+# replays the partition and finishes what was prepared; the processor is
+# restarted whenever it gives up. Output read_committed: exactly once.
+coord_node() {
+  local p
+  p=$($SK_PY -c 'import sys
+h = 0
+for ch in sys.argv[1].encode("utf-16-be").decode("utf-16-be"):
+    for u in [ord(ch)] if ord(ch) < 0x10000 else [0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)]:
+        h = (31 * h + u) & 0xFFFFFFFF
+h = h - (1 << 32) if h >= (1 << 31) else h
+print((0 if h == -(1 << 31) else abs(h)) % 6)' ctp-k)
+  adm 1 /v1/topics/__transaction_state | jq -r ".partitions[] | select(.partition == $p) | .leader"
+}
+ctp2() { $CL/txn_ctp.py "$SK_BOOTSTRAP" tin2 tout2 ctp-group2 ctp-k 8 >> "$SK_TMP/ctpk-$1.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
+ctp2 1
+t=0
+until [ "$(grep -c '^committed' "$SK_TMP/ctpk-1.log" 2>/dev/null)" -ge 5 ]; do
+  kill -0 "$CTP_PID" 2>/dev/null || break
+  sleep 0.1; t=$((t + 1)); [ $t -lt 900 ] || break
+done
+X=$(coord_node)
+sk_log "coordinator of ctp-k: node $X; processor: $(tail -n 1 "$SK_TMP/ctpk-1.log")"
+if [ -n "$X" ] && [ "$X" -ge 1 ] 2>/dev/null; then
+  sk_kill9_node "$X"
+  sleep 1
+  sk_start_node "$X" "${ARGS[@]}"
+  sk_wait_port "${SK_KAFKA_PORT[X]}" 30 "${SK_NODE_PID[X]}" || sk_fail "node $X did not restart"
+fi
+sk_check "found and restarted the coordinator's node ($X)" test -n "$X"
+run=1
+for _ in 1 2 3 4 5 6; do
+  t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
+  wait "$CTP_PID"; rc=$?
+  [ "$rc" -eq 0 ] && break
+  run=$((run + 1)); ctp2 "$run"
+done
+sk_log "processor runs: $run, last: $(tail -n 1 "$SK_TMP/ctpk-$run.log")"
+$CL/txn_misc.py read "$SK_BOOTSTRAP" tout2 3 40 "$N_IN" > "$SK_TMP/out2.txt" 2>>"$SK_TMP/read.err"
+sk_check "coordinator killed: read_committed output has $N_IN messages (got $(wc -l < "$SK_TMP/out2.txt"))" \
+  test "$(wc -l < "$SK_TMP/out2.txt")" -eq "$N_IN"
+sk_check "coordinator killed: each input message exactly once" test "$(sort -u "$SK_TMP/out2.txt" | wc -l)" -eq "$N_IN"
 
 wtm() {  # WriteTxnMarkers requests served, summed over the nodes
   local i s=0 v
@@ -70,7 +118,7 @@ sk_check "markers reached other leaders through WriteTxnMarkers ($(wtm) requests
 
 # ---- zombie fencing ---------------------------------------------------------
 sk_check_lines < <(timeout 120 $CL/txn_misc.py fence "$SK_BOOTSTRAP" tfence 2>"$SK_TMP/fence.err")
-$CL/txn_misc.py read "$SK_BOOTSTRAP" tfence 3 6 > "$SK_TMP/fence.txt" 2>>"$SK_TMP/read.err"
+$CL/txn_misc.py read "$SK_BOOTSTRAP" tfence 3 10 1 > "$SK_TMP/fence.txt" 2>>"$SK_TMP/read.err"
 sk_check "read_committed sees only the new producer's data ($(tr '\n' ' ' < "$SK_TMP/fence.txt"))" \
   test "$(cat "$SK_TMP/fence.txt")" = "new-data"
 
@@ -87,7 +135,7 @@ $CL/txn_misc.py read "$SK_BOOTSTRAP" ttmo 3 1 > "$SK_TMP/tmo0.txt" 2>>"$SK_TMP/r
 sk_check "before the timeout the LSO holds 'later' back ($(tr '\n' ' ' < "$SK_TMP/tmo0.txt"))" test ! -s "$SK_TMP/tmo0.txt"
 t=0; : > "$SK_TMP/tmo.txt"
 until grep -q later "$SK_TMP/tmo.txt"; do
-  $CL/txn_misc.py read "$SK_BOOTSTRAP" ttmo 3 2 > "$SK_TMP/tmo.txt" 2>>"$SK_TMP/read.err"
+  $CL/txn_misc.py read "$SK_BOOTSTRAP" ttmo 3 2 1 > "$SK_TMP/tmo.txt" 2>>"$SK_TMP/read.err"
   t=$((t + 1)); [ $t -lt 15 ] || break
 done
 sk_check "after transaction.timeout.ms the LSO moved on: read_committed gets 'later' only ($(tr '\n' ' ' < "$SK_TMP/tmo.txt"))" \

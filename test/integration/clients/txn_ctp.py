@@ -5,7 +5,8 @@ usage: txn_ctp.py BOOT IN OUT GROUP TXID IDLE_S
 Reads IN (read_committed, group GROUP), writes "out:<value>" to OUT in
 transactions of up to 50 messages with the consumed offsets sent to the
 same transaction, and exits 0 after IDLE_S seconds without input. Prints
-"committed N" after each transaction (N = messages so far in this run).
+"committed N" after each transaction (N = messages so far in this run);
+exits 3 when a transaction cannot be committed (the caller restarts it).
 """
 import sys
 import time
@@ -28,12 +29,27 @@ while time.time() - last < idle_s:
     if not msgs:
         continue
     last = time.time()
-    p.begin_transaction()
-    for m in msgs:
-        p.produce(tout, value=b'out:' + m.value(), partition=m.partition())
-    pos = c.position(c.assignment())
-    p.send_offsets_to_transaction(pos, c.consumer_group_metadata(), 30)
-    p.commit_transaction(60)
+    try:
+        p.begin_transaction()
+        for m in msgs:
+            p.produce(tout, value=b'out:' + m.value(), partition=m.partition())
+        pos = c.position(c.assignment())
+        p.send_offsets_to_transaction(pos, c.consumer_group_metadata(), 30)
+        for attempt in range(20):
+            try:
+                p.commit_transaction(30)
+                break
+            except KafkaException as e:
+                if not e.args[0].retriable():
+                    raise
+        else:
+            print('error: commit still retriable after 20 attempts', flush=True)
+            sys.exit(3)
+    except KafkaException as e:
+        # abortable or fatal (e.g. a broker restarted under us): exit; the
+        # caller restarts us and init_transactions aborts what is open
+        print('error', e, flush=True)
+        sys.exit(3)
     done += len(msgs)
     print('committed', done, flush=True)
 c.close()

@@ -4,7 +4,8 @@ transaction aborted by its timeout, and a read_committed reader.
 
 usage: txn_misc.py fence BOOT TOPIC
        txn_misc.py abandon BOOT TOPIC    (begins, sends, flushes, exits without ending)
-       txn_misc.py read BOOT TOPIC NPARTS SECONDS    (prints each read_committed value)
+       txn_misc.py read BOOT TOPIC NPARTS SECONDS [WANT]   (prints each read_committed value;
+                   stops 1 s after WANT values)
 Prints PASS/FAIL lines (fence) or values (read)."""
 import os
 import sys
@@ -47,16 +48,21 @@ def abandon(boot, topic):
     os._exit(0)                      # like kill -9: no EndTxn
 
 
-def read(boot, topic, nparts, seconds):
+def read(boot, topic, nparts, seconds, want=-1):
+    """Reads for SECONDS, or until WANT values then 1 s more (extras show)."""
     c = Consumer({'bootstrap.servers': boot, 'group.id': 'reader-%d' % os.getpid(), 'enable.auto.commit': False,
-                  'isolation.level': 'read_committed'})
+                  'isolation.level': 'read_committed', 'fetch.wait.max.ms': 100})
     c.assign([TopicPartition(topic, i, 0) for i in range(int(nparts))])
     deadline = time.time() + float(seconds)
+    want, n = int(want), 0
     while time.time() < deadline:
-        m = c.poll(0.3)
-        if m is None or m.error():
-            continue
-        print(m.value().decode(), flush=True)
+        for m in c.consume(500, 0.3):
+            if m.error():
+                continue
+            print(m.value().decode(), flush=True)
+            n += 1
+            if n == want:
+                deadline = min(deadline, time.time() + 1.0)
     c.close()
 
 
