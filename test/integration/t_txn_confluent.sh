@@ -7,6 +7,8 @@
 #    read_committed holds each input message exactly once;
 #  - the same with the transaction coordinator's node killed -9 and restarted;
 #  - zombie fencing: two producers with one transactional.id, the older fenced;
+#    then ListTransactions / DescribeTransactions / DescribeProducers (raw
+#    frames) and transaction.max.timeout.ms (INVALID_TRANSACTION_TIMEOUT);
 #  - an abandoned transaction (its process gone) is aborted after
 #    transaction.timeout.ms and the LSO moves on (later data is readable).
 . "$(dirname "$0")/lib.sh"
@@ -77,7 +79,7 @@ h = h - (1 << 32) if h >= (1 << 31) else h
 print((0 if h == -(1 << 31) else abs(h)) % 6)' ctp-k)
   adm 1 /v1/topics/__transaction_state | jq -r ".partitions[] | select(.partition == $p) | .leader"
 }
-ctp2() { $CL/txn_ctp.py "$SK_BOOTSTRAP" tin2 tout2 ctp-group2 ctp-k 8 >> "$SK_TMP/ctpk-$1.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
+ctp2() { CTP_SLEEP_S=0.05 $CL/txn_ctp.py "$SK_BOOTSTRAP" tin2 tout2 ctp-group2 ctp-k 8 >> "$SK_TMP/ctpk-$1.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
 ctp2 1
 t=0
 until [ "$(grep -c '^committed' "$SK_TMP/ctpk-1.log" 2>/dev/null)" -ge 5 ]; do
@@ -121,6 +123,9 @@ sk_check_lines < <(timeout 120 $CL/txn_misc.py fence "$SK_BOOTSTRAP" tfence 2>"$
 $CL/txn_misc.py read "$SK_BOOTSTRAP" tfence 3 10 1 > "$SK_TMP/fence.txt" 2>>"$SK_TMP/read.err"
 sk_check "read_committed sees only the new producer's data ($(tr '\n' ' ' < "$SK_TMP/fence.txt"))" \
   test "$(cat "$SK_TMP/fence.txt")" = "new-data"
+
+sk_check_lines < <(timeout 60 $CL/txn_misc.py admin "$SK_BOOTSTRAP" tfence 2>>"$SK_TMP/fence.err")
+sk_check_lines < <(timeout 60 $CL/txn_misc.py badtimeout "$SK_BOOTSTRAP" tfence 2>>"$SK_TMP/fence.err")
 
 # ---- abandoned transaction: aborted by its timeout, LSO moves on ----------
 timeout 60 $CL/txn_misc.py abandon "$SK_BOOTSTRAP" ttmo > "$SK_TMP/abandon.log" 2>&1

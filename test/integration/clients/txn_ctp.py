@@ -7,7 +7,9 @@ transactions of up to 50 messages with the consumed offsets sent to the
 same transaction, and exits 0 after IDLE_S seconds without input. Prints
 "committed N" after each transaction (N = messages so far in this run);
 exits 3 when a transaction cannot be committed (the caller restarts it).
+env CTP_SLEEP_S: pause after each transaction (default 0).
 """
+import os
 import sys
 import time
 
@@ -51,5 +53,6 @@ while time.time() - last < idle_s:
         print('error', e, flush=True)
         sys.exit(3)
     done += len(msgs)
+    time.sleep(float(os.environ.get('CTP_SLEEP_S', '0')))   # a slower stream for kill tests
     print('committed', done, flush=True)
 c.close()
