@@ -234,19 +234,54 @@ void bk_h_write_txn_markers(bk_req_t *req) {
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_partition_t toc_part_t;
 
+typedef kp_txn_offset_commit_request_txn_offset_commit_request_partition_t toc_qpart_t;
+
+static int32_t leader_epoch_of(const bk_req_t *req, const toc_qpart_t *p) {
+    return req->hdr.api_version >= 2 ? p->committed_leader_epoch : -1;
+}
+
+/* NONE when the partition exists (its offset can be taken), else the error. */
+static int16_t offset_ok(bk_req_t *req, const char *topic, const toc_qpart_t *p) {
+    const bk_topic_t *t = bk_image_topic_by_name(&req->node->img, topic);
+    return t && p->partition_index >= 0 && p->partition_index < t->nparts ? 0 : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+}
+
 /* Holds one partition's offset until the producer's marker (NONE or the error). */
 static int16_t hold_offset(bk_req_t *req, bk_txn_offsets_t *pend, const char *group, const char *topic,
-                           const kp_txn_offset_commit_request_txn_offset_commit_request_partition_t *p) {
+                           const toc_qpart_t *p) {
     const kp_txn_offset_commit_request_t *q = req->body;
     if (!pend) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-    const bk_topic_t *t = bk_image_topic_by_name(&req->node->img, topic);
-    if (!t || p->partition_index < 0 || p->partition_index >= t->nparts) return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     bk_txn_offset_t o = { q->producer_id, (char *)group, (char *)topic, p->partition_index, p->committed_offset,
-                          req->hdr.api_version >= 2 ? p->committed_leader_epoch : -1,
+                          leader_epoch_of(req, p),
                           kp_slice_is_null(p->committed_metadata) ? NULL : bk_req_cstr(req, p->committed_metadata),
                           bk_now_ms(), -1 };
     int rc = bk_txn_offsets_add(pend, &o);
     return rc == KP_OK ? 0 : rc == KP_ERR_TOO_LARGE ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_UNKNOWN_SERVER_ERROR;
+}
+
+/* The offsets as the producer's transactional batch in __consumer_offsets
+ * (durable before the answer; a replay holds them until the marker).
+ * NONE, or COORDINATOR_NOT_AVAILABLE when the append failed. */
+static int16_t log_offsets(bk_req_t *req, bk_grp_coord_t *c, const char *group) {
+    const kp_txn_offset_commit_request_t *q = req->body;
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    size_t n = 0;
+    for (int32_t i = 0; i < q->topics.count; i++) {
+        const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &q->topics.items[i];
+        const char *topic = cid(req, t->name);
+        for (int32_t k = 0; k < t->partitions.count; k++) {
+            const toc_qpart_t *p = &t->partitions.items[k];
+            if (offset_ok(req, topic, p)) continue;
+            bk_grp_txn_offset_t o = { kp_slice_cstr(group), t->name, p->partition_index, p->committed_offset,
+                                      leader_epoch_of(req, p), p->committed_metadata, bk_now_ms() };
+            bk_grp_rec_txn_offset(&out, &o);
+            n++;
+        }
+    }
+    int rc = n ? bk_gd_append_txn(req->node->groups, c, &out, q->producer_id, q->producer_epoch) : KP_OK;
+    bk_grp_out_free(&out);
+    return rc == KP_OK ? 0 : KP_ERROR_COORDINATOR_NOT_AVAILABLE;
 }
 
 void bk_h_txn_offset_commit(bk_req_t *req) {
@@ -265,6 +300,7 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
     toc_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
     if (!ts) { bk_req_close(req, "out of memory"); return; }
+    if (!err) err = log_offsets(req, c, group);
     for (int32_t i = 0; i < nt; i++) {
         const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &q->topics.items[i];
         int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
@@ -276,7 +312,8 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
         for (int32_t k = 0; k < np; k++) {
             kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[k]);
             ps[k].partition_index = t->partitions.items[k].partition_index;
-            ps[k].error_code = err ? err : hold_offset(req, pend, group, topic, &t->partitions.items[k]);
+            ps[k].error_code = err ? err : offset_ok(req, topic, &t->partitions.items[k]);
+            if (!ps[k].error_code) ps[k].error_code = hold_offset(req, pend, group, topic, &t->partitions.items[k]);
         }
         ts[i].partitions.items = ps;
         ts[i].partitions.count = np;

@@ -421,10 +421,13 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
-    n->groups = bk_gd_new(n);
-    if (!n->groups) return fail(err, len, "cannot start the group coordinator");
+    /* the txn driver first: the group replay hands it open transactional
+     * offsets; its own cores load after the groups (markers complete them) */
     n->txns = bk_td_new(n);
     if (!n->txns) return fail(err, len, "cannot start the transaction coordinator");
+    n->groups = bk_gd_new(n);
+    if (!n->groups) return fail(err, len, "cannot start the group coordinator");
+    bk_td_sync(n->txns);
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (!n->quorum && register_self(n, err, len)) return -1;

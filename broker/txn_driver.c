@@ -431,8 +431,7 @@ bk_td_t *bk_td_new(bk_node_t *n) {
         free(td);
         return NULL;
     }
-    bk_td_sync(td);
-    return td;
+    return td;   /* cores load at the first bk_td_sync (after the group driver's) */
 }
 
 void bk_td_stop(bk_td_t *td) {

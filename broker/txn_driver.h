@@ -35,7 +35,9 @@
 
 typedef struct bk_td bk_td_t;
 
-/* Creates the driver of node n and starts its timer. NULL when out of memory. */
+/* Creates the driver of node n and starts its timer; no core is loaded until
+ * the first bk_td_sync (the node calls it once the group driver has loaded).
+ * NULL when out of memory. */
 bk_td_t *bk_td_new(bk_node_t *n);
 /* Stops the timer and the peer connections (before the net drains). Idempotent. */
 void bk_td_stop(bk_td_t *td);

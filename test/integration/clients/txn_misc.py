@@ -6,6 +6,8 @@ usage: txn_misc.py fence BOOT TOPIC
        txn_misc.py abandon BOOT TOPIC    (begins, sends, flushes, exits without ending)
        txn_misc.py badtimeout BOOT TOPIC (transaction.timeout.ms > the broker's max)
        txn_misc.py admin BOOT TOPIC      (after fence: List/DescribeTransactions, DescribeProducers)
+       txn_misc.py offsets_restart BOOT TOPIC GROUP  (sendOffsets 123, waits for stdin, commits)
+       txn_misc.py committed BOOT TOPIC GROUP        (prints the group's committed offset of TOPIC-0)
        txn_misc.py read BOOT TOPIC NPARTS SECONDS [WANT]   (prints each read_committed value;
                    stops 1 s after WANT values)
 Prints PASS/FAIL lines (fence) or values (read)."""
@@ -68,6 +70,46 @@ def read(boot, topic, nparts, seconds, want=-1):
             if n == want:
                 deadline = min(deadline, time.time() + 1.0)
     c.close()
+
+
+def offsets_restart(boot, topic, group):
+    """sendOffsets (TxnOffsetCommit) of offset 123 for TOPIC-0, then waits
+    for a line on stdin (the caller restarts the group coordinator's node
+    meanwhile) and commits."""
+    p = Producer({'bootstrap.servers': boot, 'transactional.id': 'offs-restart', 'transaction.timeout.ms': 60000})
+    c = Consumer({'bootstrap.servers': boot, 'group.id': group, 'enable.auto.commit': False})
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, value=b'with-offsets', partition=0)
+    p.flush(30)
+    p.send_offsets_to_transaction([TopicPartition(topic, 0, 123)], c.consumer_group_metadata(), 30)
+    print('ready', flush=True)
+    sys.stdin.readline()
+    for _ in range(30):
+        try:
+            p.commit_transaction(60)
+            print('PASS transaction with offsets committed after the restart', flush=True)
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable():
+                print('FAIL transaction with offsets committed after the restart: %s' % e, flush=True)
+                return
+    print('FAIL transaction with offsets committed after the restart: still retriable', flush=True)
+
+
+def committed(boot, topic, group):
+    c = Consumer({'bootstrap.servers': boot, 'group.id': group, 'enable.auto.commit': False})
+    print(c.committed([TopicPartition(topic, 0)], 30)[0].offset)
+    c.close()
+
+
+def describe(boot, tid):
+    """DescribeTransactions of TID on every broker (diagnostics)."""
+    for b in boot.split(','):
+        try:
+            print(b, describe_txn(b, tid))
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            print(b, 'error', e)
 
 
 def bad_timeout(boot, topic):
@@ -234,4 +276,5 @@ def admin(boot, topic):
 
 if __name__ == '__main__':
     {'fence': fence, 'abandon': abandon, 'read': read, 'badtimeout': bad_timeout,
-     'admin': admin}[sys.argv[1]](*sys.argv[2:])
+     'admin': admin, 'offsets_restart': offsets_restart, 'committed': committed,
+     'describe': describe}[sys.argv[1]](*sys.argv[2:])
