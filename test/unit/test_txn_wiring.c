@@ -172,6 +172,57 @@ START_TEST(test_txn_offsets_visible_only_on_commit) {
 }
 END_TEST
 
+/* TxnOffsetCommit's record: what the group replay loads at COMMIT and
+ * decodes back into pending offsets when still open. */
+START_TEST(test_txn_offset_record_roundtrip) {
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    bk_grp_txn_offset_t in = { S("grp"), S("topic-x"), 4, 777, 3, S("meta"), 12345 };
+    bk_grp_rec_txn_offset(&out, &in);
+    ck_assert_int_eq(out.err, KP_OK);
+    ck_assert_uint_eq(out.nrecs, 1);
+    kp_bytes_t key = out.recs[0].key, value = out.recs[0].value;
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 20);
+    bk_grp_txn_offset_t t;
+    ck_assert_int_eq(bk_grp_decode_txn_offset(key, value, &a, &t), KP_OK);
+    ck_assert(t.group.len == 3 && memcmp(t.group.p, "grp", 3) == 0);
+    ck_assert(t.topic.len == 7 && memcmp(t.topic.p, "topic-x", 7) == 0);
+    ck_assert(t.metadata.len == 4 && memcmp(t.metadata.p, "meta", 4) == 0);
+    ck_assert_int_eq(t.partition, 4);
+    ck_assert_int_eq(t.offset, 777);
+    ck_assert_int_eq(t.leader_epoch, 3);
+    ck_assert_int_eq(t.commit_ts_ms, 12345);
+    /* truncated key or value at every byte: an error, never a crash */
+    for (size_t n = 0; n < key.len; n++) {
+        kp_arena_reset(&a);
+        kp_bytes_t k = { key.p, n };
+        ck_assert_int_ne(bk_grp_decode_txn_offset(k, value, &a, &t), KP_OK);
+    }
+    for (size_t n = 0; n < value.len; n++) {
+        kp_arena_reset(&a);
+        kp_bytes_t v = { value.p, n };
+        ck_assert_int_ne(bk_grp_decode_txn_offset(key, v, &a, &t), KP_OK);
+    }
+    ck_assert_int_ne(bk_grp_decode_txn_offset(key, kp_slice_null(), &a, &t), KP_OK);   /* tombstone */
+    /* the same record replayed (COMMIT seen) makes the offset the group's */
+    bk_grp_config_t cfg;
+    bk_grp_config_defaults(&cfg);
+    cfg.num_partitions = 1;
+    bk_grp_coord_t c;
+    bk_grp_coord_init(&c, &cfg, 0, 1);
+    ck_assert_int_eq(bk_grp_load_record(&c, key, value), KP_OK);
+    bk_grp_load_done(&c, 0);
+    bk_grp_tp_t tp = { S("topic-x"), 4 };
+    bk_grp_fetched_t f;
+    ck_assert_int_eq(bk_grp_offset_fetch(&c, S("grp"), &tp, 1, &f), KP_ERROR_NONE);
+    ck_assert_int_eq(f.offset, 777);
+    bk_grp_coord_free(&c);
+    kp_arena_free(&a);
+    bk_grp_out_free(&out);
+}
+END_TEST
+
 START_TEST(test_dispatch_serves_txn_apis) {
     static const int16_t apis[] = { KP_API_INIT_PRODUCER_ID, KP_API_ADD_PARTITIONS_TO_TXN, KP_API_ADD_OFFSETS_TO_TXN,
                                     KP_API_END_TXN, KP_API_WRITE_TXN_MARKERS, KP_API_TXN_OFFSET_COMMIT,
@@ -194,6 +245,7 @@ int main(void) {
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_markers_move_lso_and_index_aborts);
     tcase_add_test(tc, test_txn_offsets_visible_only_on_commit);
+    tcase_add_test(tc, test_txn_offset_record_roundtrip);
     tcase_add_test(tc, test_dispatch_serves_txn_apis);
     suite_add_tcase(s, tc);
     return tu_run(s);
