@@ -103,6 +103,14 @@ static bool marker_final(int16_t e) {
            e == KP_ERROR_TRANSACTION_COORDINATOR_FENCED;
 }
 
+/* A final answer that means the marker was not written: worth a log line. */
+static void note_refused(const bk_node_t *n, const char *id, const char *topic, size_t topic_len, int32_t partition,
+                         int16_t e) {
+    if (e == KP_ERROR_INVALID_PRODUCER_EPOCH || e == KP_ERROR_TRANSACTION_COORDINATOR_FENCED)
+        fprintf(stderr, "skiff: node %d: marker of %s for %.*s-%d refused: %s\n", n->id, id, (int)topic_len, topic,
+                partition, kp_error_name(e));
+}
+
 /* ---- peers ----------------------------------------------------------------------- */
 
 static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len);
@@ -294,6 +302,7 @@ void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_tx
         if (l != n->id) { leader[i] = l; continue; }
         int16_t e = bk_td_write_marker(n, tp->topic, tp->partition, m->producer_id, m->producer_epoch, m->commit,
                                        m->coordinator_epoch);
+        note_refused(n, m->transactional_id, tp->topic, strlen(tp->topic), tp->partition, e);
         if (marker_final(e))
             bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp, now, out);
     }
@@ -318,6 +327,8 @@ static void marker_answer(bk_td_t *td, td_flight_t *f, const kp_write_txn_marker
         for (int32_t k = 0; k < m->topics.count; k++) {
             const kp_write_txn_markers_response_writable_txn_marker_topic_result_t *t = &m->topics.items[k];
             for (int32_t j = 0; j < t->partitions.count; j++) {
+                note_refused(td->node, f->id, (const char *)t->name.p, t->name.len, t->partitions.items[j].partition_index,
+                             t->partitions.items[j].error_code);
                 if (!marker_final(t->partitions.items[j].error_code)) continue;
                 for (size_t q = 0; q < f->nparts; q++) {
                     if (f->parts[q].partition != t->partitions.items[j].partition_index ||
