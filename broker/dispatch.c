@@ -2,6 +2,7 @@
 #include "broker/dispatch.h"
 
 #include "broker/forward.h"
+#include "broker/txn_driver.h"
 
 #include <assert.h>
 #include <event2/buffer.h>
@@ -36,6 +37,11 @@ static bk_api_entry_t table[] = {
     V(KP_API_DELETE_RECORDS, bk_h_delete_records),
     V(KP_API_INIT_PRODUCER_ID, bk_h_init_producer_id),
     V(KP_API_OFFSET_FOR_LEADER_EPOCH, bk_h_offset_for_leader_epoch),
+    V(KP_API_ADD_PARTITIONS_TO_TXN, bk_h_add_partitions_to_txn),
+    V(KP_API_ADD_OFFSETS_TO_TXN, bk_h_add_offsets_to_txn),
+    V(KP_API_END_TXN, bk_h_end_txn),
+    V(KP_API_WRITE_TXN_MARKERS, bk_h_write_txn_markers),
+    V(KP_API_TXN_OFFSET_COMMIT, bk_h_txn_offset_commit),
     V(KP_API_DESCRIBE_CONFIGS, bk_h_describe_configs),
     V(KP_API_ALTER_CONFIGS, bk_h_alter_configs),
     V(KP_API_DESCRIBE_LOG_DIRS, bk_h_describe_log_dirs),
@@ -45,6 +51,9 @@ static bk_api_entry_t table[] = {
     V(KP_API_OFFSET_DELETE, bk_h_offset_delete),
     V(KP_API_DESCRIBE_QUORUM, bk_h_describe_quorum),
     V(KP_API_DESCRIBE_CLUSTER, bk_h_describe_cluster),
+    V(KP_API_DESCRIBE_PRODUCERS, bk_h_describe_producers),
+    V(KP_API_DESCRIBE_TRANSACTIONS, bk_h_describe_transactions),
+    V(KP_API_LIST_TRANSACTIONS, bk_h_list_transactions),
 };
 #undef V
 #define NTABLE (sizeof table / sizeof table[0])
@@ -57,6 +66,8 @@ static void table_init(void) {
         assert(api != NULL);
         table[i].min_version = api->min_version;
         table[i].max_version = api->max_stable_version;
+        /* v4+ is the broker-to-coordinator batched form (KIP-890): not served */
+        if (table[i].api_key == KP_API_ADD_PARTITIONS_TO_TXN && table[i].max_version > 3) table[i].max_version = 3;
         assert(i == 0 || table[i - 1].api_key < table[i].api_key);
     }
 }

@@ -306,6 +306,31 @@ typedef struct {
 int16_t bk_grp_offset_commit(bk_grp_coord_t *c, const bk_grp_commit_t *req, int64_t now_ms,
                              bk_grp_out_t *out, int16_t *errors);
 
+/* One offset of a TxnOffsetCommit as its __consumer_offsets record
+ * (written in a transactional batch of the producer, made visible by the
+ * COMMIT marker; group_driver replays it so). Strings borrowed. */
+typedef struct {
+    kp_str_t group, topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch;
+    kp_str_t metadata;                       /* null is stored as "" */
+    int64_t commit_ts_ms;
+} bk_grp_txn_offset_t;
+
+/* Adds its OffsetCommit record (value v3) to o->recs. */
+void bk_grp_rec_txn_offset(bk_grp_out_t *o, const bk_grp_txn_offset_t *t);
+/* Decodes an OffsetCommit record (strings point into key/value or a);
+ * KP_ERR_BAD_VALUE for another record type or a tombstone. */
+KP_MUST_CHECK int bk_grp_decode_txn_offset(kp_bytes_t key, kp_bytes_t value, kp_arena_t *a, bk_grp_txn_offset_t *t);
+
+/* TxnOffsetCommit's member check (NONE for generation -1 or an unknown
+ * group), and the commit of a transaction's offsets at its COMMIT marker
+ * (no member check; creates the group when absent). */
+int16_t bk_grp_txn_commit_check(bk_grp_coord_t *c, const bk_grp_commit_t *req);
+int16_t bk_grp_offset_commit_txn(bk_grp_coord_t *c, const bk_grp_commit_t *req, int64_t now_ms,
+                                 bk_grp_out_t *out, int16_t *errors);
+
 typedef struct {
     int64_t offset;                          /* -1: nothing committed */
     int32_t leader_epoch;

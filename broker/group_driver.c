@@ -14,6 +14,7 @@
 #include "broker/fetch.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -111,10 +112,16 @@ static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
  * produced batch on this node: in the log (survives kill -9), fsynced by the
  * partition's flush policy (Kafka's log.flush.*), never per commit — an
  * fsync per commit would stall the loop thread (~100 commits/s measured). */
-static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now) {
+static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
+                       int16_t epoch) {
     bk_part_t *p = led_part(gd, partition);
     if (!p) return ST_ERR_NOT_FOUND;
     kp_batch_opts_t o = kp_batch_opts_default();
+    if (pid >= 0) {   /* TxnOffsetCommit: the producer's transactional batch */
+        o.producer_id = pid;
+        o.producer_epoch = epoch;
+        o.flags = KP_BATCH_TRANSACTIONAL;
+    }
     kp_batch_builder_t bb;
     kp_batch_builder_init(&bb, &o);
     int rc = KP_OK;
@@ -145,7 +152,7 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
 
 int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
     int rc = out->err;
-    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_now_ms());
+    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_now_ms(), -1, -1);
     if (rc != KP_OK)
         fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
                 BK_GD_TOPIC, c->partition, st_status_str(rc));
@@ -159,10 +166,79 @@ int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
     return rc;
 }
 
+int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
+                     int16_t producer_epoch) {
+    int rc = out->err;
+    if (rc == KP_OK && out->nrecs > 0)
+        rc = append_recs(gd, c->partition, out, bk_now_ms(), producer_id, producer_epoch);
+    bk_grp_out_reset(out);
+    return rc;
+}
+
 /* ---- loading ------------------------------------------------------------------ */
 
-static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scratch) {
-    if (kp_batch_is_control(b)) return KP_OK;
+/* Records of transactional batches (TxnOffsetCommit), held during a replay
+ * until their producer's marker: COMMIT loads them, ABORT drops them; those
+ * still open at the end become the txn driver's pending offsets. */
+typedef struct {
+    int64_t pid;
+    uint8_t *key, *value;        /* value NULL: null */
+    size_t klen, vlen;
+} stashed_t;
+
+typedef struct {
+    stashed_t *v;
+    size_t n, cap, bytes;
+} stash_t;
+
+static void stash_drop(stash_t *s, size_t i) {
+    free(s->v[i].key);
+    free(s->v[i].value);
+    s->bytes -= s->v[i].klen + s->v[i].vlen;
+    memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof *s->v);
+    s->n--;
+}
+
+static int stash_add(stash_t *s, int64_t pid, kp_bytes_t key, kp_bytes_t value) {
+    if (s->bytes + key.len + value.len > BK_GD_TXN_STASH_MAX_BYTES) return KP_ERR_TOO_LARGE;
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        stashed_t *nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv) return KP_ERR_NOMEM;
+        s->v = nv;
+        s->cap = nc;
+    }
+    stashed_t *e = &s->v[s->n];
+    e->pid = pid;
+    e->klen = key.len;
+    e->vlen = value.p ? value.len : 0;
+    e->key = malloc(key.len ? key.len : 1);
+    e->value = value.p ? malloc(value.len ? value.len : 1) : NULL;
+    if (!e->key || (value.p && !e->value)) { free(e->key); free(e->value); return KP_ERR_NOMEM; }
+    memcpy(e->key, key.p, key.len);
+    if (value.p && value.len) memcpy(e->value, value.p, value.len);
+    s->bytes += e->klen + e->vlen;
+    s->n++;
+    return KP_OK;
+}
+
+/* A COMMIT/ABORT marker of pid: its held records are loaded or dropped. */
+static int stash_end(bk_grp_coord_t *c, stash_t *s, int64_t pid, bool commit) {
+    for (size_t i = 0; i < s->n;) {
+        if (s->v[i].pid != pid) { i++; continue; }
+        if (commit) {
+            kp_bytes_t k = { s->v[i].key, s->v[i].klen };
+            kp_bytes_t v = s->v[i].value ? (kp_bytes_t){ s->v[i].value, s->v[i].vlen } : kp_slice_null();
+            int rc = bk_grp_load_record(c, k, v);
+            if (rc != KP_OK) return rc;
+        }
+        stash_drop(s, i);
+    }
+    return KP_OK;
+}
+
+static int replay_marker(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scratch, stash_t *s) {
+    if (b->producer_id < 0 || s->n == 0) return KP_OK;
     kp_batch_info_t info;
     kp_arena_reset(scratch);
     int rc = kp_batch_validate(b, 0, scratch, BK_GD_REPLAY_BATCH_MAX_BYTES, &info);
@@ -170,16 +246,65 @@ static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scra
     kp_record_iter_t it;
     kp_record_iter_init(&it, b, info.records, info.records_len);
     kp_record_t rec;
+    int16_t type = -1;
+    if (kp_record_iter_next(&it, &rec) != 1 || kp_control_key_read(rec.key, &type) != KP_OK) return KP_ERR_CORRUPT;
+    if (type != KP_CONTROL_COMMIT && type != KP_CONTROL_ABORT) return KP_OK;
+    return stash_end(c, s, b->producer_id, type == KP_CONTROL_COMMIT);
+}
+
+static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scratch, stash_t *s) {
+    if (kp_batch_is_control(b)) return replay_marker(c, b, scratch, s);
+    kp_batch_info_t info;
+    kp_arena_reset(scratch);
+    int rc = kp_batch_validate(b, 0, scratch, BK_GD_REPLAY_BATCH_MAX_BYTES, &info);
+    if (rc != KP_OK) return rc;
+    bool txn = kp_batch_is_transactional(b) && b->producer_id >= 0;
+    kp_record_iter_t it;
+    kp_record_iter_init(&it, b, info.records, info.records_len);
+    kp_record_t rec;
     while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
         if (!rec.key.p) continue;
-        rc = bk_grp_load_record(c, rec.key, rec.value);
+        rc = txn ? stash_add(s, b->producer_id, rec.key, rec.value) : bk_grp_load_record(c, rec.key, rec.value);
         if (rc != KP_OK) return rc;
     }
     return rc;
 }
 
+static char *cdup(kp_str_t s) {
+    char *c = malloc(s.len + 1);
+    if (c && s.len) memcpy(c, s.p, s.len);
+    if (c) c[s.len] = '\0';
+    return c;
+}
+
+/* Offsets of transactions still open at the end of the replay: pending in
+ * the txn driver until their marker arrives. */
+static int stash_to_pending(bk_gd_t *gd, int32_t partition, stash_t *s) {
+    bk_txn_offsets_t *pend = s->n && gd->node->txns ? bk_td_offsets(gd->node->txns, partition) : NULL;
+    if (s->n && !pend) return gd->node->txns ? KP_ERR_NOMEM : KP_OK;
+    int rc = KP_OK;
+    for (size_t i = 0; i < s->n && rc == KP_OK; i++) {
+        kp_arena_t a;
+        kp_arena_init(&a, 4096 + (s->v[i].klen + s->v[i].vlen) * 16);
+        bk_grp_txn_offset_t t;
+        kp_bytes_t k = { s->v[i].key, s->v[i].klen };
+        kp_bytes_t v = s->v[i].value ? (kp_bytes_t){ s->v[i].value, s->v[i].vlen } : kp_slice_null();
+        if (bk_grp_decode_txn_offset(k, v, &a, &t) == KP_OK) {   /* other record types: not ours */
+            char *g = cdup(t.group), *tp = cdup(t.topic), *md = t.metadata.p ? cdup(t.metadata) : NULL;
+            bk_txn_offset_t o = { s->v[i].pid, g, tp, t.partition, t.offset, t.leader_epoch, md, t.commit_ts_ms, -1 };
+            rc = g && tp && (md || !t.metadata.p) ? bk_txn_offsets_add(pend, &o) : KP_ERR_NOMEM;
+            free(g);
+            free(tp);
+            free(md);
+        }
+        kp_arena_free(&a);
+    }
+    return rc;
+}
+
 /* Replays [log start, LEO) of the partition into c. */
-static int replay(bk_grp_coord_t *c, st_log_t *log) {
+static int replay(bk_gd_t *gd, bk_grp_coord_t *c, st_log_t *log) {
+    stash_t stash = { NULL, 0, 0, 0 };
     size_t cap = REPLAY_CHUNK_BYTES;
     uint8_t *buf = malloc(cap);
     kp_arena_t scratch;
@@ -204,10 +329,13 @@ static int replay(bk_grp_coord_t *c, st_log_t *log) {
         while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
             kp_batch_t b;
             rc = kp_batch_read(&r, &b);
-            if (rc == KP_OK) rc = replay_batch(c, &b, &scratch);
+            if (rc == KP_OK) rc = replay_batch(c, &b, &scratch, &stash);
         }
         off = next;
     }
+    if (rc == KP_OK) rc = stash_to_pending(gd, c->partition, &stash);
+    while (stash.n) stash_drop(&stash, stash.n - 1);
+    free(stash.v);
     kp_arena_free(&scratch);
     free(buf);
     return rc;
@@ -227,7 +355,12 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
     if (!c) return;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
     bk_grp_coord_init(c, &gd->cfg, i, seed);
-    int rc = replay(c, p->log);
+    bk_txn_offsets_t *pend = gd->node->txns ? bk_td_offsets(gd->node->txns, i) : NULL;
+    if (pend) {   /* rebuilt from the log by the replay */
+        bk_txn_offsets_free(pend);
+        bk_txn_offsets_init(pend);
+    }
+    int rc = replay(gd, c, p->log);
     if (rc != KP_OK) {
         /* Serving from a partial state could hand out wrong offsets: stay
          * not-coordinator for this partition (clients keep retrying). */
@@ -301,6 +434,8 @@ static void create_topic(bk_gd_t *gd) {
     snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
+    /* not the controller: ask it (txn_driver.h) */
+    if (n->txns && bk_td_create_forward(n->txns, BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, kv, 3)) return;
     bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
     bk_ctrl_create_result_t res;
     bk_recs_t recs;

@@ -20,6 +20,7 @@
 #define BK_GD_EXPIRE_EVERY_TICKS 6000      /* offsets retention check: every 10 min */
 #define BK_GD_HELD_MAX 100000              /* Join/Sync requests waiting per node */
 #define BK_GD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20) /* largest batch replayed */
+#define BK_GD_TXN_STASH_MAX_BYTES ((size_t)64 << 20)     /* open transactional offsets held in a replay */
 
 typedef struct bk_gd bk_gd_t;
 
@@ -65,6 +66,12 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req);
  * append failed (held answers then carry COORDINATOR_NOT_AVAILABLE; the
  * caller maps its own synchronous answer the same way). */
 int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
+
+/* Appends out->recs as the transactional batch of (producer_id, epoch)
+ * (TxnOffsetCommit: visible once the producer's COMMIT marker follows; a
+ * replay holds them until then). Resets out. KP_OK or the storage status. */
+int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
+                     int16_t producer_epoch);
 
 /* Answers a held JoinGroup/SyncGroup request with a core response, or with
  * `error` when resp is NULL (h_groups.c). Frees req. */

@@ -125,6 +125,33 @@ int16_t bk_grp_offset_commit(bk_grp_coord_t *c, const bk_grp_commit_t *req, int6
     return common;
 }
 
+/* Transactional offsets (txn_markers.c): TxnOffsetCommit checks the
+ * member like a commit (generation -1: no check, KIP-447), and the COMMIT
+ * marker later stores them without a second check (the group may have
+ * rebalanced since; Kafka does not re-check either). */
+int16_t bk_grp_txn_commit_check(bk_grp_coord_t *c, const bk_grp_commit_t *req) {
+    int16_t err = bk_grp_owner_error(c, req->group_id);
+    if (err) return err;
+    bk_grp_t *g = grp_get(c, req->group_id);
+    if (!g || req->generation < 0) return g && g->state == BK_GRP_DEAD ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : 0;
+    return commit_check(g, req);
+}
+
+int16_t bk_grp_offset_commit_txn(bk_grp_coord_t *c, const bk_grp_commit_t *req, int64_t now_ms,
+                                 bk_grp_out_t *out, int16_t *errors) {
+    int16_t err = bk_grp_owner_error(c, req->group_id);
+    if (err) return fill(errors, req->nparts, err);
+    bk_grp_t *g = grp_get(c, req->group_id);
+    if (!g) g = grp_create(c, req->group_id, now_ms);
+    if (!g || g->state == BK_GRP_DEAD) return fill(errors, req->nparts, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    int16_t common = KP_ERROR_NONE;
+    for (size_t k = 0; k < req->nparts; k++) {
+        errors[k] = commit_one(c, g, req, &req->parts[k], now_ms, out);
+        if (errors[k]) common = errors[k];
+    }
+    return common;
+}
+
 /* ---- OffsetFetch ----------------------------------------------------------------- */
 
 int16_t bk_grp_offset_fetch(const bk_grp_coord_t *c, kp_str_t group_id, const bk_grp_tp_t *parts,

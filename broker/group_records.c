@@ -264,3 +264,40 @@ void bk_grp_load_done(bk_grp_coord_t *c, int64_t now_ms) {
         for (size_t i = 0; i < g->nmembers; i++) g->members[i].heartbeat_ms = now_ms;
     }
 }
+
+/* ---- transactional offsets (TxnOffsetCommit, txn driver) ---------------------------- */
+
+void bk_grp_rec_txn_offset(bk_grp_out_t *o, const bk_grp_txn_offset_t *t) {
+    kp_offset_commit_value_t v;
+    kp_offset_commit_value_init(&v);
+    v.offset = t->offset;
+    v.leader_epoch = t->leader_epoch;
+    v.metadata = t->metadata.p ? t->metadata : kp_slice_cstr("");
+    v.commit_timestamp = t->commit_ts_ms;
+    v.expire_timestamp = -1;
+    kp_bytes_t key = offset_key(o, t->group, t->topic, t->partition);
+    add_rec(o, key, encode(o, &kp_offset_commit_value_desc, 3, &v));
+}
+
+int bk_grp_decode_txn_offset(kp_bytes_t key, kp_bytes_t value, kp_arena_t *a, bk_grp_txn_offset_t *t) {
+    kp_rd_t r;
+    kp_rd_init(&r, key.p, key.len);
+    int16_t type;
+    int st = kp_rd_i16(&r, &type);
+    if (st != KP_OK) return st;
+    if (type != BK_GRP_KEY_OFFSET || !value.p) return KP_ERR_BAD_VALUE;
+    kp_offset_commit_key_t k;
+    kp_offset_commit_value_t v;
+    int16_t ver;
+    st = decode(key, &kp_offset_commit_key_desc, &ver, &k, a);
+    if (st == KP_OK) st = decode(value, &kp_offset_commit_value_desc, &ver, &v, a);
+    if (st != KP_OK) return st;
+    t->group = k.group;
+    t->topic = k.topic;
+    t->partition = k.partition;
+    t->offset = v.offset;
+    t->leader_epoch = v.leader_epoch;
+    t->metadata = v.metadata;
+    t->commit_ts_ms = v.commit_timestamp;
+    return KP_OK;
+}

@@ -318,6 +318,31 @@ static int16_t copy_records(bk_req_t *req, st_log_t *log, int64_t off, uint64_t 
     return 0;
 }
 
+#define ABORTED_MAX 100000   /* aborted transactions listed per partition answer */
+
+/* read_committed (v4+): the aborted transactions overlapping the records
+ * returned, [from, upper), from the log's .txnindex entries. */
+static void add_aborted(bk_req_t *req, const st_log_t *log, int64_t from, int64_t upper, fpart_t *o) {
+    const kp_fetch_request_t *q = req->body;
+    if (q->isolation_level != 1 || req->hdr.api_version < 4 || upper <= from) return;
+    st_aborted_txn_t few[64];
+    st_aborted_txn_t *v = few;
+    size_t n = st_log_aborted_txns(log, from, upper, few, 64);
+    if (n == 64 && (v = malloc(ABORTED_MAX * sizeof *v)) != NULL) n = st_log_aborted_txns(log, from, upper, v, ABORTED_MAX);
+    if (!v) v = few;
+    kp_fetch_response_aborted_transaction_t *a = n ? bk_req_alloc(req, n, sizeof *a) : NULL;
+    for (size_t i = 0; a && i < n; i++) {
+        kp_fetch_response_aborted_transaction_init(&a[i]);
+        a[i].producer_id = v[i].producer_id;
+        a[i].first_offset = v[i].first_offset;
+    }
+    if (v != few) free(v);
+    if (a) {
+        o->aborted_transactions.items = a;
+        o->aborted_transactions.count = (int32_t)n;
+    }
+}
+
 /* Fills one partition's answer; false when an incremental session's
  * partition has nothing new and is left out. */
 static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint64_t *total, uint64_t max_total) {
@@ -362,8 +387,10 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
                 o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
                 bk_node_metrics_topic_out(req->node, x.p->topic, rr->total_bytes);
+                add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
             }
         }
+        if (req->hdr.api_version < 10) add_aborted(req, log, fp->fetch_offset, end, o);
     }
     if (!fp->filter || o->error_code) return true;
     bool has_records = o->records.ext != NULL || o->records.bytes.len > 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/group_driver.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_errors.h"
 
 #define KEY_TYPE_GROUP 0
@@ -41,8 +42,9 @@ static int16_t find_one(bk_req_t *req, int8_t key_type, kp_str_t key, int32_t *n
     int16_t e;
     if (key_type == KEY_TYPE_GROUP) {
         e = bk_gd_find(req->node->groups, key, node, &h, port);
+    } else if (key_type == KEY_TYPE_TXN && req->node->txns) {
+        e = bk_td_find(req->node->txns, key, node, &h, port);
     } else {
-        /* The transaction coordinator is not wired yet. */
         *node = -1;
         *port = -1;
         e = key_type == KEY_TYPE_TXN ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_INVALID_REQUEST;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/group_driver.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_errors.h"
 
 typedef kp_offset_commit_request_offset_commit_request_topic_t ctopic_t;
@@ -171,6 +172,11 @@ static int fetch_listed(bk_req_t *req, bk_grp_coord_t *c, kp_str_t gid, const qt
         kp_offset_fetch_response_offset_fetch_response_topics_init(&ts[i]);
         ts[i].name = qt[i].name;
         for (size_t k = 0; k < np; k++) fpart_set(&ps[k], tp[k].partition, res[k].offset, res[k].leader_epoch, res[k].metadata);
+        /* KIP-447: a transaction holds an offset for it (txn_driver.h) */
+        const kp_offset_fetch_request_t *q = req->body;
+        for (size_t k = 0; c && q->require_stable && req->hdr.api_version >= 7 && k < np; k++)
+            if (bk_td_offset_pending(req->node->txns, c->partition, gid, tp[k].topic, tp[k].partition))
+                ps[k].error_code = KP_ERROR_UNSTABLE_OFFSET_COMMIT;
         ts[i].partitions.items = ps;
         ts[i].partitions.count = (int32_t)np;
     }

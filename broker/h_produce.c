@@ -12,10 +12,11 @@
  * sets to one v2 batch, then append (offsets and leader epoch are patched
  * into the request buffer in place: no copy) and wake waiting fetches.
  *
- * Decision: transactional produce (a transactional id or transactional
- * batches) is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED until the
- * transaction coordinator exists; storing batches whose transaction can
- * never end would pin the LSO forever.
+ * Transactional batches need the request's transactional id (else
+ * INVALID_RECORD); when this node coordinates that id, the partition must be
+ * in its ongoing transaction (INVALID_TXN_STATE, bk_td_check_produce).
+ * Storage opens the producer's transaction at the first batch (the LSO
+ * stops there) and the coordinator's marker ends it.
  *
  * acks=0 gets no response; if any partition failed, the connection is
  * closed instead so that the producer refreshes its metadata (NOTES §1). */
@@ -28,6 +29,7 @@
 #include "broker/fetch.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_msgset.h"
@@ -61,6 +63,8 @@ static int16_t verdict_error(st_ps_verdict_t v) {
 
 typedef struct {
     int64_t dup_first;      /* >= 0: the whole set is a retried duplicate */
+    int64_t txn_pid;        /* >= 0: the set holds a transactional batch of this producer */
+    int16_t txn_epoch;
 } check_t;
 
 /* Validates a v2 batch set; fills chk for the duplicate case. */
@@ -81,9 +85,12 @@ static int16_t check_batches(bk_req_t *req, const st_log_t *log, const uint8_t *
         nbatches++;
         if ((int64_t)b.size > max_message_bytes) { err = KP_ERROR_MESSAGE_TOO_LARGE; break; }
         if (kp_batch_verify_crc(&b) != KP_OK) { err = KP_ERROR_CORRUPT_MESSAGE; break; }
-        if (kp_batch_is_control(&b) || kp_batch_is_transactional(&b)) {
-            err = kp_batch_is_control(&b) ? KP_ERROR_INVALID_RECORD : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-            break;
+        if (kp_batch_is_control(&b)) { err = KP_ERROR_INVALID_RECORD; break; }
+        if (kp_batch_is_transactional(&b)) {
+            const kp_produce_request_t *q = req->body;
+            if (kp_slice_is_null(q->transactional_id)) { err = KP_ERROR_INVALID_RECORD; break; }
+            chk->txn_pid = b.producer_id;
+            chk->txn_epoch = b.producer_epoch;
         }
         if (kp_batch_codec(&b) == KP_CODEC_ZSTD && req->hdr.api_version < 7) {
             err = KP_ERROR_UNSUPPORTED_COMPRESSION_TYPE;
@@ -179,13 +186,17 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
      * offsets and epochs into it in place. */
     uint8_t *buf = (uint8_t *)rec->p;
     size_t len = rec->len;
-    check_t chk = { -1 };
+    check_t chk = { -1, -1, -1 };
     if (len > LEGACY_MAGIC_OFFSET && buf[LEGACY_MAGIC_OFFSET] < KP_BATCH_MAGIC_V2) {
         if ((int64_t)len > max_msg + 12) { o->error_code = KP_ERROR_MESSAGE_TOO_LARGE; return; }
         o->error_code = convert_legacy(req, buf, len, &buf, &len);
         if (o->error_code) return;
     }
     o->error_code = check_batches(req, p->log, buf, len, max_msg, &chk);
+    if (o->error_code) return;
+    if (chk.txn_pid >= 0 && chk.dup_first < 0 && n->txns)
+        o->error_code = bk_td_check_produce(n->txns, ((const kp_produce_request_t *)req->body)->transactional_id,
+                                            chk.txn_pid, chk.txn_epoch, t->name, pd->index);
     if (o->error_code) return;
     o->log_start_offset = st_log_start_offset(p->log);
     if (chk.dup_first >= 0) {      /* retried batch: its original offsets */
@@ -221,7 +232,6 @@ void bk_h_produce(bk_req_t *req) {
     bk_node_t *n = req->node;
     int16_t acks = q->acks;
     bool bad_acks = acks != 0 && acks != 1 && acks != -1;
-    bool txn = !kp_slice_is_null(q->transactional_id);
     pwait_t *pw = bk_req_alloc(req, 1, sizeof *pw);
     if (!pw) { bk_req_close(req, "out of memory"); return; }
     pw->req = req;
@@ -253,10 +263,10 @@ void bk_h_produce(bk_req_t *req) {
         const bk_topic_t *t = bk_image_topic_by_name(&n->img, names[i]);
         for (size_t k = 0; k < np; k++) {
             kp_produce_response_partition_produce_response_init(&ps[k]);
-            if (bad_acks || txn) {
+            if (bad_acks) {
                 ps[k].index = td->partition_data.items[k].index;
                 ps[k].base_offset = -1;
-                ps[k].error_code = bad_acks ? KP_ERROR_INVALID_REQUIRED_ACKS : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+                ps[k].error_code = KP_ERROR_INVALID_REQUIRED_ACKS;
             } else {
                 produce_partition(req, pw, t, acks, &td->partition_data.items[k], &ps[k]);
             }

@@ -7,13 +7,13 @@
  * bumped, or a fresh id once the epoch would overflow.
  *
  * FindCoordinator lives in h_groups.c (group driver). InitProducerId with
- * a transactional id answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED, like
- * transactional Produce, until the transaction coordinator is wired. */
+ * a transactional id goes to the transaction coordinator (h_txn.c). */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "broker/dispatch.h"
+#include "broker/txn_driver.h"
 #include "protocol/kp_errors.h"
 
 typedef struct {
@@ -50,8 +50,8 @@ static void block_committed(void *arg, int status) {
 void bk_h_init_producer_id(bk_req_t *req) {
     const kp_init_producer_id_request_t *q = req->body;
     bk_node_t *n = req->node;
-    if (!kp_slice_is_null(q->transactional_id)) {
-        answer_pid(req, KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1);
+    if (!kp_slice_is_null(q->transactional_id)) {   /* the transaction coordinator's */
+        bk_h_init_producer_id_txn(req);
         return;
     }
     if (q->producer_id >= 0 && q->producer_epoch >= 0 && q->producer_epoch < INT16_MAX - 1) {
@@ -59,6 +59,14 @@ void bk_h_init_producer_id(bk_req_t *req) {
         return;
     }
     if (n->pid_next < n->pid_end) { hand_out(req); return; }
+    if (bk_node_controller_id(n) != n->id && n->txns) {
+        /* Only the controller commits blocks: one id is asked of it (the
+         * transaction driver's allocator); the client retries meanwhile. */
+        int64_t pid = -1;
+        if (bk_td_alloc_pid(n->txns, &pid)) answer_pid(req, 0, pid, 0);
+        else answer_pid(req, KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS, -1, -1);
+        return;
+    }
     alloc_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
     if (!c) { bk_req_close(req, "out of memory"); return; }
     c->req = req;

@@ -22,6 +22,7 @@
 #include "broker/dispatch.h"
 #include "broker/fetch.h"
 #include "broker/group_driver.h"
+#include "broker/txn_driver.h"
 #include "broker/meta_log.h"
 #include "broker/node_dynconf.h"
 #include "broker/parts.h"
@@ -199,6 +200,7 @@ void bk_node_after_commit(bk_node_t *n) {
     free(ch);
     if (cfg_changed) bk_node_configs_changed(n);
     if (n->groups) bk_gd_sync(n->groups);
+    if (n->txns) bk_td_sync(n->txns);
 }
 
 typedef struct {
@@ -444,8 +446,13 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
+    /* the txn driver first: the group replay hands it open transactional
+     * offsets; its own cores load after the groups (markers complete them) */
+    n->txns = bk_td_new(n);
+    if (!n->txns) return fail(err, len, "cannot start the transaction coordinator");
     n->groups = bk_gd_new(n);
     if (!n->groups) return fail(err, len, "cannot start the group coordinator");
+    bk_td_sync(n->txns);
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (!n->quorum && register_self(n, err, len)) return -1;
@@ -566,6 +573,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->fetch) bk_fetch_flush(n->fetch);
     bk_replica_stop(n);
     bk_gd_stop(n->groups);
+    bk_td_stop(n->txns);
     bk_forward_stop(n);
     if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
 }
@@ -575,6 +583,8 @@ void bk_node_free(bk_node_t *n) {
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
     bk_replica_stop(n);
+    bk_td_free(n->txns);
+    n->txns = NULL;
     bk_gd_free(n->groups);
     n->groups = NULL;
     if (n->net) { bk_net_free(n->net); n->net = NULL; }

@@ -36,6 +36,7 @@ typedef struct bk_meta_log bk_meta_log_t;
 typedef struct bk_parts bk_parts_t;
 typedef struct bk_fetch_state bk_fetch_state_t;
 typedef struct bk_gd bk_gd_t;
+typedef struct bk_td bk_td_t;
 typedef struct bk_quorum bk_quorum_t;
 struct bk_lifecycle;
 struct bk_node_mx;
@@ -72,6 +73,7 @@ struct bk_node {
     bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
     bk_gd_t *groups;                    /* group coordinator driver */
     struct bk_rm *rm;                   /* replication driver (replica.h) */
+    bk_td_t *txns;                      /* transaction coordinator driver */
     int64_t broker_epoch;
 
     int64_t pid_next, pid_end;          /* producer-id block [next, end) */

@@ -5,7 +5,7 @@
 # OUT_OF_ORDER_SEQUENCE_NUMBER (45); an older epoch after a bump is
 # INVALID_PRODUCER_EPOCH (47); an unknown producer id with a non-zero
 # sequence is UNKNOWN_PRODUCER_ID (59); a corrupted CRC is CORRUPT_MESSAGE
-# (2); transactional batches are refused (53); LogAppendTime topics get the
+# (2); a transactional batch without a transactional id is refused (INVALID_RECORD, 87); LogAppendTime topics get the
 # broker's time. Producer state survives a restart.
 . "$(dirname "$0")/lib.sh"
 
@@ -58,7 +58,8 @@ if phase == "1":
     check("unknown_producer", produce(b"idem", batch(pid + 500000, 0, 5))[0] == 59)
     bad = bytearray(batch(pid, 1, 3)); bad[-1] ^= 0xff
     check("corrupt_crc", produce(b"idem", bytes(bad))[0] == 2)
-    check("transactional_refused", produce(b"idem", batch(pid, 1, 3, txn=True))[0] == 53)
+    # a transactional batch without a transactional id in the request: INVALID_RECORD
+    check("transactional_without_id", produce(b"idem", batch(pid, 1, 3, txn=True))[0] == 87)
     json.dump({"pid": pid}, open(state_file, "w"))
     # LogAppendTime topic: CreateTopics v0 with message.timestamp.type
     body = struct.pack(">i", 1) + string(b"lat") + struct.pack(">ihi", 1, 1, 0) + struct.pack(">i", 1) + string(b"message.timestamp.type") + string(b"LogAppendTime") + struct.pack(">i", 5000)
@@ -80,7 +81,7 @@ sk_start_node 1
 sk_wait_port "$PORT" 30 || sk_fail "restart"
 run_py 2 >> "$SK_TMP/idem.out" 2>&1
 cat "$SK_TMP/idem.out"
-for what in init_producer_id first_append retry_same_offsets gap_out_of_order next_in_sequence epoch_bump old_epoch_fenced unknown_producer corrupt_crc transactional_refused log_append_time dedup_after_restart sequence_continues_after_restart; do
+for what in init_producer_id first_append retry_same_offsets gap_out_of_order next_in_sequence epoch_bump old_epoch_fenced unknown_producer corrupt_crc transactional_without_id log_append_time dedup_after_restart sequence_continues_after_restart; do
   sk_check "$what" grep -q "^$what ok" "$SK_TMP/idem.out"
 done
 n=$(kcat -b "$B" -C -t idem -o beginning -e -q 2>/dev/null | wc -l)

@@ -1,0 +1,132 @@
+/* broker/txn_driver.h — the transaction coordinator's network side (issue 9),
+ * shaped like the group driver (group_driver.h): one pure core
+ * (bk_txn_coord_t, txn.h) per `__transaction_state` partition this node
+ * leads, loaded by replaying the partition, dropped when leadership goes;
+ * every record a core emits is appended to that partition before the
+ * request it belongs to is answered; WriteTxnMarkers go to each partition
+ * leader (appended here when this node leads it, else sent to the leader's
+ * Kafka listener); a timer drives bk_txn_tick (transaction.timeout.ms) and
+ * re-sends markers that are still missing.
+ *
+ * Also here: the partition-leader side of a marker (bk_td_write_marker,
+ * used by the local path and the WriteTxnMarkers handler) and the offsets
+ * of TxnOffsetCommit, held per __consumer_offsets partition until the
+ * marker (txn_offsets.h) and then committed through the group core.
+ *
+ * Threading: loop thread only (like every bk_node_t part). */
+#ifndef SKIFF_BK_TXN_DRIVER_H
+#define SKIFF_BK_TXN_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/dispatch.h"
+#include "broker/txn.h"
+#include "broker/txn_offsets.h"
+
+#define BK_TD_TOPIC "__transaction_state"
+#define BK_TD_TICK_MS 250                    /* timeouts + marker re-sends */
+#define BK_TD_MARKER_RESEND_MS 5000          /* a marker request unanswered this long is re-sent */
+#define BK_TD_DRAIN_ROUNDS_MAX 64            /* records -> markers -> records rounds per call */
+#define BK_TD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20)
+#define BK_TD_INFLIGHT_MAX 4096              /* marker requests out to other leaders */
+#define BK_TD_PEERS_MAX 256                  /* other brokers we talk to */
+
+typedef struct bk_td bk_td_t;
+
+/* Creates the driver of node n and starts its timer; no core is loaded until
+ * the first bk_td_sync (the node calls it once the group driver has loaded).
+ * NULL when out of memory. */
+bk_td_t *bk_td_new(bk_node_t *n);
+/* Stops the timer and the peer connections (before the net drains). Idempotent. */
+void bk_td_stop(bk_td_t *td);
+/* Frees everything (after bk_td_stop). NULL is allowed. */
+void bk_td_free(bk_td_t *td);
+
+/* Follows leadership of __transaction_state: loads a core for each newly
+ * led partition (replay, then the markers of Prepare* transactions are
+ * sent), drops the cores of partitions lost. Cheap when nothing changed. */
+void bk_td_sync(bk_td_t *td);
+
+/* FindCoordinator key type 1: the leader of partition
+ * bk_txn_partition_for(key) of __transaction_state; creates the topic on
+ * first use (COORDINATOR_NOT_AVAILABLE meanwhile). host points into the image. */
+int16_t bk_td_find(bk_td_t *td, kp_str_t key, int32_t *node_id, const char **host, int32_t *port);
+
+/* The core owning transactional_id (NUL-terminated) on this node and its
+ * partition, or NULL with *err = COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR. */
+bk_txn_coord_t *bk_td_coord(bk_td_t *td, const char *transactional_id, int32_t *pidx, int16_t *err);
+
+/* The answer of one request after its core call has been completed. */
+typedef struct {
+    int16_t error;
+    int64_t producer_id;
+    int16_t producer_epoch;
+} bk_td_answer_t;
+
+/* Cores by __transaction_state partition (ListTransactions, admin): NULL
+ * when not led here; ncoords is the partition count seen so far. */
+int32_t bk_td_ncoords(const bk_td_t *td);
+bk_txn_coord_t *bk_td_coord_at(bk_td_t *td, int32_t p);
+
+/* Completes a core call made for transactional_id on partition pidx:
+ * appends out's records (one batch), reports each write with
+ * bk_txn_write_done, sends the markers that result (local ones applied at
+ * once), and loops while that produces new records. Fills *ans with the
+ * request's final answer; resets out. */
+void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
+                  bk_td_answer_t *ans);
+
+/* Partition-leader side of one marker: checks it (bk_txn_part_check_marker)
+ * and appends a COMMIT/ABORT control batch to the local log (storage ends
+ * the producer's transaction, indexes an abort, moves the LSO); on a
+ * __consumer_offsets partition the producer's pending offsets are then
+ * committed or dropped. Returns a Kafka error (NONE, UNKNOWN_TOPIC_OR_
+ * PARTITION, NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR,
+ * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED). */
+int16_t bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
+                           int16_t producer_epoch, bool commit, int32_t coordinator_epoch);
+
+/* A producer id from the node's block; false when it is empty (a refill
+ * has been started: committed here on the controller, else one id asked of
+ * the controller). */
+bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
+
+/* Internal topics (__transaction_state, __consumer_offsets) asked for on a
+ * node that is not the controller: a CreateTopics with these settings is
+ * sent to the controller's listener (at most one per 500 ms; the image
+ * shows the topic once committed). False when this node is the controller
+ * or none is known (the caller commits itself / answers not available). */
+bool bk_td_create_forward(bk_td_t *td, const char *name, int32_t nparts, int16_t rf, const bk_ctrl_kv_t *kv,
+                          size_t nkv);
+
+/* Pending TxnOffsetCommit offsets of __consumer_offsets partition p (created
+ * on demand), or NULL when out of memory / p < 0. */
+bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p);
+
+/* OffsetFetch require_stable (KIP-447): whether a transaction holds a
+ * pending offset of (group, topic, partition) in __consumer_offsets
+ * partition p. td NULL: false. */
+bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
+
+/* Produce of a transactional batch: NONE; INVALID_PRODUCER_EPOCH for an
+ * epoch older than the coordinator's; INVALID_TXN_STATE when this
+ * node coordinates the id and the partition is not in its ongoing
+ * transaction for (producer_id, epoch). Coordinated elsewhere: NONE (as
+ * Kafka before KIP-890, the partition leader does not ask). */
+int16_t bk_td_check_produce(bk_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t epoch,
+                            const char *topic, int32_t partition);
+
+/* Handlers (h_txn.c, h_txn_admin.c). */
+void bk_h_init_producer_id_txn(bk_req_t *req);
+void bk_h_add_partitions_to_txn(bk_req_t *req);
+void bk_h_add_offsets_to_txn(bk_req_t *req);
+void bk_h_end_txn(bk_req_t *req);
+void bk_h_write_txn_markers(bk_req_t *req);
+void bk_h_txn_offset_commit(bk_req_t *req);
+void bk_h_describe_transactions(bk_req_t *req);
+void bk_h_list_transactions(bk_req_t *req);
+void bk_h_describe_producers(bk_req_t *req);
+
+#endif
