@@ -393,7 +393,7 @@ void bk_gd_free(bk_gd_t *gd) {
 
 /* ---- lag ------------------------------------------------------------------- */
 
-static int64_t leo_of(void *ctx, kp_str_t topic, int32_t partition) {
+static int64_t end_of(void *ctx, kp_str_t topic, int32_t partition) {
     bk_gd_t *gd = ctx;
     char name[BK_TOPIC_NAME_MAX + 1];
     if (topic.len > BK_TOPIC_NAME_MAX) return -1;
@@ -401,12 +401,15 @@ static int64_t leo_of(void *ctx, kp_str_t topic, int32_t partition) {
     name[topic.len] = '\0';
     const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
     if (!t || partition < 0 || partition >= t->nparts) return -1;
+    /* Only the leader's high watermark is the partition's end as consumers
+     * see it (ListOffsets latest); a follower's copy may lag. */
+    if (t->parts[partition].leader != gd->node->id) return -1;
     bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
-    return p && p->log ? st_log_end_offset(p->log) : -1;
+    return p && p->log ? st_log_high_watermark(p->log) : -1;
 }
 
 size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
     bk_grp_coord_t *c = bk_gd_coord(gd, group_id, err);
     if (!c) return 0;
-    return bk_grp_lags(c, group_id, leo_of, gd, res, max);
+    return bk_grp_lags(c, group_id, end_of, gd, res, max);
 }

@@ -70,8 +70,10 @@ int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
  * `error` when resp is NULL (h_groups.c). Frees req. */
 void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error);
 
-/* Lag of the group's committed partitions (LEO of this node's log;
- * -1 where unknown), like bk_grp_lags; for the admin port and CLI. Returns
+/* Lag of the group's committed partitions, like bk_grp_lags, against the
+ * partition's high watermark where this node leads it (what ListOffsets
+ * latest answers); -1 where this node does not lead it (the admin port asks
+ * the leader, admin_lag.c). Returns
  * how many committed partitions there are (may exceed max); 0 with *err
  * set when this node does not coordinate the group. */
 size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err);
