@@ -178,6 +178,7 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
         bk_req_close(req, kp_status_str(rc));
         return;
     }
+    bk_node_metrics_response(req->node, key, ver, resp);
     int nrc = bk_net_respond(req->net, req->slot, body);
     if (nrc == BK_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
         bk_req_close(req, "response could not be queued");

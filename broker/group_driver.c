@@ -73,6 +73,14 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
     return true;
 }
 
+void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
+    *joins = *syncs = 0;
+    for (size_t i = 0; gd && i < gd->nheld; i++) {
+        if (gd->held[i].req->hdr.api_key == KP_API_JOIN_GROUP) (*joins)++;
+        else (*syncs)++;
+    }
+}
+
 /* Removes and returns the request held for token, or NULL. */
 static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
     for (size_t i = 0; i < gd->nheld; i++) {

@@ -58,6 +58,9 @@ uint64_t bk_gd_token(bk_gd_t *gd);
  * bk_h_group_answer(req, resp) runs). False when the table is full (the
  * caller answers an error itself). */
 bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req);
+/* Held requests by kind (the group purgatory, for /metrics): JoinGroup into
+ * *joins, SyncGroup into *syncs. O(held); gd may be NULL (both 0). */
+void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs);
 
 /* Completes one core call: appends out->recs to the core's partition log
  * (one batch; fsync by the flush policy, as for Produce) and then answers every held request whose answer is
