@@ -4,6 +4,7 @@
 #include "broker/group_driver.h"
 
 #include <assert.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 
 #include "broker/controller.h"
 #include "broker/fetch.h"
+#include "broker/forward.h"
+#include "broker/quorum.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
 #include "protocol/kp_batch.h"
@@ -26,6 +29,28 @@ typedef struct {
     bk_req_t *req;
 } held_t;
 
+/* An answer encoded after its records were appended, sent once the HW of
+ * every partition it needs reaches that need's end (the records are then
+ * on every ISR member). Most answers need one partition; DeleteGroups and
+ * OffsetFetch-like batches may touch several. */
+typedef struct {
+    int32_t partition;
+    int64_t end;
+} need_t;
+
+typedef struct {
+    bk_req_t *req;
+    struct evbuffer *body;
+    need_t *needs;                      /* owned */
+    size_t nneeds;
+} waiter_t;
+
+/* What an acks=all wait of one append reports back (bk_replica_appended). */
+typedef struct {
+    int32_t partition;
+    int64_t end;
+} ack_t;
+
 struct bk_gd {
     bk_node_t *node;
     bk_grp_config_t cfg;
@@ -38,6 +63,10 @@ struct bk_gd {
     struct event *timer;
     bool creating;                      /* __consumer_offsets creation in flight */
     bool stopped;
+    int64_t *need_end;                  /* [ncoords]: answers on a partition wait
+                                           until its HW reaches this offset */
+    waiter_t *waiters;                  /* encoded answers waiting for the HW */
+    size_t nwaiters, waiters_cap;
 };
 
 static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
@@ -108,11 +137,126 @@ static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
 
 /* ---- appending ----------------------------------------------------------- */
 
+/* ---- answers that wait for replication --------------------------------- */
+
+static int64_t hw_of(bk_gd_t *gd, int32_t partition);
+
+static bool involves(const waiter_t *w, int32_t partition, int64_t end) {
+    for (size_t k = 0; k < w->nneeds; k++)
+        if ((partition < 0 || w->needs[k].partition == partition) && (end < 0 || w->needs[k].end <= end)) return true;
+    return false;
+}
+
+static bool satisfied(bk_gd_t *gd, const waiter_t *w) {
+    for (size_t k = 0; k < w->nneeds; k++)
+        if (hw_of(gd, w->needs[k].partition) < w->needs[k].end) return false;
+    return true;
+}
+
+static waiter_t take_waiter(bk_gd_t *gd, size_t i) {
+    waiter_t w = gd->waiters[i];
+    memmove(&gd->waiters[i], &gd->waiters[i + 1], (gd->nwaiters - i - 1) * sizeof w);   /* keep order */
+    gd->nwaiters--;
+    return w;
+}
+
+/* Sends the answers waiting on `partition` that the HWs now cover. */
+static void release_waiters(bk_gd_t *gd, int32_t partition) {
+    for (size_t i = 0; i < gd->nwaiters;) {
+        if (!involves(&gd->waiters[i], partition, -1) || !satisfied(gd, &gd->waiters[i])) { i++; continue; }
+        waiter_t w = take_waiter(gd, i);
+        free(w.needs);
+        bk_req_send(w.req, w.body);
+    }
+}
+
+/* Closes the connections of answers needing `partition` up to at most
+ * `end` (partition < 0: every partition; end < 0: any end): their records
+ * may not be replicated, and a closed connection makes every client
+ * rediscover the coordinator and retry (the answer's own error fields are
+ * already encoded). */
+static void fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err) {
+    for (size_t i = 0; i < gd->nwaiters;) {
+        if (!involves(&gd->waiters[i], partition, end)) { i++; continue; }
+        waiter_t w = take_waiter(gd, i);
+        free(w.needs);
+        evbuffer_free(w.body);
+        bk_req_close(w.req, err == KP_ERROR_NOT_LEADER_OR_FOLLOWER ? "group coordinator moved before its records replicated"
+                                                                   : "group records not replicated in time");
+    }
+}
+
+static void on_replicated(void *ctx, void *part_ctx, int16_t err) {
+    bk_gd_t *gd = ctx;
+    ack_t *ack = part_ctx;
+    if (err) {
+        fprintf(stderr, "skiff: node %d: %s-%d: group records up to %lld not replicated: %s\n", gd->node->id,
+                BK_GD_TOPIC, ack->partition, (long long)ack->end, kp_error_name(err));
+        fail_waiters(gd, ack->partition, ack->end, err);
+    } else {
+        release_waiters(gd, ack->partition);
+    }
+    free(ack);
+}
+
+void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req, const void *resp) {
+    struct evbuffer *body = NULL;
+    if (bk_req_encode(req, resp, &body) != KP_OK) {
+        bk_req_close(req, "group answer could not be encoded");
+        return;
+    }
+    need_t *needs = NULL;
+    size_t n = 0;
+    for (size_t g = 0; g < ngroups && gd->ncoords > 0 && !gd->stopped; g++) {
+        int32_t part = bk_grp_partition_for(group_ids[g], gd->ncoords);
+        int64_t need = gd->need_end[part];
+        bool dup = false;
+        for (size_t k = 0; k < n; k++) dup |= needs[k].partition == part;
+        if (dup || need <= hw_of(gd, part)) continue;
+        need_t *nv = realloc(needs, (n + 1) * sizeof *nv);
+        if (!nv) { n = SIZE_MAX; break; }
+        needs = nv;
+        needs[n++] = (need_t){ part, need };
+    }
+    if (n == 0) {
+        free(needs);
+        bk_req_send(req, body);
+        return;
+    }
+    if (n == SIZE_MAX || gd->nwaiters >= BK_GD_HELD_MAX) goto full;
+    if (gd->nwaiters == gd->waiters_cap) {
+        size_t ncap = gd->waiters_cap ? gd->waiters_cap * 2 : 64;
+        waiter_t *nv = realloc(gd->waiters, ncap * sizeof *nv);
+        if (!nv) goto full;
+        gd->waiters = nv;
+        gd->waiters_cap = ncap;
+    }
+    gd->waiters[gd->nwaiters++] = (waiter_t){ req, body, needs, n };
+    return;
+full:
+    free(needs);
+    evbuffer_free(body);
+    bk_req_close(req, "too many group answers waiting for replication");
+}
+
+void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp) {
+    bk_gd_respond_groups(gd, &group_id, 1, req, resp);
+}
+
+size_t bk_gd_waiting(const bk_gd_t *gd) { return gd ? gd->nwaiters : 0; }
+
 static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
     const bk_topic_t *t = offsets_topic(gd);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
     bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
     return p && p->leader && p->log ? p : NULL;
+}
+
+/* The partition's HW where this node leads it; -1 otherwise (nothing
+ * waiting on it can be released here). */
+static int64_t hw_of(bk_gd_t *gd, int32_t partition) {
+    bk_part_t *p = led_part(gd, partition);
+    return p ? st_log_high_watermark(p->log) : -1;
 }
 
 /* One uncompressed batch of the records, appended. Durability is that of a
@@ -143,11 +287,20 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
     kp_arena_free(&a);
     if (rc != KP_OK) return rc;
-    /* The replicas copy it like any produced batch; the commit is answered
-     * at once (acks=1 durability: Kafka waits for the ISR here). */
+    /* The replicas copy it like any produced batch; answers computed from
+     * it wait until the HW passes it (acks=all, as Kafka's coordinator). */
     bk_fetch_notify(gd->node->fetch, p);
+    int64_t end = info.last_offset + 1;
+    if (end > gd->need_end[partition]) gd->need_end[partition] = end;
+    ack_t *ack = malloc(sizeof *ack);
+    if (!ack) return KP_ERR_NOMEM;
+    ack->partition = partition;
+    ack->end = end;
     int16_t err = 0;
-    (void)bk_replica_appended(gd->node, p, &info, false, 0, NULL, NULL, NULL, &err);
+    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, on_replicated, gd, ack, &err)) {
+        free(ack);
+        if (err) fail_waiters(gd, partition, end, err);
+    }
     return KP_OK;
 }
 
@@ -224,6 +377,8 @@ static int replay(bk_grp_coord_t *c, st_log_t *log) {
 static void drop_core(bk_gd_t *gd, int32_t i) {
     if (!gd->coords[i]) return;
     fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
+    fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    gd->need_end[i] = 0;
     bk_grp_coord_free(gd->coords[i]);
     free(gd->coords[i]);
     gd->coords[i] = NULL;
@@ -246,6 +401,10 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
         return;
     }
     bk_grp_load_done(c, bk_now_ms());
+    /* Kafka's rule: a new coordinator serves the whole log it has; what lies
+     * above the HW is replicated by its followers before answers built on it
+     * go out. */
+    gd->need_end[i] = st_log_end_offset(p->log);
     gd->coords[i] = c;
 }
 
@@ -253,8 +412,11 @@ static bool resize(bk_gd_t *gd, int32_t n) {
     if (n <= gd->ncoords) return true;
     bk_grp_coord_t **nv = realloc(gd->coords, (size_t)n * sizeof *nv);
     if (!nv) return false;
-    for (int32_t i = gd->ncoords; i < n; i++) nv[i] = NULL;
     gd->coords = nv;
+    int64_t *ne = realloc(gd->need_end, (size_t)n * sizeof *ne);
+    if (!ne) return false;
+    gd->need_end = ne;
+    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; }
     gd->ncoords = n;
     return true;
 }
@@ -296,6 +458,29 @@ static void created(void *arg, int status) {
     bk_gd_sync(gd);
 }
 
+/* Off the controller: the same creation as a CreateTopics forwarded to it
+ * (committing here would fail: only the raft leader appends). */
+static void forward_create(bk_gd_t *gd, int16_t rf, const bk_ctrl_kv_t *kv, size_t nkv) {
+    kp_create_topics_request_creatable_topic_config_t cf[4];
+    assert(nkv <= 4);
+    for (size_t i = 0; i < nkv; i++) {
+        kp_create_topics_request_creatable_topic_config_init(&cf[i]);
+        cf[i].name = kp_slice_cstr(kv[i].name);
+        cf[i].value = kp_slice_cstr(kv[i].value);
+    }
+    kp_create_topics_request_creatable_topic_t t;
+    kp_create_topics_request_creatable_topic_init(&t);
+    t.name = kp_slice_cstr(BK_GD_TOPIC);
+    t.num_partitions = gd->cfg.num_partitions;
+    t.replication_factor = rf;
+    t.configs.items = cf;
+    t.configs.count = (int32_t)nkv;
+    if (!bk_forward_create_topics(gd->node, &t, 1, created, gd)) return;   /* retried on the next lookup */
+    fprintf(stderr, "skiff: node %d: asking the controller to create %s (%d partitions, replication %d)\n",
+            gd->node->id, BK_GD_TOPIC, gd->cfg.num_partitions, (int)rf);
+    gd->creating = true;
+}
+
 static void create_topic(bk_gd_t *gd) {
     bk_node_t *n = gd->node;
     if (gd->creating) return;
@@ -309,6 +494,10 @@ static void create_topic(bk_gd_t *gd) {
     snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
+    if (n->quorum && !bk_quorum_is_leader(n->quorum)) {
+        forward_create(gd, (int16_t)rf, kv, 3);
+        return;
+    }
     bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
     bk_ctrl_create_result_t res;
     bk_recs_t recs;
@@ -363,6 +552,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     for (int32_t i = 0; i < gd->ncoords; i++) {
         bk_grp_coord_t *c = gd->coords[i];
         if (!c) continue;
+        if (gd->nwaiters) release_waiters(gd, i);   /* waits with no append of their own (loads) */
         bk_grp_tick(c, now, &out);
         if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
         (void)bk_gd_finish(gd, c, &out);
@@ -389,6 +579,7 @@ bk_gd_t *bk_gd_new(bk_node_t *n) {
 void bk_gd_stop(bk_gd_t *gd) {
     if (!gd || gd->stopped) return;
     fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     gd->stopped = true;
     if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
 }
@@ -399,6 +590,8 @@ void bk_gd_free(bk_gd_t *gd) {
     for (int32_t i = 0; i < gd->ncoords; i++)
         if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
     free(gd->coords);
+    free(gd->need_end);
+    free(gd->waiters);
     free(gd->held);
     free(gd);
 }

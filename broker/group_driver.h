@@ -18,7 +18,10 @@
 #define BK_GD_TOPIC "__consumer_offsets"
 #define BK_GD_TICK_MS 100                  /* session / rebalance timer period */
 #define BK_GD_EXPIRE_EVERY_TICKS 6000      /* offsets retention check: every 10 min */
-#define BK_GD_HELD_MAX 100000              /* Join/Sync requests waiting per node */
+#define BK_GD_HELD_MAX 100000              /* Join/Sync requests waiting per node; also
+                                              the bound of answers waiting for replication */
+#define BK_GD_COMMIT_TIMEOUT_MS 5000       /* Kafka's offsets.commit.timeout.ms default: an
+                                              append not replicated by then fails its answers */
 #define BK_GD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20) /* largest batch replayed */
 
 typedef struct bk_gd bk_gd_t;
@@ -68,6 +71,19 @@ void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs);
  * append failed (held answers then carry COORDINATOR_NOT_AVAILABLE; the
  * caller maps its own synchronous answer the same way). */
 int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
+
+/* Answers req with resp (a kp_<api>_response_t, encoded now) once the
+ * records this node appended to the __consumer_offsets partitions of the
+ * groups (and, after a load, the whole log it replayed) are below their
+ * high watermarks, i.e. on every ISR member — at once when they already
+ * are (one replica: always). If replication fails (the wait times out after
+ * BK_GD_COMMIT_TIMEOUT_MS, or leadership moves) the connection is closed
+ * instead: clients rediscover the coordinator and retry. Frees req. */
+void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp);
+void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req,
+                          const void *resp);
+/* Answers waiting for replication now (tests, metrics). */
+size_t bk_gd_waiting(const bk_gd_t *gd);
 
 /* Answers a held JoinGroup/SyncGroup request with a core response, or with
  * `error` when resp is NULL (h_groups.c). Frees req. */

@@ -70,6 +70,7 @@ static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
     bk_mx_emit(e, (const char *[]){ "group_join" }, (double)joins);
     bk_mx_emit(e, (const char *[]){ "group_sync" }, (double)syncs);
+    bk_mx_emit(e, (const char *[]){ "group_commit" }, (double)bk_gd_waiting(n->groups));
 }
 
 static void collect_elections(bk_mx_emit_t *e, void *arg) {
