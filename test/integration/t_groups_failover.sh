@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Issue 7: kill -9 the group coordinator's node. Three nodes, a replicated
+# Issue 7: group answers wait for their records to replicate (a frozen
+# follower holds a commit back until the ISR shrinks), and kill -9 of the
+# group coordinator's node. Three nodes, a replicated
 # __consumer_offsets; a confluent-kafka (librdkafka) group consumer reads a
 # 6-partition topic with synchronous commits. Once some commits were
 # acknowledged it pauses; the coordinator's node (the one whose admin port
@@ -12,7 +14,8 @@ command -v jq >/dev/null || { echo "t_groups_failover: jq missing"; exit 1; }
 
 OPTS=(--set controller.quorum.fetch.timeout.ms=500 --set controller.quorum.election.timeout.ms=300
       --set broker.heartbeat.interval.ms=300 --set broker.session.timeout.ms=2500
-      --set offsets.topic.num.partitions=6 --set group.initial.rebalance.delay.ms=0)
+      --set offsets.topic.num.partitions=6 --set group.initial.rebalance.delay.ms=0
+      --set replica.lag.time.max.ms=2000)
 sk_start_cluster 3 "${OPTS[@]}"
 adm() { curl -s --max-time 3 "127.0.0.1:${SK_ADMIN_PORT[$1]}$2"; }
 waitfor() {  # waitfor SECONDS command... (polls every 0.2 s)
@@ -27,6 +30,63 @@ SKIFF_BROKERS="$SK_BOOTSTRAP" "$SK_BIN/skiffctl" topic create fo -p 6 -r 3 > "$S
   sk_fail "topic fo not created: $(cat "$SK_TMP/create.out")"
 isr_full() { [ "$(adm 1 /v1/topics/fo | jq '[.partitions[] | select((.isr | length) == 3)] | length')" = 6 ]; }
 waitfor 20 isr_full || sk_fail "fo not fully replicated"
+
+# Phase A — answers wait for replication: with a follower of the group's
+# __consumer_offsets partition frozen (SIGSTOP), a commit is answered only
+# once the ISR no longer waits for it (replica.lag.time.max.ms / fencing),
+# not at once; it shows meanwhile in skiff_purgatory_operations{group_commit}.
+cat > "$SK_TMP/commit.py" <<'PY'
+import json, os, sys, time
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition, OffsetAndMetadata
+boot, tmp = sys.argv[1], sys.argv[2]
+a = KafkaAdminClient(bootstrap_servers=boot)
+deadline = time.time() + 30
+while True:   # the first lookup creates __consumer_offsets: COORDINATOR_NOT_AVAILABLE meanwhile
+    try:
+        coord = a._find_coordinator_ids(["gwait"])["gwait"]; break
+    except Exception:
+        if time.time() > deadline: raise
+        time.sleep(0.3)
+a.close()
+c = KafkaConsumer(bootstrap_servers=boot, group_id="gwait", enable_auto_commit=False, request_timeout_ms=30000)
+tp = TopicPartition("fo", 0)
+c.assign([tp])
+t0 = time.time(); c.commit({tp: OffsetAndMetadata(1, None)}); quick = time.time() - t0
+json.dump({"coordinator": coord, "quick_ms": int(quick * 1000), "committed": c.committed(tp)},
+          open(os.path.join(tmp, "c1.json"), "w"))
+deadline = time.time() + 60
+while not os.path.exists(os.path.join(tmp, "frozen")) and time.time() < deadline: time.sleep(0.05)
+t1 = time.time(); c.commit({tp: OffsetAndMetadata(2, None)}); done = time.time()
+json.dump({"wait_ms": int((done - t1) * 1000), "committed": c.committed(tp)}, open(os.path.join(tmp, "c2.json"), "w"))
+c.close()
+PY
+/usr/bin/python3 "$SK_TMP/commit.py" "$SK_BOOTSTRAP" "$SK_TMP" > "$SK_TMP/commit.out" 2>&1 & CP2=$!
+SK_PIDS+=("$CP2")
+c1() { [ -s "$SK_TMP/c1.json" ]; }
+waitfor 30 c1 || { cat "$SK_TMP/commit.out"; sk_fail "first commit not done"; }
+sk_check "a commit with every replica up is quick ($(jq -c . "$SK_TMP/c1.json"))" \
+  test "$(jq '.committed == 1 and .quick_ms < 1000' "$SK_TMP/c1.json")" = true
+GC=$(jq .coordinator "$SK_TMP/c1.json")
+K=$(adm 1 /v1/health | jq .controller_id)
+FZ=""; for i in 1 2 3; do [ "$i" != "$GC" ] && [ "$i" != "$K" ] && { FZ=$i; break; }; done
+[ -n "$FZ" ] || for i in 1 2 3; do [ "$i" != "$GC" ] && { FZ=$i; break; }; done
+sk_log "gwait: coordinator $GC, controller $K, freezing follower $FZ"
+kill -STOP "${SK_NODE_PID[FZ]}"
+touch "$SK_TMP/frozen"
+waiting() { [ "$(adm "$GC" /metrics | awk '/^skiff_purgatory_operations\{purgatory="group_commit"\}/ { print $2 }')" -ge 1 ]; }
+sk_check "the commit waits in the group_commit purgatory" waitfor 10 waiting
+wait "$CP2"
+# the leader drops the follower from the ISR replica.lag.time.max.ms (2 s)
+# after its last fetch: the answer cannot come much sooner
+sk_check "with follower $FZ frozen the commit is answered only after the ISR shrinks ($(jq -c . "$SK_TMP/c2.json"))" \
+  test "$(jq '.committed == 2 and .wait_ms >= 1000' "$SK_TMP/c2.json")" = true
+kill -CONT "${SK_NODE_PID[FZ]}"
+waitfor 30 all_healthy || sk_fail "node $FZ not healthy again"
+waitfor 30 isr_full || sk_fail "fo not fully replicated again"
+co_full() { [ "$(adm 1 /v1/topics/__consumer_offsets | jq '[.partitions[] | select((.isr | length) < 3)] | length')" = 0 ]; }
+waitfor 30 co_full || sk_fail "__consumer_offsets not fully replicated again"
+
+# Phase B — kill -9 of the coordinator
 
 cat > "$SK_TMP/consumer.py" <<'PY'
 import json, os, sys, time
