@@ -465,8 +465,6 @@ static uint64_t min_bytes_of(const bk_req_t *req) {
 }
 
 void bk_fetch_notify(bk_fetch_state_t *f, const bk_part_t *p) {
-    if (!f) return;   /* start-up: partitions open (and the replication driver
-                         publishes HWs) before the fetch state exists */
     fwait_t *w = f->head;
     while (w) {
         fwait_t *next = w->next;
