@@ -5,7 +5,9 @@
 # (Metadata), log start / end offsets (KafkaConsumer beginning_offsets /
 # end_offsets, i.e. ListOffsets to each leader), groups with state, members,
 # assignments, committed offsets and lag (ListGroups, DescribeGroups,
-# OffsetFetch; lag = end_offsets - committed), /v1/health controller_id.
+# OffsetFetch; lag = end_offsets - committed), /v1/health controller_id,
+# /metrics (partitions led, offline, log sizes, messages in) against the
+# same Metadata / ListOffsets; skiffctl group describe's lag too.
 # kafka-python's view is written as JSON by a member that stays in the group
 # while the endpoints are read; both sides are compared with jq.
 . "$(dirname "$0")/lib.sh"
@@ -129,6 +131,23 @@ for p in 0 1 2; do
   sk_check "kv/$p on leader $L: log_end_offset >= high_watermark" test "$(jq '.log_end_offset >= .high_watermark' <<<"$t")" = true
 done
 sk_check "end_offsets are what was produced (30/20/10)" test "$(kq '[.end["0"], .end["1"], .end["2"]]')" = '[30,20,10]'
+
+# /metrics against Metadata: every partition is led by exactly one node
+mval() { adm "$1" /metrics | awk -v k="$2" 'index($0, k" ") == 1 { v = $2 } END { print v + 0 }'; }
+led=$(( $(mval 1 skiff_partitions_leader) + $(mval 2 skiff_partitions_leader) + $(mval 3 skiff_partitions_leader) ))
+sk_check "skiff_partitions_leader over the nodes ($led) = partitions in Metadata" \
+  test "$led" = "$(kq '[.topics[].partitions | length] | add')"
+sk_check "skiff_offline_partitions = 0 = Metadata's partitions without leader" \
+  test "$(mval "$(kq .controller_id)" skiff_offline_partitions) $(kq '[.topics[].partitions[] | select(.leader < 0)] | length')" = "0 0"
+for p in 0 1 2; do
+  L=$(kq --argjson p "$p" '.topics[] | select(.name == "kv") | .partitions[$p].leader')
+  sk_check "kv/$p: skiff_log_size_bytes on leader $L = /v1/topics size_bytes" test \
+    "$(mval "$L" "skiff_log_size_bytes{topic=\"kv\",partition=\"$p\"}")" = \
+    "$(adm "$L" /v1/topics/kv | jq --argjson p "$p" '.partitions[] | select(.partition == $p) | .size_bytes')"
+done
+sk_check "skiff_messages_in_total{kv} over the nodes = end_offsets sum (60)" test \
+  "$(( $(mval 1 'skiff_messages_in_total{topic="kv"}') + $(mval 2 'skiff_messages_in_total{topic="kv"}') + $(mval 3 'skiff_messages_in_total{topic="kv"}') ))" = \
+  "$(kq '[.end[]] | add')"
 
 # /v1/groups: the union over the nodes = ListGroups; /v1/groups/{id} on the
 # coordinator = DescribeGroups + OffsetFetch, lag = end_offsets - committed
