@@ -1,10 +1,10 @@
 /* broker/group_driver.c — cores per led __consumer_offsets partition,
  * records appended before answers, held Join/Sync requests, the timer
- * (see group_driver.h). */
+ * (see group_driver.h; answers waiting for replication: group_wait.c). */
 #include "broker/group_driver.h"
+#include "broker/group_driver_int.h"
 
 #include <assert.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,51 +23,6 @@
 #include "storage/st_status.h"
 
 #define REPLAY_CHUNK_BYTES ((size_t)1 << 20)
-
-typedef struct {
-    uint64_t token;
-    bk_req_t *req;
-} held_t;
-
-/* An answer encoded after its records were appended, sent once the HW of
- * every partition it needs reaches that need's end (the records are then
- * on every ISR member). Most answers need one partition; DeleteGroups and
- * OffsetFetch-like batches may touch several. */
-typedef struct {
-    int32_t partition;
-    int64_t end;
-} need_t;
-
-typedef struct {
-    bk_req_t *req;
-    struct evbuffer *body;
-    need_t *needs;                      /* owned */
-    size_t nneeds;
-} waiter_t;
-
-/* What an acks=all wait of one append reports back (bk_replica_appended). */
-typedef struct {
-    int32_t partition;
-    int64_t end;
-} ack_t;
-
-struct bk_gd {
-    bk_node_t *node;
-    bk_grp_config_t cfg;
-    bk_grp_coord_t **coords;            /* [ncoords]; NULL: not led here */
-    int32_t ncoords;
-    held_t *held;
-    size_t nheld, held_cap;
-    uint64_t next_token;
-    uint64_t ticks;
-    struct event *timer;
-    bool creating;                      /* __consumer_offsets creation in flight */
-    bool stopped;
-    int64_t *need_end;                  /* [ncoords]: answers on a partition wait
-                                           until its HW reaches this offset */
-    waiter_t *waiters;                  /* encoded answers waiting for the HW */
-    size_t nwaiters, waiters_cap;
-};
 
 static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
     bk_grp_config_defaults(g);
@@ -137,125 +92,15 @@ static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
 
 /* ---- appending ----------------------------------------------------------- */
 
-/* ---- answers that wait for replication --------------------------------- */
-
-static int64_t hw_of(bk_gd_t *gd, int32_t partition);
-
-static bool involves(const waiter_t *w, int32_t partition, int64_t end) {
-    for (size_t k = 0; k < w->nneeds; k++)
-        if ((partition < 0 || w->needs[k].partition == partition) && (end < 0 || w->needs[k].end <= end)) return true;
-    return false;
-}
-
-static bool satisfied(bk_gd_t *gd, const waiter_t *w) {
-    for (size_t k = 0; k < w->nneeds; k++)
-        if (hw_of(gd, w->needs[k].partition) < w->needs[k].end) return false;
-    return true;
-}
-
-static waiter_t take_waiter(bk_gd_t *gd, size_t i) {
-    waiter_t w = gd->waiters[i];
-    memmove(&gd->waiters[i], &gd->waiters[i + 1], (gd->nwaiters - i - 1) * sizeof w);   /* keep order */
-    gd->nwaiters--;
-    return w;
-}
-
-/* Sends the answers waiting on `partition` that the HWs now cover. */
-static void release_waiters(bk_gd_t *gd, int32_t partition) {
-    for (size_t i = 0; i < gd->nwaiters;) {
-        if (!involves(&gd->waiters[i], partition, -1) || !satisfied(gd, &gd->waiters[i])) { i++; continue; }
-        waiter_t w = take_waiter(gd, i);
-        free(w.needs);
-        bk_req_send(w.req, w.body);
-    }
-}
-
-/* Closes the connections of answers needing `partition` up to at most
- * `end` (partition < 0: every partition; end < 0: any end): their records
- * may not be replicated, and a closed connection makes every client
- * rediscover the coordinator and retry (the answer's own error fields are
- * already encoded). */
-static void fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err) {
-    for (size_t i = 0; i < gd->nwaiters;) {
-        if (!involves(&gd->waiters[i], partition, end)) { i++; continue; }
-        waiter_t w = take_waiter(gd, i);
-        free(w.needs);
-        evbuffer_free(w.body);
-        bk_req_close(w.req, err == KP_ERROR_NOT_LEADER_OR_FOLLOWER ? "group coordinator moved before its records replicated"
-                                                                   : "group records not replicated in time");
-    }
-}
-
-static void on_replicated(void *ctx, void *part_ctx, int16_t err) {
-    bk_gd_t *gd = ctx;
-    ack_t *ack = part_ctx;
-    if (err) {
-        fprintf(stderr, "skiff: node %d: %s-%d: group records up to %lld not replicated: %s\n", gd->node->id,
-                BK_GD_TOPIC, ack->partition, (long long)ack->end, kp_error_name(err));
-        fail_waiters(gd, ack->partition, ack->end, err);
-    } else {
-        release_waiters(gd, ack->partition);
-    }
-    free(ack);
-}
-
-void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req, const void *resp) {
-    struct evbuffer *body = NULL;
-    if (bk_req_encode(req, resp, &body) != KP_OK) {
-        bk_req_close(req, "group answer could not be encoded");
-        return;
-    }
-    need_t *needs = NULL;
-    size_t n = 0;
-    for (size_t g = 0; g < ngroups && gd->ncoords > 0 && !gd->stopped; g++) {
-        int32_t part = bk_grp_partition_for(group_ids[g], gd->ncoords);
-        int64_t need = gd->need_end[part];
-        bool dup = false;
-        for (size_t k = 0; k < n; k++) dup |= needs[k].partition == part;
-        if (dup || need <= hw_of(gd, part)) continue;
-        need_t *nv = realloc(needs, (n + 1) * sizeof *nv);
-        if (!nv) { n = SIZE_MAX; break; }
-        needs = nv;
-        needs[n++] = (need_t){ part, need };
-    }
-    if (n == 0) {
-        free(needs);
-        bk_req_send(req, body);
-        return;
-    }
-    if (n == SIZE_MAX || gd->nwaiters >= BK_GD_HELD_MAX) goto full;
-    if (gd->nwaiters == gd->waiters_cap) {
-        size_t ncap = gd->waiters_cap ? gd->waiters_cap * 2 : 64;
-        waiter_t *nv = realloc(gd->waiters, ncap * sizeof *nv);
-        if (!nv) goto full;
-        gd->waiters = nv;
-        gd->waiters_cap = ncap;
-    }
-    gd->waiters[gd->nwaiters++] = (waiter_t){ req, body, needs, n };
-    return;
-full:
-    free(needs);
-    evbuffer_free(body);
-    bk_req_close(req, "too many group answers waiting for replication");
-}
-
-void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp) {
-    bk_gd_respond_groups(gd, &group_id, 1, req, resp);
-}
-
-size_t bk_gd_waiting(const bk_gd_t *gd) { return gd ? gd->nwaiters : 0; }
-
-static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
+bk_part_t *bk_gd_led_part(bk_gd_t *gd, int32_t partition) {
     const bk_topic_t *t = offsets_topic(gd);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
     bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
     return p && p->leader && p->log ? p : NULL;
 }
 
-/* The partition's HW where this node leads it; -1 otherwise (nothing
- * waiting on it can be released here). */
-static int64_t hw_of(bk_gd_t *gd, int32_t partition) {
-    bk_part_t *p = led_part(gd, partition);
+int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition) {
+    bk_part_t *p = bk_gd_led_part(gd, partition);
     return p ? st_log_high_watermark(p->log) : -1;
 }
 
@@ -264,7 +109,7 @@ static int64_t hw_of(bk_gd_t *gd, int32_t partition) {
  * partition's flush policy (Kafka's log.flush.*), never per commit — an
  * fsync per commit would stall the loop thread (~100 commits/s measured). */
 static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now) {
-    bk_part_t *p = led_part(gd, partition);
+    bk_part_t *p = bk_gd_led_part(gd, partition);
     if (!p) return ST_ERR_NOT_FOUND;
     kp_batch_opts_t o = kp_batch_opts_default();
     kp_batch_builder_t bb;
@@ -297,9 +142,9 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     ack->partition = partition;
     ack->end = end;
     int16_t err = 0;
-    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, on_replicated, gd, ack, &err)) {
+    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, bk_gd_on_replicated, gd, ack, &err)) {
         free(ack);
-        if (err) fail_waiters(gd, partition, end, err);
+        if (err) bk_gd_fail_waiters(gd, partition, end, err);
     }
     return KP_OK;
 }
@@ -377,7 +222,7 @@ static int replay(bk_grp_coord_t *c, st_log_t *log) {
 static void drop_core(bk_gd_t *gd, int32_t i) {
     if (!gd->coords[i]) return;
     fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
-    fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    bk_gd_fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     gd->need_end[i] = 0;
     bk_grp_coord_free(gd->coords[i]);
     free(gd->coords[i]);
@@ -427,7 +272,7 @@ void bk_gd_sync(bk_gd_t *gd) {
     int32_t n = t ? t->nparts : 0;
     if (t && !resize(gd, n)) return;
     for (int32_t i = 0; i < gd->ncoords; i++) {
-        bk_part_t *p = i < n ? led_part(gd, i) : NULL;
+        bk_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
         if (!p) drop_core(gd, i);
         else if (!gd->coords[i]) start_core(gd, i, p);
     }
@@ -552,7 +397,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     for (int32_t i = 0; i < gd->ncoords; i++) {
         bk_grp_coord_t *c = gd->coords[i];
         if (!c) continue;
-        if (gd->nwaiters) release_waiters(gd, i);   /* waits with no append of their own (loads) */
+        if (gd->nwaiters) bk_gd_release_waiters(gd, i);   /* waits with no append of their own (loads) */
         bk_grp_tick(c, now, &out);
         if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
         (void)bk_gd_finish(gd, c, &out);
@@ -579,7 +424,7 @@ bk_gd_t *bk_gd_new(bk_node_t *n) {
 void bk_gd_stop(bk_gd_t *gd) {
     if (!gd || gd->stopped) return;
     fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
-    fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    bk_gd_fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     gd->stopped = true;
     if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
 }
