@@ -10,8 +10,6 @@
 
 #include "broker/group_driver.h"
 
-/* Committed partitions reported per group; beyond it "offsets_truncated". */
-#define GROUP_OFFSETS_MAX 4096
 /* Arena for decoding one member's assignment. */
 #define ASSIGN_ARENA_BYTES 65536
 
@@ -111,32 +109,6 @@ static void members(bk_json_t *j, const bk_grp_t *g) {
     kp_arena_free(&a);
 }
 
-static void offsets(bk_json_t *j, bk_node_t *n, kp_str_t id) {
-    static bk_grp_lag_t lags[GROUP_OFFSETS_MAX];   /* loop thread only */
-    int16_t err = 0;
-    size_t total = bk_gd_lags(n->groups, id, lags, GROUP_OFFSETS_MAX, &err);
-    size_t shown = total < GROUP_OFFSETS_MAX ? total : GROUP_OFFSETS_MAX;
-    int64_t sum = 0;
-    bk_json_key(j, "offsets");
-    bk_json_arr_begin(j);
-    for (size_t i = 0; i < shown; i++) {
-        const bk_grp_offset_t *o = lags[i].committed;
-        bk_json_obj_begin(j);
-        bk_json_key(j, "topic");
-        bk_json_str_n(j, o->topic.p, o->topic.len);
-        bk_json_kv_i64(j, "partition", o->partition);
-        bk_json_kv_i64(j, "committed_offset", o->offset);
-        if (lags[i].log_end_offset >= 0) bk_json_kv_i64(j, "log_end_offset", lags[i].log_end_offset);
-        else bk_json_kv_null(j, "log_end_offset");
-        if (lags[i].lag >= 0) { bk_json_kv_i64(j, "lag", lags[i].lag); sum += lags[i].lag; }
-        else bk_json_kv_null(j, "lag");
-        bk_json_obj_end(j);
-    }
-    bk_json_arr_end(j);
-    bk_json_kv_i64(j, "total_lag", sum);
-    bk_json_kv_bool(j, "offsets_truncated", total > shown);
-}
-
 static void get_group(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *name = bk_admin_param(req, "id");
@@ -166,9 +138,7 @@ static void get_group(bk_admin_req_t *req, void *ctx) {
     str_or_null(j, "protocol", g->protocol);
     str_or_null(j, "leader", g->leader);
     members(j, g);
-    offsets(j, n, id);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_admin_group_offsets(req, n, id);   /* closes the object and replies, maybe later */
 }
 
 int bk_admin_groups_add(bk_node_t *n) {

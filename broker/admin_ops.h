@@ -12,6 +12,11 @@ KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
 
 /* GET /v1/groups and /v1/groups/{id} (admin_groups.c). */
 KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
+/* Writes "offsets", "total_lag" and "offsets_truncated" of the group this
+ * node coordinates into req's open JSON object, closes it and replies 200
+ * (admin_lag.c). Ends of partitions led by other nodes are asked of their
+ * leaders, so the reply may come later from the loop (at most 2 s). */
+void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
 

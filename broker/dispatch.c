@@ -157,7 +157,7 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
     return KP_OK;
 }
 
-void bk_req_respond(bk_req_t *req, const void *resp) {
+int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out) {
     int16_t key = req->hdr.api_key, ver = req->hdr.api_version;
     kp_wr_t w;
     kp_wr_init_count(&w);
@@ -186,9 +186,14 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
     free(buf);
     if (rc != KP_OK) {
         if (body) evbuffer_free(body);
-        bk_req_close(req, kp_status_str(rc));
-        return;
+        return rc;
     }
+    bk_node_metrics_response(req->node, key, ver, resp);
+    *body_out = body;
+    return KP_OK;
+}
+
+void bk_req_send(bk_req_t *req, struct evbuffer *body) {
     int nrc = bk_net_respond(req->net, req->slot, body);
     if (nrc == BK_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
         bk_req_close(req, "response could not be queued");
@@ -196,6 +201,16 @@ void bk_req_respond(bk_req_t *req, const void *resp) {
     }
     /* BK_ERR_GONE: the client left; nothing to do */
     req_free(req);
+}
+
+void bk_req_respond(bk_req_t *req, const void *resp) {
+    struct evbuffer *body = NULL;
+    int rc = bk_req_encode(req, resp, &body);
+    if (rc != KP_OK) {
+        bk_req_close(req, kp_status_str(rc));
+        return;
+    }
+    bk_req_send(req, body);
 }
 
 void bk_req_respond_none(bk_req_t *req) {

@@ -72,6 +72,14 @@ void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const ui
  * st_read_result_t: their file ranges are sent with sendfile. If encoding
  * fails the connection is closed (a bug or a bound hit; logged). Frees req. */
 void bk_req_respond(bk_req_t *req, const void *resp);
+/* bk_req_respond in two steps, for an answer that must wait (the group
+ * coordinator waits for its records to replicate): encode now, while the
+ * body's pointers are valid, into *body_out (owned by the caller until
+ * bk_req_send; counted in the error metrics now). Returns KP_OK or the
+ * codec status (then close the request). bk_req_send queues the body
+ * (taking it) and frees req. */
+KP_MUST_CHECK int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out);
+void bk_req_send(bk_req_t *req, struct evbuffer *body);
 /* No response bytes (acks=0 Produce). Frees req. */
 void bk_req_respond_none(bk_req_t *req);
 /* Closes the connection after earlier responses flush. Frees req. */

@@ -168,20 +168,12 @@ bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_
     return true;
 }
 
-bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_topics_done_fn done,
-                            void *arg) {
+bool bk_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
+                              bk_topics_done_fn done, void *arg) {
     if (!n->quorum || bk_quorum_is_leader(n->quorum) || cnt == 0 || cnt > 1000) return false;
-    kp_create_topics_request_creatable_topic_t *t = calloc(cnt, sizeof *t);
-    if (!t) return false;
-    for (size_t i = 0; i < cnt; i++) {
-        kp_create_topics_request_creatable_topic_init(&t[i]);
-        t[i].name = kp_slice_cstr(names[i]);
-        t[i].num_partitions = -1;       /* the controller's num.partitions */
-        t[i].replication_factor = -1;   /* and default.replication.factor */
-    }
     kp_create_topics_request_t b;
     kp_create_topics_request_init(&b);
-    b.topics.items = t;
+    b.topics.items = (kp_create_topics_request_creatable_topic_t *)t;
     b.topics.count = (int32_t)cnt;
     b.timeout_ms = 5000;
     kp_request_header_t h = { KP_API_CREATE_TOPICS, 4, 0, kp_slice_cstr("skiff-autocreate") };
@@ -194,7 +186,6 @@ bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, 
         kp_wr_init(&w, buf, need);
         ok = kp_request_encode(&w, &h, &b) == KP_OK;
     }
-    free(t);
     fwd_t *f = ok && buf ? calloc(1, sizeof *f) : NULL;
     if (f) {
         f->n = n;
@@ -205,6 +196,22 @@ bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, 
     bool sent = f && forward_bytes(n, buf + 4, need - 4, f);
     if (f && !sent) free(f);
     free(buf);
+    return sent;
+}
+
+bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_topics_done_fn done,
+                            void *arg) {
+    if (cnt == 0 || cnt > 1000) return false;
+    kp_create_topics_request_creatable_topic_t *t = calloc(cnt, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < cnt; i++) {
+        kp_create_topics_request_creatable_topic_init(&t[i]);
+        t[i].name = kp_slice_cstr(names[i]);
+        t[i].num_partitions = -1;       /* the controller's num.partitions */
+        t[i].replication_factor = -1;   /* and default.replication.factor */
+    }
+    bool sent = bk_forward_create_topics(n, t, cnt, done, arg);
+    free(t);
     return sent;
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "broker/net.h"
+#include "kp_msgs.h"
 #include "broker/topics.h"
 
 typedef struct bk_node bk_node_t;
@@ -35,6 +36,13 @@ bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_
  * to (no quorum, or this node is the controller). */
 bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_topics_done_fn done,
                             void *arg);
+
+/* A CreateTopics of the given topics (borrowed; encoded at once) through
+ * the controller; done(arg, status) as for bk_forward_auto_create (e.g. the
+ * group coordinator's __consumer_offsets with its partitions, RF and
+ * configs). False when there is nothing to forward to. */
+bool bk_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
+                              bk_topics_done_fn done, void *arg);
 
 /* Frees the connection and fails pending forwards (node shutdown). */
 void bk_forward_stop(bk_node_t *n);

@@ -1,7 +1,8 @@
 /* broker/group_driver.c — cores per led __consumer_offsets partition,
  * records appended before answers, held Join/Sync requests, the timer
- * (see group_driver.h). */
+ * (see group_driver.h; answers waiting for replication: group_wait.c). */
 #include "broker/group_driver.h"
+#include "broker/group_driver_int.h"
 
 #include <assert.h>
 #include <event2/event.h>
@@ -12,6 +13,8 @@
 
 #include "broker/controller.h"
 #include "broker/fetch.h"
+#include "broker/forward.h"
+#include "broker/quorum.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
 #include "broker/txn_driver.h"
@@ -21,25 +24,6 @@
 #include "storage/st_status.h"
 
 #define REPLAY_CHUNK_BYTES ((size_t)1 << 20)
-
-typedef struct {
-    uint64_t token;
-    bk_req_t *req;
-} held_t;
-
-struct bk_gd {
-    bk_node_t *node;
-    bk_grp_config_t cfg;
-    bk_grp_coord_t **coords;            /* [ncoords]; NULL: not led here */
-    int32_t ncoords;
-    held_t *held;
-    size_t nheld, held_cap;
-    uint64_t next_token;
-    uint64_t ticks;
-    struct event *timer;
-    bool creating;                      /* __consumer_offsets creation in flight */
-    bool stopped;
-};
 
 static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
     bk_grp_config_defaults(g);
@@ -75,6 +59,14 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
     return true;
 }
 
+void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
+    *joins = *syncs = 0;
+    for (size_t i = 0; gd && i < gd->nheld; i++) {
+        if (gd->held[i].req->hdr.api_key == KP_API_JOIN_GROUP) (*joins)++;
+        else (*syncs)++;
+    }
+}
+
 /* Removes and returns the request held for token, or NULL. */
 static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
     for (size_t i = 0; i < gd->nheld; i++) {
@@ -101,11 +93,16 @@ static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
 
 /* ---- appending ----------------------------------------------------------- */
 
-static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
+bk_part_t *bk_gd_led_part(bk_gd_t *gd, int32_t partition) {
     const bk_topic_t *t = offsets_topic(gd);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
     bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
     return p && p->leader && p->log ? p : NULL;
+}
+
+int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition) {
+    bk_part_t *p = bk_gd_led_part(gd, partition);
+    return p ? st_log_high_watermark(p->log) : -1;
 }
 
 /* One uncompressed batch of the records, appended. Durability is that of a
@@ -114,7 +111,7 @@ static bk_part_t *led_part(bk_gd_t *gd, int32_t partition) {
  * fsync per commit would stall the loop thread (~100 commits/s measured). */
 static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
                        int16_t epoch) {
-    bk_part_t *p = led_part(gd, partition);
+    bk_part_t *p = bk_gd_led_part(gd, partition);
     if (!p) return ST_ERR_NOT_FOUND;
     kp_batch_opts_t o = kp_batch_opts_default();
     if (pid >= 0) {   /* TxnOffsetCommit: the producer's transactional batch */
@@ -142,11 +139,20 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
     kp_arena_free(&a);
     if (rc != KP_OK) return rc;
-    /* The replicas copy it like any produced batch; the commit is answered
-     * at once (acks=1 durability: Kafka waits for the ISR here). */
+    /* The replicas copy it like any produced batch; answers computed from
+     * it wait until the HW passes it (acks=all, as Kafka's coordinator). */
     bk_fetch_notify(gd->node->fetch, p);
+    int64_t end = info.last_offset + 1;
+    if (end > gd->need_end[partition]) gd->need_end[partition] = end;
+    ack_t *ack = malloc(sizeof *ack);
+    if (!ack) return KP_ERR_NOMEM;
+    ack->partition = partition;
+    ack->end = end;
     int16_t err = 0;
-    (void)bk_replica_appended(gd->node, p, &info, false, 0, NULL, NULL, NULL, &err);
+    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, bk_gd_on_replicated, gd, ack, &err)) {
+        free(ack);
+        if (err) bk_gd_fail_waiters(gd, partition, end, err);
+    }
     return KP_OK;
 }
 
@@ -344,6 +350,8 @@ static int replay(bk_gd_t *gd, bk_grp_coord_t *c, st_log_t *log) {
 static void drop_core(bk_gd_t *gd, int32_t i) {
     if (!gd->coords[i]) return;
     fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
+    bk_gd_fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    gd->need_end[i] = 0;
     bk_grp_coord_free(gd->coords[i]);
     free(gd->coords[i]);
     gd->coords[i] = NULL;
@@ -371,6 +379,10 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
         return;
     }
     bk_grp_load_done(c, bk_now_ms());
+    /* Kafka's rule: a new coordinator serves the whole log it has; what lies
+     * above the HW is replicated by its followers before answers built on it
+     * go out. */
+    gd->need_end[i] = st_log_end_offset(p->log);
     gd->coords[i] = c;
 }
 
@@ -378,8 +390,11 @@ static bool resize(bk_gd_t *gd, int32_t n) {
     if (n <= gd->ncoords) return true;
     bk_grp_coord_t **nv = realloc(gd->coords, (size_t)n * sizeof *nv);
     if (!nv) return false;
-    for (int32_t i = gd->ncoords; i < n; i++) nv[i] = NULL;
     gd->coords = nv;
+    int64_t *ne = realloc(gd->need_end, (size_t)n * sizeof *ne);
+    if (!ne) return false;
+    gd->need_end = ne;
+    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; }
     gd->ncoords = n;
     return true;
 }
@@ -390,7 +405,7 @@ void bk_gd_sync(bk_gd_t *gd) {
     int32_t n = t ? t->nparts : 0;
     if (t && !resize(gd, n)) return;
     for (int32_t i = 0; i < gd->ncoords; i++) {
-        bk_part_t *p = i < n ? led_part(gd, i) : NULL;
+        bk_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
         if (!p) drop_core(gd, i);
         else if (!gd->coords[i]) start_core(gd, i, p);
     }
@@ -421,6 +436,29 @@ static void created(void *arg, int status) {
     bk_gd_sync(gd);
 }
 
+/* Off the controller: the same creation as a CreateTopics forwarded to it
+ * (committing here would fail: only the raft leader appends). */
+static void forward_create(bk_gd_t *gd, int16_t rf, const bk_ctrl_kv_t *kv, size_t nkv) {
+    kp_create_topics_request_creatable_topic_config_t cf[4];
+    assert(nkv <= 4);
+    for (size_t i = 0; i < nkv; i++) {
+        kp_create_topics_request_creatable_topic_config_init(&cf[i]);
+        cf[i].name = kp_slice_cstr(kv[i].name);
+        cf[i].value = kp_slice_cstr(kv[i].value);
+    }
+    kp_create_topics_request_creatable_topic_t t;
+    kp_create_topics_request_creatable_topic_init(&t);
+    t.name = kp_slice_cstr(BK_GD_TOPIC);
+    t.num_partitions = gd->cfg.num_partitions;
+    t.replication_factor = rf;
+    t.configs.items = cf;
+    t.configs.count = (int32_t)nkv;
+    if (!bk_forward_create_topics(gd->node, &t, 1, created, gd)) return;   /* retried on the next lookup */
+    fprintf(stderr, "skiff: node %d: asking the controller to create %s (%d partitions, replication %d)\n",
+            gd->node->id, BK_GD_TOPIC, gd->cfg.num_partitions, (int)rf);
+    gd->creating = true;
+}
+
 static void create_topic(bk_gd_t *gd) {
     bk_node_t *n = gd->node;
     if (gd->creating) return;
@@ -434,8 +472,10 @@ static void create_topic(bk_gd_t *gd) {
     snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
-    /* not the controller: ask it (txn_driver.h) */
-    if (n->txns && bk_td_create_forward(n->txns, BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, kv, 3)) return;
+    if (n->quorum && !bk_quorum_is_leader(n->quorum)) {
+        forward_create(gd, (int16_t)rf, kv, 3);
+        return;
+    }
     bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
     bk_ctrl_create_result_t res;
     bk_recs_t recs;
@@ -490,6 +530,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     for (int32_t i = 0; i < gd->ncoords; i++) {
         bk_grp_coord_t *c = gd->coords[i];
         if (!c) continue;
+        if (gd->nwaiters) bk_gd_release_waiters(gd, i);   /* waits with no append of their own (loads) */
         bk_grp_tick(c, now, &out);
         if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
         (void)bk_gd_finish(gd, c, &out);
@@ -516,6 +557,7 @@ bk_gd_t *bk_gd_new(bk_node_t *n) {
 void bk_gd_stop(bk_gd_t *gd) {
     if (!gd || gd->stopped) return;
     fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    bk_gd_fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     gd->stopped = true;
     if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
 }
@@ -526,13 +568,15 @@ void bk_gd_free(bk_gd_t *gd) {
     for (int32_t i = 0; i < gd->ncoords; i++)
         if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
     free(gd->coords);
+    free(gd->need_end);
+    free(gd->waiters);
     free(gd->held);
     free(gd);
 }
 
 /* ---- lag ------------------------------------------------------------------- */
 
-static int64_t leo_of(void *ctx, kp_str_t topic, int32_t partition) {
+static int64_t end_of(void *ctx, kp_str_t topic, int32_t partition) {
     bk_gd_t *gd = ctx;
     char name[BK_TOPIC_NAME_MAX + 1];
     if (topic.len > BK_TOPIC_NAME_MAX) return -1;
@@ -540,12 +584,15 @@ static int64_t leo_of(void *ctx, kp_str_t topic, int32_t partition) {
     name[topic.len] = '\0';
     const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
     if (!t || partition < 0 || partition >= t->nparts) return -1;
+    /* Only the leader's high watermark is the partition's end as consumers
+     * see it (ListOffsets latest); a follower's copy may lag. */
+    if (t->parts[partition].leader != gd->node->id) return -1;
     bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
-    return p && p->log ? st_log_end_offset(p->log) : -1;
+    return p && p->log ? st_log_high_watermark(p->log) : -1;
 }
 
 size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
     bk_grp_coord_t *c = bk_gd_coord(gd, group_id, err);
     if (!c) return 0;
-    return bk_grp_lags(c, group_id, leo_of, gd, res, max);
+    return bk_grp_lags(c, group_id, end_of, gd, res, max);
 }

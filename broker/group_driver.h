@@ -18,7 +18,10 @@
 #define BK_GD_TOPIC "__consumer_offsets"
 #define BK_GD_TICK_MS 100                  /* session / rebalance timer period */
 #define BK_GD_EXPIRE_EVERY_TICKS 6000      /* offsets retention check: every 10 min */
-#define BK_GD_HELD_MAX 100000              /* Join/Sync requests waiting per node */
+#define BK_GD_HELD_MAX 100000              /* Join/Sync requests waiting per node; also
+                                              the bound of answers waiting for replication */
+#define BK_GD_COMMIT_TIMEOUT_MS 5000       /* Kafka's offsets.commit.timeout.ms default: an
+                                              append not replicated by then fails its answers */
 #define BK_GD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20) /* largest batch replayed */
 #define BK_GD_TXN_STASH_MAX_BYTES ((size_t)64 << 20)     /* open transactional offsets held in a replay */
 
@@ -59,6 +62,9 @@ uint64_t bk_gd_token(bk_gd_t *gd);
  * bk_h_group_answer(req, resp) runs). False when the table is full (the
  * caller answers an error itself). */
 bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req);
+/* Held requests by kind (the group purgatory, for /metrics): JoinGroup into
+ * *joins, SyncGroup into *syncs. O(held); gd may be NULL (both 0). */
+void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs);
 
 /* Completes one core call: appends out->recs to the core's partition log
  * (one batch; fsync by the flush policy, as for Produce) and then answers every held request whose answer is
@@ -72,13 +78,27 @@ int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
  * replay holds them until then). Resets out. KP_OK or the storage status. */
 int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
                      int16_t producer_epoch);
+/* Answers req with resp (a kp_<api>_response_t, encoded now) once the
+ * records this node appended to the __consumer_offsets partitions of the
+ * groups (and, after a load, the whole log it replayed) are below their
+ * high watermarks, i.e. on every ISR member — at once when they already
+ * are (one replica: always). If replication fails (the wait times out after
+ * BK_GD_COMMIT_TIMEOUT_MS, or leadership moves) the connection is closed
+ * instead: clients rediscover the coordinator and retry. Frees req. */
+void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp);
+void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req,
+                          const void *resp);
+/* Answers waiting for replication now (tests, metrics). */
+size_t bk_gd_waiting(const bk_gd_t *gd);
 
 /* Answers a held JoinGroup/SyncGroup request with a core response, or with
  * `error` when resp is NULL (h_groups.c). Frees req. */
 void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error);
 
-/* Lag of the group's committed partitions (LEO of this node's log;
- * -1 where unknown), like bk_grp_lags; for the admin port and CLI. Returns
+/* Lag of the group's committed partitions, like bk_grp_lags, against the
+ * partition's high watermark where this node leads it (what ListOffsets
+ * latest answers); -1 where this node does not lead it (the admin port asks
+ * the leader, admin_lag.c). Returns
  * how many committed partitions there are (may exceed max); 0 with *err
  * set when this node does not coordinate the group. */
 size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err);

@@ -110,7 +110,7 @@ static void answer_join(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
     }
     /* v0-v3 clients know nothing of MEMBER_ID_REQUIRED (never sent to them,
      * see require_known_member_id) */
-    bk_req_respond(req, &r);
+    bk_gd_respond(req->node->groups, ((const kp_join_group_request_t *)req->body)->group_id, req, &r);
 }
 
 static void answer_sync(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
@@ -125,7 +125,7 @@ static void answer_sync(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
         r.protocol_name = x->protocol;
         if (x->assignment.p) r.assignment = x->assignment;
     }
-    bk_req_respond(req, &r);
+    bk_gd_respond(req->node->groups, ((const kp_sync_group_request_t *)req->body)->group_id, req, &r);
 }
 
 void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error) {
@@ -257,7 +257,7 @@ void bk_h_leave_group(bk_req_t *req) {
         r.members.items = ms;
         r.members.count = (int32_t)n;
     }
-    bk_req_respond(req, &r);
+    bk_gd_respond(gd, q->group_id, req, &r);
 }
 
 /* ---- ListGroups / DescribeGroups / DeleteGroups ----------------------------- */
@@ -402,5 +402,5 @@ void bk_h_delete_groups(bk_req_t *req) {
     kp_delete_groups_response_init(&r);
     r.results.items = rs;
     r.results.count = (int32_t)n;
-    bk_req_respond(req, &r);
+    bk_gd_respond_groups(gd, q->groups_names.items, n, req, &r);
 }

@@ -105,7 +105,7 @@ void bk_h_offset_commit(bk_req_t *req) {
     kp_offset_commit_response_init(&r);
     r.topics.items = rt;
     r.topics.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_gd_respond(gd, q->group_id, req, &r);
 }
 
 /* ---- OffsetFetch ------------------------------------------------------- */
@@ -315,5 +315,5 @@ void bk_h_offset_delete(bk_req_t *req) {
         r.topics.items = rt;
         r.topics.count = (int32_t)nt;
     }
-    bk_req_respond(req, &r);
+    bk_gd_respond(gd, q->group_id, req, &r);
 }

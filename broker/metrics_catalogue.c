@@ -17,6 +17,8 @@ static const double latency_buckets_s[] = {
  * are bounded well above what one node should hold; past that they are
  * dropped and counted rather than grown. */
 #define API_SERIES_MAX 128
+/* (api, error) pairs: most APIs can answer only a handful of codes. */
+#define API_ERROR_SERIES_MAX 2048
 #define TOPIC_SERIES_MAX 4096
 #define PARTITION_SERIES_MAX 16384
 
@@ -28,8 +30,9 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_REQUESTS_TOTAL] = { "skiff_requests_total",
         "Kafka requests received, by API.", C, 1, { "api" }, 0, NULL, API_SERIES_MAX },
     [BK_MX_REQUEST_ERRORS_TOTAL] = { "skiff_request_errors_total",
-        "Kafka responses carrying an error code, by API.", C, 1, { "api" }, 0, NULL,
-        API_SERIES_MAX },
+        "Error codes in Kafka responses, by API and error (one per erroring field: a Produce "
+        "answer with two failed partitions counts two).", C, 2, { "api", "error" }, 0, NULL,
+        API_ERROR_SERIES_MAX },
     [BK_MX_REQUEST_LATENCY_SECONDS] = { "skiff_request_latency_seconds",
         "Time from a request's frame being read to its response being queued, by API.",
         H, 1, { "api" }, N_LATENCY, latency_buckets_s, API_SERIES_MAX },

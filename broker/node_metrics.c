@@ -12,6 +12,9 @@
 #include "broker/metrics_catalogue.h"
 #include "broker/parts.h"
 #include "broker/quorum.h"
+#include "broker/group_driver.h"
+#include "broker/resp_errors.h"
+#include "protocol/kp_errors.h"
 #include "protocol/kp_codec.h"
 
 /* Api keys are < 128 for every API we serve (asserted at start). */
@@ -63,10 +66,20 @@ static void collect_accepted(bk_mx_emit_t *e, void *arg) {
 /* Produce with acks=-1 waits in the replication driver (replica.h). */
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
+    size_t joins, syncs;
+    bk_gd_held_counts(n->groups, &joins, &syncs);
     bk_replica_stats_t rs;
     bk_replica_stats(n, &rs);
     bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
     bk_mx_emit(e, (const char *[]){ "produce" }, (double)rs.acks_waiting);
+    bk_mx_emit(e, (const char *[]){ "group_join" }, (double)joins);
+    bk_mx_emit(e, (const char *[]){ "group_sync" }, (double)syncs);
+    bk_mx_emit(e, (const char *[]){ "group_commit" }, (double)bk_gd_waiting(n->groups));
+}
+
+static void collect_elections(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_mx_emit(e, NULL, n->quorum ? (double)bk_quorum_elections(n->quorum) : 0);
 }
 
 static double read_epoch(void *arg) { return (double)bk_node_quorum_epoch(arg); }
@@ -140,6 +153,7 @@ int bk_node_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS, collect_conns, n);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
     bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
+    bk_mx_set_collector(n->metrics, BK_MX_RAFT_ELECTIONS_TOTAL, collect_elections, n);
     gauge_fn(n, BK_MX_RAFT_EPOCH, read_epoch);
     gauge_fn(n, BK_MX_RAFT_LEADER_ID, read_leader);
     gauge_fn(n, BK_MX_RAFT_COMMIT_LAG_RECORDS, read_commit_lag);
@@ -163,15 +177,34 @@ void bk_node_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns) {
     bk_mx_observe(n->mx->latency[api_key], (double)(bk_mono_ns() - start_ns) / 1e9);
 }
 
-void bk_node_metrics_topic_in(bk_node_t *n, const char *topic, uint64_t bytes, uint64_t records) {
+void bk_node_metrics_topic_in(bk_node_t *n, bk_part_t *p, uint64_t bytes, uint64_t records) {
     if (!n->metrics) return;
-    const char *v[] = { topic };
-    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_BYTES_IN_TOTAL, v), bytes);
-    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_MESSAGES_IN_TOTAL, v), records);
+    if (!p->mx_bytes_in) {
+        const char *v[] = { p->topic };
+        p->mx_bytes_in = bk_mx_series(n->metrics, BK_MX_BYTES_IN_TOTAL, v);
+        p->mx_msgs_in = bk_mx_series(n->metrics, BK_MX_MESSAGES_IN_TOTAL, v);
+    }
+    bk_mx_inc(p->mx_bytes_in, bytes);
+    bk_mx_inc(p->mx_msgs_in, records);
 }
 
-void bk_node_metrics_topic_out(bk_node_t *n, const char *topic, uint64_t bytes) {
+void bk_node_metrics_topic_out(bk_node_t *n, bk_part_t *p, uint64_t bytes) {
     if (!n->metrics) return;
-    const char *v[] = { topic };
-    bk_mx_inc(bk_mx_series(n->metrics, BK_MX_BYTES_OUT_TOTAL, v), bytes);
+    if (!p->mx_bytes_out) p->mx_bytes_out = bk_mx_series(n->metrics, BK_MX_BYTES_OUT_TOTAL, (const char *[]){ p->topic });
+    bk_mx_inc(p->mx_bytes_out, bytes);
+}
+
+typedef struct { bk_node_t *n; const char *api; } err_ctx_t;
+
+static void count_error(void *ctx, int16_t code) {
+    err_ctx_t *c = ctx;
+    const char *v[] = { c->api, kp_error_name(code) };
+    bk_mx_inc(bk_mx_series(c->n->metrics, BK_MX_REQUEST_ERRORS_TOTAL, v), 1);
+}
+
+void bk_node_metrics_response(bk_node_t *n, int16_t api_key, int16_t version, const void *resp) {
+    if (!n->metrics) return;
+    const kp_api_info_t *info = kp_api_info(api_key);
+    err_ctx_t c = { n, info ? info->name : "unknown" };
+    (void)bk_resp_errors(api_key, version, resp, count_error, &c);
 }

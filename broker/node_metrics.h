@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "broker/node.h"
+#include "broker/parts.h"
 
 /* Monotonic clock in ns (request latency). */
 uint64_t bk_mono_ns(void);
@@ -23,8 +24,15 @@ void bk_node_metrics_free(bk_node_t *n);
  * without metrics or for a key we do not serve. */
 void bk_node_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns);
 
-/* Produced / fetched bytes and records of `topic` (a series lookup). */
-void bk_node_metrics_topic_in(bk_node_t *n, const char *topic, uint64_t bytes, uint64_t records);
-void bk_node_metrics_topic_out(bk_node_t *n, const char *topic, uint64_t bytes);
+/* Produced / fetched bytes and records of partition p's topic. The topic's
+ * series are looked up once per bk_part_t and kept in it (O(1) after). */
+void bk_node_metrics_topic_in(bk_node_t *n, bk_part_t *p, uint64_t bytes, uint64_t records);
+void bk_node_metrics_topic_out(bk_node_t *n, bk_part_t *p, uint64_t bytes);
+
+/* Counts the error codes `resp` (a kp_<api>_response_t of api_key at
+ * version) carries into skiff_request_errors_total{api,error}
+ * (resp_errors.h). The walk is one pass over the response's fields; a
+ * series is looked up only for a non-zero code. */
+void bk_node_metrics_response(bk_node_t *n, int16_t api_key, int16_t version, const void *resp);
 
 #endif

@@ -48,6 +48,11 @@ typedef struct bk_part {
                                               (log NULL): answer a retriable
                                               NOT_LEADER_OR_FOLLOWER */
     bool stop_pending, delete_pending;     /* STOP arrived while opening */
+    /* skiff_{bytes,messages}_in_total / bytes_out_total series of this
+     * partition's topic: NULL until first use, then held (valid until the
+     * registry is freed, which outlives every partition) so that produce
+     * and fetch never look a series up by name (node_metrics.c). */
+    struct bk_mx_series *mx_bytes_in, *mx_msgs_in, *mx_bytes_out;
 } bk_part_t;
 
 typedef struct bk_parts bk_parts_t;

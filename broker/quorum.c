@@ -75,6 +75,8 @@ struct bk_quorum {
     uint64_t sync_gen;                /* bumped by truncation / snapshot install */
     bk_image_t *view;                 /* decision view (bk_quorum_decision_image) */
     int64_t view_end;                 /* the view holds the log up to here */
+    uint64_t elections;               /* epochs this node ran for as a candidate */
+    int32_t candidate_epoch;          /* the last of them (-1 none) */
 };
 
 bool bk_quorum_wanted(const bk_config_t *cfg) {
@@ -95,6 +97,7 @@ int32_t bk_quorum_leader(const bk_quorum_t *q) {
     return role == RAFT_LEADER || role == RAFT_FOLLOWER ? raft_leader(q->r) : RAFT_NO_NODE;
 }
 int32_t bk_quorum_epoch(const bk_quorum_t *q) { return raft_epoch(q->r); }
+uint64_t bk_quorum_elections(const bk_quorum_t *q) { return q->elections; }
 const char *bk_quorum_role(const bk_quorum_t *q) { return raft_role_str(raft_role(q->r)); }
 int64_t bk_quorum_next_offset(const bk_quorum_t *q) { return raft_log_end(q->r); }
 void bk_quorum_describe(const bk_quorum_t *q, raft_quorum_info_t *out) { raft_describe_quorum(q->r, out); }
@@ -426,6 +429,11 @@ static void run_done(bk_quorum_t *q) {
 }
 
 static void role_check(bk_quorum_t *q) {
+    /* one election per epoch this node stood in (a pre-vote is not one) */
+    if (raft_role(q->r) == RAFT_CANDIDATE && raft_epoch(q->r) != q->candidate_epoch) {
+        q->candidate_epoch = raft_epoch(q->r);
+        q->elections++;
+    }
     bool leader = bk_quorum_is_leader(q);
     if (leader == q->was_leader) return;
     q->was_leader = leader;
@@ -770,6 +778,7 @@ bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size
     if (!q) { fail(err, err_len, "out of memory"); return NULL; }
     q->n = n;
     q->sync_want = -1;
+    q->candidate_epoch = -1;
     snprintf(q->pdir, sizeof q->pdir, "%s/%s-0", ld->path, BK_META_TOPIC);
     q->snapshot_every_bytes = bk_config_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
     st_log_config_t lc;

@@ -64,6 +64,9 @@ bool bk_quorum_is_leader(const bk_quorum_t *q);
 int32_t bk_quorum_leader(const bk_quorum_t *q);
 /* The current raft epoch on this node. */
 int32_t bk_quorum_epoch(const bk_quorum_t *q);
+/* Elections this node started as a candidate since it opened (one per
+ * epoch it stood in; pre-votes are not counted). */
+uint64_t bk_quorum_elections(const bk_quorum_t *q);
 /* The raft role as text ("leader", "follower", ...). */
 const char *bk_quorum_role(const bk_quorum_t *q);
 /* Offset the next proposed record gets (leader only meaningful). */

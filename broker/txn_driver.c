@@ -321,7 +321,7 @@ static void create_topic(bk_td_t *td) {
     bk_ctrl_create_result_t res;
     bk_recs_t recs;
     bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, &n->img, &req, 1, false, &recs, &res);
+    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), &req, 1, false, &recs, &res);
     if (res.error != 0 || recs.err != KP_OK) {
         fprintf(stderr, "skiff: node %d: cannot create %s: %s %s\n", n->id, BK_TD_TOPIC, kp_error_name(res.error),
                 res.message);

@@ -27,6 +27,8 @@ for i in 1 2 3; do
   sk_check "node $i raft metrics = /v1/quorum" test "$(mval "$i" skiff_raft_leader_id) $(mval "$i" skiff_raft_epoch)" = \
     "$(adm "$i" /v1/quorum | jq -r '"\(.leader_id) \(.leader_epoch)"')"
 done
+elections() { echo $(( $(mval 1 skiff_raft_elections_total) + $(mval 2 skiff_raft_elections_total) + $(mval 3 skiff_raft_elections_total) )); }
+sk_check "the first leader was elected: elections counted ($(elections))" test "$(elections)" -ge 1
 L=$(adm 1 /v1/quorum | jq -r .leader_id)
 sk_check "controller_id in /v1/health is the raft leader" test "$(adm 2 /v1/health | jq .controller_id)" = "$L"
 sk_check "/v1/brokers lists 3 unfenced" test "$(adm 3 /v1/brokers | jq '[.brokers[] | select(.fenced == false)] | length')" = 3
@@ -68,9 +70,11 @@ C=$(adm 1 /v1/quorum | jq -r .leader_id)
 E=$(adm 1 /v1/quorum | jq -r .leader_epoch)
 F=$(( C % 3 + 1 ))
 sk_check "resign on follower $F -> 409" test "$(code "$F" /v1/quorum/resign -X POST)" = 409
+EL=$(elections)
 sk_check "resign on leader $C -> 200" test "$(code "$C" /v1/quorum/resign -X POST)" = 200
 newer() { [ "$(adm "$F" /v1/quorum | jq -r '.leader_epoch')" -gt "$E" ] && [ "$(adm "$F" /v1/quorum | jq -r '.leader_id')" -ge 1 ]; }
 sk_check "a new epoch with a leader after the resignation" waitfor 10 newer
+sk_check "the resignation's election counted ($EL -> $(elections))" test "$(elections)" -gt "$EL"
 ctrl_agree() { [ "$(adm 1 /v1/health | jq .controller_id)" = "$(adm "$F" /v1/quorum | jq .leader_id)" ] && [ "$(adm 1 /v1/health | jq .controller_id)" -ge 1 ]; }
 sk_check "/v1/health names the new controller" waitfor 10 ctrl_agree
 

@@ -93,6 +93,30 @@ sk_check "after the member left: Empty, no members, lag kept" \
   test "$(jq -c '[.state, (.members | length), .total_lag]' <<<"$g")" = '["Empty",0,150]'
 sk_check "/v1/groups lists g-admin, complete on one node" \
   test "$(curl -s "$ADM/v1/groups" | jq -c '[(.groups[] | select(.group_id=="g-admin") | .state), .complete]')" = '["Empty",true]'
+# request errors by API and error code: DeleteGroups of an unknown group
+# answers GROUP_ID_NOT_FOUND for it (a per-group code in the response)
+e0=$(mval 'skiff_request_errors_total{api="DeleteGroups",error="GROUP_ID_NOT_FOUND"}')
+/usr/bin/python3 -c "
+from kafka import KafkaAdminClient
+a = KafkaAdminClient(bootstrap_servers='$B')
+print(a.delete_consumer_groups(['no-such-group']))
+a.close()" > "$SK_TMP/dg.out" 2>&1
+sk_check "DeleteGroups of an unknown group answered" grep -q GroupIdNotFound "$SK_TMP/dg.out"
+sk_check "request errors counted by API and error ($e0 -> +1)" \
+  test "$(mval 'skiff_request_errors_total{api="DeleteGroups",error="GROUP_ID_NOT_FOUND"}')" = $((e0 + 1))
+sk_check "no error counted where none was answered" \
+  test "$(curl -s "$ADM/metrics" | grep -c '^skiff_request_errors_total{api="Produce"')" = 0
+# a JoinGroup of a fresh group is held for group.initial.rebalance.delay.ms
+# (3 s): it shows in the group_join purgatory meanwhile
+/usr/bin/python3 -c "
+from kafka import KafkaConsumer
+c = KafkaConsumer('mx', bootstrap_servers='$B', group_id='g-purgatory', consumer_timeout_ms=6000)
+for _ in c: pass
+c.close()" > /dev/null 2>&1 & jpid=$!
+held() { [ "$(mval 'skiff_purgatory_operations{purgatory="group_join"}')" -ge 1 ]; }
+t=0; until held || [ $t -ge 75 ]; do sleep 0.2; t=$((t + 1)); done
+sk_check "a held JoinGroup shows in skiff_purgatory_operations{purgatory=group_join}" held
+kill "$jpid" 2>/dev/null; wait "$jpid" 2>/dev/null
 sk_check "/v1/groups/nope -> 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$ADM/v1/groups/nope")" = 404
 
 # preferred leader election: on one node the preferred replica already leads
