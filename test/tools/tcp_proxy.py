@@ -78,11 +78,8 @@ def _node_pids(tag):
     return out
 
 
-def _owner_node(tag, inode):
-    if inode is None:
-        return CLIENT
-    link = "socket:[%s]" % inode
-    for pid, node in _node_pids(tag).items():
+def _fd_owner(pids, link):
+    for pid, node in pids.items():
         try:
             fds = os.listdir("/proc/%d/fd" % pid)
         except OSError:
@@ -93,7 +90,22 @@ def _owner_node(tag, inode):
                     return node
             except OSError:
                 continue
-    return CLIENT
+    return None
+
+
+def _owner_node(tag, inode, cache):
+    """Node id whose process owns the socket inode, else CLIENT. cache:
+    {pid: node} from the last /proc scan, refreshed when it does not know
+    the owner (a restarted node has a new pid; clients always miss it)."""
+    if inode is None:
+        return CLIENT
+    link = "socket:[%s]" % inode
+    node = _fd_owner(cache, link)
+    if node is None:
+        cache.clear()
+        cache.update(_node_pids(tag))
+        node = _fd_owner(cache, link)
+    return CLIENT if node is None else node
 
 
 def _close(*socks):
@@ -117,6 +129,8 @@ class Proxy:
         self.next_id = 0
         self.refused = 0
         self.dropped = 0
+        self.pids = {}      # pid -> node id (accept threads only, under plock)
+        self.plock = threading.Lock()
 
     def _blocked(self, src, dst):
         return (src != CLIENT and src != dst and
@@ -133,7 +147,8 @@ class Proxy:
     def _accept(self, ls, listen_port, target_port, node):
         while True:
             c, peer = ls.accept()
-            src = _owner_node(self.tag, _socket_inode(peer[1], listen_port))
+            with self.plock:
+                src = _owner_node(self.tag, _socket_inode(peer[1], listen_port), self.pids)
             with self.lock:
                 refuse = self._blocked(src, node) or len(self.conns) >= MAX_CONNS
                 if refuse:

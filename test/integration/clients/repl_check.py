@@ -2,14 +2,18 @@
 """Sequence-number producer, full reader and checker for replication tests
 (confluent-kafka; one partition, partition 0).
 
-  repl_check.py produce BOOT TOPIC SECONDS RATE ACKFILE
-      idempotent acks=all producer; value "s%09d" % id, ids 0,1,2,... at
+  repl_check.py produce BOOT TOPIC SECONDS RATE ACKFILE [FIRST]
+      idempotent acks=all producer; value "s%09d" % id, ids FIRST,... (0) at
       about RATE per second for SECONDS, then waits up to 20 s for answers.
       Appends "id offset" to ACKFILE per acknowledged delivery (flushed at
       once). A fatal producer error (the broker lost what it acknowledged, or
       fenced us) is counted and a fresh producer continues with the next id.
-      Last line on stdout: "SENT n ACKED n FAILED n FATAL n" (FAILED: delivery
-      reports with an error).
+      Last line on stdout: "SENT n ACKED n FAILED n FATAL n UNANSWERED n"
+      (SENT: the next id; FAILED: delivery reports with an error).
+  repl_check.py rawcut HOST:PORT TOPIC REQUESTS TIMEOUT_MS
+      REQUESTS Produce v7 requests with acks=-1 straight to one node (no
+      metadata, no retries), 10 records "c%09d" each; prints one line
+      "ACKED n ERRORS code:count,... CLOSED n": what that node answered.
   repl_check.py consume BOOT TOPIC OUTFILE [SECONDS]
       reads partition 0 from offset 0 to its high watermark, writes "id offset"
       per record ("-1 offset" for a value that is not one of ours).
@@ -49,7 +53,7 @@ def _producer(boot):
                      "topic.metadata.refresh.interval.ms": 1000, "socket.timeout.ms": 5000})
 
 
-def produce(boot, topic, seconds, rate, ackfile):
+def produce(boot, topic, seconds, rate, ackfile, first=0):
     from confluent_kafka import KafkaException
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -68,12 +72,12 @@ def produce(boot, topic, seconds, rate, ackfile):
             out.flush()
 
     p = _producer(boot)
-    i = 0
+    i = first
     t0 = time.time()
     t_end = t0 + seconds
     left = 0
     while not stop and time.time() < t_end:
-        due = int((time.time() - t0) * rate)
+        due = first + int((time.time() - t0) * rate)
         fatal = None
         try:
             while i < due:
@@ -108,6 +112,45 @@ def produce(boot, topic, seconds, rate, ackfile):
         print("first delivery error: %s" % st["first_err"])
     print("SENT %d ACKED %d FAILED %d FATAL %d UNANSWERED %d" %
           (i, st["acked"], st["failed"], st["fatal"], left), flush=True)
+
+
+def rawcut(addr, topic, requests, timeout_ms):
+    import socket
+    import struct
+    from kafka.protocol.produce import ProduceRequest
+    from kafka.record.memory_records import MemoryRecordsBuilder
+    host, port = addr.rsplit(":", 1)
+    acked = closed = 0
+    errors = {}
+    for r in range(requests):
+        b = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        for k in range(10):
+            b.append(timestamp=int(time.time() * 1000), key=None, value=b"c%09d" % (r * 10 + k))
+        b.close()
+        req = ProduceRequest[7](transactional_id=None, required_acks=-1, timeout=timeout_ms,
+                                topics=[(topic, [(0, b.buffer())])])
+        cid = b"repl_rawcut"
+        hdr = struct.pack(">hhih", req.API_KEY, req.API_VERSION, r, len(cid)) + cid
+        msg = hdr + req.encode()
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout_ms / 1000 + 10) as s:
+                s.sendall(struct.pack(">i", len(msg)) + msg)
+                data = b""
+                while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        raise IOError("closed")
+                    data += chunk
+            resp = req.RESPONSE_TYPE.decode(data[8:])
+            err = resp.topics[0][1][0][1]
+            if err == 0:
+                acked += 1
+            else:
+                errors[err] = errors.get(err, 0) + 1
+        except (OSError, IOError):
+            closed += 1
+    print("ACKED %d ERRORS %s CLOSED %d" % (acked, ",".join("%d:%d" % kv for kv in sorted(errors.items()))
+                                              or "-", closed), flush=True)
 
 
 def consume(boot, topic, outfile, seconds):
@@ -192,8 +235,10 @@ def verify(sent, ackfile, outfile):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    if a[:1] == ["produce"] and len(a) == 6:
-        produce(a[1], a[2], float(a[3]), float(a[4]), a[5])
+    if a[:1] == ["produce"] and len(a) in (6, 7):
+        produce(a[1], a[2], float(a[3]), float(a[4]), a[5], int(a[6]) if len(a) == 7 else 0)
+    elif a[:1] == ["rawcut"] and len(a) == 5:
+        rawcut(a[1], a[2], int(a[3]), int(a[4]))
     elif a[:1] == ["consume"] and len(a) in (4, 5):
         consume(a[1], a[2], a[3], float(a[4]) if len(a) == 5 else 60)
     elif a[:1] == ["verify"] and len(a) == 4:
