@@ -16,6 +16,7 @@
 #include "broker/node.h"
 #include "broker/quorum.h"
 #include "broker/quorum_client.h"
+#include "broker/replica.h"
 
 #define LC_RETRY_MS 200          /* while not registered */
 #define LC_REG_VERSION 0
@@ -141,6 +142,7 @@ static int send_heartbeat(bk_node_t *n) {
 }
 
 void bk_lifecycle_on_response(bk_node_t *n, int kind, const uint8_t *frame, size_t len) {
+    if (kind == BK_QC_ALTER) { bk_replica_alter_response(n, frame, len); return; }
     bk_lifecycle_t *l = life(n);
     if (!l) return;
     l->inflight = false;
@@ -270,6 +272,11 @@ void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, siz
          * Kafka listener, answered on this one. */
         kp_arena_free(&a);
         bk_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
+        return;
+    }
+    if (rc == KP_OK && h.api_key == KP_API_ALTER_PARTITION) {
+        bk_replica_serve_alter(n, conn, &h, body);
+        kp_arena_free(&a);
         return;
     }
     if (rc != KP_OK || (h.api_key != KP_API_BROKER_REGISTRATION && h.api_key != KP_API_BROKER_HEARTBEAT)) {

@@ -13,6 +13,7 @@
 #include "broker/controller.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
+#include "broker/replica.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -129,13 +130,16 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
     kp_batch_builder_free(&bb);
     st_append_info_t info;
+    if (rc == KP_OK && bk_replica_check_produce(gd->node, p, false, 1) != 0) rc = ST_ERR_NOT_FOUND;
     if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
     if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
     kp_arena_free(&a);
     if (rc != KP_OK) return rc;
-    /* single-replica durability: the local fsync is the commit */
-    st_log_set_high_watermark(p->log, st_log_end_offset(p->log));
+    /* The replicas copy it like any produced batch; the commit is answered
+     * at once (acks=1 durability: Kafka waits for the ISR here). */
     bk_fetch_notify(gd->node->fetch, p);
+    int16_t err = 0;
+    (void)bk_replica_appended(gd->node, p, &info, false, 0, NULL, NULL, NULL, &err);
     return KP_OK;
 }
 

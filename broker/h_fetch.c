@@ -23,6 +23,7 @@
 
 #include "broker/dispatch.h"
 #include "broker/fetch_session.h"
+#include "broker/replica.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_compress.h"
 #include "protocol/kp_errors.h"
@@ -43,6 +44,9 @@ typedef struct {
     int32_t max_bytes;
     bool filter;                  /* incremental: include only with news */
     int64_t last_hw, last_lso, last_start;
+    int32_t last_fetched_epoch;   /* v12+ */
+    bool replica;                 /* a follower's fetch: judged by its core */
+    bk_replica_verdict_t verdict; /* set once, when the request arrives */
 } ftarget_t;
 
 typedef struct {
@@ -112,6 +116,10 @@ static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
     x.p = bk_parts_get(req->node->parts, &t->id, fp->partition);
     if (!x.p || !x.p->leader) { x.err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return x; }
     if (!x.p->log) { x.err = KP_ERROR_KAFKA_STORAGE_ERROR; return x; }
+    if (fp->replica) {            /* epochs and position: the core's verdict */
+        x.err = fp->verdict.error;
+        return x;
+    }
     if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != x.p->leader_epoch) {
         x.err = fp->current_leader_epoch < x.p->leader_epoch ? KP_ERROR_FENCED_LEADER_EPOCH : KP_ERROR_UNKNOWN_LEADER_EPOCH;
         return x;
@@ -121,8 +129,17 @@ static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
     return x;
 }
 
+/* Replica id of a fetch (-1: a consumer). */
+static int32_t replica_id_of(const bk_req_t *req) {
+    const kp_fetch_request_t *q = req->body;
+    return req->hdr.api_version >= 15 ? q->replica_state.replica_id : q->replica_id;
+}
+
+/* Followers read up to the LEO (they must copy what is not yet committed);
+ * consumers up to the HW, or the LSO for read_committed. */
 static int64_t upper_bound(const bk_req_t *req, const st_log_t *log) {
     const kp_fetch_request_t *q = req->body;
+    if (replica_id_of(req) >= 0) return st_log_end_offset(log);
     return q->isolation_level == 1 ? st_log_last_stable_offset(log) : st_log_high_watermark(log);
 }
 
@@ -139,7 +156,7 @@ static bool available(bk_req_t *req, const fplan_t *plan, uint64_t enough, uint6
     for (size_t i = 0; i < plan->n; i++) {
         const ftarget_t *fp = &plan->v[i];
         target_t x = resolve(req, fp);
-        if (x.err) return true;
+        if (x.err || (fp->replica && fp->verdict.diverging)) return true;
         if (fp->filter && (fp->last_hw != st_log_high_watermark(x.p->log) ||
                            fp->last_start != st_log_start_offset(x.p->log)))
             return true;
@@ -167,6 +184,7 @@ static void target_from_session(ftarget_t *t, const bk_fs_part_t *p) {
     t->last_hw = p->last_hw;
     t->last_lso = p->last_lso;
     t->last_start = p->last_start;
+    t->last_fetched_epoch = -1;   /* sessions do not keep it */
 }
 
 static int plan_from_request(bk_req_t *req, fplan_t *plan) {
@@ -189,6 +207,7 @@ static int plan_from_request(bk_req_t *req, fplan_t *plan) {
             t->current_leader_epoch = fp->current_leader_epoch;
             t->fetch_offset = fp->fetch_offset;
             t->max_bytes = fp->partition_max_bytes;
+            t->last_fetched_epoch = fp->last_fetched_epoch;
         }
     }
     return KP_OK;
@@ -317,6 +336,11 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
         o->log_start_offset = st_log_start_offset(x.p->log);
     }
     if (x.err) { o->error_code = x.err; return true; }
+    if (fp->replica && fp->verdict.diverging) {   /* KIP-320: the follower truncates first */
+        o->diverging_epoch.epoch = fp->verdict.diverging_epoch;
+        o->diverging_epoch.end_offset = fp->verdict.diverging_end_offset;
+        return true;
+    }
     st_log_t *log = x.p->log;
     int64_t end = upper_bound(req, log);
     uint64_t max = part_max(fp);
@@ -464,12 +488,29 @@ void bk_fetch_free(bk_fetch_state_t *f) {
     free(f);
 }
 
+/* A follower's fetch: each partition goes through its core once, on
+ * arrival (follower LEO, caught-up time, HW, divergence). */
+static void judge_replica_fetch(bk_req_t *req, fplan_t *plan) {
+    int32_t rid = replica_id_of(req);
+    for (size_t i = 0; i < plan->n; i++) {
+        ftarget_t *fp = &plan->v[i];
+        const bk_topic_t *t = topic_of(req, fp);
+        bk_part_t *p = t && fp->partition >= 0 && fp->partition < t->nparts
+                           ? bk_parts_get(req->node->parts, &t->id, fp->partition) : NULL;
+        if (!p || !p->leader || !p->log) continue;   /* resolve() answers the error */
+        fp->replica = true;
+        bk_replica_serve_fetch(req->node, p, rid, fp->current_leader_epoch, fp->fetch_offset,
+                               fp->last_fetched_epoch, &fp->verdict);
+    }
+}
+
 void bk_h_fetch(bk_req_t *req) {
     const kp_fetch_request_t *q = req->body;
     bk_node_t *n = req->node;
     bk_fetch_state_t *f = n->fetch;
     fplan_t *plan = bk_req_alloc(req, 1, sizeof *plan);
     if (!plan || build_plan(req, f, plan) != KP_OK) { bk_req_close(req, "out of memory"); return; }
+    if (replica_id_of(req) >= 0) judge_replica_fetch(req, plan);
     int32_t wait_ms = q->max_wait_ms;
     if (wait_ms > BK_FETCH_WAIT_MAX_MS) wait_ms = BK_FETCH_WAIT_MAX_MS;
     uint64_t bytes = 0, min_bytes = min_bytes_of(req);

@@ -27,6 +27,7 @@
 #include "broker/dispatch.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
+#include "broker/replica.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_msgset.h"
@@ -127,7 +128,31 @@ static int16_t convert_legacy(bk_req_t *req, const uint8_t *buf, size_t len, uin
     return 0;
 }
 
-static void produce_partition(bk_req_t *req, const bk_topic_t *t, int16_t acks,
+/* A produce whose acks=all partitions wait for the replicas: answered when
+ * `pending` drops to 0 (it starts at 1 for the handler itself). Lives in
+ * the request arena, which stays until the answer. */
+typedef struct {
+    bk_req_t *req;
+    kp_produce_response_t r;
+    int pending;
+} pwait_t;
+
+static void fail_partition(presp_t *o, int16_t err) {
+    o->error_code = err;
+    o->base_offset = -1;
+    o->error_message = bk_str(kp_error_name(err));
+}
+
+static void pw_release(pwait_t *pw) {
+    if (--pw->pending == 0) bk_req_respond(pw->req, &pw->r);
+}
+
+static void ack_done(void *ctx, void *part_ctx, int16_t err) {
+    if (err) fail_partition(part_ctx, err);
+    pw_release(ctx);
+}
+
+static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, int16_t acks,
                               const kp_produce_request_partition_produce_data_t *pd, presp_t *o) {
     bk_node_t *n = req->node;
     o->index = pd->index;
@@ -140,10 +165,9 @@ static void produce_partition(bk_req_t *req, const bk_topic_t *t, int16_t acks,
     if (!p->log) { o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR; return; }
     bk_topic_config_t tc;
     bk_node_topic_config(n, t->name, &tc);
-    if (acks == -1 && bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS) > t->parts[pd->index].isr.n) {
-        o->error_code = KP_ERROR_NOT_ENOUGH_REPLICAS;
-        return;
-    }
+    int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
+    o->error_code = bk_replica_check_produce(n, p, acks == -1, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr);
+    if (o->error_code) return;
     const kp_bytes_t *rec = &pd->records.bytes;
     if (rec->p == NULL || rec->len == 0) { o->error_code = KP_ERROR_CORRUPT_MESSAGE; return; }
     if ((int64_t)rec->len > bk_topic_config_int(n->cfg, &tc, BK_TC_SEGMENT_BYTES)) {
@@ -178,14 +202,18 @@ static void produce_partition(bk_req_t *req, const bk_topic_t *t, int16_t acks,
                       : rc == KP_ERR_BAD_VALUE ? KP_ERROR_INVALID_RECORD : KP_ERROR_KAFKA_STORAGE_ERROR;
         return;
     }
-    /* The ISR of a partition on a single node is the leader alone. */
-    if (t->parts[pd->index].isr.n <= 1) st_log_set_high_watermark(p->log, st_log_end_offset(p->log));
     if (st_log_maybe_flush(p->log, now) != KP_OK)
         fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, t->name, pd->index);
     o->base_offset = info.base_offset;
     o->log_append_time_ms = info.log_append_time_ms;
     bk_node_metrics_topic_in(n, t->name, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
+    /* followers long-poll: wake them (and nobody else: consumers wait for the HW) */
     bk_fetch_notify(n->fetch, p);
+    int16_t err = 0;
+    const kp_produce_request_t *q = req->body;
+    int64_t deadline = now + (q->timeout_ms > 0 ? q->timeout_ms : 0);
+    if (bk_replica_appended(n, p, &info, acks == -1, deadline, ack_done, pw, o, &err)) pw->pending++;
+    else if (err) fail_partition(o, err);
 }
 
 void bk_h_produce(bk_req_t *req) {
@@ -194,9 +222,12 @@ void bk_h_produce(bk_req_t *req) {
     int16_t acks = q->acks;
     bool bad_acks = acks != 0 && acks != 1 && acks != -1;
     bool txn = !kp_slice_is_null(q->transactional_id);
-    kp_produce_response_t r;
-    memset(&r, 0, sizeof r);
-    kp_produce_response_init(&r);
+    pwait_t *pw = bk_req_alloc(req, 1, sizeof *pw);
+    if (!pw) { bk_req_close(req, "out of memory"); return; }
+    pw->req = req;
+    pw->pending = 1;
+    kp_produce_response_t *rp = &pw->r;
+    kp_produce_response_init(rp);
     size_t nt = q->topic_data.count > 0 ? (size_t)q->topic_data.count : 0;
     kp_produce_response_topic_produce_response_t *ts = bk_req_alloc(req, nt, sizeof *ts);
     if (!ts) { bk_req_close(req, "out of memory"); return; }
@@ -217,7 +248,7 @@ void bk_h_produce(bk_req_t *req) {
                 ps[k].base_offset = -1;
                 ps[k].error_code = bad_acks ? KP_ERROR_INVALID_REQUIRED_ACKS : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
             } else {
-                produce_partition(req, t, acks, &td->partition_data.items[k], &ps[k]);
+                produce_partition(req, pw, t, acks, &td->partition_data.items[k], &ps[k]);
             }
             if (ps[k].error_code) {
                 any_error = true;
@@ -232,7 +263,7 @@ void bk_h_produce(bk_req_t *req) {
         else bk_req_respond_none(req);
         return;
     }
-    r.responses.items = ts;
-    r.responses.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    rp->responses.items = ts;
+    rp->responses.count = (int32_t)nt;
+    pw_release(pw);
 }

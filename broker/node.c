@@ -24,6 +24,7 @@
 #include "broker/group_driver.h"
 #include "broker/meta_log.h"
 #include "broker/parts.h"
+#include "broker/replica.h"
 #include "broker/quorum.h"
 #include "protocol/kp_errors.h"
 #include "broker/broker_lifecycle.h"
@@ -172,7 +173,9 @@ void bk_node_after_commit(bk_node_t *n) {
     }
     size_t cnt = bk_image_take_changes(&n->img, ch, max);
     assert(cnt <= max);
+    bk_replica_before_apply(n, ch, cnt);
     size_t failed = bk_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, trash_cb, bk_now_ms());
+    bk_replica_after_apply(n, ch, cnt);
     if (failed)
         st_logf(ST_LOG_ERROR, "node %d: %zu partitions could not be opened; they are offline", n->id, failed);
     free(ch);
@@ -539,6 +542,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) bk_fetch_flush(n->fetch);
+    bk_replica_stop(n);
     bk_gd_stop(n->groups);
     bk_forward_stop(n);
     if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
@@ -548,6 +552,7 @@ void bk_node_free(bk_node_t *n) {
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_replica_stop(n);
     bk_gd_free(n->groups);
     n->groups = NULL;
     if (n->net) { bk_net_free(n->net); n->net = NULL; }

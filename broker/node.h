@@ -70,6 +70,7 @@ struct bk_node {
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
     bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
     bk_gd_t *groups;                    /* group coordinator driver */
+    struct bk_rm *rm;                   /* replication driver (replica.h) */
     int64_t broker_epoch;
 
     int64_t pid_next, pid_end;          /* producer-id block [next, end) */

@@ -168,10 +168,7 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
     }
     s->leader = c->kind == BK_CHANGE_LEADER;
     s->leader_epoch = c->leader_epoch;
-    if (s->log && s->leader) {
-        /* A single node's ISR is itself: everything on disk is committed. */
-        st_log_set_high_watermark(s->log, st_log_end_offset(s->log));
-    }
+    /* the HW is the replication driver's (replica.h): never set here */
     return s->log == NULL;
 }
 

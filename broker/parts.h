@@ -34,6 +34,8 @@ typedef struct bk_part {
     int dir;                               /* index into the node's log dirs */
     bool leader;
     int32_t leader_epoch;
+    struct bk_rp *rp;                      /* replication driver state (replica.h);
+                                              moves with the slot */
     bool used;                             /* slot in use */
 } bk_part_t;
 

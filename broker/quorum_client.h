@@ -22,7 +22,7 @@ struct event_base;
 #define BK_QC_RECONNECT_MS 200
 #define BK_QC_FRAME_MAX_BYTES (128u << 20)
 
-typedef enum { BK_QC_RAFT = 0, BK_QC_REGISTER, BK_QC_HEARTBEAT, BK_QC_FORWARD } bk_qc_kind_t;
+typedef enum { BK_QC_RAFT = 0, BK_QC_REGISTER, BK_QC_HEARTBEAT, BK_QC_FORWARD, BK_QC_REPL_FETCH, BK_QC_ALTER } bk_qc_kind_t;
 
 /* What was sent; the response handler gets it back. */
 typedef struct {

@@ -239,6 +239,10 @@ void bk_repl_on_alter_resp(bk_repl_t *r, const bk_repl_alter_resp_t *resp,
 void bk_repl_epoch_end_offset(const bk_repl_t *r, int32_t epoch,
                               int32_t *out_epoch, int64_t *out_end);
 
+/* min.insync.replicas is a dynamic topic config: the driver refreshes it
+ * before each produce (values < 1 count as 1). */
+void bk_repl_set_min_insync(bk_repl_t *r, int32_t min_insync);
+
 /* Accessors. */
 bk_repl_role_t bk_repl_role(const bk_repl_t *r);
 int32_t bk_repl_leader_epoch(const bk_repl_t *r);

@@ -125,3 +125,7 @@ uint32_t bk_repl_epochs(const bk_repl_t *r, bk_repl_epoch_t *e, uint32_t cap) {
     memcpy(e, r->epochs, n * sizeof e[0]);
     return r->n_epochs;
 }
+
+void bk_repl_set_min_insync(bk_repl_t *r, int32_t min_insync) {
+    r->cfg.min_insync = min_insync < 1 ? 1 : min_insync;
+}
