@@ -25,16 +25,19 @@ $RC produce "$SK_BOOTSTRAP" $T "$SECS" "$RATE" "$SK_TMP/acked" > "$SK_TMP/produc
 PROD=$!; SK_PIDS+=("$PROD")
 
 # ---- the nemesis ----------------------------------------------------------------
-ACTIONS=(kill_leader stop_leader kill_follower kill_leader stop_follower stop_leader kill_follower)
+# kill: kill -9, down 3 s, restart; stop: SIGSTOP for 5 s (longer than
+# broker.session.timeout.ms: the controller fences the node and moves its
+# leaderships) then SIGCONT; pause: SIGSTOP for 1.5 s (shorter: nothing moves,
+# the node resumes as it was). One node down at a time.
+ACTIONS=(kill_leader stop_leader kill_follower pause_leader kill_leader stop_follower stop_leader kill_follower)
 on_leader=0; step=0; t_start=$SECONDS
-alive() { local i o=(); for i in 1 2 3; do [ "$i" = "$1" ] || o+=("$i"); done; echo "${o[@]}"; }
 victim() {  # leader|follower -> a node id (the leader as the survivors see it)
   local l; l=$(repl_leader $T 1 2 3)
   [ "$l" = -1 ] && l=1
   if [ "$1" = leader ]; then echo "$l"; else echo $(( l % 3 + 1 )); fi
 }
-sleep 4
-while [ $((SECONDS - t_start)) -lt $((SECS - 9)) ]; do
+sleep 3
+while [ $((SECONDS - t_start)) -lt $((SECS - 8)) ]; do
   a=${ACTIONS[$((step % ${#ACTIONS[@]}))]}; step=$((step + 1))
   who=${a#*_}; v=$(victim "$who")
   [ "$who" = leader ] && on_leader=$((on_leader + 1))
@@ -47,9 +50,12 @@ while [ $((SECONDS - t_start)) -lt $((SECS - 9)) ]; do
     stop_*)
       sk_log "nemesis: SIGSTOP node $v ($who) for 5 s"
       kill -STOP "${SK_NODE_PID[v]}"; sleep 5; kill -CONT "${SK_NODE_PID[v]}" ;;
+    pause_*)
+      sk_log "nemesis: SIGSTOP node $v ($who) for 1.5 s"
+      kill -STOP "${SK_NODE_PID[v]}"; sleep 1.5; kill -CONT "${SK_NODE_PID[v]}" ;;
   esac
-  sk_log "nemesis: node $v back; leader now $(repl_leader $T $(alive -1))"
-  sleep 3
+  sk_log "nemesis: node $v back; leader now $(repl_leader $T 1 2 3)"
+  sleep 2
 done
 sk_log "nemesis done after $step actions ($on_leader on the leader)"
 sk_check "the nemesis hit the partition leader at least twice ($on_leader)" test "$on_leader" -ge 2
