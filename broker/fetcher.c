@@ -2,7 +2,7 @@
  * (its Kafka listener, from the image's registration), one Fetch in flight
  * carrying every partition followed from it whose core asked for a fetch.
  *
- * Fetch v13 (BK_REPLICA_FETCH_VERSION): ReplicaId = this node, sessionless
+ * Fetch v13 (BK_RW_FETCH_VERSION): ReplicaId = this node, sessionless
  * (session epoch -1), per partition the current leader epoch, the fetch
  * offset (our LEO) and the last fetched epoch; the leader long-polls
  * replica.fetch.wait.max.ms. The answer's batches are described to the core
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "broker/quorum_client.h"
+#include "broker/replica_wire.h"
 #include "kp_msgs.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -118,48 +119,28 @@ static void fail_sent(fetcher_t *f, int16_t err) {
 
 static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
     bk_node_t *n = f->n;
-    kp_fetch_request_t q;
-    kp_fetch_request_init(&q);
-    q.replica_id = n->id;
-    q.max_wait_ms = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS);
-    q.min_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MIN_BYTES);
-    q.max_bytes = FETCH_MAX_BYTES;
-    q.session_id = 0;
-    q.session_epoch = -1;
-    kp_fetch_request_fetch_topic_t *ts = calloc(f->nsent, sizeof *ts);
-    kp_fetch_request_fetch_partition_t *ps = calloc(f->nsent, sizeof *ps);
-    size_t cap = 256 + f->nsent * 64;
-    uint8_t *buf = malloc(cap);
-    int rc = ts && ps && buf ? KP_OK : KP_ERR_NOMEM;
-    int32_t pmax = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES);
-    for (size_t i = 0; i < f->nsent && rc == KP_OK; i++) {
+    bk_rw_part_t *ps = calloc(f->nsent, sizeof *ps);
+    if (!ps) return KP_ERR_NOMEM;
+    for (size_t i = 0; i < f->nsent; i++) {
         const fsent_t *s = &f->sent[i];
-        kp_fetch_request_fetch_topic_init(&ts[i]);
-        kp_fetch_request_fetch_partition_init(&ps[i]);
-        memcpy(ts[i].topic_id.b, s->topic_id.b, 16);
+        memcpy(ps[i].topic_id, s->topic_id.b, 16);
         ps[i].partition = s->partition;
         ps[i].current_leader_epoch = s->req.current_leader_epoch;
         ps[i].fetch_offset = s->req.fetch_offset;
         ps[i].last_fetched_epoch = s->req.last_fetched_epoch;
-        ps[i].partition_max_bytes = pmax > 0 ? pmax : 1;
-        ts[i].partitions.items = &ps[i];
-        ts[i].partitions.count = 1;
     }
-    q.topics.items = ts;
-    q.topics.count = (int32_t)f->nsent;
     f->corr = bk_qc_next_corr(f->qc);
-    kp_request_header_t h = { KP_API_FETCH, BK_REPLICA_FETCH_VERSION, f->corr, kp_slice_cstr("skiff-replica-fetcher") };
-    kp_wr_t w;
-    if (rc == KP_OK) {
-        kp_wr_init(&w, buf, cap);
-        rc = kp_request_encode(&w, &h, &q);
-    }
-    free(ts);
+    bk_rw_fetch_opts_t o = {
+        .replica_id = n->id,
+        .correlation_id = f->corr,
+        .max_wait_ms = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS),
+        .min_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MIN_BYTES),
+        .max_bytes = FETCH_MAX_BYTES,
+        .partition_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES),
+    };
+    int rc = bk_rw_fetch_encode(&o, ps, f->nsent, buf_out, len_out);
     free(ps);
-    if (rc != KP_OK) { free(buf); return rc; }
-    *buf_out = buf;
-    *len_out = w.pos;
-    return KP_OK;
+    return rc;
 }
 
 static void send_now(fetcher_t *f) {
@@ -225,20 +206,10 @@ void bk_fetcher_free_all(struct bk_rm *rm) {
 
 /* ---- answers ----------------------------------------------------------------------- */
 
-/* Describes up to BK_REPL_BATCHES_MAX whole batches of `recs`. */
 static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp_src_t *src) {
     src->data = recs->p;
-    src->n = 0;
-    r->n_batches = 0;
-    if (!recs->p) return;
-    kp_rd_t rd;
-    kp_rd_init(&rd, recs->p, recs->len);
-    while (kp_rd_remaining(&rd) > 0 && r->n_batches < BK_REPL_BATCHES_MAX) {
-        kp_batch_t b;
-        if (kp_batch_read(&rd, &b) != KP_OK) break;   /* a partial last batch */
-        r->batches[r->n_batches++] = (bk_repl_batch_t){ b.base_offset, kp_batch_last_offset(&b), b.partition_leader_epoch };
-        src->sizes[src->n++] = b.size;
-    }
+    r->n_batches = bk_rw_describe_batches(recs->p, recs->len, r->batches, src->sizes, BK_REPL_BATCHES_MAX);
+    src->n = r->n_batches;
 }
 
 static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, const fsent_t *s) {
@@ -289,7 +260,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
     kp_arena_init(&a, len * 2 + 65536);
     int32_t corr = 0;
     void *body = NULL;
-    int rc = kp_response_decode(KP_API_FETCH, BK_REPLICA_FETCH_VERSION, frame, len, &corr, &body, &a);
+    int rc = kp_response_decode(KP_API_FETCH, BK_RW_FETCH_VERSION, frame, len, &corr, &body, &a);
     if (rc != KP_OK || corr != f->corr) {
         fprintf(stderr, "skiff: node %d: bad replica fetch answer from node %d (%s)\n", f->n->id, f->id,
                 rc == KP_OK ? "correlation id" : kp_status_str(rc));

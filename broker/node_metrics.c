@@ -1,5 +1,6 @@
 /* broker/node_metrics.c — see node_metrics.h. */
 #include "broker/node_metrics.h"
+#include "broker/replica.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -59,10 +60,13 @@ static void collect_accepted(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_total);
 }
 
-/* Produce with acks=-1 waits in the replication driver, not counted here. */
+/* Produce with acks=-1 waits in the replication driver (replica.h). */
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
+    bk_replica_stats_t rs;
+    bk_replica_stats(n, &rs);
     bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
+    bk_mx_emit(e, (const char *[]){ "produce" }, (double)rs.acks_waiting);
 }
 
 static double read_epoch(void *arg) { return (double)bk_node_quorum_epoch(arg); }

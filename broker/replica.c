@@ -12,6 +12,7 @@
 
 #include "broker/config_topic.h"
 #include "broker/fetch.h"
+#include "broker/metrics_catalogue.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"
 
@@ -237,7 +238,7 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        bk_fetch_notify(n->fetch, p);
+        if (n->fetch) bk_fetch_notify(n->fetch, p);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;
@@ -248,8 +249,11 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
         if (n->rm) {
             int32_t cur[BK_REPL_REPLICAS_MAX];
             uint32_t nc = bk_repl_isr(rp->core, cur, BK_REPL_REPLICAS_MAX);
-            if (out->alter_req.n_isr < nc) n->rm->st.isr_shrinks++;
+            bool shrink = out->alter_req.n_isr < nc;
+            if (shrink) n->rm->st.isr_shrinks++;
             else n->rm->st.isr_expands++;
+            if (n->metrics)
+                bk_mx_inc(bk_mx_series(n->metrics, shrink ? BK_MX_ISR_SHRINKS_TOTAL : BK_MX_ISR_EXPANDS_TOTAL, NULL), 1);
         }
         rp->alter_seq = out->alter_req.seq;
         bk_alter_send(n, p, &out->alter_req);

@@ -33,7 +33,6 @@
 
 #define BK_REPLICA_TICK_MS 10          /* core timers (fetch due, ack deadlines) */
 #define BK_FETCHER_PARTS_MAX 1000      /* partitions in one replica Fetch */
-#define BK_REPLICA_FETCH_VERSION 13    /* diverging epoch (12+) and topic ids */
 
 struct bk_rm;                          /* node-wide driver state (replica.c) */
 
