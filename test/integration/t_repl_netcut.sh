@@ -11,15 +11,22 @@
 #      acknowledged (errors / time-outs), yet L appends it (a tail nobody
 #      else has); the controller moves leadership to another node N, where
 #      acks=all writes are acknowledged again.
-#   3. heal: L follows N, truncates its unreplicated tail, catches up; all
-#      three logs end identical (same end offset, same bytes), every
-#      acknowledged message is read back once, in order, and none of L's
-#      unacknowledged tail is left.
+#   3. heal: L follows N, truncates its unreplicated tail, catches up.
+#   4. cut a follower instead: N drops it from the ISR, acks=all writes go on
+#      with two replicas; after the heal it catches up and rejoins the ISR.
+#   Finally all three logs end identical (same end offset, same bytes after a
+#   graceful stop), every acknowledged message is read back once, in order,
+#   and none of L's unacknowledged tail is left.
+# The leader cut is a black hole by default (REPL_NETCUT_MODE=hole: silent
+# connections, peers must time out), REPL_NETCUT_MODE=cut resets them; the
+# follower cut always resets.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
 command -v jq >/dev/null || { echo "t_repl_netcut: jq missing"; exit 1; }
 RC="$SK_PY $SK_ROOT/test/integration/clients/repl_check.py"
 T=netcut
+# hole: the leader's peer connections go silent (time-outs); cut: reset
+MODE=${REPL_NETCUT_MODE:-hole}
 
 repl_opts
 repl_proxy_cluster 3
@@ -57,10 +64,14 @@ boot_others="127.0.0.1:${SK_KAFKA_PORT[${others[0]}]},127.0.0.1:${SK_KAFKA_PORT[
 
 # ---- 2. cut the leader off ----------------------------------------------------------
 pre_cut=$(leo "$L")
-sk_log "cut node $L (leader) from its peers: $(repl_proxy cut "$L")"
-$RC rawcut "127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 4 2000 > "$SK_TMP/rawcut.out" 2>&1
+sk_log "cut node $L (leader) from its peers: $(repl_proxy "$MODE" "$L")"
+# through L's advertised (proxy) address, as any client would: the proxy
+# must let clients through to the cut-off node
+$RC rawcut "127.0.0.1:${PROXY_KAFKA[$L]}" $T 4 2000 > "$SK_TMP/rawcut.out" 2>&1
 read -r _ RAW_ACKED _ RAW_ERRS _ RAW_CLOSED < <(grep '^ACKED ' "$SK_TMP/rawcut.out")
 sk_log "acks=all Produce straight to the cut-off leader: acked ${RAW_ACKED:-?} errors ${RAW_ERRS:-?} closed ${RAW_CLOSED:-?}"
+sk_check "a client reaches the cut-off leader through the proxy (4 answers, ${RAW_CLOSED:-?} connections lost)" \
+  test "${RAW_CLOSED:-1}" = 0 -a "${RAW_ERRS:--}" != -
 sk_check "the cut-off leader acknowledges no acks=all write (acked ${RAW_ACKED:-?}, errors ${RAW_ERRS:-?})" \
   test "${RAW_ACKED:-1}" = 0
 N=$(repl_wait_leader 30 $T "$L" "${others[@]}")
@@ -86,6 +97,20 @@ sk_check "after the heal all three logs end at the same offset ($(leo 1)/$(leo 2
 isr3() { [ "$(repl_part isr $T "$N" | tr ',' '\n' | wc -l)" = 3 ]; }
 sk_check "old leader back in the ISR ($(repl_part isr $T "$N"))" wait_for 30 isr3
 sk_log "log ends: $(leo 1)/$(leo 2)/$(leo 3); old leader's tail was $tail_leo"
+
+# ---- 4. cut a follower (connections reset): the ISR shrinks, acks=all goes on ----
+F=1; while [ "$F" = "$L" ] || [ "$F" = "$N" ]; do F=$((F + 1)); done
+sk_log "cut follower $F: $(repl_proxy cut "$F")"
+isr_without_f() { ! repl_part isr $T "$N" | tr ',' '\n' | grep -qx "$F"; }
+sk_check "the leader drops cut-off follower $F from the ISR ($(repl_part isr $T "$N"))" wait_for 30 isr_without_f
+$RC produce "127.0.0.1:${SK_KAFKA_PORT[$N]},127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 3 300 "$SK_TMP/acked" "${SENT2:-0}" \
+  > "$SK_TMP/prod3.out" 2>&1
+read -r _ SENT3 _ ACKED3 _ < <(grep '^SENT ' "$SK_TMP/prod3.out")
+sk_check "acks=all goes on with 2 of 3 in the ISR (acked ${ACKED3:-0} of ${SENT3:-?})" test "${ACKED3:-0}" -gt 0
+sk_log "heal: $(repl_proxy heal)"
+sk_check "follower $F catches up ($(leo 1)/$(leo 2)/$(leo 3))" wait_for 30 same_end "$N" 1 2 3
+sk_check "follower $F back in the ISR" wait_for 30 isr3
+SENT2=${SENT3:-${SENT2:-0}}
 
 sk_check "consumer read to the high watermark" $RC consume "$boot_others" $T "$SK_TMP/read" 30
 sk_check_lines < <($RC verify "${SENT2:-0}" "$SK_TMP/acked" "$SK_TMP/read")

@@ -22,8 +22,13 @@ Control: one line per TCP connection to 127.0.0.1:PORT, one line answered:
   cut N [M ...]  isolate these nodes: node<->node connections with exactly
                  one end in the set are closed now and refused (accepted and
                  closed at once) from now on; clients are never touched
-  heal           isolate nothing; new connections pass again
-  status         "cut=1,2 conns=N inter=N clients=N refused=N dropped=N"
+  hole N [M ...] the same isolation as a black hole: those connections stay
+                 open but every byte is discarded, new ones are accepted and
+                 never read or forwarded (peers see time-outs, not resets)
+  heal           isolate nothing; held and black-holed connections are
+                 closed (their peers reconnect), new connections pass again
+  status         "cut=1,2 hole=0|1 conns=N inter=N clients=N refused=N
+                 dropped=N held=N" (dropped: cut or frozen so far)
 Every reply starts with "ok" or "err".
 
 Bounds: at most MAX_CONNS relayed connections (more are refused), one
@@ -129,6 +134,9 @@ class Proxy:
         self.next_id = 0
         self.refused = 0
         self.dropped = 0
+        self.frozen = set() # ids of black-holed connections
+        self.held = []      # accepted, never served (hole mode)
+        self.hole = False
         self.pids = {}      # pid -> node id (accept threads only, under plock)
         self.plock = threading.Lock()
 
@@ -153,6 +161,9 @@ class Proxy:
                 refuse = self._blocked(src, node) or len(self.conns) >= MAX_CONNS
                 if refuse:
                     self.refused += 1
+                    if self.hole and len(self.held) < MAX_CONNS:
+                        self.held.append(c)
+                        continue
             if refuse:
                 _close(c)
                 continue
@@ -177,7 +188,8 @@ class Proxy:
                 data = a.recv(CHUNK_BYTES)
                 if not data:
                     break
-                b.sendall(data)
+                if cid not in self.frozen:
+                    b.sendall(data)
         except OSError:
             pass
         _close(a, b)
@@ -189,23 +201,40 @@ class Proxy:
         if not w:
             return "err empty command"
         with self.lock:
-            if w[0] == "cut" and len(w) > 1 and all(x.isdigit() for x in w[1:]):
+            if w[0] in ("cut", "hole") and len(w) > 1 and all(x.isdigit() for x in w[1:]):
+                self._heal()
                 self.cut = {int(x) for x in w[1:]}
+                self.hole = w[0] == "hole"
                 doomed = [(k, v) for k, v in self.conns.items() if self._blocked(v[0], v[1])]
                 for k, v in doomed:
-                    self.conns.pop(k, None)
-                    _close(v[2], v[3])
+                    if self.hole:
+                        self.frozen.add(k)
+                    else:
+                        self.conns.pop(k, None)
+                        _close(v[2], v[3])
                 self.dropped += len(doomed)
-                return "ok cut %s dropped %d" % (",".join(sorted(w[1:])), len(doomed))
+                return "ok %s %s %s %d" % (w[0], ",".join(sorted(w[1:])),
+                                           "frozen" if self.hole else "dropped", len(doomed))
             if w[0] == "heal" and len(w) == 1:
-                self.cut = set()
-                return "ok healed"
+                return "ok healed, closed %d" % self._heal()
             if w[0] == "status" and len(w) == 1:
                 inter = sum(1 for v in self.conns.values() if v[0] != CLIENT)
-                return "ok cut=%s conns=%d inter=%d clients=%d refused=%d dropped=%d" % (
-                    ",".join(str(x) for x in sorted(self.cut)), len(self.conns), inter,
-                    len(self.conns) - inter, self.refused, self.dropped)
+                return "ok cut=%s hole=%d conns=%d inter=%d clients=%d refused=%d dropped=%d held=%d" % (
+                    ",".join(str(x) for x in sorted(self.cut)), self.hole, len(self.conns), inter,
+                    len(self.conns) - inter, self.refused, self.dropped, len(self.held))
         return "err unknown command: %s" % line.strip()[:80]
+
+    def _heal(self):
+        """Under self.lock: isolate nothing; close what the hole kept."""
+        n = len(self.held) + len(self.frozen)
+        for k in self.frozen:
+            v = self.conns.pop(k, None)
+            if v:
+                _close(v[2], v[3])
+        for c in self.held:
+            _close(c)
+        self.frozen, self.held, self.cut, self.hole = set(), [], set(), False
+        return n
 
     def control(self, port):
         ls = socket.socket()
