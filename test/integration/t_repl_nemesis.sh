@@ -6,7 +6,8 @@
 # (then SIGCONTs) and restarts nodes, the partition leader at least twice,
 # one node down at a time. Afterwards a consumer reads the partition to its
 # high watermark: every acknowledged id is there exactly once, at its
-# acknowledged offset, in order; no id twice; nothing that was never sent.
+# acknowledged offset, in order; no id twice; nothing that was never sent;
+# the three replicas end with byte-identical segment files.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
 command -v jq >/dev/null || { echo "t_repl_nemesis: jq missing"; exit 1; }
@@ -72,6 +73,19 @@ L=$(repl_wait_leader 30 $T -1) || sk_fail "no leader for $T after the nemesis"
 sk_log "final leader node $L, isr $(repl_part isr $T "$L"), hw $(repl_part high_watermark $T "$L")"
 sk_check "consumer read to the high watermark" $RC consume "$SK_BOOTSTRAP" $T "$SK_TMP/read" 60
 sk_check_lines < <($RC verify "$SENT" "$SK_TMP/acked" "$SK_TMP/read")
+
+# the replicas converge on the same bytes (no divergence left behind)
+leo() { repl_part log_end_offset $T "$1"; }
+same_end() { local e; e=$(leo 1); [ -n "$e" ] && [ "$e" != null ] && [ "$(leo 2)" = "$e" ] && [ "$(leo 3)" = "$e" ]; }
+t0=$SECONDS; until same_end || [ $((SECONDS - t0)) -ge 30 ]; do sleep 0.2; done
+sk_check "all three replicas end at the same offset ($(leo 1)/$(leo 2)/$(leo 3))" same_end
+for i in 1 2 3; do sk_stop_node "$i"; done
+sum_of() {  # md5 of the partition's segments in order; "none-N" without any
+  ls "$SK_TMP/data/node-$1/$T-0/"*.log >/dev/null 2>&1 || { echo "none-$1"; return; }
+  cat "$SK_TMP/data/node-$1/$T-0/"*.log | md5sum | cut -d' ' -f1
+}
+sk_check "the three replicas' segments are byte-identical after a graceful stop" \
+  test "$(sum_of 1)" = "$(sum_of 2)" -a "$(sum_of 2)" = "$(sum_of 3)"
 
 # negative control: the checker must notice one acknowledged record gone
 if [ -s "$SK_TMP/read" ]; then
