@@ -17,16 +17,17 @@
 #   Finally all three logs end identical (same end offset, same bytes after a
 #   graceful stop), every acknowledged message is read back once, in order,
 #   and none of L's unacknowledged tail is left.
-# The leader cut is a black hole by default (REPL_NETCUT_MODE=hole: silent
-# connections, peers must time out), REPL_NETCUT_MODE=cut resets them; the
-# follower cut always resets.
+# The leader's connections are reset (REPL_NETCUT_MODE=cut, default) or
+# black-holed (REPL_NETCUT_MODE=hole: silent, peers must time out; see
+# pending/t_repl_netcut_hole.sh); the follower cut always resets.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
 command -v jq >/dev/null || { echo "t_repl_netcut: jq missing"; exit 1; }
 RC="$SK_PY $SK_ROOT/test/integration/clients/repl_check.py"
 T=netcut
-# hole: the leader's peer connections go silent (time-outs); cut: reset
-MODE=${REPL_NETCUT_MODE:-hole}
+# cut: the leader's peer connections are reset; hole: they go silent and
+# peers must time out (test/integration/pending/t_repl_netcut_hole.sh)
+MODE=${REPL_NETCUT_MODE:-cut}
 
 repl_opts
 repl_proxy_cluster 3
@@ -64,6 +65,8 @@ boot_others="127.0.0.1:${SK_KAFKA_PORT[${others[0]}]},127.0.0.1:${SK_KAFKA_PORT[
 
 # ---- 2. cut the leader off ----------------------------------------------------------
 pre_cut=$(leo "$L")
+C=$(repl_adm "$L" /v1/cluster | jq -r .controller_id 2>/dev/null)
+sk_log "partition leader $L; active controller $C$([ "$C" = "$L" ] && echo ' (the same node: its peers must elect a new one)')"
 sk_log "cut node $L (leader) from its peers: $(repl_proxy "$MODE" "$L")"
 # through L's advertised (proxy) address, as any client would: the proxy
 # must let clients through to the cut-off node
