@@ -234,6 +234,10 @@ static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_part
     r.req_seq = s->req.seq;
     if (top_err || !pd) {
         r.error = top_err ? top_err : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    } else if (pd->error_code == KP_ERROR_OFFSET_OUT_OF_RANGE && pd->log_start_offset > st_log_end_offset(p->log) &&
+               s->req.fetch_offset == bk_repl_leo(p->rp->core)) {
+        bk_replica_restart_log(n, p, pd->log_start_offset);
+        return;
     } else {
         r.error = pd->error_code;
         r.high_watermark = pd->high_watermark;

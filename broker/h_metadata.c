@@ -24,6 +24,19 @@ static int32_t *ids_copy(bk_req_t *req, const bk_ids_t *ids, int32_t *count) {
     return v;
 }
 
+/* Replicas on a broker that is not registered or is fenced (KRaft's
+ * offline replicas): they cannot serve or follow now. */
+static int32_t *offline_copy(bk_req_t *req, const bk_ids_t *ids, int32_t *count) {
+    int32_t *v = bk_req_alloc(req, (size_t)ids->n, sizeof *v);
+    *count = 0;
+    if (!v) return NULL;
+    for (int32_t i = 0; i < ids->n; i++) {
+        const bk_broker_t *b = bk_image_broker(&req->node->img, ids->v[i]);
+        if (!b || b->fenced) v[(*count)++] = ids->v[i];
+    }
+    return v;
+}
+
 static int fill_topic(bk_req_t *req, const bk_topic_t *t, mtopic_t *o) {
     kp_metadata_response_metadata_response_topic_init(o);
     o->error_code = 0;
@@ -42,8 +55,8 @@ static int fill_topic(bk_req_t *req, const bk_topic_t *t, mtopic_t *o) {
         q->error_code = p->leader < 0 ? KP_ERROR_LEADER_NOT_AVAILABLE : 0;
         q->replica_nodes.items = ids_copy(req, &p->replicas, &q->replica_nodes.count);
         q->isr_nodes.items = ids_copy(req, &p->isr, &q->isr_nodes.count);
-        q->offline_replicas.count = 0;
-        if (!q->replica_nodes.items || !q->isr_nodes.items) return KP_ERR_NOMEM;
+        q->offline_replicas.items = offline_copy(req, &p->replicas, &q->offline_replicas.count);
+        if (!q->replica_nodes.items || !q->isr_nodes.items || !q->offline_replicas.items) return KP_ERR_NOMEM;
     }
     o->partitions.items = ps;
     o->partitions.count = t->nparts;

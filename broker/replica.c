@@ -321,6 +321,12 @@ void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int3
                             int64_t fetch_offset, int32_t last_fetched_epoch, bk_replica_verdict_t *v) {
     memset(v, 0, sizeof *v);
     if (!p->rp) { v->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return; }
+    if (bk_repl_role(p->rp->core) == BK_REPL_LEADER && fetch_offset < st_log_start_offset(p->log)) {
+        /* below our log start (retention, DeleteRecords): the follower
+         * restarts its log at our start (the answer carries it) */
+        v->error = KP_ERROR_OFFSET_OUT_OF_RANGE;
+        return;
+    }
     bk_repl_fetch_req_t rq = {
         .replica_id = replica_id,
         .leader_id = n->id,
@@ -338,6 +344,15 @@ void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int3
     v->diverging_end_offset = resp.diverging_end_offset;
     if (!v->error && !v->diverging && fetch_offset > st_log_end_offset(p->log)) v->error = KP_ERROR_OFFSET_OUT_OF_RANGE;
     bk_rp_exec(n, p, &out, NULL);
+}
+
+void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start) {
+    if (!p->log || new_start <= st_log_end_offset(p->log)) return;
+    int rc = st_log_truncate_fully(p->log, new_start, bk_now_ms());
+    fprintf(stderr, "skiff: node %d: %s-%d: leader's log starts at %lld, past ours: log restarted there (%s)\n",
+            n->id, p->topic, p->partition, (long long)new_start, st_status_str(rc));
+    rp_build(n, p);
+    feed_image(n, p);
 }
 
 void bk_replica_stats(const bk_node_t *n, bk_replica_stats_t *out) {

@@ -31,9 +31,18 @@
 #define ALTER_VERSION 2
 #define ALTER_SERVE_PARTS_MAX 10000     /* partitions in one served request */
 
+static bool trace_on(void) {
+    const char *e = getenv("SKIFF_REPL_TRACE");
+    return e && *e == '1';
+}
+
 static void deliver(bk_node_t *n, const bk_uuid_t *tid, int32_t partition, const bk_repl_alter_resp_t *resp0) {
     bk_part_t *p = bk_parts_get(n->parts, tid, partition);
     if (!p || !p->rp) return;
+    if (trace_on())
+        fprintf(stderr, "repl %d: %s-%d: AlterPartition answer error %d leader epoch %d partition epoch %d isr %u\n",
+                n->id, p->topic, p->partition, resp0->error, resp0->leader_epoch, resp0->partition_epoch,
+                resp0->n_isr);
     bk_repl_alter_resp_t resp = *resp0;
     resp.req_seq = p->rp->alter_seq;
     bk_repl_out_t out;
@@ -125,6 +134,11 @@ static int send_remote(bk_node_t *n, const bk_part_t *p, const bk_repl_alter_req
 
 void bk_alter_send(bk_node_t *n, bk_part_t *p, const bk_repl_alter_req_t *a) {
     if (n->stopping) return;
+    if (trace_on())
+        fprintf(stderr, "repl %d: %s-%d: AlterPartition isr %u (first %d) leader epoch %d partition epoch %d seq %llu %s\n",
+                n->id, p->topic, p->partition, a->n_isr, a->n_isr ? a->isr[0] : -1, a->leader_epoch,
+                a->partition_epoch, (unsigned long long)a->seq,
+                n->quorum && !bk_quorum_is_leader(n->quorum) ? "remote" : "local");
     if (n->quorum && !bk_quorum_is_leader(n->quorum)) {
         if (send_remote(n, p, a) != 0)
             fprintf(stderr, "skiff: node %d: %s-%d: AlterPartition not sent (no controller); retried later\n", n->id,

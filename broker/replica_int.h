@@ -51,6 +51,11 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
 struct bk_rm *bk_rm_get(bk_node_t *n);
 int64_t bk_rp_now_ms(void);
 
+/* Follower whose LEO is below the leader's log start: empties the log,
+ * restarts it at new_start and rebuilds the core (Kafka's
+ * truncateFullyAndStartAt). */
+void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start);
+
 /* fetcher.c */
 void bk_fetcher_kick(bk_node_t *n, int32_t leader_id);
 void bk_fetcher_tick(bk_node_t *n, int64_t now_ms);
