@@ -20,6 +20,7 @@
 # The leader's connections are reset (REPL_NETCUT_MODE=cut, default) or
 # black-holed (REPL_NETCUT_MODE=hole: silent, peers must time out; see
 # pending/t_repl_netcut_hole.sh); the follower cut always resets.
+# REPL_NETCUT_CONTROLLER=1 makes the cut leader the active controller as well.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
 command -v jq >/dev/null || { echo "t_repl_netcut: jq missing"; exit 1; }
@@ -64,6 +65,17 @@ others=(); for i in 1 2 3; do [ "$i" = "$L" ] || others+=("$i"); done
 boot_others="127.0.0.1:${SK_KAFKA_PORT[${others[0]}]},127.0.0.1:${SK_KAFKA_PORT[${others[1]}]}"
 
 # ---- 2. cut the leader off ----------------------------------------------------------
+ctrl() { repl_adm "$1" /v1/quorum | jq -r '.leader_id // -1' 2>/dev/null || echo -1; }
+# REPL_NETCUT_CONTROLLER=1: make the partition leader the active controller
+# too (resign the quorum leadership until it lands there, at most 12 times)
+if [ "${REPL_NETCUT_CONTROLLER:-0}" = 1 ]; then
+  for ((k = 0; k < 12; k++)); do
+    C=$(ctrl "$L"); [ "$C" = "$L" ] && break
+    [ "$C" -ge 1 ] 2>/dev/null && curl -s --max-time 2 -X POST "127.0.0.1:${SK_ADMIN_PORT[$C]}/v1/quorum/resign" >/dev/null
+    t0=$SECONDS; while [ "$(ctrl "$L")" = "$C" ] || [ "$(ctrl "$L")" = -1 ]; do sleep 0.1; [ $((SECONDS - t0)) -lt 10 ] || break; done
+  done
+  sk_check "the partition leader $L is the active controller too ($(ctrl "$L"))" test "$(ctrl "$L")" = "$L"
+fi
 pre_cut=$(leo "$L")
 C=$(repl_adm "$L" /v1/cluster | jq -r .controller_id 2>/dev/null)
 sk_log "partition leader $L; active controller $C$([ "$C" = "$L" ] && echo ' (the same node: its peers must elect a new one)')"
