@@ -9,7 +9,11 @@ set -u
 
 SK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SK_BIN=${SKIFF_BIN_DIR:-$SK_ROOT/bin}
-SK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/skiff-it.XXXXXX")
+# Under the build tree, not /tmp: on shared machines other jobs have been
+# seen sweeping /tmp/skiff-* while a test ran.
+SK_TMP_ROOT=${SKIFF_TEST_TMP:-$SK_ROOT/build/tmp}
+mkdir -p "$SK_TMP_ROOT"
+SK_TMP=$(mktemp -d "$SK_TMP_ROOT/skiff-it.XXXXXX")
 SK_PIDS=()
 SK_PY=/usr/bin/python3   # Debian's python: sees python3-kafka / confluent-kafka
 

@@ -137,6 +137,13 @@ $T consume "$(boot_of 1 2 3)" "$TOPIC" > "$SK_TMP/base.txt" || sk_fail "consume 
 L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb"
 fol=(); for i in 1 2 3; do [ "$i" = "$L" ] || fol+=("$i"); done
 kill -STOP "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
+# A follower's long-poll fetch may be parked at the leader when it stops: the
+# next append answers it into the stopped follower's socket buffer, and that
+# follower appends it when it resumes (legitimately, as Kafka would). One
+# primer record (m49999) uses up those parked fetches, so the 50 after it
+# exist on the old leader only; the primer itself may or may not survive.
+out=$($T produce "$(boot_of "$L")" "$TOPIC" 49999 1 1)
+sleep 1
 out=$($T produce "$(boot_of "$L")" "$TOPIC" 50000 50 1)
 sk_log "acks=1 to the isolated leader $L: $out"
 DIV=$(pstate "$L" | cut -d' ' -f4)
@@ -152,7 +159,8 @@ sk_check "old leader back in the ISR" poll 40 isr_is "${fol[0]}" "1,2,3"
 END=$(pstate "${fol[0]}" | cut -d' ' -f4)
 sk_check "all three replicas identical at $END (LEO, HW, bytes)" poll 30 synced "$END" 1 2 3
 { cat "$SK_TMP/base.txt"; seq -f "m%g" 60000 60029; } > "$SK_TMP/want5.txt"
-sk_check "consumers read the acked history without the truncated tail" expect_values "$(boot_of "$L")" "$SK_TMP/want5.txt"
+no_primer() { expect_values "$@" || { grep -vx m49999 "$SK_TMP/got.txt" | diff -q - "$2" >/dev/null; }; }
+sk_check "consumers read the acked history without the truncated tail" no_primer "$(boot_of "$L")" "$SK_TMP/want5.txt"
 sk_check "the old leader logged its truncation" grep -q "truncated to offset" "$SK_TMP/node-$L.log"
 
 # 6. a follower left behind the leader's log start (retention) restarts its log
