@@ -65,7 +65,9 @@ new_leader_not() {  # new_leader_not OLD NODE -> leader known on NODE and != OLD
 }
 expect_values() {  # expect_values BOOT FILE -> the consumer reads exactly FILE's lines
   $T consume "$1" "$TOPIC" > "$SK_TMP/got.txt" 2>"$SK_TMP/consume.err" || return 1
-  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || { diff "$SK_TMP/got.txt" "$2" | head -5; return 1; }
+  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || {
+    echo "read $(wc -l < "$SK_TMP/got.txt") lines, want $(wc -l < "$2"): extra $(diff "$SK_TMP/got.txt" "$2" | grep -c '^<'), missing $(diff "$SK_TMP/got.txt" "$2" | grep -c '^>')"
+    diff "$SK_TMP/got.txt" "$2" | head -3; return 1; }
 }
 seqfile() { local f=$1; shift; for r in "$@"; do seq -f "m%g" ${r/-/ }; done > "$f"; }
 
