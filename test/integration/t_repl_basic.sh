@@ -139,6 +139,10 @@ $T consume "$(boot_of 1 2 3)" "$TOPIC" > "$SK_TMP/base.txt" || sk_fail "consume 
 L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb"
 fol=(); for i in 1 2 3; do [ "$i" = "$L" ] || fol+=("$i"); done
 kill -STOP "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
+stopped() { local p; for p in "$@"; do case "$(ps -o stat= -p "$p" 2>/dev/null)" in T*) ;; *) return 1 ;; esac; done; }
+sk_check "followers ${fol[*]} stopped (pids ${SK_NODE_PID[${fol[0]}]} ${SK_NODE_PID[${fol[1]}]})" \
+  poll 5 stopped "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
+sk_log "before the acks=1 writes: $(for i in 1 2 3; do echo -n "[$i: $(pstate $i)] "; done)"
 out=$($T produce "$(boot_of "$L")" "$TOPIC" 50000 50 1)
 sk_log "acks=1 to the isolated leader $L: $out"
 DIV=$(pstate "$L" | cut -d' ' -f4)
