@@ -127,7 +127,19 @@ static void feed_image(bk_node_t *n, bk_part_t *p) {
     for (int32_t i = 0; i < ip->isr.n && im.n_isr < BK_REPL_REPLICAS_MAX; i++) im.isr[im.n_isr++] = ip->isr.v[i];
     bk_repl_set_min_insync(p->rp->core, min_insync_of(n, p->topic));
     bk_repl_out_t out;
+    int32_t old_epoch = bk_repl_leader_epoch(p->rp->core);
     bk_repl_on_image(p->rp->core, &im, bk_now_ms(), &out);
+    const char *tr = getenv("SKIFF_REPL_TRACE");
+    if (tr && *tr == '1' && bk_repl_leader_epoch(p->rp->core) != old_epoch) {
+        bk_repl_epoch_t ep[BK_REPL_EPOCHS_MAX];
+        uint32_t ne = bk_repl_epochs(p->rp->core, ep, BK_REPL_EPOCHS_MAX);
+        fprintf(stderr, "repl %d: %s-%d: %s of epoch %d (leader %d), LEO %lld HW %lld, %u epochs, last (%d@%lld)\n",
+                n->id, p->topic, p->partition,
+                bk_repl_role(p->rp->core) == BK_REPL_LEADER ? "leader" : "follower",
+                bk_repl_leader_epoch(p->rp->core), im.leader_id, (long long)bk_repl_leo(p->rp->core),
+                (long long)bk_repl_hw(p->rp->core), ne, ne ? ep[ne - 1].epoch : -1,
+                ne ? (long long)ep[ne - 1].start_offset : -1LL);
+    }
     bk_rp_exec(n, p, &out, NULL);
     /* the log's HW is what readers see: always the core's */
     st_log_set_high_watermark(p->log, bk_repl_hw(p->rp->core));
@@ -353,6 +365,11 @@ void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int3
     v->diverging_epoch = resp.diverging_epoch;
     v->diverging_end_offset = resp.diverging_end_offset;
     if (!v->error && !v->diverging && fetch_offset > st_log_end_offset(p->log)) v->error = KP_ERROR_OFFSET_OUT_OF_RANGE;
+    const char *tr = getenv("SKIFF_REPL_TRACE");
+    if (tr && *tr == '1' && (v->diverging || v->error))
+        fprintf(stderr, "repl %d: %s-%d: fetch from %d at %lld (last epoch %d, epoch %d): error %d diverging %d (%d@%lld)\n",
+                n->id, p->topic, p->partition, replica_id, (long long)fetch_offset, last_fetched_epoch,
+                current_leader_epoch, v->error, v->diverging, v->diverging_epoch, (long long)v->diverging_end_offset);
     bk_rp_exec(n, p, &out, NULL);
 }
 

@@ -65,7 +65,9 @@ new_leader_not() {  # new_leader_not OLD NODE -> leader known on NODE and != OLD
 }
 expect_values() {  # expect_values BOOT FILE -> the consumer reads exactly FILE's lines
   $T consume "$1" "$TOPIC" > "$SK_TMP/got.txt" 2>"$SK_TMP/consume.err" || return 1
-  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || { diff "$SK_TMP/got.txt" "$2" | head -5; return 1; }
+  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || {
+    echo "read $(wc -l < "$SK_TMP/got.txt") lines, want $(wc -l < "$2"): extra $(diff "$SK_TMP/got.txt" "$2" | grep -c '^<'), missing $(diff "$SK_TMP/got.txt" "$2" | grep -c '^>')"
+    diff "$SK_TMP/got.txt" "$2" | head -3; return 1; }
 }
 seqfile() { local f=$1; shift; for r in "$@"; do seq -f "m%g" ${r/-/ }; done > "$f"; }
 
@@ -137,6 +139,10 @@ $T consume "$(boot_of 1 2 3)" "$TOPIC" > "$SK_TMP/base.txt" || sk_fail "consume 
 L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb"
 fol=(); for i in 1 2 3; do [ "$i" = "$L" ] || fol+=("$i"); done
 kill -STOP "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
+stopped() { local p; for p in "$@"; do case "$(ps -o stat= -p "$p" 2>/dev/null)" in T*) ;; *) return 1 ;; esac; done; }
+sk_check "followers ${fol[*]} stopped (pids ${SK_NODE_PID[${fol[0]}]} ${SK_NODE_PID[${fol[1]}]})" \
+  poll 5 stopped "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
+sk_log "before the acks=1 writes: $(for i in 1 2 3; do echo -n "[$i: $(pstate $i)] "; done)"
 # A follower's long-poll fetch may be parked at the leader when it stops: the
 # next append answers it into the stopped follower's socket buffer, and that
 # follower appends it when it resumes (legitimately, as Kafka would). One
