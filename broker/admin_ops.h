@@ -14,5 +14,7 @@ KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
 KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
+/* GET /v1/transactions (admin_txn.c). */
+KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);
 
 #endif
