@@ -139,6 +139,7 @@ int bk_admin_ops_add(bk_node_t *n) {
     int rc;
     if ((rc = bk_admin_groups_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_elect_add(n)) != KP_OK) return rc;
+    if ((rc = bk_admin_txn_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_route(n->admin, "GET", "/metrics", bk_metrics_serve, n->metrics)) != KP_OK) return rc;
     if ((rc = bk_admin_route(n->admin, "GET", "/v1/health", get_health, n)) != KP_OK) return rc;
     if ((rc = bk_admin_route(n->admin, "GET", "/readyz", get_readyz, n)) != KP_OK) return rc;

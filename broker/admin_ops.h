@@ -19,5 +19,7 @@ KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
 void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
+/* GET /v1/transactions (admin_txn.c). */
+KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);
 
 #endif

@@ -8,7 +8,7 @@
 #      node; the ratio (b)/(a) is printed;
 #  (c) consume the whole topic with read_uncommitted and read_committed
 #      (assign, from the start, until every message is read; timed from the
-#      first message).
+#      first message), each twice, alternating; the better run of each.
 # Prints a table, then the raw JSON lines. No timing assertions: exit 0 when
 # every phase completed.
 # env: SKIFF_BIN_DIR (bin/), BENCH_TXN_MSGS (50000), BENCH_TXN_PER_TXN (100),
@@ -62,8 +62,9 @@ out(phase='transactional', messages=ntx * per_txn, transactions=ntx, seconds=rou
     msgs_per_s=round(ntx * per_txn / dt), txns_per_s=round(ntx / dt, 1))
 total = msgs + ntx * per_txn
 
-for iso in ('read_uncommitted', 'read_committed'):
-    c = Consumer({'bootstrap.servers': boot, 'group.id': 'bench-' + iso, 'isolation.level': iso,
+best = {}
+for rnd, iso in enumerate(('read_uncommitted', 'read_committed', 'read_uncommitted', 'read_committed')):
+    c = Consumer({'bootstrap.servers': boot, 'group.id': 'bench-%s-%d' % (iso, rnd), 'isolation.level': iso,
                   'enable.auto.commit': False, 'fetch.wait.max.ms': 50})
     c.assign([TopicPartition('tbench', i, 0) for i in range(parts)])
     n = 0
@@ -77,8 +78,11 @@ for iso in ('read_uncommitted', 'read_committed'):
                 n += 1
     dt = max(time.time() - (t0 or time.time()), 1e-6)
     c.close()
-    out(phase='consume_' + iso, messages=n, want=total, seconds=round(dt, 3), msgs_per_s=round(n / dt))
     assert n == total, (iso, n, total)
+    if n / dt > best.get(iso, (0,))[0]:
+        best[iso] = (n / dt, dt)
+for iso in ('read_uncommitted', 'read_committed'):
+    out(phase='consume_' + iso, messages=total, seconds=round(best[iso][1], 3), msgs_per_s=round(best[iso][0]))
 PY
 echo "transactions benchmark (1 node, $parts partitions, ${vbytes}-byte values, $per_txn messages per transaction)"
 jq -r '"  \(.phase | . + "                    " | .[0:26]) \(.msgs_per_s) msg/s" + (if .txns_per_s then "  (\(.txns_per_s) txn/s)" else "" end)' "$res"
