@@ -52,7 +52,22 @@ c = KafkaConsumer(bootstrap_servers=boot, group_id="gwait", enable_auto_commit=F
 tp = TopicPartition("fo", 0)
 c.assign([tp])
 t0 = time.time(); c.commit({tp: OffsetAndMetadata(1, None)}); quick = time.time() - t0
-json.dump({"coordinator": coord, "quick_ms": int(quick * 1000), "committed": c.committed(tp)},
+# the same commit sent to a node that does not coordinate gwait: answered
+# NOT_COORDINATOR at once (nothing of its own to wait for)
+from kafka.client_async import KafkaClient
+from kafka.protocol.commit import OffsetCommitRequest
+other = [i for i in (1, 2, 3) if i != coord][0]
+kc = KafkaClient(bootstrap_servers=boot)
+deadline = time.time() + 10
+while not kc.ready(other) and time.time() < deadline: kc.poll(timeout_ms=100)
+t2 = time.time()
+f = kc.send(other, OffsetCommitRequest[2]("gwait", -1, "", -1, [("fo", [(0, 5, "")])]))
+kc.poll(future=f, timeout_ms=5000)
+other_err = f.value.topics[0][1][0][1] if f.succeeded() else repr(f.exception)
+other_ms = int((time.time() - t2) * 1000)
+kc.close()
+json.dump({"coordinator": coord, "quick_ms": int(quick * 1000), "committed": c.committed(tp),
+           "other": other, "other_error": other_err, "other_ms": other_ms},
           open(os.path.join(tmp, "c1.json"), "w"))
 deadline = time.time() + 60
 while not os.path.exists(os.path.join(tmp, "frozen")) and time.time() < deadline: time.sleep(0.05)
@@ -66,6 +81,8 @@ c1() { [ -s "$SK_TMP/c1.json" ]; }
 waitfor 30 c1 || { cat "$SK_TMP/commit.out"; sk_fail "first commit not done"; }
 sk_check "a commit with every replica up is quick ($(jq -c . "$SK_TMP/c1.json"))" \
   test "$(jq '.committed == 1 and .quick_ms < 1000' "$SK_TMP/c1.json")" = true
+sk_check "a commit sent to a non-coordinator is answered NOT_COORDINATOR at once ($(jq -c '[.other, .other_error, .other_ms]' "$SK_TMP/c1.json"))" \
+  test "$(jq '.other_error == 16 and .other_ms < 2000' "$SK_TMP/c1.json")" = true
 GC=$(jq .coordinator "$SK_TMP/c1.json")
 K=$(adm 1 /v1/health | jq .controller_id)
 FZ=""; for i in 1 2 3; do [ "$i" != "$GC" ] && [ "$i" != "$K" ] && { FZ=$i; break; }; done
