@@ -13,6 +13,7 @@
  * timeout drops the connection. */
 #include "broker/replica_int.h"
 
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,21 @@ struct fetcher {
     int64_t sent_ms;
     fsent_t sent[BK_FETCHER_PARTS_MAX];
     size_t nsent;
+    struct event *retry;             /* re-send after a lost connection */
 };
 
 static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len);
+static void send_now(fetcher_t *f);
+static bool fetcher_for_id(fetcher_t *f);
+
+#define FETCH_RETRY_MS 50                /* after a lost connection */
+
+static void on_retry(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    fetcher_t *f = arg;
+    if (f->n && !f->inflight && !f->n->stopping && fetcher_for_id(f)) send_now(f);
+}
 
 static fetcher_t *find(struct bk_rm *rm, int32_t id) {
     for (size_t i = 0; i < rm->nfetchers; i++)
@@ -62,8 +75,9 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
     if (!b || b->nendpoints == 0) return NULL;
     fetcher_t *f = find(rm, id);
     if (f && (strcmp(f->host, b->endpoints[0].host) != 0 || f->port != b->endpoints[0].port) && !f->inflight) {
-        bk_qc_free(f->qc);   /* moved: reconnect to the new address */
+        bk_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
         f->qc = NULL;
+        bk_qc_free(qc);
     }
     if (!f) {
         if (rm->nfetchers >= BK_FETCHERS_MAX) return NULL;
@@ -71,6 +85,8 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
         if (!f) return NULL;
         f->n = n;
         f->id = id;
+        f->retry = evtimer_new(n->base, on_retry, f);
+        if (!f->retry) { free(f); return NULL; }
         rm->fetchers[rm->nfetchers++] = f;
     }
     if (!f->qc) {
@@ -80,6 +96,9 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
     }
     return f->qc ? f : NULL;
 }
+
+/* fetcher_for for an existing fetcher: its connection, remade if needed. */
+static bool fetcher_for_id(fetcher_t *f) { return fetcher_for(f->n, f->id) == f; }
 
 /* ---- sending ------------------------------------------------------------------ */
 
@@ -183,9 +202,11 @@ void bk_fetcher_tick(bk_node_t *n, int64_t now_ms) {
         if (f->inflight && now_ms - f->sent_ms > limit) {
             /* unanswered (a stopped peer): drop the connection; the pending
              * request is reported lost through on_resp */
-            bk_qc_free(f->qc);
-            f->qc = NULL;
+            bk_qc_peer_t *qc = f->qc;
+            f->qc = NULL;      /* a kick from the callback makes a new one */
+            bk_qc_free(qc);
             if (f->inflight) fail_sent(f, KP_ERROR_REQUEST_TIMED_OUT);
+            if (fetcher_for(n, f->id) == f) send_now(f);   /* fetches queued meanwhile */
         }
     }
 }
@@ -199,6 +220,7 @@ void bk_fetcher_free_all(struct bk_rm *rm) {
         f->qc = NULL;
         f->n = NULL;
         bk_qc_free(qc);
+        event_free(f->retry);
         free(f);
     }
     rm->nfetchers = 0;
@@ -259,7 +281,14 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
     (void)peer_id;
     fetcher_t *f = ctx;
     if (!f->n || !f->inflight || pend->corr != f->corr) return;
-    if (!frame) { fail_sent(f, KP_ERROR_NETWORK_EXCEPTION); return; }
+    if (!frame) {
+        /* connection lost; fetches queued behind this one go out on a new
+         * connection (bk_qc paces reconnects; a refused send backs off) */
+        fail_sent(f, KP_ERROR_NETWORK_EXCEPTION);
+        struct timeval tv = { 0, FETCH_RETRY_MS * 1000 };
+        (void)evtimer_add(f->retry, &tv);
+        return;
+    }
     kp_arena_t a;
     kp_arena_init(&a, len * 2 + 65536);
     int32_t corr = 0;

@@ -231,16 +231,26 @@ void bk_h_produce(bk_req_t *req) {
     size_t nt = q->topic_data.count > 0 ? (size_t)q->topic_data.count : 0;
     kp_produce_response_topic_produce_response_t *ts = bk_req_alloc(req, nt, sizeof *ts);
     if (!ts) { bk_req_close(req, "out of memory"); return; }
+    /* every allocation before the first append: once a partition waits for
+     * its replicas the request can no longer be closed */
+    presp_t **pss = bk_req_alloc(req, nt, sizeof *pss);
+    char **names = bk_req_alloc(req, nt, sizeof *names);
+    if (!pss || !names) { bk_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < nt; i++) {
+        const kp_produce_request_topic_produce_data_t *td = &q->topic_data.items[i];
+        size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
+        pss[i] = bk_req_alloc(req, np, sizeof *pss[i]);
+        names[i] = bk_req_cstr(req, td->name);
+        if (!pss[i] || !names[i]) { bk_req_close(req, "out of memory"); return; }
+    }
     bool any_error = false;
     for (size_t i = 0; i < nt; i++) {
         const kp_produce_request_topic_produce_data_t *td = &q->topic_data.items[i];
         kp_produce_response_topic_produce_response_init(&ts[i]);
         ts[i].name = td->name;
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
-        presp_t *ps = bk_req_alloc(req, np, sizeof *ps);
-        char *name = bk_req_cstr(req, td->name);
-        if (!ps || !name) { bk_req_close(req, "out of memory"); return; }
-        const bk_topic_t *t = bk_image_topic_by_name(&n->img, name);
+        presp_t *ps = pss[i];
+        const bk_topic_t *t = bk_image_topic_by_name(&n->img, names[i]);
         for (size_t k = 0; k < np; k++) {
             kp_produce_response_partition_produce_response_init(&ps[k]);
             if (bad_acks || txn) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Client side of t_repl_basic.sh (confluent-kafka / librdkafka).
 
-  create BOOT TOPIC PARTS RF MIN_ISR      -> creates the topic (exit 0 on success)
+  create BOOT TOPIC PARTS RF MIN_ISR [K=V...] -> creates the topic (exit 0 on success)
   produce BOOT TOPIC FROM COUNT ACKS [RETRIES [TIMEOUT_MS]] -> values "m<i>" for i in [FROM, FROM+COUNT);
                                              prints "acked N errors E first_error X"
   consume BOOT TOPIC                      -> reads partition 0 from the start to the
@@ -15,16 +15,22 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
-def create(boot, topic, parts, rf, min_isr):
+def create(boot, topic, parts, rf, min_isr, *extra):
     a = AdminClient({"bootstrap.servers": boot})
-    fs = a.create_topics([NewTopic(topic, int(parts), int(rf), config={"min.insync.replicas": min_isr})],
+    cfg = {"min.insync.replicas": min_isr}
+    cfg.update(kv.split("=", 1) for kv in extra)
+    fs = a.create_topics([NewTopic(topic, int(parts), int(rf), config=cfg)],
                          request_timeout=15)
-    fs[topic].result(timeout=20)
+    try:
+        fs[topic].result(timeout=20)
+    except Exception as e:  # a retried create that already succeeded
+        if "TOPIC_ALREADY_EXISTS" not in str(e):
+            raise
 
 
 def produce(boot, topic, first, count, acks, retries="5", timeout_ms="20000"):
     p = Producer({"bootstrap.servers": boot, "acks": acks, "linger.ms": 5, "message.timeout.ms": int(timeout_ms),
-                  "request.timeout.ms": 15000, "retries": int(retries)})
+                  "request.timeout.ms": 15000, "batch.num.messages": 50, "retries": int(retries)})
     st = {"ok": 0, "err": 0, "first": ""}
 
     def cb(err, msg):

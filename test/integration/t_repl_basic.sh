@@ -12,6 +12,8 @@
 #     only, the leader is killed, a follower takes over and takes new
 #     writes; the old leader restarts, truncates its unreplicated tail and
 #     ends byte-identical to the new leader.
+#  6. a follower whose log ends below the leader's log start (retention while
+#     it was down) restarts its log at the leader's start and catches up.
 . "$(dirname "$0")/lib.sh"
 T="$SK_PY $SK_ROOT/test/integration/repl_tool.py"
 command -v jq >/dev/null || { echo "t_repl_basic: jq missing"; exit 1; }
@@ -47,12 +49,25 @@ synced() {
 }
 isr_is() { local s; s=$(pstate "$1") || return 1; [ "$(echo "$s" | cut -d' ' -f2)" = "$2" ]; }
 leader_on() { pstate "$1" | cut -d' ' -f1; }
+# the partition leader all live nodes in $@ agree on (a restarted node's
+# image may lag); fails while they differ
+agreed_leader() {
+  local i l x=""
+  for i in "$@"; do
+    l=$(leader_on "$i"); [ -n "$l" ] && [ "$l" != -1 ] && [ "$l" != null ] || return 1
+    [ -z "$x" ] && x=$l; [ "$l" = "$x" ] || return 1
+  done
+  echo "$x"
+}
+wait_leader() { local t=0 l; while ! l=$(agreed_leader "$@"); do sleep 0.2; t=$((t + 1)); [ "$t" -lt 150 ] || return 1; done; echo "$l"; }
 new_leader_not() {  # new_leader_not OLD NODE -> leader known on NODE and != OLD
   local l; l=$(leader_on "$2"); [ -n "$l" ] && [ "$l" != -1 ] && [ "$l" != "$1" ] && [ "$l" != null ]
 }
 expect_values() {  # expect_values BOOT FILE -> the consumer reads exactly FILE's lines
   $T consume "$1" "$TOPIC" > "$SK_TMP/got.txt" 2>"$SK_TMP/consume.err" || return 1
-  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || { diff "$SK_TMP/got.txt" "$2" | head -5; return 1; }
+  diff -q "$SK_TMP/got.txt" "$2" >/dev/null || {
+    echo "read $(wc -l < "$SK_TMP/got.txt") lines, want $(wc -l < "$2"): extra $(diff "$SK_TMP/got.txt" "$2" | grep -c '^<'), missing $(diff "$SK_TMP/got.txt" "$2" | grep -c '^>')"
+    diff "$SK_TMP/got.txt" "$2" | head -3; return 1; }
 }
 seqfile() { local f=$1; shift; for r in "$@"; do seq -f "m%g" ${r/-/ }; done > "$f"; }
 
@@ -68,7 +83,7 @@ sk_check "every replica has LEO = HW = 500 and the same bytes" poll 20 synced 50
 sk_log "after phase 1: $(for i in 1 2 3; do echo -n "[$i: $(pstate $i)] "; done)"
 
 # 2. kill -9 of the leader
-L=$(leader_on 1)
+L=$(wait_leader 1 2 3)
 [ -n "$L" ] && [ "$L" -ge 1 ] 2>/dev/null || sk_fail "no leader for $TOPIC-0"
 others=(); for i in 1 2 3; do [ "$i" = "$L" ] || others+=("$i"); done
 sk_log "leader $L killed; survivors ${others[*]}"
@@ -86,7 +101,7 @@ sk_check "the restarted node re-enters the ISR" poll 40 isr_is "${others[0]}" "1
 sk_check "all replicas synced at 700" poll 20 synced 700 1 2 3
 
 # 4. both followers down: NOT_ENOUGH_REPLICAS
-L=$(leader_on 1)
+L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb"
 fol=(); for i in 1 2 3; do [ "$i" = "$L" ] || fol+=("$i"); done
 sk_kill9_node "${fol[0]}"; sk_kill9_node "${fol[1]}"
 sk_log "followers ${fol[*]} killed; leader $L alone"
@@ -104,7 +119,7 @@ sk_check "all replicas synced after the restart ($BASE)" poll 30 synced "$BASE" 
 # 4b. NOT_ENOUGH_REPLICAS: topic rb3 has min.insync.replicas=3; one follower
 # down shrinks its ISR to 2 (the controller fences it; a majority is alive)
 TOPIC=rb3
-L3=$(leader_on 1)
+L3=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb3"
 F=$(for i in 1 2 3; do [ "$i" = "$L3" ] || echo "$i"; done | head -1)
 keep=$(for i in 1 2 3; do [ "$i" = "$F" ] || echo "$i"; done | paste -sd,)
 sk_kill9_node "$F"
@@ -121,7 +136,7 @@ sk_check "synced at $BASE" poll 30 synced "$BASE" 1 2 3
 $T consume "$(boot_of 1 2 3)" "$TOPIC" > "$SK_TMP/base.txt" || sk_fail "consume baseline"
 
 # 5. divergent tail on the old leader
-L=$(leader_on 1)
+L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rb"
 fol=(); for i in 1 2 3; do [ "$i" = "$L" ] || fol+=("$i"); done
 kill -STOP "${SK_NODE_PID[${fol[0]}]}" "${SK_NODE_PID[${fol[1]}]}"
 out=$($T produce "$(boot_of "$L")" "$TOPIC" 50000 50 1)
@@ -141,5 +156,26 @@ sk_check "all three replicas identical at $END (LEO, HW, bytes)" poll 30 synced 
 { cat "$SK_TMP/base.txt"; seq -f "m%g" 60000 60029; } > "$SK_TMP/want5.txt"
 sk_check "consumers read the acked history without the truncated tail" expect_values "$(boot_of "$L")" "$SK_TMP/want5.txt"
 sk_check "the old leader logged its truncation" grep -q "truncated to offset" "$SK_TMP/node-$L.log"
+
+# 6. a follower left behind the leader's log start (retention) restarts its log
+TOPIC=rr
+poll 20 $T create "$(boot_of 1 2 3)" rr 1 3 2 segment.bytes=2048 retention.bytes=4096 || sk_fail "topic rr not created"
+poll 20 isr_is 1 "1,2,3" || sk_fail "rr: no full ISR"
+L=$(wait_leader 1 2 3) || sk_fail "no agreed leader for rr"
+F=$(for i in 1 2 3; do [ "$i" = "$L" ] || echo "$i"; done | head -1)
+sk_kill9_node "$F"
+out=$($T produce "$(boot_of "$L")" rr 0 1000 all)
+sk_check "rr: 1000 acks=all with one follower down ($out)" test "${out%% errors*}" = "acked 1000"
+lstart() { adm "$1" /v1/topics/rr | jq -r '.partitions[0].log_start_offset'; }
+past_start() { local s; s=$(lstart "$L"); [ -n "$s" ] && [ "$s" != null ] && [ "$s" -gt 0 ]; }
+sk_check "rr: retention moved the leader's log start ($(lstart "$L"))" poll 20 past_start
+start "$F"
+leo_hw() {  # every node has LEO = HW = $1
+  local i s; for i in 1 2 3; do s=$(pstate "$i") || return 1; read -r _ _ hw leo _ <<< "$s"
+    [ "$hw" = "$1" ] && [ "$leo" = "$1" ] || return 1; done
+}
+sk_check "rr: the stale follower restarts its log and catches up to 1000" poll 30 leo_hw 1000
+sk_check "rr: it logged the restart" grep -q "past ours: log restarted there" "$SK_TMP/node-$F.log"
+sk_check "rr: back in the ISR" poll 30 isr_is "$L" "1,2,3"
 
 sk_summary t_repl_basic
