@@ -107,7 +107,7 @@ waitfor 30 co_full || sk_fail "__consumer_offsets not fully replicated again"
 
 cat > "$SK_TMP/consumer.py" <<'PY'
 import json, os, sys, time
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 boot, tmp = sys.argv[1], sys.argv[2]
 N = 600
 p = Producer({"bootstrap.servers": boot, "acks": "all", "linger.ms": 5})
@@ -116,16 +116,20 @@ for i in range(N):
 if p.flush(30) != 0: sys.exit("produce did not finish")
 c = Consumer({"bootstrap.servers": boot, "group.id": "gfo", "enable.auto.commit": False,
               "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
-              "heartbeat.interval.ms": 500})
+              "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000})
 c.subscribe(["fo"])
 acked, seen, commit_errors = {}, set(), []
+firsts, t_start = {}, time.time()
 def commit():
     try:
         for tp in c.commit(asynchronous=False):
             if tp.error: commit_errors.append(str(tp.error)); return False
             acked[tp.partition] = max(acked.get(tp.partition, -1), tp.offset)
         return True
-    except Exception as e:   # coordinator gone: librdkafka finds the next one; retry later
+    except KafkaException as e:
+        if e.args[0].code() == KafkaError._NO_OFFSET: return True   # nothing new since the last commit
+        commit_errors.append(str(e)); return False   # coordinator gone: librdkafka finds the next one; retry
+    except Exception as e:
         commit_errors.append(str(e)); return False
 def consume(until_seen, seconds):
     end = time.time() + seconds
@@ -133,6 +137,7 @@ def consume(until_seen, seconds):
         m = c.poll(0.5)
         if m is None or m.error(): continue
         seen.add((m.partition(), m.offset()))
+        firsts.setdefault(m.partition(), round(time.time() - t_start, 1))
         if len(seen) % 20 == 0: commit()
 consume(300, 60)
 while not commit() and len(commit_errors) < 50: time.sleep(0.2)
@@ -145,11 +150,14 @@ while not os.path.exists(os.path.join(tmp, "go")) and time.time() < end:
     if m is not None and not m.error(): seen.add((m.partition(), m.offset()))   # after a rebalance
 before = len(seen)
 c.resume(c.assignment())
+resumed = time.time()
+firsts, t_start = {}, resumed
 consume(N, 90)
 for _ in range(100):          # the final commit must land on the new coordinator
     if commit(): break
     time.sleep(0.3)
 json.dump({"seen": len(seen), "after_failover": len(seen) - before, "acked": acked,
+           "resume_s": round(time.time() - resumed, 1), "first_s": firsts,
            "commit_errors": commit_errors[:5]}, open(os.path.join(tmp, "final.json"), "w"))
 c.close()
 PY
