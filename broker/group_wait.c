@@ -89,7 +89,9 @@ void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups
         int64_t need = gd->need_end[part];
         bool dup = false;
         for (size_t k = 0; k < n; k++) dup |= needs[k].partition == part;
-        if (dup || need <= bk_gd_hw_of(gd, part)) continue;
+        /* need 0: nothing appended there by this node (e.g. a NOT_COORDINATOR
+         * answer for a partition led elsewhere, whose HW reads -1 here) */
+        if (dup || need <= 0 || need <= bk_gd_hw_of(gd, part)) continue;
         need_t *nv = realloc(needs, (n + 1) * sizeof *nv);
         if (!nv) { n = SIZE_MAX; break; }
         needs = nv;

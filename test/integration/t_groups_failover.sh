@@ -52,7 +52,22 @@ c = KafkaConsumer(bootstrap_servers=boot, group_id="gwait", enable_auto_commit=F
 tp = TopicPartition("fo", 0)
 c.assign([tp])
 t0 = time.time(); c.commit({tp: OffsetAndMetadata(1, None)}); quick = time.time() - t0
-json.dump({"coordinator": coord, "quick_ms": int(quick * 1000), "committed": c.committed(tp)},
+# the same commit sent to a node that does not coordinate gwait: answered
+# NOT_COORDINATOR at once (nothing of its own to wait for)
+from kafka.client_async import KafkaClient
+from kafka.protocol.commit import OffsetCommitRequest
+other = [i for i in (1, 2, 3) if i != coord][0]
+kc = KafkaClient(bootstrap_servers=boot)
+deadline = time.time() + 10
+while not kc.ready(other) and time.time() < deadline: kc.poll(timeout_ms=100)
+t2 = time.time()
+f = kc.send(other, OffsetCommitRequest[2]("gwait", -1, "", -1, [("fo", [(0, 5, "")])]))
+kc.poll(future=f, timeout_ms=5000)
+other_err = f.value.topics[0][1][0][1] if f.succeeded() else repr(f.exception)
+other_ms = int((time.time() - t2) * 1000)
+kc.close()
+json.dump({"coordinator": coord, "quick_ms": int(quick * 1000), "committed": c.committed(tp),
+           "other": other, "other_error": other_err, "other_ms": other_ms},
           open(os.path.join(tmp, "c1.json"), "w"))
 deadline = time.time() + 60
 while not os.path.exists(os.path.join(tmp, "frozen")) and time.time() < deadline: time.sleep(0.05)
@@ -66,6 +81,8 @@ c1() { [ -s "$SK_TMP/c1.json" ]; }
 waitfor 30 c1 || { cat "$SK_TMP/commit.out"; sk_fail "first commit not done"; }
 sk_check "a commit with every replica up is quick ($(jq -c . "$SK_TMP/c1.json"))" \
   test "$(jq '.committed == 1 and .quick_ms < 1000' "$SK_TMP/c1.json")" = true
+sk_check "a commit sent to a non-coordinator is answered NOT_COORDINATOR at once ($(jq -c '[.other, .other_error, .other_ms]' "$SK_TMP/c1.json"))" \
+  test "$(jq '.other_error == 16 and .other_ms < 2000' "$SK_TMP/c1.json")" = true
 GC=$(jq .coordinator "$SK_TMP/c1.json")
 K=$(adm 1 /v1/health | jq .controller_id)
 FZ=""; for i in 1 2 3; do [ "$i" != "$GC" ] && [ "$i" != "$K" ] && { FZ=$i; break; }; done
@@ -90,7 +107,7 @@ waitfor 30 co_full || sk_fail "__consumer_offsets not fully replicated again"
 
 cat > "$SK_TMP/consumer.py" <<'PY'
 import json, os, sys, time
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 boot, tmp = sys.argv[1], sys.argv[2]
 N = 600
 p = Producer({"bootstrap.servers": boot, "acks": "all", "linger.ms": 5})
@@ -99,16 +116,20 @@ for i in range(N):
 if p.flush(30) != 0: sys.exit("produce did not finish")
 c = Consumer({"bootstrap.servers": boot, "group.id": "gfo", "enable.auto.commit": False,
               "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
-              "heartbeat.interval.ms": 500})
+              "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000})
 c.subscribe(["fo"])
 acked, seen, commit_errors = {}, set(), []
+firsts, t_start = {}, time.time()
 def commit():
     try:
         for tp in c.commit(asynchronous=False):
             if tp.error: commit_errors.append(str(tp.error)); return False
             acked[tp.partition] = max(acked.get(tp.partition, -1), tp.offset)
         return True
-    except Exception as e:   # coordinator gone: librdkafka finds the next one; retry later
+    except KafkaException as e:
+        if e.args[0].code() == KafkaError._NO_OFFSET: return True   # nothing new since the last commit
+        commit_errors.append(str(e)); return False   # coordinator gone: librdkafka finds the next one; retry
+    except Exception as e:
         commit_errors.append(str(e)); return False
 def consume(until_seen, seconds):
     end = time.time() + seconds
@@ -116,6 +137,7 @@ def consume(until_seen, seconds):
         m = c.poll(0.5)
         if m is None or m.error(): continue
         seen.add((m.partition(), m.offset()))
+        firsts.setdefault(m.partition(), round(time.time() - t_start, 1))
         if len(seen) % 20 == 0: commit()
 consume(300, 60)
 while not commit() and len(commit_errors) < 50: time.sleep(0.2)
@@ -128,11 +150,14 @@ while not os.path.exists(os.path.join(tmp, "go")) and time.time() < end:
     if m is not None and not m.error(): seen.add((m.partition(), m.offset()))   # after a rebalance
 before = len(seen)
 c.resume(c.assignment())
+resumed = time.time()
+firsts, t_start = {}, resumed
 consume(N, 90)
 for _ in range(100):          # the final commit must land on the new coordinator
     if commit(): break
     time.sleep(0.3)
 json.dump({"seen": len(seen), "after_failover": len(seen) - before, "acked": acked,
+           "resume_s": round(time.time() - resumed, 1), "first_s": firsts,
            "commit_errors": commit_errors[:5]}, open(os.path.join(tmp, "final.json"), "w"))
 c.close()
 PY
