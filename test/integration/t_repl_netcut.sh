@@ -67,14 +67,22 @@ boot_others="127.0.0.1:${SK_KAFKA_PORT[${others[0]}]},127.0.0.1:${SK_KAFKA_PORT[
 # ---- 2. cut the leader off ----------------------------------------------------------
 ctrl() { repl_adm "$1" /v1/quorum | jq -r '.leader_id // -1' 2>/dev/null || echo -1; }
 # REPL_NETCUT_CONTROLLER=1: make the partition leader the active controller
-# too (resign the quorum leadership until it lands there, at most 12 times)
+# too: pause the third node (SIGSTOP, under 3 s: no fencing) and resign the
+# quorum leadership, so that only L can collect a majority; at most 3 tries.
 if [ "${REPL_NETCUT_CONTROLLER:-0}" = 1 ]; then
-  for ((k = 0; k < 12; k++)); do
+  for ((k = 0; k < 3; k++)); do
     C=$(ctrl "$L"); [ "$C" = "$L" ] && break
-    [ "$C" -ge 1 ] 2>/dev/null && curl -s --max-time 2 -X POST "127.0.0.1:${SK_ADMIN_PORT[$C]}/v1/quorum/resign" >/dev/null
-    t0=$SECONDS; while [ "$(ctrl "$L")" = "$C" ] || [ "$(ctrl "$L")" = -1 ]; do sleep 0.1; [ $((SECONDS - t0)) -lt 10 ] || break; done
+    [ "$C" -ge 1 ] 2>/dev/null || { sleep 0.5; continue; }
+    X=1; while [ "$X" = "$L" ] || [ "$X" = "$C" ]; do X=$((X + 1)); done
+    kill -STOP "${SK_NODE_PID[X]}"
+    curl -s --max-time 2 -X POST "127.0.0.1:${SK_ADMIN_PORT[$C]}/v1/quorum/resign" >/dev/null
+    t0=$SECONDS; while [ "$(ctrl "$L")" != "$L" ] && [ $((SECONDS - t0)) -lt 2 ]; do sleep 0.05; done
+    kill -CONT "${SK_NODE_PID[X]}"
+    sk_log "node $C resigned the quorum leadership with node $X paused: controller now $(ctrl "$L")"
+    sleep 0.5
   done
   sk_check "the partition leader $L is the active controller too ($(ctrl "$L"))" test "$(ctrl "$L")" = "$L"
+  sk_check "all three logs still end together" wait_for 20 same_end 1 2 3
 fi
 pre_cut=$(leo "$L")
 C=$(repl_adm "$L" /v1/cluster | jq -r .controller_id 2>/dev/null)
