@@ -196,8 +196,7 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
         p->cfg_fn(p->trash_ctx, s->topic, &lc);
         st_log_set_config(s->log, &lc);
     }
-    /* A single node's ISR is itself: everything on disk is committed. */
-    if (s->leader) st_log_set_high_watermark(s->log, st_log_end_offset(s->log));
+    /* the HW is the replication driver's: it attaches (bk_replica_attach_opened) */
 }
 
 static void opened(void *ctx, bk_popen_item_t *items, size_t n) {
