@@ -416,7 +416,12 @@ bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
     if (!t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
     int32_t i = bk_grp_partition_for(group_id, t->nparts);
     if (i >= gd->ncoords || !gd->coords[i]) bk_gd_sync(gd);
-    if (i >= gd->ncoords || !gd->coords[i]) { *err = KP_ERROR_NOT_COORDINATOR; return NULL; }
+    if (i >= gd->ncoords || !gd->coords[i]) {
+        /* led here but its log is still opening (or replaying): Kafka's
+         * retriable "loading", not a redirect the client may give up on */
+        *err = t->parts[i].leader == gd->node->id ? KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS : KP_ERROR_NOT_COORDINATOR;
+        return NULL;
+    }
     *err = 0;
     return gd->coords[i];
 }

@@ -231,7 +231,10 @@ bk_txn_coord_t *bk_td_coord(bk_td_t *td, const char *transactional_id, int32_t *
     if (td->stopped || !t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
     int32_t i = bk_txn_partition_for(transactional_id, t->nparts);
     if (i >= td->ncoords || !td->coords[i]) bk_td_sync(td);
-    if (i >= td->ncoords || !td->coords[i]) { *err = KP_ERROR_NOT_COORDINATOR; return NULL; }
+    if (i >= td->ncoords || !td->coords[i]) {   /* led here, log still opening: retriable */
+        *err = t->parts[i].leader == td->node->id ? KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS : KP_ERROR_NOT_COORDINATOR;
+        return NULL;
+    }
     *err = 0;
     *pidx = i;
     return td->coords[i];
