@@ -26,6 +26,12 @@ typedef struct bk_lifecycle {
     struct event *timer;
     bool registered;             /* the controller acknowledged our registration */
     bool inflight;               /* a request (or local commit) is outstanding */
+    /* The round in flight: an answer (or local commit) of an older, abandoned
+     * round must not end the current one. */
+    uint64_t round;
+    int32_t inflight_corr;       /* remote round: the request's correlation id */
+    int32_t inflight_to;         /* the controller it went to (this node: local) */
+    int64_t inflight_since_ms;
     uint8_t incarnation[BK_UUID_BYTES];
     int64_t last_hb_ms;
     int64_t last_tick_ms;
@@ -50,6 +56,7 @@ typedef struct {
     int64_t epoch;
     bool is_register;
     bool is_tick;                /* a fencing tick: not the round in flight */
+    uint64_t round;
 } local_ctx_t;
 
 static void local_done(void *arg, int status) {
@@ -57,7 +64,7 @@ static void local_done(void *arg, int status) {
     if (status != KP_OK)
         fprintf(stderr, "skiff: node %d: controller commit failed (status %d)\n", c->n->id, status);
     bk_lifecycle_t *l = life(c->n);
-    if (l && !c->is_tick) {
+    if (l && !c->is_tick && c->round == l->round && l->inflight) {
         l->inflight = false;
         if (c->is_register && status == KP_OK) {
             l->registered = true;
@@ -98,11 +105,15 @@ static void local_round(bk_node_t *n, int64_t now) {
             l->registered = false;
     }
     l->inflight = true;
+    l->round++;
+    c->round = l->round;
+    l->inflight_to = n->id;
+    l->inflight_since_ms = now;
     bk_node_commit(n, &recs, local_done, c);
     bk_recs_free(&recs);
 }
 
-static int send_register(bk_node_t *n) {
+static int send_register(bk_node_t *n, int32_t *corr_out) {
     bk_lifecycle_t *l = life(n);
     kp_broker_registration_request_listener_t ls;
     kp_msg_init(&kp_broker_registration_request_listener_desc, &ls);
@@ -118,6 +129,7 @@ static int send_register(bk_node_t *n) {
     b.listeners.count = 1;
     b.rack = kp_slice_cstr(rack(n));
     int32_t corr = bk_quorum_corr(n->quorum);
+    *corr_out = corr;
     kp_request_header_t h = { KP_API_BROKER_REGISTRATION, LC_REG_VERSION, corr, kp_slice_cstr("skiff-broker") };
     uint8_t buf[4096];
     kp_wr_t w;
@@ -126,13 +138,14 @@ static int send_register(bk_node_t *n) {
     return bk_quorum_send_to_leader(n->quorum, BK_QC_REGISTER, buf, w.pos, corr);
 }
 
-static int send_heartbeat(bk_node_t *n) {
+static int send_heartbeat(bk_node_t *n, int32_t *corr_out) {
     kp_broker_heartbeat_request_t b;
     kp_broker_heartbeat_request_init(&b);
     b.broker_id = n->id;
     b.broker_epoch = n->broker_epoch;
     b.current_metadata_offset = n->img.last_offset;
     int32_t corr = bk_quorum_corr(n->quorum);
+    *corr_out = corr;
     kp_request_header_t h = { KP_API_BROKER_HEARTBEAT, LC_HB_VERSION, corr, kp_slice_cstr("skiff-broker") };
     uint8_t buf[512];
     kp_wr_t w;
@@ -141,10 +154,10 @@ static int send_heartbeat(bk_node_t *n) {
     return bk_quorum_send_to_leader(n->quorum, BK_QC_HEARTBEAT, buf, w.pos, corr);
 }
 
-void bk_lifecycle_on_response(bk_node_t *n, int kind, const uint8_t *frame, size_t len) {
+void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const uint8_t *frame, size_t len) {
     if (kind == BK_QC_ALTER) { bk_replica_alter_response(n, frame, len); return; }
     bk_lifecycle_t *l = life(n);
-    if (!l) return;
+    if (!l || !l->inflight || l->inflight_to == n->id || corr_sent != l->inflight_corr) return;   /* abandoned */
     l->inflight = false;
     if (!frame) return;
     kp_arena_t a;
@@ -304,6 +317,25 @@ void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, siz
 
 /* ---- timer ------------------------------------------------------------------------ */
 
+/* Ends the round in flight when it can no longer help: the controller it
+ * went to is no longer the raft leader (a silent old controller must not
+ * keep us from heartbeating the new one, nor a remote request the local
+ * path), or it outlived the session (a backstop: quorum_client times remote
+ * requests out sooner). Its late answer is ignored (round / corr). */
+static void abandon_stale(bk_node_t *n, bk_lifecycle_t *l, int64_t now) {
+    if (!l->inflight) return;
+    int32_t leader = bk_quorum_leader(n->quorum);
+    int64_t session_ms = bk_config_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+    bool moved = leader != l->inflight_to;
+    if (!moved && now - l->inflight_since_ms < session_ms) return;
+    fprintf(stderr, "skiff: node %d: abandoning %s %s to controller %d (%s)\n", n->id,
+            l->inflight_to == n->id ? "local" : "remote", l->registered ? "heartbeat" : "registration",
+            l->inflight_to, moved ? "controller changed" : "unanswered for the session timeout");
+    l->inflight = false;
+    l->round++;
+    l->last_hb_ms = 0;   /* send to the new controller at once */
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -325,13 +357,21 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         }
         bk_recs_free(&recs);
     }
+    abandon_stale(n, l, now);
     if (l->inflight || bk_quorum_leader(n->quorum) < 0) return;
     if (l->registered && now - l->last_hb_ms < interval) return;
     l->last_hb_ms = now;
     if (leader) {
         local_round(n, now);
-    } else if ((l->registered ? send_heartbeat(n) : send_register(n)) == 0) {
+        return;
+    }
+    int32_t corr = 0;
+    if ((l->registered ? send_heartbeat(n, &corr) : send_register(n, &corr)) == 0) {
         l->inflight = true;
+        l->round++;
+        l->inflight_corr = corr;
+        l->inflight_to = bk_quorum_leader(n->quorum);
+        l->inflight_since_ms = now;
     }
 }
 

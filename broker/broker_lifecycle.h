@@ -20,8 +20,9 @@ typedef struct bk_node bk_node_t;
 int bk_lifecycle_start(bk_node_t *n);
 void bk_lifecycle_stop(bk_node_t *n);
 /* The answer to a request sent with bk_quorum_send_to_leader (frame NULL:
- * lost). */
-void bk_lifecycle_on_response(bk_node_t *n, int kind, const uint8_t *frame, size_t len);
+ * lost); corr is the request's correlation id (an answer to a round that
+ * was abandoned is ignored). */
+void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr, const uint8_t *frame, size_t len);
 /* Serves a non-raft request on the controller listener (BrokerRegistration,
  * BrokerHeartbeat; DescribeQuorum through the Kafka listener's handler);
  * anything else closes. */

@@ -189,7 +189,9 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     for (size_t i = 0; i < q->npeers; i++)
         if (bk_qc_id(q->peers[i]) == m->to) p = q->peers[i];
     if (!p) return;   /* not a voter we know: raft retries */
-    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m, NULL };
+    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m, NULL, 0, 0 };
+    /* raft answers at once (no long-poll Fetch yet): a silent peer is cut */
+    pend.timeout_ms = (int32_t)bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
     uint8_t *frame = NULL;
     size_t len = 0;
     if (bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len) != KP_OK) return;
@@ -582,7 +584,7 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
 static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
     bk_quorum_t *q = ctx;
     if (p->kind != BK_QC_RAFT) {
-        bk_lifecycle_on_response(q->n, p->kind, frame, len);
+        bk_lifecycle_on_response(q->n, p->kind, p->corr, frame, len);
         return;
     }
     if (!frame || q->busy || q->closing) return;   /* lost: raft re-sends on its timers */
@@ -622,6 +624,11 @@ int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, siz
         memset(&pend, 0, sizeof pend);
         pend.kind = (bk_qc_kind_t)kind;
         pend.corr = corr;
+        /* unanswered within a few heartbeat intervals, well inside the
+         * session: the connection is cut and the lifecycle re-sends */
+        int64_t session_ms = bk_config_int(q->n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+        pend.timeout_ms = (int32_t)(session_ms / 2 < BK_QC_CONTROL_TIMEOUT_MS ? session_ms / 2 : BK_QC_CONTROL_TIMEOUT_MS);
+        if (pend.timeout_ms < 1) pend.timeout_ms = 1;
         return bk_qc_send(q->lpeers[i], frame, len, &pend, now_ms());
     }
     return -1;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 struct bk_qc_peer {
     struct event_base *base;
@@ -28,9 +29,33 @@ struct bk_qc_peer {
     int32_t next_corr;
     bk_qc_resp_fn on_resp;
     void *ctx;
+    struct event *timer;     /* deadline checks, armed while requests are pending */
+    uint64_t timeouts;
 };
 
 int32_t bk_qc_id(const bk_qc_peer_t *p) { return p->id; }
+size_t bk_qc_pending_count(const bk_qc_peer_t *p) { return p->count; }
+uint64_t bk_qc_timeouts(const bk_qc_peer_t *p) { return p->timeouts; }
+
+/* Deadlines use the monotonic clock: a wall-clock step must not expire (or
+ * prolong) every request at once. */
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int32_t default_timeout_ms(bk_qc_kind_t kind) {
+    switch (kind) {
+    case BK_QC_RAFT: return BK_QC_RAFT_TIMEOUT_MS;
+    case BK_QC_REGISTER:
+    case BK_QC_HEARTBEAT:
+    case BK_QC_ALTER: return BK_QC_CONTROL_TIMEOUT_MS;
+    case BK_QC_FORWARD:
+    case BK_QC_REPL_FETCH: return BK_QC_LONG_TIMEOUT_MS;
+    }
+    return BK_QC_LONG_TIMEOUT_MS;
+}
 
 int32_t bk_qc_next_corr(bk_qc_peer_t *p) {
     p->next_corr = p->next_corr == INT32_MAX ? 1 : p->next_corr + 1;
@@ -51,12 +76,13 @@ bk_qc_peer_t *bk_qc_new(struct event_base *base, int32_t id, const char *host, u
     return p;
 }
 
-/* Drops the connection; every request still pending is reported lost. */
+/* Drops the connection; every request pending on it is reported lost. A
+ * handler may send again (on a new connection): those requests are not. */
 static void disconnect(bk_qc_peer_t *p) {
     if (p->bev) bufferevent_free(p->bev);
     p->bev = NULL;
     p->connected = false;
-    while (p->count > 0) {
+    for (size_t n = p->count; n > 0 && p->count > 0; n--) {
         bk_qc_pending_t pend = p->fifo[p->head];
         p->head = (p->head + 1) % BK_QC_INFLIGHT_MAX;
         p->count--;
@@ -67,7 +93,35 @@ static void disconnect(bk_qc_peer_t *p) {
 void bk_qc_free(bk_qc_peer_t *p) {
     if (!p) return;
     disconnect(p);
+    if (p->timer) event_free(p->timer);
     free(p);
+}
+
+static void arm_timer(bk_qc_peer_t *p) {
+    if (!p->timer || p->count == 0 || evtimer_pending(p->timer, NULL)) return;
+    struct timeval tv = { 0, BK_QC_TIMEOUT_CHECK_MS * 1000 };
+    (void)evtimer_add(p->timer, &tv);   /* fails only on a broken base */
+}
+
+/* A pending request past its deadline: the peer is silent; drop the
+ * connection (and with it every request behind that one). */
+static void on_deadline(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_qc_peer_t *p = arg;
+    int64_t now = mono_ms();
+    size_t expired = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const bk_qc_pending_t *e = &p->fifo[(p->head + i) % BK_QC_INFLIGHT_MAX];
+        if (e->deadline_ms <= now) expired++;
+    }
+    if (expired > 0) {
+        fprintf(stderr, "skiff: peer %d (%s:%u): %zu request(s) unanswered past their deadline; "
+                "closing the connection (%zu pending reported lost)\n", p->id, p->host, p->port, expired, p->count);
+        p->timeouts += expired;
+        disconnect(p);
+    }
+    arm_timer(p);
 }
 
 static void on_read(struct bufferevent *bev, void *arg) {
@@ -140,12 +194,17 @@ static int connect_peer(bk_qc_peer_t *p, int64_t now_ms) {
 }
 
 int bk_qc_send(bk_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_qc_pending_t *pend, int64_t now_ms) {
+    if (!p->timer) p->timer = evtimer_new(p->base, on_deadline, p);
+    if (!p->timer) return -1;   /* no request without a deadline */
     if (connect_peer(p, now_ms) != 0) return -1;
     if (p->count >= BK_QC_INFLIGHT_MAX) return -1;
     /* bytes queued before the connect completes are sent once it does */
     if (bufferevent_write(p->bev, frame, len) != 0) return -1;
-    p->fifo[(p->head + p->count) % BK_QC_INFLIGHT_MAX] = *pend;
+    bk_qc_pending_t *e = &p->fifo[(p->head + p->count) % BK_QC_INFLIGHT_MAX];
+    *e = *pend;
+    e->deadline_ms = mono_ms() + (pend->timeout_ms > 0 ? pend->timeout_ms : default_timeout_ms(pend->kind));
     p->count++;
+    arm_timer(p);
     return 0;
 }
 

@@ -134,11 +134,18 @@ void raft_resign(raft_t *r, int64_t now_ms) {
     assert(r->role == RAFT_LEADER);
     r->role = RAFT_RESIGNED;
     r->election_deadline_ms = now_ms + raft_random_timeout(r);
-    /* successors: voters by replicated offset, most caught-up first */
+    /* successors: voters by replicated offset, most caught-up first; ties
+     * (an idle log) in ring order after this node, so that repeated
+     * resignations visit every voter instead of bouncing between the two
+     * lowest ids (the stable insertion below keeps that order) */
     int32_t succ[RAFT_VOTERS_MAX];
     int64_t match[RAFT_VOTERS_MAX];
     uint32_t n = 0;
-    for (size_t i = 0; i < r->cfg.n_voters; i++) {
+    size_t self = 0;
+    for (size_t i = 0; i < r->cfg.n_voters; i++)
+        if (r->voters[i].id == r->cfg.node_id) self = i;
+    for (size_t k = 1; k <= r->cfg.n_voters; k++) {
+        size_t i = (self + k) % r->cfg.n_voters;
         if (r->voters[i].id == r->cfg.node_id) continue;
         uint32_t j = n++;
         while (j > 0 && match[j - 1] < r->voters[i].match_end) {

@@ -19,7 +19,7 @@
 #   and none of L's unacknowledged tail is left.
 # The leader's connections are reset (REPL_NETCUT_MODE=cut, default) or
 # black-holed (REPL_NETCUT_MODE=hole: silent, peers must time out; see
-# pending/t_repl_netcut_hole.sh); the follower cut always resets.
+# t_repl_netcut_hole.sh); the follower cut always resets.
 # REPL_NETCUT_CONTROLLER=1 makes the cut leader the active controller as well.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
@@ -27,7 +27,7 @@ command -v jq >/dev/null || { echo "t_repl_netcut: jq missing"; exit 1; }
 RC="$SK_PY $SK_ROOT/test/integration/clients/repl_check.py"
 T=netcut
 # cut: the leader's peer connections are reset; hole: they go silent and
-# peers must time out (test/integration/pending/t_repl_netcut_hole.sh)
+# peers must time out (test/integration/t_repl_netcut_hole.sh)
 MODE=${REPL_NETCUT_MODE:-cut}
 
 repl_opts

@@ -400,6 +400,32 @@ START_TEST(test_old_epoch_entries_not_committed_by_counting) {
 }
 END_TEST
 
+/* An idle log (every voter equally caught up): the tie goes to the next
+ * voter in ring order, so repeated resignations reach every voter (they
+ * used to bounce between the two lowest ids). */
+START_TEST(test_repeated_resign_visits_every_voter) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *leader = elect(c, 1);
+    bool led[4] = { false, true, false, false };
+    for (int k = 0; k < 2; k++) {
+        run(c, 100);
+        raft_event_t ev = { .type = RAFT_EV_RESIGN };
+        raft_ready_t rd = step(c, leader, &ev);
+        ck_assert_uint_eq(rd.n_msgs, 2);
+        int32_t next = leader->id % 3 + 1;
+        ck_assert_int_eq(rd.msgs[0].u.end_req.successors[0], next);
+        deliver_all(c);
+        tnode_t *now_leading = NULL;
+        ck_assert_int_eq(leaders(c, &now_leading), 1);
+        ck_assert_int_eq(now_leading->id, next);
+        leader = now_leading;
+        led[leader->id] = true;
+    }
+    ck_assert(led[1] && led[2] && led[3]);
+    tc_free(c);
+}
+END_TEST
+
 START_TEST(test_resign_triggers_immediate_election) {
     tc_t *c = tc_new(3, false);
     tnode_t *n1 = elect(c, 1);
@@ -961,6 +987,7 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_hw_only_after_majority);
     tcase_add_test(tc, test_old_epoch_entries_not_committed_by_counting);
     tcase_add_test(tc, test_resign_triggers_immediate_election);
+    tcase_add_test(tc, test_repeated_resign_visits_every_voter);
     tcase_add_test(tc, test_observer_never_votes);
     tcase_add_test(tc, test_snapshot_install_for_lagging_node);
     tcase_add_test(tc, test_vote_persisted_in_same_ready_as_response);
