@@ -62,7 +62,8 @@ static int16_t verdict_error(st_ps_verdict_t v) {
 }
 
 typedef struct {
-    int64_t dup_first;      /* >= 0: the whole set is a retried duplicate */
+    int64_t dup_first;      /* >= 0: the whole set is a retried duplicate ... */
+    int64_t dup_last;       /* ... of the records at [dup_first, dup_last] */
     int64_t txn_pid;        /* >= 0: the set holds a transactional batch of this producer */
     int16_t txn_epoch;
 } check_t;
@@ -109,6 +110,7 @@ static int16_t check_batches(bk_req_t *req, const st_log_t *log, const uint8_t *
             st_ps_verdict_t v = st_log_producer_check(log, &b, &df, &dl);
             if (v == ST_PS_DUPLICATE && nbatches == 1 && kp_rd_remaining(&r) == 0) {
                 chk->dup_first = df;
+                chk->dup_last = dl;
                 break;
             }
             err = verdict_error(v);
@@ -186,7 +188,7 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
      * offsets and epochs into it in place. */
     uint8_t *buf = (uint8_t *)rec->p;
     size_t len = rec->len;
-    check_t chk = { -1, -1, -1 };
+    check_t chk = { -1, -1, -1, -1 };
     if (len > LEGACY_MAGIC_OFFSET && buf[LEGACY_MAGIC_OFFSET] < KP_BATCH_MAGIC_V2) {
         if ((int64_t)len > max_msg + 12) { o->error_code = KP_ERROR_MESSAGE_TOO_LARGE; return; }
         o->error_code = convert_legacy(req, buf, len, &buf, &len);
@@ -199,12 +201,20 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
                                             chk.txn_pid, chk.txn_epoch, t->name, pd->index);
     if (o->error_code) return;
     o->log_start_offset = st_log_start_offset(p->log);
+    const kp_produce_request_t *q = req->body;
+    int64_t now = bk_now_ms();
+    int64_t deadline = now + (q->timeout_ms > 0 ? q->timeout_ms : 0);
     if (chk.dup_first >= 0) {      /* retried batch: its original offsets */
         o->base_offset = chk.dup_first;
+        /* acks=all: only once replicated, like the original append (a
+         * restarted leader holds the batch its followers may lack) */
+        int16_t err = 0;
+        if (acks == -1 && bk_replica_wait_duplicate(n, p, chk.dup_first, chk.dup_last, deadline, ack_done, pw, o, &err))
+            pw->pending++;
+        else if (err) fail_partition(o, err);
         return;
     }
     st_append_info_t info;
-    int64_t now = bk_now_ms();
     int rc = st_log_append(p->log, buf, len, p->leader_epoch, now, &info);
     if (rc != KP_OK) {
         fprintf(stderr, "skiff: node %d: append to %s-%d failed: %s\n", n->id, t->name, pd->index,
@@ -221,8 +231,6 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     /* followers long-poll: wake them (and nobody else: consumers wait for the HW) */
     bk_fetch_notify(n->fetch, p);
     int16_t err = 0;
-    const kp_produce_request_t *q = req->body;
-    int64_t deadline = now + (q->timeout_ms > 0 ? q->timeout_ms : 0);
     if (bk_replica_appended(n, p, &info, acks == -1, deadline, ack_done, pw, o, &err)) pw->pending++;
     else if (err) fail_partition(o, err);
 }

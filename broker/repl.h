@@ -219,6 +219,19 @@ int16_t bk_repl_produce(bk_repl_t *r, uint32_t n_records, bool acks_all,
                         uint64_t id, int64_t deadline_ms, int64_t now_ms,
                         int64_t *base_offset, bk_repl_out_t *out) BK_REPL_MUST_CHECK;
 
+/* Leader: an acks=all produce whose records are ALREADY in the log at
+ * [base_offset, end_offset) — an idempotent producer's retried duplicate.
+ * It is answered like a fresh append: completion in out->acks (id = `id`)
+ * once HW >= end_offset (at once when already there), REQUEST_TIMED_OUT at
+ * deadline_ms, NOT_LEADER_OR_FOLLOWER on leadership loss. Answering it
+ * before the HW reached it would acknowledge records a new leader from the
+ * ISR may not have (issue 6, nemesis loss). Errors, with no wait added:
+ * NOT_LEADER_OR_FOLLOWER, INVALID_RECORD (range not in [log start, LEO)),
+ * NOT_ENOUGH_REPLICAS (committed ISR < min_insync), REQUEST_TIMED_OUT
+ * (BK_REPL_WAITS_MAX waits pending). */
+int16_t bk_repl_wait_replicated(bk_repl_t *r, int64_t base_offset, int64_t end_offset, uint64_t id,
+                                int64_t deadline_ms, int64_t now_ms, bk_repl_out_t *out) BK_REPL_MUST_CHECK;
+
 /* Leader: validates a follower's fetch and updates its LEO / caught-up time,
  * the HW and the ISR proposal. Fills *resp (the driver attaches batches). */
 void bk_repl_on_fetch(bk_repl_t *r, const bk_repl_fetch_req_t *req,

@@ -183,6 +183,20 @@ int16_t bk_repl_produce(bk_repl_t *r, uint32_t n_records, bool acks_all, uint64_
     return KP_ERROR_NONE;
 }
 
+int16_t bk_repl_wait_replicated(bk_repl_t *r, int64_t base_offset, int64_t end_offset, uint64_t id,
+                                int64_t deadline_ms, int64_t now_ms, bk_repl_out_t *out) {
+    bk_repl_i_out_reset(out);
+    if (r->role != BK_REPL_LEADER) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
+    if (base_offset < r->log_start || end_offset <= base_offset || end_offset > r->leo)
+        return KP_ERROR_INVALID_RECORD;
+    if ((int32_t)r->n_isr < r->cfg.min_insync) return KP_ERROR_NOT_ENOUGH_REPLICAS;
+    if (r->n_waits == BK_REPL_WAITS_MAX) return KP_ERROR_REQUEST_TIMED_OUT;
+    r->waits[r->n_waits++] = (repl_wait_t){ id, base_offset, end_offset, deadline_ms };
+    complete_waits(r, out);   /* already below the HW: answered now */
+    (void)now_ms;
+    return KP_ERROR_NONE;
+}
+
 static int16_t check_epoch(const bk_repl_t *r, int32_t epoch) {
     if (r->role != BK_REPL_LEADER) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
     if (epoch < r->leader_epoch) return KP_ERROR_FENCED_LEADER_EPOCH;

@@ -296,6 +296,29 @@ int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int3
     return 0;
 }
 
+/* After the core registered wait `id` (acks_all) in *out: either it
+ * completed in the same output (*err = its error) or the driver keeps it
+ * until complete_acks. Executes out. Returns true when the caller waits. */
+static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk_replica_ack_fn fn, void *ctx,
+                      void *part_ctx, bk_repl_out_t *out, int16_t *err) {
+    bk_rp_t *rp = p->rp;
+    bool done_now = !acks_all;
+    for (uint32_t i = 0; i < out->n_acks; i++)
+        if (out->acks[i].id == id) { done_now = true; *err = out->acks[i].error; }
+    if (!done_now) {
+        rp_wait_t *w = calloc(1, sizeof *w);
+        if (!w) { *err = KP_ERROR_REQUEST_TIMED_OUT; done_now = true; }
+        else {
+            *w = (rp_wait_t){ id, fn, ctx, part_ctx, rp->waits };
+            rp->waits = w;
+            rp->n_waits++;
+            bk_rm_get(n)->st.acks_waiting++;
+        }
+    }
+    bk_rp_exec(n, p, out, NULL);
+    return !done_now;
+}
+
 bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
                          int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx, int16_t *err) {
     *err = 0;
@@ -320,21 +343,26 @@ bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *inf
         return false;
     }
     assert(base == info->base_offset);
-    bool done_now = !acks_all;
-    for (uint32_t i = 0; i < out.n_acks; i++)
-        if (out.acks[i].id == id) { done_now = true; *err = out.acks[i].error; }
-    if (!done_now) {
-        rp_wait_t *w = calloc(1, sizeof *w);
-        if (!w) { *err = KP_ERROR_REQUEST_TIMED_OUT; done_now = true; }
-        else {
-            *w = (rp_wait_t){ id, fn, ctx, part_ctx, rp->waits };
-            rp->waits = w;
-            rp->n_waits++;
-            rm->st.acks_waiting++;
-        }
+    return park_wait(n, p, id, acks_all, fn, ctx, part_ctx, &out, err);
+}
+
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t base_offset, int64_t last_offset,
+                               int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx,
+                               int16_t *err) {
+    *err = 0;
+    bk_rp_t *rp = p->rp;
+    struct bk_rm *rm = bk_rm_get(n);
+    if (!rp || !rm) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    uint64_t id = rm->next_ack_id++;
+    bk_repl_out_t out;
+    int16_t e = bk_repl_wait_replicated(rp->core, base_offset, last_offset + 1, id, deadline_ms, bk_now_ms(), &out);
+    /* INVALID_RECORD: the producer state names offsets the core does not
+     * hold (e.g. below the log start): never acknowledged as replicated */
+    if (e != KP_ERROR_NONE) {
+        *err = e == KP_ERROR_INVALID_RECORD ? KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : e;
+        return false;
     }
-    bk_rp_exec(n, p, &out, NULL);
-    return !done_now;
+    return park_wait(n, p, id, true, fn, ctx, part_ctx, &out, err);
 }
 
 /* ---- leader side of a replica fetch ---------------------------------------------- */

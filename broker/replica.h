@@ -69,6 +69,17 @@ int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int3
 bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
                          int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx, int16_t *err);
 
+/* An acks=all retried duplicate of an idempotent producer, whose records
+ * are already in the log at [base_offset, last_offset]: answered like a
+ * fresh append, once the HW covers them (never at once just because the
+ * log has them: the ISR may not). Same return/callback contract as
+ * bk_replica_appended; *err may also be NOT_ENOUGH_REPLICAS (ISR below
+ * min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on the
+ * core's log). Call after bk_replica_check_produce. */
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t base_offset, int64_t last_offset,
+                               int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx,
+                               int16_t *err);
+
 /* ---- leader side of a replica fetch (h_fetch.c) ---- */
 
 typedef struct {

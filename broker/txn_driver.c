@@ -11,6 +11,7 @@
 #include "broker/controller.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
+#include "broker/replica.h"
 #include "broker/txn_driver_int.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -33,14 +34,15 @@ static bk_part_t *led_part(bk_td_t *td, int32_t partition) {
 
 /* ---- appending ------------------------------------------------------------ */
 
-/* Where "wait until the append is replicated" goes (replication, branch
- * rdrv): today the local append is the commit, so the write is durable as
- * soon as it is in the log and the answer follows at once. Returns the
- * Kafka error of the write (NONE when committed). */
-static int16_t txn_log_replicated(bk_td_t *td, bk_part_t *p, int64_t last_offset) {
-    (void)td;
-    (void)last_offset;
-    st_log_set_high_watermark(p->log, st_log_end_offset(p->log));
+/* The replica core must count every leader append (else its LEO lags the
+ * log's, followers that copied the records are answered "diverging" and the
+ * HW stops); the HW is the core's, never set here (issue 6). The answer
+ * still follows the local append at once (acks=1 semantics; waiting for the
+ * ISR is not done yet). Returns the Kafka error of the write (NONE). */
+static int16_t txn_log_replicated(bk_td_t *td, bk_part_t *p, const st_append_info_t *info) {
+    int16_t err = 0;
+    if (bk_replica_appended(td->node, p, info, false, 0, NULL, NULL, NULL, &err))
+        assert(!"acks=1 append never waits");
     return KP_ERROR_NONE;
 }
 
@@ -75,7 +77,7 @@ static int16_t append_recs(bk_td_t *td, int32_t pidx, const bk_txn_out_t *out, i
                 BK_TD_TOPIC, pidx, st_status_str(rc));
         return KP_ERROR_KAFKA_STORAGE_ERROR;
     }
-    int16_t e = txn_log_replicated(td, p, info.last_offset);
+    int16_t e = txn_log_replicated(td, p, &info);
     bk_fetch_notify(td->node->fetch, p);
     return e;
 }

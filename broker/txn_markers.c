@@ -12,6 +12,7 @@
 #include "broker/group_driver.h"
 #include "broker/parts.h"
 #include "broker/quorum.h"
+#include "broker/replica.h"
 #include "broker/txn_driver_int.h"
 #include "broker/txn_part.h"
 #include "protocol/kp_batch.h"
@@ -88,7 +89,9 @@ int16_t bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, i
             fprintf(stderr, "skiff: node %d: marker on %s-%d failed: %s\n", n->id, topic, partition, st_status_str(rc));
             return KP_ERROR_KAFKA_STORAGE_ERROR;
         }
-        if (t->parts[partition].isr.n <= 1) st_log_set_high_watermark(p->log, st_log_end_offset(p->log));
+        /* the replica core counts the marker and owns the HW (issue 6) */
+        int16_t rerr = 0;
+        if (bk_replica_appended(n, p, &info, false, 0, NULL, NULL, NULL, &rerr)) assert(!"acks=1 append never waits");
         if (st_log_maybe_flush(p->log, now) != KP_OK)
             fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, topic, partition);
         bk_fetch_notify(n->fetch, p);

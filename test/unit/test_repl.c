@@ -304,6 +304,71 @@ START_TEST(test_acks_all_completes_at_hw) {
 }
 END_TEST
 
+/* Issue 6 (nemesis loss): a retried duplicate of an idempotent producer is
+ * already in the leader's log, but that does not make it replicated. A
+ * leader restarted after kill -9 holds a tail [4, 10) beyond its HW that the
+ * followers may lack; answering the retry at once acknowledged records a
+ * follower then lost by taking over. The wait completes only at HW >= end. */
+START_TEST(test_duplicate_waits_for_hw) {
+    bk_repl_epoch_t ep[] = { { 0, 0 } };
+    bk_repl_t *r = mk(0, 10, 4, ep, 1, false);
+    bk_repl_image_t img = image(0, 1, 0, ISR012, 3);
+    bk_repl_out_t out;
+    bk_repl_on_image(r, &img, 0, &out);
+    ck_assert_int_eq(bk_repl_role(r), BK_REPL_LEADER);
+    ck_assert_int_eq(bk_repl_hw(r), 4);
+    /* below the HW: answered in the same output */
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 0, 3, 1, 1000, 0, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NONE);
+    ck_assert_int_eq(out.acks[0].base_offset, 0);
+    /* the unreplicated tail: NOT answered now */
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 4, 10, 2, 1000, 0, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(out.n_acks, 0);
+    ck_assert_uint_eq(bk_repl_n_waits(r), 1);
+    /* ranges the log does not hold are refused, no wait added */
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 8, 12, 9, 1000, 0, &out), KP_ERROR_INVALID_RECORD);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 5, 5, 9, 1000, 0, &out), KP_ERROR_INVALID_RECORD);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, -1, 2, 9, 1000, 0, &out), KP_ERROR_INVALID_RECORD);
+    ck_assert_uint_eq(bk_repl_n_waits(r), 1);
+    /* one follower has the tail, the other not yet: still waiting */
+    bk_repl_fetch_resp_t resp;
+    fetch(r, freq(1, 0, 1, 10, 0), 10, &resp, &out);
+    ck_assert(!resp.diverging);
+    fetch(r, freq(2, 0, 1, 4, 0), 11, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 4);
+    ck_assert_int_eq(out.n_acks, 0);
+    fetch(r, freq(2, 0, 1, 10, 0), 12, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 10);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 2);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NONE);
+    ck_assert_int_eq(out.acks[0].base_offset, 4);
+    /* deadline and leadership loss fail it like a fresh append's wait */
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 1, false, 0, 0, 20, &base, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 10, 11, 3, 50, 20, &out), KP_ERROR_NONE);
+    ck_assert_int_eq(out.n_acks, 0);
+    bk_repl_tick(r, 50, &out);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_REQUEST_TIMED_OUT);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 10, 11, 4, 1000, 60, &out), KP_ERROR_NONE);
+    img = image(1, 2, 0, ISR012, 3);
+    bk_repl_on_image(r, &img, 70, &out);
+    ck_assert_int_eq(out.n_acks, 1);
+    ck_assert_int_eq(out.acks[0].id, 4);
+    ck_assert_int_eq(out.acks[0].error, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 0, 3, 5, 1000, 80, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    bk_repl_free(r);
+    /* committed ISR below min.insync: refused before waiting */
+    r = leader(1, 5, ISR0, 1);
+    ck_assert_int_eq(bk_repl_wait_replicated(r, 0, 5, 6, 1000, 0, &out), KP_ERROR_NOT_ENOUGH_REPLICAS);
+    ck_assert_uint_eq(bk_repl_n_waits(r), 0);
+    bk_repl_free(r);
+}
+END_TEST
+
 START_TEST(test_acks_timeout_and_leadership_loss) {
     bk_repl_t *r = leader(1, 0, ISR01, 2);
     bk_repl_out_t out;
@@ -612,6 +677,7 @@ int main(void) {
     tcase_add_test(tc, test_longer_divergent_follower_truncates);
     tcase_add_test(tc, test_epoch_end_offset);
     tcase_add_test(tc, test_acks_all_completes_at_hw);
+    tcase_add_test(tc, test_duplicate_waits_for_hw);
     tcase_add_test(tc, test_acks_timeout_and_leadership_loss);
     tcase_add_test(tc, test_not_enough_replicas_after_append);
     tcase_add_test(tc, test_isr_shrink_timing);
