@@ -388,7 +388,5 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
     r.topics.count = nt;
-    /* the offsets' transactional batch must be replicated before the answer */
-    if (n->groups) bk_gd_respond(n->groups, q->group_id, req, &r);
-    else bk_req_respond(req, &r);
+    bk_req_respond(req, &r);
 }

@@ -118,7 +118,11 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
     if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return false; }
-    if ((*err = bk_replica_check_produce(n, p, false, 1)) != 0) return false;
+    bk_topic_config_t tc;   /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
+    bk_node_topic_config(n, t->name, &tc);
+    int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
+    if ((*err = bk_replica_check_produce(n, p, true, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr)) != 0)
+        return false;
     const st_producer_state_t *ps = st_log_producers(p->log);
     if ((*err = bk_txn_part_check_marker(ps, producer_id, producer_epoch, coordinator_epoch)) != 0) return false;
     const st_ps_entry_t *pe = st_ps_get(ps, producer_id);
