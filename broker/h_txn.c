@@ -22,34 +22,37 @@ static int16_t fenced(const bk_req_t *req, int16_t e) {
 
 /* ---- InitProducerId ------------------------------------------------------------- */
 
+static void init_pid_answer(void *ctx, const bk_td_answer_t *ans) {
+    bk_req_t *req = ctx;
+    kp_init_producer_id_response_t r;
+    kp_init_producer_id_response_init(&r);
+    r.producer_id = ans->error ? -1 : ans->producer_id;
+    r.producer_epoch = ans->error ? -1 : ans->producer_epoch;
+    r.error_code = fenced(req, ans->error);
+    bk_req_respond(req, &r);
+}
+
+/* Answers the error now, without a core call. */
+static void answer_now(bk_td_answer_fn fn, bk_req_t *req, int16_t err) {
+    bk_td_answer_t a = { err, -1, -1 };
+    fn(req, &a);
+}
+
 void bk_h_init_producer_id_txn(bk_req_t *req) {
     const kp_init_producer_id_request_t *q = req->body;
     bk_td_t *td = req->node->txns;
     const char *id = cid(req, q->transactional_id);
-    kp_init_producer_id_response_t r;
-    kp_init_producer_id_response_init(&r);
-    r.producer_id = -1;
-    r.producer_epoch = -1;
     int32_t pidx = -1;
     int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     bk_txn_coord_t *c = td && id[0] ? bk_td_coord(td, id, &pidx, &err) : NULL;
     if (!id[0]) err = KP_ERROR_INVALID_REQUEST;
-    if (c) {
-        bk_txn_init_req_t in = { id, q->transaction_timeout_ms, req->hdr.api_version >= 3 ? q->producer_id : -1,
-                                 req->hdr.api_version >= 3 ? q->producer_epoch : -1 };
-        bk_txn_out_t out;
-        bk_txn_out_init(&out);
-        bk_txn_init_producer_id(c, &in, bk_now_ms(), &out);
-        bk_td_answer_t ans;
-        bk_td_finish(td, pidx, &out, id, &ans);
-        err = ans.error;
-        if (!err) {
-            r.producer_id = ans.producer_id;
-            r.producer_epoch = ans.producer_epoch;
-        }
-    }
-    r.error_code = fenced(req, err);
-    bk_req_respond(req, &r);
+    if (!c) { answer_now(init_pid_answer, req, err); return; }
+    bk_txn_init_req_t in = { id, q->transaction_timeout_ms, req->hdr.api_version >= 3 ? q->producer_id : -1,
+                             req->hdr.api_version >= 3 ? q->producer_epoch : -1 };
+    bk_txn_out_t out;
+    bk_txn_out_init(&out);
+    bk_txn_init_producer_id(c, &in, bk_now_ms(), &out);
+    bk_td_finish(td, pidx, &out, id, init_pid_answer, req);
 }
 
 /* ---- AddPartitionsToTxn ------------------------------------------------------------ */
@@ -83,13 +86,38 @@ static bool fill_add_results(bk_req_t *req, const apt_topic_t *ts, int32_t nt, i
     return any_unknown;
 }
 
+/* The answer of AddPartitionsToTxn: its result arrays (in the request
+ * arena) filled with the one error. */
+typedef struct {
+    bk_req_t *req;
+    apt_result_t *res;
+    int32_t nt;
+} apt_ctx_t;
+
+static void add_partitions_respond(const apt_ctx_t *a) {
+    kp_add_partitions_to_txn_response_t r;
+    kp_add_partitions_to_txn_response_init(&r);
+    r.results_by_topic_v3_and_below.items = a->res;
+    r.results_by_topic_v3_and_below.count = a->nt;
+    bk_req_respond(a->req, &r);
+}
+
+static void add_partitions_answer(void *ctx, const bk_td_answer_t *ans) {
+    apt_ctx_t *a = ctx;
+    const kp_add_partitions_to_txn_request_t *q = a->req->body;
+    (void)fill_add_results(a->req, q->v3_and_below_topics.items, a->nt, fenced(a->req, ans->error), a->res, false);
+    add_partitions_respond(a);
+}
+
 void bk_h_add_partitions_to_txn(bk_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
     bk_td_t *td = req->node->txns;
     const apt_topic_t *ts = q->v3_and_below_topics.items;
     int32_t nt = q->v3_and_below_topics.count > 0 ? q->v3_and_below_topics.count : 0;
     apt_result_t *res = bk_req_alloc(req, (size_t)nt, sizeof *res);
-    if (!res) { bk_req_close(req, "out of memory"); return; }
+    apt_ctx_t *actx = bk_req_alloc(req, 1, sizeof *actx);
+    if (!res || !actx) { bk_req_close(req, "out of memory"); return; }
+    *actx = (apt_ctx_t){ req, res, nt };
     size_t total = 0;
     for (int32_t i = 0; i < nt; i++) {
         int32_t np = ts[i].partitions.count > 0 ? ts[i].partitions.count : 0;
@@ -101,35 +129,31 @@ void bk_h_add_partitions_to_txn(bk_req_t *req) {
         total += (size_t)np;
     }
     int16_t err = KP_ERROR_NONE;
-    if (!fill_add_results(req, ts, nt, 0, res, true)) {
-        const char *id = cid(req, q->v3_and_below_transactional_id);
-        int32_t pidx = -1;
-        bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-        if (!td) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-        bk_txn_tp_t *tps = c ? bk_req_alloc(req, total, sizeof *tps) : NULL;
-        if (c && !tps) err = KP_ERROR_UNKNOWN_SERVER_ERROR;
-        if (tps) {
-            size_t n = 0;
-            for (int32_t i = 0; i < nt; i++) {
-                const char *name = cid(req, ts[i].name);
-                for (int32_t k = 0; k < ts[i].partitions.count; k++)
-                    tps[n++] = (bk_txn_tp_t){ name, ts[i].partitions.items[k] };
-            }
-            bk_txn_out_t out;
-            bk_txn_out_init(&out);
-            bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n,
-                                  bk_now_ms(), &out);
-            bk_td_answer_t ans;
-            bk_td_finish(td, pidx, &out, id, &ans);
-            err = fenced(req, ans.error);
-        }
-        (void)fill_add_results(req, ts, nt, err, res, false);
+    if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
+        add_partitions_respond(actx);
+        return;
     }
-    kp_add_partitions_to_txn_response_t r;
-    kp_add_partitions_to_txn_response_init(&r);
-    r.results_by_topic_v3_and_below.items = res;
-    r.results_by_topic_v3_and_below.count = nt;
-    bk_req_respond(req, &r);
+    const char *id = cid(req, q->v3_and_below_transactional_id);
+    int32_t pidx = -1;
+    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
+    if (!td) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    bk_txn_tp_t *tps = c ? bk_req_alloc(req, total, sizeof *tps) : NULL;
+    if (c && !tps) err = KP_ERROR_UNKNOWN_SERVER_ERROR;
+    if (!tps) {
+        bk_td_answer_t a = { err, -1, -1 };
+        add_partitions_answer(actx, &a);
+        return;
+    }
+    size_t n = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        const char *name = cid(req, ts[i].name);
+        for (int32_t k = 0; k < ts[i].partitions.count; k++) tps[n++] = (bk_txn_tp_t){ name, ts[i].partitions.items[k] };
+    }
+    bk_txn_out_t out;
+    bk_txn_out_init(&out);
+    bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n, bk_now_ms(),
+                          &out);
+    bk_td_finish(td, pidx, &out, id, add_partitions_answer, actx);
 }
 
 /* ---- AddOffsetsToTxn / EndTxn ----------------------------------------------------- */
@@ -139,6 +163,14 @@ static int32_t offsets_partitions(const bk_node_t *n) {
     return t && t->nparts > 0 ? t->nparts : (int32_t)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
 }
 
+static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
+    bk_req_t *req = ctx;
+    kp_add_offsets_to_txn_response_t r;
+    kp_add_offsets_to_txn_response_init(&r);
+    r.error_code = fenced(req, ans->error);
+    bk_req_respond(req, &r);
+}
+
 void bk_h_add_offsets_to_txn(bk_req_t *req) {
     const kp_add_offsets_to_txn_request_t *q = req->body;
     bk_td_t *td = req->node->txns;
@@ -146,18 +178,21 @@ void bk_h_add_offsets_to_txn(bk_req_t *req) {
     int32_t pidx = -1;
     int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (c) {
-        bk_txn_out_t out;
-        bk_txn_out_init(&out);
-        int32_t gp = bk_grp_partition_for(q->group_id, offsets_partitions(req->node));
-        bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_now_ms(), &out);
-        bk_td_answer_t ans;
-        bk_td_finish(td, pidx, &out, id, &ans);
-        err = ans.error;
-    }
-    kp_add_offsets_to_txn_response_t r;
-    kp_add_offsets_to_txn_response_init(&r);
-    r.error_code = fenced(req, err);
+    if (!c) { answer_now(add_offsets_answer, req, err); return; }
+    bk_txn_out_t out;
+    bk_txn_out_init(&out);
+    int32_t gp = bk_grp_partition_for(q->group_id, offsets_partitions(req->node));
+    bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_now_ms(), &out);
+    bk_td_finish(td, pidx, &out, id, add_offsets_answer, req);
+}
+
+static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
+    bk_req_t *req = ctx;
+    kp_end_txn_response_t r;
+    kp_end_txn_response_init(&r);
+    r.error_code = fenced(req, ans->error);
+    r.producer_id = -1;
+    r.producer_epoch = -1;
     bk_req_respond(req, &r);
 }
 
@@ -168,20 +203,11 @@ void bk_h_end_txn(bk_req_t *req) {
     int32_t pidx = -1;
     int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (c) {
-        bk_txn_out_t out;
-        bk_txn_out_init(&out);
-        bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_now_ms(), &out);
-        bk_td_answer_t ans;
-        bk_td_finish(td, pidx, &out, id, &ans);
-        err = ans.error;
-    }
-    kp_end_txn_response_t r;
-    kp_end_txn_response_init(&r);
-    r.error_code = fenced(req, err);
-    r.producer_id = -1;
-    r.producer_epoch = -1;
-    bk_req_respond(req, &r);
+    if (!c) { answer_now(end_txn_answer, req, err); return; }
+    bk_txn_out_t out;
+    bk_txn_out_init(&out);
+    bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_now_ms(), &out);
+    bk_td_finish(td, pidx, &out, id, end_txn_answer, req);
 }
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
@@ -190,43 +216,83 @@ typedef kp_write_txn_markers_response_writable_txn_marker_result_t wm_result_t;
 typedef kp_write_txn_markers_response_writable_txn_marker_topic_result_t wm_topic_t;
 typedef kp_write_txn_markers_response_writable_txn_marker_partition_result_t wm_part_t;
 
+/* A WriteTxnMarkers request answered once every marker it wrote is
+ * replicated (or failed): pending counts the partitions still waiting,
+ * plus one while the handler itself runs. */
+typedef struct {
+    bk_req_t *req;
+    wm_result_t *ms;
+    int32_t nm;
+    size_t pending;
+} wm_state_t;
+
+typedef struct {
+    wm_state_t *st;
+    int16_t *error_code;         /* the partition's slot in the answer */
+} wm_part_ctx_t;
+
+static void wm_release(wm_state_t *st) {
+    if (--st->pending > 0) return;
+    kp_write_txn_markers_response_t r;
+    kp_write_txn_markers_response_init(&r);
+    r.markers.items = st->ms;
+    r.markers.count = st->nm;
+    bk_req_respond(st->req, &r);
+}
+
+static void wm_part_done(void *ctx, int16_t err) {
+    wm_part_ctx_t *pc = ctx;
+    *pc->error_code = err;
+    wm_release(pc->st);
+}
+
+/* One partition's marker: its error now, or later through wm_part_done. */
+static void wm_write(bk_req_t *req, wm_state_t *st, const kp_write_txn_markers_request_writable_txn_marker_t *m,
+                     const char *name, wm_part_t *ps) {
+    wm_part_ctx_t *pc = bk_req_alloc(req, 1, sizeof *pc);
+    if (!pc) { ps->error_code = KP_ERROR_REQUEST_TIMED_OUT; return; }   /* retried by the coordinator */
+    *pc = (wm_part_ctx_t){ st, &ps->error_code };
+    st->pending++;
+    if (!bk_td_write_marker(req->node, name, ps->partition_index, m->producer_id, m->producer_epoch,
+                            m->transaction_result, m->coordinator_epoch, wm_part_done, pc, &ps->error_code))
+        st->pending--;
+}
+
 void bk_h_write_txn_markers(bk_req_t *req) {
     const kp_write_txn_markers_request_t *q = req->body;
     int32_t nm = q->markers.count > 0 ? q->markers.count : 0;
     wm_result_t *ms = bk_req_alloc(req, (size_t)nm, sizeof *ms);
-    if (!ms) { bk_req_close(req, "out of memory"); return; }
+    wm_state_t *st = bk_req_alloc(req, 1, sizeof *st);
+    if (!ms || !st) { bk_req_close(req, "out of memory"); return; }
+    *st = (wm_state_t){ req, ms, nm, 1 };
     for (int32_t i = 0; i < nm; i++) {
         const kp_write_txn_markers_request_writable_txn_marker_t *m = &q->markers.items[i];
         int32_t nt = m->topics.count > 0 ? m->topics.count : 0;
         kp_write_txn_markers_response_writable_txn_marker_result_init(&ms[i]);
         ms[i].producer_id = m->producer_id;
         wm_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
-        if (!ts) { bk_req_close(req, "out of memory"); return; }
-        for (int32_t k = 0; k < nt; k++) {
+        ms[i].topics.items = ts;
+        ms[i].topics.count = ts ? nt : 0;
+        for (int32_t k = 0; ts && k < nt; k++) {
             const kp_write_txn_markers_request_writable_txn_marker_topic_t *t = &m->topics.items[k];
             int32_t np = t->partition_indexes.count > 0 ? t->partition_indexes.count : 0;
             kp_write_txn_markers_response_writable_txn_marker_topic_result_init(&ts[k]);
             ts[k].name = t->name;
             wm_part_t *ps = bk_req_alloc(req, (size_t)np, sizeof *ps);
             const char *name = cid(req, t->name);
-            if (!ps) { bk_req_close(req, "out of memory"); return; }
-            for (int32_t j = 0; j < np; j++) {
+            ts[k].partitions.items = ps;
+            ts[k].partitions.count = ps ? np : 0;
+            for (int32_t j = 0; ps && j < np; j++) {
                 kp_write_txn_markers_response_writable_txn_marker_partition_result_init(&ps[j]);
                 ps[j].partition_index = t->partition_indexes.items[j];
-                ps[j].error_code = bk_td_write_marker(req->node, name, ps[j].partition_index, m->producer_id,
-                                                      m->producer_epoch, m->transaction_result, m->coordinator_epoch);
+                wm_write(req, st, m, name, &ps[j]);
             }
-            ts[k].partitions.items = ps;
-            ts[k].partitions.count = np;
         }
-        ms[i].topics.items = ts;
-        ms[i].topics.count = nt;
     }
-    kp_write_txn_markers_response_t r;
-    kp_write_txn_markers_response_init(&r);
-    r.markers.items = ms;
-    r.markers.count = nm;
-    bk_req_respond(req, &r);
+    /* An allocation failure above leaves parts out of the answer: the
+     * coordinator re-sends their markers (markers already written may be
+     * waiting, so the request can no longer be closed here). */
+    wm_release(st);
 }
 
 /* ---- TxnOffsetCommit ------------------------------------------------------------------ */

@@ -11,7 +11,6 @@
 #include "broker/controller.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
-#include "broker/replica.h"
 #include "broker/txn_driver_int.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -25,98 +24,11 @@ static const bk_topic_t *txn_topic(const bk_td_t *td) {
     return bk_image_topic_by_name(&td->node->img, BK_TD_TOPIC);
 }
 
-static bk_part_t *led_part(bk_td_t *td, int32_t partition) {
+bk_part_t *td_led_part(bk_td_t *td, int32_t partition) {
     const bk_topic_t *t = txn_topic(td);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
     bk_part_t *p = bk_parts_get(td->node->parts, &t->id, partition);
     return p && p->leader && p->log ? p : NULL;
-}
-
-/* ---- appending ------------------------------------------------------------ */
-
-/* The replica core must count every leader append (else its LEO lags the
- * log's, followers that copied the records are answered "diverging" and the
- * HW stops); the HW is the core's, never set here (issue 6). The answer
- * still follows the local append at once (acks=1 semantics; waiting for the
- * ISR is not done yet). Returns the Kafka error of the write (NONE). */
-static int16_t txn_log_replicated(bk_td_t *td, bk_part_t *p, const st_append_info_t *info) {
-    int16_t err = 0;
-    if (bk_replica_appended(td->node, p, info, false, 0, NULL, NULL, NULL, &err))
-        assert(!"acks=1 append never waits");
-    return KP_ERROR_NONE;
-}
-
-/* One uncompressed batch of the records, appended (durability as for
- * produced data: flushed by the partition's flush policy, like the group
- * driver's records). Returns a Kafka error for bk_txn_write_done. */
-static int16_t append_recs(bk_td_t *td, int32_t pidx, const bk_txn_out_t *out, int64_t now) {
-    bk_part_t *p = led_part(td, pidx);
-    if (!p) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
-    kp_batch_opts_t o = kp_batch_opts_default();
-    kp_batch_builder_t bb;
-    kp_batch_builder_init(&bb, &o);
-    int rc = KP_OK;
-    for (size_t i = 0; i < out->nrecs && rc == KP_OK; i++) {
-        const bk_txn_rec_t *r = &out->recs[i];
-        kp_record_in_t in = { now, { r->key, r->key_len }, kp_slice_null(), NULL, 0 };
-        if (r->value) in.value = (kp_bytes_t){ r->value, r->value_len };
-        rc = kp_batch_builder_add(&bb, &in);
-    }
-    kp_arena_t a;
-    kp_arena_init(&a, (size_t)1 << 30);
-    const uint8_t *b = NULL;
-    size_t len = 0;
-    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
-    kp_batch_builder_free(&bb);
-    st_append_info_t info;
-    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
-    if (rc == KP_OK && st_log_maybe_flush(p->log, now) != KP_OK) rc = ST_ERR_IO;
-    kp_arena_free(&a);
-    if (rc != KP_OK) {
-        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not written: %s\n", td->node->id,
-                BK_TD_TOPIC, pidx, st_status_str(rc));
-        return KP_ERROR_KAFKA_STORAGE_ERROR;
-    }
-    int16_t e = txn_log_replicated(td, p, &info);
-    bk_fetch_notify(td->node->fetch, p);
-    return e;
-}
-
-void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
-                  bk_td_answer_t *ans) {
-    bk_td_answer_t dummy;
-    if (!ans) ans = &dummy;
-    ans->error = out->error;
-    ans->producer_id = out->producer_id;
-    ans->producer_epoch = out->producer_epoch;
-    bool wait = out->wait;
-    if (out->err != KP_OK) {
-        ans->error = KP_ERROR_UNKNOWN_SERVER_ERROR;
-        bk_txn_out_free(out);
-        return;
-    }
-    for (int round = 0; round < BK_TD_DRAIN_ROUNDS_MAX && (out->nrecs > 0 || out->nmarkers > 0); round++) {
-        bk_txn_coord_t *c = pidx < td->ncoords ? td->coords[pidx] : NULL;
-        if (!c) break;
-        bk_txn_out_t cur = *out;
-        bk_txn_out_init(out);
-        int64_t now = bk_now_ms();
-        int16_t aerr = cur.nrecs > 0 ? append_recs(td, pidx, &cur, now) : KP_ERROR_NONE;
-        for (size_t i = 0; i < cur.nrecs; i++) {
-            bk_txn_write_done(c, cur.rec_ids[i], aerr, now, out);
-            if (wait && transactional_id && strcmp(cur.rec_ids[i], transactional_id) == 0) {
-                wait = false;
-                ans->error = out->error;
-                ans->producer_id = out->producer_id;
-                ans->producer_epoch = out->producer_epoch;
-            }
-        }
-        for (size_t i = 0; i < cur.nmarkers; i++) td_send_markers(td, pidx, &cur.markers[i], out);
-        bk_txn_out_free(&cur);
-        if (out->err != KP_OK) break;
-    }
-    if (wait) ans->error = KP_ERROR_COORDINATOR_NOT_AVAILABLE;   /* the write never came back */
-    bk_txn_out_free(out);
 }
 
 /* ---- loading ---------------------------------------------------------------- */
@@ -199,7 +111,7 @@ static void start_core(bk_td_t *td, int32_t i, bk_part_t *p) {
     bk_txn_out_t out;
     bk_txn_out_init(&out);
     bk_txn_load_done(c, bk_now_ms(), &out);   /* Prepare*: finish the job */
-    bk_td_finish(td, i, &out, NULL, NULL);
+    bk_td_finish(td, i, &out, NULL, NULL, NULL);
 }
 
 static bool resize(bk_td_t *td, int32_t n) {
@@ -218,7 +130,7 @@ void bk_td_sync(bk_td_t *td) {
     int32_t n = t ? t->nparts : 0;
     if (t && !resize(td, n)) return;
     for (int32_t i = 0; i < td->ncoords; i++) {
-        bk_part_t *p = i < n ? led_part(td, i) : NULL;
+        bk_part_t *p = i < n ? td_led_part(td, i) : NULL;
         if (!p) drop_core(td, i);
         else if (td->coords[i] && td->coords[i]->coordinator_epoch != p->leader_epoch) {
             drop_core(td, i);      /* led again at a new epoch: reload */
@@ -233,10 +145,7 @@ bk_txn_coord_t *bk_td_coord(bk_td_t *td, const char *transactional_id, int32_t *
     if (td->stopped || !t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
     int32_t i = bk_txn_partition_for(transactional_id, t->nparts);
     if (i >= td->ncoords || !td->coords[i]) bk_td_sync(td);
-    if (i >= td->ncoords || !td->coords[i]) {   /* led here, log still opening: retriable */
-        *err = t->parts[i].leader == td->node->id ? KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS : KP_ERROR_NOT_COORDINATOR;
-        return NULL;
-    }
+    if (i >= td->ncoords || !td->coords[i]) { *err = KP_ERROR_NOT_COORDINATOR; return NULL; }
     *err = 0;
     *pidx = i;
     return td->coords[i];
@@ -397,7 +306,7 @@ static void resend_markers(bk_td_t *td, int32_t i, int64_t now) {
         if (td->coords[i] && !td_in_flight(td, i, l.ids[k], now)) {
             bk_txn_out_t out;
             bk_txn_out_init(&out);
-            if (bk_txn_pending_markers(td->coords[i], l.ids[k], &out)) bk_td_finish(td, i, &out, NULL, NULL);
+            if (bk_txn_pending_markers(td->coords[i], l.ids[k], &out)) bk_td_finish(td, i, &out, NULL, NULL, NULL);
             else bk_txn_out_free(&out);
         }
         free(l.ids[k]);
@@ -417,7 +326,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         bk_txn_out_t out;
         bk_txn_out_init(&out);
         bk_txn_tick(td->coords[i], now, &out);
-        bk_td_finish(td, i, &out, NULL, NULL);
+        bk_td_finish(td, i, &out, NULL, NULL, NULL);
         if (td->coords[i]) resend_markers(td, i, now);
     }
 }

@@ -2,8 +2,9 @@
  * shaped like the group driver (group_driver.h): one pure core
  * (bk_txn_coord_t, txn.h) per `__transaction_state` partition this node
  * leads, loaded by replaying the partition, dropped when leadership goes;
- * every record a core emits is appended to that partition before the
- * request it belongs to is answered; WriteTxnMarkers go to each partition
+ * every record a core emits is appended to that partition and replicated
+ * (the HW passes it) before the request it belongs to is answered or the
+ * transaction moves on; WriteTxnMarkers go to each partition
  * leader (appended here when this node leads it, else sent to the leader's
  * Kafka listener); a timer drives bk_txn_tick (transaction.timeout.ms) and
  * re-sends markers that are still missing.
@@ -29,6 +30,7 @@
 #define BK_TD_TICK_MS 250                    /* timeouts + marker re-sends */
 #define BK_TD_MARKER_RESEND_MS 5000          /* a marker request unanswered this long is re-sent */
 #define BK_TD_DRAIN_ROUNDS_MAX 64            /* records -> markers -> records rounds per call */
+#define BK_TD_WRITE_TIMEOUT_MS 5000          /* a log write or marker not replicated by then fails (retriable) */
 #define BK_TD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20)
 #define BK_TD_INFLIGHT_MAX 4096              /* marker requests out to other leaders */
 #define BK_TD_PEERS_MAX 256                  /* other brokers we talk to */
@@ -70,23 +72,43 @@ typedef struct {
 int32_t bk_td_ncoords(const bk_td_t *td);
 bk_txn_coord_t *bk_td_coord_at(bk_td_t *td, int32_t p);
 
+/* The final answer of one request's core call: called exactly once, maybe
+ * before bk_td_finish returns, maybe later (its records replicated). */
+typedef void (*bk_td_answer_fn)(void *ctx, const bk_td_answer_t *ans);
+
 /* Completes a core call made for transactional_id on partition pidx:
- * appends out's records (one batch), reports each write with
- * bk_txn_write_done, sends the markers that result (local ones applied at
- * once), and loops while that produces new records. Fills *ans with the
- * request's final answer; resets out. */
+ * appends out's records (one batch) and tells the replication driver
+ * (acks=all, deadline BK_TD_WRITE_TIMEOUT_MS); once the HW passes them (or
+ * the wait fails: timeout, leadership lost) each write is reported with
+ * bk_txn_write_done, the markers that result are sent (the local ones wait
+ * for their own replication), and whatever that produces is appended the
+ * same way. fn(ctx, ans) gets the request's answer once the write it waits
+ * for is done (at once when out->wait is false); fn NULL: nobody waits (the
+ * timer, marker answers, a load). A core dropped or reloaded meanwhile
+ * answers NOT_COORDINATOR: a new coordinator acts only on what it
+ * replayed. Resets out. */
 void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
-                  bk_td_answer_t *ans);
+                  bk_td_answer_fn fn, void *ctx);
+
+/* Completion of one marker written on a led partition (bk_td_write_marker):
+ * err NONE once replicated to the ISR, else REQUEST_TIMED_OUT /
+ * NOT_LEADER_OR_FOLLOWER / NOT_ENOUGH_REPLICAS_AFTER_APPEND (not final:
+ * the coordinator re-sends). */
+typedef void (*bk_td_marker_fn)(void *ctx, int16_t err);
 
 /* Partition-leader side of one marker: checks it (bk_txn_part_check_marker)
  * and appends a COMMIT/ABORT control batch to the local log (storage ends
- * the producer's transaction, indexes an abort, moves the LSO); on a
- * __consumer_offsets partition the producer's pending offsets are then
- * committed or dropped. Returns a Kafka error (NONE, UNKNOWN_TOPIC_OR_
- * PARTITION, NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR,
- * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED). */
-int16_t bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
-                           int16_t producer_epoch, bool commit, int32_t coordinator_epoch);
+ * the producer's transaction, indexes an abort, moves the LSO), then waits
+ * (acks=all, BK_TD_WRITE_TIMEOUT_MS) until the ISR has it, as Kafka writes
+ * markers with acks=-1; on a __consumer_offsets partition the producer's
+ * pending offsets are then committed or dropped. Returns true when the
+ * answer comes later through fn(ctx, err), exactly once; false when *err
+ * is final now: NONE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
+ * KAFKA_STORAGE_ERROR, INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_
+ * FENCED, REQUEST_TIMED_OUT. */
+bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_td_marker_fn fn, void *ctx,
+                        int16_t *err);
 
 /* A producer id from the node's block; false when it is empty (a refill
  * has been started: committed here on the controller, else one id asked of

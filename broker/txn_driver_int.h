@@ -2,6 +2,7 @@
 #ifndef SKIFF_BK_TXN_DRIVER_INT_H
 #define SKIFF_BK_TXN_DRIVER_INT_H
 
+#include "broker/parts.h"
 #include "broker/quorum_client.h"
 #include "broker/txn_driver.h"
 
@@ -45,6 +46,10 @@ struct bk_td {
     bool pid_refill;             /* producer-id block request in flight */
     bool stopped;
 };
+
+/* txn_driver.c: partition `partition` of __transaction_state when this node
+ * leads it with an open log, else NULL. */
+bk_part_t *td_led_part(bk_td_t *td, int32_t partition);
 
 /* txn_markers.c */
 /* Sends or applies every marker of m (local partitions at once: acks go to

@@ -61,43 +61,101 @@ static void complete_offsets(bk_node_t *n, int32_t partition, int64_t producer_i
     bk_grp_out_free(&out);
 }
 
-int16_t bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
-                           int16_t producer_epoch, bool commit, int32_t coordinator_epoch) {
+/* One marker appended on a led partition, waiting for the ISR (acks=all). */
+typedef struct {
+    bk_node_t *n;
+    char *topic;                 /* owned */
+    int32_t partition;
+    int64_t producer_id;
+    bool commit;
+    bk_td_marker_fn fn;
+    void *ctx;
+} marker_wait_t;
+
+/* The marker is replicated (err NONE) or not (REQUEST_TIMED_OUT,
+ * NOT_LEADER_OR_FOLLOWER, ...): only a replicated marker makes offsets of
+ * the transaction visible; a failed one is re-sent by the coordinator. */
+static void marker_replicated(void *ctx, void *part_ctx, int16_t err) {
+    (void)ctx;
+    marker_wait_t *w = part_ctx;
+    if (err)
+        fprintf(stderr, "skiff: node %d: marker on %s-%d not replicated: %s\n", w->n->id, w->topic, w->partition,
+                kp_error_name(err));
+    else if (strcmp(w->topic, BK_GD_TOPIC) == 0 && !w->n->stopping)
+        complete_offsets(w->n, w->partition, w->producer_id, w->commit);
+    w->fn(w->ctx, err);
+    free(w->topic);
+    free(w);
+}
+
+/* Appends the control batch to p's log (KAFKA_STORAGE_ERROR on failure). */
+static int16_t append_marker(bk_node_t *n, bk_part_t *p, const char *topic, int32_t partition, int64_t producer_id,
+                             int16_t producer_epoch, bool commit, int32_t coordinator_epoch, st_append_info_t *info) {
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 16);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    int64_t now = bk_now_ms();
+    int rc = kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now, &a, &b, &len);
+    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, info);
+    kp_arena_free(&a);
+    if (rc != KP_OK) {
+        fprintf(stderr, "skiff: node %d: marker on %s-%d failed: %s\n", n->id, topic, partition, st_status_str(rc));
+        return KP_ERROR_KAFKA_STORAGE_ERROR;
+    }
+    if (st_log_maybe_flush(p->log, now) != KP_OK)
+        fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, topic, partition);
+    bk_fetch_notify(n->fetch, p);
+    return KP_ERROR_NONE;
+}
+
+bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_td_marker_fn fn, void *ctx,
+                        int16_t *err) {
     const bk_topic_t *t = bk_image_topic_by_name(&n->img, topic);
-    if (!t || partition < 0 || partition >= t->nparts) return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    *err = KP_ERROR_NONE;
+    if (!t || partition < 0 || partition >= t->nparts) { *err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION; return false; }
     bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
-    if (!p || !p->leader) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
-    if (!p->log) return KP_ERROR_KAFKA_STORAGE_ERROR;
+    if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return false; }
+    bk_topic_config_t tc;   /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
+    bk_node_topic_config(n, t->name, &tc);
+    int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
+    if ((*err = bk_replica_check_produce(n, p, true, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr)) != 0)
+        return false;
     const st_producer_state_t *ps = st_log_producers(p->log);
-    int16_t e = bk_txn_part_check_marker(ps, producer_id, producer_epoch, coordinator_epoch);
-    if (e) return e;
+    if ((*err = bk_txn_part_check_marker(ps, producer_id, producer_epoch, coordinator_epoch)) != 0) return false;
     const st_ps_entry_t *pe = st_ps_get(ps, producer_id);
     bool open = pe && pe->txn_first_offset >= 0;
-    /* Nothing of this transaction here (no data, or a re-sent marker):
-     * no control batch is needed to end it; offsets still complete. */
-    if (open) {
-        kp_arena_t a;
-        kp_arena_init(&a, 1 << 16);
-        const uint8_t *b = NULL;
-        size_t len = 0;
-        int64_t now = bk_now_ms();
-        int rc = kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now, &a, &b, &len);
-        st_append_info_t info;
-        if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
-        kp_arena_free(&a);
-        if (rc != KP_OK) {
-            fprintf(stderr, "skiff: node %d: marker on %s-%d failed: %s\n", n->id, topic, partition, st_status_str(rc));
-            return KP_ERROR_KAFKA_STORAGE_ERROR;
-        }
-        /* the replica core counts the marker and owns the HW (issue 6) */
-        int16_t rerr = 0;
-        if (bk_replica_appended(n, p, &info, false, 0, NULL, NULL, NULL, &rerr)) assert(!"acks=1 append never waits");
-        if (st_log_maybe_flush(p->log, now) != KP_OK)
-            fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, topic, partition);
-        bk_fetch_notify(n->fetch, p);
+    /* Nothing of this transaction open here and everything replicated (no
+     * data, or a re-sent marker whose first copy is in the HW): no control
+     * batch is needed. A re-sent marker whose first copy may still be
+     * unreplicated is appended again (harmless, as in Kafka) so that its
+     * answer waits for the ISR. */
+    if (!open && st_log_high_watermark(p->log) >= st_log_end_offset(p->log)) {
+        if (strcmp(topic, BK_GD_TOPIC) == 0) complete_offsets(n, partition, producer_id, commit);
+        return false;
     }
-    if (strcmp(topic, BK_GD_TOPIC) == 0) complete_offsets(n, partition, producer_id, commit);
-    return KP_ERROR_NONE;
+    st_append_info_t info;
+    if ((*err = append_marker(n, p, topic, partition, producer_id, producer_epoch, commit, coordinator_epoch, &info)))
+        return false;
+    marker_wait_t *w = calloc(1, sizeof *w);
+    char *tcopy = strdup(topic);
+    if (!w || !tcopy) {
+        free(w);
+        free(tcopy);
+        int16_t ignored = 0;   /* the core must still count the append */
+        (void)bk_replica_appended(n, p, &info, false, 0, NULL, NULL, NULL, &ignored);
+        *err = KP_ERROR_REQUEST_TIMED_OUT;   /* not acknowledged: the coordinator re-sends */
+        return false;
+    }
+    *w = (marker_wait_t){ n, tcopy, partition, producer_id, commit, fn, ctx };
+    if (bk_replica_appended(n, p, &info, true, bk_now_ms() + BK_TD_WRITE_TIMEOUT_MS, marker_replicated, NULL, w, err))
+        return true;
+    if (*err == 0 && strcmp(topic, BK_GD_TOPIC) == 0) complete_offsets(n, partition, producer_id, commit);
+    free(w->topic);
+    free(w);
+    return false;
 }
 
 /* An answer that ends the coordinator's work on that partition. */
@@ -288,6 +346,77 @@ static void send_remote(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, in
     td->nflights++;
 }
 
+/* A local marker's wait: the flight (broker = this node) it belongs to. */
+typedef struct {
+    bk_td_t *td;
+    uint64_t seq;
+} local_wait_t;
+
+/* A local marker replicated or not: final answers go to the core (which
+ * may emit the Complete* record), others are re-sent by the timer. */
+static void local_marker_done(void *ctx, int16_t err) {
+    local_wait_t *lw = ctx;
+    bk_td_t *td = lw->td;
+    td_flight_t *f = flight_take(td, lw->seq);
+    free(lw);
+    if (!f) return;                                       /* core dropped meanwhile */
+    bk_txn_coord_t *c = f->pidx < td->ncoords ? td->coords[f->pidx] : NULL;
+    if (c && c->coordinator_epoch == f->coord_epoch && marker_final(err) && !td->stopped) {
+        bk_txn_out_t out;
+        bk_txn_out_init(&out);
+        bk_txn_marker_done(c, f->id, f->producer_id, f->producer_epoch, f->parts[0], bk_now_ms(), &out);
+        bk_td_finish(td, f->pidx, &out, NULL, NULL, NULL);
+    }
+    flight_free(f);
+}
+
+/* Writes the marker of m on tp, led here: done now (into out) or later
+ * through a flight to ourselves, which keeps the timer from re-sending it. */
+static void write_local(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, const bk_txn_tp_t *tp,
+                        bk_txn_out_t *out) {
+    bk_node_t *n = td->node;
+    if (td->nflights >= BK_TD_INFLIGHT_MAX) return;       /* the timer re-sends */
+    td_flight_t *f = calloc(1, sizeof *f);
+    local_wait_t *lw = calloc(1, sizeof *lw);
+    if (f) {
+        f->parts = calloc(1, sizeof *f->parts);
+        f->id = strdup(m->transactional_id);
+    }
+    char *topic = strdup(tp->topic);
+    if (!f || !lw || !f->parts || !f->id || !topic) {
+        if (f) flight_free(f);
+        free(lw);
+        free(topic);
+        return;                                           /* the timer re-sends */
+    }
+    f->parts[0] = (bk_txn_tp_t){ topic, tp->partition };
+    f->nparts = 1;
+    f->seq = next_seq++;
+    f->pidx = pidx;
+    f->coord_epoch = m->coordinator_epoch;
+    f->broker = n->id;
+    f->producer_id = m->producer_id;
+    f->producer_epoch = m->producer_epoch;
+    f->sent_ms = bk_now_ms();
+    f->commit = m->commit;
+    *lw = (local_wait_t){ td, f->seq };
+    f->next = td->flights;                                /* linked first: a nested completion finds it */
+    td->flights = f;
+    td->nflights++;
+    int16_t e = 0;
+    if (bk_td_write_marker(n, tp->topic, tp->partition, m->producer_id, m->producer_epoch, m->commit,
+                           m->coordinator_epoch, local_marker_done, lw, &e))
+        return;
+    free(lw);
+    f = flight_take(td, f->seq);
+    if (!f) return;
+    note_refused(n, m->transactional_id, tp->topic, strlen(tp->topic), tp->partition, e);
+    if (marker_final(e))
+        bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp,
+                           bk_now_ms(), out);
+    flight_free(f);
+}
+
 void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out) {
     bk_node_t *n = td->node;
     int32_t *leader = calloc(m->nparts ? m->nparts : 1, sizeof *leader);
@@ -303,11 +432,7 @@ void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_tx
         }
         int32_t l = t->parts[tp->partition].leader;
         if (l != n->id) { leader[i] = l; continue; }
-        int16_t e = bk_td_write_marker(n, tp->topic, tp->partition, m->producer_id, m->producer_epoch, m->commit,
-                                       m->coordinator_epoch);
-        note_refused(n, m->transactional_id, tp->topic, strlen(tp->topic), tp->partition, e);
-        if (marker_final(e))
-            bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp, now, out);
+        write_local(td, pidx, m, tp, out);
     }
     for (size_t i = 0; i < m->nparts; i++) {
         if (leader[i] < 0) continue;
@@ -343,7 +468,7 @@ static void marker_answer(bk_td_t *td, td_flight_t *f, const kp_write_txn_marker
             }
         }
     }
-    bk_td_finish(td, f->pidx, &out, NULL, NULL);
+    bk_td_finish(td, f->pidx, &out, NULL, NULL, NULL);
 }
 
 static void pid_answer(bk_td_t *td, const kp_init_producer_id_response_t *r) {
