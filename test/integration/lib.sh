@@ -37,8 +37,36 @@ sk_dump_logs() {
 }
 
 # A TCP port on 127.0.0.1 that nothing listens on right now.
+# A free port below the kernel's ephemeral range (32768+ on Linux), so no
+# outgoing connection of a client, proxy or peer can be holding it by the
+# time a node binds it (both happened with port-0 picks on loaded runs), and
+# never one this script already picked ($SK_TMP/ports).
 sk_free_port() {
-  "$SK_PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  "$SK_PY" - "$SK_TMP/ports" <<'PY'
+import random, socket, sys
+path = sys.argv[1]
+try:
+    taken = set(open(path).read().split())
+except OSError:
+    taken = set()
+for _ in range(1000):
+    port = random.randrange(20000, 32000)
+    if str(port) in taken:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    with open(path, "a") as f:
+        f.write("%d\n" % port)
+    print(port)
+    break
+else:
+    sys.exit("no free port in 20000-31999")
+PY
 }
 
 # sk_write_cluster_conf N -> writes $SK_TMP/cluster.conf for N nodes and sets
