@@ -14,6 +14,7 @@
 #include "broker/controller.h"
 #include "broker/fetch.h"
 #include "broker/forward.h"
+#include "broker/internal_topic.h"
 #include "broker/quorum.h"
 #include "broker/parts.h"
 #include "broker/replica.h"
@@ -309,41 +310,33 @@ static int stash_to_pending(bk_gd_t *gd, int32_t partition, stash_t *s) {
 }
 
 /* Replays [log start, LEO) of the partition into c. */
-static int replay(bk_gd_t *gd, bk_grp_coord_t *c, st_log_t *log) {
-    stash_t stash = { NULL, 0, 0, 0 };
-    size_t cap = REPLAY_CHUNK_BYTES;
-    uint8_t *buf = malloc(cap);
+typedef struct {
+    bk_grp_coord_t *c;
     kp_arena_t scratch;
-    kp_arena_init(&scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
-    int64_t off = st_log_start_offset(log), end = st_log_end_offset(log);
-    int rc = buf ? KP_OK : KP_ERR_NOMEM;
-    while (rc == KP_OK && off < end) {
-        size_t len = 0;
-        int64_t next = off;
-        rc = st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
-        if (rc != KP_OK) break;
-        if (len == 0 || next <= off) {       /* one batch larger than the buffer */
-            if (cap >= BK_GD_REPLAY_BATCH_MAX_BYTES) { rc = KP_ERR_TOO_LARGE; break; }
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) { rc = KP_ERR_NOMEM; break; }
-            buf = nb;
-            cap *= 2;
-            continue;
-        }
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
-            kp_batch_t b;
-            rc = kp_batch_read(&r, &b);
-            if (rc == KP_OK) rc = replay_batch(c, &b, &scratch, &stash);
-        }
-        off = next;
+    stash_t stash;
+} replay_t;
+
+static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+    replay_t *rp = ctx;
+    kp_rd_t r;
+    kp_rd_init(&r, chunk, len);
+    int rc = KP_OK;
+    while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        rc = kp_batch_read(&r, &b);
+        if (rc == KP_OK) rc = replay_batch(rp->c, &b, &rp->scratch, &rp->stash);
     }
-    if (rc == KP_OK) rc = stash_to_pending(gd, c->partition, &stash);
-    while (stash.n) stash_drop(&stash, stash.n - 1);
-    free(stash.v);
-    kp_arena_free(&scratch);
-    free(buf);
+    return rc;
+}
+
+static int replay(bk_gd_t *gd, bk_grp_coord_t *c, st_log_t *log) {
+    replay_t rp = { c, { 0 }, { NULL, 0, 0, 0 } };
+    kp_arena_init(&rp.scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
+    int rc = st_log_scan(log, REPLAY_CHUNK_BYTES, BK_GD_REPLAY_BATCH_MAX_BYTES, replay_chunk, &rp);
+    if (rc == KP_OK) rc = stash_to_pending(gd, c->partition, &rp.stash);
+    while (rp.stash.n) stash_drop(&rp.stash, rp.stash.n - 1);
+    free(rp.stash.v);
+    kp_arena_free(&rp.scratch);
     return rc;
 }
 
@@ -441,62 +434,16 @@ static void created(void *arg, int status) {
     bk_gd_sync(gd);
 }
 
-/* Off the controller: the same creation as a CreateTopics forwarded to it
- * (committing here would fail: only the raft leader appends). */
-static void forward_create(bk_gd_t *gd, int16_t rf, const bk_ctrl_kv_t *kv, size_t nkv) {
-    kp_create_topics_request_creatable_topic_config_t cf[4];
-    assert(nkv <= 4);
-    for (size_t i = 0; i < nkv; i++) {
-        kp_create_topics_request_creatable_topic_config_init(&cf[i]);
-        cf[i].name = kp_slice_cstr(kv[i].name);
-        cf[i].value = kp_slice_cstr(kv[i].value);
-    }
-    kp_create_topics_request_creatable_topic_t t;
-    kp_create_topics_request_creatable_topic_init(&t);
-    t.name = kp_slice_cstr(BK_GD_TOPIC);
-    t.num_partitions = gd->cfg.num_partitions;
-    t.replication_factor = rf;
-    t.configs.items = cf;
-    t.configs.count = (int32_t)nkv;
-    if (!bk_forward_create_topics(gd->node, &t, 1, created, gd)) return;   /* retried on the next lookup */
-    fprintf(stderr, "skiff: node %d: asking the controller to create %s (%d partitions, replication %d)\n",
-            gd->node->id, BK_GD_TOPIC, gd->cfg.num_partitions, (int)rf);
-    gd->creating = true;
-}
-
 static void create_topic(bk_gd_t *gd) {
     bk_node_t *n = gd->node;
     if (gd->creating) return;
-    int64_t rf = bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR);
-    size_t usable = 0;
-    for (size_t i = 0; i < n->img.nbrokers; i++)
-        if (bk_image_broker_usable(&n->img, n->img.brokers[i].id)) usable++;
-    if ((size_t)rf > usable) rf = (int64_t)usable;   /* Kafka: min(rf, alive brokers) */
-    if (rf < 1) return;
     char seg[32];
     snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
-    if (n->quorum && !bk_quorum_is_leader(n->quorum)) {
-        forward_create(gd, (int16_t)rf, kv, 3);
-        return;
-    }
-    bk_ctrl_create_topic_t req = { BK_GD_TOPIC, gd->cfg.num_partitions, (int16_t)rf, NULL, 0, kv, 3 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), &req, 1, false, &recs, &res);
-    if (res.error != 0 || recs.err != KP_OK) {
-        fprintf(stderr, "skiff: node %d: cannot create %s: %s %s\n", n->id, BK_GD_TOPIC,
-                kp_error_name(res.error), res.message);
-        bk_recs_free(&recs);
-        return;
-    }
-    fprintf(stderr, "skiff: node %d: creating %s (%d partitions, replication %d)\n", n->id, BK_GD_TOPIC,
-            gd->cfg.num_partitions, (int)rf);
-    gd->creating = true;
-    bk_node_commit(n, &recs, created, gd);
-    bk_recs_free(&recs);
+    gd->creating = bk_internal_topic_create(n, BK_GD_TOPIC, gd->cfg.num_partitions,
+                                            bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR), kv, 3,
+                                            created, gd);
 }
 
 int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {

@@ -38,32 +38,21 @@ static int replay_buf(bk_meta_log_t *m, const uint8_t *buf, size_t len, int64_t 
     return KP_OK;
 }
 
-/* Reads the log from its start in chunks (growing the buffer when one batch
- * is larger, up to BK_META_READ_MAX_BYTES) and applies every record. */
+typedef struct {
+    bk_meta_log_t *m;
+    int64_t *bad_offset;
+} replay_ctx_t;
+
+static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+    replay_ctx_t *rc = ctx;
+    return replay_buf(rc->m, chunk, len, rc->bad_offset);
+}
+
+/* Applies every record of the log from its start (batches up to
+ * BK_META_READ_MAX_BYTES). */
 static int replay(bk_meta_log_t *m, int64_t *bad_offset) {
-    size_t cap = 1u << 20;
-    uint8_t *buf = malloc(cap);
-    if (!buf) return KP_ERR_NOMEM;
-    int64_t off = st_log_start_offset(m->log), end = st_log_end_offset(m->log);
-    int rc = KP_OK;
-    while (off < end && rc == KP_OK) {
-        size_t len = 0;
-        int64_t next = off;
-        rc = st_log_read_copy(m->log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
-        if (rc != KP_OK) break;
-        if (len == 0) {
-            if (cap >= BK_META_READ_MAX_BYTES) { rc = KP_ERR_TOO_LARGE; break; }
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) { rc = KP_ERR_NOMEM; break; }
-            buf = nb;
-            cap *= 2;
-            continue;
-        }
-        rc = replay_buf(m, buf, len, bad_offset);
-        off = next;
-    }
-    free(buf);
-    return rc;
+    replay_ctx_t rc = { m, bad_offset };
+    return st_log_scan(m->log, (size_t)1 << 20, BK_META_READ_MAX_BYTES, replay_chunk, &rc);
 }
 
 bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_image_t *img, int64_t now_ms,

@@ -645,44 +645,43 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
     return -1;
 }
 
-/* Reads the durable log (from its start) into entries for raft_new. */
-static int read_entries(bk_quorum_t *q, kp_arena_t *a, raft_entry_t **out, size_t *n) {
-    size_t cap = 4u << 20;   /* > one entry (entry_bytes_max 1 MiB + batch framing) */
-    uint8_t *buf = malloc(cap);
-    if (!buf) return KP_ERR_NOMEM;
-    raft_entry_t *all = NULL;
-    size_t cnt = 0, allcap = 0;
-    int64_t off = st_log_start_offset(q->log), end = st_log_end_offset(q->log);
-    int rc = KP_OK;
-    while (off < end && rc == KP_OK) {
-        size_t len = 0;
-        int64_t next = off;
-        rc = st_log_read_copy(q->log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
-        if (rc != KP_OK) break;
-        if (len == 0) { rc = KP_ERR_TOO_LARGE; break; }
-        raft_entry_t *e = NULL;
-        uint32_t k = 0;
-        uint8_t *copy = kp_arena_alloc(a, len);   /* entries point into it */
-        if (!copy) { rc = KP_ERR_NOMEM; break; }
-        memcpy(copy, buf, len);
-        rc = bk_qrpc_entries_decode(copy, len, a, &e, &k);
-        if (rc != KP_OK) break;
-        if (cnt + k > allcap) {
-            size_t nc = allcap ? allcap * 2 : 1024;
-            while (nc < cnt + k) nc *= 2;
-            raft_entry_t *na = realloc(all, nc * sizeof *na);
-            if (!na) { rc = KP_ERR_NOMEM; break; }
-            all = na;
-            allcap = nc;
-        }
-        memcpy(all + cnt, e, k * sizeof *e);
-        cnt += k;
-        off = next;
+typedef struct {
+    kp_arena_t *a;
+    raft_entry_t *all;
+    size_t cnt, cap;
+} entries_t;
+
+static int entries_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+    entries_t *es = ctx;
+    uint8_t *copy = kp_arena_alloc(es->a, len);   /* entries point into it */
+    if (!copy) return KP_ERR_NOMEM;
+    memcpy(copy, chunk, len);
+    raft_entry_t *e = NULL;
+    uint32_t k = 0;
+    int rc = bk_qrpc_entries_decode(copy, len, es->a, &e, &k);
+    if (rc != KP_OK) return rc;
+    if (es->cnt + k > es->cap) {
+        size_t nc = es->cap ? es->cap * 2 : 1024;
+        while (nc < es->cnt + k) nc *= 2;
+        raft_entry_t *na = realloc(es->all, nc * sizeof *na);
+        if (!na) return KP_ERR_NOMEM;
+        es->all = na;
+        es->cap = nc;
     }
-    free(buf);
-    if (rc != KP_OK) { free(all); return rc; }
-    *out = all;
-    *n = cnt;
+    memcpy(es->all + es->cnt, e, k * sizeof *e);
+    es->cnt += k;
+    return KP_OK;
+}
+
+/* Reads the durable log (from its start) into entries for raft_new. One
+ * entry is at most 1 MiB + batch framing, so a 4 MiB chunk always holds a
+ * whole batch (never grown). */
+static int read_entries(bk_quorum_t *q, kp_arena_t *a, raft_entry_t **out, size_t *n) {
+    entries_t es = { a, NULL, 0, 0 };
+    int rc = st_log_scan(q->log, 4u << 20, 4u << 20, entries_chunk, &es);
+    if (rc != KP_OK) { free(es.all); return rc; }
+    *out = es.all;
+    *n = es.cnt;
     return KP_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/controller.h"
+#include "broker/internal_topic.h"
 #include "broker/fetch.h"
 #include "broker/parts.h"
 #include "broker/txn_driver_int.h"
@@ -50,38 +51,30 @@ static int replay_batch(bk_txn_coord_t *c, const kp_batch_t *b, kp_arena_t *scra
     return rc;
 }
 
+typedef struct {
+    bk_txn_coord_t *c;
+    kp_arena_t scratch;
+} replay_t;
+
+static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+    replay_t *rp = ctx;
+    kp_rd_t r;
+    kp_rd_init(&r, chunk, len);
+    int rc = KP_OK;
+    while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        rc = kp_batch_read(&r, &b);
+        if (rc == KP_OK) rc = replay_batch(rp->c, &b, &rp->scratch);
+    }
+    return rc;
+}
+
 /* Replays [log start, LEO) of the partition into c. */
 static int replay(bk_txn_coord_t *c, st_log_t *log) {
-    size_t cap = REPLAY_CHUNK_BYTES;
-    uint8_t *buf = malloc(cap);
-    kp_arena_t scratch;
-    kp_arena_init(&scratch, BK_TD_REPLAY_BATCH_MAX_BYTES * 2);
-    int64_t off = st_log_start_offset(log), end = st_log_end_offset(log);
-    int rc = buf ? KP_OK : KP_ERR_NOMEM;
-    while (rc == KP_OK && off < end) {
-        size_t len = 0;
-        int64_t next = off;
-        rc = st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
-        if (rc != KP_OK) break;
-        if (len == 0 || next <= off) {
-            if (cap >= BK_TD_REPLAY_BATCH_MAX_BYTES) { rc = KP_ERR_TOO_LARGE; break; }
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) { rc = KP_ERR_NOMEM; break; }
-            buf = nb;
-            cap *= 2;
-            continue;
-        }
-        kp_rd_t r;
-        kp_rd_init(&r, buf, len);
-        while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
-            kp_batch_t b;
-            rc = kp_batch_read(&r, &b);
-            if (rc == KP_OK) rc = replay_batch(c, &b, &scratch);
-        }
-        off = next;
-    }
-    kp_arena_free(&scratch);
-    free(buf);
+    replay_t rp = { c, { 0 } };
+    kp_arena_init(&rp.scratch, BK_TD_REPLAY_BATCH_MAX_BYTES * 2);
+    int rc = st_log_scan(log, REPLAY_CHUNK_BYTES, BK_TD_REPLAY_BATCH_MAX_BYTES, replay_chunk, &rp);
+    kp_arena_free(&rp.scratch);
     return rc;
 }
 
@@ -216,36 +209,15 @@ static void created(void *arg, int status) {
     bk_td_sync(td);
 }
 
-/* Exactly as the group driver creates __consumer_offsets: compacted,
- * RF = min(transaction.state.log.replication.factor, usable brokers). */
+/* Exactly as the group driver creates __consumer_offsets (internal_topic.h). */
 static void create_topic(bk_td_t *td) {
     bk_node_t *n = td->node;
-    if (td->creating) return;
-    int64_t rf = bk_config_int(n->cfg, BK_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR);
-    size_t usable = 0;
-    for (size_t i = 0; i < n->img.nbrokers; i++)
-        if (bk_image_broker_usable(&n->img, n->img.brokers[i].id)) usable++;
-    if ((size_t)rf > usable) rf = (int64_t)usable;
-    if (rf < 1) return;
-    int32_t np = (int32_t)bk_config_int(n->cfg, BK_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS);
+    if (td->creating || td->stopped) return;
     bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", TXN_SEGMENT_BYTES },
                           { "compression.type", "producer" } };
-    if (bk_td_create_forward(td, BK_TD_TOPIC, np, (int16_t)rf, kv, 3)) return;
-    bk_ctrl_create_topic_t req = { BK_TD_TOPIC, np, (int16_t)rf, NULL, 0, kv, 3 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), &req, 1, false, &recs, &res);
-    if (res.error != 0 || recs.err != KP_OK) {
-        fprintf(stderr, "skiff: node %d: cannot create %s: %s %s\n", n->id, BK_TD_TOPIC, kp_error_name(res.error),
-                res.message);
-        bk_recs_free(&recs);
-        return;
-    }
-    fprintf(stderr, "skiff: node %d: creating %s (%d partitions, replication %d)\n", n->id, BK_TD_TOPIC, np, (int)rf);
-    td->creating = true;
-    bk_node_commit(n, &recs, created, td);
-    bk_recs_free(&recs);
+    td->creating = bk_internal_topic_create(
+        n, BK_TD_TOPIC, (int32_t)bk_config_int(n->cfg, BK_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+        bk_config_int(n->cfg, BK_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR), kv, 3, created, td);
 }
 
 int16_t bk_td_find(bk_td_t *td, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {

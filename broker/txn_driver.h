@@ -115,14 +115,6 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
  * the controller). */
 bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
 
-/* Internal topics (__transaction_state, __consumer_offsets) asked for on a
- * node that is not the controller: a CreateTopics with these settings is
- * sent to the controller's listener (at most one per 500 ms; the image
- * shows the topic once committed). False when this node is the controller
- * or none is known (the caller commits itself / answers not available). */
-bool bk_td_create_forward(bk_td_t *td, const char *name, int32_t nparts, int16_t rf, const bk_ctrl_kv_t *kv,
-                          size_t nkv);
-
 /* Pending TxnOffsetCommit offsets of __consumer_offsets partition p (created
  * on demand), or NULL when out of memory / p < 0. */
 bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p);

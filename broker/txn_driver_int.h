@@ -42,7 +42,6 @@ struct bk_td {
     size_t nflights;
     struct event *timer;
     bool creating;               /* __transaction_state creation in flight */
-    int64_t last_create_ms;      /* last forwarded CreateTopics */
     bool pid_refill;             /* producer-id block request in flight */
     bool stopped;
 };

@@ -21,8 +21,6 @@
 #include "storage/st_status.h"
 
 #define PID_REFILL_SEQ 0u                  /* pending arg of a producer-id request */
-#define CREATE_SEQ 1u                      /* pending arg of a forwarded CreateTopics */
-#define CREATE_EVERY_MS 500                /* at most one forwarded create per this */
 #define MARKER_REQ_VERSION 1
 #define PID_REQ_VERSION 0
 
@@ -484,7 +482,6 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
     bk_td_t *td = ctx;
     uint64_t seq = (uint64_t)(uintptr_t)pend->arg;
     td_flight_t *f = NULL;
-    if (seq == CREATE_SEQ) return;         /* the image shows the topic once created */
     if (seq == PID_REFILL_SEQ) td->pid_refill = false;
     else if (!(f = flight_take(td, seq))) return;
     if (frame && !td->stopped) {
@@ -565,34 +562,3 @@ bool td_alloc_pid(void *ctx, int64_t *producer_id) {
     return true;
 }
 
-/* ---- internal topics on a non-controller node -------------------------------------- */
-
-bool bk_td_create_forward(bk_td_t *td, const char *name, int32_t nparts, int16_t rf, const bk_ctrl_kv_t *kv,
-                          size_t nkv) {
-    bk_node_t *n = td->node;
-    int32_t ctl = bk_node_controller_id(n);
-    int64_t now = bk_now_ms();
-    if (td->stopped || ctl < 0 || ctl == n->id || nkv > 8) return false;
-    if (now - td->last_create_ms < CREATE_EVERY_MS) return true;
-    td->last_create_ms = now;
-    kp_create_topics_request_creatable_topic_config_t cfg[8];
-    for (size_t i = 0; i < nkv; i++) {
-        kp_create_topics_request_creatable_topic_config_init(&cfg[i]);
-        cfg[i].name = kp_slice_cstr(kv[i].name);
-        cfg[i].value = kp_slice_cstr(kv[i].value);
-    }
-    kp_create_topics_request_creatable_topic_t t;
-    kp_create_topics_request_creatable_topic_init(&t);
-    t.name = kp_slice_cstr(name);
-    t.num_partitions = nparts;
-    t.replication_factor = rf;
-    t.configs.items = cfg;
-    t.configs.count = (int32_t)nkv;
-    kp_create_topics_request_t q;
-    kp_create_topics_request_init(&q);
-    q.topics.items = &t;
-    q.topics.count = 1;
-    q.timeout_ms = 5000;
-    fprintf(stderr, "skiff: node %d: asking controller %d to create %s\n", n->id, ctl, name);
-    return send_frame(td, ctl, KP_API_CREATE_TOPICS, 4, &q, CREATE_SEQ) == 0;
-}

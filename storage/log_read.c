@@ -237,3 +237,34 @@ int st_log_max_timestamp(const st_log_t *log, int64_t *ts, int64_t *offset) {
     *offset = off < log->log_start ? log->log_start : off;
     return KP_OK;
 }
+
+int st_log_scan(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_log_chunk_fn fn, void *ctx) {
+    assert(start_bytes > 0 && start_bytes <= max_bytes);
+    size_t cap = start_bytes;
+    uint8_t *buf = malloc(cap);
+    if (!buf) return KP_ERR_NOMEM;
+    int64_t off = st_log_start_offset(log), end = st_log_end_offset(log);
+    int rc = KP_OK;
+    while (rc == KP_OK && off < end) {
+        size_t len = 0;
+        int64_t next = off;
+        rc = st_log_read_copy(log, off, cap, -1, ST_READ_MIN_ONE, buf, cap, &len, &next);
+        /* the first batch is larger than the buffer: read_copy says
+         * OVERFLOW (MIN_ONE) — grow and read it again */
+        if (rc == KP_ERR_OVERFLOW || (rc == KP_OK && (len == 0 || next <= off))) {
+            rc = KP_OK;
+            if (cap >= max_bytes) { rc = KP_ERR_TOO_LARGE; break; }
+            size_t nc = cap > max_bytes / 2 ? max_bytes : cap * 2;
+            uint8_t *nb = realloc(buf, nc);
+            if (!nb) { rc = KP_ERR_NOMEM; break; }
+            buf = nb;
+            cap = nc;
+            continue;
+        }
+        if (rc != KP_OK) break;
+        rc = fn(ctx, buf, len);
+        off = next;
+    }
+    free(buf);
+    return rc;
+}

@@ -192,6 +192,16 @@ KP_MUST_CHECK int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_
 KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
                                    unsigned flags, uint8_t *buf, size_t cap, size_t *len, int64_t *next_offset);
 
+/* Reads the whole log [log start, LEO as of the call) in order, in chunks of
+ * whole batches copied into one buffer (start_bytes, doubled while a single
+ * batch does not fit, up to max_bytes: beyond that KP_ERR_TOO_LARGE), and
+ * calls fn(ctx, chunk, len) for each; a non-OK return of fn stops the scan
+ * and is returned. For replaying state logs (metadata, coordinators) at
+ * load; the chunk is valid only during the call. */
+typedef int (*st_log_chunk_fn)(void *ctx, const uint8_t *chunk, size_t len);
+KP_MUST_CHECK int st_log_scan(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_log_chunk_fn fn,
+                              void *ctx);
+
 /* ListOffsets by timestamp: first record with timestamp >= ts, record-exact
  * (compressed batches are decompressed, at most records_max_bytes; past that
  * or when undecodable: the batch's base offset and max timestamp).

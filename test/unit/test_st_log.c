@@ -51,6 +51,53 @@ static void expect_batch_at(st_log_t *log, int64_t o, int64_t want_base, int rec
     ck_assert_uint_eq(kp_rd_remaining(&r), 0);
 }
 
+/* st_log_scan: every batch exactly once, in order, in whole-batch chunks;
+ * the buffer grows for a batch larger than it, and is refused beyond max. */
+typedef struct { int64_t next; int batches; int calls; int stop_after; } scan_seen_t;
+
+static int scan_cb(void *ctx, const uint8_t *chunk, size_t len) {
+    scan_seen_t *s = ctx;
+    s->calls++;
+    kp_rd_t r;
+    kp_rd_init(&r, chunk, len);
+    while (kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+        ck_assert_int_eq(b.base_offset, s->next);
+        s->next = b.base_offset + b.records_count;
+        s->batches++;
+    }
+    return s->calls == s->stop_after ? KP_ERR_BAD_VALUE : KP_OK;
+}
+
+START_TEST(test_scan_whole_log_in_chunks) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = small_cfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    append_n(log, 40, 3, 100, NULL);
+    scan_seen_t s = { 0, 0, 0, -1 };
+    ck_assert_int_eq(st_log_scan(log, 1024, 1 << 20, scan_cb, &s), KP_OK);
+    ck_assert_int_eq(s.next, st_log_end_offset(log));
+    ck_assert_int_eq(s.batches, 40);
+    ck_assert_int_gt(s.calls, 1);                 /* 1 KiB chunks: several */
+    /* a start buffer smaller than one batch grows (up to max) */
+    scan_seen_t g = { 0, 0, 0, -1 };
+    ck_assert_int_eq(st_log_scan(log, 16, 1 << 20, scan_cb, &g), KP_OK);
+    ck_assert_int_eq(g.batches, 40);
+    /* ... but never beyond max */
+    scan_seen_t t = { 0, 0, 0, -1 };
+    ck_assert_int_eq(st_log_scan(log, 16, 32, scan_cb, &t), KP_ERR_TOO_LARGE);
+    ck_assert_int_eq(t.batches, 0);
+    /* the callback's error stops the scan and is returned */
+    scan_seen_t e = { 0, 0, 0, 2 };
+    ck_assert_int_eq(st_log_scan(log, 1024, 1 << 20, scan_cb, &e), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(e.calls, 2);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_append_read_every_offset) {
     char *dir = tu_tmpdir();
     st_log_config_t cfg = small_cfg();
@@ -569,6 +616,7 @@ int main(void) {
     tcase_add_test(tc, test_read_spans_two_segments_and_flush_ms);
     tcase_add_test(tc, test_topic_id_file);
     tcase_add_test(tc, test_timestamps_in_compressed_batches);
+    tcase_add_test(tc, test_scan_whole_log_in_chunks);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
