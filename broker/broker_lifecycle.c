@@ -16,6 +16,7 @@
 #include "broker/node.h"
 #include "broker/quorum.h"
 #include "broker/quorum_client.h"
+#include "broker/rebalance.h"
 #include "broker/replica.h"
 
 #define LC_RETRY_MS 200          /* while not registered */
@@ -356,6 +357,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
             if (c) { c->n = n; c->is_tick = true; bk_node_commit(n, &recs, local_done, c); }
         }
         bk_recs_free(&recs);
+        bk_rebalance_tick(n, now);
     }
     abandon_stale(n, l, now);
     if (l->inflight || bk_quorum_leader(n->quorum) < 0) return;

@@ -54,6 +54,8 @@ typedef struct {
     uint64_t rng;                           /* splitmix64 state, seeded by the caller */
     bk_session_t sessions[BK_BROKERS_MAX];
     size_t nsessions;
+    int64_t rebalance_last_ms;              /* auto leader rebalance (rebalance.c): last check */
+    bool rebalance_inflight;                /* its records are being committed */
 } bk_ctrl_t;
 
 /* Kafka's defaults: 1 partition, RF 1, 9000 ms sessions, unclean off, 1000 ids,

@@ -122,6 +122,9 @@ void bk_h_delete_records(bk_req_t *req);
 void bk_h_create_topics(bk_req_t *req);
 void bk_h_delete_topics(bk_req_t *req);
 void bk_h_create_partitions(bk_req_t *req);
+void bk_h_elect_leaders(bk_req_t *req);                    /* h_reassign.c */
+void bk_h_alter_partition_reassignments(bk_req_t *req);
+void bk_h_list_partition_reassignments(bk_req_t *req);
 void bk_h_describe_configs(bk_req_t *req);
 void bk_h_alter_configs(bk_req_t *req);
 void bk_h_incremental_alter_configs(bk_req_t *req);

@@ -152,7 +152,8 @@ static bool forward_bytes(bk_node_t *n, const uint8_t *frame, size_t len, fwd_t 
 
 static bool forwarded_api(int16_t k) {
     return k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_PARTITIONS ||
-           k == KP_API_ALTER_CONFIGS || k == KP_API_INCREMENTAL_ALTER_CONFIGS;
+           k == KP_API_ALTER_CONFIGS || k == KP_API_INCREMENTAL_ALTER_CONFIGS || k == KP_API_ELECT_LEADERS ||
+           k == KP_API_ALTER_PARTITION_REASSIGNMENTS;
 }
 
 bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len) {

@@ -364,6 +364,7 @@ static void ctrl_setup(bk_node_t *n) {
     cc.default_replication_factor = (int16_t)bk_config_int(n->cfg, BK_CFG_DEFAULT_REPLICATION_FACTOR);
     cc.session_timeout_ms = bk_config_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
     cc.unclean_leader_election = bk_config_bool(n->cfg, BK_CFG_UNCLEAN_LEADER_ELECTION_ENABLE);
+    cc.leader_imbalance_pct = (int32_t)bk_config_int(n->cfg, BK_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE);
     cc.validate_config = validate_topic_config;
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms();
