@@ -115,6 +115,8 @@ static void get_topic(bk_admin_req_t *req, void *ctx) {
         bk_json_kv_i64(j, "leader_epoch", p->leader_epoch);
         ids(j, "replicas", &p->replicas);
         ids(j, "isr", &p->isr);
+        ids(j, "adding_replicas", &p->adding);       /* non-empty while being reassigned */
+        ids(j, "removing_replicas", &p->removing);
         bk_part_t *bp = bk_parts_get(n->parts, &t->id, p->id);
         if (bp && bp->log) {
             bk_json_kv_i64(j, "log_start_offset", st_log_start_offset(bp->log));

@@ -99,7 +99,7 @@ typedef struct {
     bk_change_kind_t kind;
     bk_uuid_t topic_id;
     int32_t partition;
-    bool deleted;                   /* STOP because the topic was deleted: delete the log */
+    bool deleted;                   /* STOP: delete the log (always: topic deleted or replica reassigned away) */
     int32_t leader;                 /* new state (LEADER/FOLLOWER only) */
     int32_t leader_epoch;
     int32_t partition_epoch;

@@ -84,7 +84,11 @@ static bool change_for(const bk_image_t *img, const bk_touch_t *e, bk_change_t *
     c->partition = e->partition;
     if (role == 0) {
         c->kind = BK_CHANGE_STOP;
-        c->deleted = t == NULL;
+        /* a replica removed by a reassignment (the only way out of a
+         * replica set while the topic stays) is deleted, as Kafka's
+         * StopReplica(delete=true): it was removed only once the target
+         * replicas were in the ISR, or it was an unfinished copy (cancel) */
+        c->deleted = true;
         c->leader = -1;
         return e->old_role != 0;
     }

@@ -710,14 +710,14 @@ START_TEST(test_changes_for_local_node) {
     ck_assert_int_eq(c2->leader, 3);
     ck_assert_int_eq(c2->partition_epoch, 2);   /* two records, one entry with the final state */
 
-    /* removed from the replicas: stop (not deleted) */
+    /* removed from the replicas (reassignment): stop and delete the copy */
     ck_assert_int_eq(change(&img, o, 1, INT32_MIN, false, IV0, true, IV(2, 3), IV0, IV0, off++), KP_OK);
     /* back to leader of orders-0 */
     ck_assert_int_eq(change(&img, o, 0, 1, false, IV0, false, IV0, IV0, IV0, off++), KP_OK);
     n = bk_image_take_changes(&img, ch, 16);
     ck_assert_uint_eq(n, 2);
     ck_assert_int_eq(find_change(ch, n, o, 1)->kind, BK_CHANGE_STOP);
-    ck_assert(!find_change(ch, n, o, 1)->deleted);
+    ck_assert(find_change(ch, n, o, 1)->deleted);
     ck_assert_int_eq(find_change(ch, n, o, 0)->kind, BK_CHANGE_LEADER);
     ck_assert_int_eq(find_change(ch, n, o, 0)->leader_epoch, 2);
 
