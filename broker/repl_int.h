@@ -78,6 +78,9 @@ bool bk_repl_i_ids_has(const int32_t *ids, uint32_t n, int32_t id);
 
 /* leader (repl_leader.c) */
 void bk_repl_i_become_leader(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out);
+/* The replica set changed under the same leadership (a reassignment): peers
+ * follow r->replicas; new ones start unknown and not caught up. */
+void bk_repl_i_sync_peers(bk_repl_t *r);
 void bk_repl_i_apply_isr(bk_repl_t *r, int32_t partition_epoch,
                          const int32_t *isr, uint32_t n_isr, int64_t now_ms,
                          bk_repl_out_t *out);

@@ -126,6 +126,21 @@ void bk_repl_i_become_leader(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
     update_hw(r, out);
 }
 
+void bk_repl_i_sync_peers(bk_repl_t *r) {
+    repl_peer_t keep[BK_REPL_REPLICAS_MAX];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_replicas && n < BK_REPL_REPLICAS_MAX; i++) {
+        int32_t id = r->replicas[i];
+        if (id == r->cfg.node_id) continue;
+        repl_peer_t *p = peer_find(r, id);
+        keep[n++] = p ? *p : (repl_peer_t){ .id = id, .leo = BK_REPL_NO_OFFSET, .last_fetch_ms = 0,
+                                            .last_fetch_leader_leo = BK_REPL_NO_OFFSET,
+                                            .last_caught_up_ms = INT64_MIN / 2 };
+    }
+    memcpy(r->peers, keep, n * sizeof keep[0]);
+    r->n_peers = n;
+}
+
 void bk_repl_i_apply_isr(bk_repl_t *r, int32_t partition_epoch, const int32_t *isr,
                          uint32_t n_isr, int64_t now_ms, bk_repl_out_t *out) {
     if (partition_epoch <= r->partition_epoch) return;

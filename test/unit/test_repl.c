@@ -512,6 +512,43 @@ START_TEST(test_isr_expand) {
 }
 END_TEST
 
+/* A reassignment changes the replica set under the same leader epoch: an
+ * added replica may fetch at once and joins the ISR when caught up; a
+ * removed one is refused. */
+START_TEST(test_replica_set_change_same_epoch) {
+    bk_repl_epoch_t ep[] = { { 0, 0 } };
+    bk_repl_t *r = mk(0, 4, 4, ep, 1, false);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(0, 2, 3, ISR01, 2);
+    img.n_replicas = 2;                          /* replicas {0,1} */
+    bk_repl_on_image(r, &img, 0, &out);
+    bk_repl_fetch_resp_t resp;
+    ck_assert_int_eq(fetch(r, freq(3, 0, 2, 0, -1), 1, &resp, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    fetch(r, freq(1, 0, 2, 4, 0), 2, &resp, &out);
+    /* {0,1} -> target {1,3} + removing {0}: replicas {1,3,0}, same epoch */
+    img = image(0, 2, 4, ISR01, 2);
+    img.replicas[0] = 1; img.replicas[1] = 3; img.replicas[2] = 0;
+    bk_repl_on_image(r, &img, 10, &out);
+    ck_assert_int_eq(bk_repl_leader_epoch(r), 2);
+    ck_assert_int_eq(fetch(r, freq(3, 0, 2, 0, -1), 11, &resp, &out), KP_ERROR_NONE);
+    ck_assert(!out.alter);                        /* below the HW */
+    ck_assert_int_eq(fetch(r, freq(3, 0, 2, 4, 0), 12, &resp, &out), KP_ERROR_NONE);
+    ck_assert(out.alter);
+    ck_assert_uint_eq(out.alter_req.n_isr, 3);
+    ck_assert_int_eq(out.alter_req.isr[2], 3);
+    ck_assert_int_eq(out.alter_req.partition_epoch, 4);
+    /* 1 is removed (replicas {0,3}): its fetches are refused from now on */
+    int32_t isr03[] = { 0, 3 };
+    img = image(0, 2, 5, isr03, 2);
+    img.replicas[0] = 0; img.replicas[1] = 3;
+    img.n_replicas = 2;
+    bk_repl_on_image(r, &img, 20, &out);
+    ck_assert_int_eq(fetch(r, freq(1, 0, 2, 4, 0), 21, &resp, &out), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(fetch(r, freq(3, 0, 2, 4, 0), 22, &resp, &out), KP_ERROR_NONE);
+    bk_repl_free(r);
+}
+END_TEST
+
 /* Regression (sim seed 21056): a stale error answer must not drop a pending
  * expansion, or the HW passes the new member while the controller may have
  * put it in the ISR. Only INELIGIBLE_REPLICA for this very proposal at its
@@ -683,6 +720,7 @@ int main(void) {
     tcase_add_test(tc, test_isr_shrink_timing);
     tcase_add_test(tc, test_isr_not_shrunk_at_leo);
     tcase_add_test(tc, test_isr_expand);
+    tcase_add_test(tc, test_replica_set_change_same_epoch);
     tcase_add_test(tc, test_alter_error_keeps_pending_expansion);
     tcase_add_test(tc, test_alter_ineligible_drops_proposal);
     tcase_add_test(tc, test_follower_responses);
