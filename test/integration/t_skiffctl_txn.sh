@@ -150,7 +150,7 @@ t=0
 while kill -0 "$HELPER" 2>/dev/null; do sleep 0.1; t=$((t + 1)); [ $t -lt 400 ] || break; done
 sk_check "helper committed tx-open" grep -q '^committed' "$SK_TMP/helper.log"
 state=""
-for _ in $(seq 50); do  # CompleteCommit follows the markers; poll
+for _ in $(seq 150); do  # CompleteCommit follows the markers; poll
   state=$("$CTL" txn describe tx-open --json 2>/dev/null | jq -r '[.state, (.partitions | length)] | map(tostring) | join(" ")')
   [ "$state" = "CompleteCommit 0" ] && break; sleep 0.1
 done
