@@ -128,7 +128,7 @@ static int do_list(cl_ctl_t *ctx, cl_client_t *c, const cl_txn_filter_t *f) {
     int rc = cl_admin_list_transactions(c, f, on_list, &s, &e);
     if (rc == CL_OK && s.nomem) rc = cl_err_set(&e, CL_E_NOMEM, "out of memory listing transactions");
     if (rc == CL_OK) {
-        qsort(s.rows, s.n, sizeof *s.rows, cmp_row);
+        if (s.n > 1) qsort(s.rows, s.n, sizeof *s.rows, cmp_row);  /* rows is NULL when empty */
         print_list(ctx, &s);
     }
     for (size_t i = 0; i < s.n; i++) free(s.rows[i].id);
