@@ -44,7 +44,7 @@ static void elect_done(void *arg, int status) {
     free(c);
 }
 
-static bool parse_partition(const char *s, int32_t *out) {
+bool bk_admin_parse_partition(const char *s, int32_t *out) {
     if (!s || *s < '0' || *s > '9') return false;
     errno = 0;
     char *end;
@@ -58,7 +58,7 @@ static void post_elect(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *topic = bk_admin_param(req, "topic");
     int32_t partition;
-    if (!parse_partition(bk_admin_param(req, "partition"), &partition)) {
+    if (!bk_admin_parse_partition(bk_admin_param(req, "partition"), &partition)) {
         bk_admin_reply_error(req, 400, "partition must be a non-negative integer");
         return;
     }

@@ -19,7 +19,11 @@ KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
 void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
-/* GET /v1/transactions (admin_txn.c). */
+/* Parses a {partition} path parameter: decimal digits only, 0..INT32_MAX
+ * (admin_elect.c). False for anything else, NULL included. */
+bool bk_admin_parse_partition(const char *s, int32_t *out);
+/* GET /v1/transactions and /v1/partitions/{topic}/{partition}/producers
+ * (admin_txn.c). */
 KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);
 
 #endif

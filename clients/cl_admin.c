@@ -6,20 +6,14 @@
 
 #include "protocol/kp_errors.h"
 
-/* Checks a decoded response; returns CL_OK or fills e. */
-typedef int (*check_fn)(const void *resp, void *ctx, cl_err_t *e);
-
-/* Sends req to target (node id, CL_TARGET_ANY, CL_TARGET_CONTROLLER, or
- * the coordinator of `group` when group is non-NULL), checks the response
- * and retries retriable failures. */
-static int call_retry(cl_client_t *c, int32_t target, const char *group, int16_t api, int16_t ver, const void *req,
-                      void **resp, kp_arena_t *a, check_fn check, void *ctx, cl_err_t *e) {
+int cl_admin_call(cl_client_t *c, int32_t target, const char *coord_key, int8_t key_type, int16_t api, int16_t ver,
+                  const void *req, void **resp, kp_arena_t *a, cl_check_fn check, void *ctx, cl_err_t *e) {
     int rc = CL_OK;
     for (int attempt = 1;; attempt++) {
         int32_t node = target;
         rc = CL_OK;
-        if (group) {
-            rc = cl_client_coordinator(c, group, 0, &node, e);
+        if (coord_key) {
+            rc = cl_client_coordinator(c, coord_key, key_type, &node, e);
         } else if (target == CL_TARGET_CONTROLLER) {
             if (!c->md) rc = cl_client_metadata(c, NULL, 0, e);
             node = (rc == CL_OK && c->md->controller_id >= 0 && cl_client_node_info(c, c->md->controller_id))
@@ -34,6 +28,12 @@ static int call_retry(cl_client_t *c, int32_t target, const char *group, int16_t
         }
     }
     return rc;
+}
+
+/* cl_admin_call with a group coordinator (group non-NULL) or a node target. */
+static int call_retry(cl_client_t *c, int32_t target, const char *group, int16_t api, int16_t ver, const void *req,
+                      void **resp, kp_arena_t *a, cl_check_fn check, void *ctx, cl_err_t *e) {
+    return cl_admin_call(c, target, group, 0, api, ver, req, resp, a, check, ctx, e);
 }
 
 static char *dup_until(const char *s, char stop) {

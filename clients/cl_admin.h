@@ -22,6 +22,20 @@
 #define CL_TARGET_ANY (-1)
 #define CL_TARGET_CONTROLLER (-2)
 
+/* Checks a decoded response; returns CL_OK or fills e (a Kafka error with
+ * the resource named). */
+typedef int (*cl_check_fn)(const void *resp, void *ctx, cl_err_t *e);
+
+/* Sends req (API `api`, our highest version `ver`) to `target` — a node id,
+ * CL_TARGET_ANY or CL_TARGET_CONTROLLER — or, when coord_key is non-NULL, to
+ * the coordinator of coord_key (key_type 0 = group, 1 = transactional id),
+ * resolved again before each attempt. The decoded response is stored in
+ * *resp (in arena a) and passed to check (may be NULL). Retriable failures
+ * are retried under the client's retry policy. */
+CL_MUST_CHECK int cl_admin_call(cl_client_t *c, int32_t target, const char *coord_key, int8_t key_type, int16_t api,
+                                int16_t ver, const void *req, void **resp, kp_arena_t *a, cl_check_fn check,
+                                void *ctx, cl_err_t *e);
+
 /* Creates a topic. partitions / rf of -1 take the broker's defaults.
  * configs: n "key=value" strings. */
 CL_MUST_CHECK int cl_admin_create_topic(cl_client_t *c, const char *name, int32_t partitions, int16_t rf,

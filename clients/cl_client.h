@@ -41,6 +41,9 @@
 #define CL_VER_CREATE_PARTITIONS 3
 #define CL_VER_DESCRIBE_CLUSTER 1
 #define CL_VER_DESCRIBE_QUORUM 1
+#define CL_VER_DESCRIBE_PRODUCERS 0
+#define CL_VER_DESCRIBE_TRANSACTIONS 0
+#define CL_VER_LIST_TRANSACTIONS 0   /* v1 adds only a duration filter we do not offer */
 
 #define CL_NODES_MAX 256            /* brokers we keep connections for */
 #define CL_BOOTSTRAP_MAX 16         /* addresses in a --brokers list */

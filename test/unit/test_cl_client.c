@@ -2,8 +2,8 @@
  * loopback port the kernel picks, answering with protocol/'s codec):
  * batching, compression, idempotent sequences, retries of retriable errors
  * and of dropped connections (bounded), non-retriable errors named, the
- * consumer reading back what was produced, and truncated responses at every
- * byte. */
+ * consumer reading back what was produced, truncated responses at every
+ * byte, and the operator views of transactions and producers (cl_txn.h). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
@@ -21,6 +21,7 @@
 #include "clients/cl_group.h"
 #include "clients/cl_partitioner.h"
 #include "clients/cl_producer.h"
+#include "clients/cl_txn.h"
 #include "kp_msgs.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -58,6 +59,13 @@ typedef struct fake {
     int32_t commit_generation;
     char commit_member[64];
     int64_t commit_offsets[FAKE_PARTS];
+    /* transactions: scripted retriable errors and cuts, what was asked */
+    int txn_errors;                 /* answer this many txn/producers requests with a retriable error */
+    int txn_truncate_to;            /* -1: normal; else cut the DescribeTransactions body */
+    int8_t coord_key_type;          /* of the last FindCoordinator */
+    int txn_calls, producers_calls, list_calls;
+    int list_states, list_pids;     /* filter counts of the last ListTransactions */
+    int64_t list_pid0;
     /* per-partition log of accepted batches (base offsets patched) */
     uint8_t *log[FAKE_PARTS];
     size_t log_len[FAKE_PARTS];
@@ -107,7 +115,8 @@ static int answer_api_versions(int fd, int16_t ver, int32_t corr, kp_arena_t *a)
                                        { KP_API_CREATE_TOPICS, 7 }, { KP_API_INIT_PRODUCER_ID, 4 },
                                        { KP_API_FIND_COORDINATOR, 3 }, { KP_API_JOIN_GROUP, 5 },
                                        { KP_API_SYNC_GROUP, 3 }, { KP_API_HEARTBEAT, 3 }, { KP_API_LEAVE_GROUP, 1 },
-                                       { KP_API_OFFSET_COMMIT, 8 } };
+                                       { KP_API_OFFSET_COMMIT, 8 }, { KP_API_DESCRIBE_PRODUCERS, 0 },
+                                       { KP_API_DESCRIBE_TRANSACTIONS, 0 }, { KP_API_LIST_TRANSACTIONS, 1 } };
     kp_api_versions_response_t r;
     kp_api_versions_response_init(&r);
     r.api_keys.count = sizeof keys / sizeof keys[0];
@@ -353,6 +362,96 @@ static int answer_commit(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_
 }
 
 /* One request from fd: 0 answered, -1 close the connection. */
+/* Two transactions; "Bogus" as a state filter comes back unknown. */
+static int answer_list_txns(fake_t *f, int fd, int16_t ver, int32_t corr, const kp_list_transactions_request_t *req,
+                            kp_arena_t *a) {
+    f->list_calls++;
+    f->list_states = req->state_filters.count;
+    f->list_pids = req->producer_id_filters.count;
+    f->list_pid0 = req->producer_id_filters.count > 0 ? req->producer_id_filters.items[0] : -1;
+    kp_list_transactions_response_t r;
+    kp_list_transactions_response_init(&r);
+    static kp_list_transactions_response_transaction_state_t v[2];
+    static kp_str_t bogus;
+    bogus = cl_str("Bogus");
+    for (int i = 0; i < 2; i++) kp_list_transactions_response_transaction_state_init(&v[i]);
+    v[0].transactional_id = cl_str("b-txn"), v[0].producer_id = 7, v[0].transaction_state = cl_str("Ongoing");
+    v[1].transactional_id = cl_str("a-txn"), v[1].producer_id = 8, v[1].transaction_state = cl_str("CompleteCommit");
+    r.transaction_states.items = v;
+    r.transaction_states.count = 2;
+    for (int32_t i = 0; i < req->state_filters.count; i++)
+        if (cl_str_eq(req->state_filters.items[i], "Bogus")) { r.unknown_state_filters.items = &bogus; r.unknown_state_filters.count = 1; }
+    (void)a;
+    return respond(fd, KP_API_LIST_TRANSACTIONS, ver, corr, &r, -1);
+}
+
+/* "nope" is unknown; others are Ongoing on t-0 and t-1 (pid 7, epoch 3). */
+static int answer_describe_txns(fake_t *f, int fd, int16_t ver, int32_t corr,
+                                const kp_describe_transactions_request_t *req, kp_arena_t *a) {
+    f->txn_calls++;
+    kp_describe_transactions_response_t r;
+    kp_describe_transactions_response_init(&r);
+    int32_t n = req->transactional_ids.count;
+    r.transaction_states.items = kp_arena_alloc(a, sizeof *r.transaction_states.items * (size_t)(n + 1));
+    r.transaction_states.count = n;
+    static int32_t parts[] = { 0, 1 };
+    static kp_describe_transactions_response_topic_data_t td;
+    kp_describe_transactions_response_topic_data_init(&td);
+    td.topic = cl_str("t");
+    td.partitions.items = parts;
+    td.partitions.count = 2;
+    for (int32_t i = 0; i < n; i++) {
+        kp_describe_transactions_response_transaction_state_t *o = &r.transaction_states.items[i];
+        kp_describe_transactions_response_transaction_state_init(o);
+        o->transactional_id = req->transactional_ids.items[i];
+        o->transaction_state = cl_str("");
+        if (cl_str_eq(req->transactional_ids.items[i], "nope")) { o->error_code = KP_ERROR_TRANSACTIONAL_ID_NOT_FOUND; continue; }
+        if (f->txn_errors > 0) { f->txn_errors--; o->error_code = KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS; continue; }
+        o->transaction_state = cl_str("Ongoing");
+        o->producer_id = 7;
+        o->producer_epoch = 3;
+        o->transaction_timeout_ms = 60000;
+        o->transaction_start_time_ms = 12345;
+        o->topics.items = &td;
+        o->topics.count = 1;
+    }
+    return respond(fd, KP_API_DESCRIBE_TRANSACTIONS, ver, corr, &r, f->txn_truncate_to);
+}
+
+/* One producer per asked partition p of "t": pid 7, epoch 3, last sequence 10 * p. */
+static int answer_describe_producers(fake_t *f, int fd, int16_t ver, int32_t corr,
+                                     const kp_describe_producers_request_t *req, kp_arena_t *a) {
+    f->producers_calls++;
+    kp_describe_producers_response_t r;
+    kp_describe_producers_response_init(&r);
+    int32_t nt = req->topics.count;
+    r.topics.items = kp_arena_alloc(a, sizeof *r.topics.items * (size_t)(nt + 1));
+    r.topics.count = nt;
+    for (int32_t i = 0; i < nt; i++) {
+        const kp_describe_producers_request_topic_request_t *t = &req->topics.items[i];
+        kp_describe_producers_response_topic_response_t *o = &r.topics.items[i];
+        kp_describe_producers_response_topic_response_init(o);
+        o->name = t->name;
+        o->partitions.items = kp_arena_alloc(a, sizeof *o->partitions.items * (size_t)(t->partition_indexes.count + 1));
+        o->partitions.count = t->partition_indexes.count;
+        for (int32_t k = 0; k < t->partition_indexes.count; k++) {
+            kp_describe_producers_response_partition_response_t *p = &o->partitions.items[k];
+            kp_describe_producers_response_partition_response_init(p);
+            p->partition_index = t->partition_indexes.items[k];
+            if (f->txn_errors > 0) { f->txn_errors--; p->error_code = KP_ERROR_NOT_LEADER_OR_FOLLOWER; continue; }
+            kp_describe_producers_response_producer_state_t *ps = kp_arena_alloc(a, sizeof *ps);
+            kp_describe_producers_response_producer_state_init(ps);
+            ps->producer_id = 7;
+            ps->producer_epoch = 3;
+            ps->last_sequence = 10 * p->partition_index;
+            ps->current_txn_start_offset = -1;
+            p->active_producers.items = ps;
+            p->active_producers.count = 1;
+        }
+    }
+    return respond(fd, KP_API_DESCRIBE_PRODUCERS, ver, corr, &r, -1);
+}
+
 static int serve_one(fake_t *f, int fd) {
     uint8_t szb[4];
     if (recv_all(fd, szb, 4) != 0) return -1;
@@ -377,9 +476,13 @@ static int serve_one(fake_t *f, int fd) {
     case KP_API_JOIN_GROUP: rc = answer_join(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_SYNC_GROUP: rc = answer_sync(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_OFFSET_COMMIT: rc = answer_commit(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_LIST_TRANSACTIONS: rc = answer_list_txns(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_DESCRIBE_TRANSACTIONS: rc = answer_describe_txns(f, fd, h.api_version, h.correlation_id, body, &a); break;
+    case KP_API_DESCRIBE_PRODUCERS: rc = answer_describe_producers(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_FIND_COORDINATOR: {
         kp_find_coordinator_response_t r;
         kp_find_coordinator_response_init(&r);
+        f->coord_key_type = ((const kp_find_coordinator_request_t *)body)->key_type;
         r.node_id = 1;
         r.host = cl_str("127.0.0.1");
         r.port = f->port;
@@ -443,6 +546,7 @@ static void *fake_main(void *arg) {
 static fake_t *fake_start(void) {
     fake_t *f = calloc(1, sizeof *f);
     f->metadata_truncate_to = -1;
+    f->txn_truncate_to = -1;
     pthread_mutex_init(&f->mu, NULL);
     for (int i = 0; i < FAKE_PARTS; i++) f->log[i] = malloc(FAKE_LOG_BYTES);
     f->lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -796,6 +900,158 @@ START_TEST(test_group_join_range_leader) {
 }
 END_TEST
 
+/* ---- transactions and producers (cl_txn.h) ------------------------------------ */
+
+typedef struct {
+    int calls;
+    char ids[4][32];
+    int64_t pids[4];
+    int n;
+    int unknown;
+} list_seen_t;
+
+static void on_txn_list(void *ctx, int32_t node, const kp_list_transactions_response_t *r) {
+    list_seen_t *s = ctx;
+    s->calls++;
+    ck_assert_int_eq(node, 1);
+    s->unknown += r->unknown_state_filters.count;
+    for (int32_t i = 0; i < r->transaction_states.count && s->n < 4; i++, s->n++) {
+        cl_strz(r->transaction_states.items[i].transactional_id, s->ids[s->n], sizeof s->ids[s->n]);
+        s->pids[s->n] = r->transaction_states.items[i].producer_id;
+    }
+}
+
+START_TEST(test_txn_list_and_describe) {
+    fake_t *f = fake_start();
+    cl_client_t c;
+    open_client(&c, f);
+    cl_err_t e;
+    const char *states[] = { "Ongoing", "Bogus" };
+    int64_t pids[] = { 7 };
+    cl_txn_filter_t flt = { states, 2, pids, 1 };
+    list_seen_t ls = { 0 };
+    ck_assert_int_eq(cl_admin_list_transactions(&c, &flt, on_txn_list, &ls, &e), CL_OK);
+    ck_assert_int_eq(ls.calls, 1);              /* one broker in the fake's metadata */
+    ck_assert_int_eq(f->list_states, 2);        /* the filters reached the broker */
+    ck_assert_int_eq(f->list_pids, 1);
+    ck_assert(f->list_pid0 == 7);
+    ck_assert_int_eq(ls.unknown, 1);
+    ck_assert_int_eq(ls.n, 2);
+    ck_assert_str_eq(ls.ids[0], "b-txn");
+    ck_assert(ls.pids[1] == 8);
+    flt.nstates = CL_TXN_FILTERS_MAX + 1;       /* bound checked before any request */
+    ck_assert_int_eq(cl_admin_list_transactions(&c, &flt, on_txn_list, &ls, &e), CL_E_USAGE);
+    ck_assert_int_eq(f->list_calls, 1);
+
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 20);
+    const kp_describe_transactions_response_transaction_state_t *t = NULL;
+    int32_t coord = -1;
+    f->txn_errors = 2;                          /* COORDINATOR_LOAD_IN_PROGRESS twice, then the answer */
+    ck_assert_int_eq(cl_admin_describe_transaction(&c, "x", &a, &t, &coord, &e), CL_OK);
+    ck_assert_int_eq(f->txn_calls, 3);
+    ck_assert_int_eq(f->coord_key_type, 1);     /* FindCoordinator for a transactional id */
+    ck_assert_int_eq(coord, 1);
+    ck_assert(cl_str_eq(t->transaction_state, "Ongoing"));
+    ck_assert(t->producer_id == 7);
+    ck_assert_int_eq(t->producer_epoch, 3);
+    ck_assert_int_eq(t->topics.count, 1);
+    ck_assert_int_eq(t->topics.items[0].partitions.count, 2);
+    kp_arena_reset(&a);
+    ck_assert_int_eq(cl_admin_describe_transaction(&c, "nope", &a, &t, NULL, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_TRANSACTIONAL_ID_NOT_FOUND);
+    ck_assert_msg(strstr(e.msg, "TRANSACTIONAL_ID_NOT_FOUND") && strstr(e.msg, "'nope'"), "%s", e.msg);
+    ck_assert_int_eq(f->txn_calls, 4);          /* not retriable: asked once */
+    f->txn_errors = 100;                        /* a coordinator that never loads: bounded */
+    kp_arena_reset(&a);
+    ck_assert_int_eq(cl_admin_describe_transaction(&c, "x", &a, &t, NULL, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS);
+    ck_assert_int_eq(f->txn_calls, 4 + c.retry.attempts_max);
+    f->txn_errors = 0;
+    kp_arena_free(&a);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
+START_TEST(test_txn_describe_truncated_every_byte) {
+    fake_t *f = fake_start();
+    cl_client_t c;
+    open_client(&c, f);
+    c.retry.attempts_max = 1;
+    cl_err_t e;
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 20);
+    const kp_describe_transactions_response_transaction_state_t *t = NULL;
+    /* every cut shorter than the whole answer fails; the first cut that
+     * does not is the whole answer (respond() then leaves it alone) */
+    int cut = 0, rc = CL_OK;
+    for (; cut < 400; cut++) {
+        f->txn_truncate_to = cut;
+        kp_arena_reset(&a);
+        rc = cl_admin_describe_transaction(&c, "x", &a, &t, NULL, &e);
+        if (rc == CL_OK) break;
+        ck_assert_msg(rc == CL_E_PROTO, "cut %d: status %d (%s)", cut, rc, e.msg);
+    }
+    ck_assert_int_eq(rc, CL_OK);
+    ck_assert_int_gt(cut, 50);    /* id, state, times, one topic with two partitions */
+    ck_assert(t->producer_id == 7);
+    kp_arena_free(&a);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
+typedef struct {
+    int n;
+    int32_t part[8];
+    int32_t last_seq[8];
+} prod_seen_t;
+
+static void on_prod(void *ctx, int32_t partition, int32_t leader, const kp_describe_producers_response_partition_response_t *p) {
+    prod_seen_t *s = ctx;
+    ck_assert_int_eq(leader, 1);
+    ck_assert_int_eq(p->active_producers.count, 1);
+    ck_assert_int_lt(s->n, 8);
+    s->part[s->n] = partition;
+    s->last_seq[s->n++] = p->active_producers.items[0].last_sequence;
+}
+
+START_TEST(test_describe_producers) {
+    fake_t *f = fake_start();
+    cl_client_t c;
+    open_client(&c, f);
+    cl_err_t e;
+    prod_seen_t s = { 0 };
+    f->txn_errors = 1;                          /* NOT_LEADER_OR_FOLLOWER once: metadata again, asked again */
+    ck_assert_int_eq(cl_admin_describe_producers(&c, "t", -1, on_prod, &s, &e), CL_OK);
+    ck_assert_int_eq(s.n, FAKE_PARTS);
+    for (int i = 0; i < FAKE_PARTS; i++) {
+        ck_assert_int_eq(s.part[i], i);
+        ck_assert_int_eq(s.last_seq[i], 10 * i);
+    }
+    ck_assert_int_eq(f->producers_calls, FAKE_PARTS + 1);
+    s.n = 0;
+    ck_assert_int_eq(cl_admin_describe_producers(&c, "t", 1, on_prod, &s, &e), CL_OK);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_int_eq(s.part[0], 1);
+    int before = f->producers_calls;
+    ck_assert_int_eq(cl_admin_describe_producers(&c, "t", FAKE_PARTS, on_prod, &s, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    ck_assert_int_eq(cl_admin_describe_producers(&c, "zz", -1, on_prod, &s, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    ck_assert_msg(strstr(e.msg, "'zz'"), "%s", e.msg);
+    ck_assert_int_eq(f->producers_calls, before); /* neither reached the broker */
+    f->txn_errors = 100;                        /* a leader that never settles: bounded */
+    ck_assert_int_eq(cl_admin_describe_producers(&c, "t", 0, on_prod, &s, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_msg(strstr(e.msg, "t-0"), "%s", e.msg);
+    ck_assert_int_eq(f->producers_calls, before + c.retry.attempts_max);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cl_client");
     TCase *tc = tcase_create("fake_broker");
@@ -810,6 +1066,9 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_unknown_topic);
     tcase_add_test(tc, test_group_join_range_leader);
     tcase_add_test(tc, test_fetch_grows_for_a_huge_batch);
+    tcase_add_test(tc, test_txn_list_and_describe);
+    tcase_add_test(tc, test_txn_describe_truncated_every_byte);
+    tcase_add_test(tc, test_describe_producers);
     suite_add_tcase(s, tc);
     return s;
 }

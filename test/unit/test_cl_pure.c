@@ -393,6 +393,19 @@ START_TEST(test_ctl_usage_exit_codes) {
         { 5, { "perf", "produce", "t", "--size", "-1" }, 2, "--size" },
         { 5, { "perf", "produce", "t", "-z", "brotli" }, 2, "codec" },
         { 5, { "perf", "consume", "t", "--count", "0" }, 2, "--count" },
+        { 1, { "txn" }, 2, "subcommand" },
+        { 2, { "txn", "abort" }, 2, "unknown txn subcommand" },
+        { 2, { "txn", "describe" }, 2, "one transactional id" },
+        { 3, { "txn", "list", "x" }, 2, "takes no name" },
+        { 5, { "txn", "describe", "x", "--state", "Ongoing" }, 2, "go with txn list" },
+        { 4, { "txn", "list", "--producer-id", "-1" }, 2, "--producer-id" },
+        { 4, { "txn", "list", "--producer-id", "x" }, 2, "--producer-id" },
+        { 2, { "txn", "list" }, 3, "127.0.0.1:1" },
+        { 3, { "txn", "describe", "x" }, 3, "127.0.0.1:1" },
+        { 1, { "producers" }, 2, "one topic name" },
+        { 3, { "producers", "a", "b" }, 2, "one topic name" },
+        { 4, { "producers", "t", "-p", "-1" }, 2, "--partition" },
+        { 2, { "producers", "t" }, 3, "127.0.0.1:1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run_ctl(&out, &err, cases[i].argc, cases[i].argv);
@@ -406,7 +419,7 @@ END_TEST
 
 START_TEST(test_ctl_help_everywhere) {
     char *out = NULL, *err = NULL;
-    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf" };
+    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf", "txn", "producers" };
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         char *argv[] = { (char *)fams[i], "--help" };
         ck_assert_int_eq(run_ctl(&out, &err, 2, argv), 0);
