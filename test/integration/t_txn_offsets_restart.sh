@@ -55,10 +55,16 @@ sk_check_lines < <(grep -E '^(PASS|FAIL) ' "$SK_TMP/offs.log")
 off=$($CL/txn_misc.py committed "$SK_BOOTSTRAP" tfence offs-group 2>>"$SK_TMP/read.err")
 sk_check "offsets sent in the transaction are the group's after the restart ($off)" test "$off" = 123
 if [ "$off" != 123 ]; then
+  # Seen ~1 run in 10: the restarted node (a former controller) stays fenced,
+  # so its partitions stay leaderless — a broker-lifecycle bug, not the
+  # transaction path. Say so when it is the case.
+  S=$(( ${G:-0} % 3 + 1 ))
+  [ "$(adm "$S" /v1/cluster | jq "[.brokers[] | select(.node_id == ${G:-0} and .fenced == true)] | length" 2>/dev/null)" = 1 ] &&
+    echo "NOTE: restarted node $G is still fenced (seen by node $S): broker lifecycle, see test/integration/README.md"
   tail -n 3 "$SK_TMP/read.err"
   $CL/txn_misc.py describe "$SK_BOOTSTRAP" offs-restart
   for i in 1 2 3; do
-    echo "node $i: $(adm "$i" /v1/cluster | jq -c '[.controller_id, [.brokers[] | [.id, .fenced]]]' 2>/dev/null)"
+    echo "node $i: $(adm "$i" /v1/cluster | jq -c '[.controller_id, [.brokers[] | [.node_id, .fenced]]]' 2>/dev/null)"
     echo "  __consumer_offsets: $(adm "$i" /v1/topics/__consumer_offsets | jq -c '[.partitions[] | [.partition, .leader, .isr, .log_end_offset]]' 2>/dev/null)"
     echo "  transactions: $(adm "$i" /v1/transactions | jq -c . 2>/dev/null | cut -c1-600)"
   done
