@@ -326,7 +326,7 @@ static int16_t hold_offset(bk_req_t *req, bk_txn_offsets_t *pend, const char *gr
 }
 
 /* The offsets as the producer's transactional batch in __consumer_offsets
- * (durable before the answer; a replay holds them until the marker).
+ * (answered once the ISR has it; a replay holds them until the marker).
  * NONE, or COORDINATOR_NOT_AVAILABLE when the append failed. */
 static int16_t log_offsets(bk_req_t *req, bk_grp_coord_t *c, const char *group) {
     const kp_txn_offset_commit_request_t *q = req->body;
@@ -388,5 +388,7 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
     r.topics.count = nt;
-    bk_req_respond(req, &r);
+    /* like OffsetCommit: answered once the ISR has the batch */
+    if (n->groups) bk_gd_respond(n->groups, q->group_id, req, &r);
+    else bk_req_respond(req, &r);
 }

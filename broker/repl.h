@@ -69,6 +69,14 @@ typedef struct bk_repl_config {
     int64_t fetch_timeout_ms;      /* in-flight fetch given up after this */
     int64_t alter_retry_ms;        /* unanswered AlterPartition re-sent */
     uint32_t fetch_batches_max;    /* <= BK_REPL_BATCHES_MAX */
+    /* Pause before fetching again after an answer with no data for this
+     * partition; < 0: fetch_backoff_ms / 10 (a leader that answers at once).
+     * The broker sets 0: its leader parks an empty fetch for
+     * replica.fetch.wait.max.ms, and a partition left out of the next fetch
+     * to that leader could only join after that fetch returns — every
+     * acks=all write to it then waited up to max.wait (seen as ~0.5 s steps
+     * per transaction step, issue 9). */
+    int64_t empty_fetch_pause_ms;
     /* TEST-ONLY mutation for the simulation's self-check: a follower that
      * starts following truncates to its HW (pre-KIP-101 behaviour) instead of
      * relying on epochs. Never set outside tests. */

@@ -15,6 +15,7 @@ void bk_repl_config_default(bk_repl_config_t *c) {
     c->fetch_timeout_ms = 30000;
     c->alter_retry_ms = 1000;
     c->fetch_batches_max = BK_REPL_BATCHES_MAX;
+    c->empty_fetch_pause_ms = -1;
 }
 
 static bool restore_valid(const bk_repl_restore_t *rs) {

@@ -124,8 +124,9 @@ void bk_repl_on_fetch_resp(bk_repl_t *r, const bk_repl_fetch_resp_t *resp,
         out->hw_changed = true;
         out->hw = hw;
     }
-    /* An empty answer means we are at the leader's end: wait a little (a
-     * real fetch would wait max.wait.ms at the leader). */
-    r->next_fetch_ms = resp->n_batches ? now_ms : now_ms + r->cfg.fetch_backoff_ms / 10;
+    /* An empty answer means we are at the leader's end: wait a little when
+     * the leader answers at once (a real one waits max.wait.ms itself). */
+    int64_t pause_ms = r->cfg.empty_fetch_pause_ms >= 0 ? r->cfg.empty_fetch_pause_ms : r->cfg.fetch_backoff_ms / 10;
+    r->next_fetch_ms = resp->n_batches ? now_ms : now_ms + pause_ms;
     bk_repl_i_follower_tick(r, now_ms, out);
 }

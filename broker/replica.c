@@ -78,6 +78,7 @@ static bk_repl_t *core_from_log(bk_node_t *n, bk_part_t *p) {
     c.fetch_backoff_ms = RP_FETCH_BACKOFF_MS;
     c.fetch_timeout_ms = bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + RP_FETCH_TIMEOUT_EXTRA_MS;
     c.alter_retry_ms = RP_ALTER_RETRY_MS;
+    c.empty_fetch_pause_ms = 0;   /* our leader parks empty fetches (long poll) */
     st_epoch_cache_t *ec = st_log_epochs(p->log);
     size_t first = ec->n > BK_REPL_EPOCHS_MAX ? ec->n - BK_REPL_EPOCHS_MAX : 0;
     bk_repl_epoch_t ep[BK_REPL_EPOCHS_MAX];

@@ -47,6 +47,11 @@ static void commit_offset(void *ctx, const bk_txn_offset_t *o) {
                 o->topic, o->partition, kp_error_name(err));
 }
 
+/* The producer's marker is on __consumer_offsets-partition: its pending
+ * offsets become the group's (commit) or are dropped. Without a loaded
+ * group core they are dropped either way: a control batch is then in the
+ * log (bk_td_write_marker appends one whenever offsets are pending), so
+ * the core's replay resolves the transactional batch there, in log order. */
 static void complete_offsets(bk_node_t *n, int32_t partition, int64_t producer_id, bool commit) {
     bk_td_t *td = n->txns;
     if (!td || partition >= td->noffs || !td->offs[partition]) return;
@@ -57,6 +62,12 @@ static void complete_offsets(bk_node_t *n, int32_t partition, int64_t producer_i
     (void)bk_txn_offsets_complete(td->offs[partition], producer_id, commit && c, c ? commit_offset : NULL, &cc);
     if (c) (void)bk_gd_finish(n->groups, c, &out);
     bk_grp_out_free(&out);
+}
+
+static bool producer_has_offsets(bk_node_t *n, int32_t partition, int64_t producer_id) {
+    bk_td_t *td = n->txns;
+    return td && partition < td->noffs && td->offs[partition] &&
+           bk_txn_offsets_has_producer(td->offs[partition], producer_id);
 }
 
 /* One marker appended on a led partition, waiting for the ISR (acks=all). */
@@ -129,9 +140,13 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
      * data, or a re-sent marker whose first copy is in the HW): no control
      * batch is needed. A re-sent marker whose first copy may still be
      * unreplicated is appended again (harmless, as in Kafka) so that its
-     * answer waits for the ISR. */
+     * answer waits for the ISR. Pending TxnOffsetCommit offsets of the
+     * producer always get one: a later replay of __consumer_offsets
+     * resolves its transactional batch only at a control batch. */
+    bool offsets = strcmp(topic, BK_GD_TOPIC) == 0;
+    if (offsets && producer_has_offsets(n, partition, producer_id)) open = true;
     if (!open && st_log_high_watermark(p->log) >= st_log_end_offset(p->log)) {
-        if (strcmp(topic, BK_GD_TOPIC) == 0) complete_offsets(n, partition, producer_id, commit);
+        if (offsets) complete_offsets(n, partition, producer_id, commit);
         return false;
     }
     st_append_info_t info;
@@ -150,17 +165,18 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     *w = (marker_wait_t){ n, tcopy, partition, producer_id, commit, fn, ctx };
     if (bk_replica_appended(n, p, &info, true, bk_now_ms() + BK_TD_WRITE_TIMEOUT_MS, marker_replicated, NULL, w, err))
         return true;
-    if (*err == 0 && strcmp(topic, BK_GD_TOPIC) == 0) complete_offsets(n, partition, producer_id, commit);
+    if (*err == 0 && offsets) complete_offsets(n, partition, producer_id, commit);
     free(w->topic);
     free(w);
     return false;
 }
 
-/* An answer that ends the coordinator's work on that partition. */
-static bool marker_final(int16_t e) {
-    return e == KP_ERROR_NONE || e == KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION || e == KP_ERROR_INVALID_PRODUCER_EPOCH ||
-           e == KP_ERROR_TRANSACTION_COORDINATOR_FENCED;
-}
+/* An answer that ends the coordinator's work on that partition. Not
+ * UNKNOWN_TOPIC_OR_PARTITION: a leader that has just restarted answers it
+ * until its metadata image has caught up, and taking it as final lost the
+ * marker (the transaction completed without it; its TxnOffsetCommit
+ * offsets stayed pending for ever). */
+static bool marker_final(int16_t e) { return bk_txn_part_marker_final(e); }
 
 /* A final answer that means the marker was not written: worth a log line. */
 static void note_refused(const bk_node_t *n, const char *id, const char *topic, size_t topic_len, int32_t partition,

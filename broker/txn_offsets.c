@@ -93,6 +93,12 @@ bool bk_txn_offsets_pending(const bk_txn_offsets_t *t, const char *group, const 
     return false;
 }
 
+bool bk_txn_offsets_has_producer(const bk_txn_offsets_t *t, int64_t producer_id) {
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].producer_id == producer_id) return true;
+    return false;
+}
+
 size_t bk_txn_offsets_drop_group(bk_txn_offsets_t *t, const char *group) {
     return group ? compact(t, of_group, group) : 0;
 }

@@ -58,6 +58,9 @@ size_t bk_txn_offsets_complete(bk_txn_offsets_t *t, int64_t producer_id, bool co
  * then (KIP-447). topic NULL: any partition of the group. */
 bool bk_txn_offsets_pending(const bk_txn_offsets_t *t, const char *group, const char *topic, int32_t partition);
 
+/* Whether the producer holds any pending offset here. */
+bool bk_txn_offsets_has_producer(const bk_txn_offsets_t *t, int64_t producer_id);
+
 /* Drops every pending offset of a group (group deleted). Returns how many. */
 size_t bk_txn_offsets_drop_group(bk_txn_offsets_t *t, const char *group);
 

@@ -59,3 +59,8 @@ size_t bk_txn_part_producers(const st_producer_state_t *ps, bk_txn_producer_t *o
     if (out && n) qsort(out, n < max ? n : max, sizeof *out, by_pid);
     return n;
 }
+
+bool bk_txn_part_marker_final(int16_t error) {
+    return error == KP_ERROR_NONE || error == KP_ERROR_INVALID_PRODUCER_EPOCH ||
+           error == KP_ERROR_TRANSACTION_COORDINATOR_FENCED;
+}

@@ -21,6 +21,15 @@
 int16_t bk_txn_part_check_marker(const st_producer_state_t *ps, int64_t producer_id, int16_t producer_epoch,
                                  int32_t coordinator_epoch);
 
+/* The coordinator's reading of a leader's WriteTxnMarkers error for one
+ * partition: true when it ends the coordinator's work there (NONE: written;
+ * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED: refused for good,
+ * as Kafka), false when the marker must be re-sent (every other error;
+ * notably UNKNOWN_TOPIC_OR_PARTITION, answered by a leader whose metadata
+ * has not caught up yet, e.g. just restarted — a deleted topic is noticed
+ * in the coordinator's own metadata instead, as Kafka does). */
+bool bk_txn_part_marker_final(int16_t error);
+
 /* min(first offset of any open transaction, hw): what read_committed
  * fetches and ListOffsets(latest, read_committed) see. */
 int64_t bk_txn_part_lso(const st_producer_state_t *ps, int64_t hw);

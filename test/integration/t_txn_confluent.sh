@@ -9,9 +9,8 @@
 #  - zombie fencing: two producers with one transactional.id, the older fenced;
 #    then ListTransactions / DescribeTransactions / DescribeProducers (raw
 #    frames) and transaction.max.timeout.ms (INVALID_TRANSACTION_TIMEOUT);
-#  (TxnOffsetCommit across a restart of the group coordinator's node is in
-#  pending/t_txn_offsets_restart.sh: it fails about 1 run in 4, not yet
-#  diagnosed);
+#  (TxnOffsetCommit across a restart of the group coordinator's node:
+#  t_txn_offsets_restart.sh);
 #  - an abandoned transaction (its process gone) is aborted after
 #    transaction.timeout.ms and the LSO moves on (later data is readable).
 . "$(dirname "$0")/lib.sh"

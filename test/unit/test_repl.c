@@ -664,6 +664,41 @@ START_TEST(test_follower_responses) {
 }
 END_TEST
 
+/* An answer with no data for the partition: with a leader that answers at
+ * once the follower pauses (fetch_backoff_ms / 10); with one that parks
+ * empty fetches (the broker's, empty_fetch_pause_ms = 0) it fetches again
+ * at once, so the partition is in the next fetch to that leader and its
+ * next write wakes it (else acks=all waited up to max.wait; issue 9). */
+static bool refetch_after_empty(int64_t pause_ms) {
+    bk_repl_config_t c = cfg_for(1);
+    c.empty_fetch_pause_ms = pause_ms;
+    bk_repl_restore_t rs = { .log_start = 0, .leo = 0, .hw_checkpoint = 0, .epochs = NULL, .n_epochs = 0 };
+    bk_repl_t *f = bk_repl_new(&c, &rs);
+    ck_assert_ptr_nonnull(f);
+    bk_repl_out_t out;
+    bk_repl_image_t img = image(0, 2, 0, ISR012, 3);
+    bk_repl_on_image(f, &img, 0, &out);
+    ck_assert(out.send_fetch);
+    bk_repl_fetch_resp_t resp = { .error = KP_ERROR_NONE, .leader_epoch = 2, .req_fetch_offset = 0,
+                                  .req_seq = out.fetch.seq, .high_watermark = 0 };
+    bk_repl_on_fetch_resp(f, &resp, 10, &out);
+    bool at_once = out.send_fetch;
+    if (!at_once) {
+        bk_repl_tick(f, 10 + c.fetch_backoff_ms / 10 - 1, &out);
+        ck_assert(!out.send_fetch);
+        bk_repl_tick(f, 10 + c.fetch_backoff_ms / 10, &out);
+        ck_assert(out.send_fetch);
+    }
+    bk_repl_free(f);
+    return at_once;
+}
+
+START_TEST(test_empty_answer_refetch) {
+    ck_assert(!refetch_after_empty(-1));
+    ck_assert(refetch_after_empty(0));
+}
+END_TEST
+
 START_TEST(test_produce_bounds) {
     bk_repl_t *r = leader(1, 0, ISR01, 2);
     bk_repl_out_t out;
@@ -724,6 +759,7 @@ int main(void) {
     tcase_add_test(tc, test_alter_error_keeps_pending_expansion);
     tcase_add_test(tc, test_alter_ineligible_drops_proposal);
     tcase_add_test(tc, test_follower_responses);
+    tcase_add_test(tc, test_empty_answer_refetch);
     tcase_add_test(tc, test_produce_bounds);
     tcase_add_test(tc, test_not_a_replica_stops);
     suite_add_tcase(s, tc);

@@ -156,11 +156,47 @@ START_TEST(test_pending_offsets) {
 }
 END_TEST
 
+/* Issue 9: a leader that has just restarted answers WriteTxnMarkers with
+ * UNKNOWN_TOPIC_OR_PARTITION until its metadata catches up; the coordinator
+ * took that as final, completed the transaction without the marker, and the
+ * TxnOffsetCommit offsets held on that leader stayed pending for ever. Only
+ * a written or refused-for-good marker ends the coordinator's work. */
+START_TEST(test_marker_answers_final_or_retried) {
+    ck_assert(bk_txn_part_marker_final(KP_ERROR_NONE));
+    ck_assert(bk_txn_part_marker_final(KP_ERROR_INVALID_PRODUCER_EPOCH));
+    ck_assert(bk_txn_part_marker_final(KP_ERROR_TRANSACTION_COORDINATOR_FENCED));
+    static const int16_t retried[] = { KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION, KP_ERROR_NOT_LEADER_OR_FOLLOWER,
+                                       KP_ERROR_REQUEST_TIMED_OUT, KP_ERROR_NOT_ENOUGH_REPLICAS,
+                                       KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND, KP_ERROR_KAFKA_STORAGE_ERROR,
+                                       KP_ERROR_UNKNOWN_SERVER_ERROR, KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS };
+    for (size_t i = 0; i < sizeof retried / sizeof retried[0]; i++) ck_assert(!bk_txn_part_marker_final(retried[i]));
+}
+END_TEST
+
+/* bk_td_write_marker's question: does this producer hold offsets here? */
+START_TEST(test_pending_offsets_by_producer) {
+    bk_txn_offsets_t t;
+    bk_txn_offsets_init(&t);
+    ck_assert(!bk_txn_offsets_has_producer(&t, 5));
+    add(&t, 5, "g", "a", 0, 1);
+    add(&t, 6, "g", "a", 1, 2);
+    ck_assert(bk_txn_offsets_has_producer(&t, 5));
+    ck_assert(bk_txn_offsets_has_producer(&t, 6));
+    ck_assert(!bk_txn_offsets_has_producer(&t, 7));
+    ck_assert_uint_eq(bk_txn_offsets_complete(&t, 5, false, NULL, NULL), 1);
+    ck_assert(!bk_txn_offsets_has_producer(&t, 5));
+    ck_assert(bk_txn_offsets_has_producer(&t, 6));
+    bk_txn_offsets_free(&t);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("txn_part");
     TCase *tc = tcase_create("partition");
     tcase_add_test(tc, test_lso_and_markers);
     tcase_add_test(tc, test_pending_offsets);
+    tcase_add_test(tc, test_marker_answers_final_or_retried);
+    tcase_add_test(tc, test_pending_offsets_by_producer);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# NOT in make test (pending/): TxnOffsetCommit, then the group coordinator's
-# node killed -9 and restarted, then commit: the offsets must become the
-# group's. Known to fail about 1 run in 4 (the final OffsetFetch times out:
-# the committed transaction's offsets stay pending/unstable); not diagnosed
-# yet. Move it back into t_txn_confluent.sh once it passes reliably.
-. "$(dirname "$0")/../lib.sh"
+# TxnOffsetCommit, then the group coordinator's node killed -9 and
+# restarted, then commit: the offsets must become the group's (issue 9).
+# The restarted leader answers the COMMIT marker UNKNOWN_TOPIC_OR_PARTITION
+# until its metadata has caught up; the coordinator must retry it (it once
+# took it as final: the offsets stayed unstable, ~1 run in 4).
+. "$(dirname "$0")/lib.sh"
 NAME=t_txn_offsets_restart
 CL="$SK_PY $SK_ROOT/test/integration/clients"
 ARGS=(--set default.replication.factor=1 --set offsets.topic.replication.factor=1
@@ -53,7 +53,22 @@ echo go >&7; exec 7>&-
 t=0; while kill -0 "$OP" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 600 ] || { kill -KILL "$OP"; break; }; done
 sk_check_lines < <(grep -E '^(PASS|FAIL) ' "$SK_TMP/offs.log")
 off=$($CL/txn_misc.py committed "$SK_BOOTSTRAP" tfence offs-group 2>>"$SK_TMP/read.err")
-sk_check "offsets sent in the transaction are the group's after the restart ($off)" test "$off" = 123 ||
-  { $CL/txn_misc.py describe "$SK_BOOTSTRAP" offs-restart; for i in 1 2 3; do adm "$i" /v1/topics/__consumer_offsets | jq -c '[.partitions[] | [.partition, .leader, .log_end_offset]]'; done; }
+sk_check "offsets sent in the transaction are the group's after the restart ($off)" test "$off" = 123
+if [ "$off" != 123 ]; then
+  # Seen ~1 run in 10: the restarted node (a former controller) stays fenced,
+  # so its partitions stay leaderless — a broker-lifecycle bug, not the
+  # transaction path. Say so when it is the case.
+  S=$(( ${G:-0} % 3 + 1 ))
+  [ "$(adm "$S" /v1/cluster | jq "[.brokers[] | select(.node_id == ${G:-0} and .fenced == true)] | length" 2>/dev/null)" = 1 ] &&
+    echo "NOTE: restarted node $G is still fenced (seen by node $S): broker lifecycle, see test/integration/README.md"
+  tail -n 3 "$SK_TMP/read.err"
+  $CL/txn_misc.py describe "$SK_BOOTSTRAP" offs-restart
+  for i in 1 2 3; do
+    echo "node $i: $(adm "$i" /v1/cluster | jq -c '[.controller_id, [.brokers[] | [.node_id, .fenced]]]' 2>/dev/null)"
+    echo "  __consumer_offsets: $(adm "$i" /v1/topics/__consumer_offsets | jq -c '[.partitions[] | [.partition, .leader, .isr, .log_end_offset]]' 2>/dev/null)"
+    echo "  transactions: $(adm "$i" /v1/transactions | jq -c . 2>/dev/null | cut -c1-600)"
+  done
+  sk_dump_logs
+fi
 
 sk_summary "$NAME"
