@@ -8,7 +8,8 @@
 # goes; in rounds 3 and 4 the controller resigns right before the create
 # (the new controller must see the brokers as usable before their first
 # heartbeat to it; NOT_CONTROLLER-type answers are retried,
-# INVALID_REPLICATION_FACTOR never).
+# INVALID_REPLICATION_FACTOR never). Last, the idle leader holds its
+# followers' Fetches (long-poll) without any election.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "t_quorum_start_create: jq missing"; exit 1; }
 
@@ -38,6 +39,16 @@ for round in 1 2 3 4; do
     sleep 0.2
   done
   sk_check "round $round: RF 3 create right after all healthy (try $try: $(tr '\n' ' ' < "$SK_TMP/create.out"))" $ok
+  if [ "$round" = 4 ]; then
+    # long-poll (quorum_hold.c): an idle leader holds its followers' Fetches
+    # (wait 125 ms here) and nobody takes that for a lost leader
+    q() { curl -s --max-time 2 "127.0.0.1:${SK_ADMIN_PORT[$1]}/v1/quorum"; }
+    L=$(q 1 | jq -r .leader_id); E=$(q "$L" | jq .leader_epoch); H=$(q "$L" | jq .fetches_held)
+    sleep 2
+    sk_check "idle 2 s: the leader held Fetches ($H -> $(q "$L" | jq .fetches_held))" \
+      test "$(q "$L" | jq .fetches_held)" -ge $((H + 4))
+    sk_check "idle 2 s: no election (epoch $E -> $(q "$L" | jq .leader_epoch))" test "$(q "$L" | jq .leader_epoch)" = "$E"
+  fi
   for i in 1 2 3; do sk_stop_node "$i"; done
 done
 sk_summary t_quorum_start_create
