@@ -700,6 +700,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
         bk_lifecycle_on_response(q->n, p->kind, p->corr, frame, len);
         return;
     }
+    if (q->closing) return;   /* peers are being freed: no peer_index */
     size_t pi = peer_index(q, peer_id);
     bool fetch = p->req.type == RAFT_MSG_FETCH_REQ;
     if (fetch && pi < q->npeers && q->fetch_out[pi] && q->fetch_out_corr[pi] == p->corr) q->fetch_out[pi] = false;
