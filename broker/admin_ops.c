@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/health.h"
 #include "broker/metrics_catalogue.h"
 #include "broker/quorum.h"
 
@@ -13,47 +14,33 @@
 
 static int64_t meta_applied_next(const bk_node_t *n) { return n->img.last_offset + 1; }
 
-typedef struct {
-    size_t leaderless, under;
-} part_counts_t;
-
-static part_counts_t count_parts(const bk_node_t *n) {
-    part_counts_t c = { 0, 0 };
-    for (size_t i = 0; i < n->img.ntopics; i++) {
-        const bk_topic_t *t = n->img.by_name[i];
-        for (int32_t k = 0; k < t->nparts; k++) {
-            const bk_partition_t *p = &t->parts[k];
-            if (p->leader < 0) c.leaderless++;
-            else if (p->isr.n < p->replicas.n) c.under++;
-        }
-    }
-    return c;
-}
-
 static void get_health(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    int32_t ctrl = bk_node_controller_id(n);
-    part_counts_t pc = count_parts(n);
-    size_t down = 0;
-    for (size_t i = 0; i < n->img.nbrokers; i++) down += n->img.brokers[i].fenced;
+    /* every quorum voter registers as a broker, and so does this node */
+    int32_t expected[RAFT_VOTERS_MAX + 1];
+    size_t nv = 0, ne = 0;
+    const bk_voter_t *v = bk_config_voters(n->cfg, &nv);
+    for (size_t i = 0; i < nv && ne < RAFT_VOTERS_MAX; i++) expected[ne++] = v[i].id;
+    expected[ne++] = n->id;
+    bk_health_t h;
+    bk_health_judge(&n->img, bk_node_controller_id(n), expected, ne, &h);
     bk_json_t *j = bk_admin_json(req);
     bk_json_obj_begin(j);
-    bk_json_kv_bool(j, "healthy", ctrl >= 0 && down == 0 && pc.leaderless == 0 && pc.under == 0);
+    bk_json_kv_bool(j, "healthy", h.healthy);
     bk_json_key(j, "unhealthy_reasons");
     bk_json_arr_begin(j);
-    if (ctrl < 0) bk_json_str(j, "no_elected_controller");
-    if (down) bk_json_str(j, "nodes_down");
-    if (pc.leaderless) bk_json_str(j, "leaderless_partitions");
-    if (pc.under) bk_json_str(j, "under_replicated_partitions");
+    if (h.no_controller) bk_json_str(j, "no_elected_controller");
+    if (h.ndown) bk_json_str(j, "nodes_down");
+    if (h.leaderless) bk_json_str(j, "leaderless_partitions");
+    if (h.under) bk_json_str(j, "under_replicated_partitions");
     bk_json_arr_end(j);
-    bk_json_kv_i64(j, "controller_id", ctrl);
+    bk_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
     bk_json_key(j, "nodes_down");
     bk_json_arr_begin(j);
-    for (size_t i = 0; i < n->img.nbrokers; i++)
-        if (n->img.brokers[i].fenced) bk_json_i64(j, n->img.brokers[i].id);
+    for (size_t i = 0; i < h.ndown_listed; i++) bk_json_i64(j, h.down[i]);
     bk_json_arr_end(j);
-    bk_json_kv_u64(j, "leaderless_partitions", pc.leaderless);
-    bk_json_kv_u64(j, "under_replicated_partitions", pc.under);
+    bk_json_kv_u64(j, "leaderless_partitions", h.leaderless);
+    bk_json_kv_u64(j, "under_replicated_partitions", h.under);
     bk_json_obj_end(j);
     bk_admin_reply_json(req, 200);
 }

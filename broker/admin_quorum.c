@@ -47,6 +47,8 @@ static void get_quorum(bk_admin_req_t *req, void *ctx) {
     bk_json_kv_i64(j, "high_watermark", qi.high_watermark);
     replicas(j, "voters", qi.voters, qi.n_voters, qi.high_watermark);
     replicas(j, "observers", qi.observers, qi.n_observers, qi.high_watermark);
+    /* Fetches this node held as leader while nothing was new (long-poll) */
+    bk_json_kv_u64(j, "fetches_held", n->quorum ? bk_quorum_fetches_held(n->quorum) : 0);
     bk_json_obj_end(j);
     bk_admin_reply_json(req, 200);
 }

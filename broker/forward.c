@@ -23,7 +23,7 @@ typedef struct fwd {
     uint8_t *resp;               /* the controller's answer (after the size) */
     size_t resp_len;
     int status;
-    uint64_t fetches_at;         /* bk_quorum_fetches when the answer came */
+    uint64_t fetch_mark;         /* bk_quorum_fetch_prompt when the answer came */
     int64_t deadline_ms;
     struct fwd *next;
 } fwd_t;
@@ -65,11 +65,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     fwd_state_t *s = state(n);
     if (!s || !n->quorum) return;
     int64_t now = bk_now_ms();
-    uint64_t seen = bk_quorum_fetches(n->quorum);
+    uint64_t seen = bk_quorum_fetch_answered(n->quorum);
     fwd_t **pp = &s->waiting;
     while (*pp) {
         fwd_t *f = *pp;
-        if (seen >= f->fetches_at + 2 || now >= f->deadline_ms || bk_quorum_is_leader(n->quorum)) {
+        if (seen >= f->fetch_mark || now >= f->deadline_ms || bk_quorum_is_leader(n->quorum)) {
             *pp = f->next;
             finish(f);
         } else {
@@ -95,7 +95,7 @@ static void on_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, co
     f->resp_len = len;
     f->status = KP_OK;
     if (!s || !n->quorum) { finish(f); return; }
-    f->fetches_at = bk_quorum_fetches(n->quorum);
+    f->fetch_mark = bk_quorum_fetch_prompt(n->quorum);
     f->deadline_ms = bk_now_ms() + BK_FORWARD_CATCHUP_MS;
     f->next = s->waiting;
     s->waiting = f;

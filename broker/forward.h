@@ -5,8 +5,8 @@
  * to the controller's Kafka listener (its endpoint from the image) over one
  * connection per controller; its answer is relayed unchanged to the client
  * once this node has applied the change: after the answer, we wait until a
- * Fetch sent to the leader after the commit has been answered (two fetch
- * responses), at most BK_FORWARD_CATCHUP_MS. A controller that lost its
+ * Fetch sent to the leader after it has been answered (bk_quorum_fetch_prompt:
+ * sent at once, never held), at most BK_FORWARD_CATCHUP_MS. A controller that lost its
  * role meanwhile answers NOT_CONTROLLER itself, which the client handles.
  * Without a known controller nothing is forwarded: the local handler answers
  * NOT_CONTROLLER. Auto-creation (Metadata) is forwarded as a CreateTopics.

@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "broker/net.h"
 #include "broker/node.h"
 #include "broker/quorum_client.h"
+#include "broker/quorum_hold.h"
 #include "broker/quorum_rpc.h"
 #include "broker/quorum_snap.h"
 #include "broker/quorum_state.h"
@@ -35,11 +37,14 @@ typedef struct {
 } proposal_t;
 
 /* The server request being stepped, so that its response goes back on the
- * same connection. */
+ * same connection (conn, or only its slot for a held Fetch stepped again). */
 typedef struct {
-    bk_conn_t *conn;
+    bk_conn_t *conn;                 /* NULL: answer through the slot */
+    bk_slot_t slot;
     kp_request_header_t hdr;
     raft_msg_t req;
+    int32_t max_wait_ms;             /* a Fetch's MaxWaitMs */
+    bool may_hold;                   /* false once held: answered when stepped again */
     bool answered;
 } srv_req_t;
 
@@ -77,6 +82,18 @@ struct bk_quorum {
     int64_t view_end;                 /* the view holds the log up to here */
     uint64_t elections;               /* epochs this node ran for as a candidate */
     int32_t candidate_epoch;          /* the last of them (-1 none) */
+    /* leader: Fetches held until something is new (quorum_hold.h) */
+    bk_qhold_t *hold;
+    bool releasing;
+    /* follower: one Fetch in flight per peer (the leader may hold it), each
+     * asking MaxWaitMs fetch_wait_ms unless a prompt one was asked for */
+    int32_t fetch_wait_ms;
+    bool fetch_out[RAFT_VOTERS_MAX];
+    int32_t fetch_out_corr[RAFT_VOTERS_MAX];
+    int64_t fetch_out_ms[RAFT_VOTERS_MAX];
+    uint64_t fetch_sent_seq;          /* Fetches sent so far */
+    uint64_t fetch_answered_seq;      /* the latest of them answered without error */
+    uint64_t prompt_upto_seq;         /* Fetches up to this one: no wait, no queueing */
 };
 
 bool bk_quorum_wanted(const bk_config_t *cfg) {
@@ -168,6 +185,7 @@ static void fatal(bk_quorum_t *q, const char *what, int rc) {
 /* ---- the ready loop ------------------------------------------------------------ */
 
 static void step(bk_quorum_t *q, const raft_event_t *ev);
+static void release_held(bk_quorum_t *q);
 
 static int64_t now_ms(void) { return bk_now_ms(); }
 
@@ -183,34 +201,91 @@ static void trace(const bk_quorum_t *q, const char *dir, const raft_msg_t *m) {
             m->from, m->to, m->epoch, m->leader_id, m->error);
 }
 
+static size_t peer_index(const bk_quorum_t *q, int32_t id) {
+    size_t i = 0;
+    while (i < q->npeers && bk_qc_id(q->peers[i]) != id) i++;
+    return i;
+}
+
 static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     trace(q, "send", m);
-    bk_qc_peer_t *p = NULL;
-    for (size_t i = 0; i < q->npeers; i++)
-        if (bk_qc_id(q->peers[i]) == m->to) p = q->peers[i];
-    if (!p) return;   /* not a voter we know: raft retries */
-    bk_qc_pending_t pend = { BK_QC_RAFT, bk_qc_next_corr(p), *m, NULL, 0, 0 };
-    /* raft answers at once (no long-poll Fetch yet): a silent peer is cut */
+    size_t pi = peer_index(q, m->to);
+    if (pi == q->npeers) return;   /* not a voter we know: raft retries */
+    bk_qc_peer_t *p = q->peers[pi];
+    int64_t now = now_ms();
+    bk_qc_pending_t pend = { BK_QC_RAFT, 0, *m, NULL, 0, 0 };
+    /* a Fetch is held at most a quarter of this (quorum_hold.h): a silent
+     * peer is still cut */
     pend.timeout_ms = (int32_t)bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
+    bool fetch = m->type == RAFT_MSG_FETCH_REQ;
+    uint64_t seq = q->fetch_sent_seq + 1;
+    bool prompt = fetch && seq <= q->prompt_upto_seq;
+    /* the core re-sends on its fetch interval; while one may be held, a
+     * second would only queue behind it (answers are ordered) */
+    if (fetch && !prompt && q->fetch_out[pi] && now - q->fetch_out_ms[pi] < pend.timeout_ms) {
+        trace(q, "queued", m);
+        return;
+    }
+    pend.corr = bk_qc_next_corr(p);
     uint8_t *frame = NULL;
     size_t len = 0;
-    if (bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len) != KP_OK) return;
-    if (bk_qc_send(p, frame, len, &pend, now_ms()) != 0 && trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->n->id);
+    int rc = fetch ? bk_qrpc_encode_fetch(m, pend.corr, q->n->cluster_id, prompt ? 0 : q->fetch_wait_ms, &frame, &len)
+                   : bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len);
+    if (rc != KP_OK) return;
+    if (fetch) pend.arg = (void *)(uintptr_t)seq;
+    if (bk_qc_send(p, frame, len, &pend, now) != 0) {
+        if (trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->n->id);
+    } else if (fetch) {
+        q->fetch_sent_seq = seq;
+        q->fetch_out[pi] = true;
+        q->fetch_out_corr[pi] = pend.corr;
+        q->fetch_out_ms[pi] = now;
+    }
     free(frame);
+}
+
+static void close_slot(bk_quorum_t *q, bk_slot_t slot) {
+    bk_conn_t *conn = bk_net_conn(q->srv, slot.conn_id);
+    if (conn) bk_conn_close(conn);   /* no answer to give: the peer re-sends */
+}
+
+/* Holds the current Fetch (true) when its answer m tells nothing new. */
+static bool hold_current(bk_quorum_t *q, const srv_req_t *c, const raft_msg_t *m) {
+    if (!c->may_hold || c->max_wait_ms <= 0 || !bk_qhold_should_hold(q->hold, m)) return false;
+    int64_t wait = c->max_wait_ms < q->hold->wait_ms ? c->max_wait_ms : q->hold->wait_ms;
+    bk_qhold_entry_t e = { c->slot, c->hdr.api_key, c->hdr.api_version, c->hdr.correlation_id, c->req,
+                           now_ms() + wait, raft_log_end(q->r), m->u.fetch_resp.high_watermark, raft_epoch(q->r) };
+    if (!bk_qhold_add(q->hold, &e)) return false;
+    trace(q, "hold", m);
+    return true;
 }
 
 static void answer_current(bk_quorum_t *q, const raft_msg_t *m) {
     srv_req_t *c = q->cur;
+    c->answered = true;
+    if (m->type == RAFT_MSG_FETCH_RESP && m->error == 0) {
+        if (hold_current(q, c, m)) return;
+        bk_qhold_told(q->hold, m->to, m->u.fetch_resp.high_watermark);
+    }
     trace(q, "answer", m);
     uint8_t *frame = NULL;
     size_t len = 0;
-    c->answered = true;
     if (bk_qrpc_encode_response(m, &c->hdr, &frame, &len) != KP_OK) {
-        bk_conn_close(c->conn);
+        close_slot(q, c->slot);
         return;
     }
     /* the frame carries its size prefix; the net adds its own */
-    (void)bk_conn_respond_bytes(c->conn, bk_conn_slot(c->conn), frame + 4, len - 4);
+    if (c->conn) {
+        (void)bk_conn_respond_bytes(c->conn, c->slot, frame + 4, len - 4);
+    } else {
+        struct evbuffer *eb = evbuffer_new();
+        if (eb && evbuffer_add(eb, frame + 4, len - 4) == 0) {
+            (void)bk_net_respond(q->srv, c->slot, eb);
+        } else {
+            if (eb) evbuffer_free(eb);
+            close_slot(q, c->slot);
+        }
+    }
     free(frame);
 }
 
@@ -440,6 +515,7 @@ static void role_check(bk_quorum_t *q) {
     if (leader == q->was_leader) return;
     q->was_leader = leader;
     drop_view(q);
+    bk_qhold_forget(q->hold);   /* held ones are released: the role moved */
     fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->n->id,
             leader ? "became" : "is no longer", raft_epoch(q->r));
     /* a lost leadership keeps its proposals: entries of its epoch may still
@@ -474,7 +550,40 @@ static void step(bk_quorum_t *q, const raft_event_t *ev) {
     role_check(q);
     run_done(q);
     if (!q->busy) maybe_snapshot(q);
+    release_held(q);
 }
+
+/* Steps a held Fetch again; its answer (whatever it is now) goes out. */
+static void restep(bk_quorum_t *q, const bk_qhold_entry_t *e) {
+    srv_req_t sr;
+    memset(&sr, 0, sizeof sr);
+    sr.slot = e->slot;
+    sr.hdr.api_key = e->api_key;
+    sr.hdr.api_version = e->api_version;
+    sr.hdr.correlation_id = e->correlation_id;
+    sr.req = e->req;
+    q->cur = &sr;
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = &sr.req;
+    step(q, &ev);
+    q->cur = NULL;
+    if (!sr.answered) close_slot(q, e->slot);
+}
+
+/* Answers held Fetches whose wait is over or whose leader state moved (all
+ * of them when peer < 0), else only `peer`'s (a newer Fetch of it came). */
+static void release(bk_quorum_t *q, int32_t peer) {
+    if (q->releasing || q->busy || q->closing || q->hold->n == 0) return;
+    q->releasing = true;
+    bk_qhold_entry_t e;
+    while (peer >= 0 ? bk_qhold_take_peer(q->hold, peer, &e)
+                     : bk_qhold_take_due(q->hold, now_ms(), raft_log_end(q->r), raft_high_watermark(q->r),
+                                         raft_epoch(q->r), bk_quorum_is_leader(q), &e))
+        restep(q, &e);
+    q->releasing = false;
+}
+
+static void release_held(bk_quorum_t *q) { release(q, -1); }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
@@ -533,6 +642,7 @@ void bk_quorum_propose(bk_quorum_t *q, const bk_recs_t *recs, bk_quorum_done_fn 
         step(q, &pe);
     } else {
         run_done(q);
+        release_held(q);   /* the log end moved: held Fetches get the entries */
     }
 }
 
@@ -553,7 +663,7 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
     kp_arena_init(&a, len * 4 + 65536);
     srv_req_t sr;
     memset(&sr, 0, sizeof sr);
-    int rc = bk_qrpc_decode_request(frame, len, q->n->id, &a, &sr.hdr, &sr.req);
+    int rc = bk_qrpc_decode_request_wait(frame, len, q->n->id, &a, &sr.hdr, &sr.req, &sr.max_wait_ms);
     if (rc == KP_ERR_UNSUPPORTED) {
         kp_arena_free(&a);
         bk_lifecycle_serve(q->n, conn, frame, len);
@@ -567,7 +677,10 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
         return;
     }
     sr.conn = conn;
+    sr.slot = bk_conn_slot(conn);
+    sr.may_hold = true;
     trace(q, "recv-req", &sr.req);
+    if (sr.req.type == RAFT_MSG_FETCH_REQ) release(q, sr.req.from);   /* superseded: answered first */
     q->cur = &sr;
     raft_event_t ev = { .type = RAFT_EV_RECV };
     ev.u.msg = &sr.req;
@@ -587,6 +700,10 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
         bk_lifecycle_on_response(q->n, p->kind, p->corr, frame, len);
         return;
     }
+    if (q->closing) return;   /* peers are being freed: no peer_index */
+    size_t pi = peer_index(q, peer_id);
+    bool fetch = p->req.type == RAFT_MSG_FETCH_REQ;
+    if (fetch && pi < q->npeers && q->fetch_out[pi] && q->fetch_out_corr[pi] == p->corr) q->fetch_out[pi] = false;
     if (!frame || q->busy || q->closing) return;   /* lost: raft re-sends on its timers */
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
@@ -599,6 +716,8 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
         raft_event_t ev = { .type = RAFT_EV_RECV };
         ev.u.msg = &m;
         step(q, &ev);
+        uint64_t seq = (uint64_t)(uintptr_t)p->arg;
+        if (fetch && m.error == 0 && seq > q->fetch_answered_seq) q->fetch_answered_seq = seq;
     } else {
         fprintf(stderr, "skiff: node %d: bad raft response from node %d (%s)\n", q->n->id, peer_id,
                 rc == KP_OK ? "correlation id" : kp_status_str(rc));
@@ -608,6 +727,15 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
 
 bk_net_t *bk_quorum_net(bk_quorum_t *q) { return q->srv; }
 uint64_t bk_quorum_fetches(const bk_quorum_t *q) { return q->fetches; }
+
+uint64_t bk_quorum_fetch_prompt(bk_quorum_t *q) {
+    uint64_t mark = q->fetch_sent_seq + 1;
+    if (q->prompt_upto_seq < mark) q->prompt_upto_seq = mark;
+    return mark;
+}
+
+uint64_t bk_quorum_fetch_answered(const bk_quorum_t *q) { return q->fetch_answered_seq; }
+uint64_t bk_quorum_fetches_held(const bk_quorum_t *q) { return q->hold->held_total; }
 
 int32_t bk_quorum_corr(bk_quorum_t *q) {
     int32_t l = bk_quorum_leader(q);
@@ -727,8 +855,8 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
         rc_cfg.election_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
         rc_cfg.fetch_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
         rc_cfg.pending_entries_max = 1u << 20;
-        /* the core has no long-poll Fetch: an idle follower asks again every
-         * fetch interval, which bounds commit latency from below */
+        /* after an empty answer the follower asks again after this; the
+         * leader holds a Fetch while it has nothing new (quorum_hold.h) */
         rc_cfg.fetch_interval_ms = BK_QUORUM_FETCH_INTERVAL_MS;
         uint64_t seed = 0;
         if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)now_ms();
@@ -785,6 +913,12 @@ bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size
     q->n = n;
     q->sync_want = -1;
     q->candidate_epoch = -1;
+    q->hold = calloc(1, sizeof *q->hold);
+    if (!q->hold) { fail(err, err_len, "out of memory"); free(q); return NULL; }
+    int64_t wait = bk_qhold_wait_ms(bk_config_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS),
+                                    bk_config_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS));
+    bk_qhold_init(q->hold, wait);
+    q->fetch_wait_ms = (int32_t)wait;
     snprintf(q->pdir, sizeof q->pdir, "%s/%s-0", ld->path, BK_META_TOPIC);
     q->snapshot_every_bytes = bk_config_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
     st_log_config_t lc;
@@ -824,6 +958,7 @@ int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
     }
     drop_view(q);
     if (q->r) raft_free(q->r);
+    free(q->hold);
     free(q->props);
     free(q->done_list);
     free(q);

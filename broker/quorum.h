@@ -97,6 +97,16 @@ int32_t bk_quorum_corr(bk_quorum_t *q);
  * visible here once a fetch sent after its commit has been answered). */
 uint64_t bk_quorum_fetches(const bk_quorum_t *q);
 
+/* Asks that this node's next Fetch go out at once with MaxWaitMs 0 (not
+ * queued behind one the leader may hold) and returns a mark: once
+ * bk_quorum_fetch_answered(q) >= mark, a Fetch sent after this call has been
+ * answered, so this node knows the leader's high watermark as of the call
+ * (forward.c waits for that before relaying a forwarded answer). */
+uint64_t bk_quorum_fetch_prompt(bk_quorum_t *q);
+uint64_t bk_quorum_fetch_answered(const bk_quorum_t *q);
+/* Fetches this node (as leader) has held so far (quorum_hold.h). */
+uint64_t bk_quorum_fetches_held(const bk_quorum_t *q);
+
 /* The controller listener's server (deferred answers: bk_net_respond). */
 bk_net_t *bk_quorum_net(bk_quorum_t *q);
 

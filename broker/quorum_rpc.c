@@ -155,8 +155,8 @@ static int enc_req(kp_wr_t *w, const void *ctx) {
     return kp_request_encode(w, c->h, c->body);
 }
 
-int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, uint8_t **out,
-                           size_t *out_len) {
+static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
+                          uint8_t **out, size_t *out_len) {
     assert(is_request(m->type));
     kp_request_header_t h = { bk_qrpc_api_key(m->type), bk_qrpc_api_version(m->type), corr,
                               kp_slice_cstr(BK_QRPC_CLIENT) };
@@ -233,7 +233,7 @@ int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluste
         kp_msg_init(&kp_fetch_request_desc, &b);
         b.cluster_id = cid;
         b.replica_id = m->from;
-        b.max_wait_ms = 0;
+        b.max_wait_ms = max_wait_ms;
         b.min_bytes = 0;
         b.topics.items = &t;
         b.topics.count = 1;
@@ -270,9 +270,27 @@ int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluste
                                                 BK_QRPC_TOPIC) &&                          \
      (b)->tfield.items[0].pfield.count == 1)
 
+int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, uint8_t **out,
+                           size_t *out_len) {
+    return encode_request(m, corr, cluster_id, 0, out, out_len);
+}
+
+int bk_qrpc_encode_fetch(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
+                         uint8_t **out, size_t *out_len) {
+    assert(m->type == RAFT_MSG_FETCH_REQ);
+    return encode_request(m, corr, cluster_id, max_wait_ms < 0 ? 0 : max_wait_ms, out, out_len);
+}
+
 int bk_qrpc_decode_request(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
                            kp_request_header_t *h, raft_msg_t *m) {
+    int32_t max_wait_ms;
+    return bk_qrpc_decode_request_wait(frame, len, self_id, a, h, m, &max_wait_ms);
+}
+
+int bk_qrpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
+                                kp_request_header_t *h, raft_msg_t *m, int32_t *max_wait_ms) {
     void *body = NULL;
+    *max_wait_ms = 0;
     int rc = kp_request_decode(frame, len, h, &body, a);
     if (rc != KP_OK) return rc;
     memset(m, 0, sizeof *m);
@@ -330,6 +348,7 @@ int bk_qrpc_decode_request(const uint8_t *frame, size_t len, int32_t self_id, kp
         m->epoch = p->current_leader_epoch;
         m->u.fetch_req.fetch_offset = p->fetch_offset;
         m->u.fetch_req.last_fetched_epoch = p->last_fetched_epoch;
+        *max_wait_ms = b->max_wait_ms < 0 ? 0 : b->max_wait_ms;
         return KP_OK;
 #undef TOPIC_NAME_FIELD
     }

@@ -45,12 +45,22 @@ int16_t bk_qrpc_api_version(raft_msg_type_t t);
 KP_MUST_CHECK int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id,
                                          uint8_t **out, size_t *out_len);
 
+/* As bk_qrpc_encode_request for a Fetch, with Fetch's MaxWaitMs set: how
+ * long the leader may hold the request when it has nothing new (quorum_hold.h;
+ * bk_qrpc_encode_request sends 0, never hold). Negative is sent as 0. */
+KP_MUST_CHECK int bk_qrpc_encode_fetch(const raft_msg_t *m, int32_t corr, const char *cluster_id,
+                                       int32_t max_wait_ms, uint8_t **out, size_t *out_len);
+
 /* Decodes a request frame (bytes after the size) addressed to `self_id`.
  * h gets the header; a raft RPC fills *m and returns KP_OK. An API that is
  * not a raft RPC returns KP_ERR_UNSUPPORTED with h set (the caller may serve
  * it). Slices point into frame; arrays live in a. */
 KP_MUST_CHECK int bk_qrpc_decode_request(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
                                          kp_request_header_t *h, raft_msg_t *m);
+/* As bk_qrpc_decode_request; *max_wait_ms gets a Fetch's MaxWaitMs (negative
+ * read as 0) and 0 for every other request. */
+KP_MUST_CHECK int bk_qrpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
+                                              kp_request_header_t *h, raft_msg_t *m, int32_t *max_wait_ms);
 
 /* Encodes response `m` as the answer to the request whose header is h
  * (whole frame, size included; *out malloc'd). */

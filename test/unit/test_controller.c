@@ -649,6 +649,46 @@ START_TEST(test_session_timeout_fences_and_moves_leaders) {
 }
 END_TEST
 
+/* Issue 5: a controller that has just taken over (fresh soft state, long
+ * after the brokers' last heartbeats to the old one) decides from the
+ * image, where the brokers are unfenced: CreateTopics RF 3 is accepted
+ * before any heartbeat reaches it, and its first ticks fence nobody until a
+ * full session has passed without heartbeats. Before any registration it
+ * refuses RF 3 naming 0 available brokers, as Kafka does. */
+START_TEST(test_new_controller_keeps_brokers_usable) {
+    cl_t cl;
+    cl_init(&cl, 11);
+    ck_assert_int_eq(create(&cl, topic_req("early", 1, 3)), KP_ERROR_INVALID_REPLICATION_FACTOR);
+    bk_recs_t r;
+    bk_recs_init(&r);
+    bk_ctrl_create_result_t res;
+    bk_ctrl_create_topic_t early = topic_req("early", 1, 3);
+    bk_ctrl_create_topics(&cl.ctrl, &cl.img, &early, 1, true, &r, &res);
+    ck_assert(strstr(res.message, "available brokers: 0") != NULL);
+    bk_recs_free(&r);
+    for (int32_t b = 1; b <= 3; b++) add_broker(&cl, b, NULL);
+    /* failover: the new controller starts from nothing, much later */
+    cl.now_ms += 10 * cl.ctrl.cfg.session_timeout_ms;
+    bk_ctrl_config_t cfg = cl.ctrl.cfg;
+    bk_ctrl_init(&cl.ctrl, &cfg, 12);
+    ck_assert_int_eq(create(&cl, topic_req("t", 6, 3)), KP_ERROR_NONE);
+    const bk_topic_t *t = bk_image_topic_by_name(&cl.img, "t");
+    for (int32_t p = 0; p < t->nparts; p++) ck_assert_int_eq(t->parts[p].isr.n, 3);
+    bk_recs_init(&r);
+    ck_assert_uint_eq(bk_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r), 0);
+    commit(&cl, &r);
+    cl.now_ms += cl.ctrl.cfg.session_timeout_ms;        /* exactly one session: alive */
+    bk_recs_init(&r);
+    ck_assert_uint_eq(bk_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r), 0);
+    commit(&cl, &r);
+    cl.now_ms += 1;                                     /* silent past it: fenced */
+    bk_recs_init(&r);
+    ck_assert_uint_eq(bk_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r), 3);
+    commit(&cl, &r);
+    cl_free(&cl);
+}
+END_TEST
+
 /* Shrinks a partition's ISR through AlterPartition from its leader. */
 static int16_t alter_isr(cl_t *cl, const char *topic, int32_t p, const int32_t *isr, size_t n) {
     const bk_topic_t *t = bk_image_topic_by_name(&cl->img, topic);
@@ -1444,6 +1484,7 @@ int main(void) {
     tcase_add_test(tc, test_create_partitions);
     tcase_add_test(tc, test_register_and_heartbeat_errors);
     tcase_add_test(tc, test_session_timeout_fences_and_moves_leaders);
+    tcase_add_test(tc, test_new_controller_keeps_brokers_usable);
     tcase_add_test(tc, test_fencing_unclean_only_when_enabled);
     tcase_add_test(tc, test_choose_leader_exhaustive);
     tcase_add_test(tc, test_cluster_default_unclean);
