@@ -298,16 +298,10 @@ int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **hos
         create_topic(gd);
         return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     }
-    const bk_partition_t *p = &t->parts[bk_grp_partition_for(key, t->nparts)];
-    const bk_broker_t *b = p->leader >= 0 ? bk_image_broker(&gd->node->img, p->leader) : NULL;
-    if (!b || b->fenced || b->nendpoints == 0) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    const bk_endpoint_t *ep = &b->endpoints[0];
-    for (int32_t k = 0; k < b->nendpoints; k++)
-        if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
-    *node_id = b->id;
-    *host = ep->host;
-    *port = ep->port;
-    return 0;
+    int32_t i = bk_grp_partition_for(key, t->nparts);
+    if (t->parts[i].leader == gd->node->id && (i >= gd->ncoords || !gd->coords[i])) bk_gd_sync(gd);
+    bool ready = i < gd->ncoords && gd->coords[i];
+    return bk_internal_coordinator(gd->node, &t->parts[i], ready, node_id, host, port);
 }
 
 /* ---- timer ------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kp_msgs.h"
 #include "broker/forward.h"
@@ -61,4 +62,21 @@ bool bk_internal_topic_create(bk_node_t *n, const char *name, int32_t nparts, in
     bk_node_commit(n, &recs, done, arg);
     bk_recs_free(&recs);
     return true;
+}
+
+int16_t bk_internal_coordinator(const bk_node_t *n, const bk_partition_t *p, bool ready_here, int32_t *node_id,
+                                const char **host, int32_t *port) {
+    *node_id = -1;
+    *host = "";
+    *port = -1;
+    if (p->leader == n->id && !ready_here) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    const bk_broker_t *b = p->leader >= 0 ? bk_image_broker(&n->img, p->leader) : NULL;
+    if (!b || b->fenced || b->nendpoints == 0) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    const bk_endpoint_t *ep = &b->endpoints[0];
+    for (int32_t k = 0; k < b->nendpoints; k++)
+        if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
+    *node_id = b->id;
+    *host = ep->host;
+    *port = ep->port;
+    return 0;
 }

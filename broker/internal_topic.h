@@ -24,4 +24,14 @@
 bool bk_internal_topic_create(bk_node_t *n, const char *name, int32_t nparts, int64_t rf_wanted,
                               const bk_ctrl_kv_t *kv, size_t nkv, bk_topics_done_fn done, void *arg);
 
+/* FindCoordinator's answer for a coordinator that lives on the leader of an
+ * internal topic's partition `p`: its id and Kafka endpoint (borrowed from
+ * the image). `ready_here` says whether this node, when it is that leader,
+ * has its coordinator loaded: until then the answer is
+ * COORDINATOR_NOT_AVAILABLE, which every client retries by asking again,
+ * where answering "it is me" would send it into COORDINATOR_LOAD_IN_PROGRESS,
+ * an error some clients (kafkajs' sendOffsets) do not retry. */
+int16_t bk_internal_coordinator(const bk_node_t *n, const bk_partition_t *p, bool ready_here, int32_t *node_id,
+                                const char **host, int32_t *port);
+
 #endif

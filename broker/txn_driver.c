@@ -234,17 +234,11 @@ int16_t bk_td_find(bk_td_t *td, kp_str_t key, int32_t *node_id, const char **hos
     if (!id) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     memcpy(id, key.p, key.len);
     id[key.len] = '\0';
-    const bk_partition_t *p = &t->parts[bk_txn_partition_for(id, t->nparts)];
+    int32_t i = bk_txn_partition_for(id, t->nparts);
     free(id);
-    const bk_broker_t *b = p->leader >= 0 ? bk_image_broker(&td->node->img, p->leader) : NULL;
-    if (!b || b->fenced || b->nendpoints == 0) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    const bk_endpoint_t *ep = &b->endpoints[0];
-    for (int32_t k = 0; k < b->nendpoints; k++)
-        if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
-    *node_id = b->id;
-    *host = ep->host;
-    *port = ep->port;
-    return 0;
+    if (t->parts[i].leader == td->node->id && (i >= td->ncoords || !td->coords[i])) bk_td_sync(td);
+    bool ready = i < td->ncoords && td->coords[i];
+    return bk_internal_coordinator(td->node, &t->parts[i], ready, node_id, host, port);
 }
 
 /* ---- timer ------------------------------------------------------------------- */
