@@ -2,12 +2,18 @@
  * controller with an image that has no registrations yet is not healthy
  * (issue 5), expected brokers that are missing or fenced are listed down
  * (ascending, repeats counted once, the list bounded), partitions without a
- * leader or a full ISR count, and the healthy case. */
+ * leader or a full ISR count, and the healthy case. Also the coordinator
+ * lookup behind FindCoordinator (bk_internal_coordinator), which judges a
+ * broker from the same image: not this node before its coordinator has
+ * loaded, not a fenced or unknown leader. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/health.h"
+#include "broker/internal_topic.h"
+#include "broker/node.h"
+#include "protocol/kp_errors.h"
 #include "broker/records.h"
 
 typedef Skiff__Metadata__MetadataRecord rec_t;
@@ -175,6 +181,42 @@ START_TEST(test_down_list_bounded) {
 }
 END_TEST
 
+START_TEST(test_coordinator_lookup) {
+    bk_node_t *n = calloc(1, sizeof *n);
+    ck_assert_ptr_nonnull(n);
+    n->id = 1;
+    bk_image_init(&n->img, 1);
+    reg(&n->img, 1, false, 0);
+    reg(&n->img, 2, false, 1);
+    reg(&n->img, 3, true, 2);
+    bk_partition_t p;
+    memset(&p, 0, sizeof p);
+    int32_t id;
+    const char *host;
+    int32_t port;
+    p.leader = 1;   /* here, still opening/replaying: ask again, not "load in progress" */
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, false, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(id, -1);
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), 0);
+    ck_assert_int_eq(id, 1);
+    ck_assert_int_eq(port, 9001);
+    ck_assert_str_eq(host, "127.0.0.1");
+    p.leader = 2;   /* elsewhere: that node judges its own loading */
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, false, &id, &host, &port), 0);
+    ck_assert_int_eq(id, 2);
+    ck_assert_int_eq(port, 9002);
+    p.leader = 3;   /* fenced */
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    p.leader = 4;   /* unknown */
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    p.leader = -1;
+    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(port, -1);
+    bk_image_free(&n->img);
+    free(n);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("health");
     TCase *tc = tcase_create("health");
@@ -182,6 +224,7 @@ int main(void) {
     tcase_add_test(tc, test_registration_steps);
     tcase_add_test(tc, test_partitions_count);
     tcase_add_test(tc, test_down_list_bounded);
+    tcase_add_test(tc, test_coordinator_lookup);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
