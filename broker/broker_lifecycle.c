@@ -13,6 +13,7 @@
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
 #include "broker/dispatch.h"
+#include "broker/lifecycle_sched.h"
 #include "broker/node.h"
 #include "broker/quorum.h"
 #include "broker/quorum_client.h"
@@ -25,7 +26,7 @@
 
 typedef struct bk_lifecycle {
     struct event *timer;
-    bool registered;             /* the controller acknowledged our registration */
+    bk_lc_sched_t sched;         /* registered / fenced / when the next round is due */
     bool inflight;               /* a request (or local commit) is outstanding */
     /* The round in flight: an answer (or local commit) of an older, abandoned
      * round must not end the current one. */
@@ -34,7 +35,6 @@ typedef struct bk_lifecycle {
     int32_t inflight_to;         /* the controller it went to (this node: local) */
     int64_t inflight_since_ms;
     uint8_t incarnation[BK_UUID_BYTES];
-    int64_t last_hb_ms;
     int64_t last_tick_ms;
 } bk_lifecycle_t;
 
@@ -57,6 +57,8 @@ typedef struct {
     int64_t epoch;
     bool is_register;
     bool is_tick;                /* a fencing tick: not the round in flight */
+    bool hb_ok;                  /* heartbeat: decided without error */
+    bool fenced;                 /* heartbeat: the decision leaves us fenced */
     uint64_t round;
 } local_ctx_t;
 
@@ -68,10 +70,12 @@ static void local_done(void *arg, int status) {
     if (l && !c->is_tick && c->round == l->round && l->inflight) {
         l->inflight = false;
         if (c->is_register && status == KP_OK) {
-            l->registered = true;
+            bk_lc_sched_registered(&l->sched);
             c->n->broker_epoch = c->epoch;
             fprintf(stderr, "skiff: node %d: registered with the controller (broker epoch %lld)\n", c->n->id,
                     (long long)c->epoch);
+        } else if (c->hb_ok && status == KP_OK) {
+            bk_lc_sched_heartbeat_ok(&l->sched, c->fenced);
         }
     }
     free(c);
@@ -85,7 +89,7 @@ static void local_round(bk_node_t *n, int64_t now) {
     local_ctx_t *c = calloc(1, sizeof *c);
     if (!c) return;
     c->n = n;
-    if (!l->registered) {
+    if (!l->sched.registered) {
         bk_ctrl_endpoint_t ep;
         endpoint(n, &ep);
         bk_ctrl_register_t rq = { n->id, { 0 }, &ep, 1, rack(n) };
@@ -103,7 +107,9 @@ static void local_round(bk_node_t *n, int64_t now) {
         bk_ctrl_heartbeat_result_t hr;
         bk_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, now, &recs, &hr);
         if (hr.error == KP_ERROR_STALE_BROKER_EPOCH || hr.error == KP_ERROR_BROKER_ID_NOT_REGISTERED)
-            l->registered = false;
+            bk_lc_sched_unregistered(&l->sched);
+        c->hb_ok = hr.error == 0;
+        c->fenced = hr.is_fenced;
     }
     l->inflight = true;
     l->round++;
@@ -169,7 +175,7 @@ void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const u
         if (kp_response_decode(KP_API_BROKER_REGISTRATION, LC_REG_VERSION, frame, len, &corr, &body, &a) == KP_OK) {
             const kp_broker_registration_response_t *r = body;
             if (r->error_code == 0) {
-                l->registered = true;
+                bk_lc_sched_registered(&l->sched);
                 n->broker_epoch = r->broker_epoch;
                 fprintf(stderr, "skiff: node %d: registered with controller %d (broker epoch %lld)\n", n->id,
                         bk_quorum_leader(n->quorum), (long long)r->broker_epoch);
@@ -179,7 +185,9 @@ void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const u
         if (kp_response_decode(KP_API_BROKER_HEARTBEAT, LC_HB_VERSION, frame, len, &corr, &body, &a) == KP_OK) {
             const kp_broker_heartbeat_response_t *r = body;
             if (r->error_code == KP_ERROR_STALE_BROKER_EPOCH || r->error_code == KP_ERROR_BROKER_ID_NOT_REGISTERED)
-                l->registered = false;
+                bk_lc_sched_unregistered(&l->sched);
+            else if (r->error_code == 0)
+                bk_lc_sched_heartbeat_ok(&l->sched, r->is_fenced);
         }
     }
     kp_arena_free(&a);
@@ -330,11 +338,11 @@ static void abandon_stale(bk_node_t *n, bk_lifecycle_t *l, int64_t now) {
     bool moved = leader != l->inflight_to;
     if (!moved && now - l->inflight_since_ms < session_ms) return;
     fprintf(stderr, "skiff: node %d: abandoning %s %s to controller %d (%s)\n", n->id,
-            l->inflight_to == n->id ? "local" : "remote", l->registered ? "heartbeat" : "registration",
+            l->inflight_to == n->id ? "local" : "remote", l->sched.registered ? "heartbeat" : "registration",
             l->inflight_to, moved ? "controller changed" : "unanswered for the session timeout");
     l->inflight = false;
     l->round++;
-    l->last_hb_ms = 0;   /* send to the new controller at once */
+    bk_lc_sched_retry_now(&l->sched);   /* send to the new controller at once */
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
@@ -361,14 +369,14 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     }
     abandon_stale(n, l, now);
     if (l->inflight || bk_quorum_leader(n->quorum) < 0) return;
-    if (l->registered && now - l->last_hb_ms < interval) return;
-    l->last_hb_ms = now;
+    if (!bk_lc_sched_due(&l->sched, now, interval)) return;
+    bk_lc_sched_sent(&l->sched, now);
     if (leader) {
         local_round(n, now);
         return;
     }
     int32_t corr = 0;
-    if ((l->registered ? send_heartbeat(n, &corr) : send_register(n, &corr)) == 0) {
+    if ((l->sched.registered ? send_heartbeat(n, &corr) : send_register(n, &corr)) == 0) {
         l->inflight = true;
         l->round++;
         l->inflight_corr = corr;
@@ -385,6 +393,7 @@ int bk_lifecycle_start(bk_node_t *n) {
         return -1;
     }
     l->incarnation[0] |= 1;   /* never all-zero */
+    bk_lc_sched_init(&l->sched);
     n->life = l;
     l->timer = event_new(n->base, -1, EV_PERSIST, on_timer, n);
     struct timeval tv = { 0, LC_RETRY_MS * 1000 };

@@ -52,12 +52,22 @@ fi
 echo go >&7; exec 7>&-
 t=0; while kill -0 "$OP" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 600 ] || { kill -KILL "$OP"; break; }; done
 sk_check_lines < <(grep -E '^(PASS|FAIL) ' "$SK_TMP/offs.log")
+# The restarted node unfences on its first heartbeat after registering
+# (issue 5): poll for it, so a "still fenced" below means stuck, not early.
+if [ -n "$G" ] && [ "$G" -ge 1 ] 2>/dev/null; then
+  S=$(( G % 3 + 1 ))
+  t=0
+  until [ "$(adm "$S" /v1/cluster | jq "[.brokers[] | select(.node_id == $G and .fenced == false)] | length" 2>/dev/null)" = 1 ]; do
+    sleep 0.2; t=$((t + 1)); [ $t -lt 100 ] || break
+  done
+  sk_check "restarted node $G unfenced (seen by node $S) within 20 s" test "$t" -lt 100
+fi
 off=$($CL/txn_misc.py committed "$SK_BOOTSTRAP" tfence offs-group 2>>"$SK_TMP/read.err")
 sk_check "offsets sent in the transaction are the group's after the restart ($off)" test "$off" = 123
 if [ "$off" != 123 ]; then
-  # Seen ~1 run in 10: the restarted node (a former controller) stays fenced,
-  # so its partitions stay leaderless — a broker-lifecycle bug, not the
-  # transaction path. Say so when it is the case.
+  # Once seen ~1 run in 10 (issue 5): the read came within a second of the
+  # restart, before the node's first heartbeat unfenced it, and librdkafka
+  # reported NOT_COORDINATOR at once. Say so if the node is fenced now.
   S=$(( ${G:-0} % 3 + 1 ))
   [ "$(adm "$S" /v1/cluster | jq "[.brokers[] | select(.node_id == ${G:-0} and .fenced == true)] | length" 2>/dev/null)" = 1 ] &&
     echo "NOTE: restarted node $G is still fenced (seen by node $S): broker lifecycle, see test/integration/README.md"

@@ -17,7 +17,7 @@ import struct
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 
 def fence(boot, topic):
@@ -98,8 +98,24 @@ def offsets_restart(boot, topic, group):
 
 
 def committed(boot, topic, group):
+    # Right after a coordinator restart the group's node may still be
+    # fenced (it unfences on its first heartbeat after registering) or
+    # loading: librdkafka reports NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
+    # / COORDINATOR_LOAD_IN_PROGRESS at once instead of retrying; a client
+    # would ask again, so do we (bounded: 30 s).
+    again = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
+             KafkaError.COORDINATOR_LOAD_IN_PROGRESS)
     c = Consumer({'bootstrap.servers': boot, 'group.id': group, 'enable.auto.commit': False})
-    print(c.committed([TopicPartition(topic, 0)], 30)[0].offset)
+    deadline = time.time() + 30
+    while True:
+        try:
+            print(c.committed([TopicPartition(topic, 0)], 30)[0].offset)
+            break
+        except KafkaException as e:
+            if e.args[0].code() not in again or time.time() > deadline:
+                raise
+            print('committed: %s; asking again' % e, file=sys.stderr, flush=True)
+            time.sleep(0.5)
     c.close()
 
 
