@@ -41,7 +41,7 @@ sk_check "connections accepted counted" test "$(mval 'skiff_connections_accepted
 # a long-poll fetch at the end of mx waits in the purgatory
 kcat -b "$B" -C -t mx -o end -q -X fetch.wait.max.ms=5000 >/dev/null 2>&1 & kpid=$!
 waiting() { [ "$(mval 'skiff_purgatory_operations{purgatory="fetch"}')" -ge 1 ]; }
-t=0; until waiting || [ $t -ge 50 ]; do sleep 0.2; t=$((t + 1)); done
+t=0; until waiting || [ $t -ge 150 ]; do sleep 0.2; t=$((t + 1)); done
 sk_check "a waiting fetch shows in skiff_purgatory_operations" waiting
 kill "$kpid" 2>/dev/null; wait "$kpid" 2>/dev/null
 sk_check "partitions led > 0" test "$(mval 'skiff_partitions_leader')" -gt 0
