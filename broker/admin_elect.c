@@ -44,7 +44,7 @@ static void elect_done(void *arg, int status) {
     free(c);
 }
 
-bool bk_admin_parse_partition(const char *s, int32_t *out) {
+static bool parse_partition(const char *s, int32_t *out) {
     if (!s || *s < '0' || *s > '9') return false;
     errno = 0;
     char *end;
@@ -54,19 +54,26 @@ bool bk_admin_parse_partition(const char *s, int32_t *out) {
     return true;
 }
 
+const bk_topic_t *bk_admin_partition_param(bk_admin_req_t *req, bk_node_t *n, int32_t *partition) {
+    const char *topic = bk_admin_param(req, "topic");
+    if (!parse_partition(bk_admin_param(req, "partition"), partition)) {
+        bk_admin_reply_error(req, 400, "partition must be a non-negative integer");
+        return NULL;
+    }
+    const bk_topic_t *t = topic ? bk_image_topic_by_name(&n->img, topic) : NULL;
+    if (!t || *partition >= t->nparts) {
+        bk_admin_reply_error(req, 404, "unknown partition %s-%d", topic ? topic : "", *partition);
+        return NULL;
+    }
+    return t;
+}
+
 static void post_elect(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *topic = bk_admin_param(req, "topic");
     int32_t partition;
-    if (!bk_admin_parse_partition(bk_admin_param(req, "partition"), &partition)) {
-        bk_admin_reply_error(req, 400, "partition must be a non-negative integer");
-        return;
-    }
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, topic);
-    if (!t || partition >= t->nparts) {
-        bk_admin_reply_error(req, 404, "unknown partition %s-%d", topic, partition);
-        return;
-    }
+    const bk_topic_t *t = bk_admin_partition_param(req, n, &partition);
+    if (!t) return;
     int32_t ctrl = bk_node_controller_id(n);
     if (ctrl != n->id) {
         bk_admin_reply_error(req, 409, "node %d is not the controller (controller: %d)", n->id, ctrl);

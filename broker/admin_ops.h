@@ -19,9 +19,11 @@ KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
 void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
-/* Parses a {partition} path parameter: decimal digits only, 0..INT32_MAX
- * (admin_elect.c). False for anything else, NULL included. */
-bool bk_admin_parse_partition(const char *s, int32_t *out);
+/* The {topic} and {partition} path parameters of req, looked up in the
+ * image (admin_elect.c): the topic with *partition set, or NULL once req has
+ * been answered 400 (partition not decimal digits in 0..INT32_MAX) or 404
+ * (no such topic or partition). */
+const bk_topic_t *bk_admin_partition_param(bk_admin_req_t *req, bk_node_t *n, int32_t *partition);
 /* GET /v1/transactions and /v1/partitions/{topic}/{partition}/producers
  * (admin_txn.c). */
 KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);

@@ -91,15 +91,8 @@ static void get_producers(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *topic = bk_admin_param(req, "topic");
     int32_t partition;
-    if (!bk_admin_parse_partition(bk_admin_param(req, "partition"), &partition)) {
-        bk_admin_reply_error(req, 400, "partition must be a non-negative integer");
-        return;
-    }
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, topic);
-    if (!t || partition >= t->nparts) {
-        bk_admin_reply_error(req, 404, "unknown partition %s-%d", topic, partition);
-        return;
-    }
+    const bk_topic_t *t = bk_admin_partition_param(req, n, &partition);
+    if (!t) return;
     bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
     if (!p || !p->leader) {
         bk_admin_reply_error(req, 409, "node %d does not lead %s-%d (leader: %d)", n->id, topic, partition,
