@@ -73,12 +73,11 @@ void bk_repl_on_image(bk_repl_t *r, const bk_repl_image_t *img, int64_t now_ms,
     memcpy(r->replicas, img->replicas, img->n_replicas * sizeof img->replicas[0]);
     r->n_replicas = img->n_replicas;
     if (!new_epoch) {   /* same leadership, new ISR (or replica set) */
-        if (r->role == BK_REPL_LEADER) bk_repl_i_sync_peers(r);
-        if (r->role == BK_REPL_LEADER)
+        if (r->role == BK_REPL_LEADER) {
+            bk_repl_i_sync_peers(r);
             bk_repl_i_apply_isr(r, img->partition_epoch, img->isr, img->n_isr, now_ms, out);
-        else
+        } else {
             r->partition_epoch = img->partition_epoch;
-        if (r->role != BK_REPL_LEADER) {
             memcpy(r->isr, img->isr, img->n_isr * sizeof img->isr[0]);
             r->n_isr = img->n_isr;
         }
