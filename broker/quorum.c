@@ -74,7 +74,6 @@ struct bk_quorum {
     bool was_leader;
     bool closing;
     srv_req_t *cur;                   /* the server request of this step */
-    uint64_t fetches;                 /* fetch responses processed */
     bool sync_busy;                   /* a log fsync job runs on the pool */
     int64_t sync_want;                /* appended end waiting for an fsync, or -1 */
     uint64_t sync_gen;                /* bumped by truncation / snapshot install */
@@ -704,7 +703,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
     size_t pi = peer_index(q, peer_id);
     bool fetch = p->req.type == RAFT_MSG_FETCH_REQ;
     if (fetch && pi < q->npeers && q->fetch_out[pi] && q->fetch_out_corr[pi] == p->corr) q->fetch_out[pi] = false;
-    if (!frame || q->busy || q->closing) return;   /* lost: raft re-sends on its timers */
+    if (!frame || q->busy) return;   /* lost: raft re-sends on its timers */
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
     raft_msg_t m;
@@ -712,7 +711,6 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
     int rc = bk_qrpc_decode_response(&p->req, frame, len, &a, &corr, &m);
     if (rc == KP_OK && corr == p->corr) {
         trace(q, "recv-resp", &m);
-        if (m.type == RAFT_MSG_FETCH_RESP && m.error == 0) q->fetches++;
         raft_event_t ev = { .type = RAFT_EV_RECV };
         ev.u.msg = &m;
         step(q, &ev);
@@ -726,7 +724,6 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
 }
 
 bk_net_t *bk_quorum_net(bk_quorum_t *q) { return q->srv; }
-uint64_t bk_quorum_fetches(const bk_quorum_t *q) { return q->fetches; }
 
 uint64_t bk_quorum_fetch_prompt(bk_quorum_t *q) {
     uint64_t mark = q->fetch_sent_seq + 1;

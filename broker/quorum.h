@@ -93,10 +93,6 @@ int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, siz
 /* A fresh correlation id for a request to the leader. */
 int32_t bk_quorum_corr(bk_quorum_t *q);
 
-/* Fetch responses from the leader processed so far (a forwarded change is
- * visible here once a fetch sent after its commit has been answered). */
-uint64_t bk_quorum_fetches(const bk_quorum_t *q);
-
 /* Asks that this node's next Fetch go out at once with MaxWaitMs 0 (not
  * queued behind one the leader may hold) and returns a mark: once
  * bk_quorum_fetch_answered(q) >= mark, a Fetch sent after this call has been
