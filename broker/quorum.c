@@ -4,7 +4,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -274,17 +273,9 @@ static void answer_current(bk_quorum_t *q, const raft_msg_t *m) {
         return;
     }
     /* the frame carries its size prefix; the net adds its own */
-    if (c->conn) {
-        (void)bk_conn_respond_bytes(c->conn, c->slot, frame + 4, len - 4);
-    } else {
-        struct evbuffer *eb = evbuffer_new();
-        if (eb && evbuffer_add(eb, frame + 4, len - 4) == 0) {
-            (void)bk_net_respond(q->srv, c->slot, eb);
-        } else {
-            if (eb) evbuffer_free(eb);
-            close_slot(q, c->slot);
-        }
-    }
+    /* a held Fetch's connection may have closed meanwhile: nobody to answer */
+    bk_conn_t *conn = c->conn ? c->conn : bk_net_conn(q->srv, c->slot.conn_id);
+    if (conn) (void)bk_conn_respond_bytes(conn, c->slot, frame + 4, len - 4);
     free(frame);
 }
 
