@@ -62,6 +62,18 @@ typedef struct {
     uint64_t round;
 } local_ctx_t;
 
+/* Marks a new round in flight to controller `to` (this node: a local
+ * commit; corr is then unused). Returns its number: answers of older rounds
+ * are ignored. */
+static uint64_t begin_round(bk_lifecycle_t *l, int32_t to, int32_t corr, int64_t now) {
+    l->inflight = true;
+    l->round++;
+    l->inflight_corr = corr;
+    l->inflight_to = to;
+    l->inflight_since_ms = now;
+    return l->round;
+}
+
 static void local_done(void *arg, int status) {
     local_ctx_t *c = arg;
     if (status != KP_OK)
@@ -111,11 +123,7 @@ static void local_round(bk_node_t *n, int64_t now) {
         c->hb_ok = hr.error == 0;
         c->fenced = hr.is_fenced;
     }
-    l->inflight = true;
-    l->round++;
-    c->round = l->round;
-    l->inflight_to = n->id;
-    l->inflight_since_ms = now;
+    c->round = begin_round(l, n->id, 0, now);
     bk_node_commit(n, &recs, local_done, c);
     bk_recs_free(&recs);
 }
@@ -377,11 +385,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     }
     int32_t corr = 0;
     if ((l->sched.registered ? send_heartbeat(n, &corr) : send_register(n, &corr)) == 0) {
-        l->inflight = true;
-        l->round++;
-        l->inflight_corr = corr;
-        l->inflight_to = bk_quorum_leader(n->quorum);
-        l->inflight_since_ms = now;
+        (void)begin_round(l, bk_quorum_leader(n->quorum), corr, now);
     }
 }
 
