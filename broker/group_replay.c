@@ -141,23 +141,15 @@ typedef struct {
     stash_t stash;
 } replay_t;
 
-static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+static int replay_one(void *ctx, const kp_batch_t *b) {
     replay_t *rp = ctx;
-    kp_rd_t r;
-    kp_rd_init(&r, chunk, len);
-    int rc = KP_OK;
-    while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
-        kp_batch_t b;
-        rc = kp_batch_read(&r, &b);
-        if (rc == KP_OK) rc = replay_batch(rp->c, &b, &rp->scratch, &rp->stash);
-    }
-    return rc;
+    return replay_batch(rp->c, b, &rp->scratch, &rp->stash);
 }
 
 int bk_gd_replay(bk_grp_coord_t *c, st_log_t *log, bk_txn_offsets_t *pend) {
     replay_t rp = { c, { 0 }, { NULL, 0, 0, 0 } };
     kp_arena_init(&rp.scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
-    int rc = st_log_scan(log, REPLAY_CHUNK_BYTES, BK_GD_REPLAY_BATCH_MAX_BYTES, replay_chunk, &rp);
+    int rc = st_log_scan_batches(log, REPLAY_CHUNK_BYTES, BK_GD_REPLAY_BATCH_MAX_BYTES, replay_one, &rp);
     if (rc == KP_OK) rc = stash_to_pending(pend, &rp.stash);
     while (rp.stash.n) stash_drop(&rp.stash, rp.stash.n - 1);
     free(rp.stash.v);

@@ -15,44 +15,33 @@ struct bk_meta_log {
     bk_image_t *img;      /* borrowed: the node's image */
 };
 
-static int replay_buf(bk_meta_log_t *m, const uint8_t *buf, size_t len, int64_t *bad_offset) {
-    kp_rd_t r;
-    kp_rd_init(&r, buf, len);
-    while (kp_rd_remaining(&r) > 0) {
-        kp_batch_t b;
-        int rc = kp_batch_read(&r, &b);
-        if (rc != KP_OK) return rc;
-        if (kp_batch_is_control(&b)) continue;
-        if (kp_batch_codec(&b) != KP_CODEC_NONE) return KP_ERR_CORRUPT;
-        kp_record_iter_t it;
-        kp_record_iter_init(&it, &b, b.data + KP_BATCH_HEADER_BYTES, b.size - KP_BATCH_HEADER_BYTES);
-        kp_record_t rec;
-        while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
-            *bad_offset = rec.offset;
-            if (rec.offset <= m->img->last_offset) continue;   /* already applied */
-            rc = bk_image_apply_bytes(m->img, rec.value.p, rec.value.len, rec.offset);
-            if (rc != KP_OK) return rc;
-        }
-        if (rc < 0) return rc;
-    }
-    return KP_OK;
-}
-
 typedef struct {
     bk_meta_log_t *m;
     int64_t *bad_offset;
 } replay_ctx_t;
 
-static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
-    replay_ctx_t *rc = ctx;
-    return replay_buf(rc->m, chunk, len, rc->bad_offset);
+static int replay_batch(void *ctx, const kp_batch_t *b) {
+    const replay_ctx_t *rx = ctx;
+    if (kp_batch_is_control(b)) return KP_OK;
+    if (kp_batch_codec(b) != KP_CODEC_NONE) return KP_ERR_CORRUPT;
+    kp_record_iter_t it;
+    kp_record_iter_init(&it, b, b->data + KP_BATCH_HEADER_BYTES, b->size - KP_BATCH_HEADER_BYTES);
+    kp_record_t rec;
+    int rc;
+    while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
+        *rx->bad_offset = rec.offset;
+        if (rec.offset <= rx->m->img->last_offset) continue;   /* already applied */
+        rc = bk_image_apply_bytes(rx->m->img, rec.value.p, rec.value.len, rec.offset);
+        if (rc != KP_OK) return rc;
+    }
+    return rc < 0 ? rc : KP_OK;
 }
 
 /* Applies every record of the log from its start (batches up to
  * BK_META_READ_MAX_BYTES). */
 static int replay(bk_meta_log_t *m, int64_t *bad_offset) {
     replay_ctx_t rc = { m, bad_offset };
-    return st_log_scan(m->log, (size_t)1 << 20, BK_META_READ_MAX_BYTES, replay_chunk, &rc);
+    return st_log_scan_batches(m->log, (size_t)1 << 20, BK_META_READ_MAX_BYTES, replay_batch, &rc);
 }
 
 bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_image_t *img, int64_t now_ms,

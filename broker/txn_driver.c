@@ -56,24 +56,16 @@ typedef struct {
     kp_arena_t scratch;
 } replay_t;
 
-static int replay_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+static int replay_one(void *ctx, const kp_batch_t *b) {
     replay_t *rp = ctx;
-    kp_rd_t r;
-    kp_rd_init(&r, chunk, len);
-    int rc = KP_OK;
-    while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
-        kp_batch_t b;
-        rc = kp_batch_read(&r, &b);
-        if (rc == KP_OK) rc = replay_batch(rp->c, &b, &rp->scratch);
-    }
-    return rc;
+    return replay_batch(rp->c, b, &rp->scratch);
 }
 
 /* Replays [log start, LEO) of the partition into c. */
 static int replay(bk_txn_coord_t *c, st_log_t *log) {
     replay_t rp = { c, { 0 } };
     kp_arena_init(&rp.scratch, BK_TD_REPLAY_BATCH_MAX_BYTES * 2);
-    int rc = st_log_scan(log, REPLAY_CHUNK_BYTES, BK_TD_REPLAY_BATCH_MAX_BYTES, replay_chunk, &rp);
+    int rc = st_log_scan_batches(log, REPLAY_CHUNK_BYTES, BK_TD_REPLAY_BATCH_MAX_BYTES, replay_one, &rp);
     kp_arena_free(&rp.scratch);
     return rc;
 }

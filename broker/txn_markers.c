@@ -171,13 +171,6 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     return false;
 }
 
-/* An answer that ends the coordinator's work on that partition. Not
- * UNKNOWN_TOPIC_OR_PARTITION: a leader that has just restarted answers it
- * until its metadata image has caught up, and taking it as final lost the
- * marker (the transaction completed without it; its TxnOffsetCommit
- * offsets stayed pending for ever). */
-static bool marker_final(int16_t e) { return bk_txn_part_marker_final(e); }
-
 /* A final answer that means the marker was not written: worth a log line. */
 static void note_refused(const bk_node_t *n, const char *id, const char *topic, size_t topic_len, int32_t partition,
                          int16_t e) {
@@ -375,7 +368,7 @@ static void local_marker_done(void *ctx, int16_t err) {
     free(lw);
     if (!f) return;                                       /* core dropped meanwhile */
     bk_txn_coord_t *c = f->pidx < td->ncoords ? td->coords[f->pidx] : NULL;
-    if (c && c->coordinator_epoch == f->coord_epoch && marker_final(err) && !td->stopped) {
+    if (c && c->coordinator_epoch == f->coord_epoch && bk_txn_part_marker_final(err) && !td->stopped) {
         bk_txn_out_t out;
         bk_txn_out_init(&out);
         bk_txn_marker_done(c, f->id, f->producer_id, f->producer_epoch, f->parts[0], bk_now_ms(), &out);
@@ -425,7 +418,7 @@ static void write_local(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, co
     f = flight_take(td, f->seq);
     if (!f) return;
     note_refused(n, m->transactional_id, tp->topic, strlen(tp->topic), tp->partition, e);
-    if (marker_final(e))
+    if (bk_txn_part_marker_final(e))
         bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp,
                            bk_now_ms(), out);
     flight_free(f);
@@ -471,7 +464,7 @@ static void marker_answer(bk_td_t *td, td_flight_t *f, const kp_write_txn_marker
             for (int32_t j = 0; j < t->partitions.count; j++) {
                 note_refused(td->node, f->id, (const char *)t->name.p, t->name.len, t->partitions.items[j].partition_index,
                              t->partitions.items[j].error_code);
-                if (!marker_final(t->partitions.items[j].error_code)) continue;
+                if (!bk_txn_part_marker_final(t->partitions.items[j].error_code)) continue;
                 for (size_t q = 0; q < f->nparts; q++) {
                     if (f->parts[q].partition != t->partitions.items[j].partition_index ||
                         strlen(f->parts[q].topic) != t->name.len ||

@@ -26,7 +26,8 @@ int16_t bk_txn_part_check_marker(const st_producer_state_t *ps, int64_t producer
  * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED: refused for good,
  * as Kafka), false when the marker must be re-sent (every other error;
  * notably UNKNOWN_TOPIC_OR_PARTITION, answered by a leader whose metadata
- * has not caught up yet, e.g. just restarted — a deleted topic is noticed
+ * has not caught up yet, e.g. just restarted: taking it as final lost the
+ * marker and left TxnOffsetCommit offsets pending — a deleted topic is noticed
  * in the coordinator's own metadata instead, as Kafka does). */
 bool bk_txn_part_marker_final(int16_t error);
 

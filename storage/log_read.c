@@ -268,3 +268,26 @@ int st_log_scan(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_lo
     free(buf);
     return rc;
 }
+
+typedef struct {
+    st_log_batch_fn fn;
+    void *ctx;
+} batch_walk_t;
+
+static int walk_chunk(void *ctx, const uint8_t *chunk, size_t len) {
+    const batch_walk_t *w = ctx;
+    kp_rd_t r;
+    kp_rd_init(&r, chunk, len);
+    int rc = KP_OK;
+    while (rc == KP_OK && kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        rc = kp_batch_read(&r, &b);
+        if (rc == KP_OK) rc = w->fn(w->ctx, &b);
+    }
+    return rc;
+}
+
+int st_log_scan_batches(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_log_batch_fn fn, void *ctx) {
+    batch_walk_t w = { fn, ctx };
+    return st_log_scan(log, start_bytes, max_bytes, walk_chunk, &w);
+}

@@ -201,6 +201,13 @@ KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t
 typedef int (*st_log_chunk_fn)(void *ctx, const uint8_t *chunk, size_t len);
 KP_MUST_CHECK int st_log_scan(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_log_chunk_fn fn,
                               void *ctx);
+/* Same walk, batch by batch: each chunk is split with kp_batch_read (a
+ * malformed batch stops the scan with its error) and fn(ctx, batch) is
+ * called per batch; the batch points into the chunk, valid only during the
+ * call. The one walker for state-log replays (metadata, coordinators). */
+typedef int (*st_log_batch_fn)(void *ctx, const kp_batch_t *b);
+KP_MUST_CHECK int st_log_scan_batches(const st_log_t *log, size_t start_bytes, size_t max_bytes, st_log_batch_fn fn,
+                                      void *ctx);
 
 /* ListOffsets by timestamp: first record with timestamp >= ts, record-exact
  * (compressed batches are decompressed, at most records_max_bytes; past that

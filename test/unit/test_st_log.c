@@ -70,6 +70,34 @@ static int scan_cb(void *ctx, const uint8_t *chunk, size_t len) {
     return s->calls == s->stop_after ? KP_ERR_BAD_VALUE : KP_OK;
 }
 
+/* st_log_scan_batches: one call per batch, in offset order; the
+ * callback's error stops the walk and is returned. */
+static int batch_cb(void *ctx, const kp_batch_t *b) {
+    scan_seen_t *s = ctx;
+    ck_assert_int_eq(b->base_offset, s->next);
+    s->next = b->base_offset + b->records_count;
+    s->batches++;
+    return s->batches == s->stop_after ? KP_ERR_BAD_VALUE : KP_OK;
+}
+
+START_TEST(test_scan_batches_one_call_each) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = small_cfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    append_n(log, 40, 3, 100, NULL);
+    scan_seen_t s = { 0, 0, 0, -1 };
+    ck_assert_int_eq(st_log_scan_batches(log, 1024, 1 << 20, batch_cb, &s), KP_OK);
+    ck_assert_int_eq(s.batches, 40);
+    ck_assert_int_eq(s.next, st_log_end_offset(log));
+    scan_seen_t e = { 0, 0, 0, 7 };
+    ck_assert_int_eq(st_log_scan_batches(log, 1024, 1 << 20, batch_cb, &e), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(e.batches, 7);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_scan_whole_log_in_chunks) {
     char *dir = tu_tmpdir();
     st_log_config_t cfg = small_cfg();
@@ -617,6 +645,7 @@ int main(void) {
     tcase_add_test(tc, test_topic_id_file);
     tcase_add_test(tc, test_timestamps_in_compressed_batches);
     tcase_add_test(tc, test_scan_whole_log_in_chunks);
+    tcase_add_test(tc, test_scan_batches_one_call_each);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
