@@ -14,6 +14,7 @@
 #  - an abandoned transaction (its process gone) is aborted after
 #    transaction.timeout.ms and the LSO moves on (later data is readable).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/txn_lib.sh"
 NAME=t_txn_confluent
 CL="$SK_PY $SK_ROOT/test/integration/clients"
 command -v jq >/dev/null || { echo "$NAME: jq missing"; exit 1; }
@@ -70,17 +71,6 @@ sk_check "each input message exactly once in the output" \
 # is killed while the processor runs and restarted: the new incarnation
 # replays the partition and finishes what was prepared; the processor is
 # restarted whenever it gives up. Output read_committed: exactly once.
-coord_node() {  # coord_node [TOPIC KEY]: the node leading KEY's partition of TOPIC (6 partitions)
-  local p topic=${1:-__transaction_state} key=${2:-ctp-k}
-  p=$($SK_PY -c 'import sys
-h = 0
-for ch in sys.argv[1].encode("utf-16-be").decode("utf-16-be"):
-    for u in [ord(ch)] if ord(ch) < 0x10000 else [0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)]:
-        h = (31 * h + u) & 0xFFFFFFFF
-h = h - (1 << 32) if h >= (1 << 31) else h
-print((0 if h == -(1 << 31) else abs(h)) % 6)' "$key")
-  adm 1 "/v1/topics/$topic" | jq -r ".partitions[] | select(.partition == $p) | .leader"
-}
 ctp2() { CTP_SLEEP_S=0.05 $CL/txn_ctp.py "$SK_BOOTSTRAP" tin2 tout2 ctp-group2 ctp-k 8 >> "$SK_TMP/ctpk-$1.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
 ctp2 1
 t=0
@@ -88,7 +78,7 @@ until [ "$(grep -c '^committed' "$SK_TMP/ctpk-1.log" 2>/dev/null)" -ge 5 ]; do
   kill -0 "$CTP_PID" 2>/dev/null || break
   sleep 0.1; t=$((t + 1)); [ $t -lt 900 ] || break
 done
-X=$(coord_node)
+X=$(txn_coord_node 1 __transaction_state ctp-k 6)
 sk_log "coordinator of ctp-k: node $X; processor: $(tail -n 1 "$SK_TMP/ctpk-1.log")"
 if [ -n "$X" ] && [ "$X" -ge 1 ] 2>/dev/null; then
   sk_kill9_node "$X"

@@ -11,6 +11,7 @@
 # (restarted only when it gives up), and the output read with
 # read_committed holds each input message exactly once.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/txn_lib.sh"
 NAME=t_txn_failover
 CL="$SK_PY $SK_ROOT/test/integration/clients"
 command -v jq >/dev/null || { echo "$NAME: jq missing"; exit 1; }
@@ -51,17 +52,6 @@ isr3() {  # every partition of topic $2 (seen by node $1) has an ISR of 3
 waitfor 30 isr3 1 fin || sk_fail "fin not fully replicated"
 waitfor 30 isr3 1 fout || sk_fail "fout not fully replicated"
 
-# The node leading TXID's __transaction_state partition (Java hashCode % 6).
-coord_node() {
-  local p
-  p=$($SK_PY -c 'import sys
-h = 0
-for ch in sys.argv[1]:
-    h = (31 * h + ord(ch)) & 0xFFFFFFFF
-h = h - (1 << 32) if h >= (1 << 31) else h
-print((0 if h == -(1 << 31) else abs(h)) % 6)' "$TXID")
-  adm "$1" /v1/topics/__transaction_state | jq -r ".partitions[] | select(.partition == $p) | .leader"
-}
 
 ctp() { CTP_SLEEP_S=0.05 $SK_PY ${CTP_SCRIPT:-$SK_ROOT/test/integration/clients/txn_ctp.py} "$SK_BOOTSTRAP" fin fout fo-group "$TXID" 10 >> "$SK_TMP/ctp-$1.log" 2>&1 &
         CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
@@ -74,14 +64,14 @@ done
 sk_check "processor committed transactions before the kill" grep -q '^committed' "$SK_TMP/ctp-1.log"
 rf=$(adm 1 /v1/topics/__transaction_state | jq '[.partitions[].replicas | length] | min')
 sk_check "__transaction_state has replication factor 3 ($rf)" test "$rf" = 3
-X=$(coord_node 1)
+X=$(txn_coord_node 1 __transaction_state "$TXID" 6)
 sk_log "coordinator of $TXID: node $X; processor: $(tail -n 1 "$SK_TMP/ctp-1.log")"
 [ -n "$X" ] && [ "$X" -ge 1 ] 2>/dev/null || sk_fail "coordinator of $TXID not found"
 sk_kill9_node "$X"
 S=$((X % 3 + 1))   # a survivor to ask
-moved() { local n; n=$(coord_node "$S"); [ -n "$n" ] && [ "$n" != "$X" ] && [ "$n" -ge 1 ]; }
+moved() { local n; n=$(txn_coord_node "$S" __transaction_state "$TXID" 6); [ -n "$n" ] && [ "$n" != "$X" ] && [ "$n" -ge 1 ]; }
 sk_check "another node becomes the coordinator of $TXID" waitfor 30 moved
-sk_log "new coordinator: node $(coord_node "$S")"
+sk_log "new coordinator: node $(txn_coord_node "$S" __transaction_state "$TXID" 6)"
 
 # Restarted while it gives up (exit 3, or killed when stuck 40 s) or stops
 # early (no input for its idle time while partitions move): the sum of what

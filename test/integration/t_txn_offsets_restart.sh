@@ -5,6 +5,7 @@
 # until its metadata has caught up; the coordinator must retry it (it once
 # took it as final: the offsets stayed unstable, ~1 run in 4).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/txn_lib.sh"
 NAME=t_txn_offsets_restart
 CL="$SK_PY $SK_ROOT/test/integration/clients"
 ARGS=(--set default.replication.factor=1 --set offsets.topic.replication.factor=1
@@ -21,17 +22,6 @@ a = AdminClient({'bootstrap.servers': sys.argv[1]})
 for f in a.create_topics([NewTopic('tfence', 3, 1)], operation_timeout=20).values():
     f.result()
 PY
-coord_node() {  # coord_node [TOPIC KEY]: the node leading KEY's partition of TOPIC (6 partitions)
-  local p topic=${1:-__transaction_state} key=${2:-ctp-k}
-  p=$($SK_PY -c 'import sys
-h = 0
-for ch in sys.argv[1].encode("utf-16-be").decode("utf-16-be"):
-    for u in [ord(ch)] if ord(ch) < 0x10000 else [0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)]:
-        h = (31 * h + u) & 0xFFFFFFFF
-h = h - (1 << 32) if h >= (1 << 31) else h
-print((0 if h == -(1 << 31) else abs(h)) % 6)' "$key")
-  adm 1 "/v1/topics/$topic" | jq -r ".partitions[] | select(.partition == $p) | .leader"
-}
 # ---- TxnOffsetCommit survives a restart of the group coordinator -------------
 # sendOffsets, then the node coordinating the group is killed -9 and
 # restarted before the commit: the offsets are in __consumer_offsets as the
@@ -42,7 +32,7 @@ $CL/txn_misc.py offsets_restart "$SK_BOOTSTRAP" tfence offs-group < "$SK_TMP/go"
 OP=$!; SK_PIDS+=("$OP")
 exec 7> "$SK_TMP/go"
 t=0; until grep -q '^ready' "$SK_TMP/offs.log"; do sleep 0.1; t=$((t + 1)); [ $t -lt 600 ] || break; done
-G=$(coord_node __consumer_offsets offs-group)
+G=$(txn_coord_node 1 __consumer_offsets offs-group 6)
 sk_log "group coordinator of offs-group: node $G"
 if [ -n "$G" ] && [ "$G" -ge 1 ] 2>/dev/null; then
   sk_kill9_node "$G"

@@ -11,20 +11,14 @@
 
 #include "broker/controller.h"
 #include "protocol/kp_errors.h"
+#include "test/unit/ctrl_test_util.h"
 
 /* ck_assert writes a mark to libcheck's pipe even when it passes; invariant
  * sweeps run millions of checks, so they only call into libcheck on failure. */
 #define REQUIRE(c) \
     do { if (!(c)) ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); } while (0)
 
-/* ---- a controller with its image; records are applied as committed ------- */
-
-typedef struct {
-    bk_image_t img;
-    bk_ctrl_t ctrl;
-    int64_t next_offset;
-    int64_t now_ms;
-} cl_t;
+/* ---- a controller with its image (ctrl_test_util.h) ------------------------ */
 
 static bool reject_bad(const char *name, const char *value, char *err, size_t errlen) {
     if (strcmp(value, "bad") == 0) {
@@ -35,65 +29,12 @@ static bool reject_bad(const char *name, const char *value, char *err, size_t er
 }
 
 static void cl_init(cl_t *cl, uint64_t seed) {
-    bk_image_init(&cl->img, -1);
     bk_ctrl_config_t cfg;
     bk_ctrl_config_defaults(&cfg);
     cfg.num_partitions = 3;
     cfg.default_replication_factor = 2;
     cfg.validate_config = reject_bad;
-    bk_ctrl_init(&cl->ctrl, &cfg, seed);
-    cl->next_offset = 0;
-    cl->now_ms = 1000;
-}
-
-static void cl_free(cl_t *cl) { bk_image_free(&cl->img); }
-
-/* Appends and applies the records; returns how many there were. */
-static size_t commit(cl_t *cl, bk_recs_t *recs) {
-    REQUIRE((recs->err) == (KP_OK));
-    REQUIRE(bk_recs_apply(recs, &cl->img, cl->next_offset) == KP_OK);
-    size_t n = recs->n;
-    cl->next_offset += (int64_t)n;
-    bk_recs_free(recs);
-    return n;
-}
-
-static int64_t add_broker(cl_t *cl, int32_t id, const char *rack) {
-    bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", (uint16_t)(9000 + id) };
-    bk_ctrl_register_t req = { .broker_id = id, .endpoints = &ep, .nendpoints = 1, .rack = rack };
-    req.incarnation[0] = 7;
-    req.incarnation[1] = (uint8_t)id;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    int64_t epoch = -1;
-    ck_assert_int_eq(bk_ctrl_register(&cl->ctrl, &cl->img, &req, cl->next_offset, cl->now_ms, &r, &epoch),
-                     KP_ERROR_NONE);
-    commit(cl, &r);
-    ck_assert(bk_image_broker(&cl->img, id)->fenced);
-    ck_assert_int_eq(bk_image_broker(&cl->img, id)->epoch, epoch);
-    /* caught up: unfence */
-    bk_ctrl_heartbeat_t hb = { id, epoch, cl->next_offset, false, false };
-    bk_ctrl_heartbeat_result_t res;
-    bk_recs_init(&r);
-    bk_ctrl_heartbeat(&cl->ctrl, &cl->img, &hb, cl->now_ms, &r, &res);
-    ck_assert_int_eq(res.error, KP_ERROR_NONE);
-    ck_assert(!res.is_fenced);
-    commit(cl, &r);
-    ck_assert(!bk_image_broker(&cl->img, id)->fenced);
-    return epoch;
-}
-
-static int16_t heartbeat(cl_t *cl, int32_t id, bool want_fence, bool want_shutdown,
-                         bk_ctrl_heartbeat_result_t *res) {
-    const bk_broker_t *b = bk_image_broker(&cl->img, id);
-    bk_ctrl_heartbeat_t hb = { id, b ? b->epoch : 0, cl->next_offset, want_fence, want_shutdown };
-    bk_ctrl_heartbeat_result_t scratch;
-    if (!res) res = &scratch;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    bk_ctrl_heartbeat(&cl->ctrl, &cl->img, &hb, cl->now_ms, &r, res);
-    commit(cl, &r);
-    return res->error;
+    cl_init_cfg(cl, &cfg, seed);
 }
 
 static bk_ctrl_create_topic_t topic_req(const char *name, int32_t np, int16_t rf) {
@@ -689,19 +630,6 @@ START_TEST(test_new_controller_keeps_brokers_usable) {
 }
 END_TEST
 
-/* Shrinks a partition's ISR through AlterPartition from its leader. */
-static int16_t alter_isr(cl_t *cl, const char *topic, int32_t p, const int32_t *isr, size_t n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&cl->img, topic);
-    const bk_partition_t *pp = &t->parts[p];
-    bk_ctrl_alter_partition_t req = { pp->leader, bk_image_broker(&cl->img, pp->leader)->epoch, t->id, p,
-                                      pp->leader_epoch, pp->partition_epoch, isr, n };
-    bk_ctrl_alter_partition_result_t res;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    bk_ctrl_alter_partition(&cl->ctrl, &cl->img, &req, &r, &res);
-    commit(cl, &r);
-    return res.error;
-}
 
 START_TEST(test_fencing_unclean_only_when_enabled) {
     for (int unclean = 0; unclean <= 1; unclean++) {

@@ -8,57 +8,14 @@
 #include "broker/dispatch.h"
 #include "broker/reassign.h"
 #include "protocol/kp_errors.h"
-
-typedef struct {
-    bk_image_t img;
-    bk_ctrl_t ctrl;
-    int64_t next_offset;
-    kp_arena_t arena;
-} cl_t;
-
-static size_t commit(cl_t *cl, bk_recs_t *recs) {
-    ck_assert_int_eq(recs->err, KP_OK);
-    ck_assert_int_eq(bk_recs_apply(recs, &cl->img, cl->next_offset), KP_OK);
-    size_t n = recs->n;
-    cl->next_offset += (int64_t)n;
-    bk_recs_free(recs);
-    bk_recs_init(recs);
-    return n;
-}
-
-static void heartbeat(cl_t *cl, int32_t id, bool fence) {
-    bk_ctrl_heartbeat_t hb = { id, bk_image_broker(&cl->img, id)->epoch, cl->next_offset, fence, false };
-    bk_ctrl_heartbeat_result_t res;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    bk_ctrl_heartbeat(&cl->ctrl, &cl->img, &hb, 1000, &r, &res);
-    ck_assert_int_eq(res.error, 0);
-    commit(cl, &r);
-}
-
-static void add_broker(cl_t *cl, int32_t id) {
-    bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", (uint16_t)(9000 + id) };
-    bk_ctrl_register_t req = { .broker_id = id, .endpoints = &ep, .nendpoints = 1 };
-    req.incarnation[0] = 3;
-    req.incarnation[1] = (uint8_t)id;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    int64_t epoch;
-    ck_assert_int_eq(bk_ctrl_register(&cl->ctrl, &cl->img, &req, cl->next_offset, 1000, &r, &epoch), 0);
-    commit(cl, &r);
-    heartbeat(cl, id, false);
-    ck_assert(!bk_image_broker(&cl->img, id)->fenced);
-}
+#include "test/unit/ctrl_test_util.h"
 
 /* brokers 1..4; topic "t": p0 [1,2,3], p1 [2,3,1], p2 [3,1,2] */
 static void cl_setup(cl_t *cl) {
-    bk_image_init(&cl->img, -1);
     bk_ctrl_config_t cfg;
     bk_ctrl_config_defaults(&cfg);
-    bk_ctrl_init(&cl->ctrl, &cfg, 5);
-    cl->next_offset = 0;
-    kp_arena_init(&cl->arena, KP_ARENA_DEFAULT_CAP_BYTES);
-    for (int32_t b = 1; b <= 4; b++) add_broker(cl, b);
+    cl_init_cfg(cl, &cfg, 5);
+    for (int32_t b = 1; b <= 4; b++) add_broker(cl, b, NULL);
     static const int32_t r0[] = { 1, 2, 3 }, r1[] = { 2, 3, 1 }, r2[] = { 3, 1, 2 };
     bk_ctrl_assignment_t as[] = { { 0, r0, 3 }, { 1, r1, 3 }, { 2, r2, 3 } };
     bk_ctrl_create_topic_t t = { "t", -1, -1, as, 3, NULL, 0 };
@@ -70,26 +27,8 @@ static void cl_setup(cl_t *cl) {
     commit(cl, &r);
 }
 
-static void cl_free(cl_t *cl) {
-    bk_image_free(&cl->img);
-    kp_arena_free(&cl->arena);
-}
-
 static const bk_partition_t *part(cl_t *cl, int32_t p) {
     return &bk_image_topic_by_name(&cl->img, "t")->parts[p];
-}
-
-static void alter_isr(cl_t *cl, int32_t p, const int32_t *isr, size_t n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&cl->img, "t");
-    const bk_partition_t *pp = &t->parts[p];
-    bk_ctrl_alter_partition_t req = { pp->leader, bk_image_broker(&cl->img, pp->leader)->epoch, t->id, p,
-                                      pp->leader_epoch, pp->partition_epoch, isr, n };
-    bk_ctrl_alter_partition_result_t res;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    bk_ctrl_alter_partition(&cl->ctrl, &cl->img, &req, &r, &res);
-    ck_assert_int_eq(res.error, 0);
-    commit(cl, &r);
 }
 
 /* ---- ElectLeaders ---------------------------------------------------------- */
@@ -107,8 +46,8 @@ START_TEST(test_elect_named) {
     cl_t cl;
     cl_setup(&cl);
     /* broker 1 fenced and back: p0 led by 2, 1 out of every ISR */
-    heartbeat(&cl, 1, true);
-    heartbeat(&cl, 1, false);
+    ck_assert_int_eq(heartbeat(&cl, 1, true, false, NULL), 0);
+    ck_assert_int_eq(heartbeat(&cl, 1, false, false, NULL), 0);
     ck_assert_int_eq(part(&cl, 0)->leader, 2);
     ck_assert(!bk_ids_has(&part(&cl, 0)->isr, 1));
 
@@ -145,7 +84,7 @@ START_TEST(test_elect_named) {
 
     /* 1 back in p0's ISR: the election moves the leader */
     const int32_t isr[] = { 2, 3, 1 };
-    alter_isr(&cl, 0, isr, 3);
+    ck_assert_int_eq(alter_isr(&cl, "t", 0, isr, 3), 0);
     int32_t epoch = part(&cl, 0)->leader_epoch;
     tps[0].partitions.count = 2;
     q.topic_partitions.count = 1;
@@ -196,9 +135,9 @@ START_TEST(test_elect_all) {
     ck_assert_int_eq(r.replica_election_results.count, 0);
     ck_assert_uint_eq(recs.n, 0);
     /* broker 3 fenced and back in the ISRs: only p2 (preferred 3) is answered */
-    heartbeat(&cl, 3, true);
-    heartbeat(&cl, 3, false);
-    for (int32_t p = 0; p < 3; p++) alter_isr(&cl, p, part(&cl, p)->replicas.v, 3);
+    ck_assert_int_eq(heartbeat(&cl, 3, true, false, NULL), 0);
+    ck_assert_int_eq(heartbeat(&cl, 3, false, false, NULL), 0);
+    for (int32_t p = 0; p < 3; p++) ck_assert_int_eq(alter_isr(&cl, "t", p, part(&cl, p)->replicas.v, 3), 0);
     ck_assert_int_ne(part(&cl, 2)->leader, 3);
     ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(r.replica_election_results.count, 1);
@@ -361,7 +300,7 @@ START_TEST(test_reassign_completes_and_moves_leader) {
     commit(&cl, &recs);
     ck_assert_int_eq(part(&cl, 0)->leader, 1);   /* 1 leads until 4 has caught up */
     const int32_t isr[] = { 1, 2, 3, 4 };
-    alter_isr(&cl, 0, isr, 4);
+    ck_assert_int_eq(alter_isr(&cl, "t", 0, isr, 4), 0);
     const bk_partition_t *p = part(&cl, 0);
     ck_assert_int_eq(p->replicas.n, 1);
     ck_assert_int_eq(p->replicas.v[0], 4);

@@ -12,83 +12,12 @@ usage:
 Exit status 0 when an answer was decoded, 2 on any I/O or decoding problem.
 Every wait is bounded (IO_TIMEOUT_S).
 """
-import socket
 import struct
 import sys
 
+from kwire import call as kcall, uvarint
+
 IO_TIMEOUT_S = 30.0
-
-
-def uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-class Rd:
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def take(self, n):
-        if self.i + n > len(self.b):
-            raise ValueError("short response")
-        v = self.b[self.i:self.i + n]
-        self.i += n
-        return v
-
-    def i8(self): return struct.unpack(">b", self.take(1))[0]
-    def i16(self): return struct.unpack(">h", self.take(2))[0]
-    def i32(self): return struct.unpack(">i", self.take(4))[0]
-
-    def uv(self):
-        n = shift = 0
-        while True:
-            b = self.take(1)[0]
-            n |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return n
-            shift += 7
-
-    def string(self, flexible):
-        n = self.uv() - 1 if flexible else self.i16()
-        return None if n < 0 else self.take(n).decode()
-
-    def count(self, flexible):
-        return self.uv() - 1 if flexible else self.i32()
-
-    def tags(self, flexible):
-        if flexible:
-            for _ in range(self.uv()):
-                self.uv()
-                self.take(self.uv())
-
-
-def call(addr, key, ver, body, flexible):
-    host, port = addr.rsplit(":", 1)
-    client = b"reassign_raw"
-    hdr = struct.pack(">hhih", key, ver, 7, len(client)) + client + (b"\x00" if flexible else b"")
-    req = hdr + body
-    s = socket.create_connection((host, int(port)), timeout=IO_TIMEOUT_S)
-    try:
-        s.sendall(struct.pack(">i", len(req)) + req)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise ValueError("connection closed")
-            buf += chunk
-    finally:
-        s.close()
-    r = Rd(buf[4:])
-    if r.i32() != 7:
-        raise ValueError("correlation id mismatch")
-    r.tags(flexible)   # response header v1 for flexible versions
-    return r
 
 
 def enc_str(s, flexible):
@@ -110,7 +39,7 @@ def elect(addr, ver, etype, topic, parts):
         body += enc_count(1, flex) + enc_str(topic, flex) + enc_count(len(ps), flex)
         body += b"".join(struct.pack(">i", p) for p in ps) + (b"\x00" if flex else b"")
     body += struct.pack(">i", 10000) + (b"\x00" if flex else b"")
-    r = call(addr, 43, ver, body, flex)
+    r = kcall(addr, 43, ver, body, flex, b"reassign_raw", IO_TIMEOUT_S)
     r.i32()                                   # throttle
     top = r.i16() if ver >= 1 else None
     for _ in range(r.count(flex)):
@@ -133,7 +62,7 @@ def alter(addr, topic, part, replicas):
         rs = [int(x) for x in replicas.split(",")] if replicas else []
         body += uvarint(len(rs) + 1) + b"".join(struct.pack(">i", x) for x in rs)
     body += b"\x00" + b"\x00" + b"\x00"       # partition, topic, request tags
-    r = call(addr, 45, 0, body, True)
+    r = kcall(addr, 45, 0, body, True, b"reassign_raw", IO_TIMEOUT_S)
     r.i32()
     print("top", r.i16())
     r.string(True)

@@ -12,11 +12,11 @@ usage: txn_misc.py fence BOOT TOPIC
                    stops 1 s after WANT values)
 Prints PASS/FAIL lines (fence) or values (read)."""
 import os
-import socket
 import struct
 import sys
 import time
 
+from kwire import call as kcall, cstr, uvarint
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 
@@ -142,79 +142,8 @@ def bad_timeout(boot, topic):
 
 # ---- raw flexible-version requests (ListTransactions, DescribeTransactions,
 # DescribeProducers: no client library here speaks them) -------------------
-def uvarint(n):
-    out = b''
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def cstr(b):
-    return uvarint(len(b) + 1) + b
-
-
-class Rd:
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def take(self, n):
-        v = self.b[self.i:self.i + n]
-        assert len(v) == n, 'truncated'
-        self.i += n
-        return v
-
-    def i16(self): return struct.unpack('>h', self.take(2))[0]
-    def i32(self): return struct.unpack('>i', self.take(4))[0]
-    def i64(self): return struct.unpack('>q', self.take(8))[0]
-
-    def uv(self):
-        n = sh = 0
-        while True:
-            c = self.take(1)[0]
-            n |= (c & 0x7f) << sh
-            sh += 7
-            if not c & 0x80:
-                return n
-
-    def s(self):
-        n = self.uv() - 1
-        return None if n < 0 else self.take(n).decode()
-
-    def arr(self, fn):
-        n = self.uv() - 1
-        return [fn() for _ in range(max(n, 0))]
-
-    def tags(self):
-        for _ in range(self.uv()):
-            self.uv()
-            self.take(self.uv())
-
-
-def call(hostport, key, ver, body):
-    host, port = hostport.rsplit(':', 1)
-    sock = socket.create_connection((host, int(port)), timeout=10)
-    req = struct.pack('>hhih', key, ver, 7, 3) + b'txn' + b'\x00' + body
-    sock.sendall(struct.pack('>i', len(req)) + req)
-    def recv(n):
-        d = b''
-        while len(d) < n:
-            c = sock.recv(n - len(d))
-            assert c, 'closed'
-            d += c
-        return d
-    n = struct.unpack('>i', recv(4))[0]
-    r = Rd(recv(n))
-    sock.close()
-    assert r.i32() == 7, 'correlation id'
-    r.tags()
-    return r
-
-
 def list_txns(hostport):
-    r = call(hostport, 66, 0, uvarint(1) + uvarint(1) + b'\x00')
+    r = kcall(hostport, 66, 0, uvarint(1) + uvarint(1) + b'\x00')
     r.i32()
     err = r.i16()
     r.arr(r.s)
@@ -226,7 +155,7 @@ def list_txns(hostport):
 
 
 def describe_txn(hostport, tid):
-    r = call(hostport, 65, 0, uvarint(2) + cstr(tid.encode()) + b'\x00')
+    r = kcall(hostport, 65, 0, uvarint(2) + cstr(tid.encode()) + b'\x00')
     r.i32()
     def one():
         err, tid_, state, timeout, start, pid, epoch = r.i16(), r.s(), r.s(), r.i32(), r.i64(), r.i64(), r.i16()
@@ -242,7 +171,7 @@ def describe_txn(hostport, tid):
 
 def describe_producers(hostport, topic, partition):
     body = uvarint(2) + cstr(topic.encode()) + uvarint(2) + struct.pack('>i', partition) + b'\x00' + b'\x00'
-    r = call(hostport, 61, 0, body)
+    r = kcall(hostport, 61, 0, body)
     r.i32()
     def part():
         idx, err, _msg = r.i32(), r.i16(), r.s()
