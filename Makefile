@@ -1,6 +1,7 @@
 # skiff build. Sources are discovered by folder, so adding a file needs no
 # edit here:
-#   protocol/*.c storage/*.c raft/*.c broker/*.c clients/*.c  -> one static lib each
+#   protocol/*.c storage/*.c raft/*.c broker/*.c broker/*/*.c clients/*.c
+#                                                          -> one static lib each
 #   broker/main.c -> bin/skiff      clients/skiffctl.c -> bin/skiffctl
 #   test/unit/test_*.c   -> one check executable each (run by `make test`)
 #   test/sim/sim_*.c     -> one executable each (run by `make test` / `make sim-long`)
@@ -38,12 +39,12 @@ GEN_C   := $(B)/gen/kp_msgs.c
 SCHEMAS := $(sort $(wildcard protocol/schema/*.kps))
 GEN_PY  := $(wildcard protocol/gen/*.py)
 
-PROTOS  := $(sort $(wildcard broker/*.proto))
+PROTOS  := $(sort $(wildcard broker/*.proto broker/*/*.proto))
 PROTO_C := $(patsubst %.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
 GEN_ALL_H := $(if $(SCHEMAS),$(GEN_H)) $(PROTO_H)
 
-lib_srcs = $(filter-out $(MAINS),$(sort $(wildcard $(1)/*.c)))
+lib_srcs = $(filter-out $(MAINS),$(sort $(wildcard $(1)/*.c $(1)/*/*.c)))
 lib_objs = $(patsubst %.c,$(B)/obj/%.o,$(call lib_srcs,$(1)))
 PROTO_OBJS := $(call lib_objs,protocol) $(if $(SCHEMAS),$(B)/obj/gen/kp_msgs.o)
 LIBS    := $(foreach m,$(MODULES),$(B)/lib/libskiff_$(m).a)

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "broker/config.h"
+#include "broker/config/config.h"
 #include "broker/node.h"
-#include "broker/signals.h"
+#include "broker/net/signals.h"
 
 typedef struct {
     struct event_base *base;

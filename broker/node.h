@@ -21,13 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker/admin.h"
-#include "broker/config.h"
-#include "broker/config_topic.h"
-#include "broker/controller.h"
-#include "broker/image.h"
-#include "broker/net.h"
-#include "broker/worker.h"
+#include "broker/http/admin.h"
+#include "broker/config/config.h"
+#include "broker/config/config_topic.h"
+#include "broker/meta/controller.h"
+#include "broker/meta/image.h"
+#include "broker/net/net.h"
+#include "broker/net/worker.h"
 #include "storage/st_logdirs.h"
 
 struct event;

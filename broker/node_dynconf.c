@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "broker/config_keys.h"
+#include "broker/config/config_keys.h"
 #include "broker/node.h"
 #include "storage/st_status.h"
 

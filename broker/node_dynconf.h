@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "broker/image.h"
+#include "broker/meta/image.h"
 
 struct bk_node;
 

@@ -1,19 +1,19 @@
 /* broker/node_metrics.c — see node_metrics.h. */
 #include "broker/node_metrics.h"
-#include "broker/replica.h"
+#include "broker/replication/replica.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "broker/dispatch.h"
-#include "broker/fetch.h"
-#include "broker/metrics_catalogue.h"
-#include "broker/parts.h"
-#include "broker/quorum.h"
-#include "broker/group_driver.h"
-#include "broker/resp_errors.h"
+#include "broker/api/dispatch.h"
+#include "broker/replication/fetch.h"
+#include "broker/metrics/metrics_catalogue.h"
+#include "broker/replication/parts.h"
+#include "broker/quorum/quorum.h"
+#include "broker/group/group_driver.h"
+#include "broker/api/resp_errors.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_codec.h"
 

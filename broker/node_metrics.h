@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "broker/node.h"
-#include "broker/parts.h"
+#include "broker/replication/parts.h"
 
 /* Monotonic clock in ns (request latency). */
 uint64_t bk_mono_ns(void);

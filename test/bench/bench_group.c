@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/group.h"
+#include "broker/group/group.h"
 #include "protocol/kp_errors.h"
 
 #define MEMBERS 10

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/controller.h"
+#include "broker/meta/controller.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -8,8 +8,8 @@
 
 #include <event2/buffer.h>
 
-#include "broker/metrics_catalogue.h"
-#include "broker/resp_errors.h"
+#include "broker/metrics/metrics_catalogue.h"
+#include "broker/api/resp_errors.h"
 #include "kp_msgs.h"
 
 #define OPS 20000000u

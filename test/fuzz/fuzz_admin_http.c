@@ -21,8 +21,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "broker/admin.h"
-#include "broker/json.h"
+#include "broker/http/admin.h"
+#include "broker/http/json.h"
 
 #define LOOP_LIMIT_MS 5000          /* a request that gets no answer by then is dropped */
 #define RESPONSE_MAX_BYTES (1 << 20)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/config.h"
+#include "broker/config/config.h"
 
 #define CHUNKS_MAX 16 /* bound on --set values / arguments per input */
 

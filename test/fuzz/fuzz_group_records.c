@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/group.h"
-#include "broker/group_int.h"
+#include "broker/group/group.h"
+#include "broker/group/group_int.h"
 
 #define RECS_MAX 64                      /* bound on records per input */
 #define NOW_MS 1700000000000LL

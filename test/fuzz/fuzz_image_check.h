@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/image.h"
+#include "broker/meta/image.h"
 
 #define FUZZ_CHANGES_MAX 4096 /* bound on change notifications taken at once */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/image.h"
+#include "broker/meta/image.h"
 #include "test/fuzz/fuzz_image_check.h"
 
 #define LOCAL_ID 1

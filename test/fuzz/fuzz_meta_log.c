@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/meta_log.h"
+#include "broker/meta/meta_log.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_batch.h"
 #include "storage/st_io.h"

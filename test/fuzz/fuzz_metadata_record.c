@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/image.h"
+#include "broker/meta/image.h"
 #include "test/fuzz/fuzz_image_check.h"
 
 #define RECS_MAX 256 /* bound on records per input */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn.h"
+#include "broker/txn/txn.h"
 #include "protocol/kp_errors.h"
 
 #define RECS_MAX 64 /* bound on records per input */

@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/repl.h"
+#include "broker/replication/repl.h"
 
 #define NR_MAX 5
 #define CTRL NR_MAX                 /* link index of the controller */

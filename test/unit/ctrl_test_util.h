@@ -8,7 +8,7 @@
 #include <check.h>
 #include <stdbool.h>
 
-#include "broker/controller.h"
+#include "broker/meta/controller.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_errors.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/group.h"
+#include "broker/group/group.h"
 #include "protocol/kp_errors.h"
 
 #define S(x) kp_slice_cstr(x)

@@ -20,8 +20,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "broker/admin.h"
-#include "broker/hostport.h"
+#include "broker/http/admin.h"
+#include "broker/config/hostport.h"
 
 #define RESP_MAX 65536
 #define DEADLINE_MS 5000

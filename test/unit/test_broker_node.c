@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "broker/controller.h"
-#include "broker/dispatch.h"
-#include "broker/fetch_session.h"
-#include "broker/meta_log.h"
-#include "broker/parts.h"
+#include "broker/meta/controller.h"
+#include "broker/api/dispatch.h"
+#include "broker/api/fetch_session.h"
+#include "broker/meta/meta_log.h"
+#include "broker/replication/parts.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_batch.h"
 #include "storage/st_log.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/config.h"
-#include "broker/config_topic.h"
+#include "broker/config/config.h"
+#include "broker/config/config_topic.h"
 
 static char dir[64];
 static char path[128];

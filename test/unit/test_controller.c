@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/controller.h"
+#include "broker/meta/controller.h"
 #include "protocol/kp_errors.h"
 #include "test/unit/ctrl_test_util.h"
 

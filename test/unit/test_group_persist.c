@@ -6,7 +6,7 @@
  * failure names its seed and step. */
 #include "grp_test_util.h"
 
-#include "broker/group_int.h"   /* rec_offset: the coordinator's own encoder */
+#include "broker/group/group_int.h"   /* rec_offset: the coordinator's own encoder */
 
 #include <inttypes.h>
 

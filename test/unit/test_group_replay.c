@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/group.h"
-#include "broker/group_replay.h"
-#include "broker/txn_offsets.h"
+#include "broker/group/group.h"
+#include "broker/group/group_replay.h"
+#include "broker/txn/txn_offsets.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/health.h"
-#include "broker/internal_topic.h"
+#include "broker/meta/health.h"
+#include "broker/quorum/internal_topic.h"
 #include "broker/node.h"
 #include "protocol/kp_errors.h"
-#include "broker/records.h"
+#include "broker/meta/records.h"
 
 typedef Skiff__Metadata__MetadataRecord rec_t;
 

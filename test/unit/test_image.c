@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/image.h"
-#include "broker/records.h"
+#include "broker/meta/image.h"
+#include "broker/meta/records.h"
 
 typedef Skiff__Metadata__MetadataRecord rec_t;
 

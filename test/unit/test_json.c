@@ -12,7 +12,7 @@
 
 #include <event2/buffer.h>
 
-#include "broker/json.h"
+#include "broker/http/json.h"
 
 /* Returns the evbuffer's bytes as a malloc'd NUL-terminated string. */
 static char *take(struct evbuffer *b) {

@@ -24,9 +24,9 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "broker/admin.h"
-#include "broker/metrics.h"
-#include "broker/metrics_catalogue.h"
+#include "broker/http/admin.h"
+#include "broker/metrics/metrics.h"
+#include "broker/metrics/metrics_catalogue.h"
 
 /* ------------------------------------------------------------- helpers */
 

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/net.h"
-#include "broker/signals.h"
-#include "broker/worker.h"
+#include "broker/net/net.h"
+#include "broker/net/signals.h"
+#include "broker/net/worker.h"
 
 #define OPS_MAX 1024
 #define OP_BYTES_MAX 256

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "broker/controller.h"
-#include "broker/meta_log.h"
-#include "broker/parts.h"
-#include "broker/worker.h"
+#include "broker/meta/controller.h"
+#include "broker/meta/meta_log.h"
+#include "broker/replication/parts.h"
+#include "broker/net/worker.h"
 #include "storage/st_log.h"
 #include "test/unit/st_test_util.h"
 

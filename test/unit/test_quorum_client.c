@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/quorum_client.h"
+#include "broker/net/quorum_client.h"
 
 #define REPORTS_MAX 16
 

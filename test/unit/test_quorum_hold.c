@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/quorum_hold.h"
-#include "broker/quorum_rpc.h"
+#include "broker/quorum/quorum_hold.h"
+#include "broker/quorum/quorum_rpc.h"
 #include "protocol/kp_arena.h"
 
 static raft_msg_t empty_resp(int32_t to, int64_t hw) {

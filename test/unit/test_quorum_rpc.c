@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/quorum_rpc.h"
+#include "broker/quorum/quorum_rpc.h"
 
 #define ARENA_BYTES (1u << 20)
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/quorum_snap.h"
+#include "broker/quorum/quorum_snap.h"
 
 static char dir[256];
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/quorum_state.h"
+#include "broker/quorum/quorum_state.h"
 
 static char dir[256];
 

@@ -5,8 +5,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "broker/dispatch.h"
-#include "broker/reassign.h"
+#include "broker/api/dispatch.h"
+#include "broker/meta/reassign.h"
 #include "protocol/kp_errors.h"
 #include "test/unit/ctrl_test_util.h"
 

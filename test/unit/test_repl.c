@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/repl.h"
+#include "broker/replication/repl.h"
 
 static bk_repl_config_t cfg_for(int32_t id) {
     bk_repl_config_t c;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/replica_wire.h"
+#include "broker/replication/replica_wire.h"
 #include "kp_msgs.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_batch.h"

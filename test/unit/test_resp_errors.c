@@ -5,7 +5,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "broker/resp_errors.h"
+#include "broker/api/resp_errors.h"
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn.h"
+#include "broker/txn/txn.h"
 #include "kp_msgs.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_errors.h"

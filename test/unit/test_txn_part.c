@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn_offsets.h"
-#include "broker/txn_part.h"
+#include "broker/txn/txn_offsets.h"
+#include "broker/txn/txn_part.h"
 #include "protocol/kp_errors.h"
 
 /* A transactional batch of n records at first_offset. */

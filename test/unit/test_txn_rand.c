@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn_int.h"
-#include "broker/txn_part.h"
+#include "broker/txn/txn_int.h"
+#include "broker/txn/txn_part.h"
 #include "txn_test_util.h"
 
 #define NIDS 4

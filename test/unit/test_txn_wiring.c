@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/dispatch.h"
-#include "broker/group.h"
-#include "broker/txn_offsets.h"
-#include "broker/txn_part.h"
+#include "broker/api/dispatch.h"
+#include "broker/group/group.h"
+#include "broker/txn/txn_offsets.h"
+#include "broker/txn/txn_part.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"

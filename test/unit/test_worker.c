@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/worker.h"
+#include "broker/net/worker.h"
 
 typedef struct {
     int id;

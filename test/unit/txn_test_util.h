@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn.h"
+#include "broker/txn/txn.h"
 #include "protocol/kp_errors.h"
 
 typedef struct {

@@ -1,0 +1,566 @@
+/* broker/api/h_fetch.c — Fetch, its purgatory and (absent) sessions; see fetch.h.
+ *
+ * Data path: st_log_read gives file ranges (fd, pos, len) of whole batches;
+ * they go into the response as external records (kp_records_t.ext points at
+ * the st_read_result_t in the request arena) and dispatch.c splices them in
+ * with sendfile, so bytes on disk are the bytes on the wire. Versions below
+ * 10 need the batches inspected (zstd is refused with
+ * UNSUPPORTED_COMPRESSION_TYPE) and below 4 down-converted to magic 0/1:
+ * those read a copy (st_log_read_copy) into the arena — old clients only.
+ *
+ * Limits (KIP-74): partition_max_bytes per partition, max_bytes (v3+) for
+ * the response, and the first partition with data returns at least one
+ * whole batch even when it is larger. The upper bound is the HW
+ * (read_uncommitted) or the LSO (read_committed; = HW while no transaction
+ * is open). */
+#include "broker/node_metrics.h"
+#include "broker/replication/fetch.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/api/dispatch.h"
+#include "broker/api/fetch_session.h"
+#include "broker/replication/replica.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_compress.h"
+#include "protocol/kp_errors.h"
+#include "protocol/kp_msgset.h"
+#include "storage/st_log.h"
+
+#define FETCH_COPY_CAP_BYTES ((size_t)64 << 20)   /* old-version copies, per partition */
+
+/* One partition to fetch: from the request (full fetch) or from the
+ * session (incremental fetch), copied into the request arena so that a
+ * waiting fetch does not depend on the session staying put. */
+typedef struct {
+    kp_str_t topic;               /* name (< v13) */
+    kp_uuid_t topic_id;           /* v13+ */
+    int32_t partition;
+    int32_t current_leader_epoch;
+    int64_t fetch_offset;
+    int32_t max_bytes;
+    bool filter;                  /* incremental: include only with news */
+    int64_t last_hw, last_lso, last_start;
+    int32_t last_fetched_epoch;   /* v12+ */
+    bool replica;                 /* a follower's fetch: judged by its core */
+    bk_replica_verdict_t verdict; /* set once, when the request arrives */
+} ftarget_t;
+
+typedef struct {
+    ftarget_t *v;
+    size_t n;
+    int32_t session_id;           /* answered; 0 = no session */
+    int16_t error;                /* top-level (session errors) */
+} fplan_t;
+
+typedef struct fwait {
+    bk_req_t *req;
+    fplan_t *plan;
+    struct event *timer;
+    struct fwait *prev, *next;
+    bk_fetch_state_t *f;
+} fwait_t;
+
+struct bk_fetch_state {
+    bk_node_t *n;
+    fwait_t *head;
+    size_t count;
+    bk_fs_cache_t sessions;
+};
+
+typedef kp_fetch_response_partition_data_t fpart_t;
+
+size_t bk_fetch_waiting(const bk_fetch_state_t *f) { return f ? f->count : 0; }
+
+bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
+    bk_fetch_state_t *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->n = n;
+    int64_t slots = bk_config_int(n->cfg, BK_CFG_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
+    if (bk_fs_cache_init(&f->sessions, (size_t)slots, (uint64_t)bk_now_ms() ^ (uint64_t)n->id << 32) != KP_OK) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* ---- resolving a requested partition ---------------------------------------- */
+
+typedef struct {
+    const bk_topic_t *t;
+    bk_part_t *p;
+    int16_t err;
+} target_t;
+
+static bool by_id(const bk_req_t *req) { return req->hdr.api_version >= 13; }
+
+static const bk_topic_t *topic_of(bk_req_t *req, const ftarget_t *ft) {
+    if (by_id(req)) return bk_image_topic_by_id(&req->node->img, (const bk_uuid_t *)ft->topic_id.b);
+    char name[BK_TOPIC_NAME_MAX + 1];
+    if (ft->topic.len > BK_TOPIC_NAME_MAX) return NULL;
+    memcpy(name, ft->topic.p, ft->topic.len);
+    name[ft->topic.len] = '\0';
+    return bk_image_topic_by_name(&req->node->img, name);
+}
+
+static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
+    const bk_topic_t *t = topic_of(req, fp);
+    target_t x = { t, NULL, 0 };
+    if (!t || fp->partition < 0 || fp->partition >= t->nparts) {
+        x.err = by_id(req) && !t ? KP_ERROR_UNKNOWN_TOPIC_ID : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        return x;
+    }
+    x.p = bk_parts_get(req->node->parts, &t->id, fp->partition);
+    if (!x.p || !x.p->leader) { x.err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return x; }
+    if (!x.p->log) { x.err = x.p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return x; }
+    if (fp->replica) {            /* epochs and position: the core's verdict */
+        x.err = fp->verdict.error;
+        return x;
+    }
+    if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != x.p->leader_epoch) {
+        x.err = fp->current_leader_epoch < x.p->leader_epoch ? KP_ERROR_FENCED_LEADER_EPOCH : KP_ERROR_UNKNOWN_LEADER_EPOCH;
+        return x;
+    }
+    int64_t off = fp->fetch_offset;
+    if (off < st_log_start_offset(x.p->log) || off > st_log_end_offset(x.p->log)) x.err = KP_ERROR_OFFSET_OUT_OF_RANGE;
+    return x;
+}
+
+/* Replica id of a fetch (-1: a consumer). */
+static int32_t replica_id_of(const bk_req_t *req) {
+    const kp_fetch_request_t *q = req->body;
+    return req->hdr.api_version >= 15 ? q->replica_state.replica_id : q->replica_id;
+}
+
+/* Followers read up to the LEO (they must copy what is not yet committed);
+ * consumers up to the HW, or the LSO for read_committed. */
+static int64_t upper_bound(const bk_req_t *req, const st_log_t *log) {
+    const kp_fetch_request_t *q = req->body;
+    if (replica_id_of(req) >= 0) return st_log_end_offset(log);
+    return q->isolation_level == 1 ? st_log_last_stable_offset(log) : st_log_high_watermark(log);
+}
+
+static uint64_t part_max(const ftarget_t *fp) {
+    return fp->max_bytes > 0 ? (uint64_t)fp->max_bytes : 0;
+}
+
+/* Bytes a response would carry now, stopping at `enough`; true when some
+ * partition has an error or news for an incremental session (answered at
+ * once, as Kafka does). */
+static bool available(bk_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes) {
+    *bytes = 0;
+    if (plan->error) return true;
+    for (size_t i = 0; i < plan->n; i++) {
+        const ftarget_t *fp = &plan->v[i];
+        target_t x = resolve(req, fp);
+        if (x.err || (fp->replica && fp->verdict.diverging)) return true;
+        if (fp->filter && (fp->last_hw != st_log_high_watermark(x.p->log) ||
+                           fp->last_start != st_log_start_offset(x.p->log)))
+            return true;
+        st_read_result_t rr;
+        int64_t end = upper_bound(req, x.p->log);
+        if (fp->fetch_offset >= end) continue;
+        if (st_log_read(x.p->log, fp->fetch_offset, part_max(fp), end, ST_READ_MIN_ONE, &rr) != KP_OK) return true;
+        *bytes += rr.total_bytes;
+        if (*bytes >= enough) return false;
+    }
+    return false;
+}
+
+/* ---- the plan: request and session ------------------------------------------------ */
+
+static void target_from_session(ftarget_t *t, const bk_fs_part_t *p) {
+    memset(t, 0, sizeof *t);
+    t->topic = bk_str(p->topic);
+    t->topic_id = p->topic_id;
+    t->partition = p->partition;
+    t->current_leader_epoch = p->current_leader_epoch;
+    t->fetch_offset = p->fetch_offset;
+    t->max_bytes = p->max_bytes;
+    t->filter = true;
+    t->last_hw = p->last_hw;
+    t->last_lso = p->last_lso;
+    t->last_start = p->last_start;
+    t->last_fetched_epoch = -1;   /* sessions do not keep it */
+}
+
+static int plan_from_request(bk_req_t *req, fplan_t *plan) {
+    const kp_fetch_request_t *q = req->body;
+    size_t n = 0;
+    for (int32_t i = 0; i < q->topics.count; i++)
+        n += q->topics.items[i].partitions.count > 0 ? (size_t)q->topics.items[i].partitions.count : 0;
+    plan->v = bk_req_alloc(req, n, sizeof *plan->v);
+    if (!plan->v) return KP_ERR_NOMEM;
+    plan->n = 0;
+    for (int32_t i = 0; i < q->topics.count; i++) {
+        const kp_fetch_request_fetch_topic_t *ft = &q->topics.items[i];
+        for (int32_t k = 0; k < ft->partitions.count; k++) {
+            const kp_fetch_request_fetch_partition_t *fp = &ft->partitions.items[k];
+            ftarget_t *t = &plan->v[plan->n++];
+            memset(t, 0, sizeof *t);
+            t->topic = ft->topic;
+            t->topic_id = ft->topic_id;
+            t->partition = fp->partition;
+            t->current_leader_epoch = fp->current_leader_epoch;
+            t->fetch_offset = fp->fetch_offset;
+            t->max_bytes = fp->partition_max_bytes;
+            t->last_fetched_epoch = fp->last_fetched_epoch;
+        }
+    }
+    return KP_OK;
+}
+
+/* Applies an incremental request to its session (KIP-227): named
+ * partitions are added or updated, forgotten ones removed. */
+static int16_t session_update(bk_req_t *req, bk_fs_t *s) {
+    const kp_fetch_request_t *q = req->body;
+    bool id = by_id(req);
+    for (int32_t i = 0; i < q->topics.count; i++) {
+        const kp_fetch_request_fetch_topic_t *ft = &q->topics.items[i];
+        for (int32_t k = 0; k < ft->partitions.count; k++) {
+            const kp_fetch_request_fetch_partition_t *fp = &ft->partitions.items[k];
+            if (bk_fs_part_upsert(s, id, ft->topic, &ft->topic_id, fp->partition, fp->fetch_offset,
+                                  fp->partition_max_bytes, fp->current_leader_epoch) != KP_OK)
+                return KP_ERROR_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    for (int32_t i = 0; i < q->forgotten_topics_data.count; i++) {
+        const kp_fetch_request_forgotten_topic_t *ft = &q->forgotten_topics_data.items[i];
+        for (int32_t k = 0; k < ft->partitions.count; k++)
+            bk_fs_part_forget(s, id, ft->topic, &ft->topic_id, ft->partitions.items[k]);
+    }
+    return 0;
+}
+
+static int build_plan(bk_req_t *req, bk_fetch_state_t *f, fplan_t *plan) {
+    const kp_fetch_request_t *q = req->body;
+    memset(plan, 0, sizeof *plan);
+    int32_t sid = req->hdr.api_version >= 7 ? q->session_id : 0;
+    int32_t epoch = req->hdr.api_version >= 7 ? q->session_epoch : -1;
+    if (epoch <= 0) {                       /* -1: sessionless; 0: (re)start a session */
+        if (sid != 0) bk_fs_remove(&f->sessions, sid);
+        int rc = plan_from_request(req, plan);
+        if (rc != KP_OK || epoch < 0) return rc;
+        bk_fs_t *s = bk_fs_create(&f->sessions, bk_now_ms());
+        if (!s) return KP_OK;               /* cache full: no session */
+        if (session_update(req, s) != 0) { bk_fs_remove(&f->sessions, s->id); return KP_OK; }
+        plan->session_id = s->id;
+        return KP_OK;
+    }
+    bk_fs_t *s = bk_fs_find(&f->sessions, sid);
+    if (!s) { plan->error = KP_ERROR_FETCH_SESSION_ID_NOT_FOUND; return KP_OK; }
+    if (s->epoch != epoch) { plan->error = KP_ERROR_INVALID_FETCH_SESSION_EPOCH; return KP_OK; }
+    plan->error = session_update(req, s);
+    if (plan->error) { bk_fs_remove(&f->sessions, sid); return KP_OK; }
+    s->epoch = epoch == INT32_MAX ? 1 : epoch + 1;
+    s->last_used_ms = bk_now_ms();
+    plan->session_id = sid;
+    plan->v = bk_req_alloc(req, s->n, sizeof *plan->v);
+    if (!plan->v) return KP_ERR_NOMEM;
+    plan->n = s->n;
+    for (size_t i = 0; i < s->n; i++) target_from_session(&plan->v[i], &s->parts[i]);
+    return KP_OK;
+}
+
+/* ---- building the response ----------------------------------------------------- */
+
+/* Old versions: copy, refuse zstd (< v10), down-convert (< v4). */
+static int16_t copy_records(bk_req_t *req, st_log_t *log, int64_t off, uint64_t max, int64_t end, unsigned flags,
+                            kp_records_t *out, uint64_t *sent) {
+    int16_t ver = req->hdr.api_version;
+    size_t cap = max < FETCH_COPY_CAP_BYTES ? (size_t)max : FETCH_COPY_CAP_BYTES;
+    if (cap < 4096) cap = 4096;
+    uint8_t *buf = bk_req_alloc(req, cap, 1);
+    size_t len = 0;
+    int64_t next = off;
+    if (!buf) return KP_ERROR_UNKNOWN_SERVER_ERROR;
+    if (st_log_read_copy(log, off, max, end, flags, buf, cap, &len, &next) != KP_OK) return KP_ERROR_KAFKA_STORAGE_ERROR;
+    kp_rd_t r;
+    kp_rd_init(&r, buf, len);
+    uint8_t *conv = NULL;
+    size_t conv_len = 0, conv_cap = 0;
+    while (kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        if (kp_batch_read(&r, &b) != KP_OK) return KP_ERROR_CORRUPT_MESSAGE;
+        if (kp_batch_codec(&b) == KP_CODEC_ZSTD) {
+            if (b.data == buf) return KP_ERROR_UNSUPPORTED_COMPRESSION_TYPE;
+            len = (size_t)(b.data - buf);   /* stop before it; the client comes back */
+            break;
+        }
+        if (ver >= 4) continue;
+        const uint8_t *recs = NULL, *ms = NULL;
+        size_t rlen = 0, mlen = 0;
+        if (kp_batch_records(&b, &req->arena, FETCH_COPY_CAP_BYTES, &recs, &rlen) != KP_OK ||
+            kp_batch_to_msgset(&b, recs, rlen, ver >= 2 ? 1 : 0, &req->arena, &ms, &mlen) != KP_OK)
+            return KP_ERROR_CORRUPT_MESSAGE;
+        if (conv_len + mlen > conv_cap) {
+            size_t ncap = (conv_len + mlen) * 2;
+            uint8_t *nb = bk_req_alloc(req, ncap, 1);
+            if (!nb) return KP_ERROR_UNKNOWN_SERVER_ERROR;
+            if (conv_len) memcpy(nb, conv, conv_len);
+            conv = nb;
+            conv_cap = ncap;
+        }
+        if (mlen) memcpy(conv + conv_len, ms, mlen);
+        conv_len += mlen;
+    }
+    if (ver < 4) {
+        out->bytes.p = conv ? conv : buf;
+        out->bytes.len = conv_len;
+    } else {
+        out->bytes.p = buf;
+        out->bytes.len = len;
+    }
+    *sent = out->bytes.len;
+    return 0;
+}
+
+#define ABORTED_MAX 100000   /* aborted transactions listed per partition answer */
+
+/* read_committed (v4+): the aborted transactions overlapping the records
+ * returned, [from, upper), from the log's .txnindex entries. */
+static void add_aborted(bk_req_t *req, const st_log_t *log, int64_t from, int64_t upper, fpart_t *o) {
+    const kp_fetch_request_t *q = req->body;
+    if (q->isolation_level != 1 || req->hdr.api_version < 4 || upper <= from) return;
+    st_aborted_txn_t few[64];
+    st_aborted_txn_t *v = few;
+    size_t n = st_log_aborted_txns(log, from, upper, few, 64);
+    if (n == 64 && (v = malloc(ABORTED_MAX * sizeof *v)) != NULL) n = st_log_aborted_txns(log, from, upper, v, ABORTED_MAX);
+    if (!v) v = few;
+    kp_fetch_response_aborted_transaction_t *a = n ? bk_req_alloc(req, n, sizeof *a) : NULL;
+    for (size_t i = 0; a && i < n; i++) {
+        kp_fetch_response_aborted_transaction_init(&a[i]);
+        a[i].producer_id = v[i].producer_id;
+        a[i].first_offset = v[i].first_offset;
+    }
+    if (v != few) free(v);
+    if (a) {
+        o->aborted_transactions.items = a;
+        o->aborted_transactions.count = (int32_t)n;
+    }
+}
+
+/* Fills one partition's answer; false when an incremental session's
+ * partition has nothing new and is left out. */
+static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint64_t *total, uint64_t max_total) {
+    kp_fetch_response_partition_data_init(o);
+    o->partition_index = fp->partition;
+    o->records.bytes.p = (const uint8_t *)"";
+    o->records.bytes.len = 0;
+    o->aborted_transactions.count = 0;
+    o->high_watermark = -1;
+    o->last_stable_offset = -1;
+    o->log_start_offset = -1;
+    target_t x = resolve(req, fp);
+    if (x.p && x.p->log) {
+        o->high_watermark = st_log_high_watermark(x.p->log);
+        o->last_stable_offset = st_log_last_stable_offset(x.p->log);
+        o->log_start_offset = st_log_start_offset(x.p->log);
+    }
+    if (x.err) { o->error_code = x.err; return true; }
+    if (fp->replica && fp->verdict.diverging) {   /* KIP-320: the follower truncates first */
+        o->diverging_epoch.epoch = fp->verdict.diverging_epoch;
+        o->diverging_epoch.end_offset = fp->verdict.diverging_end_offset;
+        return true;
+    }
+    st_log_t *log = x.p->log;
+    int64_t end = upper_bound(req, log);
+    uint64_t max = part_max(fp);
+    if (max > max_total - *total) max = max_total - *total;
+    unsigned flags = *total == 0 ? ST_READ_MIN_ONE : 0;   /* KIP-74 */
+    if (fp->fetch_offset < end && *total < max_total) {
+        if (req->hdr.api_version < 10) {
+            uint64_t sent = 0;
+            o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
+            *total += sent;
+            if (sent) bk_node_metrics_topic_out(req->node, x.p, sent);
+        } else {
+            st_read_result_t *rr = bk_req_alloc(req, 1, sizeof *rr);
+            if (!rr) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
+            else if (st_log_read(log, fp->fetch_offset, max, end, flags, rr) != KP_OK) o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
+            else if (rr->n > 0) {
+                o->records.ext = rr;
+                o->records.ext_len = (size_t)rr->total_bytes;
+                o->records.bytes = kp_slice_null();
+                *total += rr->total_bytes;
+                bk_node_metrics_topic_out(req->node, x.p, rr->total_bytes);
+                add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
+            }
+        }
+        if (req->hdr.api_version < 10) add_aborted(req, log, fp->fetch_offset, end, o);
+    }
+    if (!fp->filter || o->error_code) return true;
+    bool has_records = o->records.ext != NULL || o->records.bytes.len > 0;
+    return has_records || o->high_watermark != fp->last_hw || o->last_stable_offset != fp->last_lso ||
+           o->log_start_offset != fp->last_start;
+}
+
+static bool same_topic(const bk_req_t *req, const ftarget_t *a, const ftarget_t *b) {
+    if (by_id(req)) return memcmp(a->topic_id.b, b->topic_id.b, 16) == 0;
+    return a->topic.len == b->topic.len && memcmp(a->topic.p, b->topic.p, a->topic.len) == 0;
+}
+
+/* Remembers in the session what this answer told the client. */
+static void session_note(bk_req_t *req, const fplan_t *plan, const ftarget_t *t, const fpart_t *o) {
+    bk_fs_t *s = bk_fs_find(&req->node->fetch->sessions, plan->session_id);
+    if (!s) return;
+    bk_fs_part_t *p = bk_fs_part_find(s, by_id(req), t->topic, &t->topic_id, t->partition);
+    if (!p) return;
+    p->last_hw = o->high_watermark;
+    p->last_lso = o->last_stable_offset;
+    p->last_start = o->log_start_offset;
+}
+
+static void respond_fetch(bk_req_t *req, const fplan_t *plan) {
+    kp_fetch_response_t r;
+    memset(&r, 0, sizeof r);
+    kp_fetch_response_init(&r);
+    r.error_code = plan->error;
+    r.session_id = plan->error ? 0 : plan->session_id;
+    /* at most one topic entry per target; consecutive targets of one topic share it */
+    kp_fetch_response_fetchable_topic_response_t *ts = bk_req_alloc(req, plan->n, sizeof *ts);
+    fpart_t *ps = bk_req_alloc(req, plan->n, sizeof *ps);
+    if (!ts || !ps) { bk_req_close(req, "out of memory"); return; }
+    const kp_fetch_request_t *q = req->body;
+    uint64_t total = 0;
+    uint64_t max_total = req->hdr.api_version >= 3 && q->max_bytes > 0 ? (uint64_t)q->max_bytes : UINT64_MAX;
+    size_t nt = 0, np = 0;
+    const ftarget_t *cur = NULL;
+    for (size_t i = 0; i < plan->n && !plan->error; i++) {
+        const ftarget_t *t = &plan->v[i];
+        if (!fill_partition(req, t, &ps[np], &total, max_total)) continue;
+        if (plan->session_id) session_note(req, plan, t, &ps[np]);
+        if (!cur || !same_topic(req, cur, t)) {
+            kp_fetch_response_fetchable_topic_response_init(&ts[nt]);
+            ts[nt].topic = t->topic;
+            ts[nt].topic_id = t->topic_id;
+            ts[nt].partitions.items = &ps[np];
+            ts[nt].partitions.count = 0;
+            nt++;
+            cur = t;
+        }
+        ts[nt - 1].partitions.count++;
+        np++;
+    }
+    r.responses.items = ts;
+    r.responses.count = (int32_t)nt;
+    bk_req_respond(req, &r);
+}
+
+/* ---- purgatory -------------------------------------------------------------------- */
+
+static void unlink_waiter(fwait_t *w) {
+    bk_fetch_state_t *f = w->f;
+    if (w->prev) w->prev->next = w->next;
+    else f->head = w->next;
+    if (w->next) w->next->prev = w->prev;
+    f->count--;
+    event_free(w->timer);
+}
+
+static void complete(fwait_t *w) {
+    bk_req_t *req = w->req;
+    fplan_t *plan = w->plan;
+    unlink_waiter(w);
+    free(w);
+    respond_fetch(req, plan);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    complete(arg);
+}
+
+static bool waits_on(const fwait_t *w, const bk_part_t *p) {
+    for (size_t i = 0; i < w->plan->n; i++) {
+        const ftarget_t *t = &w->plan->v[i];
+        if (t->partition != p->partition) continue;
+        if (by_id(w->req) ? memcmp(t->topic_id.b, p->topic_id.b, 16) == 0
+                          : t->topic.len == strlen(p->topic) && memcmp(t->topic.p, p->topic, t->topic.len) == 0)
+            return true;
+    }
+    return false;
+}
+
+static uint64_t min_bytes_of(const bk_req_t *req) {
+    const kp_fetch_request_t *q = req->body;
+    return q->min_bytes > 0 ? (uint64_t)q->min_bytes : 1;
+}
+
+void bk_fetch_notify(bk_fetch_state_t *f, const bk_part_t *p) {
+    fwait_t *w = f->head;
+    while (w) {
+        fwait_t *next = w->next;
+        if (waits_on(w, p)) {
+            uint64_t bytes = 0;
+            if (available(w->req, w->plan, min_bytes_of(w->req), &bytes) || bytes >= min_bytes_of(w->req))
+                complete(w);
+        }
+        w = next;
+    }
+}
+
+void bk_fetch_flush(bk_fetch_state_t *f) {
+    while (f->head) complete(f->head);
+}
+
+void bk_fetch_free(bk_fetch_state_t *f) {
+    if (!f) return;
+    bk_fetch_flush(f);
+    bk_fs_cache_free(&f->sessions);
+    free(f);
+}
+
+/* A follower's fetch: each partition goes through its core once, on
+ * arrival (follower LEO, caught-up time, HW, divergence). */
+static void judge_replica_fetch(bk_req_t *req, fplan_t *plan) {
+    int32_t rid = replica_id_of(req);
+    for (size_t i = 0; i < plan->n; i++) {
+        ftarget_t *fp = &plan->v[i];
+        const bk_topic_t *t = topic_of(req, fp);
+        bk_part_t *p = t && fp->partition >= 0 && fp->partition < t->nparts
+                           ? bk_parts_get(req->node->parts, &t->id, fp->partition) : NULL;
+        if (!p || !p->leader || !p->log) continue;   /* resolve() answers the error */
+        fp->replica = true;
+        bk_replica_serve_fetch(req->node, p, rid, fp->current_leader_epoch, fp->fetch_offset,
+                               fp->last_fetched_epoch, &fp->verdict);
+    }
+}
+
+void bk_h_fetch(bk_req_t *req) {
+    const kp_fetch_request_t *q = req->body;
+    bk_node_t *n = req->node;
+    bk_fetch_state_t *f = n->fetch;
+    fplan_t *plan = bk_req_alloc(req, 1, sizeof *plan);
+    if (!plan || build_plan(req, f, plan) != KP_OK) { bk_req_close(req, "out of memory"); return; }
+    if (replica_id_of(req) >= 0) judge_replica_fetch(req, plan);
+    int32_t wait_ms = q->max_wait_ms;
+    if (wait_ms > BK_FETCH_WAIT_MAX_MS) wait_ms = BK_FETCH_WAIT_MAX_MS;
+    uint64_t bytes = 0, min_bytes = min_bytes_of(req);
+    if (wait_ms <= 0 || n->stopping || f->count >= BK_FETCH_WAITERS_MAX || available(req, plan, min_bytes, &bytes) ||
+        bytes >= min_bytes) {
+        respond_fetch(req, plan);
+        return;
+    }
+    fwait_t *w = calloc(1, sizeof *w);
+    if (!w) { respond_fetch(req, plan); return; }
+    w->req = req;
+    w->plan = plan;
+    w->f = f;
+    w->timer = evtimer_new(n->base, on_timeout, w);
+    struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
+    if (!w->timer || evtimer_add(w->timer, &tv) != 0) {
+        if (w->timer) event_free(w->timer);
+        free(w);
+        respond_fetch(req, plan);
+        return;
+    }
+    w->next = f->head;
+    if (f->head) f->head->prev = w;
+    f->head = w;
+    f->count++;
+}

@@ -1,0 +1,203 @@
+/* broker/api/h_txn_admin.c — operator APIs on transactions (KIP-664):
+ * DescribeTransactions and ListTransactions (from the coordinator cores this
+ * node holds) and DescribeProducers (from a led partition's producer state). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/replication/parts.h"
+#include "broker/txn/txn_driver.h"
+#include "broker/txn/txn_part.h"
+#include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+
+#define LIST_MAX 100000          /* transactions listed per request */
+#define PRODUCERS_MAX 100000     /* producers described per partition */
+
+/* ---- DescribeTransactions ------------------------------------------------------- */
+
+typedef kp_describe_transactions_response_transaction_state_t dt_state_t;
+typedef kp_describe_transactions_response_topic_data_t dt_topic_t;
+
+static void describe_one(bk_req_t *req, kp_str_t sid, dt_state_t *o) {
+    kp_describe_transactions_response_transaction_state_init(o);
+    o->transactional_id = sid;
+    o->transaction_state = bk_str("");
+    o->transaction_start_time_ms = -1;
+    o->producer_id = -1;
+    o->producer_epoch = -1;
+    char *id = bk_req_cstr(req, sid);
+    int32_t pidx = -1;
+    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    bk_txn_coord_t *c = id && req->node->txns ? bk_td_coord(req->node->txns, id, &pidx, &err) : NULL;
+    const bk_txn_meta_t *m = NULL;
+    if (c) err = bk_txn_describe(c, id, &m);
+    o->error_code = err;
+    if (err || !m) return;
+    o->transaction_state = bk_str(bk_txn_state_name(m->state));
+    o->transaction_timeout_ms = m->timeout_ms;
+    o->transaction_start_time_ms = m->start_ms;
+    o->producer_id = m->producer_id;
+    o->producer_epoch = m->producer_epoch;
+    dt_topic_t *ts = bk_req_alloc(req, m->nparts, sizeof *ts);
+    int32_t *ps = bk_req_alloc(req, m->nparts, sizeof *ps);
+    if (!ts || !ps) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
+    size_t nt = 0;
+    for (size_t i = 0; i < m->nparts; i++) {   /* parts are sorted by topic */
+        ps[i] = m->parts[i].partition;
+        if (nt == 0 || strcmp(m->parts[i - 1].topic, m->parts[i].topic) != 0) {
+            kp_describe_transactions_response_topic_data_init(&ts[nt]);
+            char *t = bk_req_alloc(req, strlen(m->parts[i].topic) + 1, 1);
+            if (!t) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
+            strcpy(t, m->parts[i].topic);
+            ts[nt].topic = bk_str(t);
+            ts[nt].partitions.items = &ps[i];
+            ts[nt].partitions.count = 0;
+            nt++;
+        }
+        ts[nt - 1].partitions.count++;
+    }
+    o->topics.items = ts;
+    o->topics.count = (int32_t)nt;
+}
+
+void bk_h_describe_transactions(bk_req_t *req) {
+    const kp_describe_transactions_request_t *q = req->body;
+    int32_t n = q->transactional_ids.count > 0 ? q->transactional_ids.count : 0;
+    dt_state_t *v = bk_req_alloc(req, (size_t)n, sizeof *v);
+    if (!v) { bk_req_close(req, "out of memory"); return; }
+    for (int32_t i = 0; i < n; i++) describe_one(req, q->transactional_ids.items[i], &v[i]);
+    kp_describe_transactions_response_t r;
+    kp_describe_transactions_response_init(&r);
+    r.transaction_states.items = v;
+    r.transaction_states.count = n;
+    bk_req_respond(req, &r);
+}
+
+/* ---- ListTransactions ------------------------------------------------------------- */
+
+typedef kp_list_transactions_response_transaction_state_t lt_state_t;
+
+typedef struct {
+    bk_req_t *req;
+    lt_state_t *v;
+    size_t n, cap;
+    bool nomem;
+} lt_ctx_t;
+
+static void list_one(void *ctx, const char *id, const bk_txn_meta_t *m) {
+    lt_ctx_t *l = ctx;
+    if (l->n >= LIST_MAX || l->nomem) return;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        lt_state_t *nv = bk_req_alloc(l->req, nc, sizeof *nv);
+        if (!nv) { l->nomem = true; return; }
+        if (l->n) memcpy(nv, l->v, l->n * sizeof *nv);
+        l->v = nv;
+        l->cap = nc;
+    }
+    char *s = bk_req_alloc(l->req, strlen(id) + 1, 1);
+    if (!s) { l->nomem = true; return; }
+    strcpy(s, id);
+    lt_state_t *o = &l->v[l->n++];
+    kp_list_transactions_response_transaction_state_init(o);
+    o->transactional_id = bk_str(s);
+    o->producer_id = m->producer_id;
+    o->transaction_state = bk_str(bk_txn_state_name(m->state));
+}
+
+void bk_h_list_transactions(bk_req_t *req) {
+    const kp_list_transactions_request_t *q = req->body;
+    bk_td_t *td = req->node->txns;
+    size_t ns = q->state_filters.count > 0 ? (size_t)q->state_filters.count : 0;
+    size_t np = q->producer_id_filters.count > 0 ? (size_t)q->producer_id_filters.count : 0;
+    const char **states = bk_req_alloc(req, ns, sizeof *states);
+    bool *unknown = bk_req_alloc(req, ns, sizeof *unknown);
+    if (!states || !unknown) { bk_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < ns; i++) {
+        char *s = bk_req_cstr(req, q->state_filters.items[i]);
+        if (!s) { bk_req_close(req, "out of memory"); return; }
+        states[i] = s;
+    }
+    int64_t duration = req->hdr.api_version >= 1 ? q->duration_filter : -1;
+    lt_ctx_t l = { req, NULL, 0, 0, false };
+    int64_t now = bk_now_ms();
+    int32_t ncoords = td ? bk_td_ncoords(td) : 0;
+    for (int32_t p = 0; p < ncoords; p++) {
+        bk_txn_coord_t *c = bk_td_coord_at(td, p);
+        if (c) bk_txn_list(c, states, ns, q->producer_id_filters.items, np, duration, now, unknown, list_one, &l);
+    }
+    kp_list_transactions_response_t r;
+    kp_list_transactions_response_init(&r);
+    kp_str_t *unk = bk_req_alloc(req, ns, sizeof *unk);
+    if (!unk) { bk_req_close(req, "out of memory"); return; }
+    int32_t nu = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (unknown[i]) unk[nu++] = q->state_filters.items[i];
+    r.error_code = l.nomem ? KP_ERROR_UNKNOWN_SERVER_ERROR : 0;
+    r.unknown_state_filters.items = unk;
+    r.unknown_state_filters.count = nu;
+    r.transaction_states.items = l.v;
+    r.transaction_states.count = (int32_t)l.n;
+    bk_req_respond(req, &r);
+}
+
+/* ---- DescribeProducers --------------------------------------------------------------- */
+
+typedef kp_describe_producers_response_topic_response_t dp_topic_t;
+typedef kp_describe_producers_response_partition_response_t dp_part_t;
+typedef kp_describe_producers_response_producer_state_t dp_prod_t;
+
+static void producers_of(bk_req_t *req, const bk_topic_t *t, int32_t partition, dp_part_t *o) {
+    kp_describe_producers_response_partition_response_init(o);
+    o->partition_index = partition;
+    o->error_message = kp_slice_null();
+    if (!t || partition < 0 || partition >= t->nparts) { o->error_code = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION; return; }
+    bk_part_t *p = bk_parts_get(req->node->parts, &t->id, partition);
+    if (!p || !p->leader) { o->error_code = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return; }
+    if (!p->log) { o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR; return; }
+    const st_producer_state_t *ps = st_log_producers(p->log);
+    size_t n = bk_txn_part_producers(ps, NULL, 0);
+    if (n > PRODUCERS_MAX) n = PRODUCERS_MAX;
+    bk_txn_producer_t *v = calloc(n ? n : 1, sizeof *v);
+    dp_prod_t *out = bk_req_alloc(req, n, sizeof *out);
+    if (!v || !out) { free(v); o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
+    size_t got = bk_txn_part_producers(ps, v, n);
+    if (got > n) got = n;
+    for (size_t i = 0; i < got; i++) {
+        kp_describe_producers_response_producer_state_init(&out[i]);
+        out[i].producer_id = v[i].producer_id;
+        out[i].producer_epoch = v[i].producer_epoch;
+        out[i].last_sequence = v[i].last_sequence;
+        out[i].last_timestamp = v[i].last_timestamp_ms;
+        out[i].coordinator_epoch = v[i].coordinator_epoch;
+        out[i].current_txn_start_offset = v[i].current_txn_start_offset;
+    }
+    free(v);
+    o->active_producers.items = out;
+    o->active_producers.count = (int32_t)got;
+}
+
+void bk_h_describe_producers(bk_req_t *req) {
+    const kp_describe_producers_request_t *q = req->body;
+    int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
+    dp_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
+    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    for (int32_t i = 0; i < nt; i++) {
+        const kp_describe_producers_request_topic_request_t *t = &q->topics.items[i];
+        int32_t np = t->partition_indexes.count > 0 ? t->partition_indexes.count : 0;
+        kp_describe_producers_response_topic_response_init(&ts[i]);
+        ts[i].name = t->name;
+        dp_part_t *ps = bk_req_alloc(req, (size_t)np, sizeof *ps);
+        char *name = bk_req_cstr(req, t->name);
+        if (!ps || !name) { bk_req_close(req, "out of memory"); return; }
+        const bk_topic_t *topic = bk_image_topic_by_name(&req->node->img, name);
+        for (int32_t k = 0; k < np; k++) producers_of(req, topic, t->partition_indexes.items[k], &ps[k]);
+        ts[i].partitions.items = ps;
+        ts[i].partitions.count = np;
+    }
+    kp_describe_producers_response_t r;
+    kp_describe_producers_response_init(&r);
+    r.topics.items = ts;
+    r.topics.count = nt;
+    bk_req_respond(req, &r);
+}

@@ -1,0 +1,19 @@
+/* broker/api/topics.h — topic creation shared by CreateTopics and Metadata's
+ * auto-creation (h_topics.c). */
+#ifndef SKIFF_BK_TOPICS_H
+#define SKIFF_BK_TOPICS_H
+
+#include <stddef.h>
+
+#include "broker/node.h"
+
+typedef void (*bk_topics_done_fn)(void *arg, int status);
+
+/* Creates topics `names[0..n)` with the defaults (num.partitions,
+ * default.replication.factor) through the controller and the committer;
+ * names that fail validation or already exist are skipped. `done` runs once
+ * after the commit (possibly before this returns). */
+void bk_topics_auto_create(bk_node_t *node, const char *const *names, size_t n,
+                           bk_topics_done_fn done, void *arg);
+
+#endif

@@ -1,0 +1,387 @@
+/* broker/group/group_driver.c — cores per led __consumer_offsets partition,
+ * records appended before answers, held Join/Sync requests, the timer
+ * (see group_driver.h; answers waiting for replication: group_wait.c). */
+#include "broker/group/group_driver.h"
+#include "broker/group/group_driver_int.h"
+#include "broker/group/group_replay.h"
+
+#include <assert.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "broker/meta/controller.h"
+#include "broker/replication/fetch.h"
+#include "broker/quorum/forward.h"
+#include "broker/quorum/internal_topic.h"
+#include "broker/quorum/quorum.h"
+#include "broker/replication/parts.h"
+#include "broker/replication/replica.h"
+#include "broker/txn/txn_driver.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+#include "storage/st_status.h"
+
+static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
+    bk_grp_config_defaults(g);
+    g->num_partitions = (int32_t)bk_config_int(cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
+    g->min_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS);
+    g->max_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS);
+    g->initial_rebalance_delay_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS);
+    int64_t max = bk_config_int(cfg, BK_CFG_GROUP_MAX_SIZE);
+    g->max_size = (int32_t)(max > BK_GRP_MEMBERS_MAX ? BK_GRP_MEMBERS_MAX : max);
+    g->offsets_retention_ms = bk_config_int(cfg, BK_CFG_OFFSETS_RETENTION_MINUTES) * 60000;
+}
+
+static const bk_topic_t *offsets_topic(const bk_gd_t *gd) {
+    return bk_image_topic_by_name(&gd->node->img, BK_GD_TOPIC);
+}
+
+/* ---- held requests ----------------------------------------------------- */
+
+uint64_t bk_gd_token(bk_gd_t *gd) { return ++gd->next_token; }
+
+bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
+    if (gd->stopped || gd->nheld >= BK_GD_HELD_MAX) return false;
+    if (gd->nheld == gd->held_cap) {
+        size_t ncap = gd->held_cap ? gd->held_cap * 2 : 64;
+        held_t *nv = realloc(gd->held, ncap * sizeof *nv);
+        if (!nv) return false;
+        gd->held = nv;
+        gd->held_cap = ncap;
+    }
+    gd->held[gd->nheld].token = token;
+    gd->held[gd->nheld].req = req;
+    gd->nheld++;
+    return true;
+}
+
+void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
+    *joins = *syncs = 0;
+    for (size_t i = 0; gd && i < gd->nheld; i++) {
+        if (gd->held[i].req->hdr.api_key == KP_API_JOIN_GROUP) (*joins)++;
+        else (*syncs)++;
+    }
+}
+
+/* Removes and returns the request held for token, or NULL. */
+static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
+    for (size_t i = 0; i < gd->nheld; i++) {
+        if (gd->held[i].token != token) continue;
+        bk_req_t *r = gd->held[i].req;
+        gd->held[i] = gd->held[--gd->nheld];
+        return r;
+    }
+    return NULL;
+}
+
+/* Answers every held request of a group partition (all when part < 0). */
+static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
+    for (size_t i = 0; i < gd->nheld;) {
+        bk_req_t *r = gd->held[i].req;
+        kp_str_t gid = r->hdr.api_key == KP_API_JOIN_GROUP
+                           ? ((const kp_join_group_request_t *)r->body)->group_id
+                           : ((const kp_sync_group_request_t *)r->body)->group_id;
+        if (part >= 0 && bk_grp_partition_for(gid, gd->ncoords) != part) { i++; continue; }
+        gd->held[i] = gd->held[--gd->nheld];
+        bk_h_group_answer(r, NULL, error);
+    }
+}
+
+/* ---- appending ----------------------------------------------------------- */
+
+bk_part_t *bk_gd_led_part(bk_gd_t *gd, int32_t partition) {
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t || partition < 0 || partition >= t->nparts) return NULL;
+    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    return p && p->leader && p->log ? p : NULL;
+}
+
+int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition) {
+    bk_part_t *p = bk_gd_led_part(gd, partition);
+    return p ? st_log_high_watermark(p->log) : -1;
+}
+
+/* One uncompressed batch of the records, appended. Durability is that of a
+ * produced batch on this node: in the log (survives kill -9), fsynced by the
+ * partition's flush policy (Kafka's log.flush.*), never per commit — an
+ * fsync per commit would stall the loop thread (~100 commits/s measured). */
+static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
+                       int16_t epoch) {
+    bk_part_t *p = bk_gd_led_part(gd, partition);
+    if (!p) return ST_ERR_NOT_FOUND;
+    kp_batch_opts_t o = kp_batch_opts_default();
+    if (pid >= 0) {   /* TxnOffsetCommit: the producer's transactional batch */
+        o.producer_id = pid;
+        o.producer_epoch = epoch;
+        o.flags = KP_BATCH_TRANSACTIONAL;
+    }
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    int rc = KP_OK;
+    for (size_t i = 0; i < out->nrecs && rc == KP_OK; i++) {
+        kp_record_in_t r = { now, out->recs[i].key, out->recs[i].value, NULL, 0 };
+        if (!out->recs[i].value.p) r.value = kp_slice_null();
+        rc = kp_batch_builder_add(&bb, &r);
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 30);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
+    kp_batch_builder_free(&bb);
+    st_append_info_t info;
+    if (rc == KP_OK && bk_replica_check_produce(gd->node, p, false, 1) != 0) rc = ST_ERR_NOT_FOUND;
+    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
+    if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
+    kp_arena_free(&a);
+    if (rc != KP_OK) return rc;
+    /* The replicas copy it like any produced batch; answers computed from
+     * it wait until the HW passes it (acks=all, as Kafka's coordinator). */
+    bk_fetch_notify(gd->node->fetch, p);
+    int64_t end = info.last_offset + 1;
+    if (end > gd->need_end[partition]) gd->need_end[partition] = end;
+    ack_t *ack = malloc(sizeof *ack);
+    if (!ack) return KP_ERR_NOMEM;
+    ack->partition = partition;
+    ack->end = end;
+    int16_t err = 0;
+    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, bk_gd_on_replicated, gd, ack, &err)) {
+        free(ack);
+        if (err) bk_gd_fail_waiters(gd, partition, end, err);
+    }
+    return KP_OK;
+}
+
+int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
+    int rc = out->err;
+    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_now_ms(), -1, -1);
+    if (rc != KP_OK)
+        fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
+                BK_GD_TOPIC, c->partition, st_status_str(rc));
+    for (size_t i = 0; i < out->nresps; i++) {
+        bk_req_t *r = unhold(gd, out->resps[i].token);
+        if (!r) continue;   /* the request itself answers (same call) or it was failed */
+        if (rc == KP_OK) bk_h_group_answer(r, &out->resps[i], 0);
+        else bk_h_group_answer(r, NULL, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    }
+    bk_grp_out_reset(out);
+    return rc;
+}
+
+int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
+                     int16_t producer_epoch) {
+    int rc = out->err;
+    if (rc == KP_OK && out->nrecs > 0)
+        rc = append_recs(gd, c->partition, out, bk_now_ms(), producer_id, producer_epoch);
+    bk_grp_out_reset(out);
+    return rc;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static void drop_core(bk_gd_t *gd, int32_t i) {
+    if (!gd->coords[i]) return;
+    fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
+    bk_gd_fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    gd->need_end[i] = 0;
+    bk_grp_coord_free(gd->coords[i]);
+    free(gd->coords[i]);
+    gd->coords[i] = NULL;
+}
+
+static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
+    bk_grp_coord_t *c = malloc(sizeof *c);
+    uint64_t seed = 0;
+    if (!c) return;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
+    bk_grp_coord_init(c, &gd->cfg, i, seed);
+    bk_txn_offsets_t *pend = gd->node->txns ? bk_td_offsets(gd->node->txns, i) : NULL;
+    if (pend) {   /* rebuilt from the log by the replay */
+        bk_txn_offsets_free(pend);
+        bk_txn_offsets_init(pend);
+    }
+    int rc = gd->node->txns && !pend ? KP_ERR_NOMEM : bk_gd_replay(c, p->log, pend);
+    if (rc != KP_OK) {
+        /* Serving from a partial state could hand out wrong offsets: stay
+         * not-coordinator for this partition (clients keep retrying). */
+        fprintf(stderr, "skiff: node %d: %s-%d: cannot load groups: %s\n", gd->node->id, BK_GD_TOPIC, i,
+                st_status_str(rc));
+        bk_grp_coord_free(c);
+        free(c);
+        return;
+    }
+    bk_grp_load_done(c, bk_now_ms());
+    /* Kafka's rule: a new coordinator serves the whole log it has; what lies
+     * above the HW is replicated by its followers before answers built on it
+     * go out. */
+    gd->need_end[i] = st_log_end_offset(p->log);
+    gd->coords[i] = c;
+}
+
+static bool resize(bk_gd_t *gd, int32_t n) {
+    if (n <= gd->ncoords) return true;
+    bk_grp_coord_t **nv = realloc(gd->coords, (size_t)n * sizeof *nv);
+    if (!nv) return false;
+    gd->coords = nv;
+    int64_t *ne = realloc(gd->need_end, (size_t)n * sizeof *ne);
+    if (!ne) return false;
+    gd->need_end = ne;
+    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; }
+    gd->ncoords = n;
+    return true;
+}
+
+void bk_gd_sync(bk_gd_t *gd) {
+    if (gd->stopped) return;
+    const bk_topic_t *t = offsets_topic(gd);
+    int32_t n = t ? t->nparts : 0;
+    if (t && !resize(gd, n)) return;
+    for (int32_t i = 0; i < gd->ncoords; i++) {
+        bk_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
+        if (!p) drop_core(gd, i);
+        else if (!gd->coords[i]) start_core(gd, i, p);
+    }
+}
+
+bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
+    int32_t i = bk_grp_partition_for(group_id, t->nparts);
+    if (i >= gd->ncoords || !gd->coords[i]) bk_gd_sync(gd);
+    if (i >= gd->ncoords || !gd->coords[i]) {
+        /* led here but its log is still opening (or replaying): Kafka's
+         * retriable "loading", not a redirect the client may give up on */
+        *err = t->parts[i].leader == gd->node->id ? KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS : KP_ERROR_NOT_COORDINATOR;
+        return NULL;
+    }
+    *err = 0;
+    return gd->coords[i];
+}
+
+bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
+    return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
+}
+
+/* ---- FindCoordinator ------------------------------------------------------- */
+
+static void created(void *arg, int status) {
+    bk_gd_t *gd = arg;
+    gd->creating = false;
+    if (status != KP_OK)
+        fprintf(stderr, "skiff: node %d: creating %s failed: %s\n", gd->node->id, BK_GD_TOPIC,
+                st_status_str(status));
+    bk_gd_sync(gd);
+}
+
+static void create_topic(bk_gd_t *gd) {
+    bk_node_t *n = gd->node;
+    if (gd->creating) return;
+    char seg[32];
+    snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
+    bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
+                          { "compression.type", "producer" } };
+    gd->creating = bk_internal_topic_create(n, BK_GD_TOPIC, gd->cfg.num_partitions,
+                                            bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR), kv, 3,
+                                            created, gd);
+}
+
+int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {
+    *node_id = -1;
+    *host = "";
+    *port = -1;
+    const bk_topic_t *t = offsets_topic(gd);
+    if (!t) {
+        create_topic(gd);
+        return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+    int32_t i = bk_grp_partition_for(key, t->nparts);
+    if (t->parts[i].leader == gd->node->id && (i >= gd->ncoords || !gd->coords[i])) bk_gd_sync(gd);
+    bool ready = i < gd->ncoords && gd->coords[i];
+    return bk_internal_coordinator(gd->node, &t->parts[i], ready, node_id, host, port);
+}
+
+/* ---- timer ------------------------------------------------------------------ */
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_gd_t *gd = arg;
+    if (gd->stopped || gd->node->stopping) return;
+    gd->ticks++;
+    bk_gd_sync(gd);
+    int64_t now = bk_now_ms();
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    for (int32_t i = 0; i < gd->ncoords; i++) {
+        bk_grp_coord_t *c = gd->coords[i];
+        if (!c) continue;
+        if (gd->nwaiters) bk_gd_release_waiters(gd, i);   /* waits with no append of their own (loads) */
+        bk_grp_tick(c, now, &out);
+        if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
+        (void)bk_gd_finish(gd, c, &out);
+    }
+    bk_grp_out_free(&out);
+}
+
+bk_gd_t *bk_gd_new(bk_node_t *n) {
+    bk_gd_t *gd = calloc(1, sizeof *gd);
+    if (!gd) return NULL;
+    gd->node = n;
+    grp_config(n->cfg, &gd->cfg);
+    gd->timer = event_new(n->base, -1, EV_PERSIST, on_timer, gd);
+    struct timeval tv = { 0, BK_GD_TICK_MS * 1000 };
+    if (!gd->timer || event_add(gd->timer, &tv) != 0) {
+        if (gd->timer) event_free(gd->timer);
+        free(gd);
+        return NULL;
+    }
+    bk_gd_sync(gd);
+    return gd;
+}
+
+void bk_gd_stop(bk_gd_t *gd) {
+    if (!gd || gd->stopped) return;
+    fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    bk_gd_fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    gd->stopped = true;
+    if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
+}
+
+void bk_gd_free(bk_gd_t *gd) {
+    if (!gd) return;
+    bk_gd_stop(gd);
+    for (int32_t i = 0; i < gd->ncoords; i++)
+        if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
+    free(gd->coords);
+    free(gd->need_end);
+    free(gd->waiters);
+    free(gd->held);
+    free(gd);
+}
+
+/* ---- lag ------------------------------------------------------------------- */
+
+static int64_t end_of(void *ctx, kp_str_t topic, int32_t partition) {
+    bk_gd_t *gd = ctx;
+    char name[BK_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_TOPIC_NAME_MAX) return -1;
+    memcpy(name, topic.p, topic.len);
+    name[topic.len] = '\0';
+    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    if (!t || partition < 0 || partition >= t->nparts) return -1;
+    /* Only the leader's high watermark is the partition's end as consumers
+     * see it (ListOffsets latest); a follower's copy may lag. */
+    if (t->parts[partition].leader != gd->node->id) return -1;
+    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    return p && p->log ? st_log_high_watermark(p->log) : -1;
+}
+
+size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
+    bk_grp_coord_t *c = bk_gd_coord(gd, group_id, err);
+    if (!c) return 0;
+    return bk_grp_lags(c, group_id, end_of, gd, res, max);
+}

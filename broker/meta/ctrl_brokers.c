@@ -1,0 +1,200 @@
+/* ctrl_brokers.c — broker registration, heartbeats, session expiry and
+ * producer-id blocks. */
+#include "broker/meta/controller.h"
+#include "broker/meta/ctrl_internal.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "protocol/kp_errors.h"
+
+static void emit_registration(bk_recs_t *out, const bk_ctrl_register_t *req, int64_t epoch) {
+    Skiff__Metadata__Endpoint eps[BK_ENDPOINTS_MAX];
+    Skiff__Metadata__Endpoint *ptrs[BK_ENDPOINTS_MAX];
+    assert(req->nendpoints <= BK_ENDPOINTS_MAX);
+    for (size_t i = 0; i < req->nendpoints; i++) {
+        skiff__metadata__endpoint__init(&eps[i]);
+        eps[i].listener = (char *)req->endpoints[i].listener;
+        eps[i].host = (char *)req->endpoints[i].host;
+        eps[i].has_port = true;
+        eps[i].port = req->endpoints[i].port;
+        ptrs[i] = &eps[i];
+    }
+    Skiff__Metadata__BrokerRegistration m = SKIFF__METADATA__BROKER_REGISTRATION__INIT;
+    m.has_broker_id = true; m.broker_id = req->broker_id;
+    m.has_incarnation_id = true;
+    m.incarnation_id.len = BK_UUID_BYTES;
+    m.incarnation_id.data = (uint8_t *)req->incarnation;
+    m.has_broker_epoch = true; m.broker_epoch = epoch;
+    m.n_endpoints = req->nendpoints;
+    m.endpoints = ptrs;
+    m.rack = req->rack && req->rack[0] ? (char *)req->rack : NULL;
+    m.has_fenced = true; m.fenced = true;
+    Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
+    r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_REGISTRATION;
+    r.broker_registration = &m;
+    bk_recs_add(out, &r);
+}
+
+int16_t bk_ctrl_register(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_register_t *req,
+                         int64_t next_offset, int64_t now_ms, bk_recs_t *out,
+                         int64_t *broker_epoch) {
+    bk_uuid_t inc;
+    memcpy(inc.b, req->incarnation, BK_UUID_BYTES);
+    if (req->broker_id < 0 || bk_uuid_is_zero(&inc) || req->nendpoints > BK_ENDPOINTS_MAX)
+        return KP_ERROR_INVALID_REQUEST;
+    for (size_t i = 0; i < req->nendpoints; i++)
+        if (!req->endpoints[i].host || !req->endpoints[i].listener) return KP_ERROR_INVALID_REQUEST;
+    const bk_broker_t *old = bk_image_broker(img, req->broker_id);
+    if (!old && img->nbrokers >= BK_BROKERS_MAX) return KP_ERROR_INVALID_REQUEST;
+    if (old && memcmp(old->incarnation, req->incarnation, BK_UUID_BYTES) == 0) {
+        /* a retry of a registration we already made: same answer, no record */
+        ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+        *broker_epoch = old->epoch;
+        return KP_ERROR_NONE;
+    }
+    emit_registration(out, req, next_offset);
+    if (old) {
+        /* a new incarnation: the old process is gone, whatever its session
+         * says; its leaderships and ISR places go as for a fence */
+        int32_t id = req->broker_id;
+        gone_t gone = { &id, 1 };
+        ctrl_drop_brokers(c, img, &gone, out);
+    }
+    ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+    *broker_epoch = next_offset;
+    return KP_ERROR_NONE;
+}
+
+/* Leaderless partitions that the unfenced broker can lead again. */
+static void elect_returning(const bk_ctrl_t *c, const bk_image_t *img, int32_t id,
+                            bk_recs_t *out) {
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const bk_topic_t *t = img->by_name[i];
+        for (int32_t j = 0; j < t->nparts; j++) {
+            const bk_partition_t *p = &t->parts[j];
+            if (p->leader != -1 || !bk_ids_has(&p->replicas, id)) continue;
+            bool in_isr = bk_ids_has(&p->isr, id);
+            if (!in_isr && !ctrl_unclean(c, img, t)) continue;
+            bk_ids_t isr = { 0 };
+            bk_ids_add(&isr, id);
+            pchange_t ch = { .has_leader = true, .leader = id, .isr = in_isr ? NULL : &isr };
+            ctrl_emit_change(out, &t->id, p->id, &ch);
+        }
+    }
+}
+
+static size_t leads_count(const bk_image_t *img, int32_t id) {
+    return bk_image_select(img, BK_SEL_LEADS, id, NULL, 0);
+}
+
+void bk_ctrl_heartbeat(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_heartbeat_t *req,
+                       int64_t now_ms, bk_recs_t *out, bk_ctrl_heartbeat_result_t *res) {
+    memset(res, 0, sizeof *res);
+    const bk_broker_t *b = bk_image_broker(img, req->broker_id);
+    if (!b) { res->error = KP_ERROR_BROKER_ID_NOT_REGISTERED; return; }
+    if (b->epoch != req->broker_epoch) { res->error = KP_ERROR_STALE_BROKER_EPOCH; return; }
+    ctrl_session(c, img, b->id, now_ms)->last_heartbeat_ms = now_ms;
+    res->is_fenced = b->fenced;
+    res->in_controlled_shutdown = b->in_controlled_shutdown;
+    int32_t id = b->id;
+    gone_t gone = { &id, 1 };
+    if (req->want_shutdown) {
+        if (b->fenced) {
+            res->should_shutdown = true;
+        } else if (!b->in_controlled_shutdown) {
+            ctrl_emit_fence(out, b, false, true);
+            ctrl_drop_brokers(c, img, &gone, out);
+            res->in_controlled_shutdown = true;
+        } else {
+            res->should_shutdown = leads_count(img, id) == 0;
+        }
+        return;
+    }
+    if (req->want_fence) {
+        if (!b->fenced) {
+            ctrl_emit_fence(out, b, true, false);
+            ctrl_drop_brokers(c, img, &gone, out);
+            res->is_fenced = true;
+        }
+        return;
+    }
+    if (b->fenced && req->current_metadata_offset >= b->epoch) {
+        ctrl_emit_fence(out, b, false, false);
+        elect_returning(c, img, id, out);
+        res->is_fenced = false;
+    }
+}
+
+/* Leaderless partitions of topics with unclean election enabled get any
+ * usable replica (as KRaft does periodically; a topic's config may have been
+ * switched on after the partition went offline). O(partitions) per tick. */
+static void unclean_elections(const bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
+    for (size_t i = 0; i < img->ntopics; i++) {
+        const bk_topic_t *t = img->by_name[i];
+        int unclean = -1;           /* looked up once per topic, only when needed */
+        for (int32_t j = 0; j < t->nparts; j++) {
+            const bk_partition_t *p = &t->parts[j];
+            if (p->leader != -1) continue;
+            if (unclean == -1) unclean = ctrl_unclean(c, img, t);
+            if (!unclean) break;
+            bk_ids_t isr;
+            int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
+            if (leader < 0) continue;
+            pchange_t ch = { .has_leader = true, .leader = leader, .isr = &isr };
+            ctrl_emit_change(out, &t->id, p->id, &ch);
+        }
+    }
+}
+
+/* Sessions of brokers no longer registered are forgotten, so the table
+ * never holds more than the image's brokers (BK_BROKERS_MAX). */
+static void prune_sessions(bk_ctrl_t *c, const bk_image_t *img) {
+    size_t k = 0;
+    for (size_t i = 0; i < c->nsessions; i++)
+        if (bk_image_broker(img, c->sessions[i].broker_id)) c->sessions[k++] = c->sessions[i];
+    c->nsessions = k;
+}
+
+size_t bk_ctrl_tick(bk_ctrl_t *c, const bk_image_t *img, int64_t now_ms, bk_recs_t *out) {
+    int32_t expired[BK_BROKERS_MAX];
+    size_t n = 0;
+    prune_sessions(c, img);
+    for (size_t i = 0; i < img->nbrokers; i++) {
+        const bk_broker_t *b = &img->brokers[i];
+        /* a broker we have not heard of yet gets a full session from now */
+        const bk_session_t *s = ctrl_session(c, img, b->id, now_ms);
+        if (b->fenced || now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms) continue;
+        expired[n++] = b->id;
+    }
+    for (size_t i = 0; i < n; i++) ctrl_emit_fence(out, bk_image_broker(img, expired[i]), true, false);
+    if (n) {
+        gone_t gone = { expired, n };
+        ctrl_drop_brokers(c, img, &gone, out);
+    } else {
+        unclean_elections(c, img, out);
+    }
+    return n;
+}
+
+int16_t bk_ctrl_alloc_producer_ids(bk_ctrl_t *c, const bk_image_t *img, int32_t broker_id,
+                                   int64_t broker_epoch, bk_recs_t *out, int64_t *first_id,
+                                   int32_t *count) {
+    const bk_broker_t *b = bk_image_broker(img, broker_id);
+    if (!b) return KP_ERROR_BROKER_ID_NOT_REGISTERED;
+    if (b->epoch != broker_epoch) return KP_ERROR_STALE_BROKER_EPOCH;
+    int64_t size = c->cfg.producer_id_block_size;
+    assert(size > 0 && size <= INT32_MAX);
+    if (img->next_producer_id > INT64_MAX - size) return KP_ERROR_UNKNOWN_SERVER_ERROR;
+    Skiff__Metadata__ProducerIdBlock m = SKIFF__METADATA__PRODUCER_ID_BLOCK__INIT;
+    m.has_broker_id = true; m.broker_id = broker_id;
+    m.has_broker_epoch = true; m.broker_epoch = broker_epoch;
+    m.has_next_producer_id = true; m.next_producer_id = img->next_producer_id + size;
+    Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
+    r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PRODUCER_ID_BLOCK;
+    r.producer_id_block = &m;
+    bk_recs_add(out, &r);
+    *first_id = img->next_producer_id;
+    *count = (int32_t)size;
+    return KP_ERROR_NONE;
+}

@@ -1,0 +1,45 @@
+/* records.c — packed record lists (see records.h). */
+#include "broker/meta/records.h"
+
+#include <stdlib.h>
+
+void bk_recs_init(bk_recs_t *r) {
+    r->v = NULL;
+    r->n = r->cap = 0;
+    r->err = KP_OK;
+}
+
+void bk_recs_free(bk_recs_t *r) {
+    for (size_t i = 0; i < r->n; i++) free(r->v[i].data);
+    free(r->v);
+    bk_recs_init(r);
+}
+
+void bk_recs_add(bk_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
+    if (r->err) return;
+    if (r->n >= BK_RECS_MAX) { r->err = KP_ERR_TOO_LARGE; return; }
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        bk_rec_t *v = realloc(r->v, cap * sizeof *v);
+        if (!v) { r->err = KP_ERR_NOMEM; return; }
+        r->v = v;
+        r->cap = cap;
+    }
+    size_t len = skiff__metadata__metadata_record__get_packed_size(rec);
+    uint8_t *data = malloc(len ? len : 1);
+    if (!data) { r->err = KP_ERR_NOMEM; return; }
+    size_t w = skiff__metadata__metadata_record__pack(rec, data);
+    if (w != len) { free(data); r->err = KP_ERR_CORRUPT; return; }
+    r->v[r->n].data = data;
+    r->v[r->n].len = len;
+    r->n++;
+}
+
+int bk_recs_apply(const bk_recs_t *r, bk_image_t *img, int64_t first_offset) {
+    if (r->err) return r->err;
+    for (size_t i = 0; i < r->n; i++) {
+        int rc = bk_image_apply_bytes(img, r->v[i].data, r->v[i].len, first_offset + (int64_t)i);
+        if (rc) return rc;
+    }
+    return KP_OK;
+}

@@ -1,0 +1,111 @@
+/* The one place where skiff's metric names are declared (see
+ * metrics_catalogue.h), plus the GET /metrics handler. */
+#include "broker/metrics/metrics_catalogue.h"
+
+#include <assert.h>
+
+#include <event2/buffer.h>
+
+/* Request latency in seconds: 0.5 ms .. 10 s, the spread between an
+ * in-memory Metadata answer and a Fetch parked for its max_wait. */
+static const double latency_buckets_s[] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+#define N_LATENCY (uint32_t)(sizeof latency_buckets_s / sizeof latency_buckets_s[0])
+
+/* Per-API series: Kafka has < 100 APIs. Per-topic and per-partition series
+ * are bounded well above what one node should hold; past that they are
+ * dropped and counted rather than grown. */
+#define API_SERIES_MAX 128
+/* (api, error) pairs: most APIs can answer only a handful of codes. */
+#define API_ERROR_SERIES_MAX 2048
+#define TOPIC_SERIES_MAX 4096
+#define PARTITION_SERIES_MAX 16384
+
+#define C BK_MX_COUNTER
+#define G BK_MX_GAUGE
+#define H BK_MX_HISTOGRAM
+
+static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
+    [BK_MX_REQUESTS_TOTAL] = { "skiff_requests_total",
+        "Kafka requests received, by API.", C, 1, { "api" }, 0, NULL, API_SERIES_MAX },
+    [BK_MX_REQUEST_ERRORS_TOTAL] = { "skiff_request_errors_total",
+        "Error codes in Kafka responses, by API and error (one per erroring field: a Produce "
+        "answer with two failed partitions counts two).", C, 2, { "api", "error" }, 0, NULL,
+        API_ERROR_SERIES_MAX },
+    [BK_MX_REQUEST_LATENCY_SECONDS] = { "skiff_request_latency_seconds",
+        "Time from a request's frame being read to its response being queued, by API.",
+        H, 1, { "api" }, N_LATENCY, latency_buckets_s, API_SERIES_MAX },
+    [BK_MX_BYTES_IN_TOTAL] = { "skiff_bytes_in_total",
+        "Record batch bytes appended by producers, by topic.", C, 1, { "topic" }, 0, NULL,
+        TOPIC_SERIES_MAX },
+    [BK_MX_BYTES_OUT_TOTAL] = { "skiff_bytes_out_total",
+        "Record batch bytes sent to consumers and followers, by topic.", C, 1, { "topic" },
+        0, NULL, TOPIC_SERIES_MAX },
+    [BK_MX_MESSAGES_IN_TOTAL] = { "skiff_messages_in_total",
+        "Records appended by producers, by topic.", C, 1, { "topic" }, 0, NULL,
+        TOPIC_SERIES_MAX },
+    [BK_MX_PARTITIONS_LEADER] = { "skiff_partitions_leader",
+        "Partitions this node leads.", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_UNDER_REPLICATED_PARTITIONS] = { "skiff_under_replicated_partitions",
+        "Partitions led by this node whose ISR is smaller than their replica set.",
+        G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_OFFLINE_PARTITIONS] = { "skiff_offline_partitions",
+        "Partitions without a live leader (reported by the active controller).",
+        G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_ISR_SHRINKS_TOTAL] = { "skiff_isr_shrinks_total",
+        "Replicas removed from an ISR of a partition this node leads.", C, 0, { 0 }, 0,
+        NULL, 0 },
+    [BK_MX_ISR_EXPANDS_TOTAL] = { "skiff_isr_expands_total",
+        "Replicas added to an ISR of a partition this node leads.", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_RAFT_EPOCH] = { "skiff_raft_epoch",
+        "Current epoch (term) of the metadata quorum as seen by this node.", G, 0, { 0 }, 0,
+        NULL, 0 },
+    [BK_MX_RAFT_LEADER_ID] = { "skiff_raft_leader_id",
+        "Node id of the metadata quorum leader, -1 when unknown.", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_RAFT_COMMIT_LAG_RECORDS] = { "skiff_raft_commit_lag_records",
+        "Metadata log records on this node not yet committed (log end - high watermark).",
+        G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_RAFT_ELECTIONS_TOTAL] = { "skiff_raft_elections_total",
+        "Elections this node started as a candidate.", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_LOG_SIZE_BYTES] = { "skiff_log_size_bytes",
+        "Bytes on disk of each partition log held by this node.", G, 2,
+        { "topic", "partition" }, 0, NULL, PARTITION_SERIES_MAX },
+    [BK_MX_CONNECTIONS] = { "skiff_connections",
+        "Open client connections, by listener.", G, 1, { "listener" }, 0, NULL, 0 },
+    [BK_MX_CONNECTIONS_ACCEPTED_TOTAL] = { "skiff_connections_accepted_total",
+        "Connections accepted, by listener.", C, 1, { "listener" }, 0, NULL, 0 },
+    [BK_MX_PURGATORY_OPERATIONS] = { "skiff_purgatory_operations",
+        "Requests waiting in a purgatory (produce acks=all, fetch max_wait).", G, 1,
+        { "purgatory" }, 0, NULL, 0 },
+};
+
+#undef C
+#undef G
+#undef H
+
+const bk_mx_desc_t *bk_mx_catalogue_desc(bk_mx_id_t id) {
+    assert((uint32_t)id < BK_MX_CATALOGUE_COUNT);
+    return &catalogue[id];
+}
+
+int bk_mx_catalogue_register(bk_metrics_t *m) {
+    for (uint32_t i = 0; i < BK_MX_CATALOGUE_COUNT; i++) {
+        uint32_t id;
+        int rc = bk_metrics_register(m, &catalogue[i], &id);
+        assert(rc != KP_ERR_BAD_VALUE && rc != KP_ERR_TOO_LARGE);
+        if (rc != KP_OK) return rc;
+        assert(id == i); /* the registry was empty */
+    }
+    return KP_OK;
+}
+
+void bk_metrics_serve(bk_admin_req_t *req, void *ctx) {
+    bk_metrics_t *m = ctx;
+    assert(m != NULL);
+    if (bk_metrics_render(m, bk_admin_body(req)) != KP_OK) {
+        bk_admin_reply_error(req, 500, "metrics rendering ran out of memory");
+        return;
+    }
+    bk_admin_reply_raw(req, 200, BK_METRICS_CONTENT_TYPE);
+}

@@ -1,0 +1,55 @@
+/* The catalogue of skiff's metrics: every name, help text, type and label
+ * set in one table (metrics_catalogue.c), registered in enum order so the
+ * enum value is the metric id:
+ *
+ *   bk_metrics_t *m = bk_metrics_new();
+ *   if (m == NULL || bk_mx_catalogue_register(m) != KP_OK) fail;
+ *   bk_mx_series_t *h = bk_mx_series(m, BK_MX_REQUESTS_TOTAL,
+ *                                    (const char *[]){ "Produce" });
+ *   bk_mx_inc(h, 1);
+ *
+ * Names follow Prometheus conventions: skiff_ prefix, base units (seconds,
+ * bytes) last, _total on counters. */
+#ifndef SKIFF_BROKER_METRICS_CATALOGUE_H
+#define SKIFF_BROKER_METRICS_CATALOGUE_H
+
+#include "broker/http/admin.h"
+#include "broker/metrics/metrics.h"
+
+typedef enum {
+    BK_MX_REQUESTS_TOTAL,          /* counter   {api} */
+    BK_MX_REQUEST_ERRORS_TOTAL,    /* counter   {api} top-level or any partition error */
+    BK_MX_REQUEST_LATENCY_SECONDS, /* histogram {api} frame read -> response queued */
+    BK_MX_BYTES_IN_TOTAL,          /* counter   {topic} produced record batch bytes */
+    BK_MX_BYTES_OUT_TOTAL,         /* counter   {topic} fetched record batch bytes */
+    BK_MX_MESSAGES_IN_TOTAL,       /* counter   {topic} produced records */
+    BK_MX_PARTITIONS_LEADER,       /* gauge     partitions this node leads */
+    BK_MX_UNDER_REPLICATED_PARTITIONS, /* gauge led here with ISR < replicas */
+    BK_MX_OFFLINE_PARTITIONS,      /* gauge     cluster-wide, no live leader */
+    BK_MX_ISR_SHRINKS_TOTAL,       /* counter */
+    BK_MX_ISR_EXPANDS_TOTAL,       /* counter */
+    BK_MX_RAFT_EPOCH,              /* gauge     current raft epoch (term) */
+    BK_MX_RAFT_LEADER_ID,          /* gauge     -1 when unknown */
+    BK_MX_RAFT_COMMIT_LAG_RECORDS, /* gauge     log end offset - committed offset */
+    BK_MX_RAFT_ELECTIONS_TOTAL,    /* counter   elections this node started */
+    BK_MX_LOG_SIZE_BYTES,          /* gauge     {topic, partition} (collector) */
+    BK_MX_CONNECTIONS,             /* gauge     {listener} open now */
+    BK_MX_CONNECTIONS_ACCEPTED_TOTAL, /* counter {listener} */
+    BK_MX_PURGATORY_OPERATIONS,    /* gauge     {purgatory} ("produce", "fetch") */
+    BK_MX_CATALOGUE_COUNT
+} bk_mx_id_t;
+
+/* The table entry of metric `id` (< BK_MX_CATALOGUE_COUNT). */
+const bk_mx_desc_t *bk_mx_catalogue_desc(bk_mx_id_t id);
+
+/* Registers the whole catalogue into `m`, which must be empty (asserted), so
+ * each metric's id equals its bk_mx_id_t. Returns KP_OK or KP_ERR_NOMEM (the
+ * table itself is checked by the unit test, so BAD_VALUE is asserted). */
+KP_MUST_CHECK int bk_mx_catalogue_register(bk_metrics_t *m);
+
+/* Admin route handler for GET /metrics; ctx is the node's bk_metrics_t.
+ * Replies 200 with the rendering (BK_METRICS_CONTENT_TYPE), or 500 when it
+ * could not be built. */
+void bk_metrics_serve(bk_admin_req_t *req, void *ctx);
+
+#endif

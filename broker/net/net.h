@@ -1,0 +1,151 @@
+/* broker/net/net.h — Kafka listeners, connections, framing and ordered responses.
+ *
+ * Threading: every function here runs on the loop thread (the thread that
+ * dispatches the event_base given to bk_net_new). Nothing here is locked.
+ * Work done elsewhere (worker pool, timers) comes back to the loop thread
+ * first and then answers through bk_net_respond with the slot it was given.
+ *
+ * Framing: a frame is a 4-byte big-endian signed size + that many bytes.
+ * Each frame read from a connection gets a response slot, in order. Slots are
+ * flushed to the socket strictly in slot order, whatever order they complete
+ * in; a slot completed with bk_*_respond_none produces no bytes (acks=0). */
+#ifndef SKIFF_BK_NET_H
+#define SKIFF_BK_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evbuffer;
+
+#define BK_MUST_CHECK __attribute__((warn_unused_result))
+
+/* Status codes of this module (0 = ok). */
+enum {
+    BK_OK = 0,
+    BK_ERR_GONE = -1,      /* the connection closed; the response was dropped */
+    BK_ERR_FULL = -2,      /* a bounded queue/table is full */
+    BK_ERR_INVALID = -3,   /* bad argument (address, slot, size) */
+    BK_ERR_SYS = -4,       /* an OS call failed; errno tells which */
+    BK_ERR_CANCELLED = -5, /* a job was cancelled before it ran */
+    BK_ERR_STOPPED = -6,   /* the component is shutting down */
+};
+
+/* Default bounds (Kafka names in parentheses where Kafka has one). */
+#define BK_NET_REQUEST_MAX_BYTES_DEFAULT (100 * 1024 * 1024) /* socket.request.max.bytes */
+#define BK_NET_INFLIGHT_MAX_DEFAULT 16        /* requests read but not answered, per connection */
+#define BK_NET_OUTPUT_MAX_BYTES_DEFAULT (4 * 1024 * 1024) /* queued output before we stop reading */
+#define BK_NET_CONNS_MAX_DEFAULT 10000        /* open connections per node (max.connections) */
+#define BK_NET_LISTENERS_MAX 8                /* listeners per bk_net_t */
+#define BK_NET_BACKLOG 128                    /* listen(2) backlog */
+#define BK_NET_INFLIGHT_MAX_LIMIT 1024        /* upper bound accepted for inflight_max */
+
+typedef struct bk_net bk_net_t;
+typedef struct bk_conn bk_conn_t;
+
+/* Names one response slot: which connection (by id, never reused within a
+ * process) and which request on it. Safe to keep after the connection has
+ * gone: answering a slot of a closed connection just drops the answer. */
+typedef struct {
+    uint64_t conn_id;
+    uint64_t seq;
+} bk_slot_t;
+
+/* Called on the loop thread once per frame, in arrival order. `frame` points
+ * at the `len` bytes after the size prefix and is valid only during the call
+ * (copy what you keep). The frame's slot is bk_conn_slot(conn). The handler
+ * must eventually complete that slot exactly once: now (bk_conn_respond*) or
+ * later (bk_net_respond*). `conn` is valid only during the call; keep
+ * bk_conn_id(conn) or the slot instead. */
+typedef void (*bk_frame_fn)(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
+
+typedef struct {
+    int32_t request_max_bytes;  /* frames with a size above this close the connection */
+    uint32_t inflight_max;      /* >= 1; reading pauses while this many slots are open */
+    size_t output_max_bytes;    /* reading pauses while more output than this is queued */
+    uint32_t conns_max;         /* accepted sockets beyond this are closed at once */
+    bk_frame_fn on_frame;
+    void *ctx;                  /* passed to on_frame */
+} bk_net_config_t;
+
+/* Counters, read with bk_net_stats. */
+typedef struct {
+    uint64_t conns_open;
+    uint64_t conns_total;       /* accepted since start */
+    uint64_t conns_rejected;    /* closed at accept: table full or shutting down */
+    uint64_t conns_bad_frame;   /* closed for a negative or oversized frame size */
+    uint64_t requests_inflight; /* slots open over all connections */
+    uint64_t requests_total;
+    uint64_t bytes_in;          /* frame bytes consumed, prefixes included */
+    uint64_t bytes_out;         /* response bytes queued, prefixes included */
+} bk_net_stats_t;
+
+/* Fills in the defaults above; on_frame/ctx left NULL. */
+void bk_net_config_default(bk_net_config_t *cfg);
+
+/* Creates the server on `base` (not owned; must outlive the net). Returns NULL
+ * on bad config or out of memory. */
+BK_MUST_CHECK bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg);
+
+/* Closes every connection and listener (pending responses are dropped) and
+ * frees the net. Not from inside a frame handler. NULL is allowed. */
+void bk_net_free(bk_net_t *net);
+
+/* Listens on numeric `host` (IPv4 or IPv6 literal) and `port` (0 = any free
+ * port). On success *bound_port (if not NULL) holds the bound port. */
+BK_MUST_CHECK int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port);
+
+/* Graceful stop: close the listeners, read no new frames, let every open slot
+ * complete and flush, then close each connection. When all connections are
+ * closed, or after `deadline_ms` (remaining ones are closed hard), `done` is
+ * called once on the loop thread. Calling it twice returns BK_ERR_STOPPED. */
+typedef void (*bk_net_stopped_fn)(bk_net_t *net, void *arg);
+BK_MUST_CHECK int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done, void *arg);
+
+void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out);
+
+/* The open connection with this id, or NULL if it has closed. The pointer is
+ * valid until control returns to the event loop. */
+bk_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);
+
+/* Complete `slot` with a response body (without size prefix; the prefix is
+ * added here). Takes ownership of `body` in every case. The body may hold file
+ * segments (bk_resp_add_file). BK_ERR_GONE if the connection has closed,
+ * BK_ERR_INVALID if the slot is not open or the body exceeds INT32_MAX. */
+int bk_net_respond(bk_net_t *net, bk_slot_t slot, struct evbuffer *body);
+/* Complete `slot` with no bytes at all (acks=0 produce). */
+int bk_net_respond_none(bk_net_t *net, bk_slot_t slot);
+
+/* --- connection (pointer valid as documented at bk_frame_fn) --- */
+
+uint64_t bk_conn_id(const bk_conn_t *conn);
+/* The slot of the frame being handled. Only inside the frame handler. */
+bk_slot_t bk_conn_slot(const bk_conn_t *conn);
+/* The peer address as text ("127.0.0.1:5555"); never NULL. */
+const char *bk_conn_peer(const bk_conn_t *conn);
+
+int bk_conn_respond(bk_conn_t *conn, bk_slot_t slot, struct evbuffer *body);
+/* Copies `len` bytes as the body. */
+int bk_conn_respond_bytes(bk_conn_t *conn, bk_slot_t slot, const void *bytes, size_t len);
+int bk_conn_respond_none(bk_conn_t *conn, bk_slot_t slot);
+
+/* Read no further frames; once every slot already handed out has completed
+ * and all output has been written, close the connection. The caller still
+ * completes its own slot (usually with bk_conn_respond_none). Other
+ * connections are not affected. */
+void bk_conn_close_after_flush(bk_conn_t *conn);
+
+/* Close now, dropping queued output and open slots. */
+void bk_conn_close(bk_conn_t *conn);
+
+/* --- building response bodies --- */
+
+/* Appends bytes [offset, offset+len) of file `fd` to `body` as a file segment:
+ * written with sendfile, never copied through user space. The fd is dup()ed,
+ * so the caller may close its own fd (or the file may be unlinked) at once.
+ * Bytes before and after the range are added with evbuffer_add. Once a file
+ * range is in it, the body is only for moving (bk_*_respond): it must not be
+ * read with evbuffer_copyout/pullup, whose bytes would not be there. */
+BK_MUST_CHECK int bk_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len);
+
+#endif

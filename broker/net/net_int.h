@@ -1,0 +1,63 @@
+/* broker/net/net_int.h — private to listener.c and conn.c: the structures behind
+ * bk_net_t and bk_conn_t. Nothing outside those two files includes this. */
+#ifndef SKIFF_BK_NET_INT_H
+#define SKIFF_BK_NET_INT_H
+
+#include <stdbool.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "broker/net/net.h"
+
+typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
+
+typedef struct {
+    slot_state_t state;
+    struct evbuffer *body; /* owned while READY */
+} conn_slot_t;
+
+struct bk_conn {
+    bk_net_t *net;
+    uint64_t id;            /* generation << 32 | table index */
+    uint32_t index;         /* position in net->conns */
+    struct bufferevent *bev;
+    struct event *resume_ev; /* deferred pump / free, activated with event_active */
+    conn_slot_t *ring;      /* net->cfg.inflight_max entries, seq % inflight_max */
+    uint64_t seq_next;      /* slot given to the next frame */
+    uint64_t seq_flush;     /* oldest slot not yet flushed; seq_flush <= seq_next */
+    uint64_t seq_current;   /* slot of the frame in the handler (valid if in_handler) */
+    bool in_pump;           /* pump() is on the stack: do not free, do not re-enter */
+    bool in_handler;
+    bool closing;           /* close_after_flush requested: read nothing more */
+    bool closed;            /* socket gone; struct freed when in_pump clears */
+    char peer[64];
+};
+
+struct bk_net {
+    struct event_base *base;
+    bk_net_config_t cfg;
+    struct evconnlistener *listeners[BK_NET_LISTENERS_MAX];
+    uint32_t listeners_n;
+    bk_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
+    uint32_t *generation;   /* per table index, bumped on each reuse */
+    uint32_t *free_idx;     /* stack of free indexes */
+    uint32_t free_n;
+    bk_net_stats_t stats;
+    bool stopping;
+    bk_net_stopped_fn stopped_fn;
+    void *stopped_arg;
+    struct event *deadline_ev;
+};
+
+/* conn.c: create (takes the fd in all cases) / free a closed connection. */
+bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
+void bk__conn_free(bk_conn_t *conn);
+bool bk__conn_is_open(const bk_conn_t *conn);
+/* listener.c: a connection was closed (conns_open already decremented). */
+void bk__net_conn_closed(bk_net_t *net);
+/* listener.c: release the closed connection's table entry and free it. */
+void bk__net_conn_free(bk_net_t *net, bk_conn_t *conn);
+
+#endif

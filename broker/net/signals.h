@@ -1,0 +1,27 @@
+/* broker/net/signals.h — process signals as loop events.
+ *
+ * SIGTERM and SIGINT become a callback on the loop thread (libevent's signal
+ * events: the handler only writes to a socketpair, so no broker code runs in
+ * signal context). SIGPIPE is ignored so that a peer closing mid-write is an
+ * EPIPE error on that connection, not the death of the node. */
+#ifndef SKIFF_BK_SIGNALS_H
+#define SKIFF_BK_SIGNALS_H
+
+#include "broker/net/net.h"
+
+struct event_base;
+
+typedef struct bk_signals bk_signals_t;
+
+/* `count` is how many stop signals have arrived so far (1 for the first):
+ * the first should start a graceful stop; a later one may force an exit. */
+typedef void (*bk_stop_fn)(int signo, unsigned count, void *arg);
+
+/* Installs the handlers on `base` and ignores SIGPIPE for the process. Only
+ * one bk_signals_t per process. NULL on failure. */
+BK_MUST_CHECK bk_signals_t *bk_signals_new(struct event_base *base, bk_stop_fn on_stop, void *arg);
+
+/* Removes the SIGTERM/SIGINT handlers (SIGPIPE stays ignored). NULL allowed. */
+void bk_signals_free(bk_signals_t *s);
+
+#endif

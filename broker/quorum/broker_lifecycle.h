@@ -1,0 +1,33 @@
+/* broker/quorum/broker_lifecycle.h — this node as a broker of the quorum's active
+ * controller: BrokerRegistration at start (and again whenever the controller
+ * does not know its epoch), BrokerHeartbeat every broker.heartbeat.interval.ms;
+ * on the active controller, the serving side of both (controller decisions
+ * bk_ctrl_register / bk_ctrl_heartbeat, answered once committed) and the
+ * periodic bk_ctrl_tick that fences silent brokers.
+ * Threading: loop thread only. */
+#ifndef SKIFF_BK_BROKER_LIFECYCLE_H
+#define SKIFF_BK_BROKER_LIFECYCLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/net/net.h"
+
+typedef struct bk_node bk_node_t;
+
+/* Starts the heartbeat timer (first registration attempt right away). */
+int bk_lifecycle_start(bk_node_t *n);
+void bk_lifecycle_stop(bk_node_t *n);
+/* The answer to a request sent with bk_quorum_send_to_leader (frame NULL:
+ * lost); corr is the request's correlation id (an answer to a round that
+ * was abandoned is ignored). */
+void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr, const uint8_t *frame, size_t len);
+/* Serves a non-raft request on the controller listener (BrokerRegistration,
+ * BrokerHeartbeat; DescribeQuorum through the Kafka listener's handler);
+ * anything else closes. */
+void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len);
+/* The raft leadership of this node changed. */
+void bk_lifecycle_role_changed(bk_node_t *n, bool leader);
+
+#endif

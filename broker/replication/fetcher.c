@@ -1,0 +1,317 @@
+/* broker/replication/fetcher.c — follower fetchers: one connection per source broker
+ * (its Kafka listener, from the image's registration), one Fetch in flight
+ * carrying every partition followed from it whose core asked for a fetch.
+ *
+ * Fetch v13 (BK_RW_FETCH_VERSION): ReplicaId = this node, sessionless
+ * (session epoch -1), per partition the current leader epoch, the fetch
+ * offset (our LEO) and the last fetched epoch; the leader long-polls
+ * replica.fetch.wait.max.ms. The answer's batches are described to the core
+ * (base, last offset, epoch) and the ones it accepts are appended verbatim
+ * (st_log_append_replica keeps offsets and epochs). A lost request, a
+ * failed send or an undecodable answer is an error for every partition in
+ * it (the core backs off); a request unanswered for the core's fetch
+ * timeout drops the connection. */
+#include "broker/replication/replica_int.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/net/quorum_client.h"
+#include "broker/replication/replica_wire.h"
+#include "kp_msgs.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_errors.h"
+#include "protocol/kp_header.h"
+
+#define FETCH_MAX_BYTES (10 << 20)       /* whole answer */
+#define FETCH_TIMEOUT_EXTRA_MS 3000      /* beyond the long-poll wait */
+
+typedef struct {
+    bk_uuid_t topic_id;
+    int32_t partition;
+    bk_repl_fetch_req_t req;
+} fsent_t;
+
+struct fetcher {
+    bk_node_t *n;
+    int32_t id;                      /* source broker */
+    char host[BK_HOST_NAME_MAX + 1];
+    uint16_t port;
+    bk_qc_peer_t *qc;
+    bool inflight;
+    int32_t corr;
+    int64_t sent_ms;
+    fsent_t sent[BK_FETCHER_PARTS_MAX];
+    size_t nsent;
+    struct event *retry;             /* re-send after a lost connection */
+};
+
+static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len);
+static void send_now(fetcher_t *f);
+static bool fetcher_for_id(fetcher_t *f);
+
+#define FETCH_RETRY_MS 50                /* after a lost connection */
+
+static void on_retry(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    fetcher_t *f = arg;
+    if (f->n && !f->inflight && !f->n->stopping && fetcher_for_id(f)) send_now(f);
+}
+
+static fetcher_t *find(struct bk_rm *rm, int32_t id) {
+    for (size_t i = 0; i < rm->nfetchers; i++)
+        if (rm->fetchers[i]->id == id) return rm->fetchers[i];
+    return NULL;
+}
+
+/* The fetcher for broker `id`, (re)connected to its registered address. */
+static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
+    struct bk_rm *rm = bk_rm_get(n);
+    if (!rm || id < 0 || id == n->id) return NULL;
+    const bk_broker_t *b = bk_image_broker(&n->img, id);
+    if (!b || b->nendpoints == 0) return NULL;
+    fetcher_t *f = find(rm, id);
+    if (f && (strcmp(f->host, b->endpoints[0].host) != 0 || f->port != b->endpoints[0].port) && !f->inflight) {
+        bk_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
+        f->qc = NULL;
+        bk_qc_free(qc);
+    }
+    if (!f) {
+        if (rm->nfetchers >= BK_FETCHERS_MAX) return NULL;
+        f = calloc(1, sizeof *f);
+        if (!f) return NULL;
+        f->n = n;
+        f->id = id;
+        f->retry = evtimer_new(n->base, on_retry, f);
+        if (!f->retry) { free(f); return NULL; }
+        rm->fetchers[rm->nfetchers++] = f;
+    }
+    if (!f->qc) {
+        snprintf(f->host, sizeof f->host, "%s", b->endpoints[0].host);
+        f->port = b->endpoints[0].port;
+        f->qc = bk_qc_new(n->base, id, f->host, f->port, on_resp, f);
+    }
+    return f->qc ? f : NULL;
+}
+
+/* fetcher_for for an existing fetcher: its connection, remade if needed. */
+static bool fetcher_for_id(fetcher_t *f) { return fetcher_for(f->n, f->id) == f; }
+
+/* ---- sending ------------------------------------------------------------------ */
+
+typedef struct {
+    fetcher_t *f;
+} collect_t;
+
+static void collect(bk_part_t *p, void *ctx) {
+    collect_t *c = ctx;
+    fetcher_t *f = c->f;
+    if (!p->rp || !p->rp->want_fetch || p->rp->fetch.leader_id != f->id || f->nsent >= BK_FETCHER_PARTS_MAX) return;
+    p->rp->want_fetch = false;
+    f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, p->rp->fetch };
+}
+
+/* Every partition of the request gets an error answer (core backs off). */
+static void fail_sent(fetcher_t *f, int16_t err) {
+    bk_node_t *n = f->n;
+    size_t cnt = f->nsent;
+    f->nsent = 0;
+    f->inflight = false;
+    if (n->rm) n->rm->st.fetch_errors++;
+    for (size_t i = 0; i < cnt; i++) {
+        bk_part_t *p = bk_parts_get(n->parts, &f->sent[i].topic_id, f->sent[i].partition);
+        if (!p || !p->rp) continue;
+        bk_repl_fetch_resp_t r;
+        memset(&r, 0, sizeof r);
+        r.error = err;
+        r.leader_epoch = f->sent[i].req.current_leader_epoch;
+        r.req_fetch_offset = f->sent[i].req.fetch_offset;
+        r.req_seq = f->sent[i].req.seq;
+        bk_repl_out_t out;
+        bk_repl_on_fetch_resp(p->rp->core, &r, bk_now_ms(), &out);
+        bk_rp_exec(n, p, &out, NULL);
+    }
+}
+
+static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
+    bk_node_t *n = f->n;
+    bk_rw_part_t *ps = calloc(f->nsent, sizeof *ps);
+    if (!ps) return KP_ERR_NOMEM;
+    for (size_t i = 0; i < f->nsent; i++) {
+        const fsent_t *s = &f->sent[i];
+        memcpy(ps[i].topic_id, s->topic_id.b, 16);
+        ps[i].partition = s->partition;
+        ps[i].current_leader_epoch = s->req.current_leader_epoch;
+        ps[i].fetch_offset = s->req.fetch_offset;
+        ps[i].last_fetched_epoch = s->req.last_fetched_epoch;
+    }
+    f->corr = bk_qc_next_corr(f->qc);
+    bk_rw_fetch_opts_t o = {
+        .replica_id = n->id,
+        .correlation_id = f->corr,
+        .max_wait_ms = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS),
+        .min_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MIN_BYTES),
+        .max_bytes = FETCH_MAX_BYTES,
+        .partition_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES),
+    };
+    int rc = bk_rw_fetch_encode(&o, ps, f->nsent, buf_out, len_out);
+    free(ps);
+    return rc;
+}
+
+static void send_now(fetcher_t *f) {
+    collect_t c = { f };
+    f->nsent = 0;
+    bk_parts_each(f->n->parts, collect, &c);
+    if (f->nsent == 0) return;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int64_t now = bk_now_ms();
+    bk_qc_pending_t pend;
+    memset(&pend, 0, sizeof pend);
+    pend.kind = BK_QC_REPL_FETCH;
+    f->inflight = true;
+    f->sent_ms = now;
+    if (encode(f, &buf, &len) != KP_OK) { fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
+    pend.corr = f->corr;
+    int rc = bk_qc_send(f->qc, buf, len, &pend, now);
+    free(buf);
+    if (rc != 0) { fail_sent(f, KP_ERROR_NETWORK_EXCEPTION); return; }
+    if (f->n->rm) f->n->rm->st.fetch_requests++;
+}
+
+void bk_fetcher_kick(bk_node_t *n, int32_t leader_id) {
+    if (n->stopping) return;
+    fetcher_t *f = fetcher_for(n, leader_id);
+    if (!f) {
+        /* no address (yet): the partitions wait; their cores time the fetch out */
+        return;
+    }
+    if (!f->inflight) send_now(f);
+}
+
+void bk_fetcher_tick(bk_node_t *n, int64_t now_ms) {
+    struct bk_rm *rm = n->rm;
+    if (!rm) return;
+    int64_t limit = bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + FETCH_TIMEOUT_EXTRA_MS;
+    for (size_t i = 0; i < rm->nfetchers; i++) {
+        fetcher_t *f = rm->fetchers[i];
+        if (f->inflight && now_ms - f->sent_ms > limit) {
+            /* unanswered (a stopped peer): drop the connection; the pending
+             * request is reported lost through on_resp */
+            bk_qc_peer_t *qc = f->qc;
+            f->qc = NULL;      /* a kick from the callback makes a new one */
+            bk_qc_free(qc);
+            if (f->inflight) fail_sent(f, KP_ERROR_REQUEST_TIMED_OUT);
+            if (fetcher_for(n, f->id) == f) send_now(f);   /* fetches queued meanwhile */
+        }
+    }
+}
+
+void bk_fetcher_free_all(struct bk_rm *rm) {
+    for (size_t i = 0; i < rm->nfetchers; i++) {
+        fetcher_t *f = rm->fetchers[i];
+        f->nsent = 0;          /* the cores are gone: nothing to report */
+        f->inflight = false;
+        bk_qc_peer_t *qc = f->qc;
+        f->qc = NULL;
+        f->n = NULL;
+        bk_qc_free(qc);
+        event_free(f->retry);
+        free(f);
+    }
+    rm->nfetchers = 0;
+}
+
+/* ---- answers ----------------------------------------------------------------------- */
+
+static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp_src_t *src) {
+    src->data = recs->p;
+    r->n_batches = bk_rw_describe_batches(recs->p, recs->len, r->batches, src->sizes, BK_REPL_BATCHES_MAX);
+    src->n = r->n_batches;
+}
+
+static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, const fsent_t *s) {
+    for (int32_t i = 0; i < r->responses.count; i++) {
+        const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[i];
+        if (memcmp(t->topic_id.b, s->topic_id.b, 16) != 0) continue;
+        for (int32_t k = 0; k < t->partitions.count; k++)
+            if (t->partitions.items[k].partition_index == s->partition) return &t->partitions.items[k];
+    }
+    return NULL;
+}
+
+static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_partition_data_t *pd, int16_t top_err) {
+    bk_node_t *n = f->n;
+    bk_part_t *p = bk_parts_get(n->parts, &s->topic_id, s->partition);
+    if (!p || !p->rp) return;
+    bk_repl_fetch_resp_t r;
+    memset(&r, 0, sizeof r);
+    rp_src_t src = { 0 };
+    r.leader_epoch = s->req.current_leader_epoch;
+    r.req_fetch_offset = s->req.fetch_offset;
+    r.req_seq = s->req.seq;
+    if (top_err || !pd) {
+        r.error = top_err ? top_err : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    } else if (pd->error_code == KP_ERROR_OFFSET_OUT_OF_RANGE && pd->log_start_offset > st_log_end_offset(p->log) &&
+               s->req.fetch_offset == bk_repl_leo(p->rp->core)) {
+        bk_replica_restart_log(n, p, pd->log_start_offset);
+        return;
+    } else {
+        r.error = pd->error_code;
+        r.high_watermark = pd->high_watermark;
+        r.log_start = pd->log_start_offset;
+        if (pd->diverging_epoch.epoch >= 0 || pd->diverging_epoch.end_offset >= 0) {
+            r.diverging = true;
+            r.diverging_epoch = pd->diverging_epoch.epoch;
+            r.diverging_end_offset = pd->diverging_epoch.end_offset;
+        } else {
+            describe_batches(&pd->records.bytes, &r, &src);
+        }
+    }
+    bk_repl_out_t out;
+    bk_repl_on_fetch_resp(p->rp->core, &r, bk_now_ms(), &out);
+    bk_rp_exec(n, p, &out, &src);
+}
+
+static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len) {
+    (void)peer_id;
+    fetcher_t *f = ctx;
+    if (!f->n || !f->inflight || pend->corr != f->corr) return;
+    if (!frame) {
+        /* connection lost; fetches queued behind this one go out on a new
+         * connection (bk_qc paces reconnects; a refused send backs off) */
+        fail_sent(f, KP_ERROR_NETWORK_EXCEPTION);
+        struct timeval tv = { 0, FETCH_RETRY_MS * 1000 };
+        (void)evtimer_add(f->retry, &tv);
+        return;
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, len * 2 + 65536);
+    int32_t corr = 0;
+    void *body = NULL;
+    int rc = kp_response_decode(KP_API_FETCH, BK_RW_FETCH_VERSION, frame, len, &corr, &body, &a);
+    if (rc != KP_OK || corr != f->corr) {
+        fprintf(stderr, "skiff: node %d: bad replica fetch answer from node %d (%s)\n", f->n->id, f->id,
+                rc == KP_OK ? "correlation id" : kp_status_str(rc));
+        kp_arena_free(&a);
+        fail_sent(f, KP_ERROR_CORRUPT_MESSAGE);
+        return;
+    }
+    const kp_fetch_response_t *r = body;
+    size_t cnt = f->nsent;
+    fsent_t *copy = malloc(cnt * sizeof *copy);
+    if (!copy) { kp_arena_free(&a); fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
+    memcpy(copy, f->sent, cnt * sizeof *copy);
+    f->nsent = 0;
+    /* still "in flight" while the cores run, so their new fetch requests
+     * are gathered into one request below */
+    for (size_t i = 0; i < cnt; i++) deliver(f, &copy[i], find_part(r, &copy[i]), r->error_code);
+    free(copy);
+    kp_arena_free(&a);
+    f->inflight = false;
+    if (f->n->rm && !f->n->stopping) send_now(f);
+}

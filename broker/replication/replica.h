@@ -1,0 +1,121 @@
+/* broker/replication/replica.h — the replication driver (issue 6): runs one pure
+ * replica core (repl.h) per held partition and carries out its actions on
+ * the partition log, the fetch purgatory, the produce waits, the follower
+ * fetchers (fetcher.c) and AlterPartition (replica_alter.c).
+ *
+ * Wiring: the node calls bk_replica_before_apply / bk_replica_after_apply
+ * around bk_parts_apply with the image's change notifications; h_produce.c
+ * goes through bk_replica_check_produce + bk_replica_appended (acks=all
+ * waits complete later through bk_replica_ack_fn); h_fetch.c hands replica
+ * fetches (ReplicaId >= 0) to bk_replica_serve_fetch. Every action of a
+ * core output is executed in the contract order of repl.h.
+ *
+ * The published high watermark is the log's (st_log_set_high_watermark):
+ * consumers, ListOffsets and checkpoints read it there, so they never see
+ * past the core's HW.
+ *
+ * Threading: loop thread only. Bounds: BK_REPL_WAITS_MAX acks=all waits per
+ * partition (beyond: REQUEST_TIMED_OUT before append), one Fetch in flight
+ * per source broker carrying at most BK_FETCHER_PARTS_MAX partitions. */
+#ifndef SKIFF_BK_REPLICA_H
+#define SKIFF_BK_REPLICA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/meta/image.h"
+#include "broker/net/net.h"
+#include "protocol/kp_header.h"
+#include "broker/node.h"
+#include "broker/replication/parts.h"
+#include "broker/replication/repl.h"
+#include "storage/st_log.h"
+
+#define BK_REPLICA_TICK_MS 10          /* core timers (fetch due, ack deadlines) */
+#define BK_FETCHER_PARTS_MAX 1000      /* partitions in one replica Fetch */
+
+struct bk_rm;                          /* node-wide driver state (replica.c) */
+
+/* STOP changes: the partition's core is freed before its slot goes; its
+ * acks=all waits fail NOT_LEADER_OR_FOLLOWER. */
+void bk_replica_before_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt);
+/* LEADER / FOLLOWER changes (after the logs are open): creates the core
+ * from the log (LEO, epoch cache, HW checkpoint) when new, then feeds it
+ * the image's state of the partition. */
+void bk_replica_after_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt);
+/* Logs opened later on the worker pool (parts_open.c) are in place: builds
+ * and feeds the core of every held partition that has a log but no core. */
+void bk_replica_attach_opened(bk_node_t *n);
+/* Fails every wait, closes fetcher connections and frees every core
+ * (graceful stop, before the logs close). Safe to call twice. */
+void bk_replica_stop(bk_node_t *n);
+
+/* ---- produce (h_produce.c, group_driver.c) ---- */
+
+/* Completion of one acks=all partition of a produce: err is NONE,
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT or
+ * NOT_LEADER_OR_FOLLOWER. */
+typedef void (*bk_replica_ack_fn)(void *ctx, void *part_ctx, int16_t err);
+
+/* Before appending: NOT_LEADER_OR_FOLLOWER when the core is not leader,
+ * NOT_ENOUGH_REPLICAS for acks=all when the ISR is below min_insync,
+ * REQUEST_TIMED_OUT when the wait bound is reached; 0 = go ahead. */
+int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int32_t min_insync);
+
+/* After a leader append of [info->base_offset, info->last_offset]: the core
+ * counts it, the HW and waiters follow. With acks_all, returns true when
+ * the caller must wait: fn(ctx, part_ctx, err) comes later, exactly once.
+ * Returns false when done now; *err is then the final error (0 = ok). */
+bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
+                         int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx, int16_t *err);
+
+/* An acks=all retried duplicate of an idempotent producer, whose records
+ * are already in the log at [base_offset, last_offset]: answered like a
+ * fresh append, once the HW covers them (never at once just because the
+ * log has them: the ISR may not). Same return/callback contract as
+ * bk_replica_appended; *err may also be NOT_ENOUGH_REPLICAS (ISR below
+ * min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on the
+ * core's log). Call after bk_replica_check_produce. */
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t base_offset, int64_t last_offset,
+                               int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx,
+                               int16_t *err);
+
+/* ---- leader side of a replica fetch (h_fetch.c) ---- */
+
+typedef struct {
+    int16_t error;
+    bool diverging;
+    int32_t diverging_epoch;
+    int64_t diverging_end_offset;
+} bk_replica_verdict_t;
+
+/* Validates a follower's fetch of p (epochs, divergence), updates its LEO
+ * and caught-up time, may move the HW (waking fetches and acks). */
+void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int32_t current_leader_epoch,
+                            int64_t fetch_offset, int32_t last_fetched_epoch, bk_replica_verdict_t *v);
+
+/* ---- AlterPartition (replica_alter.c) ---- */
+
+/* The controller's answer to our AlterPartition (lifecycle connection,
+ * kind BK_QC_ALTER); frame NULL = lost. */
+void bk_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len);
+/* Serves an AlterPartition on the controller listener (decoded by the
+ * caller; body is valid only during the call): decides, commits, answers
+ * after the commit (NOT_CONTROLLER when this node is not the leader). */
+void bk_replica_serve_alter(bk_node_t *n, bk_conn_t *conn, const kp_request_header_t *h, const void *body);
+
+/* ---- state for admin / metrics ---- */
+
+typedef struct {
+    uint64_t isr_shrinks;              /* AlterPartition proposals that shrink */
+    uint64_t isr_expands;              /* ... that expand */
+    uint64_t acks_waiting;             /* acks=all produces waiting now */
+    uint64_t fetch_requests;           /* replica fetches sent */
+    uint64_t fetch_errors;             /* lost / failed replica fetches */
+} bk_replica_stats_t;
+void bk_replica_stats(const bk_node_t *n, bk_replica_stats_t *out);
+
+/* The core of p (NULL when none). */
+bk_repl_t *bk_replica_core(const bk_part_t *p);
+
+#endif

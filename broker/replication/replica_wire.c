@@ -1,0 +1,73 @@
+/* broker/replication/replica_wire.c — replica fetch bytes; see replica_wire.h. */
+#include "broker/replication/replica_wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kp_msgs.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_header.h"
+
+#define RW_FIXED_BYTES 256        /* header + top-level fields */
+#define RW_PART_BYTES 64          /* one topic entry with one partition (v13) */
+
+int bk_rw_fetch_encode(const bk_rw_fetch_opts_t *o, const bk_rw_part_t *parts, size_t n, uint8_t **out,
+                       size_t *len) {
+    if (n == 0 || n > INT32_MAX / RW_PART_BYTES) return KP_ERR_BAD_VALUE;
+    kp_fetch_request_t q;
+    kp_fetch_request_init(&q);
+    q.replica_id = o->replica_id;
+    q.max_wait_ms = o->max_wait_ms;
+    q.min_bytes = o->min_bytes;
+    q.max_bytes = o->max_bytes;
+    q.session_id = 0;
+    q.session_epoch = -1;
+    kp_fetch_request_fetch_topic_t *ts = calloc(n, sizeof *ts);
+    kp_fetch_request_fetch_partition_t *ps = calloc(n, sizeof *ps);
+    size_t cap = RW_FIXED_BYTES + n * RW_PART_BYTES;
+    uint8_t *buf = malloc(cap);
+    int rc = ts && ps && buf ? KP_OK : KP_ERR_NOMEM;
+    for (size_t i = 0; i < n && rc == KP_OK; i++) {
+        kp_fetch_request_fetch_topic_init(&ts[i]);
+        kp_fetch_request_fetch_partition_init(&ps[i]);
+        memcpy(ts[i].topic_id.b, parts[i].topic_id, 16);
+        ps[i].partition = parts[i].partition;
+        ps[i].current_leader_epoch = parts[i].current_leader_epoch;
+        ps[i].fetch_offset = parts[i].fetch_offset;
+        ps[i].last_fetched_epoch = parts[i].last_fetched_epoch;
+        ps[i].partition_max_bytes = o->partition_max_bytes > 0 ? o->partition_max_bytes : 1;
+        ts[i].partitions.items = &ps[i];
+        ts[i].partitions.count = 1;
+    }
+    q.topics.items = ts;
+    q.topics.count = (int32_t)n;
+    kp_request_header_t h = { KP_API_FETCH, BK_RW_FETCH_VERSION, o->correlation_id,
+                              kp_slice_cstr("skiff-replica-fetcher") };
+    kp_wr_t w;
+    if (rc == KP_OK) {
+        kp_wr_init(&w, buf, cap);
+        rc = kp_request_encode(&w, &h, &q);
+    }
+    free(ts);
+    free(ps);
+    if (rc != KP_OK) { free(buf); return rc; }
+    *out = buf;
+    *len = w.pos;
+    return KP_OK;
+}
+
+uint32_t bk_rw_describe_batches(const uint8_t *recs, size_t len, bk_repl_batch_t *out, size_t *sizes,
+                                uint32_t max) {
+    if (!recs) return 0;
+    if (max > BK_REPL_BATCHES_MAX) max = BK_REPL_BATCHES_MAX;
+    kp_rd_t rd;
+    kp_rd_init(&rd, recs, len);
+    uint32_t n = 0;
+    while (kp_rd_remaining(&rd) > 0 && n < max) {
+        kp_batch_t b;
+        if (kp_batch_read(&rd, &b) != KP_OK) break;
+        out[n] = (bk_repl_batch_t){ b.base_offset, kp_batch_last_offset(&b), b.partition_leader_epoch };
+        sizes[n++] = b.size;
+    }
+    return n;
+}

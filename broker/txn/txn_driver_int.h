@@ -1,0 +1,65 @@
+/* broker/txn/txn_driver_int.h — private to txn_driver.c / txn_markers.c. */
+#ifndef SKIFF_BK_TXN_DRIVER_INT_H
+#define SKIFF_BK_TXN_DRIVER_INT_H
+
+#include "broker/replication/parts.h"
+#include "broker/net/quorum_client.h"
+#include "broker/txn/txn_driver.h"
+
+/* One WriteTxnMarkers request out to another leader. */
+typedef struct td_flight {
+    uint64_t seq;                /* matches the bk_qc pending arg */
+    int32_t pidx;                /* our __transaction_state partition */
+    int32_t coord_epoch;         /* core epoch when sent (a reload ignores old answers) */
+    int32_t broker;
+    char *id;                    /* transactional id (owned) */
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool commit;
+    bk_txn_tp_t *parts;          /* owned topic strings */
+    size_t nparts;
+    int64_t sent_ms;
+    struct td_flight *next;
+} td_flight_t;
+
+typedef struct {
+    int32_t broker;
+    bk_qc_peer_t *peer;
+    char host[256];
+    int32_t port;
+} td_peer_t;
+
+struct bk_td {
+    bk_node_t *node;
+    bk_txn_config_t cfg;
+    bk_txn_coord_t **coords;     /* [ncoords]; NULL: not led here */
+    int32_t ncoords;
+    bk_txn_offsets_t **offs;     /* [noffs] pending TxnOffsetCommit offsets */
+    int32_t noffs;
+    td_peer_t peers[BK_TD_PEERS_MAX];
+    size_t npeers;
+    td_flight_t *flights;        /* marker requests out */
+    size_t nflights;
+    struct event *timer;
+    bool creating;               /* __transaction_state creation in flight */
+    bool pid_refill;             /* producer-id block request in flight */
+    bool stopped;
+};
+
+/* txn_driver.c: partition `partition` of __transaction_state when this node
+ * leads it with an open log, else NULL. */
+bk_part_t *td_led_part(bk_td_t *td, int32_t partition);
+
+/* txn_markers.c */
+/* Sends or applies every marker of m (local partitions at once: acks go to
+ * bk_txn_marker_done into out). */
+void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out);
+/* True while a marker request for (pidx, id) is out and young. */
+bool td_in_flight(const bk_td_t *td, int32_t pidx, const char *id, int64_t now_ms);
+/* Forgets flights of partition pidx (core dropped) or all (pidx < 0). */
+void td_flights_drop(bk_td_t *td, int32_t pidx);
+void td_peers_free(bk_td_t *td);
+/* bk_txn_alloc_pid_fn: the node's producer-id block; starts a refill when empty. */
+bool td_alloc_pid(void *ctx, int64_t *producer_id);
+
+#endif

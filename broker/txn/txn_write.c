@@ -1,0 +1,199 @@
+/* broker/txn/txn_write.c — the transaction coordinator's writes to
+ * __transaction_state go through the replication driver (bk_td_finish, see
+ * txn_driver.h).
+ *
+ * A write is appended as one batch and handed to bk_replica_appended with
+ * acks=all: the core's state changes (bk_txn_write_done) only once the HW
+ * passes the batch, so no client is answered and no phase is entered
+ * (PrepareCommit -> markers -> CompleteCommit) on a record a failover could
+ * lose. A failed wait (timeout, leadership moved) undoes the transition in
+ * the core and answers the retriable error Kafka maps it to
+ * (COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR); the record may still be in
+ * the log, as in Kafka: a coordinator that replays it later acts on it.
+ *
+ * Bounds: one wait per append, at most BK_REPL_WAITS_MAX per partition
+ * (the replication driver; beyond it the write fails REQUEST_TIMED_OUT);
+ * each completion drains at most BK_TD_DRAIN_ROUNDS_MAX synchronous rounds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/replication/fetch.h"
+#include "broker/replication/replica.h"
+#include "broker/txn/txn_driver_int.h"
+#include "protocol/kp_batch.h"
+#include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+#include "storage/st_status.h"
+
+/* The request waiting for the write of `id` (fn NULL: nobody). */
+typedef struct {
+    char *id;                    /* owned */
+    bk_td_answer_fn fn;
+    void *ctx;
+} waiter_t;
+
+/* One append waiting for its replication. */
+typedef struct {
+    bk_td_t *td;
+    int32_t pidx;
+    int32_t coord_epoch;         /* the core that emitted the records */
+    char **ids;                  /* transactional id of each record (owned) */
+    size_t nids;
+    waiter_t w;
+} write_t;
+
+static void answer(waiter_t *w, int16_t error, int64_t producer_id, int16_t producer_epoch) {
+    if (!w->fn) return;
+    bk_td_answer_fn fn = w->fn;
+    bk_td_answer_t a = { error, error ? -1 : producer_id, error ? -1 : producer_epoch };
+    w->fn = NULL;
+    free(w->id);
+    w->id = NULL;
+    fn(w->ctx, &a);
+}
+
+static void write_free(write_t *wr) {
+    for (size_t i = 0; i < wr->nids; i++) free(wr->ids[i]);
+    free(wr->ids);
+    free(wr->w.id);
+    free(wr);
+}
+
+/* The records of out as one uncompressed batch at the end of p's log
+ * (durability as for produced data: the partition's flush policy). */
+static int append_batch(bk_part_t *p, const bk_txn_out_t *out, int64_t now, st_append_info_t *info) {
+    kp_batch_opts_t o = kp_batch_opts_default();
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    int rc = KP_OK;
+    for (size_t i = 0; i < out->nrecs && rc == KP_OK; i++) {
+        const bk_txn_rec_t *r = &out->recs[i];
+        kp_record_in_t in = { now, { r->key, r->key_len }, kp_slice_null(), NULL, 0 };
+        if (r->value) in.value = (kp_bytes_t){ r->value, r->value_len };
+        rc = kp_batch_builder_add(&bb, &in);
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 30);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
+    kp_batch_builder_free(&bb);
+    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, info);
+    if (rc == KP_OK && st_log_maybe_flush(p->log, now) != KP_OK) rc = ST_ERR_IO;
+    kp_arena_free(&a);
+    return rc;
+}
+
+static void drive(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w);
+
+/* Reports the writes of ids with err to core c (into out), answering w when
+ * its id is among them. */
+static void writes_done(bk_txn_coord_t *c, char *const *ids, size_t nids, int16_t err, bk_txn_out_t *out,
+                        waiter_t *w) {
+    int64_t now = bk_now_ms();
+    for (size_t i = 0; i < nids; i++) {
+        bk_txn_write_done(c, ids[i], err, now, out);
+        if (w->fn && strcmp(ids[i], w->id) == 0) answer(w, out->error, out->producer_id, out->producer_epoch);
+    }
+}
+
+static void on_replicated(void *ctx, void *part_ctx, int16_t err) {
+    bk_td_t *td = ctx;
+    write_t *wr = part_ctx;
+    bk_txn_coord_t *c = wr->pidx < td->ncoords ? td->coords[wr->pidx] : NULL;
+    if (err)
+        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not replicated: %s\n", td->node->id, BK_TD_TOPIC,
+                wr->pidx, kp_error_name(err));
+    if (!c || c->coordinator_epoch != wr->coord_epoch) {
+        answer(&wr->w, KP_ERROR_NOT_COORDINATOR, -1, -1);   /* reloaded: it acts on its replay */
+        write_free(wr);
+        return;
+    }
+    bk_txn_out_t out;
+    bk_txn_out_init(&out);
+    writes_done(c, wr->ids, wr->nids, err, &out, &wr->w);
+    drive(td, wr->pidx, &out, &wr->w);
+    answer(&wr->w, KP_ERROR_COORDINATOR_NOT_AVAILABLE, -1, -1);   /* not answered by its write */
+    write_free(wr);
+}
+
+/* Appends cur's records; takes its record ids. Returns true when the
+ * replication wait owns them now (and w, when its id is among them); false
+ * when done now with *err (NONE: replicated already). */
+static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w, int16_t *err) {
+    bk_part_t *p = td_led_part(td, pidx);
+    int64_t now = bk_now_ms();
+    *err = p ? bk_replica_check_produce(td->node, p, false, 1) : KP_ERROR_NOT_LEADER_OR_FOLLOWER;
+    if (*err) return false;
+    st_append_info_t info;
+    int rc = append_batch(p, cur, now, &info);
+    if (rc != KP_OK) {
+        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not written: %s\n", td->node->id, BK_TD_TOPIC,
+                pidx, st_status_str(rc));
+        *err = KP_ERROR_KAFKA_STORAGE_ERROR;
+        return false;
+    }
+    bk_fetch_notify(td->node->fetch, p);
+    write_t *wr = calloc(1, sizeof *wr);
+    char **ids = wr ? calloc(cur->nrecs, sizeof *ids) : NULL;
+    if (!ids) {
+        free(wr);
+        int16_t ignored = 0;   /* the core must still count the append */
+        (void)bk_replica_appended(td->node, p, &info, false, 0, NULL, NULL, NULL, &ignored);
+        *err = KP_ERROR_REQUEST_TIMED_OUT;
+        return false;
+    }
+    *wr = (write_t){ td, pidx, td->coords[pidx]->coordinator_epoch, ids, cur->nrecs, { NULL, NULL, NULL } };
+    if (!bk_replica_appended(td->node, p, &info, true, now + BK_TD_WRITE_TIMEOUT_MS, on_replicated, td, wr, err)) {
+        free(ids);
+        free(wr);
+        return false;
+    }
+    for (size_t i = 0; i < cur->nrecs; i++) {   /* the ids move into the wait */
+        ids[i] = cur->rec_ids[i];
+        cur->rec_ids[i] = NULL;
+    }
+    for (size_t i = 0; w->fn && i < wr->nids; i++)
+        if (strcmp(wr->ids[i], w->id) == 0) { wr->w = *w; *w = (waiter_t){ NULL, NULL, NULL }; break; }
+    return true;
+}
+
+/* Sends cur's markers and writes its records, then loops on what the
+ * synchronous completions produce; what waits for replication continues
+ * in on_replicated. */
+static void drive(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w) {
+    for (int round = 0; round < BK_TD_DRAIN_ROUNDS_MAX && (out->nrecs > 0 || out->nmarkers > 0); round++) {
+        bk_txn_coord_t *c = pidx < td->ncoords ? td->coords[pidx] : NULL;
+        if (!c || out->err != KP_OK) break;
+        bk_txn_out_t cur = *out;
+        bk_txn_out_init(out);
+        /* markers of durable Prepare* records: independent of cur's records */
+        for (size_t i = 0; i < cur.nmarkers; i++) td_send_markers(td, pidx, &cur.markers[i], out);
+        int16_t err = 0;
+        if (cur.nrecs > 0 && td->coords[pidx] == c && !write_recs(td, pidx, &cur, w, &err))
+            writes_done(c, cur.rec_ids, cur.nrecs, err, out, w);
+        bk_txn_out_free(&cur);
+    }
+    bk_txn_out_free(out);
+}
+
+void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
+                  bk_td_answer_fn fn, void *ctx) {
+    waiter_t w = { NULL, NULL, NULL };
+    if (fn && out->err != KP_OK) {
+        bk_txn_out_free(out);
+        bk_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 };
+        fn(ctx, &a);
+        return;
+    }
+    if (fn && (!out->wait || !transactional_id)) {
+        w = (waiter_t){ NULL, fn, ctx };
+        answer(&w, out->error, out->producer_id, out->producer_epoch);
+    } else if (fn) {
+        w = (waiter_t){ strdup(transactional_id), fn, ctx };
+        if (!w.id) { w.fn = NULL; bk_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 }; fn(ctx, &a); }
+    }
+    drive(td, pidx, out, &w);
+    answer(&w, KP_ERROR_COORDINATOR_NOT_AVAILABLE, -1, -1);   /* the write never came back */
+}
