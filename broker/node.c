@@ -28,17 +28,15 @@
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/quorum/quorum.h"
+#include "kp_msgs.h"
 #include "protocol/kp_errors.h"
-#include "broker/quorum/broker_lifecycle.h"
-#include "broker/quorum/forward.h"
+#include "protocol/kp_header.h"
+#include "broker/net/quorum_client.h"
+#include "broker/cluster/broker_lifecycle.h"
+#include "broker/cluster/forward.h"
 #include "storage/st_checkpoint.h"
 #include "storage/st_status.h"
 
-int64_t bk_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t len, const char *fmt, ...) {
@@ -65,44 +63,12 @@ static int mkdirs(const char *path) {
 
 /* ---- configs ------------------------------------------------------------ */
 
-void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out) {
-    memset(out, 0, sizeof *out);
-    size_t cnt = 0;
-    const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_TOPIC, topic, &cnt);
-    for (size_t i = 0; i < cnt; i++) {
-        char why[128];
-        if (bk_topic_config_set(out, c[i].name, c[i].value, why, sizeof why) != 0)
-            st_logf(ST_LOG_WARN, "topic %s: ignoring config %s: %s", topic, c[i].name, why);
-    }
-}
-
-void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *lc) {
-    bk_topic_config_t tc;
-    bk_node_topic_config(n, topic, &tc);
-    const bk_config_t *cfg = n->cfg;
-    st_log_config_default(lc);
-    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES);
-    lc->segment_ms = bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_MS);
-    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_INDEX_INTERVAL_BYTES);
-    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_INDEX_BYTES);
-    lc->retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS);
-    lc->retention_bytes = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_BYTES);
-    /* list bitmask in the order of the allowed list "delete,compact" */
-    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, &tc, BK_TC_CLEANUP_POLICY);
-    lc->flush_messages = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MESSAGES);
-    lc->flush_ms = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MS);
-    lc->log_append_time = bk_topic_config_int(cfg, &tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
-    lc->delete_retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_DELETE_RETENTION_MS);
-    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, &tc, BK_TC_MIN_COMPACTION_LAG_MS);
-    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
-    lc->producer_id_expiration_ms = bk_config_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
-}
 
 static void log_cfg_cb(void *ctx, const char *topic, st_log_config_t *out) {
     bk_node_log_config(ctx, topic, out);
 }
 
-typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
+typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;   /* a trash directory to remove */
 
 /* Worker job: removes a renamed (deleted) partition directory. Touches only
  * its own argument. */
@@ -203,48 +169,6 @@ void bk_node_after_commit(bk_node_t *n) {
     if (n->txns) bk_td_sync(n->txns);
 }
 
-typedef struct {
-    bk_node_t *n;
-    bk_commit_fn done;
-    void *arg;
-} commit_ctx_t;
-
-static void committed(void *arg, int status, int64_t first_offset) {
-    (void)first_offset;
-    commit_ctx_t *c = arg;
-    if (status == KP_OK) bk_node_after_commit(c->n);
-    c->done(c->arg, status);
-    free(c);
-}
-
-void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg) {
-    commit_ctx_t *c = malloc(sizeof *c);
-    if (!c) { done(arg, KP_ERR_NOMEM); return; }
-    c->n = n;
-    c->done = done;
-    c->arg = arg;
-    if (n->quorum) bk_quorum_propose(n->quorum, recs, committed, c);
-    else bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
-}
-
-int16_t bk_node_commit_error(int status) {
-    return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
-}
-
-const bk_image_t *bk_node_decision_image(bk_node_t *n) {
-    return n->quorum ? bk_quorum_decision_image(n->quorum) : &n->img;
-}
-
-int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
-int32_t bk_node_quorum_epoch(const bk_node_t *n) { return n->quorum ? bk_quorum_epoch(n->quorum) : 0; }
-int64_t bk_node_metadata_hw(const bk_node_t *n) {
-    if (n->quorum) {
-        st_log_offsets_t o;
-        bk_quorum_offsets(n->quorum, &o);
-        return o.high_watermark;
-    }
-    return n->meta ? bk_meta_log_next_offset(n->meta) : 0;
-}
 
 /* ---- start-up ----------------------------------------------------------------- */
 
@@ -414,6 +338,40 @@ static void restore_broker_configs(bk_node_t *n) {
 
 static void open_initial_parts(bk_node_t *n) { bk_node_after_commit(n); }
 
+/* ---- the quorum's calls outward (quorum.h, bk_quorum_env_t) ------------------- */
+
+static void quorum_applied(void *ctx) { bk_node_after_commit(ctx); }
+static void quorum_role_changed(void *ctx, bool leader) { bk_lifecycle_role_changed(ctx, leader); }
+
+/* Non-raft requests on the controller listener: DescribeQuorum (KIP-595
+ * tools ask the controller listener too) gets the Kafka listener's handler,
+ * answered on this one; AlterPartition goes to the replica manager (the
+ * controller's side of ISR changes); registration and heartbeats to the
+ * broker lifecycle. Anything else closes the connection. */
+static void serve_controller_listener(void *ctx, bk_conn_t *conn, const uint8_t *frame, size_t len) {
+    bk_node_t *n = ctx;
+    kp_arena_t a;
+    kp_arena_init(&a, len * 4 + 65536);
+    kp_request_header_t h;
+    void *body = NULL;
+    int rc = kp_request_decode(frame, len, &h, &body, &a);
+    if (rc == KP_OK && h.api_key == KP_API_DESCRIBE_QUORUM) {
+        kp_arena_free(&a);
+        bk_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
+        return;
+    }
+    if (rc == KP_OK && h.api_key == KP_API_ALTER_PARTITION) bk_replica_serve_alter(n, conn, &h, body);
+    else if (rc == KP_OK && (h.api_key == KP_API_BROKER_REGISTRATION || h.api_key == KP_API_BROKER_HEARTBEAT))
+        bk_lifecycle_serve(n, conn, &h, body, &a);
+    else bk_conn_close(conn);
+    kp_arena_free(&a);
+}
+
+static void controller_answer(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len) {
+    if (kind == BK_QC_ALTER) bk_replica_alter_response(ctx, frame, len);
+    else bk_lifecycle_on_response(ctx, kind, corr, frame, len);
+}
+
 int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char *err, size_t len) {
     memset(n, 0, sizeof *n);
     n->base = base;
@@ -427,8 +385,12 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (n->meta_dir_idx < 0 && check_meta_props(n, n->meta_dir.path, err, len)) return -1;
     if (bk_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
     const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
+    n->after_commit = bk_node_after_commit;
     if (bk_quorum_wanted(cfg)) {
-        n->quorum = bk_quorum_open(n, mld, err, len);
+        bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
+                                .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,
+                                .serve = serve_controller_listener, .on_response = controller_answer };
+        n->quorum = bk_quorum_open(&env, mld, err, len);
         if (!n->quorum) return -1;
     } else {
         n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
@@ -443,6 +405,7 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
     n->pool = bk_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
+    if (n->quorum) bk_quorum_set_pool(n->quorum, n->pool);
     if (bk_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
@@ -477,18 +440,6 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
 
 /* ---- periodic work ------------------------------------------------------------- */
 
-static int purge_job(void *arg) {
-    st_log_purge_deleted(((purge_t *)arg)->dir);
-    return 0;
-}
-static void purge_done(void *arg, int status) { (void)status; free(arg); }
-
-void bk_node_purge_later(bk_node_t *n, const char *dir) {
-    purge_t *j = malloc(sizeof *j);
-    if (!j) return;
-    snprintf(j->dir, sizeof j->dir, "%s", dir);
-    if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);  /* next time */
-}
 
 /* Retention renames segments to ".deleted" on the loop (metadata-only
  * operations on the log the loop owns); the unlinking, which can take long

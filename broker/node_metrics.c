@@ -13,23 +13,11 @@
 #include "broker/replication/parts.h"
 #include "broker/quorum/quorum.h"
 #include "broker/group/group_driver.h"
-#include "broker/api/resp_errors.h"
+#include "broker/api/api_metrics.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_codec.h"
 
-/* Api keys are < 128 for every API we serve (asserted at start). */
-#define API_KEYS_MAX 128
 
-struct bk_node_mx {
-    bk_mx_series_t *requests[API_KEYS_MAX];
-    bk_mx_series_t *latency[API_KEYS_MAX];
-};
-
-uint64_t bk_mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 typedef struct { bk_mx_emit_t *e; } emit_ctx_t;
 
@@ -129,23 +117,10 @@ static void gauge_fn(bk_node_t *n, bk_mx_id_t id, bk_mx_value_fn fn) {
     bk_mx_set_fn(bk_mx_series(n->metrics, id, NULL), fn, n);
 }
 
-static void cache_apis(bk_node_t *n) {
-    size_t cnt;
-    const bk_api_entry_t *t = bk_dispatch_table(&cnt);
-    for (size_t i = 0; i < cnt; i++) {
-        int16_t k = t[i].api_key;
-        assert(k >= 0 && k < API_KEYS_MAX);
-        const kp_api_info_t *info = kp_api_info(k);
-        const char *v[] = { info ? info->name : "unknown" };
-        n->mx->requests[k] = bk_mx_series(n->metrics, BK_MX_REQUESTS_TOTAL, v);
-        n->mx->latency[k] = bk_mx_series(n->metrics, BK_MX_REQUEST_LATENCY_SECONDS, v);
-    }
-}
 
 int bk_node_metrics_start(bk_node_t *n) {
     n->metrics = bk_metrics_new();
-    n->mx = calloc(1, sizeof *n->mx);
-    if (!n->metrics || !n->mx || bk_mx_catalogue_register(n->metrics) != KP_OK) {
+    if (!n->metrics || bk_mx_catalogue_register(n->metrics) != KP_OK) {
         bk_node_metrics_free(n);
         return KP_ERR_NOMEM;
     }
@@ -160,51 +135,19 @@ int bk_node_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_PARTITIONS_LEADER, read_leaders);
     gauge_fn(n, BK_MX_UNDER_REPLICATED_PARTITIONS, read_under);
     gauge_fn(n, BK_MX_OFFLINE_PARTITIONS, read_offline);
-    cache_apis(n);
+    if (bk_api_metrics_start(n) != KP_OK) {
+        bk_node_metrics_free(n);
+        return KP_ERR_NOMEM;
+    }
     return KP_OK;
 }
 
 void bk_node_metrics_free(bk_node_t *n) {
     bk_metrics_free(n->metrics);
     n->metrics = NULL;
-    free(n->mx);
-    n->mx = NULL;
+    bk_api_metrics_free(n);
 }
 
-void bk_node_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns) {
-    if (!n->mx || api_key < 0 || api_key >= API_KEYS_MAX || !n->mx->requests[api_key]) return;
-    bk_mx_inc(n->mx->requests[api_key], 1);
-    bk_mx_observe(n->mx->latency[api_key], (double)(bk_mono_ns() - start_ns) / 1e9);
-}
 
-void bk_node_metrics_topic_in(bk_node_t *n, bk_part_t *p, uint64_t bytes, uint64_t records) {
-    if (!n->metrics) return;
-    if (!p->mx_bytes_in) {
-        const char *v[] = { p->topic };
-        p->mx_bytes_in = bk_mx_series(n->metrics, BK_MX_BYTES_IN_TOTAL, v);
-        p->mx_msgs_in = bk_mx_series(n->metrics, BK_MX_MESSAGES_IN_TOTAL, v);
-    }
-    bk_mx_inc(p->mx_bytes_in, bytes);
-    bk_mx_inc(p->mx_msgs_in, records);
-}
 
-void bk_node_metrics_topic_out(bk_node_t *n, bk_part_t *p, uint64_t bytes) {
-    if (!n->metrics) return;
-    if (!p->mx_bytes_out) p->mx_bytes_out = bk_mx_series(n->metrics, BK_MX_BYTES_OUT_TOTAL, (const char *[]){ p->topic });
-    bk_mx_inc(p->mx_bytes_out, bytes);
-}
 
-typedef struct { bk_node_t *n; const char *api; } err_ctx_t;
-
-static void count_error(void *ctx, int16_t code) {
-    err_ctx_t *c = ctx;
-    const char *v[] = { c->api, kp_error_name(code) };
-    bk_mx_inc(bk_mx_series(c->n->metrics, BK_MX_REQUEST_ERRORS_TOTAL, v), 1);
-}
-
-void bk_node_metrics_response(bk_node_t *n, int16_t api_key, int16_t version, const void *resp) {
-    if (!n->metrics) return;
-    const kp_api_info_t *info = kp_api_info(api_key);
-    err_ctx_t c = { n, info ? info->name : "unknown" };
-    (void)bk_resp_errors(api_key, version, resp, count_error, &c);
-}

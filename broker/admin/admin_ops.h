@@ -4,7 +4,8 @@
 #ifndef SKIFF_BK_ADMIN_OPS_H
 #define SKIFF_BK_ADMIN_OPS_H
 
-#include "broker/node.h"
+#include "broker/core/node.h"
+#include "broker/http/admin.h"
 
 /* Registers the routes on n->admin (handlers read node state on the loop
  * and never block). Returns KP_OK or bk_admin_route's error. */

@@ -8,7 +8,8 @@
 #ifndef SKIFF_BK_ADMIN_QUORUM_H
 #define SKIFF_BK_ADMIN_QUORUM_H
 
-#include "broker/node.h"
+#include "broker/core/node.h"
+#include "broker/http/admin.h"
 
 /* Registers the route on n->admin. KP_OK or the bk_admin_route status. */
 KP_MUST_CHECK int bk_admin_quorum_add(bk_node_t *n);

@@ -4,7 +4,8 @@
 #ifndef SKIFF_BK_ADMIN_ROUTES_H
 #define SKIFF_BK_ADMIN_ROUTES_H
 
-#include "broker/node.h"
+#include "broker/core/node.h"
+#include "broker/http/admin.h"
 
 /* Registers the routes on n->admin. KP_OK or the bk_admin_route error. */
 KP_MUST_CHECK int bk_admin_routes_add(bk_node_t *n);

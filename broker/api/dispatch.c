@@ -1,7 +1,7 @@
 /* broker/api/dispatch.c — frame -> decode -> handler -> encode -> slot. */
 #include "broker/api/dispatch.h"
 
-#include "broker/quorum/forward.h"
+#include "broker/cluster/forward.h"
 #include "broker/txn/txn_driver.h"
 
 #include <assert.h>
@@ -13,7 +13,7 @@
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
-#include "broker/node_metrics.h"
+#include "broker/api/api_metrics.h"
 #include "broker/replication/parts.h"
 
 #define V(key, fn) { key, 0, -1, fn }
@@ -89,7 +89,7 @@ const bk_api_entry_t *bk_dispatch_find(int16_t api_key) {
 }
 
 static void req_free(bk_req_t *req) {
-    if (req->start_ns) bk_node_metrics_request(req->node, req->hdr.api_key, req->start_ns);
+    if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
     kp_arena_free(&req->arena);
     free(req->frame);
     free(req);
@@ -191,7 +191,7 @@ int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out) {
         if (body) evbuffer_free(body);
         return rc;
     }
-    bk_node_metrics_response(req->node, key, ver, resp);
+    bk_api_metrics_response(req->node, key, ver, resp);
     *body_out = body;
     return KP_OK;
 }

@@ -25,7 +25,7 @@
 #include "protocol/kp_arena.h"
 #include "protocol/kp_header.h"
 #include "broker/net/net.h"
-#include "broker/node.h"
+#include "broker/core/node.h"
 
 #define BK_REQ_ARENA_CAP_BYTES ((size_t)256 << 20)   /* decode + response arrays */
 

@@ -237,11 +237,14 @@ static int add_removals(bk_req_t *req, resource_t *res) {
 static void alter_answer(void *arg, int status) {
     alter_ctx_t *c = arg;
     bk_node_t *n = c->req->node;
-    if (status == KP_OK) {
+    /* Committed broker configs need nothing more here: the commit applied
+     * them to the image and the node's after-commit step (node.c) synced the
+     * running config and every open log before this answer runs. This one
+     * only makes the handling node's own change visible even when its image
+     * lags (a forwarded request answered by the controller). */
+    if (status == KP_OK)
         for (size_t i = 0; i < c->nres; i++)
             if (c->res[i].error == 0 && c->res[i].type == BK_RESOURCE_BROKER) apply_broker_dynamic(n, &c->res[i]);
-        bk_node_configs_changed(n);
-    }
     size_t nr = c->nres;
     /* both responses have the same layout: error, message, type, name */
     kp_alter_configs_response_alter_configs_resource_response_t *rs = bk_req_alloc(c->req, nr, sizeof *rs);

@@ -13,7 +13,7 @@
  * whole batch even when it is larger. The upper bound is the HW
  * (read_uncommitted) or the LSO (read_committed; = HW while no transaction
  * is open). */
-#include "broker/node_metrics.h"
+#include "broker/replication/part_metrics.h"
 #include "broker/replication/fetch.h"
 
 #include <event2/event.h>
@@ -376,7 +376,7 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
             uint64_t sent = 0;
             o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
             *total += sent;
-            if (sent) bk_node_metrics_topic_out(req->node, x.p, sent);
+            if (sent) bk_part_metrics_out(req->node->metrics, x.p, sent);
         } else {
             st_read_result_t *rr = bk_req_alloc(req, 1, sizeof *rr);
             if (!rr) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -386,7 +386,7 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
                 o->records.ext_len = (size_t)rr->total_bytes;
                 o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
-                bk_node_metrics_topic_out(req->node, x.p, rr->total_bytes);
+                bk_part_metrics_out(req->node->metrics, x.p, rr->total_bytes);
                 add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
             }
         }

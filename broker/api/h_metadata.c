@@ -10,7 +10,7 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/meta/meta_log.h"
-#include "broker/api/topics.h"
+#include "broker/cluster/topics.h"
 #include "protocol/kp_errors.h"
 
 typedef kp_metadata_response_metadata_response_topic_t mtopic_t;

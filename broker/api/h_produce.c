@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/node_metrics.h"
+#include "broker/replication/part_metrics.h"
 #include "broker/api/dispatch.h"
 #include "broker/replication/fetch.h"
 #include "broker/replication/parts.h"
@@ -227,7 +227,7 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
         fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, t->name, pd->index);
     o->base_offset = info.base_offset;
     o->log_append_time_ms = info.log_append_time_ms;
-    bk_node_metrics_topic_in(n, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
+    bk_part_metrics_in(n->metrics, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
     /* followers long-poll: wake them (and nobody else: consumers wait for the HW) */
     bk_fetch_notify(n->fetch, p);
     int16_t err = 0;

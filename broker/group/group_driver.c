@@ -14,8 +14,8 @@
 
 #include "broker/meta/controller.h"
 #include "broker/replication/fetch.h"
-#include "broker/quorum/forward.h"
-#include "broker/quorum/internal_topic.h"
+#include "broker/cluster/forward.h"
+#include "broker/cluster/internal_topic.h"
 #include "broker/quorum/quorum.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"

@@ -13,10 +13,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "broker/quorum/broker_lifecycle.h"
 #include "broker/meta/meta_log.h"
+#include "broker/net/clock.h"
 #include "broker/net/net.h"
-#include "broker/node.h"
 #include "broker/net/quorum_client.h"
 #include "broker/quorum/quorum_hold.h"
 #include "broker/quorum/quorum_rpc.h"
@@ -48,7 +47,8 @@ typedef struct {
 } srv_req_t;
 
 struct bk_quorum {
-    bk_node_t *n;
+    bk_quorum_env_t env;             /* the node around the driver (quorum.h) */
+    bk_worker_pool_t *pool;          /* NULL until bk_quorum_set_pool */
     raft_t *r;
     st_log_t *log;
     char pdir[ST_PATH_MAX + 300];     /* <metadata.log.dir>/__cluster_metadata-0 */
@@ -149,9 +149,9 @@ static bool view_build(bk_quorum_t *q) {
     size_t len = 0;
     q->view = calloc(1, sizeof *q->view);
     if (!q->view) return false;
-    bk_image_init(q->view, q->n->id);
+    bk_image_init(q->view, q->env.id);
     q->view_end = q->applied;
-    int rc = bk_image_snapshot(&q->n->img, &snap, &len);
+    int rc = bk_image_snapshot(q->env.img, &snap, &len);
     if (rc == KP_OK) rc = bk_image_load(q->view, snap, len);
     free(snap);
     return rc == KP_OK;
@@ -163,19 +163,19 @@ static bool view_build(bk_quorum_t *q) {
 const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
     int64_t end = raft_log_end(q->r);
     if (q->view && q->view_end > end) drop_view(q);
-    if (q->applied >= end && !q->view) return &q->n->img;
+    if (q->applied >= end && !q->view) return q->env.img;
     /* an entry the view still needs may be gone (snapshot): copy afresh */
     if (q->view && !view_catch_up(q, end)) drop_view(q);
     if (!q->view && (!view_build(q) || !view_catch_up(q, end))) {
         drop_view(q);
-        return &q->n->img;
+        return q->env.img;
     }
-    return q->applied >= end ? &q->n->img : q->view;
+    return q->applied >= end ? q->env.img : q->view;
 }
 
 static void fatal(bk_quorum_t *q, const char *what, int rc) {
     /* The quorum's durability promise is broken if we go on: stop hard. */
-    fprintf(stderr, "skiff: node %d: metadata quorum: %s failed: %s; exiting\n", q->n->id, what,
+    fprintf(stderr, "skiff: node %d: metadata quorum: %s failed: %s; exiting\n", q->env.id, what,
             st_status_str(rc));
     exit(1);
 }
@@ -195,7 +195,7 @@ static bool trace_on(void) {
 
 static void trace(const bk_quorum_t *q, const char *dir, const raft_msg_t *m) {
     if (!trace_on()) return;
-    fprintf(stderr, "raft %d %s %s %d->%d epoch %d leader %d err %d\n", q->n->id, dir, raft_msg_type_str(m->type),
+    fprintf(stderr, "raft %d %s %s %d->%d epoch %d leader %d err %d\n", q->env.id, dir, raft_msg_type_str(m->type),
             m->from, m->to, m->epoch, m->leader_id, m->error);
 }
 
@@ -214,7 +214,7 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     bk_qc_pending_t pend = { BK_QC_RAFT, 0, *m, NULL, 0, 0 };
     /* a Fetch is held at most a quarter of this (quorum_hold.h): a silent
      * peer is still cut */
-    pend.timeout_ms = (int32_t)bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
+    pend.timeout_ms = (int32_t)bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
     bool fetch = m->type == RAFT_MSG_FETCH_REQ;
     uint64_t seq = q->fetch_sent_seq + 1;
     bool prompt = fetch && seq <= q->prompt_upto_seq;
@@ -227,12 +227,12 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     pend.corr = bk_qc_next_corr(p);
     uint8_t *frame = NULL;
     size_t len = 0;
-    int rc = fetch ? bk_qrpc_encode_fetch(m, pend.corr, q->n->cluster_id, prompt ? 0 : q->fetch_wait_ms, &frame, &len)
-                   : bk_qrpc_encode_request(m, pend.corr, q->n->cluster_id, &frame, &len);
+    int rc = fetch ? bk_qrpc_encode_fetch(m, pend.corr, q->env.cluster_id, prompt ? 0 : q->fetch_wait_ms, &frame, &len)
+                   : bk_qrpc_encode_request(m, pend.corr, q->env.cluster_id, &frame, &len);
     if (rc != KP_OK) return;
     if (fetch) pend.arg = (void *)(uintptr_t)seq;
     if (bk_qc_send(p, frame, len, &pend, now) != 0) {
-        if (trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->n->id);
+        if (trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->env.id);
     } else if (fetch) {
         q->fetch_sent_seq = seq;
         q->fetch_out[pi] = true;
@@ -324,17 +324,17 @@ static void apply_committed(bk_quorum_t *q, int64_t hw) {
         if (!e) break;
         int rc = KP_OK;
         if (e->type == RAFT_ENTRY_DATA) {
-            rc = bk_image_apply_bytes(&q->n->img, e->data, e->len, e->offset);
+            rc = bk_image_apply_bytes(q->env.img, e->data, e->len, e->offset);
             if (rc != KP_OK)
                 fprintf(stderr, "skiff: node %d: metadata record at offset %" PRId64 " does not apply (%s); skipped\n",
-                        q->n->id, e->offset, st_status_str(rc));
+                        q->env.id, e->offset, st_status_str(rc));
             q->bytes_since_snapshot += e->len;
             any = true;
         }
         check_proposals(q, e, rc);
         q->applied++;
     }
-    if (any) bk_node_after_commit(q->n);
+    if (any) q->env.after_apply(q->env.ctx);
 }
 
 static void maybe_snapshot(bk_quorum_t *q) {
@@ -343,10 +343,10 @@ static void maybe_snapshot(bk_quorum_t *q) {
     if (!last) return;
     uint8_t *img = NULL;
     size_t len = 0;
-    if (bk_image_snapshot(&q->n->img, &img, &len) != KP_OK) return;
+    if (bk_image_snapshot(q->env.img, &img, &len) != KP_OK) return;
     raft_snapshot_id_t id = { q->applied, last->epoch };
     if (len > UINT32_MAX || bk_qsnap_write(q->pdir, id, img, len) != KP_OK) {
-        fprintf(stderr, "skiff: node %d: metadata snapshot at %" PRId64 " could not be written\n", q->n->id, id.end_offset);
+        fprintf(stderr, "skiff: node %d: metadata snapshot at %" PRId64 " could not be written\n", q->env.id, id.end_offset);
         free(img);
         return;
     }
@@ -359,13 +359,13 @@ static void maybe_snapshot(bk_quorum_t *q) {
     step(q, &ev);
     free(img);
     bk_qsnap_prune(q->pdir, id);
-    fprintf(stderr, "skiff: node %d: metadata snapshot at offset %" PRId64 " (%zu bytes)\n", q->n->id, id.end_offset, len);
+    fprintf(stderr, "skiff: node %d: metadata snapshot at offset %" PRId64 " (%zu bytes)\n", q->env.id, id.end_offset, len);
 }
 
 static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
     int rc = bk_qsnap_write(q->pdir, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "writing a downloaded snapshot", rc);
-    rc = bk_image_load(&q->n->img, rd->snapshot_data, rd->snapshot_len);
+    rc = bk_image_load(q->env.img, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "loading a downloaded snapshot", rc);
     rc = st_log_truncate_fully(q->log, rd->snapshot.end_offset, now_ms());
     if (rc != KP_OK) fatal(q, "emptying the log for a snapshot", rc);
@@ -373,8 +373,8 @@ static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
     q->applied = rd->snapshot.end_offset;
     q->bytes_since_snapshot = 0;
     bk_qsnap_prune(q->pdir, rd->snapshot);
-    bk_node_after_commit(q->n);
-    fprintf(stderr, "skiff: node %d: installed metadata snapshot at offset %" PRId64 "\n", q->n->id,
+    q->env.after_apply(q->env.ctx);
+    fprintf(stderr, "skiff: node %d: installed metadata snapshot at offset %" PRId64 "\n", q->env.id,
             rd->snapshot.end_offset);
 }
 
@@ -399,13 +399,13 @@ static int sync_job(void *arg) {
 static void sync_done(void *arg, int status);
 
 static bool sync_start(bk_quorum_t *q) {
-    if (!q->n->pool || q->closing || q->sync_want < 0) return false;
+    if (!q->pool || q->closing || q->sync_want < 0) return false;
     int fd = st_log_dup_sync_fd(q->log);
     if (fd < 0) return false;
     sync_job_t *j = malloc(sizeof *j);
     if (!j) { close(fd); return false; }
     *j = (sync_job_t){ q, fd, q->sync_want, q->sync_gen, 0 };
-    if (bk_worker_submit(q->n->pool, sync_job, sync_done, j) != BK_OK) {
+    if (bk_worker_submit(q->pool, sync_job, sync_done, j) != BK_OK) {
         close(fd);
         free(j);
         return false;
@@ -482,7 +482,7 @@ static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
     if (rd->log_start_changed && rd->log_start > st_log_start_offset(q->log) &&
         rd->log_start <= st_log_end_offset(q->log) &&
         (rc = st_log_advance_start(q->log, rd->log_start)) != KP_OK)
-        fprintf(stderr, "skiff: node %d: metadata log prefix not deleted: %s\n", q->n->id, st_status_str(rc));
+        fprintf(stderr, "skiff: node %d: metadata log prefix not deleted: %s\n", q->env.id, st_status_str(rc));
     return appended_end;
 }
 
@@ -506,11 +506,11 @@ static void role_check(bk_quorum_t *q) {
     q->was_leader = leader;
     drop_view(q);
     bk_qhold_forget(q->hold);   /* held ones are released: the role moved */
-    fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->n->id,
+    fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->env.id,
             leader ? "became" : "is no longer", raft_epoch(q->r));
     /* a lost leadership keeps its proposals: entries of its epoch may still
      * commit; those replaced by another epoch fail in check_proposals */
-    bk_lifecycle_role_changed(q->n, leader);
+    q->env.role_changed(q->env.ctx, leader);
 }
 
 /* One event through the core and the whole driver contract, then the
@@ -642,7 +642,7 @@ void bk_quorum_resign(bk_quorum_t *q) {
     step(q, &ev);
     /* the process may exit before the loop runs again */
     for (size_t i = 0; i < q->npeers; i++) bk_qc_flush(q->peers[i], 100);
-    fprintf(stderr, "skiff: node %d: resigned as metadata quorum leader\n", q->n->id);
+    fprintf(stderr, "skiff: node %d: resigned as metadata quorum leader\n", q->env.id);
 }
 
 /* ---- the controller listener ----------------------------------------------------- */
@@ -653,14 +653,14 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
     kp_arena_init(&a, len * 4 + 65536);
     srv_req_t sr;
     memset(&sr, 0, sizeof sr);
-    int rc = bk_qrpc_decode_request_wait(frame, len, q->n->id, &a, &sr.hdr, &sr.req, &sr.max_wait_ms);
+    int rc = bk_qrpc_decode_request_wait(frame, len, q->env.id, &a, &sr.hdr, &sr.req, &sr.max_wait_ms);
     if (rc == KP_ERR_UNSUPPORTED) {
         kp_arena_free(&a);
-        bk_lifecycle_serve(q->n, conn, frame, len);
+        q->env.serve(q->env.ctx, conn, frame, len);
         return;
     }
     if (rc != KP_OK || q->busy || q->closing) {
-        if (trace_on()) fprintf(stderr, "raft %d: request refused (%s%s%s)\n", q->n->id, kp_status_str(rc),
+        if (trace_on()) fprintf(stderr, "raft %d: request refused (%s%s%s)\n", q->env.id, kp_status_str(rc),
                                 q->busy ? ", busy" : "", q->closing ? ", closing" : "");
         kp_arena_free(&a);
         bk_conn_close(conn);
@@ -677,7 +677,7 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
     step(q, &ev);
     q->cur = NULL;
     if (!sr.answered) {
-        if (trace_on()) fprintf(stderr, "raft %d: no answer to %s from %d: closing\n", q->n->id,
+        if (trace_on()) fprintf(stderr, "raft %d: no answer to %s from %d: closing\n", q->env.id,
                                 raft_msg_type_str(sr.req.type), sr.req.from);
         bk_conn_close(conn);
     }
@@ -687,7 +687,7 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
 static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
     bk_quorum_t *q = ctx;
     if (p->kind != BK_QC_RAFT) {
-        bk_lifecycle_on_response(q->n, p->kind, p->corr, frame, len);
+        q->env.on_response(q->env.ctx, p->kind, p->corr, frame, len);
         return;
     }
     if (q->closing) return;   /* peers are being freed: no peer_index */
@@ -708,7 +708,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
         uint64_t seq = (uint64_t)(uintptr_t)p->arg;
         if (fetch && m.error == 0 && seq > q->fetch_answered_seq) q->fetch_answered_seq = seq;
     } else {
-        fprintf(stderr, "skiff: node %d: bad raft response from node %d (%s)\n", q->n->id, peer_id,
+        fprintf(stderr, "skiff: node %d: bad raft response from node %d (%s)\n", q->env.id, peer_id,
                 rc == KP_OK ? "correlation id" : kp_status_str(rc));
     }
     kp_arena_free(&a);
@@ -742,7 +742,7 @@ int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, siz
         pend.corr = corr;
         /* unanswered within a few heartbeat intervals, well inside the
          * session: the connection is cut and the lifecycle re-sends */
-        int64_t session_ms = bk_config_int(q->n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+        int64_t session_ms = bk_config_int(q->env.cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
         pend.timeout_ms = (int32_t)(session_ms / 2 < BK_QC_CONTROL_TIMEOUT_MS ? session_ms / 2 : BK_QC_CONTROL_TIMEOUT_MS);
         if (pend.timeout_ms < 1) pend.timeout_ms = 1;
         return bk_qc_send(q->lpeers[i], frame, len, &pend, now_ms());
@@ -811,7 +811,7 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
     int rc = bk_qsnap_load_latest(q->pdir, &sid, &sdata, &slen);
     if (rc != KP_OK) return fail(err, len, "%s: metadata snapshot unreadable: %s", q->pdir, st_status_str(rc));
     if (sid.end_offset > 0) {
-        if (bk_image_load(&q->n->img, sdata, slen) != KP_OK) {
+        if (bk_image_load(q->env.img, sdata, slen) != KP_OK) {
             free(sdata);
             return fail(err, len, "%s: metadata snapshot at %" PRId64 " does not load", q->pdir, sid.end_offset);
         }
@@ -820,7 +820,7 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
         /* the log before the snapshot is not needed; entries must start at its end */
         if (st_log_start_offset(q->log) < sid.end_offset && st_log_end_offset(q->log) >= sid.end_offset)
             if (st_log_advance_start(q->log, sid.end_offset) != KP_OK)
-                fprintf(stderr, "skiff: node %d: metadata log prefix below the snapshot kept\n", q->n->id);
+                fprintf(stderr, "skiff: node %d: metadata log prefix below the snapshot kept\n", q->env.id);
         if (st_log_end_offset(q->log) < sid.end_offset &&
             st_log_truncate_fully(q->log, sid.end_offset, now_ms()) != KP_OK)
             return fail(err, len, "%s: cannot restart the log at the snapshot", q->pdir);
@@ -836,12 +836,12 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
     if (rc == KP_OK) {
         raft_config_t rc_cfg;
         raft_config_default(&rc_cfg);
-        rc_cfg.node_id = q->n->id;
+        rc_cfg.node_id = q->env.id;
         size_t nv = 0;
-        const bk_voter_t *v = bk_config_voters(q->n->cfg, &nv);
+        const bk_voter_t *v = bk_config_voters(q->env.cfg, &nv);
         for (size_t i = 0; i < nv && i < RAFT_VOTERS_MAX; i++) rc_cfg.voters[rc_cfg.n_voters++] = v[i].id;
-        rc_cfg.election_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
-        rc_cfg.fetch_timeout_ms = bk_config_int(q->n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
+        rc_cfg.election_timeout_ms = bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
+        rc_cfg.fetch_timeout_ms = bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
         rc_cfg.pending_entries_max = 1u << 20;
         /* after an empty answer the follower asks again after this; the
          * leader holds a Fetch while it has nothing new (quorum_hold.h) */
@@ -861,7 +861,7 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
 }
 
 static int start_network(bk_quorum_t *q, char *err, size_t len) {
-    bk_node_t *n = q->n;
+    const bk_quorum_env_t *n = &q->env;
     size_t nv = 0;
     const bk_voter_t *v = bk_config_voters(n->cfg, &nv);
     for (size_t i = 0; i < nv && q->npeers < RAFT_VOTERS_MAX; i++) {
@@ -895,10 +895,13 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
     return 0;
 }
 
-bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size_t err_len) {
+bk_quorum_t *bk_quorum_open(const bk_quorum_env_t *env, const st_logdir_t *ld, char *err, size_t err_len) {
+    assert(env->base && env->cfg && env->img && env->cluster_id);
+    assert(env->after_apply && env->role_changed && env->serve && env->on_response);
     bk_quorum_t *q = calloc(1, sizeof *q);
     if (!q) { fail(err, err_len, "out of memory"); return NULL; }
-    q->n = n;
+    q->env = *env;
+    const bk_quorum_env_t *n = &q->env;
     q->sync_want = -1;
     q->candidate_epoch = -1;
     q->hold = calloc(1, sizeof *q->hold);
@@ -927,6 +930,8 @@ bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size
     }
     return q;
 }
+
+void bk_quorum_set_pool(bk_quorum_t *q, bk_worker_pool_t *pool) { q->pool = pool; }
 
 int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
     if (!q) return KP_OK;

@@ -33,8 +33,32 @@
 #include "raft/raft.h"
 #include "storage/st_logdirs.h"
 
-typedef struct bk_node bk_node_t;
+#include "broker/meta/image.h"
+#include "broker/net/worker.h"
+
 typedef struct bk_quorum bk_quorum_t;
+
+/* What the driver needs from the node around it: borrowed pointers that
+ * outlive the quorum, and the calls it makes outward (all on the loop). The
+ * quorum never sees the node itself, so quorum/ sits below core/. */
+typedef struct bk_quorum_env {
+    struct event_base *base;
+    bk_config_t *cfg;
+    int32_t id;                      /* this node */
+    const char *cluster_id;
+    bk_image_t *img;                 /* committed entries are applied here */
+    void *ctx;                       /* first argument of every call below */
+    /* after one or more committed entries were applied to img */
+    void (*after_apply)(void *ctx);
+    /* this node became (true) or stopped being the quorum leader */
+    void (*role_changed)(void *ctx, bool leader);
+    /* a frame on the controller listener that is not a raft RPC (broker
+     * registration and heartbeats, AlterPartition, DescribeQuorum) */
+    void (*serve)(void *ctx, bk_conn_t *conn, const uint8_t *frame, size_t len);
+    /* the answer (NULL frame: none) to a non-raft request sent with
+     * bk_quorum_send_to_leader */
+    void (*on_response)(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len);
+} bk_quorum_env_t;
 
 #define BK_QUORUM_TICK_MS 10                 /* driver timer; raft ticks on it */
 #define BK_QUORUM_FETCH_INTERVAL_MS 50       /* idle follower Fetch cadence */
@@ -48,12 +72,16 @@ typedef struct bk_quorum bk_quorum_t;
 bool bk_quorum_wanted(const bk_config_t *cfg);
 
 /* Opens the metadata log and quorum-state under ld, loads the latest
- * snapshot into n->img, rebuilds the raft core, and listens on the
+ * snapshot into env->img, rebuilds the raft core, and listens on the
  * controller listener. NULL with a message in err on failure. */
-bk_quorum_t *bk_quorum_open(bk_node_t *n, const st_logdir_t *ld, char *err, size_t err_len);
+bk_quorum_t *bk_quorum_open(const bk_quorum_env_t *env, const st_logdir_t *ld, char *err, size_t err_len);
+
+/* The worker pool for the metadata log's fsyncs (created after the quorum);
+ * until then they run... see sync_kick in quorum.c. */
+void bk_quorum_set_pool(bk_quorum_t *q, bk_worker_pool_t *pool);
 
 /* done(arg, status, first_offset): status KP_OK once every record is
- * committed and applied to n->img; BK_QUORUM_NOT_LEADER, a RAFT_ERR_* or a
+ * committed and applied to env->img; BK_QUORUM_NOT_LEADER, a RAFT_ERR_* or a
  * KP_ERR_* otherwise. Runs exactly once, never before this returns... except
  * for immediate failures, which are reported at once. */
 typedef void (*bk_quorum_done_fn)(void *arg, int status, int64_t first_offset);

@@ -17,7 +17,7 @@
 #ifndef SKIFF_BK_FETCH_H
 #define SKIFF_BK_FETCH_H
 
-#include "broker/node.h"
+#include "broker/core/node.h"
 #include "broker/replication/parts.h"
 
 #define BK_FETCH_WAITERS_MAX 4096

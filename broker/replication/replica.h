@@ -26,7 +26,7 @@
 #include "broker/meta/image.h"
 #include "broker/net/net.h"
 #include "protocol/kp_header.h"
-#include "broker/node.h"
+#include "broker/core/node.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/repl.h"
 #include "storage/st_log.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "broker/meta/controller.h"
-#include "broker/quorum/internal_topic.h"
+#include "broker/cluster/internal_topic.h"
 #include "broker/replication/fetch.h"
 #include "broker/replication/parts.h"
 #include "broker/txn/txn_driver_int.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "broker/meta/health.h"
-#include "broker/quorum/internal_topic.h"
+#include "broker/cluster/internal_topic.h"
 #include "broker/node.h"
 #include "protocol/kp_errors.h"
 #include "broker/meta/records.h"

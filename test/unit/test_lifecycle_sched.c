@@ -7,7 +7,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "broker/quorum/lifecycle_sched.h"
+#include "broker/cluster/lifecycle_sched.h"
 
 #define INTERVAL_MS 2000   /* broker.heartbeat.interval.ms default */
 

@@ -1,11 +1,12 @@
-/* broker/api/topics.h — topic creation shared by CreateTopics and Metadata's
- * auto-creation (h_topics.c). */
+/* broker/cluster/topics.h — topic creation with the broker defaults, for
+ * Metadata's auto-creation and the internal topics (topics.c). */
 #ifndef SKIFF_BK_TOPICS_H
 #define SKIFF_BK_TOPICS_H
 
 #include <stddef.h>
 
-#include "broker/node.h"
+#include "broker/core/node.h"
+#include "broker/meta/controller.h"
 
 typedef void (*bk_topics_done_fn)(void *arg, int status);
 

@@ -1,4 +1,4 @@
-/* broker/quorum/internal_topic.h — creation of an internal topic (__consumer_offsets,
+/* broker/cluster/internal_topic.h — creation of an internal topic (__consumer_offsets,
  * __transaction_state) on first use, the way Kafka does it: replication
  * factor min(wanted, usable brokers); decided and committed here when this
  * node is the controller, otherwise sent to the controller as a CreateTopics
@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "broker/meta/controller.h"
-#include "broker/node.h"
-#include "broker/api/topics.h"
+#include "broker/core/node.h"
+#include "broker/cluster/topics.h"
 
 #define BK_INTERNAL_TOPIC_CONFIGS_MAX 8
 

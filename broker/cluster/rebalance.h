@@ -1,4 +1,4 @@
-/* broker/quorum/rebalance.h — auto.leader.rebalance.enable on the active
+/* broker/cluster/rebalance.h — auto.leader.rebalance.enable on the active
  * controller: every leader.imbalance.check.interval.seconds, the preferred
  * elections of bk_ctrl_rebalance (controller.h) are committed through the
  * controller's normal write path (bk_node_commit). At most one rebalance

@@ -1,4 +1,4 @@
-/* broker/quorum/lifecycle_sched.h — when this broker's next BrokerRegistration /
+/* broker/cluster/lifecycle_sched.h — when this broker's next BrokerRegistration /
  * BrokerHeartbeat round is due (pure: no clock, no I/O; the caller passes
  * now_ms). As in Kafka's BrokerLifecycleManager: the first heartbeat goes
  * right after a registration is acknowledged, and a broker the controller

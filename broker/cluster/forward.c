@@ -1,6 +1,6 @@
-/* broker/quorum/forward.c — forwarding metadata changes to the active controller
+/* broker/cluster/forward.c — forwarding metadata changes to the active controller
  * (see forward.h). */
-#include "broker/quorum/forward.h"
+#include "broker/cluster/forward.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -10,7 +10,7 @@
 
 #include "kp_msgs.h"
 #include "protocol/kp_header.h"
-#include "broker/node.h"
+#include "broker/core/node.h"
 #include "broker/quorum/quorum.h"
 #include "broker/net/quorum_client.h"
 

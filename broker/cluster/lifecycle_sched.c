@@ -1,6 +1,6 @@
-/* broker/quorum/lifecycle_sched.c — broker lifecycle round pacing (see
+/* broker/cluster/lifecycle_sched.c — broker lifecycle round pacing (see
  * lifecycle_sched.h). */
-#include "broker/quorum/lifecycle_sched.h"
+#include "broker/cluster/lifecycle_sched.h"
 
 #include <assert.h>
 

@@ -1,9 +1,9 @@
-/* broker/quorum/rebalance.c — the periodic auto leader rebalance (rebalance.h). */
-#include "broker/quorum/rebalance.h"
+/* broker/cluster/rebalance.c — the periodic auto leader rebalance (rebalance.h). */
+#include "broker/cluster/rebalance.h"
 
 #include <stdio.h>
 
-#include "broker/node.h"
+#include "broker/core/node.h"
 #include "broker/meta/records.h"
 #include "protocol/kp_wire.h"
 

@@ -1,4 +1,4 @@
-/* broker/quorum/forward.h — requests that change metadata, reaching a node that is
+/* broker/cluster/forward.h — requests that change metadata, reaching a node that is
  * not the active controller, are forwarded to it.
  *
  * The request frame is sent unchanged (same correlation id, same version)
@@ -20,7 +20,7 @@
 
 #include "broker/net/net.h"
 #include "kp_msgs.h"
-#include "broker/api/topics.h"
+#include "broker/cluster/topics.h"
 
 typedef struct bk_node bk_node_t;
 

@@ -1,12 +1,12 @@
 /* internal_topic.c — see internal_topic.h. */
-#include "broker/quorum/internal_topic.h"
+#include "broker/cluster/internal_topic.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kp_msgs.h"
-#include "broker/quorum/forward.h"
+#include "broker/cluster/forward.h"
 #include "broker/quorum/quorum.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"

@@ -1,7 +1,8 @@
-/* broker/quorum/broker_lifecycle.c — registration and heartbeats with the active
+/* broker/cluster/broker_lifecycle.c — registration and heartbeats with the active
  * controller, and serving them on it (see broker_lifecycle.h). */
-#include "broker/quorum/broker_lifecycle.h"
+#include "broker/cluster/broker_lifecycle.h"
 
+#include <assert.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <stdio.h>
@@ -12,13 +13,11 @@
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
-#include "broker/api/dispatch.h"
-#include "broker/quorum/lifecycle_sched.h"
-#include "broker/node.h"
+#include "broker/cluster/lifecycle_sched.h"
+#include "broker/core/node.h"
 #include "broker/quorum/quorum.h"
 #include "broker/net/quorum_client.h"
-#include "broker/quorum/rebalance.h"
-#include "broker/replication/replica.h"
+#include "broker/cluster/rebalance.h"
 
 #define LC_RETRY_MS 200          /* while not registered */
 #define LC_REG_VERSION 0
@@ -170,7 +169,7 @@ static int send_heartbeat(bk_node_t *n, int32_t *corr_out) {
 }
 
 void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const uint8_t *frame, size_t len) {
-    if (kind == BK_QC_ALTER) { bk_replica_alter_response(n, frame, len); return; }
+    assert(kind != BK_QC_ALTER);   /* routed to the replica manager by the wiring */
     bk_lifecycle_t *l = life(n);
     if (!l || !l->inflight || l->inflight_to == n->id || corr_sent != l->inflight_corr) return;   /* abandoned */
     l->inflight = false;
@@ -291,31 +290,11 @@ static void serve_heartbeat(serve_ctx_t *c, const kp_broker_heartbeat_request_t 
     bk_recs_free(&recs);
 }
 
-void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len) {
-    kp_arena_t a;
-    kp_arena_init(&a, len * 4 + 65536);
-    kp_request_header_t h;
-    void *body = NULL;
-    int rc = kp_request_decode(frame, len, &h, &body, &a);
-    if (rc == KP_OK && h.api_key == KP_API_DESCRIBE_QUORUM) {
-        /* KIP-595 tools ask the controller listener too: same handler as the
-         * Kafka listener, answered on this one. */
-        kp_arena_free(&a);
-        bk_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
-        return;
-    }
-    if (rc == KP_OK && h.api_key == KP_API_ALTER_PARTITION) {
-        bk_replica_serve_alter(n, conn, &h, body);
-        kp_arena_free(&a);
-        return;
-    }
-    if (rc != KP_OK || (h.api_key != KP_API_BROKER_REGISTRATION && h.api_key != KP_API_BROKER_HEARTBEAT)) {
-        kp_arena_free(&a);
-        bk_conn_close(conn);
-        return;
-    }
+void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const kp_request_header_t *hdr, void *body, kp_arena_t *a) {
+    assert(hdr->api_key == KP_API_BROKER_REGISTRATION || hdr->api_key == KP_API_BROKER_HEARTBEAT);
+    const kp_request_header_t h = *hdr;
     serve_ctx_t *c = calloc(1, sizeof *c);
-    if (!c) { kp_arena_free(&a); bk_conn_close(conn); return; }
+    if (!c) { bk_conn_close(conn); return; }
     c->n = n;
     c->slot = bk_conn_slot(conn);
     c->api_key = h.api_key;
@@ -325,11 +304,10 @@ void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, siz
         c->error = KP_ERROR_NOT_CONTROLLER;
         answer(c, KP_OK);
     } else if (h.api_key == KP_API_BROKER_REGISTRATION) {
-        serve_register(c, body, &a);
+        serve_register(c, body, a);
     } else {
         serve_heartbeat(c, body);
     }
-    kp_arena_free(&a);
 }
 
 /* ---- timer ------------------------------------------------------------------------ */

@@ -1,0 +1,111 @@
+/* broker/core/node.c — the node context's own operations: the clock, a
+ * topic's effective configs, the commit path to whichever committer the node
+ * has (raft quorum or the local metadata log), controller lookups. */
+#include "broker/core/node.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/meta/meta_log.h"
+#include "broker/quorum/quorum.h"
+#include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+#include "storage/st_status.h"
+
+/* ---- configs ------------------------------------------------------------ */
+
+void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out) {
+    memset(out, 0, sizeof *out);
+    size_t cnt = 0;
+    const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_TOPIC, topic, &cnt);
+    for (size_t i = 0; i < cnt; i++) {
+        char why[128];
+        if (bk_topic_config_set(out, c[i].name, c[i].value, why, sizeof why) != 0)
+            st_logf(ST_LOG_WARN, "topic %s: ignoring config %s: %s", topic, c[i].name, why);
+    }
+}
+
+void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *lc) {
+    bk_topic_config_t tc;
+    bk_node_topic_config(n, topic, &tc);
+    const bk_config_t *cfg = n->cfg;
+    st_log_config_default(lc);
+    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES);
+    lc->segment_ms = bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_MS);
+    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_INDEX_INTERVAL_BYTES);
+    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_INDEX_BYTES);
+    lc->retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS);
+    lc->retention_bytes = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_BYTES);
+    /* list bitmask in the order of the allowed list "delete,compact" */
+    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, &tc, BK_TC_CLEANUP_POLICY);
+    lc->flush_messages = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MESSAGES);
+    lc->flush_ms = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MS);
+    lc->log_append_time = bk_topic_config_int(cfg, &tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
+    lc->delete_retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_DELETE_RETENTION_MS);
+    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, &tc, BK_TC_MIN_COMPACTION_LAG_MS);
+    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
+    lc->producer_id_expiration_ms = bk_config_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
+}
+
+/* ---- commit path ---------------------------------------------------------- */
+
+typedef struct {
+    bk_node_t *n;
+    bk_commit_fn done;
+    void *arg;
+} commit_ctx_t;
+
+static void committed(void *arg, int status, int64_t first_offset) {
+    (void)first_offset;
+    commit_ctx_t *c = arg;
+    if (status == KP_OK && c->n->after_commit) c->n->after_commit(c->n);
+    c->done(c->arg, status);
+    free(c);
+}
+
+void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg) {
+    commit_ctx_t *c = malloc(sizeof *c);
+    if (!c) { done(arg, KP_ERR_NOMEM); return; }
+    c->n = n;
+    c->done = done;
+    c->arg = arg;
+    if (n->quorum) bk_quorum_propose(n->quorum, recs, committed, c);
+    else bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+}
+
+int16_t bk_node_commit_error(int status) {
+    return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
+}
+
+const bk_image_t *bk_node_decision_image(bk_node_t *n) {
+    return n->quorum ? bk_quorum_decision_image(n->quorum) : &n->img;
+}
+
+int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
+int32_t bk_node_quorum_epoch(const bk_node_t *n) { return n->quorum ? bk_quorum_epoch(n->quorum) : 0; }
+int64_t bk_node_metadata_hw(const bk_node_t *n) {
+    if (n->quorum) {
+        st_log_offsets_t o;
+        bk_quorum_offsets(n->quorum, &o);
+        return o.high_watermark;
+    }
+    return n->meta ? bk_meta_log_next_offset(n->meta) : 0;
+}
+
+/* ---- removal of deleted segment files ------------------------------------ */
+
+typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
+
+static int purge_job(void *arg) {
+    st_log_purge_deleted(((purge_t *)arg)->dir);
+    return 0;
+}
+static void purge_done(void *arg, int status) { (void)status; free(arg); }
+
+void bk_node_purge_later(bk_node_t *n, const char *dir) {
+    purge_t *j = malloc(sizeof *j);
+    if (!j) return;
+    snprintf(j->dir, sizeof j->dir, "%s", dir);
+    if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);  /* next time */
+}

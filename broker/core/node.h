@@ -1,0 +1,148 @@
+/* broker/core/node.h — the node context: one skiff node's state, as every
+ * subsystem above core/ sees it.
+ *
+ * bk_node_t holds the node's identity, its borrowed config, the committed
+ * metadata image and controller soft state, and opaque pointers to each
+ * subsystem (replication, coordinators, quorum, net, ...). This header
+ * includes only the folders below core/ (meta, quorum, config, net, http);
+ * a subsystem that calls another one includes that one's header itself, so
+ * the #include lines show the real dependencies (broker/README.md, Layers).
+ * Building and stopping the node (which needs every subsystem) lives in
+ * broker/node.h, the root wiring.
+ *
+ * No globals: everything a request handler needs hangs off bk_node_t, so
+ * that partitions can later be sharded over several loops. The node is owned
+ * by the loop thread (the one dispatching `base`); nothing here is locked.
+ *
+ * Start-up order (bk_node_start): log dirs (mkdir, checkpoints, clean marker
+ * taken), metadata log replayed into the image (single voter) or the raft
+ * quorum rebuilt from quorum-state + snapshot + log (quorum.h), this node
+ * registered and unfenced through the controller (a quorum of one is its own
+ * controller; with the quorum, asynchronously: broker_lifecycle.h),
+ * partition logs opened for the image's partitions, worker pool, Kafka
+ * listeners, admin port. Stop (bk_node_shutdown): listeners close, in-flight
+ * requests finish (waiting fetches are answered at once), logs are flushed
+ * and closed, checkpoints and the clean-shutdown marker are written, then
+ * `done` runs. */
+#ifndef SKIFF_BK_CORE_NODE_H
+#define SKIFF_BK_CORE_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/config/config.h"
+#include "broker/config/config_topic.h"
+#include "broker/meta/controller.h"
+#include "broker/meta/image.h"
+#include "broker/net/clock.h"
+#include "broker/net/net.h"
+#include "broker/net/worker.h"
+#include "storage/st_logdirs.h"
+
+struct event;
+struct event_base;
+typedef struct bk_meta_log bk_meta_log_t;
+typedef struct bk_parts bk_parts_t;
+typedef struct bk_fetch_state bk_fetch_state_t;
+typedef struct bk_gd bk_gd_t;
+typedef struct bk_td bk_td_t;
+typedef struct bk_quorum bk_quorum_t;
+struct bk_lifecycle;
+struct bk_node_mx;
+typedef struct bk_metrics bk_metrics_t;
+typedef struct bk_admin bk_admin_t;
+
+#define BK_NODE_ERR_MAX 512
+#define BK_HOST_NAME_MAX 255
+#define BK_CLUSTER_ID_MAX 64
+#define BK_NODE_TICK_MS 1000            /* retention / flush / checkpoint timer */
+#define BK_NODE_CHECKPOINT_EVERY_TICKS 60
+
+typedef struct bk_node bk_node_t;
+typedef void (*bk_node_stopped_fn)(bk_node_t *node, void *arg);
+
+struct bk_node {
+    struct event_base *base;            /* borrowed */
+    bk_config_t *cfg;                   /* borrowed; dynamic changes write to it */
+    int32_t id;
+    char cluster_id[BK_CLUSTER_ID_MAX + 1];
+
+    bk_image_t img;                     /* committed metadata */
+    uint64_t configs_fp;                /* bk_dynconf_fingerprint at the last commit */
+    bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
+    bk_meta_log_t *meta;                /* who commits metadata records: the local
+                                           committer (single voter) ... */
+    bk_quorum_t *quorum;                /* ... or the raft quorum (quorum.h) */
+    struct bk_lifecycle *life;          /* registration + heartbeats (quorum only) */
+    struct fwd_state *fwd;              /* forwarding to the controller (forward.h) */
+    bk_parts_t *parts;                  /* partition logs this node holds */
+    st_logdir_t *dirs;                  /* log.dirs, loaded at start */
+    size_t ndirs;
+    st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
+    int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
+    bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
+    bk_gd_t *groups;                    /* group coordinator driver */
+    struct bk_rm *rm;                   /* replication driver (replica.h) */
+    bk_td_t *txns;                      /* transaction coordinator driver */
+    int64_t broker_epoch;
+
+    int64_t pid_next, pid_end;          /* producer-id block [next, end) */
+
+    bk_worker_pool_t *pool;
+    bk_net_t *net;
+    bk_admin_t *admin;
+    bk_metrics_t *metrics;              /* GET /metrics (node_metrics.h) */
+    struct bk_node_mx *mx;              /* cached per-API series */
+    struct event *tick;
+    uint64_t ticks;
+
+    char adv_host[BK_HOST_NAME_MAX + 1];/* advertised Kafka address */
+    uint16_t adv_port;
+    uint16_t kafka_port;                /* first bound PLAINTEXT port */
+
+    bool stopping;
+    /* set by the wiring (broker/node.c): runs after every commit applied to
+     * the image, from the quorum or the local committer */
+    void (*after_commit)(bk_node_t *n);
+    bk_node_stopped_fn on_stopped;
+    void *on_stopped_arg;
+};
+
+
+/* The topic's overrides as a bk_topic_config_t, read from the image's
+ * Config records (unknown or invalid ones are skipped). */
+void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out);
+
+/* Commits a controller decision: `recs` (owned by the caller, who frees it
+ * after this returns) go through the metadata committer; on commit the
+ * image is updated and bk_node_after_commit runs; then done(arg, status). */
+typedef void (*bk_commit_fn)(void *arg, int status);
+void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg);
+
+/* The Kafka error for a failed commit status: NOT_CONTROLLER when this node
+ * is not (or no longer) the active controller, else UNKNOWN_SERVER_ERROR. */
+int16_t bk_node_commit_error(int status);
+
+/* The image a controller decision must be computed against: committed
+ * metadata plus decisions proposed but not yet applied (see
+ * bk_quorum_decision_image); the committed image with the local committer.
+ * Valid until the next return to the loop. */
+const bk_image_t *bk_node_decision_image(bk_node_t *n);
+
+/* The active controller (raft leader; this node with the local committer),
+ * -1 when unknown. */
+int32_t bk_node_controller_id(const bk_node_t *n);
+/* Quorum leader epoch (0 with the local committer) and high watermark. */
+int32_t bk_node_quorum_epoch(const bk_node_t *n);
+int64_t bk_node_metadata_hw(const bk_node_t *n);
+
+/* Effective log settings of a topic (its overrides, else the broker's). */
+void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);
+
+/* Unlinks the "*.deleted" files of partition directory `dir` on the worker
+ * pool (after retention or DeleteRecords renamed segments away). */
+void bk_node_purge_later(bk_node_t *n, const char *dir);
+
+
+#endif
