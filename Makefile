@@ -3,14 +3,17 @@
 #   protocol/*.c storage/*.c raft/*.c broker/*.c broker/*/*.c clients/*.c
 #                                                          -> one static lib each
 #   broker/main.c -> bin/skiff      clients/skiffctl.c -> bin/skiffctl
-#   test/unit/test_*.c   -> one check executable each (run by `make test`)
-#   test/sim/sim_*.c     -> one executable each (run by `make test` / `make sim-long`)
-#   test/bench/bench_*.c -> one executable each (run by `make bench`)
+#   test/unit/test_*.c   -> one check executable each (built and run by `make test-unit`)
+#   test/sim/sim_*.c     -> one executable each (`make test-sim` / `make sim-long`)
+#   test/bench/bench_*.c -> one executable each (built and run by `make bench`)
 #   test/fuzz/fuzz_*.c   -> one libFuzzer target each (built by clang, `make fuzz`)
-#   test/tools/*.c       -> helper programs for scripted tests ($(B)/test/tools/NAME)
+#   test/tools/*.c       -> helper programs for scripted tests ($(B)/test/tools/NAME,
+#                           built by `make test-integration` and `make bench`)
 #   test/support/*.c     -> linked into every test, sim, bench and tool program
 #   test/integration/t_*.sh -> run in order by `make test` after the unit tests
 #                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
+# `make` builds bin/ only (what `make run` starts); every test target builds
+# the programs it runs, `make test-programs` builds them all without running.
 # Generated code (protocol/schema/*.kps -> kp_msgs.[ch]) lives in $(B)/gen and
 # is never committed.
 
@@ -58,12 +61,24 @@ BENCH_BINS := $(patsubst test/bench/%.c,$(B)/test/%,$(BENCH_SRCS))
 TOOL_SRCS  := $(sort $(wildcard test/tools/*.c))
 TOOL_BINS  := $(patsubst test/tools/%.c,$(B)/test/tools/%,$(TOOL_SRCS))
 TEST_SUPPORT := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard test/support/*.c)))
+TEST_PROGS := $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
+TEST_OBJS  := $(patsubst test/%.c,$(B)/obj/test/%.o,$(UNIT_SRCS) $(SIM_SRCS) $(BENCH_SRCS) $(TOOL_SRCS))
 SKIFF_BINS := $(if $(wildcard broker/main.c),$(BIN)/skiff) $(if $(wildcard clients/skiffctl.c),$(BIN)/skiffctl)
 
-.PHONY: all gen deps run test test-unit test-sim test-integration asan fuzz bench sim-long clean
+.PHONY: all gen deps run test test-programs test-unit test-sim test-integration asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 
-all: $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
+# the broker and its CLI; no test program (test/integration/t_make_nothing_to_do.sh)
+all: $(SKIFF_BINS)
+
+# every test, simulation, benchmark and tool program, built but not run
+test-programs: $(TEST_PROGS)
+
+# A test program's own object is named only by the pattern rules below, so
+# make took it for an intermediate file and deleted it after linking; the .d
+# file left behind then named it as a target, and the next make compiled
+# every one of them again. Kept as secondary: built once, never deleted.
+.SECONDARY: $(TEST_OBJS)
 
 deps:
 	@bash etc/install-deps.sh
@@ -145,13 +160,16 @@ $(B)/test/bench_%: $(B)/obj/test/bench/bench_%.o $(TEST_SUPPORT) $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
 
 # --- the two user commands ------------------------------------------------
+# needs bin/ only: after `make` it compiles nothing
 run: deps
-	@$(MAKE) --no-print-directory all
-	@bash etc/run-cluster.sh etc/cluster.conf
+	@$(MAKE) --no-print-directory $(SKIFF_BINS)
+	@SKIFF_BIN=$(abspath $(BIN))/skiff bash etc/run-cluster.sh etc/cluster.conf
 
-# Every family runs even when an earlier one fails; the last line is the total.
+# Builds every program the three families run first (a compile error stops
+# here, as it always did); then every family runs even when an earlier one
+# fails; the last line is the total.
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(SKIFF_BINS) $(UNIT_BINS) $(SIM_BINS) $(TOOL_BINS)
 	@rm -f $(B)/test-logs/summary.txt; mkdir -p $(B)/test-logs
 	@st=0; for f in test-unit test-sim test-integration; do \
 	  $(MAKE) --no-print-directory $$f || st=1; done; \
@@ -180,13 +198,14 @@ fuzz: deps
 	@bash test/fuzz/run-fuzz.sh $(or $(FUZZ_SECONDS),20)
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(SKIFF_BINS) $(BENCH_BINS) $(TOOL_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-txn-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-quorum-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-repl-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-produce-cpu-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin
