@@ -95,6 +95,11 @@ int64_t bk_node_metadata_hw(const bk_node_t *n) {
 
 /* ---- removal of deleted segment files ------------------------------------ */
 
+/* Partition logs defer their segment removal to the node's timer
+ * (bk_parts_tick: detached on the loop, renamed and unlinked on the pool),
+ * so after DeleteRecords this job usually finds nothing; it still clears
+ * "*.deleted" leftovers of a failed removal. */
+
 typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
 
 static int purge_job(void *arg) {
