@@ -322,6 +322,11 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
 
 static void on_tick(evutil_socket_t fd, short what, void *arg);
 
+/* bk_worker_submit for the metadata committer (meta/ may not include net/). */
+static int meta_submit(void *pool, int (*job)(void *arg), void (*done)(void *arg, int status), void *arg) {
+    return bk_worker_submit(pool, job, done, arg) == BK_OK ? 0 : -1;
+}
+
 /* Dynamic broker configs committed earlier (cluster default, then this
  * node's own) go back into the config's dynamic layer at start-up. */
 static void restore_broker_configs(bk_node_t *n) {
@@ -421,6 +426,9 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (!n->quorum && register_self(n, err, len)) return -1;
+    /* registered (inline fsyncs at start-up): from now on metadata fsyncs
+     * run on the pool, the commit in their completion */
+    if (n->meta) bk_meta_log_set_pool(n->meta, meta_submit, n->pool);
     if (n->quorum && bk_lifecycle_start(n) != 0) return fail(err, len, "cannot start broker heartbeats");
     const char *al = bk_config_admin_listener(cfg);
     if (al && *al) {

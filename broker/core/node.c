@@ -79,7 +79,8 @@ int16_t bk_node_commit_error(int status) {
 }
 
 const bk_image_t *bk_node_decision_image(bk_node_t *n) {
-    return n->quorum ? bk_quorum_decision_image(n->quorum) : &n->img;
+    if (n->quorum) return bk_quorum_decision_image(n->quorum);
+    return n->meta ? bk_meta_log_decision_image(n->meta) : &n->img;
 }
 
 int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }

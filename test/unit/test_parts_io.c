@@ -3,7 +3,8 @@
  * log in flight), retention and flush.ms from the timer (bk_parts_tick),
  * periodic checkpoints (bk_parts_checkpoint_async), deletion of a partition
  * (rename on the pool), a log deleted or re-created while its fsync runs, a
- * refused job. The test thread is the loop and the storage guard is fatal on
+ * refused job, and the single-node metadata log committing in its fsync's
+ * completion. The test thread is the loop and the storage guard is fatal on
  * it (st_guard.h): any fsync, open, rename or unlink on the loop outside
  * the documented exceptions aborts the test. */
 #include <check.h>
@@ -59,15 +60,15 @@ static void trash_collect(void *ctx, const char *path) {
 /* Commits through the committer, waiting on the loop if it went async. */
 static void commit(fx_t *f, bk_recs_t *recs) {
     done_t d = { 0, -99, -1 };
-    /* the local committer still fsyncs on the calling thread */
-    bool loop = st_guard_on_loop();
-    st_guard_leave_loop();
     bk_meta_log_propose(f->m, recs, 0, on_done, &d);
-    if (loop) st_guard_enter_loop();
     bk_recs_free(recs);
     for (int i = 0; i < 1000 && d.calls == 0; i++) event_base_loop(f->base, EVLOOP_ONCE);
     ck_assert_int_eq(d.calls, 1);
     ck_assert_int_eq(d.status, KP_OK);
+}
+
+static int submit(void *pool, int (*job)(void *), void (*done)(void *, int), void *arg) {
+    return bk_worker_submit(pool, job, done, arg) == BK_OK ? 0 : -1;
 }
 
 static void fx_init(fx_t *f, uint32_t queue_max) {
@@ -112,6 +113,7 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
     f->p = bk_parts_new(&f->ld, 1);
     ck_assert_ptr_nonnull(f->p);
     ck_assert_int_eq(bk_parts_set_pool(f->p, f->pool, NULL, f), KP_OK);
+    bk_meta_log_set_pool(f->m, submit, f->pool);
     /* from here the test thread is the loop: a blocking call aborts */
     st_guard_reset();
     st_guard_set_fatal(true);
@@ -205,12 +207,13 @@ static void append(bk_part_t *x, int n, int64_t ts) {
 
 /* Runs the loop until no file work is pending (bounded: 10 s). */
 static void settle(fx_t *f) {
-    for (int i = 0; i < 1000 && bk_parts_io_pending(f->p) > 0; i++) {
+    for (int i = 0; i < 1000 && (bk_parts_io_pending(f->p) > 0 || bk_meta_log_pending(f->m) > 0); i++) {
         struct timeval tv = { 0, 10000 };
         event_base_loopexit(f->base, &tv);
         event_base_dispatch(f->base);
     }
     ck_assert_uint_eq(bk_parts_io_pending(f->p), 0);
+    ck_assert_uint_eq(bk_meta_log_pending(f->m), 0);
 }
 
 static bool dir_exists(fx_t *f, const char *name) {
@@ -460,6 +463,81 @@ START_TEST(test_delete_renames_on_pool) {
 }
 END_TEST
 
+/* ---- the metadata committer -------------------------------------------------------- */
+
+/* With a pool: appended at once, committed (applied, answered) in the
+ * fsync's completion, in order; decisions meanwhile see the pending ones
+ * through the decision image. */
+START_TEST(test_meta_log_commits_in_completion) {
+    fx_t f;
+    fx_init(&f, 64);
+    int64_t applied = f.img.last_offset;
+    bk_ctrl_create_topic_t t1 = { "m1", 1, 1, NULL, 0, NULL, 0 };
+    bk_ctrl_create_result_t res;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
+    ck_assert_int_eq(res.error, 0);
+    done_t d1 = { 0, -99, -1 }, d2 = { 0, -99, -1 };
+    bk_meta_log_propose(f.m, &recs, 0, on_done, &d1);
+    bk_recs_free(&recs);
+    ck_assert_int_eq(d1.calls, 0);                       /* not before its fsync */
+    ck_assert_int_eq(f.img.last_offset, applied);        /* nothing applied yet */
+    ck_assert_ptr_null(bk_image_topic_by_name(&f.img, "m1"));
+    ck_assert_uint_eq(bk_meta_log_pending(f.m), 1);
+    /* a second decision sees m1: creating it again is refused, m2 is not */
+    const bk_image_t *dimg = bk_meta_log_decision_image(f.m);
+    ck_assert_ptr_ne(dimg, &f.img);
+    ck_assert_ptr_nonnull(bk_image_topic_by_name(dimg, "m1"));
+    bk_ctrl_create_topic_t t2[2] = { { "m1", 1, 1, NULL, 0, NULL, 0 }, { "m2", 1, 1, NULL, 0, NULL, 0 } };
+    bk_ctrl_create_result_t res2[2];
+    bk_recs_init(&recs);
+    bk_ctrl_create_topics(&f.c, dimg, t2, 2, false, &recs, res2);
+    ck_assert_int_ne(res2[0].error, 0);
+    ck_assert_int_eq(res2[1].error, 0);
+    bk_meta_log_propose(f.m, &recs, 0, on_done, &d2);
+    bk_recs_free(&recs);
+    ck_assert_uint_eq(bk_meta_log_pending(f.m), 2);
+    settle(&f);
+    ck_assert_int_eq(d1.calls, 1);
+    ck_assert_int_eq(d1.status, KP_OK);
+    ck_assert_int_eq(d2.calls, 1);
+    ck_assert_int_eq(d2.status, KP_OK);
+    ck_assert_int_gt(d2.first, d1.first);
+    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "m1"));
+    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "m2"));
+    ck_assert_ptr_eq(bk_meta_log_decision_image(f.m), &f.img);   /* nothing pending: the image itself */
+    st_log_offsets_t o;
+    bk_meta_log_offsets(f.m, &o);
+    ck_assert_int_eq(o.recovery_point, o.log_end_offset);
+    ck_assert_int_eq(o.high_watermark, o.log_end_offset);
+    fx_free(&f);
+}
+END_TEST
+
+/* A full pool: the commit's fsync runs on the loop (documented exception,
+ * inside an allow scope: no violation) and the commit still completes. */
+START_TEST(test_meta_log_refused_job_commits_inline) {
+    fx_t f;
+    fx_init(&f, 1);
+    gate_t g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
+    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
+    bk_ctrl_create_topic_t t1 = { "q", 1, 1, NULL, 0, NULL, 0 };
+    bk_ctrl_create_result_t res;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
+    done_t d = { 0, -99, -1 };
+    bk_meta_log_propose(f.m, &recs, 0, on_done, &d);
+    bk_recs_free(&recs);
+    ck_assert_int_eq(d.calls, 1);
+    ck_assert_int_eq(d.status, KP_OK);
+    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "q"));
+    gate_open(&g);
+    fx_free(&f);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("parts_io");
     TCase *tc = tcase_create("core");
@@ -471,6 +549,8 @@ int main(void) {
     tcase_add_test(tc, test_delete_records_removed_by_tick);
     tcase_add_test(tc, test_checkpoint_on_pool);
     tcase_add_test(tc, test_delete_renames_on_pool);
+    tcase_add_test(tc, test_meta_log_commits_in_completion);
+    tcase_add_test(tc, test_meta_log_refused_job_commits_inline);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
