@@ -210,7 +210,8 @@ static int stop_log(bk_parts_t *p, bk_part_t *s, bool deleted, bk_parts_trash_fn
     if (p->opener) {
         bk_popen_item_t it;
         memset(&it, 0, sizeof it);
-        it.kind = deleted && trash_fn ? BK_POPEN_DELETE : BK_POPEN_CLOSE;
+        it.kind = deleted ? BK_POPEN_DELETE : BK_POPEN_CLOSE;
+        it.remove_now = !trash_fn;
         it.topic_id = s->topic_id;
         it.partition = s->partition;
         it.dir = s->dir;
@@ -266,7 +267,7 @@ static void stopped(bk_parts_t *p, const bk_popen_item_t *it) {
                 it->kind == BK_POPEN_DELETE ? "delete" : "close", st_status_str(it->rc));
         return;
     }
-    if (it->kind == BK_POPEN_DELETE && p->trash_fn) p->trash_fn(p->trash_ctx, it->trash);
+    if (it->kind == BK_POPEN_DELETE && !it->remove_now && p->trash_fn) p->trash_fn(p->trash_ctx, it->trash);
 }
 
 static void opened(void *ctx, bk_popen_item_t *items, size_t n) {

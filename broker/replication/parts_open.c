@@ -44,6 +44,11 @@ size_t bk_popen_pending(const bk_popen_t *o) { return o->len + (o->batch ? o->ba
  * snapshot); the rename is atomic, so a restart never sees half a
  * partition under its real name. */
 static int delete_one(bk_popen_item_t *it) {
+    if (it->remove_now) {
+        int rc = st_log_delete(it->log);
+        it->log = NULL;
+        return rc;
+    }
     char dir[ST_PATH_MAX];
     snprintf(dir, sizeof dir, "%s", st_log_dir(it->log));
     st_log_discard(it->log);

@@ -33,7 +33,8 @@ typedef enum {
     BK_POPEN_OPEN = 0,       /* st_log_open (creating); log is the result */
     BK_POPEN_CLOSE,          /* st_log_close of log (handed over) */
     BK_POPEN_DELETE,         /* log discarded (no flush), its directory renamed
-                                to `trash`; the caller removes that */
+                                to `trash`, which the caller removes; with
+                                `remove_now` removed here instead */
 } bk_popen_kind_t;
 
 typedef struct {
@@ -47,6 +48,7 @@ typedef struct {
     st_log_open_opts_t opts;
     st_log_t *log;                           /* OPEN: out, NULL on failure;
                                                 CLOSE/DELETE: in, owned by the item */
+    bool remove_now;                         /* DELETE: st_log_delete, no rename */
     char trash[ST_PATH_MAX + 48];            /* DELETE, out: "<dir>.<opts.now_ms>-delete" */
     int rc;                                  /* out */
 } bk_popen_item_t;

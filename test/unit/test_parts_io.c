@@ -463,6 +463,37 @@ START_TEST(test_delete_renames_on_pool) {
 }
 END_TEST
 
+/* Without a trash callback a deleted partition is removed whole, on the
+ * pool too. */
+START_TEST(test_delete_without_trash_fn_on_pool) {
+    fx_t f;
+    fx_init(&f, 64);
+    create_topic(&f, "y", 2);
+    append(part(&f, "y", 1), 3, 100);
+    bk_ctrl_delete_topic_t del = { "y", { { 0 } } };
+    bk_ctrl_delete_result_t dres;
+    bk_recs_t recs;
+    bk_recs_init(&recs);
+    bk_ctrl_delete_topics(&f.c, &f.img, &del, 1, &recs, &dres);
+    ck_assert_int_eq(dres.error, 0);
+    commit(&f, &recs);
+    size_t max = bk_image_pending_changes(&f.img);
+    bk_change_t *ch = calloc(max + 1, sizeof *ch);
+    size_t n = bk_image_take_changes(&f.img, ch, max);
+    ck_assert_uint_eq(bk_parts_apply(f.p, &f.img, ch, n, cfg_of, &f, NULL, 0), 0);
+    free(ch);
+    settle(&f);
+    ck_assert_uint_eq(f.trashed, 0);
+    ck_assert(!dir_exists(&f, "y-0"));
+    ck_assert(!dir_exists(&f, "y-1"));
+    DIR *d = opendir(f.dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) ck_assert_msg(strncmp(e->d_name, "y-", 2) != 0, "left: %s", e->d_name);
+    closedir(d);
+    fx_free(&f);
+}
+END_TEST
+
 /* ---- the metadata committer -------------------------------------------------------- */
 
 /* With a pool: appended at once, committed (applied, answered) in the
@@ -549,6 +580,7 @@ int main(void) {
     tcase_add_test(tc, test_delete_records_removed_by_tick);
     tcase_add_test(tc, test_checkpoint_on_pool);
     tcase_add_test(tc, test_delete_renames_on_pool);
+    tcase_add_test(tc, test_delete_without_trash_fn_on_pool);
     tcase_add_test(tc, test_meta_log_commits_in_completion);
     tcase_add_test(tc, test_meta_log_refused_job_commits_inline);
     suite_add_tcase(s, tc);
