@@ -35,6 +35,7 @@
 #include "broker/cluster/broker_lifecycle.h"
 #include "broker/cluster/forward.h"
 #include "storage/st_checkpoint.h"
+#include "storage/st_guard.h"
 #include "storage/st_status.h"
 
 
@@ -321,6 +322,11 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
 
 static void on_tick(evutil_socket_t fd, short what, void *arg);
 
+/* bk_worker_submit for the metadata committer (meta/ may not include net/). */
+static int meta_submit(void *pool, int (*job)(void *arg), void (*done)(void *arg, int status), void *arg) {
+    return bk_worker_submit(pool, job, done, arg) == BK_OK ? 0 : -1;
+}
+
 /* Dynamic broker configs committed earlier (cluster default, then this
  * node's own) go back into the config's dynamic layer at start-up. */
 static void restore_broker_configs(bk_node_t *n) {
@@ -420,6 +426,9 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (!n->quorum && register_self(n, err, len)) return -1;
+    /* registered (inline fsyncs at start-up): from now on metadata fsyncs
+     * run on the pool, the commit in their completion */
+    if (n->meta) bk_meta_log_set_pool(n->meta, meta_submit, n->pool);
     if (n->quorum && bk_lifecycle_start(n) != 0) return fail(err, len, "cannot start broker heartbeats");
     const char *al = bk_config_admin_listener(cfg);
     if (al && *al) {
@@ -432,6 +441,11 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
     struct timeval tv = { BK_NODE_TICK_MS / 1000, (BK_NODE_TICK_MS % 1000) * 1000 };
     if (!n->tick || event_add(n->tick, &tv) != 0) return fail(err, len, "cannot start the timer");
+    /* from here on this thread is the event loop: storage calls that block
+     * count (and with SKIFF_LOOP_GUARD=abort, abort) as violations */
+    const char *guard = getenv("SKIFF_LOOP_GUARD");
+    if (guard && strcmp(guard, "abort") == 0) st_guard_set_fatal(true);
+    st_guard_enter_loop();
     fprintf(stderr, "skiff: node %d of cluster %s serving Kafka on port %u (advertised %s:%u), %zu partitions, metadata at offset %lld\n",
             n->id, n->cluster_id, n->kafka_port, n->adv_host, n->adv_port, bk_parts_count(n->parts),
             (long long)n->img.last_offset);
@@ -440,27 +454,13 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
 
 /* ---- periodic work ------------------------------------------------------------- */
 
-
-/* Retention renames segments to ".deleted" on the loop (metadata-only
- * operations on the log the loop owns); the unlinking, which can take long
- * for big files, runs on the worker pool. */
-static void tick_part(bk_part_t *p, void *ctx) {
-    bk_node_t *n = ctx;
-    if (!p->log) return;
-    int64_t now = bk_now_ms();
-    int deleted = 0;
-    if (st_log_apply_retention(p->log, now, &deleted) != KP_OK) return;
-    if (st_log_maybe_flush(p->log, now) != KP_OK)
-        st_logf(ST_LOG_ERROR, "partition %s-%d: flush failed", p->topic, p->partition);
-    if (deleted > 0) bk_node_purge_later(n, st_log_dir(p->log));
-}
-
+/* The loop only decides; the disk work is the pool's (bk_parts_tick:
+ * retention removal and flush.ms fsyncs; the checkpoint files too). */
 static void checkpoint_now(bk_node_t *n) {
     st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
     if (n->quorum) bk_quorum_offsets(n->quorum, &meta.offsets);
     else bk_meta_log_offsets(n->meta, &meta.offsets);
-    int rc = bk_parts_checkpoint(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
-    if (rc != KP_OK) st_logf(ST_LOG_ERROR, "node %d: checkpoint failed: %s", n->id, st_status_str(rc));
+    bk_parts_checkpoint_async(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg) {
@@ -469,7 +469,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     if (n->stopping) return;
     n->ticks++;
-    bk_parts_each(n->parts, tick_part, n);
+    bk_parts_tick(n->parts, bk_now_ms());
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }
 
@@ -509,6 +509,9 @@ static void close_storage(bk_node_t *n) {
 static void net_stopped(bk_net_t *net, void *arg) {
     (void)net;
     bk_node_t *n = arg;
+    /* the loop serves nothing any more: the final flush, close and
+     * checkpoint below may block (graceful stop) */
+    st_guard_leave_loop();
     if (n->pool) { bk_worker_pool_free(n->pool, true); n->pool = NULL; }
     close_storage(n);
     if (n->on_stopped) n->on_stopped(n, n->on_stopped_arg);
@@ -531,6 +534,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
 }
 
 void bk_node_free(bk_node_t *n) {
+    st_guard_leave_loop();
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
     if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }

@@ -127,7 +127,8 @@ int st_epoch_cache_truncate_end(st_epoch_cache_t *c, int64_t end_offset) {
     return n == c->n ? KP_OK : persist(c);
 }
 
-int st_epoch_cache_truncate_start(st_epoch_cache_t *c, int64_t start_offset) {
+/* True when something changed. */
+static bool trim_start(st_epoch_cache_t *c, int64_t start_offset) {
     size_t drop = 0;
     while (drop + 1 < c->n && c->e[drop + 1].start_offset <= start_offset) drop++;
     bool changed = drop > 0;
@@ -139,5 +140,11 @@ int st_epoch_cache_truncate_start(st_epoch_cache_t *c, int64_t start_offset) {
         c->e[0].start_offset = start_offset;
         changed = true;
     }
-    return changed ? persist(c) : KP_OK;
+    return changed;
 }
+
+int st_epoch_cache_truncate_start(st_epoch_cache_t *c, int64_t start_offset) {
+    return trim_start(c, start_offset) ? persist(c) : KP_OK;
+}
+
+void st_epoch_cache_trim_start(st_epoch_cache_t *c, int64_t start_offset) { (void)trim_start(c, start_offset); }

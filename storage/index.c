@@ -106,6 +106,13 @@ int st_index_close(st_index_t *idx) {
     return rc;
 }
 
+void st_index_release(st_index_t *idx) {
+    unmap(idx);
+    idx->fd = -1;
+    idx->count = 0;
+    idx->writable = false;
+}
+
 void st_index_reset(st_index_t *idx) { idx->count = 0; }
 
 void st_index_truncate(st_index_t *idx, uint32_t n) {

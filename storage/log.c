@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "storage/log_internal.h"
+#include "storage/st_guard.h"
 #include "storage/st_io.h"
 
 void st_log_config_default(st_log_config_t *cfg) {
@@ -61,6 +62,11 @@ int log_push_segment(st_log_t *log, const st_segment_t *seg) {
     }
     log->segs[log->nsegs++] = *seg;
     return KP_OK;
+}
+
+void log_mark_dir_dirty(st_log_t *log) {
+    log->dir_dirty = true;
+    log->dir_gen++;
 }
 
 void log_drop_tail(st_log_t *log, size_t from, bool purge) {
@@ -115,7 +121,7 @@ int log_roll_at(st_log_t *log, int64_t base, int64_t now_ms) {
     }
     old = &log->segs[log->nsegs - 2];
     rc = st_seg_seal(old);
-    log->dir_dirty = true;
+    log_mark_dir_dirty(log);
     /* a snapshot per segment lets open and truncation replay from here */
     int rc2 = st_ps_snapshot_write(&log->ps, log->dir, base);
     if (rc2 != KP_OK)
@@ -368,7 +374,7 @@ static int load_segments(st_log_t *log, const st_log_open_opts_t *opts, int64_t 
         int64_t base = opts->log_start_offset > 0 ? opts->log_start_offset : 0;
         rc = st_seg_create(&s, log->dir, base, log->cfg.index_max_bytes, opts->now_ms);
         if (rc == KP_OK) rc = log_push_segment(log, &s);
-        log->dir_dirty = true;
+        log_mark_dir_dirty(log);
         *rebuilt_from = base;
         return rc;
     }
@@ -393,6 +399,7 @@ static int load_segments(st_log_t *log, const st_log_open_opts_t *opts, int64_t 
 
 int st_log_open(const char *parent_dir, const char *topic, int32_t partition, const st_log_config_t *cfg,
                 const st_log_open_opts_t *opts, st_log_t **out) {
+    st_guard_blocking("log open", topic);
     *out = NULL;
     st_log_t *log = malloc(sizeof *log);
     if (!log) return KP_ERR_NOMEM;
@@ -440,6 +447,7 @@ fail:
 /* ---- close / delete ---- */
 
 int st_log_close(st_log_t *log, st_log_offsets_t *final) {
+    st_guard_blocking("log close (fsync, producer snapshot)", log->name);
     int rc = KP_OK;
     if (!log->offline) {
         rc = st_log_flush(log);
@@ -463,6 +471,7 @@ int st_log_close(st_log_t *log, st_log_offsets_t *final) {
 }
 
 int st_log_delete(st_log_t *log) {
+    st_guard_blocking("log directory removal", log->name);
     char dir[ST_PATH_MAX];
     memcpy(dir, log->dir, sizeof dir);
     for (size_t i = 0; i < log->nsegs; i++)
@@ -483,7 +492,21 @@ int st_log_delete(st_log_t *log) {
     return KP_OK;
 }
 
+void st_log_discard(st_log_t *log) {
+    for (size_t i = 0; i < log->nsegs; i++) {
+        st_segment_t *s = &log->segs[i];
+        /* no trimming of the preallocated indexes: the files are going away */
+        st_index_release(&s->oidx);
+        st_index_release(&s->tidx);
+        if (s->log_fd >= 0) close(s->log_fd);
+        s->log_fd = -1;
+    }
+    log->nsegs = 0;
+    free_log(log);
+}
+
 void st_log_purge_deleted(const char *dir) {
+    st_guard_blocking("unlink of deleted segments", dir);
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -536,6 +559,7 @@ void st_log_end_offset_for_epoch(const st_log_t *log, int32_t epoch, int32_t *fo
 /* ---- flush ---- */
 
 int st_log_flush(st_log_t *log) {
+    st_guard_blocking("fsync", log->name);
     if (log->offline) return ST_ERR_OFFLINE;
     int64_t leo = st_log_end_offset(log);
     for (size_t i = log_seg_for(log, log->recovery_point); i < log->nsegs; i++) {
@@ -544,13 +568,21 @@ int st_log_flush(st_log_t *log) {
         if (rc == KP_OK) rc = st_index_flush(&s->oidx);
         if (rc == KP_OK) rc = st_index_flush(&s->tidx);
         if (rc != KP_OK) {
-            st_logf(ST_LOG_ERROR, "partition %s: fsync of segment %020" PRId64 " failed: %s", log->name,
-                    s->base_offset, strerror(errno));
+            /* the kernel may have dropped the dirty pages: nothing past the
+             * recovery point can be trusted any more */
+            log->offline = true;
+            st_logf(ST_LOG_ERROR, "partition %s: fsync of segment %020" PRId64 " failed (%s); the log is now "
+                    "offline until restart", log->name, s->base_offset, strerror(errno));
             return ST_ERR_IO;
         }
     }
     if (log->dir_dirty) {
-        if (st_io_fsync_dir(log->dir) != KP_OK) return ST_ERR_IO;
+        if (st_io_fsync_dir(log->dir) != KP_OK) {
+            log->offline = true;
+            st_logf(ST_LOG_ERROR, "partition %s: fsync of directory %s failed (%s); the log is now offline "
+                    "until restart", log->name, log->dir, strerror(errno));
+            return ST_ERR_IO;
+        }
         log->dir_dirty = false;
     }
     log->recovery_point = leo;
@@ -564,11 +596,14 @@ int st_log_dup_sync_fd(const st_log_t *log) {
     return fcntl(log_active(log)->log_fd, F_DUPFD_CLOEXEC, 0);
 }
 
+bool st_log_flush_due(const st_log_t *log, int64_t now_ms) {
+    if (log->offline || log->sync_inflight || log->unflushed_msgs == 0) return false;
+    return log->unflushed_msgs >= log->cfg.flush_messages ||
+           (log->cfg.flush_ms != INT64_MAX && now_ms - log->last_flush_ms >= log->cfg.flush_ms);
+}
+
 int st_log_maybe_flush(st_log_t *log, int64_t now_ms) {
-    if (log->unflushed_msgs == 0) return KP_OK;
-    bool due = log->unflushed_msgs >= log->cfg.flush_messages ||
-               (log->cfg.flush_ms != INT64_MAX && now_ms - log->last_flush_ms >= log->cfg.flush_ms);
-    if (!due) return KP_OK;
+    if (!st_log_flush_due(log, now_ms)) return KP_OK;
     log->last_flush_ms = now_ms;
     return st_log_flush(log);
 }

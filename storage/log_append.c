@@ -93,11 +93,10 @@ static int append_common(st_log_t *log, const uint8_t *buf, size_t len, int64_t 
     info->max_timestamp = max_ts;
     info->batches = batches;
     info->bytes = len;
+    /* no fsync here: the owner asks st_log_flush_due after the append and
+     * runs the flush where it may block (the broker: on its worker pool) */
     log->unflushed_msgs += last - first.base_offset + 1;
-    if (log->offline) return ST_ERR_OFFLINE;
-    rc = st_log_maybe_flush(log, now_ms);
-    if (rc != KP_OK) go_offline(log, "flush");
-    return rc;
+    return log->offline ? ST_ERR_OFFLINE : KP_OK;
 }
 
 static int leader_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,

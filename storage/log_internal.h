@@ -19,8 +19,16 @@ struct st_log {
     int64_t hw;
     bool offline;
     bool dir_dirty;                 /* a segment file was created since the last dir fsync */
-    int64_t unflushed_msgs;
-    int64_t last_flush_ms;
+    uint64_t dir_gen;               /* +1 whenever dir_dirty is set: an fsync job covers the
+                                     * directory only if it is unchanged at its end */
+    uint64_t trunc_gen;             /* +1 on every truncation of the tail: an fsync job begun
+                                     * before one may not move the recovery point */
+    bool sync_inflight;             /* an st_log_sync job is out (at most one) */
+    bool deferred_removal;          /* st_log_set_deferred_removal */
+    int64_t dropped_below;          /* segments below this base were handed to drop jobs
+                                     * whose renames may still be pending: never reused */
+    int64_t unflushed_msgs;         /* appended since the last flush began */
+    int64_t last_flush_ms;          /* when the last flush began */
     st_epoch_cache_t epochs;
     st_producer_state_t ps;
     int64_t cleaned_upto;           /* cleaner: offsets below were compacted (in memory) */
@@ -29,6 +37,9 @@ struct st_log {
 };
 
 static inline st_segment_t *log_active(const st_log_t *log) { return &log->segs[log->nsegs - 1]; }
+
+/* A segment file was created: the directory needs an fsync. */
+void log_mark_dir_dirty(st_log_t *log);
 
 /* Index of the segment holding offset: largest base <= offset (0 if none). */
 size_t log_seg_for(const st_log_t *log, int64_t offset);

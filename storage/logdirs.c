@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "storage/st_guard.h"
 #include "storage/st_status.h"
 
 static void ckpt_path(char *buf, size_t cap, const char *dir, const char *name) {
@@ -72,6 +73,7 @@ void st_logdir_opts_for(const st_logdir_t *ld, const char *topic, int32_t partit
 }
 
 int st_logdir_checkpoint(const char *dir, const st_logdir_entry_t *e, size_t n) {
+    st_guard_blocking("checkpoint write (fsync, rename)", dir);
     st_tp_offset_t *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows) return KP_ERR_NOMEM;
     const char *names[4] = { "recovery-point-offset-checkpoint", "replication-offset-checkpoint",

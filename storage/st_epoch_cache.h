@@ -53,5 +53,9 @@ KP_MUST_CHECK int st_epoch_cache_truncate_end(st_epoch_cache_t *c, int64_t end_o
 /* Drops entries wholly before start_offset; the first kept entry's start
  * is raised to start_offset (log start advanced). Persists. */
 KP_MUST_CHECK int st_epoch_cache_truncate_start(st_epoch_cache_t *c, int64_t start_offset);
+/* The same in memory only, for the log's owner thread (no fsync there): the
+ * file keeps older entries until the next persisting call. Harmless: an
+ * entry below the log start is trimmed again when the log opens. */
+void st_epoch_cache_trim_start(st_epoch_cache_t *c, int64_t start_offset);
 
 #endif

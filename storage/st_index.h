@@ -47,6 +47,8 @@ KP_MUST_CHECK int st_index_open(st_index_t *idx, const char *path, uint32_t entr
                                 uint32_t max_bytes);
 /* Unmaps and closes; trims a writable file to count entries first. */
 KP_MUST_CHECK int st_index_close(st_index_t *idx);
+/* Unmaps without trimming or writing anything (the file is being deleted). */
+void st_index_release(st_index_t *idx);
 /* Switches a writable index to read-only at its used size (segment roll). */
 KP_MUST_CHECK int st_index_seal(st_index_t *idx);
 /* True when no more entries fit. */

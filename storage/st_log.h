@@ -2,17 +2,25 @@
  *
  * Threading: a log is owned by one thread at a time (the broker's loop, or a
  * worker it hands the log to). No function here is safe to call on the same
- * log from two threads at once. Blocking calls (open/recovery, flush,
- * retention's renames, compaction, delete) are plain functions the broker
- * runs on its worker pool while it does not touch the log. Exception:
- * st_log_purge_deleted(dir) only unlinks "*.deleted" files and may run on a
- * worker concurrently with anything on that log.
+ * log from two threads at once. Blocking calls (open/recovery, flush, close,
+ * delete, st_log_apply_retention, compaction) are plain functions for a
+ * thread that may wait on the disk; each checks st_guard (st_guard.h). The
+ * loop thread uses the split forms instead: a cheap decision on the loop, a
+ * job that touches only its own argument (duplicated descriptors, copied
+ * paths) on a worker, and a completion on the loop:
+ *   flush     st_log_flush_due -> st_log_sync_begin (loop) -> st_log_sync_run
+ *             (worker) -> st_log_sync_end (loop) or st_log_sync_free (log gone)
+ *   retention st_log_retention_detach (loop: the segments leave the log) ->
+ *             st_log_drop_run (worker: rename, unlink, close) -> st_log_drop_free
+ * Exception: st_log_purge_deleted(dir) only unlinks "*.deleted" files and may
+ * run on a worker concurrently with anything on that log.
  *
  * Durability: appends go to the page cache; the recovery point (everything
- * below it is fsynced) moves on st_log_flush and the flush.messages /
- * flush.ms policy. After an unclean shutdown every batch at or after the
- * recovery point is re-validated and a torn tail is cut; corruption below it
- * makes st_log_open fail with ST_ERR_OFFLINE.
+ * below it is fsynced) moves on st_log_flush / st_log_sync_end, which the
+ * owner runs when flush.messages / flush.ms make one due (st_log_flush_due);
+ * an append never fsyncs by itself. After an unclean shutdown every batch at
+ * or after the recovery point is re-validated and a torn tail is cut;
+ * corruption below it makes st_log_open fail with ST_ERR_OFFLINE.
  */
 #ifndef SKIFF_ST_LOG_H
 #define SKIFF_ST_LOG_H
@@ -87,13 +95,18 @@ typedef struct st_log_offsets {
     int64_t cleaner_offset;    /* compacted below this (cleaner-offset-checkpoint) */
 } st_log_offsets_t;
 
-/* Flushes, writes the producer snapshot, trims indexes and frees the log.
+/* Blocking: flushes, writes the producer snapshot, trims indexes and frees the log.
  * final (may be NULL) receives the offsets to checkpoint. Returns the first
  * error but always frees. */
 KP_MUST_CHECK int st_log_close(st_log_t *log, st_log_offsets_t *final);
 
-/* Removes the log's directory and frees the log (topic deletion). */
+/* Blocking: removes the log's directory and frees the log (topic deletion). */
 KP_MUST_CHECK int st_log_delete(st_log_t *log);
+
+/* Frees the log without writing anything (no flush, no producer snapshot,
+ * no index trimming): for a log whose directory is about to be deleted.
+ * Only unmaps and closes, so it is cheap on any thread. */
+void st_log_discard(st_log_t *log);
 
 /* ---- state ---- */
 int64_t st_log_start_offset(const st_log_t *log);
@@ -148,8 +161,9 @@ st_ps_verdict_t st_log_producer_check(const st_log_t *log, const kp_batch_t *b, 
                                       int64_t *dup_last);
 
 /* ---- flush ---- */
-/* fsyncs every segment with data at or past the recovery point (and its
- * indexes); recovery point = LEO. For raft: call after append before acking. */
+/* Blocking: fsyncs every segment with data at or past the recovery point
+ * (and its indexes, and the directory after a new file); recovery point =
+ * LEO. For raft: call after append before acking; never on the loop. */
 KP_MUST_CHECK int st_log_flush(st_log_t *log);
 /* For an fsync on another thread: a duplicate of the active segment's file
  * descriptor (the caller closes it), valid when everything not yet durable
@@ -159,8 +173,47 @@ KP_MUST_CHECK int st_log_flush(st_log_t *log);
  * recovery point does not move (a restart re-checks the active segment);
  * indexes are rebuilt by recovery. */
 int st_log_dup_sync_fd(const st_log_t *log);
-/* Applies flush.messages / flush.ms; call after appends and on a timer. */
+/* Pure decision: flush.messages messages appended since the last flush
+ * began, or some appended and flush.ms elapsed since then. False while a
+ * st_log_sync job is in flight (at most one per log: appends meanwhile are
+ * covered by the next one) and for an offline log. Cheap: call after every
+ * append and from a timer. */
+bool st_log_flush_due(const st_log_t *log, int64_t now_ms);
+/* Blocking convenience for tests and tools: st_log_flush when due. */
 KP_MUST_CHECK int st_log_maybe_flush(st_log_t *log, int64_t now_ms);
+
+/* An fsync of a log prepared on its owner's thread and run on another. */
+typedef struct st_log_sync st_log_sync_t;
+#define ST_SYNC_SEGMENTS_MAX 64   /* segments (descriptors) one job fsyncs */
+
+/* Owner (loop), cheap: prepares the fsync of everything appended so far —
+ * dup()s the descriptors of the segments holding data at or past the
+ * recovery point (the oldest ST_SYNC_SEGMENTS_MAX of them), notes their
+ * base offsets (the job reopens their indexes by path) and whether the
+ * directory needs an fsync after a new file. The log has a flush in flight
+ * until st_log_sync_end. *out = NULL (KP_OK) when nothing needs it.
+ * ST_ERR_OFFLINE; ST_ERR_IO / KP_ERR_NOMEM: nothing started. */
+KP_MUST_CHECK int st_log_sync_begin(st_log_t *log, int64_t now_ms, st_log_sync_t **out);
+/* Worker: the fsyncs. Touches only j (its own descriptors and copied
+ * paths), never the log: safe while the owner appends, rolls, truncates,
+ * closes or deletes it. An index or directory that is gone meanwhile is
+ * skipped (its segment was removed). Returns KP_OK or ST_ERR_IO. */
+int st_log_sync_run(st_log_sync_t *j);
+/* The offset below which j makes the log durable (the LEO at begin, or the
+ * base of the first segment it left out). */
+int64_t st_log_sync_target(const st_log_sync_t *j);
+/* Owner (loop), on the log j was begun on — the caller must know it is
+ * still open (track it by your own ids, never by a saved pointer). ran is
+ * false when the job never ran (pool cancelled): nothing changes. After a
+ * good run the recovery point moves to the target unless the log was
+ * truncated meanwhile (the fsynced bytes may have been replaced), and the
+ * directory counts as synced unless a file was created meanwhile. A failed
+ * fsync takes the log offline (the page cache may have dropped the data)
+ * and returns ST_ERR_IO. Clears the in-flight mark; frees j. */
+KP_MUST_CHECK int st_log_sync_end(st_log_t *log, st_log_sync_t *j, bool ran);
+/* The log is gone (closed or deleted while j was out): frees j and closes
+ * its descriptors. Any thread. */
+void st_log_sync_free(st_log_sync_t *j);
 
 /* ---- read ---- */
 #define ST_READ_MIN_ONE 1u    /* return the first batch even if > max_bytes */
@@ -226,14 +279,49 @@ KP_MUST_CHECK int st_log_truncate_to(st_log_t *log, int64_t offset);
 /* Empties the log and restarts it at new_start (follower out of range). */
 KP_MUST_CHECK int st_log_truncate_fully(st_log_t *log, int64_t new_start, int64_t now_ms);
 /* DeleteRecords: log start = new_start (<= HW is the caller's rule; must
- * be <= LEO); segments wholly below it are removed (renamed .deleted). */
+ * be <= LEO); segments wholly below it are removed (renamed .deleted) —
+ * unless the log defers removals (st_log_set_deferred_removal): then only the
+ * start moves and the next st_log_retention_detach takes those segments. */
 KP_MUST_CHECK int st_log_advance_start(st_log_t *log, int64_t new_start);
-/* cleanup.policy=delete: removes (renames .deleted) the oldest closed
- * segments whose max timestamp is older than retention.ms, then while the
- * log exceeds retention.bytes. Never the active segment. *deleted counts. */
+/* Blocking: cleanup.policy=delete: removes (renames .deleted) the oldest
+ * closed segments whose max timestamp is older than retention.ms, then while
+ * the log exceeds retention.bytes, and those wholly below the log start.
+ * Never the active segment. *deleted counts. */
 KP_MUST_CHECK int st_log_apply_retention(st_log_t *log, int64_t now_ms, int *deleted);
 /* Unlinks "*.deleted" files in a partition directory; safe off-thread. */
 void st_log_purge_deleted(const char *dir);
+
+/* From now on st_log_advance_start only moves the log start; the files of
+ * segments below it are left to st_log_retention_detach (the broker's loop,
+ * which must not rename on its thread). Off by default (the raft log). */
+void st_log_set_deferred_removal(st_log_t *log, bool on);
+
+/* Segments that left a log, for a worker to remove. */
+typedef struct st_log_drop st_log_drop_t;
+
+/* Owner (loop), no file touched: the retention decision of
+ * st_log_apply_retention is carried out in memory — the segments leave the
+ * log now (log start moves past them; epoch cache, aborted transactions
+ * follow in memory), so nothing reads them by offset any more — and *out
+ * (NULL when none) holds what remains to do on disk: rename each one's files
+ * to ".deleted", unlink them, remove producer snapshots below the new first
+ * segment. The dropped segments' .log descriptors move into *out: the last
+ * close of an unlinked file frees its blocks, which takes long for a big
+ * file, so that too happens in st_log_drop_run. *deleted counts segments.
+ * ST_ERR_OFFLINE; KP_ERR_NOMEM (nothing changed). */
+KP_MUST_CHECK int st_log_retention_detach(st_log_t *log, int64_t now_ms, st_log_drop_t **out, int *deleted);
+/* Worker: the removal. Touches only d. Works through a descriptor of the
+ * partition directory and renames a segment's files only while its name
+ * still refers to the .log file d holds open, so a directory deleted (or
+ * deleted and re-created) meanwhile is never harmed. Returns the first
+ * failure (ST_ERR_IO); whatever is left is "*.deleted" (or, before the
+ * rename, a segment below the log start) and goes at the next retention
+ * or open. */
+int st_log_drop_run(st_log_drop_t *d);
+size_t st_log_drop_count(const st_log_drop_t *d);
+const char *st_log_drop_dir(const st_log_drop_t *d);
+/* Frees d; closes descriptors st_log_drop_run did not (never ran). */
+void st_log_drop_free(st_log_drop_t *d);
 /* Rolls now (segment.ms from a timer, or tests). */
 KP_MUST_CHECK int st_log_roll(st_log_t *log, int64_t now_ms);
 

@@ -79,7 +79,8 @@ int16_t bk_node_commit_error(int status) {
 }
 
 const bk_image_t *bk_node_decision_image(bk_node_t *n) {
-    return n->quorum ? bk_quorum_decision_image(n->quorum) : &n->img;
+    if (n->quorum) return bk_quorum_decision_image(n->quorum);
+    return n->meta ? bk_meta_log_decision_image(n->meta) : &n->img;
 }
 
 int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
@@ -94,6 +95,11 @@ int64_t bk_node_metadata_hw(const bk_node_t *n) {
 }
 
 /* ---- removal of deleted segment files ------------------------------------ */
+
+/* Partition logs defer their segment removal to the node's timer
+ * (bk_parts_tick: detached on the loop, renamed and unlinked on the pool),
+ * so after DeleteRecords this job usually finds nothing; it still clears
+ * "*.deleted" leftovers of a failed removal. */
 
 typedef struct { char dir[ST_PATH_MAX + 300]; } purge_t;
 

@@ -56,7 +56,8 @@ typedef struct bk_admin bk_admin_t;
 #define BK_NODE_ERR_MAX 512
 #define BK_HOST_NAME_MAX 255
 #define BK_CLUSTER_ID_MAX 64
-#define BK_NODE_TICK_MS 1000            /* retention / flush / checkpoint timer */
+#define BK_NODE_TICK_MS 1000            /* retention / flush / checkpoint timer
+                                           (decided on the loop, done on the pool) */
 #define BK_NODE_CHECKPOINT_EVERY_TICKS 60
 
 typedef struct bk_node bk_node_t;
@@ -141,7 +142,8 @@ int64_t bk_node_metadata_hw(const bk_node_t *n);
 void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);
 
 /* Unlinks the "*.deleted" files of partition directory `dir` on the worker
- * pool (after retention or DeleteRecords renamed segments away). */
+ * pool (leftovers; the segments DeleteRecords puts below the log start are
+ * removed by the node's timer, see bk_parts_tick). */
 void bk_node_purge_later(bk_node_t *n, const char *dir);
 
 

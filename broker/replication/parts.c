@@ -7,8 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "broker/net/clock.h"
 #include "broker/replication/parts_open.h"
+#include "storage/st_guard.h"
 #include "storage/st_status.h"
+
+typedef struct drop_batch drop_batch_t;
 
 struct bk_parts {
     bk_part_t *slots;       /* open addressing, linear probing */
@@ -24,6 +28,13 @@ struct bk_parts {
     bk_parts_trash_fn trash_fn;            /* of the latest apply: for deferred work */
     void *trash_ctx;
     bk_parts_cfg_fn cfg_fn;
+    bk_worker_pool_t *pool;                /* NULL until bk_parts_set_pool */
+    uint64_t next_gen;                     /* log_gen source */
+    size_t jobs_inflight;                  /* flush, removal, checkpoint jobs */
+    drop_batch_t *drops_waiting;           /* removal jobs the pool refused (FIFO) */
+    size_t drops_waiting_n;
+    bool ckpt_inflight;
+    bk_parts_io_stats_t st;
 };
 
 static uint64_t tp_hash(const bk_uuid_t *id, int32_t partition) {
@@ -131,6 +142,14 @@ static bool open_later(bk_parts_t *p, bk_part_t *s, const st_log_config_t *lc, c
     return false;
 }
 
+/* A log just opened for slot s: from now on jobs know it by its gen, and
+ * its segment removals wait for bk_parts_tick (never renamed on the loop). */
+static void log_installed(bk_parts_t *p, bk_part_t *s) {
+    assert(s->log);
+    s->log_gen = ++p->next_gen;
+    st_log_set_deferred_removal(s->log, true);
+}
+
 static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void *cfg_ctx,
                       int64_t now_ms) {
     int d = find_existing_dir(p, s->topic, s->partition);
@@ -142,13 +161,23 @@ static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void 
     st_log_open_opts_t opts;
     st_logdir_opts_for(&p->dirs[d], s->topic, s->partition, now_ms, &opts);
     opts.create = true;
-    if (p->defer && open_later(p, s, &lc, &opts)) return;
+    /* behind anything queued (a deletion of this very directory may be) */
+    bool defer = p->opener && (p->defer || bk_popen_pending(p->opener) > 0);
+    if (defer && open_later(p, s, &lc, &opts)) return;
+    /* a small apply opens here so a client producing right after its
+     * CreateTopics finds the log (kafka-python with retries=0): the one
+     * documented open on the loop, a few ms per log, at most
+     * BK_PARTS_SYNC_OPENS of them */
+    st_guard_allow_begin();
     int rc = st_log_open(p->dirs[d].path, s->topic, s->partition, &lc, &opts, &s->log);
+    st_guard_allow_end();
     if (rc != KP_OK) {
         s->log = NULL;
         st_logf(ST_LOG_ERROR, "partition %s-%d in %s: cannot open (%s); it stays offline",
                 s->topic, s->partition, p->dirs[d].path, st_status_str(rc));
+        return;
     }
+    log_installed(p, s);
 }
 
 bool bk_parts_is_trash(const char *name) {
@@ -156,16 +185,45 @@ bool bk_parts_is_trash(const char *name) {
     return n > k && strcmp(name + n - k, "-delete") == 0;
 }
 
-/* Deletion: close, rename out of the way (atomic: a restart never sees a
- * half-deleted partition under its real name), hand over the unlinking. */
-static int delete_part(bk_part_t *s, bk_parts_trash_fn trash_fn, void *ctx, int64_t now_ms) {
-    if (!trash_fn) return st_log_delete(s->log);
+/* Deletion without a pool (start-up replay): close, rename out of the way
+ * (atomic: a restart never sees a half-deleted partition under its real
+ * name), hand over the unlinking. */
+static int delete_now(st_log_t *log, bk_parts_trash_fn trash_fn, void *ctx, int64_t now_ms) {
+    if (!trash_fn) return st_log_delete(log);
     char dir[ST_PATH_MAX], trash[ST_PATH_MAX + 48];
-    snprintf(dir, sizeof dir, "%s", st_log_dir(s->log));
-    int rc = st_log_close(s->log, NULL);
+    snprintf(dir, sizeof dir, "%s", st_log_dir(log));
+    st_log_discard(log);   /* its files are going away: nothing to flush */
     snprintf(trash, sizeof trash, "%s.%lld-delete", dir, (long long)now_ms);
     if (rename(dir, trash) != 0) return ST_ERR_IO;
     trash_fn(ctx, trash);
+    return KP_OK;
+}
+
+/* Closes or deletes the log of slot s, which leaves the table right after:
+ * on the pool (queued behind earlier operations on any directory), else
+ * inline. The log is handed over; s->log is cleared. Returns a status only
+ * for inline work (queued work reports in the completion). */
+static int stop_log(bk_parts_t *p, bk_part_t *s, bool deleted, bk_parts_trash_fn trash_fn, void *ctx,
+                    int64_t now_ms, bool front) {
+    st_log_t *log = s->log;
+    s->log = NULL;
+    if (p->opener) {
+        bk_popen_item_t it;
+        memset(&it, 0, sizeof it);
+        it.kind = deleted ? BK_POPEN_DELETE : BK_POPEN_CLOSE;
+        it.remove_now = !trash_fn;
+        it.topic_id = s->topic_id;
+        it.partition = s->partition;
+        it.dir = s->dir;
+        snprintf(it.topic, sizeof it.topic, "%s", s->topic);
+        it.opts.now_ms = now_ms;
+        it.log = log;
+        if ((front ? bk_popen_add_front(p->opener, &it) : bk_popen_add(p->opener, &it)) == KP_OK) return KP_OK;
+    }
+    /* no pool (start-up replay) or no memory for the queue entry */
+    st_guard_allow_begin();
+    int rc = deleted ? delete_now(log, trash_fn, ctx, now_ms) : st_log_close(log, NULL);
+    st_guard_allow_end();
     return rc;
 }
 
@@ -181,10 +239,11 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
     else if (!s->log)
         st_logf(ST_LOG_ERROR, "partition %s-%d in %s: cannot open (%s); it stays offline", s->topic, s->partition,
                 it->parent, st_status_str(it->rc));
+    if (s->log) log_installed(p, s);
     if (s->stop_pending) {
         int rc = KP_OK;
-        if (s->log) rc = s->delete_pending ? delete_part(s, p->trash_fn, p->trash_ctx, it->opts.now_ms)
-                                           : st_log_close(s->log, NULL);
+        /* ahead of the queue: a re-creation of this directory may be queued */
+        if (s->log) rc = stop_log(p, s, s->delete_pending, p->trash_fn, p->trash_ctx, it->opts.now_ms, true);
         if (rc != KP_OK) st_logf(ST_LOG_WARN, "partition %s-%d: stop after open failed: %s", s->topic, s->partition,
                                  st_status_str(rc));
         remove_slot(p, s);
@@ -199,16 +258,37 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
     /* the HW is the replication driver's: it attaches (bk_replica_attach_opened) */
 }
 
+/* A queued close or deletion finished: its log is gone (the slot left the
+ * table when it was queued). */
+static void stopped(bk_parts_t *p, const bk_popen_item_t *it) {
+    assert(!it->log);
+    if (it->rc != KP_OK) {
+        st_logf(ST_LOG_WARN, "partition %s-%d: %s failed: %s", it->topic, it->partition,
+                it->kind == BK_POPEN_DELETE ? "delete" : "close", st_status_str(it->rc));
+        return;
+    }
+    if (it->kind == BK_POPEN_DELETE && !it->remove_now && p->trash_fn) p->trash_fn(p->trash_ctx, it->trash);
+}
+
 static void opened(void *ctx, bk_popen_item_t *items, size_t n) {
     bk_parts_t *p = ctx;
-    for (size_t i = 0; i < n; i++) install_opened(p, &items[i]);
-    if (p->on_opened) p->on_opened(p->opened_ctx);
+    bool any_open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].kind == BK_POPEN_OPEN) {
+            install_opened(p, &items[i]);
+            any_open = true;
+        } else {
+            stopped(p, &items[i]);
+        }
+    }
+    if (any_open && p->on_opened) p->on_opened(p->opened_ctx);
 }
 
 int bk_parts_set_pool(bk_parts_t *p, bk_worker_pool_t *pool, bk_parts_opened_fn fn, void *ctx) {
     assert(!p->opener);
     p->opener = bk_popen_new(pool, opened, p);
     if (!p->opener) return KP_ERR_NOMEM;
+    p->pool = pool;
     p->on_opened = fn;
     p->opened_ctx = ctx;
     return KP_OK;
@@ -226,10 +306,7 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
             return 0;
         }
         int rc = KP_OK;
-        if (s->log) {
-            if (c->deleted) rc = delete_part(s, trash_fn, cfg_ctx, now_ms);
-            else rc = st_log_close(s->log, NULL);
-        }
+        if (s->log) rc = stop_log(p, s, c->deleted, trash_fn, cfg_ctx, now_ms, false);
         if (rc != KP_OK)
             st_logf(ST_LOG_WARN, "partition %s-%d: %s failed: %s", s->topic, s->partition,
                     c->deleted ? "delete" : "close", st_status_str(rc));
@@ -305,6 +382,7 @@ static int checkpoint_dirs(bk_parts_t *p, const st_log_offsets_t *final,
                 rows[n].offsets.recovery_point = st_log_recovery_point(s->log);
                 rows[n].offsets.high_watermark = st_log_high_watermark(s->log);
                 rows[n].offsets.log_end_offset = st_log_end_offset(s->log);
+                rows[n].offsets.cleaner_offset = st_log_cleaner_offset(s->log);
             }
             rows[n].topic = s->topic;
             rows[n].partition = s->partition;
@@ -322,10 +400,393 @@ int bk_parts_checkpoint(bk_parts_t *p, const st_logdir_entry_t *extra, int extra
     return checkpoint_dirs(p, NULL, extra, extra_dir);
 }
 
+/* ---- jobs: finding the partition again ----------------------------------------- */
+
+typedef struct {
+    bk_uuid_t topic_id;
+    int32_t partition;
+    uint64_t gen;
+} part_key_t;
+
+static part_key_t key_of(const bk_part_t *s) { return (part_key_t){ s->topic_id, s->partition, s->log_gen }; }
+
+/* The slot whose log is still the one the job began on, or NULL. */
+static bk_part_t *find_key(bk_parts_t *p, const part_key_t *k) {
+    bk_part_t *s = bk_parts_get(p, &k->topic_id, k->partition);
+    return s && s->log && s->log_gen == k->gen ? s : NULL;
+}
+
+/* ---- flush ------------------------------------------------------------------------ */
+
+typedef struct {
+    part_key_t key;
+    st_log_sync_t *sync;
+} flush_item_t;
+
+typedef struct {
+    bk_parts_t *p;
+    size_t n;
+    flush_item_t items[BK_PARTS_IO_BATCH];
+} flush_batch_t;
+
+/* Worker: touches only the sync jobs. */
+static int flush_job(void *arg) {
+    flush_batch_t *b = arg;
+    for (size_t i = 0; i < b->n; i++) (void)st_log_sync_run(b->items[i].sync);   /* result kept in the job */
+    return KP_OK;
+}
+
+/* Ends one item on the loop; true when it ran and its log is still here. */
+static bool flush_finish(bk_parts_t *p, flush_item_t *it, bool ran) {
+    bk_part_t *s = find_key(p, &it->key);
+    if (!s) {
+        st_log_sync_free(it->sync);
+        p->st.flushes_orphaned++;
+        return false;
+    }
+    int rc = st_log_sync_end(s->log, it->sync, ran);   /* storage logs a failure */
+    if (!ran) p->st.flushes_skipped++;
+    else if (rc != KP_OK) p->st.flushes_failed++;
+    else p->st.flushes_done++;
+    return ran && rc == KP_OK;
+}
+
+static void flush_done(void *arg, int status) {
+    flush_batch_t *b = arg;
+    bk_parts_t *p = b->p;
+    assert(p->jobs_inflight > 0);
+    p->jobs_inflight--;
+    int64_t now = bk_now_ms();
+    for (size_t i = 0; i < b->n; i++) {
+        if (!flush_finish(p, &b->items[i], status == KP_OK)) continue;
+        /* appends made while it ran may have made the next one due */
+        bk_part_t *s = find_key(p, &b->items[i].key);
+        if (s) bk_parts_flush_maybe(p, s, now);
+    }
+    free(b);
+}
+
+static void flush_submit(bk_parts_t *p, flush_batch_t *b) {
+    if (b->n == 0) {
+        free(b);
+        return;
+    }
+    if (bk_worker_submit(p->pool, flush_job, flush_done, b) == BK_OK) {
+        p->jobs_inflight++;
+        return;
+    }
+    /* pool full or stopping: nothing becomes durable now; still due, so
+     * the next append or tick tries again */
+    for (size_t i = 0; i < b->n; i++) (void)flush_finish(p, &b->items[i], false);
+    free(b);
+}
+
+/* Begins s's fsync into b when one is due. */
+static void flush_add(bk_parts_t *p, flush_batch_t *b, bk_part_t *s, int64_t now_ms) {
+    assert(b->n < BK_PARTS_IO_BATCH);
+    if (!s->log || !st_log_flush_due(s->log, now_ms)) return;
+    st_log_sync_t *j = NULL;
+    int rc = st_log_sync_begin(s->log, now_ms, &j);
+    if (rc != KP_OK) {
+        if (rc != ST_ERR_OFFLINE)
+            st_logf(ST_LOG_WARN, "partition %s-%d: fsync not started: %s", s->topic, s->partition,
+                    st_status_str(rc));
+        return;
+    }
+    if (!j) return;   /* nothing past the recovery point */
+    b->items[b->n++] = (flush_item_t){ key_of(s), j };
+    p->st.flushes_started++;
+}
+
+static flush_batch_t *flush_batch_new(bk_parts_t *p) {
+    flush_batch_t *b = malloc(sizeof *b);
+    if (b) {
+        b->p = p;
+        b->n = 0;
+    }
+    return b;
+}
+
+void bk_parts_flush_maybe(bk_parts_t *p, bk_part_t *part, int64_t now_ms) {
+    if (!p->pool || !part->log || !st_log_flush_due(part->log, now_ms)) return;
+    flush_batch_t *b = flush_batch_new(p);
+    if (!b) return;   /* still due: the next call tries again */
+    flush_add(p, b, part, now_ms);
+    flush_submit(p, b);
+}
+
+/* ---- retention: segments detached on the loop, files removed on the pool ---------- */
+
+struct drop_batch {
+    bk_parts_t *p;
+    drop_batch_t *next;                   /* in drops_waiting */
+    size_t n;
+    st_log_drop_t *d[BK_PARTS_IO_BATCH];
+};
+
+/* Worker: touches only the drop descriptions. */
+static int drop_job(void *arg) {
+    drop_batch_t *b = arg;
+    int rc = KP_OK;
+    for (size_t i = 0; i < b->n; i++) {
+        int r = st_log_drop_run(b->d[i]);
+        if (r != KP_OK && rc == KP_OK) rc = r;
+    }
+    return rc;
+}
+
+static void drop_batch_free(drop_batch_t *b) {
+    for (size_t i = 0; i < b->n; i++) st_log_drop_free(b->d[i]);
+    free(b);
+}
+
+static void drop_done(void *arg, int status) {
+    drop_batch_t *b = arg;
+    bk_parts_t *p = b->p;
+    assert(p->jobs_inflight > 0);
+    p->jobs_inflight--;
+    /* leftovers are "*.deleted" (removed at the next open) or segments below
+     * the log start (detached again at the next open's first tick) */
+    if (status != KP_OK) {
+        p->st.drop_failures++;
+        if (status != BK_ERR_CANCELLED)
+            st_logf(ST_LOG_WARN, "retention: removing %zu segment file set(s) failed in part (%s); what is left "
+                    "goes at the next start", b->n, st_status_str(status));
+    }
+    drop_batch_free(b);
+}
+
+/* Submits b, or keeps it (in order) until the pool has room. */
+static void drop_submit(bk_parts_t *p, drop_batch_t *b) {
+    if (b->n == 0) {
+        free(b);
+        return;
+    }
+    if (!p->drops_waiting && bk_worker_submit(p->pool, drop_job, drop_done, b) == BK_OK) {
+        p->jobs_inflight++;
+        return;
+    }
+    b->next = NULL;
+    drop_batch_t **pp = &p->drops_waiting;
+    while (*pp) pp = &(*pp)->next;
+    *pp = b;
+    p->drops_waiting_n++;
+}
+
+/* Resubmits refused removal jobs; true when none waits any more. */
+static bool drops_retry(bk_parts_t *p) {
+    while (p->drops_waiting) {
+        drop_batch_t *b = p->drops_waiting;
+        if (bk_worker_submit(p->pool, drop_job, drop_done, b) != BK_OK) return false;
+        p->drops_waiting = b->next;
+        p->drops_waiting_n--;
+        p->jobs_inflight++;
+    }
+    return true;
+}
+
+static drop_batch_t *drop_batch_new(bk_parts_t *p) {
+    drop_batch_t *b = malloc(sizeof *b);
+    if (b) {
+        b->p = p;
+        b->next = NULL;
+        b->n = 0;
+    }
+    return b;
+}
+
+/* One log's retention into b. */
+static void retention_one(bk_parts_t *p, drop_batch_t *b, bk_part_t *s, int64_t now_ms) {
+    assert(b->n < BK_PARTS_IO_BATCH);
+    st_log_drop_t *d = NULL;
+    int deleted = 0;
+    int rc = st_log_retention_detach(s->log, now_ms, &d, &deleted);
+    if (rc != KP_OK && rc != ST_ERR_OFFLINE)
+        st_logf(ST_LOG_WARN, "partition %s-%d: retention skipped: %s", s->topic, s->partition, st_status_str(rc));
+    if (!d) return;
+    b->d[b->n++] = d;
+    p->st.segments_dropped += (uint64_t)deleted;
+}
+
+void bk_parts_tick(bk_parts_t *p, int64_t now_ms) {
+    if (!p->pool) return;
+    /* removal waiting for room: detach nothing new (bounds what waits to
+     * one tick's worth; retention is never urgent) */
+    bool retention = drops_retry(p);
+    flush_batch_t *fb = flush_batch_new(p);
+    drop_batch_t *db = retention ? drop_batch_new(p) : NULL;
+    if (!fb || (retention && !db)) {
+        free(fb);
+        free(db);
+        return;   /* next tick */
+    }
+    for (size_t i = 0; i < p->cap; i++) {
+        bk_part_t *s = &p->slots[i];
+        if (!s->used || !s->log) continue;
+        if (db) {
+            retention_one(p, db, s, now_ms);
+            if (db->n == BK_PARTS_IO_BATCH) {
+                drop_submit(p, db);
+                db = drop_batch_new(p);
+            }
+        }
+        flush_add(p, fb, s, now_ms);
+        if (fb->n == BK_PARTS_IO_BATCH) {
+            flush_submit(p, fb);
+            fb = flush_batch_new(p);
+            if (!fb) break;
+        }
+    }
+    if (fb) flush_submit(p, fb);
+    if (db) drop_submit(p, db);
+}
+
+/* ---- periodic checkpoint on the pool ---------------------------------------------- */
+
+typedef struct {
+    char path[ST_PATH_MAX];
+    st_logdir_entry_t *rows;     /* into ckpt_job_t.rows */
+    size_t n;
+} ckpt_dir_t;
+
+typedef struct {
+    bk_parts_t *p;
+    size_t ndirs;
+    ckpt_dir_t *dirs;
+    st_logdir_entry_t *rows;
+    char *names;                 /* the rows' topic names, copied */
+} ckpt_job_t;
+
+static void ckpt_free(ckpt_job_t *j) {
+    if (!j) return;
+    free(j->dirs);
+    free(j->rows);
+    free(j->names);
+    free(j);
+}
+
+/* Worker: touches only the copied rows. */
+static int ckpt_job(void *arg) {
+    ckpt_job_t *j = arg;
+    int first = KP_OK;
+    for (size_t d = 0; d < j->ndirs; d++) {
+        int rc = st_logdir_checkpoint(j->dirs[d].path, j->dirs[d].rows, j->dirs[d].n);
+        if (rc != KP_OK && first == KP_OK) first = rc;
+    }
+    return first;
+}
+
+static void ckpt_done(void *arg, int status) {
+    ckpt_job_t *j = arg;
+    bk_parts_t *p = j->p;
+    assert(p->jobs_inflight > 0 && p->ckpt_inflight);
+    p->jobs_inflight--;
+    p->ckpt_inflight = false;
+    if (status == KP_OK) {
+        p->st.checkpoints_written++;
+    } else if (status != BK_ERR_CANCELLED) {
+        p->st.checkpoints_failed++;
+        st_logf(ST_LOG_ERROR, "checkpoint of the log dirs failed: %s", st_status_str(status));
+    }
+    ckpt_free(j);
+}
+
+/* Copies one row (name included) into the job. */
+static void ckpt_row(ckpt_job_t *j, size_t *nrows, size_t *name_at, const char *topic, int32_t partition,
+                     const st_log_offsets_t *off) {
+    size_t len = strlen(topic) + 1;
+    memcpy(j->names + *name_at, topic, len);
+    st_logdir_entry_t *r = &j->rows[(*nrows)++];
+    r->topic = j->names + *name_at;
+    r->partition = partition;
+    r->offsets = *off;
+    *name_at += len;
+}
+
+/* The rows of every dir, as checkpoint_dirs builds them, with names copied:
+ * O(partitions x dirs) on the loop, no I/O. */
+static ckpt_job_t *ckpt_build(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+    ckpt_job_t *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    size_t name_bytes = extra ? strlen(extra->topic) + 1 : 0;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->slots[i].used && p->slots[i].log) name_bytes += strlen(p->slots[i].topic) + 1;
+    j->p = p;
+    j->ndirs = p->ndirs;
+    j->dirs = calloc(p->ndirs, sizeof *j->dirs);
+    j->rows = calloc(p->count + 1, sizeof *j->rows);
+    j->names = malloc(name_bytes + 1);
+    if (!j->dirs || !j->rows || !j->names) {
+        ckpt_free(j);
+        return NULL;
+    }
+    size_t nrows = 0, name_at = 0;
+    for (size_t d = 0; d < p->ndirs; d++) {
+        ckpt_dir_t *cd = &j->dirs[d];
+        snprintf(cd->path, sizeof cd->path, "%s", p->dirs[d].path);
+        cd->rows = j->rows + nrows;
+        size_t first = nrows;
+        for (size_t i = 0; i < p->cap; i++) {
+            bk_part_t *s = &p->slots[i];
+            if (!s->used || !s->log || (size_t)s->dir != d) continue;
+            st_log_offsets_t off = { st_log_start_offset(s->log), st_log_recovery_point(s->log),
+                                     st_log_high_watermark(s->log), st_log_end_offset(s->log),
+                                     st_log_cleaner_offset(s->log) };
+            ckpt_row(j, &nrows, &name_at, s->topic, s->partition, &off);
+        }
+        if (extra && extra_dir == (int)d) ckpt_row(j, &nrows, &name_at, extra->topic, extra->partition, &extra->offsets);
+        cd->n = nrows - first;
+    }
+    assert(nrows <= p->count + 1 && name_at <= name_bytes);
+    return j;
+}
+
+void bk_parts_checkpoint_async(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+    if (!p->pool) {
+        int rc = bk_parts_checkpoint(p, extra, extra_dir);
+        if (rc != KP_OK) st_logf(ST_LOG_ERROR, "checkpoint of the log dirs failed: %s", st_status_str(rc));
+        return;
+    }
+    if (p->ckpt_inflight) {
+        p->st.checkpoints_skipped++;   /* a slow disk: the next period writes newer offsets */
+        return;
+    }
+    ckpt_job_t *j = ckpt_build(p, extra, extra_dir);
+    if (!j) {
+        p->st.checkpoints_skipped++;
+        return;
+    }
+    if (bk_worker_submit(p->pool, ckpt_job, ckpt_done, j) != BK_OK) {
+        p->st.checkpoints_skipped++;
+        ckpt_free(j);
+        return;
+    }
+    p->ckpt_inflight = true;
+    p->jobs_inflight++;
+}
+
+void bk_parts_io_stats(const bk_parts_t *p, bk_parts_io_stats_t *out) { *out = p->st; }
+
+size_t bk_parts_io_pending(const bk_parts_t *p) {
+    return (p->opener ? bk_popen_pending(p->opener) : 0) + p->jobs_inflight + p->drops_waiting_n;
+}
+
 int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
     if (!p) return KP_OK;
-    bk_popen_free(p->opener);   /* the pool is gone: no batch runs */
+    /* the pool is drained or gone: every job's completion ran */
+    assert(p->jobs_inflight == 0);
+    bk_popen_free(p->opener);
     p->opener = NULL;
+    /* removals the full pool refused: the node is stopping, the loop serves
+     * nothing, so they run here (else they would wait for the next start) */
+    st_guard_allow_begin();
+    while (p->drops_waiting) {
+        drop_batch_t *b = p->drops_waiting;
+        p->drops_waiting = b->next;
+        (void)drop_job(b);
+        drop_batch_free(b);
+    }
+    st_guard_allow_end();
     int first_rc = KP_OK;
     st_log_offsets_t *final = calloc(p->count + 1, sizeof *final);
     size_t k = 0;

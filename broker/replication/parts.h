@@ -4,10 +4,25 @@
  * feeds it the image's change notifications: LEADER/FOLLOWER opens (creating
  * if needed) the log in a log dir chosen by st_logdirs_pick, STOP closes it,
  * STOP+deleted deletes its directory. Handlers look logs up with
- * bk_parts_get. Threading: loop thread only; logs are never handed to
- * another thread (retention renames run on the loop, the unlinking of
- * ".deleted" files runs on the worker pool via st_log_purge_deleted, which
- * storage allows concurrently).
+ * bk_parts_get.
+ *
+ * Threading: every function here runs on the loop thread, which never waits
+ * on the disk once the manager has its worker pool (bk_parts_set_pool):
+ *  - opens of bulk applies, closes and deletions are queued in one FIFO and
+ *    run in order on the pool (parts_open.h);
+ *  - fsyncs (flush.messages / flush.ms) run on the pool: bk_parts_flush_maybe
+ *    after every append, and bk_parts_tick; at most one per log in flight;
+ *  - retention takes segments out of a log on the loop (in memory) and a
+ *    pool job renames and unlinks their files (bk_parts_tick);
+ *  - the periodic checkpoint files are written on the pool
+ *    (bk_parts_checkpoint_async).
+ * A job never touches a bk_part_t or st_log_t: it holds duplicated
+ * descriptors and copied paths, and its completion finds the partition again
+ * by (topic id, partition, log_gen) — a log closed, deleted or replaced
+ * meanwhile is simply not found. Exceptions, each an st_guard allow scope:
+ * an apply creating at most BK_PARTS_SYNC_OPENS logs opens them on the loop
+ * (read-your-write for a small CreateTopics), and a job the full pool refuses
+ * runs on the loop. Without a pool (start-up replay) everything runs inline.
  *
  * Invariants: a bk_part_t pointer stays valid until the next bk_parts_apply,
  * return to the loop (a finished async open may remove slots) or
@@ -38,6 +53,10 @@ typedef struct bk_part {
     int32_t partition;
     char topic[BK_TOPIC_NAME_MAX + 1];
     st_log_t *log;                         /* NULL = offline */
+    uint64_t log_gen;                      /* unique per log installed in this
+                                              manager: how a job's completion
+                                              knows the log is still the one
+                                              it started on */
     int dir;                               /* index into the node's log dirs */
     bool leader;
     int32_t leader_epoch;
@@ -73,19 +92,22 @@ typedef void (*bk_parts_trash_fn)(void *ctx, const char *path);
  * (settings may have changed meanwhile; a coordinator may now load). */
 typedef void (*bk_parts_opened_fn)(void *ctx);
 
-/* From now on new partitions' logs of an apply creating more than
- * BK_PARTS_SYNC_OPENS logs are opened on `pool` (borrowed; freed or drained
- * before bk_parts_close_all): the slot exists at once with
- * `opening` set and log NULL; the log appears later (or the partition goes
- * offline if the open fails). A STOP meanwhile is carried out when the open
- * finishes. Without it (start-up replay) logs open on the loop. */
+/* From now on the manager's file work runs on `pool` (borrowed; freed or
+ * drained before bk_parts_close_all): new partitions' logs of an apply
+ * creating more than BK_PARTS_SYNC_OPENS logs (or while other operations
+ * are queued) are opened there — the slot exists at once with `opening` set
+ * and log NULL; the log appears later (or the partition goes offline if
+ * the open fails); a STOP meanwhile is carried out when the open finishes —
+ * and closes, deletions, flushes, retention removals and periodic
+ * checkpoints too. Without it (start-up replay) all of that runs inline. */
 int bk_parts_set_pool(bk_parts_t *p, bk_worker_pool_t *pool, bk_parts_opened_fn fn, void *ctx);
 
 /* Applies change notifications (img gives topic names). Failures to open a
  * log are logged and leave the partition offline; returns how many failed.
- * Deleted partitions are closed and renamed, then handed to trash_fn (so
- * the slow unlinking never runs on the loop); trash_fn may be NULL, then
- * they are deleted here. */
+ * Deleted partitions leave the table at once; their logs are discarded and
+ * their directories renamed (on the pool once it is set), then handed to
+ * trash_fn on the loop (so the slow unlinking never runs there); trash_fn
+ * may be NULL, then they are deleted here. */
 size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
                       bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms);
 
@@ -96,12 +118,58 @@ bool bk_parts_is_trash(const char *name);
 void bk_parts_each(bk_parts_t *p, void (*fn)(bk_part_t *part, void *ctx), void *ctx);
 size_t bk_parts_count(const bk_parts_t *p);
 
-/* Rewrites every log dir's checkpoints from the open logs; `extra` (may be
- * NULL) adds one more row to dir `extra_dir` (the metadata log). */
+/* Blocking: rewrites every log dir's checkpoints from the open logs;
+ * `extra` (may be NULL) adds one more row to dir `extra_dir` (the metadata
+ * log). For tools and tests; the node uses bk_parts_checkpoint_async. */
 int bk_parts_checkpoint(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir);
 
+/* The same rows taken now (offsets and copied names), written by a pool
+ * job. At most one in flight: a call while one runs is skipped (the next
+ * period writes newer offsets anyway). Without a pool: written here. */
+void bk_parts_checkpoint_async(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir);
+
+/* THE flush entry for partitions: call after every append to a log of this
+ * manager (leader, follower, coordinator, markers) and from the timer. When
+ * flush.messages / flush.ms make an fsync due (st_log_flush_due) and none
+ * is in flight for this log, the fsync of everything appended so far starts
+ * on the worker pool; the recovery point moves when it completes, on the
+ * loop. Appends meanwhile are covered by the next one, started by the
+ * completion when they made it due. Never blocks, never fails: a refused
+ * job (pool full) leaves the flush due for the next call; a failed fsync
+ * takes the log offline (logged; appends then fail with KAFKA_STORAGE_ERROR).
+ * Acks do not wait for it (Kafka's flush.* are periodic, best-effort). */
+void bk_parts_flush_maybe(bk_parts_t *p, bk_part_t *part, int64_t now_ms);
+
+/* The 1 s timer's storage work, decided on the loop and done on the pool:
+ * retention (st_log_retention_detach per log: segments past retention.ms /
+ * retention.bytes or below the log start leave the log now; batches of
+ * BK_PARTS_IO_BATCH logs per removal job) and flush.ms (as
+ * bk_parts_flush_maybe, batched the same way). While a refused removal job
+ * waits for room, no new segments are detached. No-op without a pool. */
+void bk_parts_tick(bk_parts_t *p, int64_t now_ms);
+
+#define BK_PARTS_IO_BATCH 64   /* logs per flush / removal job */
+
+typedef struct {
+    uint64_t flushes_started;   /* fsync jobs begun (one per log) */
+    uint64_t flushes_done;      /* completed: recovery point moved */
+    uint64_t flushes_failed;    /* fsync failed: log offline */
+    uint64_t flushes_skipped;   /* pool refused or cancelled: still due */
+    uint64_t flushes_orphaned;  /* log closed, deleted or replaced meanwhile */
+    uint64_t segments_dropped;  /* detached by retention / log start */
+    uint64_t drop_failures;     /* removal jobs with a failed rename/unlink */
+    uint64_t checkpoints_written, checkpoints_failed, checkpoints_skipped;
+} bk_parts_io_stats_t;
+
+void bk_parts_io_stats(const bk_parts_t *p, bk_parts_io_stats_t *out);
+
+/* File work not finished: queued/running opens, closes and deletions,
+ * flush, removal and checkpoint jobs in flight or waiting for room. */
+size_t bk_parts_io_pending(const bk_parts_t *p);
+
 /* Closes every log, then checkpoints with their final offsets (plus
- * `extra`) and frees the manager. Returns the first error. */
+ * `extra`) and frees the manager. Returns the first error. Blocking: for
+ * shutdown, once the pool is drained or freed (the loop serves nothing). */
 int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir);
 
 #endif

@@ -1,10 +1,15 @@
-/* broker/replication/parts_open.c — partition logs opened off the loop (see parts_open.h). */
+/* broker/replication/parts_open.c — partition logs opened, closed and deleted off the
+ * loop (see parts_open.h). */
 #include "broker/replication/parts_open.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "storage/st_guard.h"
 
 /* One job: the loop fills it, the worker opens, the loop takes it back. */
 typedef struct {
@@ -35,18 +40,51 @@ bk_popen_t *bk_popen_new(bk_worker_pool_t *pool, bk_popen_done_fn done, void *ct
 
 size_t bk_popen_pending(const bk_popen_t *o) { return o->len + (o->batch ? o->batch->n : 0); }
 
-/* Worker thread: touches only the batch. */
-static int open_job(void *arg) {
-    batch_t *bt = arg;
-    bk_popen_item_t *b = bt->items;
-    for (size_t i = 0; i < bt->n; i++) {
-        b[i].log = NULL;
-        b[i].rc = st_log_open(b[i].parent, b[i].topic, b[i].partition, &b[i].cfg, &b[i].opts, &b[i].log);
-        if (b[i].rc != KP_OK) b[i].log = NULL;
+/* A deletion: nothing of the log is worth writing (no flush, no producer
+ * snapshot); the rename is atomic, so a restart never sees half a
+ * partition under its real name. */
+static int delete_one(bk_popen_item_t *it) {
+    if (it->remove_now) {
+        int rc = st_log_delete(it->log);
+        it->log = NULL;
+        return rc;
+    }
+    char dir[ST_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", st_log_dir(it->log));
+    st_log_discard(it->log);
+    it->log = NULL;
+    snprintf(it->trash, sizeof it->trash, "%s.%lld-delete", dir, (long long)it->opts.now_ms);
+    if (rename(dir, it->trash) != 0) {
+        st_logf(ST_LOG_WARN, "partition %s-%d: cannot rename %s to %s: %s", it->topic, it->partition, dir,
+                it->trash, strerror(errno));
+        return ST_ERR_IO;
     }
     return KP_OK;
 }
 
+static void run_one(bk_popen_item_t *it) {
+    switch (it->kind) {
+    case BK_POPEN_OPEN:
+        it->log = NULL;
+        it->rc = st_log_open(it->parent, it->topic, it->partition, &it->cfg, &it->opts, &it->log);
+        if (it->rc != KP_OK) it->log = NULL;
+        break;
+    case BK_POPEN_CLOSE:
+        it->rc = st_log_close(it->log, NULL);
+        it->log = NULL;
+        break;
+    case BK_POPEN_DELETE:
+        it->rc = delete_one(it);
+        break;
+    }
+}
+
+/* Worker thread: touches only the batch (and the logs handed over in it). */
+static int file_job(void *arg) {
+    batch_t *bt = arg;
+    for (size_t i = 0; i < bt->n; i++) run_one(&bt->items[i]);
+    return KP_OK;
+}
 
 static void batch_done(void *arg, int status) {
     batch_t *bt = arg;
@@ -55,11 +93,19 @@ static void batch_done(void *arg, int status) {
     size_t n = bt->n;
     assert(o->batch == bt);
     if (status != KP_OK) {
-        /* cancelled before it ran: nothing was opened */
+        /* cancelled before it ran (the pool was freed without draining: the
+         * node is going away and the loop serves nothing): opens are not
+         * done, but a log handed over must still be closed or deleted */
+        st_guard_allow_begin();
         for (size_t i = 0; i < n; i++) {
+            if (b[i].kind != BK_POPEN_OPEN) {
+                run_one(&b[i]);
+                continue;
+            }
             b[i].log = NULL;
             b[i].rc = status;
         }
+        st_guard_allow_end();
     }
     o->batch = NULL;
     o->done(o->ctx, b, n);
@@ -67,7 +113,7 @@ static void batch_done(void *arg, int status) {
     bk_popen_kick(o);
 }
 
-/* Starts the next batch. A refused job runs here: every open completes. */
+/* Starts the next batch. A refused job runs here: every operation completes. */
 void bk_popen_kick(bk_popen_t *o) {
     if (o->kicking) return;
     o->kicking = true;
@@ -82,8 +128,13 @@ void bk_popen_kick(bk_popen_t *o) {
         o->len -= n;
         if (o->len == 0) o->head = 0;
         o->batch = bt;
-        if (bk_worker_submit(o->pool, open_job, batch_done, bt) != BK_OK) {
-            (void)open_job(bt);
+        if (bk_worker_submit(o->pool, file_job, batch_done, bt) != BK_OK) {
+            /* the pool is full (num.io.threads busy with 1024 jobs) or
+             * stopping: doing it here is late but keeps every open, close
+             * and deletion in order and complete (documented exception) */
+            st_guard_allow_begin();
+            (void)file_job(bt);
+            st_guard_allow_end();
             batch_done(bt, KP_OK);
         }
     }
@@ -107,9 +158,34 @@ int bk_popen_add(bk_popen_t *o, const bk_popen_item_t *it) {
     return KP_OK;
 }
 
+int bk_popen_add_front(bk_popen_t *o, const bk_popen_item_t *it) {
+    if (o->head == 0) {
+        if (o->len == o->cap) {
+            size_t nc = o->cap ? o->cap * 2 : 64;
+            bk_popen_item_t *nq = realloc(o->q, nc * sizeof *nq);
+            if (!nq) return KP_ERR_NOMEM;
+            o->q = nq;
+            o->cap = nc;
+        }
+        memmove(o->q + 1, o->q, o->len * sizeof *o->q);
+        o->head = 1;
+    }
+    o->q[--o->head] = *it;
+    o->len++;
+    return KP_OK;
+}
+
 void bk_popen_free(bk_popen_t *o) {
     if (!o) return;
     assert(!o->batch);
+    /* only reachable when an allocation failed in bk_popen_kick: the logs
+     * handed over must not leak; the node is stopping */
+    st_guard_allow_begin();
+    for (size_t i = 0; i < o->len; i++) {
+        bk_popen_item_t *it = &o->q[o->head + i];
+        if (it->kind != BK_POPEN_OPEN && it->log) run_one(it);
+    }
+    st_guard_allow_end();
     free(o->q);
     free(o);
 }

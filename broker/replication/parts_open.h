@@ -1,14 +1,16 @@
-/* broker/replication/parts_open.h — opens (creating) partition logs on the worker pool,
- * for the partition manager only (parts.c).
+/* broker/replication/parts_open.h — the partition manager's file operations on the
+ * worker pool, for parts.c only: opening (creating) a log, closing one,
+ * deleting one (the directory renamed out of the way).
  *
  * Creating a log costs a mkdir, several files and three or four fsyncs
  * (~2-4 ms each); a CreateTopics of 100 partition replicas used to hold the
  * loop thread 120-360 ms on every node, enough to miss raft fetch timeouts
  * during bulk creation. The opener keeps a FIFO of pending opens and runs
- * them in batches, ONE batch job at a time: opens are serialized, so two
- * opens of the same directory (a topic deleted and re-created under the same
- * name) never run concurrently, and the loop's rename of a deleted
- * partition happens between batches.
+ * them in batches, ONE batch job at a time, in the order queued. Closes and
+ * deletions (a close fsyncs and writes a producer snapshot; a deletion
+ * renames the directory) go through the same FIFO, so a topic deleted and
+ * re-created under its name is renamed away before its new log opens, and
+ * two operations on one directory never overlap.
  *
  * Threading: every function and the done callback run on the loop thread;
  * the job touches only the batch it was given (copies of paths and
@@ -27,7 +29,16 @@
 #define BK_POPEN_BATCH_MAX 64   /* opens per job: bounds how stale a batch's
                                    settings get and how long one job runs */
 
+typedef enum {
+    BK_POPEN_OPEN = 0,       /* st_log_open (creating); log is the result */
+    BK_POPEN_CLOSE,          /* st_log_close of log (handed over) */
+    BK_POPEN_DELETE,         /* log discarded (no flush), its directory renamed
+                                to `trash`, which the caller removes; with
+                                `remove_now` removed here instead */
+} bk_popen_kind_t;
+
 typedef struct {
+    bk_popen_kind_t kind;
     bk_uuid_t topic_id;
     int32_t partition;
     int dir;                                 /* log dir index */
@@ -35,11 +46,15 @@ typedef struct {
     char topic[BK_TOPIC_NAME_MAX + 1];
     st_log_config_t cfg;
     st_log_open_opts_t opts;
-    st_log_t *log;                           /* out: NULL on failure */
+    st_log_t *log;                           /* OPEN: out, NULL on failure;
+                                                CLOSE/DELETE: in, owned by the item */
+    bool remove_now;                         /* DELETE: st_log_delete, no rename */
+    char trash[ST_PATH_MAX + 48];            /* DELETE, out: "<dir>.<opts.now_ms>-delete" */
     int rc;                                  /* out */
 } bk_popen_item_t;
 
-/* Called on the loop for every finished batch; the callee owns items[i].log. */
+/* Called on the loop for every finished batch; the callee owns items[i].log
+ * (OPEN). CLOSE/DELETE items come back with log NULL (closed) and rc. */
 typedef void (*bk_popen_done_fn)(void *ctx, bk_popen_item_t *items, size_t n);
 
 typedef struct bk_popen bk_popen_t;
@@ -47,20 +62,30 @@ typedef struct bk_popen bk_popen_t;
 /* pool borrowed (must outlive the opener or be drained before it is freed). */
 bk_popen_t *bk_popen_new(bk_worker_pool_t *pool, bk_popen_done_fn done, void *ctx);
 
-/* Queues one open (never runs it, never calls done). KP_ERR_NOMEM: nothing
- * queued, the caller opens synchronously. */
+/* Queues one operation (never runs it, never calls done). KP_ERR_NOMEM:
+ * nothing queued, the caller does it synchronously. */
 KP_MUST_CHECK int bk_popen_add(bk_popen_t *o, const bk_popen_item_t *it);
 
+/* Queues one operation ahead of everything queued: for the stop of a log
+ * whose open just finished (a STOP that came while it opened), which must
+ * precede later operations on its directory (a re-creation under its name
+ * queued meanwhile). KP_ERR_NOMEM: nothing queued. */
+KP_MUST_CHECK int bk_popen_add_front(bk_popen_t *o, const bk_popen_item_t *it);
+
 /* Starts a batch if none runs. When the pool refuses the job (full,
- * stopping), the batch is opened right here on the loop, so every queued
- * open completes: done may be called before this returns. */
+ * stopping), the batch runs right here on the loop (an st_guard allow
+ * scope: a full queue of 1024 jobs or a stopping node), so every queued
+ * operation completes: done may be called before this returns. A batch
+ * the pool cancelled (freed without draining) comes back with its opens
+ * not done (rc BK_ERR_CANCELLED) and its closes and deletions done here. */
 void bk_popen_kick(bk_popen_t *o);
 
-/* Opens not yet done (queued or running). */
+/* Operations not yet done (queued or running). */
 size_t bk_popen_pending(const bk_popen_t *o);
 
 /* Frees the opener. Precondition: no batch running (the pool was freed or
- * drained first). Opens still queued are dropped (they hold nothing yet). */
+ * drained first). Opens still queued are dropped (they hold nothing yet);
+ * closes and deletions still queued are done here. */
 void bk_popen_free(bk_popen_t *o);
 
 #endif

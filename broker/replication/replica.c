@@ -12,6 +12,7 @@
 
 #include "broker/config/config_topic.h"
 #include "broker/replication/fetch.h"
+#include "broker/replication/parts.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"
@@ -238,9 +239,11 @@ static bool follower_append(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out
     if (!buf) return false;
     memcpy(buf, src->data, len);
     st_append_info_t info;
-    int rc = st_log_append_replica(p->log, buf, len, bk_now_ms(), &info);
+    int64_t now = bk_now_ms();
+    int rc = st_log_append_replica(p->log, buf, len, now, &info);
     free(buf);
-    if (rc == KP_OK) rc = st_log_maybe_flush(p->log, bk_now_ms());
+    /* flush.messages / flush.ms: the fsync runs on the worker pool */
+    if (rc == KP_OK) bk_parts_flush_maybe(n->parts, p, now);
     if (rc != KP_OK || st_log_end_offset(p->log) != bk_repl_leo(p->rp->core)) {
         rebuild(n, p, "follower append", rc);
         return false;

@@ -2,7 +2,11 @@
  *   append throughput of 16 KiB batches of 100-byte records vs plain write()
  *   of the same bytes to the same disk; random-offset read (locate + range)
  *   rate; open time of 1,000 partitions after a clean shutdown; compaction
- *   throughput with uncompressed, zstd and lz4 batches. BENCH_APPEND_MB sets the append volume (default 512). */
+ *   throughput with uncompressed, zstd and lz4 batches; the cost of a segment
+ *   roll, which the broker still pays on its loop thread (file creations,
+ *   index trimming, the producer snapshot's atomic write), next to the fsync
+ *   job it moved off the loop. BENCH_APPEND_MB sets the append volume
+ *   (default 256); BENCH_ROLL_ONLY=1 runs only the roll figures. */
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -213,10 +217,58 @@ static void bench_compaction(const char *dir, kp_codec_t codec) {
     if (st_log_close(log, NULL) != KP_OK) abort();
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Rolls of a log with the default 10 MiB preallocated indexes, one batch
+ * per segment, fsync on (what st_log_roll costs the thread that appends),
+ * then an st_log_sync job of one segment for comparison. */
+static void bench_roll(const char *dir, const uint8_t *batch, size_t len) {
+    enum { ROLLS = 200 };
+    st_log_config_t cfg;
+    st_log_config_default(&cfg);
+    st_log_open_opts_t o = { .create = true, .now_ms = 1 };
+    st_log_t *log;
+    if (st_log_open(dir, "roll", 0, &cfg, &o, &log) != KP_OK) abort();
+    uint8_t *b = malloc(len);
+    double roll_ms[ROLLS], sync_ms[ROLLS];
+    for (int i = 0; i < ROLLS; i++) {
+        memcpy(b, batch, len);
+        st_append_info_t info;
+        if (st_log_append(log, b, len, 0, 2, &info) != KP_OK) abort();
+        st_log_sync_t *j = NULL;
+        double t0 = now_s();
+        if (st_log_sync_begin(log, 2, &j) != KP_OK || !j) abort();
+        if (st_log_sync_run(j) != KP_OK || st_log_sync_end(log, j, true) != KP_OK) abort();
+        double t1 = now_s();
+        if (st_log_roll(log, 2) != KP_OK) abort();
+        double t2 = now_s();
+        sync_ms[i] = (t1 - t0) * 1e3;
+        roll_ms[i] = (t2 - t1) * 1e3;
+    }
+    qsort(roll_ms, ROLLS, sizeof roll_ms[0], cmp_double);
+    qsort(sync_ms, ROLLS, sizeof sync_ms[0], cmp_double);
+    printf("roll: %d rolls (10 MiB indexes, fsync on): median %.2f ms, p90 %.2f ms, max %.2f ms on the appending "
+           "thread; an fsync job of one %zu-byte segment (now off the loop): median %.2f ms, p90 %.2f ms\n",
+           ROLLS, roll_ms[ROLLS / 2], roll_ms[ROLLS * 9 / 10], roll_ms[ROLLS - 1], len, sync_ms[ROLLS / 2],
+           sync_ms[ROLLS * 9 / 10]);
+    free(b);
+    if (st_log_delete(log) != KP_OK) abort();
+}
+
 int main(void) {
     st_set_log_fn(quiet, NULL);
     char dir[] = "/tmp/bench_storage_XXXXXX";
     if (!mkdtemp(dir)) return 1;
+    if (getenv("BENCH_ROLL_ONLY")) {
+        uint8_t *rb = malloc(20000);
+        bench_roll(dir, rb, make_batch(rb, 20000, 140, 0, 1 << 30, KP_CODEC_NONE));
+        free(rb);
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return 0;
+    }
     const char *mb_env = getenv("BENCH_APPEND_MB");
     size_t mb = mb_env ? (size_t)atol(mb_env) : 256;
     uint8_t *batch = malloc(20000);
@@ -250,6 +302,7 @@ int main(void) {
     printf("append: CPU time (user+sys) over all reps: plain %.2f s, log %.2f s, ratio plain/log %.2f\n",
            g_cpu_plain, g_cpu_log, g_cpu_plain / g_cpu_log);
     bench_open_1000(dir);
+    bench_roll(dir, batch, len);
     bench_compaction(dir, KP_CODEC_NONE);
     bench_compaction(dir, KP_CODEC_ZSTD);
     bench_compaction(dir, KP_CODEC_LZ4);

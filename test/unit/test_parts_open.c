@@ -161,9 +161,10 @@ static census_t census(fx_t *f) {
     return c;
 }
 
-/* Runs the loop until no partition is opening (bounded: 10 s). */
+/* Runs the loop until no partition is opening and every queued close or
+ * deletion is done (bounded: 10 s). */
 static void settle(fx_t *f) {
-    for (int i = 0; i < 1000 && census(f).opening > 0; i++) {
+    for (int i = 0; i < 1000 && (census(f).opening > 0 || bk_parts_io_pending(f->p) > 0); i++) {
         struct timeval tv = { 0, 10000 };
         event_base_loopexit(f->base, &tv);
         event_base_dispatch(f->base);

@@ -90,17 +90,23 @@ START_TEST(test_failed_fsync_is_reported) {
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     append_ok(log, 0);
     ck_assert_int_eq(st_log_recovery_point(log), 0);
-    append_ok(log, 1); /* 4 messages: flush */
+    ck_assert(!st_log_flush_due(log, 0));
+    append_ok(log, 1); /* 4 messages: a flush is due; an append never fsyncs itself */
+    ck_assert(st_log_flush_due(log, 0));
+    ck_assert_int_eq(st_log_recovery_point(log), 0);
+    ck_assert_int_eq(st_log_maybe_flush(log, 0), KP_OK);
     ck_assert_int_eq(st_log_recovery_point(log), 4);
     append_ok(log, 2);
     st_io_inject(ST_IO_FSYNC, 0, EIO);
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 2, 500, 99, 20);
     st_append_info_t info;
-    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), ST_ERR_IO);
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), KP_OK);
+    ck_assert_int_eq(st_log_maybe_flush(log, 0), ST_ERR_IO);
     /* the data is in the page cache but not known durable: the recovery
      * point did not move and the log refuses further work */
     ck_assert_int_eq(st_log_recovery_point(log), 4);
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), ST_ERR_OFFLINE);
     ck_assert_int_eq(st_log_flush(log), ST_ERR_OFFLINE);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK); /* offline: closes without flushing */
     tu_rmrf(dir);

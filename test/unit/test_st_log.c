@@ -514,8 +514,15 @@ START_TEST(test_read_spans_two_segments_and_flush_ms) {
     ck_assert_uint_eq(rr.total_bytes, rr.r[0].len + rr.r[1].len);
     ck_assert_int_eq(rr.first_offset, first_seg_last);
     (void)second;
-    /* flush.ms: the first append (t=5000) flushed; nothing again before 5100 */
-    ck_assert_int_eq(st_log_recovery_point(log), 3);
+    /* flush.ms (the log opened at t=0): due from the first append on; an
+     * append never fsyncs by itself */
+    ck_assert_int_eq(st_log_recovery_point(log), 0);
+    ck_assert(st_log_flush_due(log, 5000));
+    ck_assert_int_eq(st_log_maybe_flush(log, 5000), KP_OK);
+    ck_assert_int_eq(st_log_recovery_point(log), st_log_end_offset(log));
+    append_n(log, 1, 3, 100, NULL);
+    /* flushed at 5000: nothing again before 5100 */
+    ck_assert(!st_log_flush_due(log, 5099));
     int64_t rp = st_log_recovery_point(log);
     ck_assert_int_eq(st_log_maybe_flush(log, 5050), KP_OK);
     ck_assert_int_eq(st_log_recovery_point(log), rp);
