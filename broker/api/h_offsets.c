@@ -175,7 +175,7 @@ static int fetch_listed(bk_req_t *req, bk_grp_coord_t *c, kp_str_t gid, const qt
         /* KIP-447: a transaction holds an offset for it (txn_driver.h) */
         const kp_offset_fetch_request_t *q = req->body;
         for (size_t k = 0; c && q->require_stable && req->hdr.api_version >= 7 && k < np; k++)
-            if (bk_td_offset_pending(req->node->txns, c->partition, gid, tp[k].topic, tp[k].partition))
+            if (bk_gd_txn_pending(req->node->groups, c->partition, gid, tp[k].topic, tp[k].partition))
                 ps[k].error_code = KP_ERROR_UNSTABLE_OFFSET_COMMIT;
         ts[i].partitions.items = ps;
         ts[i].partitions.count = (int32_t)np;

@@ -313,15 +313,15 @@ static int16_t offset_ok(bk_req_t *req, const char *topic, const toc_qpart_t *p)
 }
 
 /* Holds one partition's offset until the producer's marker (NONE or the error). */
-static int16_t hold_offset(bk_req_t *req, bk_txn_offsets_t *pend, const char *group, const char *topic,
+static int16_t hold_offset(bk_req_t *req, bk_grp_txn_offsets_t *pend, const char *group, const char *topic,
                            const toc_qpart_t *p) {
     const kp_txn_offset_commit_request_t *q = req->body;
     if (!pend) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-    bk_txn_offset_t o = { q->producer_id, (char *)group, (char *)topic, p->partition_index, p->committed_offset,
+    bk_grp_txn_pending_t o = { q->producer_id, (char *)group, (char *)topic, p->partition_index, p->committed_offset,
                           leader_epoch_of(req, p),
                           kp_slice_is_null(p->committed_metadata) ? NULL : bk_req_cstr(req, p->committed_metadata),
                           bk_now_ms(), -1 };
-    int rc = bk_txn_offsets_add(pend, &o);
+    int rc = bk_grp_txn_offsets_add(pend, &o);
     return rc == KP_OK ? 0 : rc == KP_ERR_TOO_LARGE ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
@@ -361,7 +361,7 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
                                 req->hdr.api_version >= 3 ? q->generation_id : -1, -1, NULL, 0 };
         err = bk_grp_txn_commit_check(c, &chk);
     }
-    bk_txn_offsets_t *pend = c && !err && n->txns ? bk_td_offsets(n->txns, c->partition) : NULL;
+    bk_grp_txn_offsets_t *pend = c && !err ? bk_gd_txn_offsets(n->groups, c->partition) : NULL;
     const char *group = cid(req, q->group_id);
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
     toc_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);

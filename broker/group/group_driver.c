@@ -19,7 +19,6 @@
 #include "broker/quorum/quorum.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
-#include "broker/txn/txn_driver.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -199,12 +198,8 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
     if (!c) return;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
     bk_grp_coord_init(c, &gd->cfg, i, seed);
-    bk_txn_offsets_t *pend = gd->node->txns ? bk_td_offsets(gd->node->txns, i) : NULL;
-    if (pend) {   /* rebuilt from the log by the replay */
-        bk_txn_offsets_free(pend);
-        bk_txn_offsets_init(pend);
-    }
-    int rc = gd->node->txns && !pend ? KP_ERR_NOMEM : bk_gd_replay(c, p->log, pend);
+    bk_grp_txn_offsets_free(&gd->pend[i]);   /* rebuilt from the log by the replay */
+    int rc = bk_gd_replay(c, p->log, &gd->pend[i]);
     if (rc != KP_OK) {
         /* Serving from a partial state could hand out wrong offsets: stay
          * not-coordinator for this partition (clients keep retrying). */
@@ -230,7 +225,10 @@ static bool resize(bk_gd_t *gd, int32_t n) {
     int64_t *ne = realloc(gd->need_end, (size_t)n * sizeof *ne);
     if (!ne) return false;
     gd->need_end = ne;
-    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; }
+    bk_grp_txn_offsets_t *np = realloc(gd->pend, (size_t)n * sizeof *np);
+    if (!np) return false;
+    gd->pend = np;
+    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; bk_grp_txn_offsets_init(&np[i]); }
     gd->ncoords = n;
     return true;
 }
@@ -264,6 +262,61 @@ bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
 
 bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
     return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
+}
+
+/* ---- transactional offsets ------------------------------------------------ */
+
+bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_gd_t *gd, int32_t p) {
+    return p >= 0 && p < gd->ncoords ? &gd->pend[p] : NULL;
+}
+
+bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
+    if (!gd || p < 0 || p >= gd->ncoords || gd->pend[p].n == 0) return false;
+    if (group.len > BK_GRP_TXN_GROUP_MAX_BYTES || topic.len > BK_GRP_TXN_TOPIC_MAX_BYTES) return false;
+    char g[BK_GRP_TXN_GROUP_MAX_BYTES + 1], t[BK_GRP_TXN_TOPIC_MAX_BYTES + 1];
+    memcpy(g, group.p, group.len);
+    g[group.len] = '\0';
+    memcpy(t, topic.p, topic.len);
+    t[topic.len] = '\0';
+    return bk_grp_txn_offsets_pending(&gd->pend[p], g, t, partition);
+}
+
+bool bk_gd_txn_has_offsets(const bk_gd_t *gd, int32_t p, int64_t producer_id) {
+    return gd && p >= 0 && p < gd->ncoords && bk_grp_txn_offsets_has_producer(&gd->pend[p], producer_id);
+}
+
+typedef struct {
+    bk_gd_t *gd;
+    bk_grp_coord_t *c;
+    bk_grp_out_t *out;
+} commit_ctx_t;
+
+/* A committed transaction's offset becomes visible to the group. */
+static void commit_offset(void *ctx, const bk_grp_txn_pending_t *o) {
+    commit_ctx_t *cc = ctx;
+    bk_grp_commit_part_t part = { kp_slice_cstr(o->topic), o->partition, o->offset, o->leader_epoch,
+                                  o->metadata ? kp_slice_cstr(o->metadata) : kp_slice_null(), o->commit_ts_ms };
+    bk_grp_commit_t req = { kp_slice_cstr(o->group), kp_slice_cstr(""), kp_slice_null(), -1, -1, &part, 1 };
+    int16_t err = 0;
+    (void)bk_grp_offset_commit_txn(cc->c, &req, bk_now_ms(), cc->out, &err);
+    if (err)
+        fprintf(stderr, "skiff: node %d: transactional offset of %s %s-%d not committed: %s\n", cc->gd->node->id,
+                o->group, o->topic, o->partition, kp_error_name(err));
+}
+
+/* Without a loaded core the offsets are dropped either way: the marker's
+ * control batch is then in the log (the transaction side appends one
+ * whenever bk_gd_txn_has_offsets), so the core's replay resolves the
+ * transactional batch there, in log order. */
+void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit) {
+    if (!gd || p < 0 || p >= gd->ncoords) return;
+    bk_grp_coord_t *c = gd->coords[p];
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    commit_ctx_t cc = { gd, c, &out };
+    (void)bk_grp_txn_offsets_complete(&gd->pend[p], producer_id, commit && c, c ? commit_offset : NULL, &cc);
+    if (c) (void)bk_gd_finish(gd, c, &out);
+    bk_grp_out_free(&out);
 }
 
 /* ---- FindCoordinator ------------------------------------------------------- */
@@ -354,9 +407,12 @@ void bk_gd_stop(bk_gd_t *gd) {
 void bk_gd_free(bk_gd_t *gd) {
     if (!gd) return;
     bk_gd_stop(gd);
-    for (int32_t i = 0; i < gd->ncoords; i++)
+    for (int32_t i = 0; i < gd->ncoords; i++) {
         if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
+        bk_grp_txn_offsets_free(&gd->pend[i]);
+    }
     free(gd->coords);
+    free(gd->pend);
     free(gd->need_end);
     free(gd->waiters);
     free(gd->held);

@@ -14,6 +14,7 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/group/group.h"
+#include "broker/group/group_txn_offsets.h"
 
 #define BK_GD_TOPIC "__consumer_offsets"
 #define BK_GD_TICK_MS 100                  /* session / rebalance timer period */
@@ -94,6 +95,26 @@ size_t bk_gd_waiting(const bk_gd_t *gd);
 /* Answers a held JoinGroup/SyncGroup request with a core response, or with
  * `error` when resp is NULL (h_groups.c). Frees req. */
 void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error);
+
+/* ---- transactional offsets (TxnOffsetCommit, KIP-447) -------------------
+ * Offsets of a TxnOffsetCommit are held per __consumer_offsets partition
+ * until their producer's marker reaches that partition. */
+
+/* The pending offsets of partition p (NULL when p is not a partition seen
+ * so far). Valid until the next bk_gd_sync. */
+bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_gd_t *gd, int32_t p);
+/* OffsetFetch require_stable: whether a transaction holds an offset of
+ * (group, topic, partition) in partition p. gd NULL: false. */
+bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
+/* Whether producer_id holds pending offsets in partition p (its marker
+ * there then needs a control batch: a replay resolves the transactional
+ * batch only at one). gd NULL: false. */
+bool bk_gd_txn_has_offsets(const bk_gd_t *gd, int32_t p, int64_t producer_id);
+/* The producer's marker on partition p is replicated: COMMIT makes its
+ * pending offsets the group's (appended again as plain records), ABORT
+ * drops them; without a loaded core they are dropped either way (the
+ * replay resolves them at the marker). gd NULL: nothing. */
+void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit);
 
 /* Lag of the group's committed partitions, like bk_grp_lags, against the
  * partition's high watermark where this node leads it (what ListOffsets

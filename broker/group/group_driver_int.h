@@ -55,6 +55,9 @@ struct bk_gd {
     bool stopped;
     int64_t *need_end;                  /* [ncoords]: answers on a partition wait
                                            until its HW reaches this offset */
+    bk_grp_txn_offsets_t *pend;         /* [ncoords]: TxnOffsetCommit offsets waiting for
+                                           their producer's marker; kept while a core
+                                           is absent, rebuilt by its next replay */
     waiter_t *waiters;                  /* encoded answers waiting for the HW */
     size_t nwaiters, waiters_cap;
 };

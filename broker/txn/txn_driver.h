@@ -24,7 +24,6 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/txn/txn.h"
-#include "broker/txn/txn_offsets.h"
 
 #define BK_TD_TOPIC "__transaction_state"
 #define BK_TD_TICK_MS 250                    /* timeouts + marker re-sends */
@@ -114,15 +113,6 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
  * has been started: committed here on the controller, else one id asked of
  * the controller). */
 bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
-
-/* Pending TxnOffsetCommit offsets of __consumer_offsets partition p (created
- * on demand), or NULL when out of memory / p < 0. */
-bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p);
-
-/* OffsetFetch require_stable (KIP-447): whether a transaction holds a
- * pending offset of (group, topic, partition) in __consumer_offsets
- * partition p. td NULL: false. */
-bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
 
 /* Produce of a transactional batch: NONE; INVALID_PRODUCER_EPOCH for an
  * epoch older than the coordinator's; INVALID_TXN_STATE when this

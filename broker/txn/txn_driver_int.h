@@ -34,8 +34,6 @@ struct bk_td {
     bk_txn_config_t cfg;
     bk_txn_coord_t **coords;     /* [ncoords]; NULL: not led here */
     int32_t ncoords;
-    bk_txn_offsets_t **offs;     /* [noffs] pending TxnOffsetCommit offsets */
-    int32_t noffs;
     td_peer_t peers[BK_TD_PEERS_MAX];
     size_t npeers;
     td_flight_t *flights;        /* marker requests out */
