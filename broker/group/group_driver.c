@@ -43,7 +43,8 @@ static const bk_topic_t *offsets_topic(const bk_gd_t *gd) {
 
 uint64_t bk_gd_token(bk_gd_t *gd) { return ++gd->next_token; }
 
-bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
+bool bk_gd_hold(bk_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_gd_done_fn done, void *arg) {
+    assert(done != NULL);
     if (gd->stopped || gd->nheld >= BK_GD_HELD_MAX) return false;
     if (gd->nheld == gd->held_cap) {
         size_t ncap = gd->held_cap ? gd->held_cap * 2 : 64;
@@ -52,41 +53,39 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
         gd->held = nv;
         gd->held_cap = ncap;
     }
-    gd->held[gd->nheld].token = token;
-    gd->held[gd->nheld].req = req;
-    gd->nheld++;
+    gd->held[gd->nheld++] = (held_t){ token, partition, join, done, arg };
     return true;
 }
 
 void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
     *joins = *syncs = 0;
     for (size_t i = 0; gd && i < gd->nheld; i++) {
-        if (gd->held[i].req->hdr.api_key == KP_API_JOIN_GROUP) (*joins)++;
+        if (gd->held[i].join) (*joins)++;
         else (*syncs)++;
     }
 }
 
-/* Removes and returns the request held for token, or NULL. */
-static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
+/* Removes the request held for token into *h; false when there is none. */
+static bool unhold(bk_gd_t *gd, uint64_t token, held_t *h) {
     for (size_t i = 0; i < gd->nheld; i++) {
         if (gd->held[i].token != token) continue;
-        bk_req_t *r = gd->held[i].req;
+        *h = gd->held[i];
         gd->held[i] = gd->held[--gd->nheld];
-        return r;
+        return true;
     }
-    return NULL;
+    return false;
 }
 
-/* Answers every held request of a group partition (all when part < 0). */
+/* Answers every held request of a group partition (all when part < 0)
+ * with `error`; like any Join/Sync answer it waits for what was appended
+ * there (and so fails with it when the partition is being dropped). */
 static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
     for (size_t i = 0; i < gd->nheld;) {
-        bk_req_t *r = gd->held[i].req;
-        kp_str_t gid = r->hdr.api_key == KP_API_JOIN_GROUP
-                           ? ((const kp_join_group_request_t *)r->body)->group_id
-                           : ((const kp_sync_group_request_t *)r->body)->group_id;
-        if (part >= 0 && bk_grp_partition_for(gid, gd->ncoords) != part) { i++; continue; }
+        if (part >= 0 && gd->held[i].partition != part) { i++; continue; }
+        held_t h = gd->held[i];
         gd->held[i] = gd->held[--gd->nheld];
-        bk_h_group_answer(r, NULL, error);
+        bk_gd_result_t res = { .error = error };
+        bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
 }
 
@@ -162,10 +161,11 @@ int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
         fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
                 BK_GD_TOPIC, c->partition, st_status_str(rc));
     for (size_t i = 0; i < out->nresps; i++) {
-        bk_req_t *r = unhold(gd, out->resps[i].token);
-        if (!r) continue;   /* the request itself answers (same call) or it was failed */
-        if (rc == KP_OK) bk_h_group_answer(r, &out->resps[i], 0);
-        else bk_h_group_answer(r, NULL, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+        held_t h;
+        if (!unhold(gd, out->resps[i].token, &h)) continue;   /* failed meanwhile */
+        bk_gd_result_t res = { .error = KP_ERROR_COORDINATOR_NOT_AVAILABLE };
+        if (rc == KP_OK) res = (bk_gd_result_t){ .resp = &out->resps[i] };
+        bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
     bk_grp_out_reset(out);
     return rc;
@@ -262,6 +262,15 @@ bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
 
 bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
     return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
+}
+
+bool bk_gd_part_exists(const bk_gd_t *gd, kp_str_t topic, int32_t partition) {
+    char name[BK_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_TOPIC_NAME_MAX || !topic.p) return false;
+    memcpy(name, topic.p, topic.len);
+    name[topic.len] = '\0';
+    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    return t && partition >= 0 && partition < t->nparts;
 }
 
 /* ---- transactional offsets ------------------------------------------------ */
