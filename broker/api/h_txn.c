@@ -1,11 +1,14 @@
 /* broker/api/h_txn.c — the transactional client APIs: InitProducerId with a
  * transactional id, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn,
  * TxnOffsetCommit, and the partition-leader side of WriteTxnMarkers.
- * Coordinator calls go through the txn driver (txn_driver.h), which appends
- * the records before the answer is built here. */
+ * The decoded requests go to the txn driver (txn_driver.h; TxnOffsetCommit
+ * to the group driver), which appends and replicates the records before
+ * its callback lets the answer be built here (with the version rules of
+ * the answers: KIP-588's PRODUCER_FENCED for new versions only). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/dispatch.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -32,27 +35,8 @@ static void init_pid_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_respond(req, &r);
 }
 
-/* Answers the error now, without a core call. */
-static void answer_now(bk_td_answer_fn fn, bk_req_t *req, int16_t err) {
-    bk_td_answer_t a = { err, -1, -1 };
-    fn(req, &a);
-}
-
 void bk_h_init_producer_id_txn(bk_req_t *req) {
-    const kp_init_producer_id_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td && id[0] ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!id[0]) err = KP_ERROR_INVALID_REQUEST;
-    if (!c) { answer_now(init_pid_answer, req, err); return; }
-    bk_txn_init_req_t in = { id, q->transaction_timeout_ms, req->hdr.api_version >= 3 ? q->producer_id : -1,
-                             req->hdr.api_version >= 3 ? q->producer_epoch : -1 };
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_init_producer_id(c, &in, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, init_pid_answer, req);
+    bk_td_init_producer_id(req->node->txns, req->body, req->hdr.api_version, init_pid_answer, req);
 }
 
 /* ---- AddPartitionsToTxn ------------------------------------------------------------ */
@@ -111,14 +95,12 @@ static void add_partitions_answer(void *ctx, const bk_td_answer_t *ans) {
 
 void bk_h_add_partitions_to_txn(bk_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
     const apt_topic_t *ts = q->v3_and_below_topics.items;
     int32_t nt = q->v3_and_below_topics.count > 0 ? q->v3_and_below_topics.count : 0;
     apt_result_t *res = bk_req_alloc(req, (size_t)nt, sizeof *res);
     apt_ctx_t *actx = bk_req_alloc(req, 1, sizeof *actx);
     if (!res || !actx) { bk_req_close(req, "out of memory"); return; }
     *actx = (apt_ctx_t){ req, res, nt };
-    size_t total = 0;
     for (int32_t i = 0; i < nt; i++) {
         int32_t np = ts[i].partitions.count > 0 ? ts[i].partitions.count : 0;
         kp_add_partitions_to_txn_response_add_partitions_to_txn_topic_result_init(&res[i]);
@@ -126,42 +108,15 @@ void bk_h_add_partitions_to_txn(bk_req_t *req) {
         res[i].results_by_partition.items = bk_req_alloc(req, (size_t)np, sizeof(apt_part_t));
         res[i].results_by_partition.count = np;
         if (!res[i].results_by_partition.items) { bk_req_close(req, "out of memory"); return; }
-        total += (size_t)np;
     }
-    int16_t err = KP_ERROR_NONE;
     if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
         add_partitions_respond(actx);
         return;
     }
-    const char *id = cid(req, q->v3_and_below_transactional_id);
-    int32_t pidx = -1;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!td) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_tp_t *tps = c ? bk_req_alloc(req, total, sizeof *tps) : NULL;
-    if (c && !tps) err = KP_ERROR_UNKNOWN_SERVER_ERROR;
-    if (!tps) {
-        bk_td_answer_t a = { err, -1, -1 };
-        add_partitions_answer(actx, &a);
-        return;
-    }
-    size_t n = 0;
-    for (int32_t i = 0; i < nt; i++) {
-        const char *name = cid(req, ts[i].name);
-        for (int32_t k = 0; k < ts[i].partitions.count; k++) tps[n++] = (bk_txn_tp_t){ name, ts[i].partitions.items[k] };
-    }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n, bk_now_ms(),
-                          &out);
-    bk_td_finish(td, pidx, &out, id, add_partitions_answer, actx);
+    bk_td_add_partitions(req->node->txns, q, add_partitions_answer, actx);
 }
 
 /* ---- AddOffsetsToTxn / EndTxn ----------------------------------------------------- */
-
-static int32_t offsets_partitions(const bk_node_t *n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, BK_GD_TOPIC);
-    return t && t->nparts > 0 ? t->nparts : (int32_t)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
-}
 
 static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_t *req = ctx;
@@ -172,18 +127,7 @@ static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
 }
 
 void bk_h_add_offsets_to_txn(bk_req_t *req) {
-    const kp_add_offsets_to_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!c) { answer_now(add_offsets_answer, req, err); return; }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    int32_t gp = bk_grp_partition_for(q->group_id, offsets_partitions(req->node));
-    bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, add_offsets_answer, req);
+    bk_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
 }
 
 static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
@@ -196,19 +140,7 @@ static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_respond(req, &r);
 }
 
-void bk_h_end_txn(bk_req_t *req) {
-    const kp_end_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!c) { answer_now(end_txn_answer, req, err); return; }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, end_txn_answer, req);
-}
+void bk_h_end_txn(bk_req_t *req) { bk_td_end_txn(req->node->txns, req->body, end_txn_answer, req); }
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
 
