@@ -10,9 +10,13 @@
  * re-sends markers that are still missing.
  *
  * Also here: the partition-leader side of a marker (bk_td_write_marker,
- * used by the local path and the WriteTxnMarkers handler) and the offsets
- * of TxnOffsetCommit, held per __consumer_offsets partition until the
- * marker (txn_offsets.h) and then committed through the group core.
+ * used by the local path and the WriteTxnMarkers handler); on
+ * __consumer_offsets a replicated marker completes the producer's pending
+ * TxnOffsetCommit offsets, which the group driver holds
+ * (bk_gd_txn_complete).
+ *
+ * Requests come in decoded, with a completion callback (see "requests"
+ * below): this folder never sees the dispatcher's request object.
  *
  * Threading: loop thread only (like every bk_node_t part). */
 #ifndef SKIFF_BK_TXN_DRIVER_H
