@@ -10,6 +10,8 @@
 #   test/tools/*.c       -> helper programs for scripted tests ($(B)/test/tools/NAME,
 #                           built by `make test-integration` and `make bench`)
 #   test/support/*.c     -> linked into every test, sim, bench and tool program
+#   test/layers/t_folder_graph.sh -> run with the unit tests (broker/'s folder
+#                           graph against broker/README.md "Layers")
 #   test/integration/t_*.sh -> run in order by `make test` after the unit tests
 #                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
 # `make` builds bin/ only (what `make run` starts); every test target builds
@@ -175,8 +177,10 @@ test: deps
 	  $(MAKE) --no-print-directory $$f || st=1; done; \
 	  bash test/summary.sh $(B)/test-logs/summary.txt && exit $$st
 
+# test/layers/t_folder_graph.sh: broker/'s include graph against the
+# allowed arrows of broker/README.md ("Layers"), with the checker's self-test.
 test-unit: $(UNIT_BINS)
-	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS)
+	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS) test/layers/t_folder_graph.sh
 
 test-sim: $(SIM_BINS)
 	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)

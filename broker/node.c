@@ -416,8 +416,8 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
     if (!n->fetch) return fail(err, len, "out of memory");
-    /* the txn driver first: the group replay hands it open transactional
-     * offsets; its own cores load after the groups (markers complete them) */
+    /* the txn cores load after the group cores: the markers a txn load
+     * sends complete the groups' pending transactional offsets */
     n->txns = bk_td_new(n);
     if (!n->txns) return fail(err, len, "cannot start the transaction coordinator");
     n->groups = bk_gd_new(n);

@@ -112,7 +112,7 @@ static void members(bk_json_t *j, const bk_grp_t *g) {
 static void get_group(bk_admin_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *name = bk_admin_param(req, "id");
-    kp_str_t id = bk_str(name);
+    kp_str_t id = kp_slice_cstr(name);
     int16_t err = 0;
     bk_grp_coord_t *c = n->groups ? bk_gd_coord(n->groups, id, &err) : NULL;
     const bk_grp_t *g = NULL;

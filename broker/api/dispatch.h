@@ -131,5 +131,14 @@ void bk_h_incremental_alter_configs(bk_req_t *req);
 void bk_h_describe_cluster(bk_req_t *req);
 void bk_h_describe_quorum(bk_req_t *req);
 void bk_h_describe_log_dirs(bk_req_t *req);
+void bk_h_init_producer_id_txn(bk_req_t *req);             /* h_txn.c (from h_producer.c) */
+void bk_h_add_partitions_to_txn(bk_req_t *req);
+void bk_h_add_offsets_to_txn(bk_req_t *req);
+void bk_h_end_txn(bk_req_t *req);
+void bk_h_write_txn_markers(bk_req_t *req);
+void bk_h_txn_offset_commit(bk_req_t *req);
+void bk_h_describe_transactions(bk_req_t *req);            /* h_txn_admin.c */
+void bk_h_list_transactions(bk_req_t *req);
+void bk_h_describe_producers(bk_req_t *req);
 
 #endif

@@ -1,12 +1,14 @@
 /* broker/api/h_groups.c — FindCoordinator and the classic group protocol:
- * JoinGroup, SyncGroup (answers held by token until the core emits them),
- * Heartbeat, LeaveGroup, ListGroups, DescribeGroups, DeleteGroups. Each
- * request -> the core of the group's __consumer_offsets partition
- * (group_driver.h) -> records appended -> answers. */
+ * JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups,
+ * DeleteGroups. Each decoded request goes to the group driver
+ * (group_driver.h: the core of the group's __consumer_offsets partition,
+ * records appended and replicated); its completion callback builds the
+ * answer here, keeping the response-side version rules. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/dispatch.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -77,17 +79,28 @@ void bk_h_find_coordinator(bk_req_t *req) {
     bk_req_respond(req, &r);
 }
 
-/* ---- JoinGroup / SyncGroup answers ---------------------------------------- */
+/* ---- JoinGroup / SyncGroup ------------------------------------------------ */
 
-static void answer_join(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
+/* A group answer that must not leave (its records may not be replicated):
+ * closing the connection makes the client find the coordinator and retry. */
+static bool unsent(bk_req_t *req, const bk_gd_result_t *res) {
+    if (!res->unsent) return false;
+    bk_req_close(req, res->unsent);
+    return true;
+}
+
+static void join_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
     int16_t v = req->hdr.api_version;
+    const bk_grp_resp_t *x = res->resp;
     kp_join_group_response_t r;
     kp_join_group_response_init(&r);
     r.generation_id = -1;
     r.protocol_name = v >= 7 ? kp_slice_null() : bk_str("");
     r.leader = bk_str("");
     r.member_id = bk_str("");
-    r.error_code = error;
+    r.error_code = res->error;
     if (x) {
         r.error_code = x->error;
         r.generation_id = x->generation;
@@ -108,15 +121,16 @@ static void answer_join(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
         r.members.items = ms;
         r.members.count = (int32_t)x->nmembers;
     }
-    /* v0-v3 clients know nothing of MEMBER_ID_REQUIRED (never sent to them,
-     * see require_known_member_id) */
-    bk_gd_respond(req->node->groups, ((const kp_join_group_request_t *)req->body)->group_id, req, &r);
+    bk_req_respond(req, &r);
 }
 
-static void answer_sync(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
+static void sync_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
+    const bk_grp_resp_t *x = res->resp;
     kp_sync_group_response_t r;
     kp_sync_group_response_init(&r);
-    r.error_code = error;
+    r.error_code = res->error;
     r.assignment = kp_slice_null();
     r.assignment.p = (const uint8_t *)"";
     if (x) {
@@ -125,224 +139,98 @@ static void answer_sync(bk_req_t *req, const bk_grp_resp_t *x, int16_t error) {
         r.protocol_name = x->protocol;
         if (x->assignment.p) r.assignment = x->assignment;
     }
-    bk_gd_respond(req->node->groups, ((const kp_sync_group_request_t *)req->body)->group_id, req, &r);
-}
-
-void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error) {
-    if (req->hdr.api_key == KP_API_JOIN_GROUP) answer_join(req, resp, error);
-    else answer_sync(req, resp, error);
-}
-
-/* Runs a Join/Sync core call for a held request; answers it if the core
- * answered at once. */
-typedef void (*core_call_fn)(bk_grp_coord_t *c, bk_req_t *req, uint64_t token, bk_grp_out_t *out);
-
-static void held_call(bk_req_t *req, kp_str_t group_id, core_call_fn call) {
-    bk_gd_t *gd = req->node->groups;
-    int16_t err = 0;
-    bk_grp_coord_t *c = bk_gd_coord(gd, group_id, &err);
-    if (!c) { bk_h_group_answer(req, NULL, err); return; }
-    uint64_t token = bk_gd_token(gd);
-    if (!bk_gd_hold(gd, token, req)) { bk_h_group_answer(req, NULL, KP_ERROR_COORDINATOR_NOT_AVAILABLE); return; }
-    bk_grp_out_t out;
-    bk_grp_out_init(&out);
-    call(c, req, token, &out);
-    (void)bk_gd_finish(gd, c, &out);   /* answers req if its answer is out */
-    bk_grp_out_free(&out);
-}
-
-static void join_call(bk_grp_coord_t *c, bk_req_t *req, uint64_t token, bk_grp_out_t *out) {
-    const kp_join_group_request_t *q = req->body;
-    size_t np = q->protocols.count > 0 ? (size_t)q->protocols.count : 0;
-    bk_grp_protocol_in_t *ps = bk_req_alloc(req, np, sizeof *ps);
-    bk_grp_join_t j;
-    memset(&j, 0, sizeof j);
-    j.group_id = q->group_id;
-    j.member_id = nn(q->member_id);
-    j.instance_id = q->group_instance_id;
-    j.client_id = req->hdr.client_id;
-    j.client_host = client_host(req);
-    j.protocol_type = q->protocol_type;
-    j.session_timeout_ms = q->session_timeout_ms;
-    j.rebalance_timeout_ms = req->hdr.api_version >= 1 ? q->rebalance_timeout_ms : q->session_timeout_ms;
-    for (size_t i = 0; ps && i < np; i++) {
-        ps[i].name = q->protocols.items[i].name;
-        ps[i].metadata = q->protocols.items[i].metadata;
-    }
-    j.protocols = ps;
-    j.nprotocols = ps ? np : 0;
-    j.require_known_member_id = req->hdr.api_version >= 4;
-    j.token = token;
-    bk_grp_join(c, &j, bk_now_ms(), out);
+    bk_req_respond(req, &r);
 }
 
 void bk_h_join_group(bk_req_t *req) {
-    const kp_join_group_request_t *q = req->body;
-    held_call(req, q->group_id, join_call);
-}
-
-static void sync_call(bk_grp_coord_t *c, bk_req_t *req, uint64_t token, bk_grp_out_t *out) {
-    const kp_sync_group_request_t *q = req->body;
-    size_t na = q->assignments.count > 0 ? (size_t)q->assignments.count : 0;
-    bk_grp_assign_in_t *as = bk_req_alloc(req, na, sizeof *as);
-    bk_grp_sync_t s;
-    memset(&s, 0, sizeof s);
-    s.group_id = q->group_id;
-    s.member_id = nn(q->member_id);
-    s.instance_id = q->group_instance_id;
-    s.generation = q->generation_id;
-    s.protocol_type = req->hdr.api_version >= 5 ? q->protocol_type : kp_slice_null();
-    s.protocol = req->hdr.api_version >= 5 ? q->protocol_name : kp_slice_null();
-    for (size_t i = 0; as && i < na; i++) {
-        as[i].member_id = q->assignments.items[i].member_id;
-        as[i].assignment = q->assignments.items[i].assignment;
-    }
-    s.assignments = as;
-    s.nassignments = as ? na : 0;
-    s.token = token;
-    bk_grp_sync(c, &s, bk_now_ms(), out);
+    bk_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
+                     join_done, req);
 }
 
 void bk_h_sync_group(bk_req_t *req) {
-    const kp_sync_group_request_t *q = req->body;
-    held_call(req, q->group_id, sync_call);
+    bk_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req);
 }
 
 /* ---- Heartbeat / LeaveGroup ------------------------------------------------ */
 
-void bk_h_heartbeat(bk_req_t *req) {
-    const kp_heartbeat_request_t *q = req->body;
+static void heartbeat_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
     kp_heartbeat_response_t r;
     kp_heartbeat_response_init(&r);
-    bk_grp_coord_t *c = bk_gd_coord(req->node->groups, q->group_id, &r.error_code);
-    if (c)
-        r.error_code = bk_grp_heartbeat(c, q->group_id, nn(q->member_id), q->group_instance_id,
-                                        q->generation_id, bk_now_ms());
+    r.error_code = res->error;
+    bk_req_respond(req, &r);
+}
+
+void bk_h_heartbeat(bk_req_t *req) { bk_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req); }
+
+static void leave_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
+    const kp_leave_group_request_t *q = req->body;
+    kp_leave_group_response_t r;
+    kp_leave_group_response_init(&r);
+    r.error_code = res->error;
+    if (req->hdr.api_version < 3) {
+        /* v0-2: one member, its error becomes the top-level error */
+        if (r.error_code == 0 && res->nerrors > 0) r.error_code = res->errors[0];
+    } else if (r.error_code == 0) {
+        kp_leave_group_response_member_response_t *ms = bk_req_alloc(req, res->nerrors, sizeof *ms);
+        if (!ms) { bk_req_close(req, "out of memory"); return; }
+        for (size_t i = 0; i < res->nerrors; i++) {
+            kp_leave_group_response_member_response_init(&ms[i]);
+            ms[i].member_id = nn(q->members.items[i].member_id);
+            ms[i].group_instance_id = q->members.items[i].group_instance_id;
+            ms[i].error_code = res->errors[i];
+        }
+        r.members.items = ms;
+        r.members.count = (int32_t)res->nerrors;
+    }
     bk_req_respond(req, &r);
 }
 
 void bk_h_leave_group(bk_req_t *req) {
-    const kp_leave_group_request_t *q = req->body;
-    bool batched = req->hdr.api_version >= 3;
-    size_t n = batched ? (q->members.count > 0 ? (size_t)q->members.count : 0) : 1;
-    bk_grp_leave_in_t *in = bk_req_alloc(req, n, sizeof *in);
-    int16_t *errs = bk_req_alloc(req, n, sizeof *errs);
-    kp_leave_group_response_member_response_t *ms = bk_req_alloc(req, n, sizeof *ms);
-    if (!in || !errs || !ms) { bk_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < n; i++) {
-        in[i].member_id = batched ? nn(q->members.items[i].member_id) : nn(q->member_id);
-        in[i].instance_id = batched ? q->members.items[i].group_instance_id : kp_slice_null();
-    }
-    kp_leave_group_response_t r;
-    kp_leave_group_response_init(&r);
-    bk_gd_t *gd = req->node->groups;
-    bk_grp_coord_t *c = bk_gd_coord(gd, q->group_id, &r.error_code);
-    if (c) {
-        bk_grp_out_t out;
-        bk_grp_out_init(&out);
-        r.error_code = bk_grp_leave(c, q->group_id, in, n, bk_now_ms(), &out, errs);
-        if (bk_gd_finish(gd, c, &out) != KP_OK && r.error_code == 0)
-            r.error_code = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-        bk_grp_out_free(&out);
-    }
-    if (!batched) {
-        if (r.error_code == 0 && c) r.error_code = errs[0];
-    } else if (r.error_code == 0) {
-        for (size_t i = 0; i < n; i++) {
-            kp_leave_group_response_member_response_init(&ms[i]);
-            ms[i].member_id = in[i].member_id;
-            ms[i].group_instance_id = in[i].instance_id;
-            ms[i].error_code = errs[i];
-        }
-        r.members.items = ms;
-        r.members.count = (int32_t)n;
-    }
-    bk_gd_respond(gd, q->group_id, req, &r);
+    bk_gd_leave_group(req->node->groups, req->body, req->hdr.api_version, leave_done, req);
 }
 
 /* ---- ListGroups / DescribeGroups / DeleteGroups ----------------------------- */
 
-typedef struct {
-    bk_req_t *req;
-    kp_list_groups_response_listed_group_t *v;
-    size_t n, cap;
-    const kp_str_t *types;
-    size_t ntypes;
-    bool nomem;
-} list_ctx_t;
-
-static bool type_match(const list_ctx_t *l, const bk_grp_t *g) {
-    if (l->ntypes == 0) return true;
-    for (size_t i = 0; i < l->ntypes; i++)   /* only classic groups exist here */
-        if (l->types[i].len == 7 && strncasecmp((const char *)l->types[i].p, "classic", 7) == 0) return true;
-    (void)g;
-    return false;
-}
-
-static void list_one(void *ctx, const bk_grp_t *g) {
-    list_ctx_t *l = ctx;
-    if (l->nomem || !type_match(l, g)) return;
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        kp_list_groups_response_listed_group_t *nv = bk_req_alloc(l->req, ncap, sizeof *nv);
-        if (!nv) { l->nomem = true; return; }
-        if (l->n) memcpy(nv, l->v, l->n * sizeof *nv);
-        l->v = nv;
-        l->cap = ncap;
+static void list_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
+    kp_list_groups_response_listed_group_t *v = bk_req_alloc(req, res->ngroups, sizeof *v);
+    if (!v) { bk_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < res->ngroups; i++) {
+        const bk_grp_t *g = res->groups[i];
+        kp_list_groups_response_listed_group_init(&v[i]);
+        v[i].group_id = gs(g->id);
+        v[i].protocol_type = nn(gs(g->protocol_type));
+        v[i].group_state = bk_str(bk_grp_state_name(g->state));
+        v[i].group_type = bk_str("classic");
     }
-    kp_list_groups_response_listed_group_t *o = &l->v[l->n++];
-    kp_list_groups_response_listed_group_init(o);
-    o->group_id = gs(g->id);
-    o->protocol_type = nn(gs(g->protocol_type));
-    o->group_state = bk_str(bk_grp_state_name(g->state));
-    o->group_type = bk_str("classic");
-}
-
-void bk_h_list_groups(bk_req_t *req) {
-    const kp_list_groups_request_t *q = req->body;
-    bk_gd_t *gd = req->node->groups;
-    size_t ns = q->states_filter.count > 0 ? (size_t)q->states_filter.count : 0;
-    bk_grp_state_t *st = bk_req_alloc(req, ns, sizeof *st);
-    if (!st) { bk_req_close(req, "out of memory"); return; }
-    size_t k = 0;
-    for (size_t i = 0; i < ns; i++)
-        if (bk_grp_state_parse(q->states_filter.items[i], &st[k])) k++;
     kp_list_groups_response_t r;
     kp_list_groups_response_init(&r);
-    list_ctx_t l = { req, NULL, 0, 0, q->types_filter.items,
-                     q->types_filter.count > 0 ? (size_t)q->types_filter.count : 0, false };
-    bk_gd_sync(gd);
-    /* a state filter naming only unknown states matches nothing */
-    bool none = ns > 0 && k == 0;
-    const bk_topic_t *t = bk_image_topic_by_name(&req->node->img, BK_GD_TOPIC);
-    for (int32_t p = 0; !none && t && p < t->nparts; p++) {
-        int16_t err = 0;
-        bk_grp_coord_t *c = bk_gd_coord_at(gd, p);
-        if (!c) continue;
-        err = bk_grp_list(c, st, k, list_one, &l);
-        if (err) r.error_code = err;
-    }
-    if (l.nomem) { bk_req_close(req, "out of memory"); return; }
-    r.groups.items = l.v;
-    r.groups.count = (int32_t)l.n;
+    r.error_code = res->error;
+    r.groups.items = v;
+    r.groups.count = (int32_t)res->ngroups;
     bk_req_respond(req, &r);
 }
+
+void bk_h_list_groups(bk_req_t *req) { bk_gd_list_groups(req->node->groups, req->body, list_done, req); }
 
 typedef kp_describe_groups_response_described_group_t dgroup_t;
 typedef kp_describe_groups_response_described_group_member_t dmember_t;
 
-static int describe_one(bk_req_t *req, kp_str_t id, dgroup_t *o) {
+/* One group as DescribeGroups shows it: member metadata and assignment only
+ * in Stable; no state to show is "Dead". */
+static int describe_one(bk_req_t *req, kp_str_t id, int16_t error, const bk_grp_t *g, dgroup_t *o) {
     kp_describe_groups_response_described_group_init(o);
     o->group_id = id;
+    o->error_code = error;
     o->group_state = bk_str("Dead");
     o->protocol_type = bk_str("");
     o->protocol_data = bk_str("");
     o->authorized_operations = INT32_MIN;
-    bk_grp_coord_t *c = bk_gd_coord(req->node->groups, id, &o->error_code);
-    if (!c) return KP_OK;
-    const bk_grp_t *g = NULL;
-    o->error_code = bk_grp_describe(c, id, &g);
-    if (o->error_code || !g) return KP_OK;
+    if (error || !g) return KP_OK;
     o->group_state = bk_str(bk_grp_state_name(g->state));
     o->protocol_type = nn(gs(g->protocol_type));
     o->protocol_data = nn(gs(g->protocol));
@@ -366,41 +254,45 @@ static int describe_one(bk_req_t *req, kp_str_t id, dgroup_t *o) {
     return KP_OK;
 }
 
-void bk_h_describe_groups(bk_req_t *req) {
+static void describe_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
     const kp_describe_groups_request_t *q = req->body;
-    size_t n = q->groups.count > 0 ? (size_t)q->groups.count : 0;
-    dgroup_t *gs = bk_req_alloc(req, n, sizeof *gs);
-    if (!gs) { bk_req_close(req, "out of memory"); return; }
+    size_t n = res->ngroups;
+    dgroup_t *v = bk_req_alloc(req, n, sizeof *v);
+    if (!v) { bk_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++)
-        if (describe_one(req, q->groups.items[i], &gs[i]) != KP_OK) { bk_req_close(req, "out of memory"); return; }
+        if (describe_one(req, q->groups.items[i], res->errors[i], res->groups[i], &v[i]) != KP_OK) {
+            bk_req_close(req, "out of memory");
+            return;
+        }
     kp_describe_groups_response_t r;
     kp_describe_groups_response_init(&r);
-    r.groups.items = gs;
+    r.groups.items = v;
     r.groups.count = (int32_t)n;
     bk_req_respond(req, &r);
 }
 
-void bk_h_delete_groups(bk_req_t *req) {
+void bk_h_describe_groups(bk_req_t *req) {
+    bk_gd_describe_groups(req->node->groups, req->body, describe_done, req);
+}
+
+static void delete_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (unsent(req, res)) return;
     const kp_delete_groups_request_t *q = req->body;
-    bk_gd_t *gd = req->node->groups;
-    size_t n = q->groups_names.count > 0 ? (size_t)q->groups_names.count : 0;
-    kp_delete_groups_response_deletable_group_result_t *rs = bk_req_alloc(req, n, sizeof *rs);
+    kp_delete_groups_response_deletable_group_result_t *rs = bk_req_alloc(req, res->nerrors, sizeof *rs);
     if (!rs) { bk_req_close(req, "out of memory"); return; }
-    bk_grp_out_t out;
-    bk_grp_out_init(&out);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < res->nerrors; i++) {
         kp_delete_groups_response_deletable_group_result_init(&rs[i]);
         rs[i].group_id = q->groups_names.items[i];
-        bk_grp_coord_t *c = bk_gd_coord(gd, rs[i].group_id, &rs[i].error_code);
-        if (!c) continue;
-        rs[i].error_code = bk_grp_delete(c, rs[i].group_id, bk_now_ms(), &out);
-        if (bk_gd_finish(gd, c, &out) != KP_OK && rs[i].error_code == 0)
-            rs[i].error_code = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+        rs[i].error_code = res->errors[i];
     }
-    bk_grp_out_free(&out);
     kp_delete_groups_response_t r;
     kp_delete_groups_response_init(&r);
     r.results.items = rs;
-    r.results.count = (int32_t)n;
-    bk_gd_respond_groups(gd, q->groups_names.items, n, req, &r);
+    r.results.count = (int32_t)res->nerrors;
+    bk_req_respond(req, &r);
 }
+
+void bk_h_delete_groups(bk_req_t *req) { bk_gd_delete_groups(req->node->groups, req->body, delete_done, req); }

@@ -1,11 +1,14 @@
 /* broker/api/h_txn.c — the transactional client APIs: InitProducerId with a
  * transactional id, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn,
  * TxnOffsetCommit, and the partition-leader side of WriteTxnMarkers.
- * Coordinator calls go through the txn driver (txn_driver.h), which appends
- * the records before the answer is built here. */
+ * The decoded requests go to the txn driver (txn_driver.h; TxnOffsetCommit
+ * to the group driver), which appends and replicates the records before
+ * its callback lets the answer be built here (with the version rules of
+ * the answers: KIP-588's PRODUCER_FENCED for new versions only). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/dispatch.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -32,27 +35,8 @@ static void init_pid_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_respond(req, &r);
 }
 
-/* Answers the error now, without a core call. */
-static void answer_now(bk_td_answer_fn fn, bk_req_t *req, int16_t err) {
-    bk_td_answer_t a = { err, -1, -1 };
-    fn(req, &a);
-}
-
 void bk_h_init_producer_id_txn(bk_req_t *req) {
-    const kp_init_producer_id_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td && id[0] ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!id[0]) err = KP_ERROR_INVALID_REQUEST;
-    if (!c) { answer_now(init_pid_answer, req, err); return; }
-    bk_txn_init_req_t in = { id, q->transaction_timeout_ms, req->hdr.api_version >= 3 ? q->producer_id : -1,
-                             req->hdr.api_version >= 3 ? q->producer_epoch : -1 };
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_init_producer_id(c, &in, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, init_pid_answer, req);
+    bk_td_init_producer_id(req->node->txns, req->body, req->hdr.api_version, init_pid_answer, req);
 }
 
 /* ---- AddPartitionsToTxn ------------------------------------------------------------ */
@@ -111,14 +95,12 @@ static void add_partitions_answer(void *ctx, const bk_td_answer_t *ans) {
 
 void bk_h_add_partitions_to_txn(bk_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
     const apt_topic_t *ts = q->v3_and_below_topics.items;
     int32_t nt = q->v3_and_below_topics.count > 0 ? q->v3_and_below_topics.count : 0;
     apt_result_t *res = bk_req_alloc(req, (size_t)nt, sizeof *res);
     apt_ctx_t *actx = bk_req_alloc(req, 1, sizeof *actx);
     if (!res || !actx) { bk_req_close(req, "out of memory"); return; }
     *actx = (apt_ctx_t){ req, res, nt };
-    size_t total = 0;
     for (int32_t i = 0; i < nt; i++) {
         int32_t np = ts[i].partitions.count > 0 ? ts[i].partitions.count : 0;
         kp_add_partitions_to_txn_response_add_partitions_to_txn_topic_result_init(&res[i]);
@@ -126,42 +108,15 @@ void bk_h_add_partitions_to_txn(bk_req_t *req) {
         res[i].results_by_partition.items = bk_req_alloc(req, (size_t)np, sizeof(apt_part_t));
         res[i].results_by_partition.count = np;
         if (!res[i].results_by_partition.items) { bk_req_close(req, "out of memory"); return; }
-        total += (size_t)np;
     }
-    int16_t err = KP_ERROR_NONE;
     if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
         add_partitions_respond(actx);
         return;
     }
-    const char *id = cid(req, q->v3_and_below_transactional_id);
-    int32_t pidx = -1;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!td) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_tp_t *tps = c ? bk_req_alloc(req, total, sizeof *tps) : NULL;
-    if (c && !tps) err = KP_ERROR_UNKNOWN_SERVER_ERROR;
-    if (!tps) {
-        bk_td_answer_t a = { err, -1, -1 };
-        add_partitions_answer(actx, &a);
-        return;
-    }
-    size_t n = 0;
-    for (int32_t i = 0; i < nt; i++) {
-        const char *name = cid(req, ts[i].name);
-        for (int32_t k = 0; k < ts[i].partitions.count; k++) tps[n++] = (bk_txn_tp_t){ name, ts[i].partitions.items[k] };
-    }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n, bk_now_ms(),
-                          &out);
-    bk_td_finish(td, pidx, &out, id, add_partitions_answer, actx);
+    bk_td_add_partitions(req->node->txns, q, add_partitions_answer, actx);
 }
 
 /* ---- AddOffsetsToTxn / EndTxn ----------------------------------------------------- */
-
-static int32_t offsets_partitions(const bk_node_t *n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, BK_GD_TOPIC);
-    return t && t->nparts > 0 ? t->nparts : (int32_t)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
-}
 
 static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_t *req = ctx;
@@ -172,18 +127,7 @@ static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
 }
 
 void bk_h_add_offsets_to_txn(bk_req_t *req) {
-    const kp_add_offsets_to_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!c) { answer_now(add_offsets_answer, req, err); return; }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    int32_t gp = bk_grp_partition_for(q->group_id, offsets_partitions(req->node));
-    bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, add_offsets_answer, req);
+    bk_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
 }
 
 static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
@@ -196,19 +140,7 @@ static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
     bk_req_respond(req, &r);
 }
 
-void bk_h_end_txn(bk_req_t *req) {
-    const kp_end_txn_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    const char *id = cid(req, q->transactional_id);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = td ? bk_td_coord(td, id, &pidx, &err) : NULL;
-    if (!c) { answer_now(end_txn_answer, req, err); return; }
-    bk_txn_out_t out;
-    bk_txn_out_init(&out);
-    bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_now_ms(), &out);
-    bk_td_finish(td, pidx, &out, id, end_txn_answer, req);
-}
+void bk_h_end_txn(bk_req_t *req) { bk_td_end_txn(req->node->txns, req->body, end_txn_answer, req); }
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
 
@@ -300,86 +232,25 @@ void bk_h_write_txn_markers(bk_req_t *req) {
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_partition_t toc_part_t;
 
-typedef kp_txn_offset_commit_request_txn_offset_commit_request_partition_t toc_qpart_t;
-
-static int32_t leader_epoch_of(const bk_req_t *req, const toc_qpart_t *p) {
-    return req->hdr.api_version >= 2 ? p->committed_leader_epoch : -1;
-}
-
-/* NONE when the partition exists (its offset can be taken), else the error. */
-static int16_t offset_ok(bk_req_t *req, const char *topic, const toc_qpart_t *p) {
-    const bk_topic_t *t = bk_image_topic_by_name(&req->node->img, topic);
-    return t && p->partition_index >= 0 && p->partition_index < t->nparts ? 0 : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-}
-
-/* Holds one partition's offset until the producer's marker (NONE or the error). */
-static int16_t hold_offset(bk_req_t *req, bk_txn_offsets_t *pend, const char *group, const char *topic,
-                           const toc_qpart_t *p) {
+static void txn_offset_commit_done(void *arg, const bk_gd_result_t *res) {
+    bk_req_t *req = arg;
+    if (res->unsent) { bk_req_close(req, res->unsent); return; }   /* the client retries */
     const kp_txn_offset_commit_request_t *q = req->body;
-    if (!pend) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-    bk_txn_offset_t o = { q->producer_id, (char *)group, (char *)topic, p->partition_index, p->committed_offset,
-                          leader_epoch_of(req, p),
-                          kp_slice_is_null(p->committed_metadata) ? NULL : bk_req_cstr(req, p->committed_metadata),
-                          bk_now_ms(), -1 };
-    int rc = bk_txn_offsets_add(pend, &o);
-    return rc == KP_OK ? 0 : rc == KP_ERR_TOO_LARGE ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_UNKNOWN_SERVER_ERROR;
-}
-
-/* The offsets as the producer's transactional batch in __consumer_offsets
- * (answered once the ISR has it; a replay holds them until the marker).
- * NONE, or COORDINATOR_NOT_AVAILABLE when the append failed. */
-static int16_t log_offsets(bk_req_t *req, bk_grp_coord_t *c, const char *group) {
-    const kp_txn_offset_commit_request_t *q = req->body;
-    bk_grp_out_t out;
-    bk_grp_out_init(&out);
-    size_t n = 0;
-    for (int32_t i = 0; i < q->topics.count; i++) {
-        const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &q->topics.items[i];
-        const char *topic = cid(req, t->name);
-        for (int32_t k = 0; k < t->partitions.count; k++) {
-            const toc_qpart_t *p = &t->partitions.items[k];
-            if (offset_ok(req, topic, p)) continue;
-            bk_grp_txn_offset_t o = { kp_slice_cstr(group), t->name, p->partition_index, p->committed_offset,
-                                      leader_epoch_of(req, p), p->committed_metadata, bk_now_ms() };
-            bk_grp_rec_txn_offset(&out, &o);
-            n++;
-        }
-    }
-    int rc = n ? bk_gd_append_txn(req->node->groups, c, &out, q->producer_id, q->producer_epoch) : KP_OK;
-    bk_grp_out_free(&out);
-    return rc == KP_OK ? 0 : KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-}
-
-void bk_h_txn_offset_commit(bk_req_t *req) {
-    const kp_txn_offset_commit_request_t *q = req->body;
-    bk_node_t *n = req->node;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_grp_coord_t *c = n->groups ? bk_gd_coord(n->groups, q->group_id, &err) : NULL;
-    if (c) {
-        bk_grp_commit_t chk = { q->group_id, req->hdr.api_version >= 3 ? q->member_id : kp_slice_cstr(""),
-                                req->hdr.api_version >= 3 ? q->group_instance_id : kp_slice_null(),
-                                req->hdr.api_version >= 3 ? q->generation_id : -1, -1, NULL, 0 };
-        err = bk_grp_txn_commit_check(c, &chk);
-    }
-    bk_txn_offsets_t *pend = c && !err && n->txns ? bk_td_offsets(n->txns, c->partition) : NULL;
-    const char *group = cid(req, q->group_id);
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
     toc_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
     if (!ts) { bk_req_close(req, "out of memory"); return; }
-    if (!err) err = log_offsets(req, c, group);
+    size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
         const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &q->topics.items[i];
         int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
         kp_txn_offset_commit_response_txn_offset_commit_response_topic_init(&ts[i]);
         ts[i].name = t->name;
         toc_part_t *ps = bk_req_alloc(req, (size_t)np, sizeof *ps);
-        const char *topic = cid(req, t->name);
-        if (!ps) { bk_req_close(req, "out of memory"); return; }
-        for (int32_t k = 0; k < np; k++) {
-            kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[k]);
-            ps[k].partition_index = t->partitions.items[k].partition_index;
-            ps[k].error_code = err ? err : offset_ok(req, topic, &t->partitions.items[k]);
-            if (!ps[k].error_code) ps[k].error_code = hold_offset(req, pend, group, topic, &t->partitions.items[k]);
+        if (!ps || k + (size_t)np > res->nerrors) { bk_req_close(req, "out of memory"); return; }
+        for (int32_t j = 0; j < np; j++, k++) {
+            kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[j]);
+            ps[j].partition_index = t->partitions.items[j].partition_index;
+            ps[j].error_code = res->errors[k];
         }
         ts[i].partitions.items = ps;
         ts[i].partitions.count = np;
@@ -388,7 +259,11 @@ void bk_h_txn_offset_commit(bk_req_t *req) {
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
     r.topics.count = nt;
-    /* like OffsetCommit: answered once the ISR has the batch */
-    if (n->groups) bk_gd_respond(n->groups, q->group_id, req, &r);
-    else bk_req_respond(req, &r);
+    bk_req_respond(req, &r);
+}
+
+/* Offsets of a transaction are the group coordinator's (group_driver.h):
+ * written as the producer's transactional batch, held until its marker. */
+void bk_h_txn_offset_commit(bk_req_t *req) {
+    bk_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
 }

@@ -1,16 +1,17 @@
 /* broker/api/h_txn_admin.c — operator APIs on transactions (KIP-664):
- * DescribeTransactions and ListTransactions (from the coordinator cores this
- * node holds) and DescribeProducers (from a led partition's producer state). */
+ * DescribeTransactions and ListTransactions (the txn driver reads the
+ * coordinator cores this node holds; the answers are built here) and
+ * DescribeProducers (from a led partition's producer state). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/dispatch.h"
 #include "broker/replication/parts.h"
 #include "broker/txn/txn_driver.h"
 #include "broker/txn/txn_part.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
 
-#define LIST_MAX 100000          /* transactions listed per request */
 #define PRODUCERS_MAX 100000     /* producers described per partition */
 
 /* ---- DescribeTransactions ------------------------------------------------------- */
@@ -18,21 +19,16 @@
 typedef kp_describe_transactions_response_transaction_state_t dt_state_t;
 typedef kp_describe_transactions_response_topic_data_t dt_topic_t;
 
-static void describe_one(bk_req_t *req, kp_str_t sid, dt_state_t *o) {
+static void describe_one(bk_req_t *req, kp_str_t sid, const bk_td_txn_t *x, dt_state_t *o) {
     kp_describe_transactions_response_transaction_state_init(o);
     o->transactional_id = sid;
     o->transaction_state = bk_str("");
     o->transaction_start_time_ms = -1;
     o->producer_id = -1;
     o->producer_epoch = -1;
-    char *id = bk_req_cstr(req, sid);
-    int32_t pidx = -1;
-    int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_txn_coord_t *c = id && req->node->txns ? bk_td_coord(req->node->txns, id, &pidx, &err) : NULL;
-    const bk_txn_meta_t *m = NULL;
-    if (c) err = bk_txn_describe(c, id, &m);
-    o->error_code = err;
-    if (err || !m) return;
+    o->error_code = x->error;
+    const bk_txn_meta_t *m = x->meta;
+    if (x->error || !m) return;
     o->transaction_state = bk_str(bk_txn_state_name(m->state));
     o->transaction_timeout_ms = m->timeout_ms;
     o->transaction_start_time_ms = m->start_ms;
@@ -60,85 +56,61 @@ static void describe_one(bk_req_t *req, kp_str_t sid, dt_state_t *o) {
     o->topics.count = (int32_t)nt;
 }
 
-void bk_h_describe_transactions(bk_req_t *req) {
+static void describe_done(void *arg, const bk_td_query_t *res) {
+    bk_req_t *req = arg;
+    if (res->unsent) { bk_req_close(req, res->unsent); return; }
     const kp_describe_transactions_request_t *q = req->body;
-    int32_t n = q->transactional_ids.count > 0 ? q->transactional_ids.count : 0;
-    dt_state_t *v = bk_req_alloc(req, (size_t)n, sizeof *v);
+    dt_state_t *v = bk_req_alloc(req, res->ntxns, sizeof *v);
     if (!v) { bk_req_close(req, "out of memory"); return; }
-    for (int32_t i = 0; i < n; i++) describe_one(req, q->transactional_ids.items[i], &v[i]);
+    for (size_t i = 0; i < res->ntxns; i++) describe_one(req, q->transactional_ids.items[i], &res->txns[i], &v[i]);
     kp_describe_transactions_response_t r;
     kp_describe_transactions_response_init(&r);
     r.transaction_states.items = v;
-    r.transaction_states.count = n;
+    r.transaction_states.count = (int32_t)res->ntxns;
     bk_req_respond(req, &r);
+}
+
+void bk_h_describe_transactions(bk_req_t *req) {
+    bk_td_describe_transactions(req->node->txns, req->body, describe_done, req);
 }
 
 /* ---- ListTransactions ------------------------------------------------------------- */
 
 typedef kp_list_transactions_response_transaction_state_t lt_state_t;
 
-typedef struct {
-    bk_req_t *req;
-    lt_state_t *v;
-    size_t n, cap;
-    bool nomem;
-} lt_ctx_t;
-
-static void list_one(void *ctx, const char *id, const bk_txn_meta_t *m) {
-    lt_ctx_t *l = ctx;
-    if (l->n >= LIST_MAX || l->nomem) return;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        lt_state_t *nv = bk_req_alloc(l->req, nc, sizeof *nv);
-        if (!nv) { l->nomem = true; return; }
-        if (l->n) memcpy(nv, l->v, l->n * sizeof *nv);
-        l->v = nv;
-        l->cap = nc;
+static void list_done(void *arg, const bk_td_query_t *res) {
+    bk_req_t *req = arg;
+    if (res->unsent) { bk_req_close(req, res->unsent); return; }
+    const kp_list_transactions_request_t *q = req->body;
+    lt_state_t *v = bk_req_alloc(req, res->ntxns, sizeof *v);
+    size_t ns = q->state_filters.count > 0 ? (size_t)q->state_filters.count : 0;
+    kp_str_t *unk = bk_req_alloc(req, ns, sizeof *unk);
+    if (!v || !unk) { bk_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < res->ntxns; i++) {
+        const bk_td_txn_t *x = &res->txns[i];
+        char *s = bk_req_alloc(req, strlen(x->transactional_id) + 1, 1);
+        if (!s) { bk_req_close(req, "out of memory"); return; }
+        strcpy(s, x->transactional_id);
+        kp_list_transactions_response_transaction_state_init(&v[i]);
+        v[i].transactional_id = bk_str(s);
+        v[i].producer_id = x->meta->producer_id;
+        v[i].transaction_state = bk_str(bk_txn_state_name(x->meta->state));
     }
-    char *s = bk_req_alloc(l->req, strlen(id) + 1, 1);
-    if (!s) { l->nomem = true; return; }
-    strcpy(s, id);
-    lt_state_t *o = &l->v[l->n++];
-    kp_list_transactions_response_transaction_state_init(o);
-    o->transactional_id = bk_str(s);
-    o->producer_id = m->producer_id;
-    o->transaction_state = bk_str(bk_txn_state_name(m->state));
+    int32_t nu = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (res->unknown_states[i]) unk[nu++] = q->state_filters.items[i];
+    kp_list_transactions_response_t r;
+    kp_list_transactions_response_init(&r);
+    r.error_code = res->error;
+    r.unknown_state_filters.items = unk;
+    r.unknown_state_filters.count = nu;
+    r.transaction_states.items = v;
+    r.transaction_states.count = (int32_t)res->ntxns;
+    bk_req_respond(req, &r);
 }
 
 void bk_h_list_transactions(bk_req_t *req) {
-    const kp_list_transactions_request_t *q = req->body;
-    bk_td_t *td = req->node->txns;
-    size_t ns = q->state_filters.count > 0 ? (size_t)q->state_filters.count : 0;
-    size_t np = q->producer_id_filters.count > 0 ? (size_t)q->producer_id_filters.count : 0;
-    const char **states = bk_req_alloc(req, ns, sizeof *states);
-    bool *unknown = bk_req_alloc(req, ns, sizeof *unknown);
-    if (!states || !unknown) { bk_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < ns; i++) {
-        char *s = bk_req_cstr(req, q->state_filters.items[i]);
-        if (!s) { bk_req_close(req, "out of memory"); return; }
-        states[i] = s;
-    }
-    int64_t duration = req->hdr.api_version >= 1 ? q->duration_filter : -1;
-    lt_ctx_t l = { req, NULL, 0, 0, false };
-    int64_t now = bk_now_ms();
-    int32_t ncoords = td ? bk_td_ncoords(td) : 0;
-    for (int32_t p = 0; p < ncoords; p++) {
-        bk_txn_coord_t *c = bk_td_coord_at(td, p);
-        if (c) bk_txn_list(c, states, ns, q->producer_id_filters.items, np, duration, now, unknown, list_one, &l);
-    }
-    kp_list_transactions_response_t r;
-    kp_list_transactions_response_init(&r);
-    kp_str_t *unk = bk_req_alloc(req, ns, sizeof *unk);
-    if (!unk) { bk_req_close(req, "out of memory"); return; }
-    int32_t nu = 0;
-    for (size_t i = 0; i < ns; i++)
-        if (unknown[i]) unk[nu++] = q->state_filters.items[i];
-    r.error_code = l.nomem ? KP_ERROR_UNKNOWN_SERVER_ERROR : 0;
-    r.unknown_state_filters.items = unk;
-    r.unknown_state_filters.count = nu;
-    r.transaction_states.items = l.v;
-    r.transaction_states.count = (int32_t)l.n;
-    bk_req_respond(req, &r);
+    bk_td_list_transactions(req->node->txns, req->body, req->hdr.api_version, list_done, req);
 }
 
 /* ---- DescribeProducers --------------------------------------------------------------- */

@@ -19,7 +19,6 @@
 #include "broker/quorum/quorum.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
-#include "broker/txn/txn_driver.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -44,7 +43,8 @@ static const bk_topic_t *offsets_topic(const bk_gd_t *gd) {
 
 uint64_t bk_gd_token(bk_gd_t *gd) { return ++gd->next_token; }
 
-bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
+bool bk_gd_hold(bk_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_gd_done_fn done, void *arg) {
+    assert(done != NULL);
     if (gd->stopped || gd->nheld >= BK_GD_HELD_MAX) return false;
     if (gd->nheld == gd->held_cap) {
         size_t ncap = gd->held_cap ? gd->held_cap * 2 : 64;
@@ -53,41 +53,39 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req) {
         gd->held = nv;
         gd->held_cap = ncap;
     }
-    gd->held[gd->nheld].token = token;
-    gd->held[gd->nheld].req = req;
-    gd->nheld++;
+    gd->held[gd->nheld++] = (held_t){ token, partition, join, done, arg };
     return true;
 }
 
 void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
     *joins = *syncs = 0;
     for (size_t i = 0; gd && i < gd->nheld; i++) {
-        if (gd->held[i].req->hdr.api_key == KP_API_JOIN_GROUP) (*joins)++;
+        if (gd->held[i].join) (*joins)++;
         else (*syncs)++;
     }
 }
 
-/* Removes and returns the request held for token, or NULL. */
-static bk_req_t *unhold(bk_gd_t *gd, uint64_t token) {
+/* Removes the request held for token into *h; false when there is none. */
+static bool unhold(bk_gd_t *gd, uint64_t token, held_t *h) {
     for (size_t i = 0; i < gd->nheld; i++) {
         if (gd->held[i].token != token) continue;
-        bk_req_t *r = gd->held[i].req;
+        *h = gd->held[i];
         gd->held[i] = gd->held[--gd->nheld];
-        return r;
+        return true;
     }
-    return NULL;
+    return false;
 }
 
-/* Answers every held request of a group partition (all when part < 0). */
+/* Answers every held request of a group partition (all when part < 0)
+ * with `error`; like any Join/Sync answer it waits for what was appended
+ * there (and so fails with it when the partition is being dropped). */
 static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
     for (size_t i = 0; i < gd->nheld;) {
-        bk_req_t *r = gd->held[i].req;
-        kp_str_t gid = r->hdr.api_key == KP_API_JOIN_GROUP
-                           ? ((const kp_join_group_request_t *)r->body)->group_id
-                           : ((const kp_sync_group_request_t *)r->body)->group_id;
-        if (part >= 0 && bk_grp_partition_for(gid, gd->ncoords) != part) { i++; continue; }
+        if (part >= 0 && gd->held[i].partition != part) { i++; continue; }
+        held_t h = gd->held[i];
         gd->held[i] = gd->held[--gd->nheld];
-        bk_h_group_answer(r, NULL, error);
+        bk_gd_result_t res = { .error = error };
+        bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
 }
 
@@ -163,10 +161,11 @@ int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
         fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
                 BK_GD_TOPIC, c->partition, st_status_str(rc));
     for (size_t i = 0; i < out->nresps; i++) {
-        bk_req_t *r = unhold(gd, out->resps[i].token);
-        if (!r) continue;   /* the request itself answers (same call) or it was failed */
-        if (rc == KP_OK) bk_h_group_answer(r, &out->resps[i], 0);
-        else bk_h_group_answer(r, NULL, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+        held_t h;
+        if (!unhold(gd, out->resps[i].token, &h)) continue;   /* failed meanwhile */
+        bk_gd_result_t res = { .error = KP_ERROR_COORDINATOR_NOT_AVAILABLE };
+        if (rc == KP_OK) res = (bk_gd_result_t){ .resp = &out->resps[i] };
+        bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
     bk_grp_out_reset(out);
     return rc;
@@ -199,12 +198,8 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
     if (!c) return;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
     bk_grp_coord_init(c, &gd->cfg, i, seed);
-    bk_txn_offsets_t *pend = gd->node->txns ? bk_td_offsets(gd->node->txns, i) : NULL;
-    if (pend) {   /* rebuilt from the log by the replay */
-        bk_txn_offsets_free(pend);
-        bk_txn_offsets_init(pend);
-    }
-    int rc = gd->node->txns && !pend ? KP_ERR_NOMEM : bk_gd_replay(c, p->log, pend);
+    bk_grp_txn_offsets_free(&gd->pend[i]);   /* rebuilt from the log by the replay */
+    int rc = bk_gd_replay(c, p->log, &gd->pend[i]);
     if (rc != KP_OK) {
         /* Serving from a partial state could hand out wrong offsets: stay
          * not-coordinator for this partition (clients keep retrying). */
@@ -230,7 +225,10 @@ static bool resize(bk_gd_t *gd, int32_t n) {
     int64_t *ne = realloc(gd->need_end, (size_t)n * sizeof *ne);
     if (!ne) return false;
     gd->need_end = ne;
-    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; }
+    bk_grp_txn_offsets_t *np = realloc(gd->pend, (size_t)n * sizeof *np);
+    if (!np) return false;
+    gd->pend = np;
+    for (int32_t i = gd->ncoords; i < n; i++) { nv[i] = NULL; ne[i] = 0; bk_grp_txn_offsets_init(&np[i]); }
     gd->ncoords = n;
     return true;
 }
@@ -264,6 +262,70 @@ bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
 
 bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
     return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
+}
+
+bool bk_gd_part_exists(const bk_gd_t *gd, kp_str_t topic, int32_t partition) {
+    char name[BK_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_TOPIC_NAME_MAX || !topic.p) return false;
+    memcpy(name, topic.p, topic.len);
+    name[topic.len] = '\0';
+    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    return t && partition >= 0 && partition < t->nparts;
+}
+
+/* ---- transactional offsets ------------------------------------------------ */
+
+bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_gd_t *gd, int32_t p) {
+    return p >= 0 && p < gd->ncoords ? &gd->pend[p] : NULL;
+}
+
+bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
+    if (!gd || p < 0 || p >= gd->ncoords || gd->pend[p].n == 0) return false;
+    if (group.len > BK_GRP_TXN_GROUP_MAX_BYTES || topic.len > BK_GRP_TXN_TOPIC_MAX_BYTES) return false;
+    char g[BK_GRP_TXN_GROUP_MAX_BYTES + 1], t[BK_GRP_TXN_TOPIC_MAX_BYTES + 1];
+    memcpy(g, group.p, group.len);
+    g[group.len] = '\0';
+    memcpy(t, topic.p, topic.len);
+    t[topic.len] = '\0';
+    return bk_grp_txn_offsets_pending(&gd->pend[p], g, t, partition);
+}
+
+bool bk_gd_txn_has_offsets(const bk_gd_t *gd, int32_t p, int64_t producer_id) {
+    return gd && p >= 0 && p < gd->ncoords && bk_grp_txn_offsets_has_producer(&gd->pend[p], producer_id);
+}
+
+typedef struct {
+    bk_gd_t *gd;
+    bk_grp_coord_t *c;
+    bk_grp_out_t *out;
+} commit_ctx_t;
+
+/* A committed transaction's offset becomes visible to the group. */
+static void commit_offset(void *ctx, const bk_grp_txn_pending_t *o) {
+    commit_ctx_t *cc = ctx;
+    bk_grp_commit_part_t part = { kp_slice_cstr(o->topic), o->partition, o->offset, o->leader_epoch,
+                                  o->metadata ? kp_slice_cstr(o->metadata) : kp_slice_null(), o->commit_ts_ms };
+    bk_grp_commit_t req = { kp_slice_cstr(o->group), kp_slice_cstr(""), kp_slice_null(), -1, -1, &part, 1 };
+    int16_t err = 0;
+    (void)bk_grp_offset_commit_txn(cc->c, &req, bk_now_ms(), cc->out, &err);
+    if (err)
+        fprintf(stderr, "skiff: node %d: transactional offset of %s %s-%d not committed: %s\n", cc->gd->node->id,
+                o->group, o->topic, o->partition, kp_error_name(err));
+}
+
+/* Without a loaded core the offsets are dropped either way: the marker's
+ * control batch is then in the log (the transaction side appends one
+ * whenever bk_gd_txn_has_offsets), so the core's replay resolves the
+ * transactional batch there, in log order. */
+void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit) {
+    if (!gd || p < 0 || p >= gd->ncoords) return;
+    bk_grp_coord_t *c = gd->coords[p];
+    bk_grp_out_t out;
+    bk_grp_out_init(&out);
+    commit_ctx_t cc = { gd, c, &out };
+    (void)bk_grp_txn_offsets_complete(&gd->pend[p], producer_id, commit && c, c ? commit_offset : NULL, &cc);
+    if (c) (void)bk_gd_finish(gd, c, &out);
+    bk_grp_out_free(&out);
 }
 
 /* ---- FindCoordinator ------------------------------------------------------- */
@@ -354,9 +416,12 @@ void bk_gd_stop(bk_gd_t *gd) {
 void bk_gd_free(bk_gd_t *gd) {
     if (!gd) return;
     bk_gd_stop(gd);
-    for (int32_t i = 0; i < gd->ncoords; i++)
+    for (int32_t i = 0; i < gd->ncoords; i++) {
         if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
+        bk_grp_txn_offsets_free(&gd->pend[i]);
+    }
     free(gd->coords);
+    free(gd->pend);
     free(gd->need_end);
     free(gd->waiters);
     free(gd->held);

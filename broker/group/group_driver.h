@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker/api/dispatch.h"
+#include "kp_msgs.h"
+#include "broker/core/node.h"
 #include "broker/group/group.h"
 
 #define BK_GD_TOPIC "__consumer_offsets"
@@ -56,44 +57,130 @@ bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p);
  * partition has no leader). Starts the topic's creation on first use. */
 int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port);
 
-/* A fresh token for a Join/Sync request. */
-uint64_t bk_gd_token(bk_gd_t *gd);
-/* Holds req until the core emits the answer for token (then
- * bk_h_group_answer(req, resp) runs). False when the table is full (the
- * caller answers an error itself). */
-bool bk_gd_hold(bk_gd_t *gd, uint64_t token, bk_req_t *req);
-/* Held requests by kind (the group purgatory, for /metrics): JoinGroup into
- * *joins, SyncGroup into *syncs. O(held); gd may be NULL (both 0). */
+/* Held JoinGroup / SyncGroup requests by kind (the group purgatory, for
+ * /metrics): JoinGroup into *joins, SyncGroup into *syncs. O(held); gd may
+ * be NULL (both 0). */
 void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs);
-
-/* Completes one core call: appends out->recs to the core's partition log
- * (one batch; fsync by the flush policy, as for Produce) and then answers every held request whose answer is
- * in out->resps; resets out. Returns KP_OK, or the storage status when the
- * append failed (held answers then carry COORDINATOR_NOT_AVAILABLE; the
- * caller maps its own synchronous answer the same way). */
-int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
-
-/* Appends out->recs as the transactional batch of (producer_id, epoch)
- * (TxnOffsetCommit: visible once the producer's COMMIT marker follows; a
- * replay holds them until then). Resets out. KP_OK or the storage status. */
-int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
-                     int16_t producer_epoch);
-/* Answers req with resp (a kp_<api>_response_t, encoded now) once the
- * records this node appended to the __consumer_offsets partitions of the
- * groups (and, after a load, the whole log it replayed) are below their
- * high watermarks, i.e. on every ISR member — at once when they already
- * are (one replica: always). If replication fails (the wait times out after
- * BK_GD_COMMIT_TIMEOUT_MS, or leadership moves) the connection is closed
- * instead: clients rediscover the coordinator and retry. Frees req. */
-void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp);
-void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req,
-                          const void *resp);
 /* Answers waiting for replication now (tests, metrics). */
 size_t bk_gd_waiting(const bk_gd_t *gd);
 
-/* Answers a held JoinGroup/SyncGroup request with a core response, or with
- * `error` when resp is NULL (h_groups.c). Frees req. */
-void bk_h_group_answer(bk_req_t *req, const bk_grp_resp_t *resp, int16_t error);
+/* ---- requests --------------------------------------------------------------
+ * The group APIs as the Kafka handlers (broker/api/) call them. Each entry
+ * takes the decoded request (the codec's kp_*_request_t, and its version
+ * where that changes the meaning) and finishes it by calling done(arg, res)
+ * exactly once: during the call or later. The driver keeps nothing of the
+ * request once the entry returns (what it needs later is copied), and it
+ * never touches the request after calling done (the caller may free it
+ * there). res and everything it points to are valid only during done: the
+ * caller builds its answer from it there.
+ *
+ * An answer that rests on records this node appended to __consumer_offsets
+ * (this request's, earlier ones' on the same partitions, or a log replayed
+ * after a load) is delivered only once those records are on every ISR
+ * member: the partitions' high watermarks passed them (at once with one
+ * replica; Kafka's coordinator appends with acks=all too). When that fails
+ * (not replicated within BK_GD_COMMIT_TIMEOUT_MS, leadership moved, the
+ * driver stopped, BK_GD_HELD_MAX answers waiting, out of memory),
+ * res->unsent says why and the caller must not answer: it closes the
+ * connection, which every client takes as "find the coordinator again and
+ * retry". Answers that only read (Heartbeat, ListGroups, DescribeGroups,
+ * OffsetFetch) never wait. */
+
+/* One partition's committed offset as OffsetFetch answers it. */
+typedef struct {
+    kp_str_t topic;
+    int32_t partition;
+    int64_t offset;                     /* -1: nothing committed */
+    int32_t leader_epoch;               /* -1: unknown */
+    kp_str_t metadata;                  /* "" when none */
+    int16_t error;                      /* UNSTABLE_OFFSET_COMMIT (require_stable) or NONE */
+} bk_gd_offset_t;
+
+/* OffsetFetch of one group. */
+typedef struct {
+    kp_str_t group_id;
+    int16_t error;                      /* the group's error */
+    const bk_gd_offset_t *offsets;      /* see bk_gd_offset_fetch */
+    size_t noffsets;
+} bk_gd_fetched_t;
+
+/* What a request produced; each entry says which fields it fills (the
+ * others are NULL / 0). */
+typedef struct {
+    const char *unsent;                 /* NULL: answer; else why not (close) */
+    int16_t error;                      /* the request's top-level error */
+    const bk_grp_resp_t *resp;          /* JoinGroup / SyncGroup: the core's answer;
+                                           NULL: `error` alone */
+    const int16_t *errors;              /* per item, in request order */
+    size_t nerrors;
+    const bk_grp_t *const *groups;      /* ListGroups / DescribeGroups */
+    size_t ngroups;
+    const bk_gd_fetched_t *fetched;     /* OffsetFetch: per group */
+    size_t nfetched;
+} bk_gd_result_t;
+
+typedef void (*bk_gd_done_fn)(void *arg, const bk_gd_result_t *res);
+
+/* JoinGroup: res->resp, or res->error alone. Held until the core completes
+ * the join (bound BK_GD_HELD_MAX). client_id and client_host (Kafka's
+ * "/host") describe the member; the core copies them. Version rules: v0
+ * has no rebalance timeout (the session timeout is used), MEMBER_ID_REQUIRED
+ * only for v4+. */
+void bk_gd_join_group(bk_gd_t *gd, const kp_join_group_request_t *q, int16_t version, kp_str_t client_id,
+                      kp_str_t client_host, bk_gd_done_fn done, void *arg);
+/* SyncGroup: res->resp, or res->error alone; protocol type and name are
+ * checked only v5+. Held like a join. */
+void bk_gd_sync_group(bk_gd_t *gd, const kp_sync_group_request_t *q, int16_t version, bk_gd_done_fn done,
+                      void *arg);
+/* Heartbeat: res->error. */
+void bk_gd_heartbeat(bk_gd_t *gd, const kp_heartbeat_request_t *q, bk_gd_done_fn done, void *arg);
+/* LeaveGroup: res->error (top level) and res->errors per member — v3+ the
+ * members of q->members in order, v0-2 one (q->member_id). */
+void bk_gd_leave_group(bk_gd_t *gd, const kp_leave_group_request_t *q, int16_t version, bk_gd_done_fn done,
+                       void *arg);
+/* ListGroups: res->groups of every core this node holds that pass the
+ * states filter (unknown names match nothing) and the types filter
+ * ("classic" only exists); res->error when a core is still loading. */
+void bk_gd_list_groups(bk_gd_t *gd, const kp_list_groups_request_t *q, bk_gd_done_fn done, void *arg);
+/* DescribeGroups: res->errors and res->groups per q->groups (group NULL:
+ * no state to show, Kafka's "Dead"). */
+void bk_gd_describe_groups(bk_gd_t *gd, const kp_describe_groups_request_t *q, bk_gd_done_fn done, void *arg);
+/* DeleteGroups: res->errors per q->groups_names. */
+void bk_gd_delete_groups(bk_gd_t *gd, const kp_delete_groups_request_t *q, bk_gd_done_fn done, void *arg);
+/* OffsetCommit: res->errors per partition, topics then partitions in
+ * request order. Partitions of topics that do not exist get
+ * UNKNOWN_TOPIC_OR_PARTITION and are not stored. */
+void bk_gd_offset_commit(bk_gd_t *gd, const kp_offset_commit_request_t *q, bk_gd_done_fn done, void *arg);
+/* OffsetFetch: res->fetched per group (v0-7: q->group_id; v8+: q->groups).
+ * A group's offsets are the listed partitions in request order (offset -1
+ * where nothing is committed, error UNSTABLE_OFFSET_COMMIT where a
+ * transaction holds one and require_stable is set, v7+), or, for null
+ * topics (v2+), every committed partition by (topic, partition). */
+void bk_gd_offset_fetch(bk_gd_t *gd, const kp_offset_fetch_request_t *q, int16_t version, bk_gd_done_fn done,
+                        void *arg);
+/* OffsetDelete: res->error and res->errors per partition in request order
+ * (UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist). */
+void bk_gd_offset_delete(bk_gd_t *gd, const kp_offset_delete_request_t *q, bk_gd_done_fn done, void *arg);
+/* TxnOffsetCommit: res->errors per partition in request order. Checked
+ * like a commit (member and generation v3+), written as the producer's
+ * transactional batch and held until its marker (bk_gd_txn_complete).
+ * gd NULL: every partition COORDINATOR_NOT_AVAILABLE. */
+void bk_gd_txn_offset_commit(bk_gd_t *gd, const kp_txn_offset_commit_request_t *q, int16_t version,
+                             bk_gd_done_fn done, void *arg);
+
+/* ---- transactional offsets (TxnOffsetCommit, KIP-447) -------------------
+ * Offsets of a TxnOffsetCommit are held per __consumer_offsets partition
+ * until their producer's marker reaches that partition. */
+
+/* Whether producer_id holds pending offsets in partition p (its marker
+ * there then needs a control batch: a replay resolves the transactional
+ * batch only at one). gd NULL: false. */
+bool bk_gd_txn_has_offsets(const bk_gd_t *gd, int32_t p, int64_t producer_id);
+/* The producer's marker on partition p is replicated: COMMIT makes its
+ * pending offsets the group's (appended again as plain records), ABORT
+ * drops them; without a loaded core they are dropped either way (the
+ * replay resolves them at the marker). gd NULL: nothing. */
+void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit);
 
 /* Lag of the group's committed partitions, like bk_grp_lags, against the
  * partition's high watermark where this node leads it (what ListOffsets

@@ -12,7 +12,7 @@
 
 /* Records of transactional batches (TxnOffsetCommit), held during a replay
  * until their producer's marker: COMMIT loads them, ABORT drops them; those
- * still open at the end become the txn driver's pending offsets. */
+ * still open at the end become the driver's pending offsets. */
 typedef struct {
     int64_t pid;
     uint8_t *key, *value;        /* value NULL: null */
@@ -112,7 +112,7 @@ static char *cdup(kp_str_t s) {
 
 /* Offsets of transactions still open at the end of the replay: pending
  * (in the txn driver) until their marker arrives. */
-static int stash_to_pending(bk_txn_offsets_t *pend, stash_t *s) {
+static int stash_to_pending(bk_grp_txn_offsets_t *pend, stash_t *s) {
     if (!pend) return KP_OK;
     int rc = KP_OK;
     for (size_t i = 0; i < s->n && rc == KP_OK; i++) {
@@ -123,8 +123,8 @@ static int stash_to_pending(bk_txn_offsets_t *pend, stash_t *s) {
         kp_bytes_t v = s->v[i].value ? (kp_bytes_t){ s->v[i].value, s->v[i].vlen } : kp_slice_null();
         if (bk_grp_decode_txn_offset(k, v, &a, &t) == KP_OK) {   /* other record types: not ours */
             char *g = cdup(t.group), *tp = cdup(t.topic), *md = t.metadata.p ? cdup(t.metadata) : NULL;
-            bk_txn_offset_t o = { s->v[i].pid, g, tp, t.partition, t.offset, t.leader_epoch, md, t.commit_ts_ms, -1 };
-            rc = g && tp && (md || !t.metadata.p) ? bk_txn_offsets_add(pend, &o) : KP_ERR_NOMEM;
+            bk_grp_txn_pending_t o = { s->v[i].pid, g, tp, t.partition, t.offset, t.leader_epoch, md, t.commit_ts_ms, -1 };
+            rc = g && tp && (md || !t.metadata.p) ? bk_grp_txn_offsets_add(pend, &o) : KP_ERR_NOMEM;
             free(g);
             free(tp);
             free(md);
@@ -146,7 +146,7 @@ static int replay_one(void *ctx, const kp_batch_t *b) {
     return replay_batch(rp->c, b, &rp->scratch, &rp->stash);
 }
 
-int bk_gd_replay(bk_grp_coord_t *c, st_log_t *log, bk_txn_offsets_t *pend) {
+int bk_gd_replay(bk_grp_coord_t *c, st_log_t *log, bk_grp_txn_offsets_t *pend) {
     replay_t rp = { c, { 0 }, { NULL, 0, 0, 0 } };
     kp_arena_init(&rp.scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
     int rc = st_log_scan_batches(log, REPLAY_CHUNK_BYTES, BK_GD_REPLAY_BATCH_MAX_BYTES, replay_one, &rp);

@@ -1,22 +1,116 @@
 /* broker/group/group_wait.c — group answers that wait until their records in
- * __consumer_offsets are replicated (see bk_gd_respond in group_driver.h).
+ * __consumer_offsets are replicated (see "requests" in group_driver.h).
  *
- * An answer is encoded at once (its pointers are valid only now) and kept
+ * An answer is delivered at once when nothing it needs is unreplicated (one
+ * replica: always), without a copy. Otherwise its result is copied (the
+ * core's pointers and the caller's request are valid only now) and kept
  * with what it needs: for each coordinator partition it touches, the end of
- * the records appended there so far. It goes out when every such HW has
- * reached its need: on the acks=all completion of an append (all waiters
- * of that partition are checked) or on the driver's 100 ms tick (waits
- * after a load have no append of their own). Cost: a linear scan of the
- * waiters per completion; they are few (one per in-flight group request),
- * bounded by BK_GD_HELD_MAX. Order among waiters is kept. */
+ * the records appended there so far. It is delivered when every such HW has
+ * reached its need: on the acks=all completion of an append (all waiters of
+ * that partition are checked) or on the driver's 100 ms tick (waits after a
+ * load have no append of their own). Cost: a linear scan of the waiters per
+ * completion; they are few (one per in-flight group request), bounded by
+ * BK_GD_HELD_MAX. Order among waiters is kept. */
 #include "broker/group/group_driver_int.h"
 
-#include <event2/buffer.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol/kp_errors.h"
+
+/* A copied result: everything res points to lives in the same allocation,
+ * right after the struct (sized exactly: many commits may wait at once). */
+struct gd_answer {
+    bk_gd_done_fn done;
+    void *arg;
+    bk_gd_result_t res;
+};
+
+#define ALIGN_BYTES 16
+static const uint8_t empty_bytes[1];     /* where copied empty (not null) slices point */
+
+static size_t al(size_t n) { return (n + ALIGN_BYTES - 1) & ~(size_t)(ALIGN_BYTES - 1); }
+
+/* Bytes of res's copy after the struct. */
+static size_t copy_bytes(const bk_gd_result_t *res) {
+    size_t n = al(res->nerrors * sizeof *res->errors);
+    const bk_grp_resp_t *r = res->resp;
+    if (!r) return n;
+    n += al(sizeof *r) + al(r->protocol_type.len) + al(r->protocol.len) + al(r->leader.len) + al(r->member_id.len) +
+         al(r->assignment.len) + al(r->nmembers * sizeof *r->members);
+    for (size_t i = 0; i < r->nmembers; i++)
+        n += al(r->members[i].member_id.len) + al(r->members[i].instance_id.len) + al(r->members[i].metadata.len);
+    return n;
+}
+
+typedef struct {
+    uint8_t *p, *end;
+} bump_t;
+
+static void *bump(bump_t *b, size_t n) {
+    void *at = b->p;
+    b->p += al(n);
+    assert(b->p <= b->end);   /* copy_bytes counted exactly this */
+    return at;
+}
+
+/* *s copied into b (null stays null, empty stays empty). */
+static void copy_slice(bump_t *b, kp_slice_t *s) {
+    if (!s->p) return;
+    if (s->len == 0) { s->p = empty_bytes; return; }
+    uint8_t *p = bump(b, s->len);
+    memcpy(p, s->p, s->len);
+    s->p = p;
+}
+
+static const bk_grp_resp_t *copy_resp(bump_t *b, const bk_grp_resp_t *in) {
+    bk_grp_resp_t *r = bump(b, sizeof *r);
+    *r = *in;
+    copy_slice(b, &r->protocol_type);
+    copy_slice(b, &r->protocol);
+    copy_slice(b, &r->leader);
+    copy_slice(b, &r->member_id);
+    copy_slice(b, &r->assignment);
+    r->members = in->nmembers ? bump(b, in->nmembers * sizeof *r->members) : NULL;
+    for (size_t i = 0; i < in->nmembers; i++) {
+        r->members[i] = in->members[i];
+        copy_slice(b, &r->members[i].member_id);
+        copy_slice(b, &r->members[i].instance_id);
+        copy_slice(b, &r->members[i].metadata);
+    }
+    return r;
+}
+
+/* A copy of res that outlives the call, or NULL (out of memory). Only what
+ * the writing requests fill is copied: reads never wait. */
+static gd_answer_t *answer_new(const bk_gd_result_t *res, bk_gd_done_fn done, void *arg) {
+    assert(res->groups == NULL && res->ngroups == 0);
+    assert(res->fetched == NULL && res->nfetched == 0);
+    size_t head = al(sizeof(gd_answer_t)), body = copy_bytes(res);
+    gd_answer_t *ans = malloc(head + body);
+    if (!ans) return NULL;
+    bump_t b = { (uint8_t *)ans + head, (uint8_t *)ans + head + body };
+    ans->done = done;
+    ans->arg = arg;
+    ans->res = (bk_gd_result_t){ .error = res->error, .nerrors = res->nerrors };
+    if (res->nerrors > 0) {
+        int16_t *e = bump(&b, res->nerrors * sizeof *e);
+        memcpy(e, res->errors, res->nerrors * sizeof *e);
+        ans->res.errors = e;
+    }
+    if (res->resp) ans->res.resp = copy_resp(&b, res->resp);
+    assert(b.p == b.end);
+    return ans;
+}
+
+/* Calls the caller back (unsent: why the answer must not leave) and frees ans. */
+static void answer_deliver(gd_answer_t *ans, const char *unsent) {
+    ans->res.unsent = unsent;
+    ans->done(ans->arg, &ans->res);
+    free(ans);
+}
 
 static bool involves(const waiter_t *w, int32_t partition, int64_t end) {
     for (size_t k = 0; k < w->nneeds; k++)
@@ -43,23 +137,22 @@ void bk_gd_release_waiters(bk_gd_t *gd, int32_t partition) {
         if (!involves(&gd->waiters[i], partition, -1) || !satisfied(gd, &gd->waiters[i])) { i++; continue; }
         waiter_t w = take_waiter(gd, i);
         free(w.needs);
-        bk_req_send(w.req, w.body);
+        answer_deliver(w.ans, NULL);
     }
 }
 
-/* Closes the connections of answers needing `partition` up to at most
- * `end` (partition < 0: every partition; end < 0: any end): their records
- * may not be replicated, and a closed connection makes every client
- * rediscover the coordinator and retry (the answer's own error fields are
- * already encoded). */
+/* Fails the answers needing `partition` up to at most `end` (partition <
+ * 0: every partition; end < 0: any end): their records may not be
+ * replicated, so they are delivered unsent and the caller closes the
+ * connection, which makes every client rediscover the coordinator and
+ * retry. */
 void bk_gd_fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err) {
     for (size_t i = 0; i < gd->nwaiters;) {
         if (!involves(&gd->waiters[i], partition, end)) { i++; continue; }
         waiter_t w = take_waiter(gd, i);
         free(w.needs);
-        evbuffer_free(w.body);
-        bk_req_close(w.req, err == KP_ERROR_NOT_LEADER_OR_FOLLOWER ? "group coordinator moved before its records replicated"
-                                                                   : "group records not replicated in time");
+        answer_deliver(w.ans, err == KP_ERROR_NOT_LEADER_OR_FOLLOWER ? "group coordinator moved before its records replicated"
+                                                                      : "group records not replicated in time");
     }
 }
 
@@ -76,16 +169,15 @@ void bk_gd_on_replicated(void *ctx, void *part_ctx, int16_t err) {
     free(ack);
 }
 
-void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, bk_req_t *req, const void *resp) {
-    struct evbuffer *body = NULL;
-    if (bk_req_encode(req, resp, &body) != KP_OK) {
-        bk_req_close(req, "group answer could not be encoded");
-        return;
-    }
+void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_result_t *res, bk_gd_done_fn done,
+                 void *arg) {
+    assert(done != NULL && res->unsent == NULL);
     need_t *needs = NULL;
     size_t n = 0;
-    for (size_t g = 0; g < ngroups && gd->ncoords > 0 && !gd->stopped; g++) {
-        int32_t part = bk_grp_partition_for(group_ids[g], gd->ncoords);
+    const char *unsent = NULL;
+    for (size_t g = 0; g < nparts && !gd->stopped; g++) {
+        int32_t part = parts[g];
+        if (part < 0 || part >= gd->ncoords) continue;
         int64_t need = gd->need_end[part];
         bool dup = false;
         for (size_t k = 0; k < n; k++) dup |= needs[k].partition == part;
@@ -93,33 +185,51 @@ void bk_gd_respond_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups
          * answer for a partition led elsewhere, whose HW reads -1 here) */
         if (dup || need <= 0 || need <= bk_gd_hw_of(gd, part)) continue;
         need_t *nv = realloc(needs, (n + 1) * sizeof *nv);
-        if (!nv) { n = SIZE_MAX; break; }
+        if (!nv) { unsent = "out of memory"; break; }
         needs = nv;
         needs[n++] = (need_t){ part, need };
     }
-    if (n == 0) {
-        free(needs);
-        bk_req_send(req, body);
+    if (!unsent && n == 0) {
+        done(arg, res);   /* nothing to wait for: no copy */
         return;
     }
-    if (n == SIZE_MAX || gd->nwaiters >= BK_GD_HELD_MAX) goto full;
-    if (gd->nwaiters == gd->waiters_cap) {
+    gd_answer_t *ans = NULL;
+    if (!unsent && gd->nwaiters >= BK_GD_HELD_MAX) unsent = "too many group answers waiting for replication";
+    if (!unsent && gd->nwaiters == gd->waiters_cap) {
         size_t ncap = gd->waiters_cap ? gd->waiters_cap * 2 : 64;
         waiter_t *nv = realloc(gd->waiters, ncap * sizeof *nv);
-        if (!nv) goto full;
-        gd->waiters = nv;
-        gd->waiters_cap = ncap;
+        if (nv) {
+            gd->waiters = nv;
+            gd->waiters_cap = ncap;
+        } else {
+            unsent = "out of memory";
+        }
     }
-    gd->waiters[gd->nwaiters++] = (waiter_t){ req, body, needs, n };
-    return;
-full:
-    free(needs);
-    evbuffer_free(body);
-    bk_req_close(req, "too many group answers waiting for replication");
+    if (!unsent && !(ans = answer_new(res, done, arg))) unsent = "out of memory";
+    if (unsent) {
+        free(needs);
+        bk_gd_result_t failed = *res;
+        failed.unsent = unsent;
+        done(arg, &failed);
+        return;
+    }
+    gd->waiters[gd->nwaiters++] = (waiter_t){ ans, needs, n };
 }
 
-void bk_gd_respond(bk_gd_t *gd, kp_str_t group_id, bk_req_t *req, const void *resp) {
-    bk_gd_respond_groups(gd, &group_id, 1, req, resp);
+void bk_gd_reply_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, const bk_gd_result_t *res,
+                        bk_gd_done_fn done, void *arg) {
+    int32_t one = -1;   /* -1: no partition (the -O1 build cannot see it is always set) */
+    int32_t *parts = ngroups <= 1 ? &one : malloc(ngroups * sizeof *parts);
+    if (!parts) {
+        bk_gd_result_t failed = *res;
+        failed.unsent = "out of memory";
+        done(arg, &failed);
+        return;
+    }
+    size_t n = 0;
+    for (size_t g = 0; g < ngroups && gd->ncoords > 0; g++) parts[n++] = bk_grp_partition_for(group_ids[g], gd->ncoords);
+    bk_gd_reply(gd, parts, n, res, done, arg);
+    if (parts != &one) free(parts);
 }
 
 size_t bk_gd_waiting(const bk_gd_t *gd) { return gd ? gd->nwaiters : 0; }

@@ -163,34 +163,6 @@ int16_t bk_td_check_produce(bk_td_t *td, kp_str_t transactional_id, int64_t prod
     return KP_ERROR_INVALID_TXN_STATE;
 }
 
-bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
-    if (!td || p < 0 || p >= td->noffs || !td->offs[p] || td->offs[p]->n == 0) return false;
-    if (group.len > BK_TXN_ID_MAX_BYTES || topic.len > BK_TXN_TOPIC_MAX_BYTES) return false;
-    char g[BK_TXN_ID_MAX_BYTES + 1], t[BK_TXN_TOPIC_MAX_BYTES + 1];
-    memcpy(g, group.p, group.len);
-    g[group.len] = '\0';
-    memcpy(t, topic.p, topic.len);
-    t[topic.len] = '\0';
-    return bk_txn_offsets_pending(td->offs[p], g, t, partition);
-}
-
-bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p) {
-    if (p < 0) return NULL;
-    if (p >= td->noffs) {
-        bk_txn_offsets_t **nv = realloc(td->offs, (size_t)(p + 1) * sizeof *nv);
-        if (!nv) return NULL;
-        for (int32_t i = td->noffs; i <= p; i++) nv[i] = NULL;
-        td->offs = nv;
-        td->noffs = p + 1;
-    }
-    if (!td->offs[p]) {
-        td->offs[p] = malloc(sizeof *td->offs[p]);
-        if (!td->offs[p]) return NULL;
-        bk_txn_offsets_init(td->offs[p]);
-    }
-    return td->offs[p];
-}
-
 /* ---- FindCoordinator --------------------------------------------------------- */
 
 static void created(void *arg, int status) {
@@ -320,8 +292,5 @@ void bk_td_free(bk_td_t *td) {
     for (int32_t i = 0; i < td->ncoords; i++)
         if (td->coords[i]) { bk_txn_coord_free(td->coords[i]); free(td->coords[i]); }
     free(td->coords);
-    for (int32_t i = 0; i < td->noffs; i++)
-        if (td->offs[i]) { bk_txn_offsets_free(td->offs[i]); free(td->offs[i]); }
-    free(td->offs);
     free(td);
 }

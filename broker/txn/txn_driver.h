@@ -10,9 +10,13 @@
  * re-sends markers that are still missing.
  *
  * Also here: the partition-leader side of a marker (bk_td_write_marker,
- * used by the local path and the WriteTxnMarkers handler) and the offsets
- * of TxnOffsetCommit, held per __consumer_offsets partition until the
- * marker (txn_offsets.h) and then committed through the group core.
+ * used by the local path and the WriteTxnMarkers handler); on
+ * __consumer_offsets a replicated marker completes the producer's pending
+ * TxnOffsetCommit offsets, which the group driver holds
+ * (bk_gd_txn_complete).
+ *
+ * Requests come in decoded, with a completion callback (see "requests"
+ * below): this folder never sees the dispatcher's request object.
  *
  * Threading: loop thread only (like every bk_node_t part). */
 #ifndef SKIFF_BK_TXN_DRIVER_H
@@ -22,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker/api/dispatch.h"
+#include "kp_msgs.h"
+#include "broker/core/node.h"
 #include "broker/txn/txn.h"
-#include "broker/txn/txn_offsets.h"
 
 #define BK_TD_TOPIC "__transaction_state"
 #define BK_TD_TICK_MS 250                    /* timeouts + marker re-sends */
@@ -34,6 +38,7 @@
 #define BK_TD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20)
 #define BK_TD_INFLIGHT_MAX 4096              /* marker requests out to other leaders */
 #define BK_TD_PEERS_MAX 256                  /* other brokers we talk to */
+#define BK_TD_LIST_MAX 100000                /* transactions listed per ListTransactions */
 
 typedef struct bk_td bk_td_t;
 
@@ -76,20 +81,6 @@ bk_txn_coord_t *bk_td_coord_at(bk_td_t *td, int32_t p);
  * before bk_td_finish returns, maybe later (its records replicated). */
 typedef void (*bk_td_answer_fn)(void *ctx, const bk_td_answer_t *ans);
 
-/* Completes a core call made for transactional_id on partition pidx:
- * appends out's records (one batch) and tells the replication driver
- * (acks=all, deadline BK_TD_WRITE_TIMEOUT_MS); once the HW passes them (or
- * the wait fails: timeout, leadership lost) each write is reported with
- * bk_txn_write_done, the markers that result are sent (the local ones wait
- * for their own replication), and whatever that produces is appended the
- * same way. fn(ctx, ans) gets the request's answer once the write it waits
- * for is done (at once when out->wait is false); fn NULL: nobody waits (the
- * timer, marker answers, a load). A core dropped or reloaded meanwhile
- * answers NOT_COORDINATOR: a new coordinator acts only on what it
- * replayed. Resets out. */
-void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
-                  bk_td_answer_fn fn, void *ctx);
-
 /* Completion of one marker written on a led partition (bk_td_write_marker):
  * err NONE once replicated to the ISR, else REQUEST_TIMED_OUT /
  * NOT_LEADER_OR_FOLLOWER / NOT_ENOUGH_REPLICAS_AFTER_APPEND (not final:
@@ -115,14 +106,63 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
  * the controller). */
 bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
 
-/* Pending TxnOffsetCommit offsets of __consumer_offsets partition p (created
- * on demand), or NULL when out of memory / p < 0. */
-bk_txn_offsets_t *bk_td_offsets(bk_td_t *td, int32_t p);
+/* ---- requests ----------------------------------------------------------------
+ * The transactional APIs as the Kafka handlers (broker/api/) call them: each
+ * takes the decoded request (the codec's kp_*_request_t, and its version
+ * where that changes the meaning) and answers through a callback called
+ * exactly once, during the call or later; the driver keeps nothing of the
+ * request once the entry returns (what a write needs later is copied) and
+ * never touches it after the callback (the caller may free it there).
+ * td NULL answers COORDINATOR_NOT_AVAILABLE. */
 
-/* OffsetFetch require_stable (KIP-447): whether a transaction holds a
- * pending offset of (group, topic, partition) in __consumer_offsets
- * partition p. td NULL: false. */
-bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
+/* InitProducerId with a transactional id (v3+: the caller's producer
+ * id/epoch, KIP-360): fn(arg, ans) with the id and epoch, once the record
+ * is replicated. ans->error is the core's for every version: the caller
+ * turns PRODUCER_FENCED into what old versions know
+ * (bk_txn_fenced_error), as for the three below. */
+void bk_td_init_producer_id(bk_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
+                            bk_td_answer_fn fn, void *arg);
+/* AddPartitionsToTxn v0-3 (the v3_and_below fields): one error for the
+ * whole request, which the caller copies to every partition. The caller
+ * checks first that the partitions exist (Kafka answers unknown ones
+ * without asking the coordinator). */
+void bk_td_add_partitions(bk_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_td_answer_fn fn,
+                          void *arg);
+/* AddOffsetsToTxn: adds the group's __consumer_offsets partition. */
+void bk_td_add_offsets(bk_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_td_answer_fn fn, void *arg);
+/* EndTxn: answered once PrepareCommit/PrepareAbort is replicated (the
+ * markers follow). */
+void bk_td_end_txn(bk_td_t *td, const kp_end_txn_request_t *q, bk_td_answer_fn fn, void *arg);
+
+/* One transactional id as DescribeTransactions / ListTransactions show it. */
+typedef struct {
+    const char *transactional_id;
+    int16_t error;                       /* Describe: NOT_COORDINATOR, TRANSACTIONAL_ID_NOT_FOUND, ... */
+    const bk_txn_meta_t *meta;           /* NULL unless error is NONE */
+} bk_td_txn_t;
+
+/* What a query produced, valid only during the callback. */
+typedef struct {
+    const char *unsent;                  /* NULL: answer; else why not (out of memory: close) */
+    int16_t error;                       /* ListTransactions' top-level error */
+    const bk_td_txn_t *txns;
+    size_t ntxns;
+    const bool *unknown_states;          /* ListTransactions: per q->state_filters, not a state */
+} bk_td_query_t;
+
+typedef void (*bk_td_query_fn)(void *arg, const bk_td_query_t *res);
+
+/* DescribeTransactions: res->txns per q->transactional_ids, from the cores
+ * this node holds (ids coordinated elsewhere: NOT_COORDINATOR, as Kafka;
+ * clients ask each broker). Answered during the call. */
+void bk_td_describe_transactions(bk_td_t *td, const kp_describe_transactions_request_t *q, bk_td_query_fn fn,
+                                 void *arg);
+/* ListTransactions: res->txns matching the state, producer id and (v1+)
+ * duration filters over every core this node holds, at most
+ * BK_TD_LIST_MAX; res->error UNKNOWN_SERVER_ERROR when the list could not
+ * be completed (out of memory). Answered during the call. */
+void bk_td_list_transactions(bk_td_t *td, const kp_list_transactions_request_t *q, int16_t version,
+                             bk_td_query_fn fn, void *arg);
 
 /* Produce of a transactional batch: NONE; INVALID_PRODUCER_EPOCH for an
  * epoch older than the coordinator's; INVALID_TXN_STATE when this
@@ -131,16 +171,5 @@ bool bk_td_offset_pending(const bk_td_t *td, int32_t p, kp_str_t group, kp_str_t
  * Kafka before KIP-890, the partition leader does not ask). */
 int16_t bk_td_check_produce(bk_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t epoch,
                             const char *topic, int32_t partition);
-
-/* Handlers (h_txn.c, h_txn_admin.c). */
-void bk_h_init_producer_id_txn(bk_req_t *req);
-void bk_h_add_partitions_to_txn(bk_req_t *req);
-void bk_h_add_offsets_to_txn(bk_req_t *req);
-void bk_h_end_txn(bk_req_t *req);
-void bk_h_write_txn_markers(bk_req_t *req);
-void bk_h_txn_offset_commit(bk_req_t *req);
-void bk_h_describe_transactions(bk_req_t *req);
-void bk_h_list_transactions(bk_req_t *req);
-void bk_h_describe_producers(bk_req_t *req);
 
 #endif

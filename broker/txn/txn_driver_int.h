@@ -34,8 +34,6 @@ struct bk_td {
     bk_txn_config_t cfg;
     bk_txn_coord_t **coords;     /* [ncoords]; NULL: not led here */
     int32_t ncoords;
-    bk_txn_offsets_t **offs;     /* [noffs] pending TxnOffsetCommit offsets */
-    int32_t noffs;
     td_peer_t peers[BK_TD_PEERS_MAX];
     size_t npeers;
     td_flight_t *flights;        /* marker requests out */
@@ -49,6 +47,21 @@ struct bk_td {
 /* txn_driver.c: partition `partition` of __transaction_state when this node
  * leads it with an open log, else NULL. */
 bk_part_t *td_led_part(bk_td_t *td, int32_t partition);
+
+/* txn_write.c */
+/* Completes a core call made for transactional_id on partition pidx:
+ * appends out's records (one batch) and tells the replication driver
+ * (acks=all, deadline BK_TD_WRITE_TIMEOUT_MS); once the HW passes them (or
+ * the wait fails: timeout, leadership lost) each write is reported with
+ * bk_txn_write_done, the markers that result are sent (the local ones wait
+ * for their own replication), and whatever that produces is appended the
+ * same way. fn(ctx, ans) gets the request's answer once the write it waits
+ * for is done (at once when out->wait is false); fn NULL: nobody waits (the
+ * timer, marker answers, a load). A core dropped or reloaded meanwhile
+ * answers NOT_COORDINATOR: a new coordinator acts only on what it
+ * replayed. Resets out. */
+void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
+                  bk_td_answer_fn fn, void *ctx);
 
 /* txn_markers.c */
 /* Sends or applies every marker of m (local partitions at once: acks go to

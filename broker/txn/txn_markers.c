@@ -28,48 +28,6 @@ static uint64_t next_seq = 16;              /* flight ids (loop thread only) */
 
 /* ---- the leader side ------------------------------------------------------------ */
 
-typedef struct {
-    bk_node_t *n;
-    bk_grp_coord_t *c;
-    bk_grp_out_t *out;
-} commit_ctx_t;
-
-/* A committed transaction's offset becomes visible to the group. */
-static void commit_offset(void *ctx, const bk_txn_offset_t *o) {
-    commit_ctx_t *cc = ctx;
-    bk_grp_commit_part_t part = { kp_slice_cstr(o->topic), o->partition, o->offset, o->leader_epoch,
-                                  o->metadata ? kp_slice_cstr(o->metadata) : kp_slice_null(), o->commit_ts_ms };
-    bk_grp_commit_t req = { kp_slice_cstr(o->group), kp_slice_cstr(""), kp_slice_null(), -1, -1, &part, 1 };
-    int16_t err = 0;
-    (void)bk_grp_offset_commit_txn(cc->c, &req, bk_now_ms(), cc->out, &err);
-    if (err)
-        fprintf(stderr, "skiff: node %d: transactional offset of %s %s-%d not committed: %s\n", cc->n->id, o->group,
-                o->topic, o->partition, kp_error_name(err));
-}
-
-/* The producer's marker is on __consumer_offsets-partition: its pending
- * offsets become the group's (commit) or are dropped. Without a loaded
- * group core they are dropped either way: a control batch is then in the
- * log (bk_td_write_marker appends one whenever offsets are pending), so
- * the core's replay resolves the transactional batch there, in log order. */
-static void complete_offsets(bk_node_t *n, int32_t partition, int64_t producer_id, bool commit) {
-    bk_td_t *td = n->txns;
-    if (!td || partition >= td->noffs || !td->offs[partition]) return;
-    bk_grp_coord_t *c = n->groups ? bk_gd_coord_at(n->groups, partition) : NULL;
-    bk_grp_out_t out;
-    bk_grp_out_init(&out);
-    commit_ctx_t cc = { n, c, &out };
-    (void)bk_txn_offsets_complete(td->offs[partition], producer_id, commit && c, c ? commit_offset : NULL, &cc);
-    if (c) (void)bk_gd_finish(n->groups, c, &out);
-    bk_grp_out_free(&out);
-}
-
-static bool producer_has_offsets(bk_node_t *n, int32_t partition, int64_t producer_id) {
-    bk_td_t *td = n->txns;
-    return td && partition < td->noffs && td->offs[partition] &&
-           bk_txn_offsets_has_producer(td->offs[partition], producer_id);
-}
-
 /* One marker appended on a led partition, waiting for the ISR (acks=all). */
 typedef struct {
     bk_node_t *n;
@@ -91,7 +49,7 @@ static void marker_replicated(void *ctx, void *part_ctx, int16_t err) {
         fprintf(stderr, "skiff: node %d: marker on %s-%d not replicated: %s\n", w->n->id, w->topic, w->partition,
                 kp_error_name(err));
     else if (strcmp(w->topic, BK_GD_TOPIC) == 0 && !w->n->stopping)
-        complete_offsets(w->n, w->partition, w->producer_id, w->commit);
+        bk_gd_txn_complete(w->n->groups, w->partition, w->producer_id, w->commit);
     w->fn(w->ctx, err);
     free(w->topic);
     free(w);
@@ -144,9 +102,9 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
      * producer always get one: a later replay of __consumer_offsets
      * resolves its transactional batch only at a control batch. */
     bool offsets = strcmp(topic, BK_GD_TOPIC) == 0;
-    if (offsets && producer_has_offsets(n, partition, producer_id)) open = true;
+    if (offsets && bk_gd_txn_has_offsets(n->groups, partition, producer_id)) open = true;
     if (!open && st_log_high_watermark(p->log) >= st_log_end_offset(p->log)) {
-        if (offsets) complete_offsets(n, partition, producer_id, commit);
+        if (offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
         return false;
     }
     st_append_info_t info;
@@ -165,7 +123,7 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     *w = (marker_wait_t){ n, tcopy, partition, producer_id, commit, fn, ctx };
     if (bk_replica_appended(n, p, &info, true, bk_now_ms() + BK_TD_WRITE_TIMEOUT_MS, marker_replicated, NULL, w, err))
         return true;
-    if (*err == 0 && offsets) complete_offsets(n, partition, producer_id, commit);
+    if (*err == 0 && offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
     free(w->topic);
     free(w);
     return false;

@@ -5,8 +5,9 @@ Each broker subsystem folder (broker/NAME/) is a node; the files directly in
 broker/ are the node "broker" (the wiring). An edge A -> B exists when a file
 in A includes "broker/B/...". broker/README.md lists the allowed arrows in a
 block between the lines `<!-- layers:begin -->` and `<!-- layers:end -->`,
-one `A -> B C D` line per folder. Fails (exit 1) on an arrow not in the
-list, on a cycle, or on a folder the list does not name.
+one `A -> B C D` line per folder (a folder that includes no other one is
+its name alone). Fails (exit 1) on an arrow not in the list, on a cycle, or
+on a folder the list does not name.
 
   folder_graph.py [--repo DIR] [--dot]   # --dot prints the graph instead
 """
@@ -56,7 +57,13 @@ def allowed_arrows(readme):
         if not line or line.startswith('```'):
             continue
         if '->' not in line:
-            raise SystemExit('%s: layers line %d has no "->": %r' % (readme, lineno, line))
+            # a folder that may include no other folder: its name alone
+            names = line.split()
+            if len(names) != 1:
+                raise SystemExit('%s: layers line %d is neither "A -> B ..." nor one folder: %r'
+                                 % (readme, lineno, line))
+            listed.add(names[0])
+            continue
         a, rest = line.split('->', 1)
         a = a.strip()
         listed.add(a)

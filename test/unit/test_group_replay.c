@@ -12,7 +12,7 @@
 
 #include "broker/group/group.h"
 #include "broker/group/group_replay.h"
-#include "broker/txn/txn_offsets.h"
+#include "broker/group/group_txn_offsets.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -81,7 +81,7 @@ typedef struct {
     st_log_t *log;
     bk_grp_config_t gcfg;
     bk_grp_coord_t c;
-    bk_txn_offsets_t pend;
+    bk_grp_txn_offsets_t pend;
     bool loaded;
 } fx_t;
 
@@ -93,20 +93,20 @@ static void fx_init(fx_t *f) {
     f->log = tu_open(f->dir, &f->cfg, 0, false);
     bk_grp_config_defaults(&f->gcfg);
     f->gcfg.num_partitions = 1;
-    bk_txn_offsets_init(&f->pend);
+    bk_grp_txn_offsets_init(&f->pend);
 }
 
 /* The node restarts (unclean: the log is reopened and recovered) and the
  * new coordinator replays the log, as start_core does (pending cleared). */
-static void fx_restart_and_load(fx_t *f, bk_txn_offsets_t *pend) {
+static void fx_restart_and_load(fx_t *f, bk_grp_txn_offsets_t *pend) {
     st_log_offsets_t fin;
     ck_assert_int_eq(st_log_close(f->log, &fin), KP_OK);
     f->log = tu_open(f->dir, &f->cfg, 0, false);
     st_log_set_high_watermark(f->log, st_log_end_offset(f->log));
     if (f->loaded) bk_grp_coord_free(&f->c);
     bk_grp_coord_init(&f->c, &f->gcfg, 0, 7);
-    bk_txn_offsets_free(&f->pend);
-    bk_txn_offsets_init(&f->pend);
+    bk_grp_txn_offsets_free(&f->pend);
+    bk_grp_txn_offsets_init(&f->pend);
     ck_assert_int_eq(bk_gd_replay(&f->c, f->log, pend), KP_OK);
     bk_grp_load_done(&f->c, 3000);
     f->loaded = true;
@@ -116,7 +116,7 @@ static void fx_free(fx_t *f) {
     st_log_offsets_t fin;
     ck_assert_int_eq(st_log_close(f->log, &fin), KP_OK);
     if (f->loaded) bk_grp_coord_free(&f->c);
-    bk_txn_offsets_free(&f->pend);
+    bk_grp_txn_offsets_free(&f->pend);
     tu_rmrf(f->dir);
     free(f->dir);
 }
@@ -133,10 +133,10 @@ START_TEST(test_open_then_committed_across_restarts) {
     ck_assert_int_eq(fetched(&f.c, "g", "t", 0), 10);   /* the open one is not visible */
     ck_assert_int_eq(fetched(&f.c, "g", "t", 1), -1);
     ck_assert_uint_eq(f.pend.n, 2);
-    ck_assert(bk_txn_offsets_pending(&f.pend, "g", "t", 0));
-    ck_assert(bk_txn_offsets_pending(&f.pend, "g", "t", 1));
-    ck_assert(bk_txn_offsets_has_producer(&f.pend, 5));
-    ck_assert(bk_txn_offsets_has_producer(&f.pend, 6));
+    ck_assert(bk_grp_txn_offsets_pending(&f.pend, "g", "t", 0));
+    ck_assert(bk_grp_txn_offsets_pending(&f.pend, "g", "t", 1));
+    ck_assert(bk_grp_txn_offsets_has_producer(&f.pend, 5));
+    ck_assert(bk_grp_txn_offsets_has_producer(&f.pend, 6));
     ck_assert_int_eq(f.pend.v[0].offset, 42);
 
     append_marker(f.log, 5, true);                    /* 5 commits, 6 aborts */
@@ -169,10 +169,10 @@ START_TEST(test_markers_resolve_their_producer_in_log_order) {
     ck_assert_int_eq(fetched(&f.c, "g", "b", 0), 2);
     ck_assert_int_eq(fetched(&f.c, "h", "c", 0), 8);
     ck_assert_uint_eq(f.pend.n, 2);
-    ck_assert(bk_txn_offsets_pending(&f.pend, "g", "a", 0));
-    ck_assert(bk_txn_offsets_pending(&f.pend, "g", "b", 0));
-    ck_assert(!bk_txn_offsets_pending(&f.pend, "h", NULL, -1));
-    ck_assert(!bk_txn_offsets_has_producer(&f.pend, 9));
+    ck_assert(bk_grp_txn_offsets_pending(&f.pend, "g", "a", 0));
+    ck_assert(bk_grp_txn_offsets_pending(&f.pend, "g", "b", 0));
+    ck_assert(!bk_grp_txn_offsets_pending(&f.pend, "h", NULL, -1));
+    ck_assert(!bk_grp_txn_offsets_has_producer(&f.pend, 9));
 
     append_marker(f.log, 7, false);
     append_marker(f.log, 8, true);

@@ -1,13 +1,13 @@
 /* Unit tests for the partition side of transactions (broker/txn_part.c):
  * LSO, marker admission and application with aborted-index entries,
  * DescribeProducers; and the pending transactional offsets
- * (broker/txn_offsets.c). */
+ * (broker/group/group_txn_offsets.c). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/txn/txn_offsets.h"
+#include "broker/group/group_txn_offsets.h"
 #include "broker/txn/txn_part.h"
 #include "protocol/kp_errors.h"
 
@@ -94,7 +94,7 @@ typedef struct {
     size_t n;
 } seen_t;
 
-static void on_commit(void *ctx, const bk_txn_offset_t *o) {
+static void on_commit(void *ctx, const bk_grp_txn_pending_t *o) {
     seen_t *s = ctx;
     ck_assert_uint_lt(s->n, 8);
     s->offsets[s->n] = o->offset;
@@ -102,57 +102,57 @@ static void on_commit(void *ctx, const bk_txn_offset_t *o) {
     s->n++;
 }
 
-static void add(bk_txn_offsets_t *t, int64_t pid, const char *group, const char *topic, int32_t p, int64_t off) {
-    bk_txn_offset_t o = { pid, (char *)group, (char *)topic, p, off, -1, (char *)"meta", 1, off * 10 };
-    ck_assert_int_eq(bk_txn_offsets_add(t, &o), KP_OK);
+static void add(bk_grp_txn_offsets_t *t, int64_t pid, const char *group, const char *topic, int32_t p, int64_t off) {
+    bk_grp_txn_pending_t o = { pid, (char *)group, (char *)topic, p, off, -1, (char *)"meta", 1, off * 10 };
+    ck_assert_int_eq(bk_grp_txn_offsets_add(t, &o), KP_OK);
 }
 
 START_TEST(test_pending_offsets) {
-    bk_txn_offsets_t t;
-    bk_txn_offsets_init(&t);
+    bk_grp_txn_offsets_t t;
+    bk_grp_txn_offsets_init(&t);
     add(&t, 1, "g", "in", 0, 5);
     add(&t, 1, "g", "in", 1, 6);
     add(&t, 2, "g", "in", 0, 9);
     add(&t, 1, "g", "in", 0, 7);   /* replaces pid 1's offset for in-0 */
     add(&t, 1, "h", "in", 0, 3);
     ck_assert_uint_eq(t.n, 4);
-    ck_assert(bk_txn_offsets_pending(&t, "g", "in", 0));
-    ck_assert(bk_txn_offsets_pending(&t, "g", "in", 1));
-    ck_assert(!bk_txn_offsets_pending(&t, "g", "in", 2));
-    ck_assert(!bk_txn_offsets_pending(&t, "g", "out", 0));
-    ck_assert(bk_txn_offsets_pending(&t, "g", NULL, 0));
-    ck_assert(!bk_txn_offsets_pending(&t, "nope", NULL, 0));
+    ck_assert(bk_grp_txn_offsets_pending(&t, "g", "in", 0));
+    ck_assert(bk_grp_txn_offsets_pending(&t, "g", "in", 1));
+    ck_assert(!bk_grp_txn_offsets_pending(&t, "g", "in", 2));
+    ck_assert(!bk_grp_txn_offsets_pending(&t, "g", "out", 0));
+    ck_assert(bk_grp_txn_offsets_pending(&t, "g", NULL, 0));
+    ck_assert(!bk_grp_txn_offsets_pending(&t, "nope", NULL, 0));
 
     /* commit of pid 1: both of its offsets of g, and h's, in arrival order */
     seen_t s = { .n = 0 };
-    ck_assert_uint_eq(bk_txn_offsets_complete(&t, 1, true, on_commit, &s), 3);
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&t, 1, true, on_commit, &s), 3);
     ck_assert_uint_eq(s.n, 3);
     ck_assert_int_eq(s.offsets[0], 7);
     ck_assert_int_eq(s.offsets[1], 6);
     ck_assert_int_eq(s.offsets[2], 3);
-    ck_assert(!bk_txn_offsets_pending(&t, "g", "in", 1));
-    ck_assert(bk_txn_offsets_pending(&t, "g", "in", 0));    /* pid 2's */
+    ck_assert(!bk_grp_txn_offsets_pending(&t, "g", "in", 1));
+    ck_assert(bk_grp_txn_offsets_pending(&t, "g", "in", 0));    /* pid 2's */
     /* abort of pid 2: dropped, never applied */
     s.n = 0;
-    ck_assert_uint_eq(bk_txn_offsets_complete(&t, 2, false, on_commit, &s), 1);
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&t, 2, false, on_commit, &s), 1);
     ck_assert_uint_eq(s.n, 0);
-    ck_assert(!bk_txn_offsets_pending(&t, "g", "in", 0));
+    ck_assert(!bk_grp_txn_offsets_pending(&t, "g", "in", 0));
     ck_assert_uint_eq(t.n, 0);
-    ck_assert_uint_eq(bk_txn_offsets_complete(&t, 2, true, on_commit, &s), 0);
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&t, 2, true, on_commit, &s), 0);
 
     /* bad input, group deletion */
-    bk_txn_offset_t bad = { 1, NULL, (char *)"t", 0, 1, -1, NULL, 0, 0 };
-    ck_assert_int_eq(bk_txn_offsets_add(&t, &bad), KP_ERR_BAD_VALUE);
+    bk_grp_txn_pending_t bad = { 1, NULL, (char *)"t", 0, 1, -1, NULL, 0, 0 };
+    ck_assert_int_eq(bk_grp_txn_offsets_add(&t, &bad), KP_ERR_BAD_VALUE);
     bad.group = (char *)"g";
     bad.partition = -1;
-    ck_assert_int_eq(bk_txn_offsets_add(&t, &bad), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_grp_txn_offsets_add(&t, &bad), KP_ERR_BAD_VALUE);
     add(&t, 5, "g", "a", 0, 1);
     add(&t, 6, "x", "a", 0, 1);
     add(&t, 5, "g", "b", 0, 1);
-    ck_assert_uint_eq(bk_txn_offsets_drop_group(&t, "g"), 2);
+    ck_assert_uint_eq(bk_grp_txn_offsets_drop_group(&t, "g"), 2);
     ck_assert_uint_eq(t.n, 1);
-    ck_assert(bk_txn_offsets_pending(&t, "x", "a", 0));
-    bk_txn_offsets_free(&t);
+    ck_assert(bk_grp_txn_offsets_pending(&t, "x", "a", 0));
+    bk_grp_txn_offsets_free(&t);
 }
 END_TEST
 
@@ -175,18 +175,18 @@ END_TEST
 
 /* bk_td_write_marker's question: does this producer hold offsets here? */
 START_TEST(test_pending_offsets_by_producer) {
-    bk_txn_offsets_t t;
-    bk_txn_offsets_init(&t);
-    ck_assert(!bk_txn_offsets_has_producer(&t, 5));
+    bk_grp_txn_offsets_t t;
+    bk_grp_txn_offsets_init(&t);
+    ck_assert(!bk_grp_txn_offsets_has_producer(&t, 5));
     add(&t, 5, "g", "a", 0, 1);
     add(&t, 6, "g", "a", 1, 2);
-    ck_assert(bk_txn_offsets_has_producer(&t, 5));
-    ck_assert(bk_txn_offsets_has_producer(&t, 6));
-    ck_assert(!bk_txn_offsets_has_producer(&t, 7));
-    ck_assert_uint_eq(bk_txn_offsets_complete(&t, 5, false, NULL, NULL), 1);
-    ck_assert(!bk_txn_offsets_has_producer(&t, 5));
-    ck_assert(bk_txn_offsets_has_producer(&t, 6));
-    bk_txn_offsets_free(&t);
+    ck_assert(bk_grp_txn_offsets_has_producer(&t, 5));
+    ck_assert(bk_grp_txn_offsets_has_producer(&t, 6));
+    ck_assert(!bk_grp_txn_offsets_has_producer(&t, 7));
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&t, 5, false, NULL, NULL), 1);
+    ck_assert(!bk_grp_txn_offsets_has_producer(&t, 5));
+    ck_assert(bk_grp_txn_offsets_has_producer(&t, 6));
+    bk_grp_txn_offsets_free(&t);
 }
 END_TEST
 

@@ -12,7 +12,7 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/group/group.h"
-#include "broker/txn/txn_offsets.h"
+#include "broker/group/group_txn_offsets.h"
 #include "broker/txn/txn_part.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -112,7 +112,7 @@ typedef struct {
     int calls;
 } commit_ctx_t;
 
-static void commit_one(void *ctx, const bk_txn_offset_t *o) {
+static void commit_one(void *ctx, const bk_grp_txn_pending_t *o) {
     commit_ctx_t *cc = ctx;
     bk_grp_commit_part_t part = { S(o->topic), o->partition, o->offset, o->leader_epoch, kp_slice_null(), -1 };
     bk_grp_commit_t req = { S(o->group), S(""), kp_slice_null(), -1, -1, &part, 1 };
@@ -136,26 +136,26 @@ START_TEST(test_txn_offsets_visible_only_on_commit) {
     bk_grp_coord_t c;
     bk_grp_coord_init(&c, &cfg, 0, 1);
     bk_grp_load_done(&c, 0);
-    bk_txn_offsets_t pend;
-    bk_txn_offsets_init(&pend);
-    bk_txn_offset_t o = { 5, "g", "t", 0, 42, -1, NULL, 1000, -1 };
-    ck_assert_int_eq(bk_txn_offsets_add(&pend, &o), KP_OK);
-    bk_txn_offset_t o2 = { 6, "g", "t", 0, 99, -1, NULL, 1000, -1 };
-    ck_assert_int_eq(bk_txn_offsets_add(&pend, &o2), KP_OK);
+    bk_grp_txn_offsets_t pend;
+    bk_grp_txn_offsets_init(&pend);
+    bk_grp_txn_pending_t o = { 5, "g", "t", 0, 42, -1, NULL, 1000, -1 };
+    ck_assert_int_eq(bk_grp_txn_offsets_add(&pend, &o), KP_OK);
+    bk_grp_txn_pending_t o2 = { 6, "g", "t", 0, 99, -1, NULL, 1000, -1 };
+    ck_assert_int_eq(bk_grp_txn_offsets_add(&pend, &o2), KP_OK);
     ck_assert_int_eq(fetched(&c, "g"), -1);                 /* pending: not visible */
-    ck_assert(bk_txn_offsets_pending(&pend, "g", "t", 0));
+    ck_assert(bk_grp_txn_offsets_pending(&pend, "g", "t", 0));
 
     bk_grp_out_t out;
     bk_grp_out_init(&out);
     commit_ctx_t cc = { &c, &out, 0 };
-    ck_assert_uint_eq(bk_txn_offsets_complete(&pend, 5, true, commit_one, &cc), 1);
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&pend, 5, true, commit_one, &cc), 1);
     ck_assert_int_eq(cc.calls, 1);
     ck_assert_uint_ge(out.nrecs, 1);                          /* a record for __consumer_offsets */
     ck_assert_int_eq(fetched(&c, "g"), 42);
-    ck_assert_uint_eq(bk_txn_offsets_complete(&pend, 6, false, commit_one, &cc), 1);   /* abort */
+    ck_assert_uint_eq(bk_grp_txn_offsets_complete(&pend, 6, false, commit_one, &cc), 1);   /* abort */
     ck_assert_int_eq(cc.calls, 1);
     ck_assert_int_eq(fetched(&c, "g"), 42);
-    ck_assert(!bk_txn_offsets_pending(&pend, "g", NULL, -1));
+    ck_assert(!bk_grp_txn_offsets_pending(&pend, "g", NULL, -1));
 
     /* TxnOffsetCommit's member check */
     bk_grp_commit_t chk = { S("unknown"), S(""), kp_slice_null(), 3, -1, NULL, 0 };
@@ -167,7 +167,7 @@ START_TEST(test_txn_offsets_visible_only_on_commit) {
     chk.member_id = S("nobody");
     ck_assert_int_eq(bk_grp_txn_commit_check(&c, &chk), KP_ERROR_UNKNOWN_MEMBER_ID);
     bk_grp_out_free(&out);
-    bk_txn_offsets_free(&pend);
+    bk_grp_txn_offsets_free(&pend);
     bk_grp_coord_free(&c);
 }
 END_TEST
