@@ -20,16 +20,38 @@ struct evbuffer;
 
 #define BK_MUST_CHECK __attribute__((warn_unused_result))
 
-/* Status codes of this module (0 = ok). */
+/* Status codes of the broker (net, worker pool; 0 = ok): X(NAME, value,
+ * description). The range is the broker's share of skiff's status space
+ * (the table above KP_STATUS_LIST in protocol/kp_wire.h): a worker job's
+ * result (a storage or protocol status) and BK_ERR_CANCELLED reach the same
+ * done callback, so they must never share a number. broker/core/status.h
+ * checks the ranges against each other. */
+#define BK_STATUS_MIN (-119)
+#define BK_STATUS_MAX (-100)
+#define BK_STATUS_LIST(X) \
+    X(BK_ERR_GONE, -100, "connection gone")           /* the connection closed; the response was dropped */ \
+    X(BK_ERR_FULL, -101, "bounded queue full")        /* a bounded queue/table is full */ \
+    X(BK_ERR_INVALID, -102, "invalid argument")       /* bad argument (address, slot, size) */ \
+    X(BK_ERR_SYS, -103, "system call failed")         /* an OS call failed; errno tells which */ \
+    X(BK_ERR_CANCELLED, -104, "cancelled")            /* a job was cancelled before it ran */ \
+    X(BK_ERR_STOPPED, -105, "stopping")               /* the component is shutting down */
+
 enum {
     BK_OK = 0,
-    BK_ERR_GONE = -1,      /* the connection closed; the response was dropped */
-    BK_ERR_FULL = -2,      /* a bounded queue/table is full */
-    BK_ERR_INVALID = -3,   /* bad argument (address, slot, size) */
-    BK_ERR_SYS = -4,       /* an OS call failed; errno tells which */
-    BK_ERR_CANCELLED = -5, /* a job was cancelled before it ran */
-    BK_ERR_STOPPED = -6,   /* the component is shutting down */
+#define BK_STATUS_ENUM_(name, value, text) name = value,
+    BK_STATUS_LIST(BK_STATUS_ENUM_)
+#undef BK_STATUS_ENUM_
 };
+
+#define BK_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= BK_STATUS_MIN && (value) <= BK_STATUS_MAX, #name " is outside BK_STATUS_MIN..MAX");
+BK_STATUS_LIST(BK_STATUS_IN_RANGE_)
+#undef BK_STATUS_IN_RANGE_
+
+/* Description of a BK_ERR_* status ("ok" for BK_OK, "unknown status"
+ * otherwise). Never NULL. bk_status_str (broker/core/status.h) names a
+ * status of any layer. */
+const char *bk_err_str(int status);
 
 /* Default bounds (Kafka names in parentheses where Kafka has one). */
 #define BK_NET_REQUEST_MAX_BYTES_DEFAULT (100 * 1024 * 1024) /* socket.request.max.bytes */

@@ -36,7 +36,9 @@ typedef struct {
     st_log_config_t cfg;
     st_log_open_opts_t opts;
     st_log_t *log;                           /* out: NULL on failure */
-    int rc;                                  /* out */
+    int rc;                                  /* out: st_log_open's status, or BK_ERR_CANCELLED when
+                                                the pool dropped the job (disjoint ranges:
+                                                broker/core/status.h) */
 } bk_popen_item_t;
 
 /* Called on the loop for every finished batch; the callee owns items[i].log. */
