@@ -74,11 +74,12 @@ typedef struct {
 } bk_slot_t;
 
 /* Called on the loop thread once per frame, in arrival order. `frame` points
- * at the `len` bytes after the size prefix and is valid only during the call
- * (copy what you keep). The frame's slot is bk_conn_slot(conn). The handler
- * must eventually complete that slot exactly once: now (bk_conn_respond*) or
- * later (bk_net_respond*). `conn` is valid only during the call; keep
- * bk_conn_id(conn) or the slot instead. */
+ * at the `len` bytes after the size prefix and is valid only during the call;
+ * a handler whose request outlives the call takes the bytes with
+ * bk_conn_take_frame instead of copying them. The frame's slot is
+ * bk_conn_slot(conn). The handler must eventually complete that slot exactly
+ * once: now (bk_conn_respond*) or later (bk_net_respond*). `conn` is valid
+ * only during the call; keep bk_conn_id(conn) or the slot instead. */
 typedef void (*bk_frame_fn)(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
 
 typedef struct {
@@ -100,6 +101,8 @@ typedef struct {
     uint64_t requests_total;
     uint64_t bytes_in;          /* frame bytes consumed, prefixes included */
     uint64_t bytes_out;         /* response bytes queued, prefixes included */
+    uint64_t frame_copy_bytes;  /* frame bytes copied in user space to make frames
+                                   contiguous or owned (<= one copy per frame byte) */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -143,6 +146,16 @@ int bk_net_respond_none(bk_net_t *net, bk_slot_t slot);
 uint64_t bk_conn_id(const bk_conn_t *conn);
 /* The slot of the frame being handled. Only inside the frame handler. */
 bk_slot_t bk_conn_slot(const bk_conn_t *conn);
+/* Only inside the frame handler, at most once per frame: the frame's `len`
+ * bytes as a malloc'd block the caller now owns (free() it), for a request
+ * that outlives the call (its decoded fields point into the bytes; Produce
+ * patches offsets into them). Use the returned block, not `frame`. When the
+ * net had to gather the frame from several input buffers it already copied
+ * it into such a block, which is handed over without another copy; else
+ * the bytes are copied now. Either way a frame's bytes are copied once in
+ * user space on their way to a handler that keeps them. NULL when out of
+ * memory (the frame is still valid for the rest of the call). */
+BK_MUST_CHECK uint8_t *bk_conn_take_frame(bk_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_conn_peer(const bk_conn_t *conn);
 
