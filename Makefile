@@ -67,6 +67,20 @@ TEST_PROGS := $(UNIT_BINS) $(SIM_BINS) $(BENCH_BINS) $(TOOL_BINS)
 TEST_OBJS  := $(patsubst test/%.c,$(B)/obj/test/%.o,$(UNIT_SRCS) $(SIM_SRCS) $(BENCH_SRCS) $(TOOL_SRCS))
 SKIFF_BINS := $(if $(wildcard broker/main.c),$(BIN)/skiff) $(if $(wildcard clients/skiffctl.c),$(BIN)/skiffctl)
 
+# Test-only fault injection (storage/st_io.h, st_cleaner.h): the files that
+# hold hooks are compiled a second time with -DSKIFF_FAULT_INJECTION into
+# $(B)/obj/fault/ and linked into every test, sim, bench and tool program
+# through TEST_SUPPORT (objects come before the libraries, so their
+# definitions win and the plain members are never pulled in). bin/ is built
+# from the plain objects only: test/integration/t_no_test_hooks.sh.
+FAULT_SRCS := storage/io.c storage/cleaner.c
+FAULT_OBJS := $(patsubst %.c,$(B)/obj/fault/%.o,$(FAULT_SRCS))
+TEST_SUPPORT += $(FAULT_OBJS)
+$(B)/obj/test/%.o: CFLAGS += -DSKIFF_FAULT_INJECTION
+$(B)/obj/fault/%.o: %.c | $(GEN_ALL_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSKIFF_FAULT_INJECTION -MMD -MP -c $< -o $@
+
 .PHONY: all gen deps run test test-programs test-unit test-sim test-integration asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 

@@ -554,6 +554,7 @@ void bk_node_free(bk_node_t *n) {
     free(n->dirs);
     n->dirs = NULL;
     st_logdir_free(&n->meta_dir);
+    bk_node_topic_configs_free(n);
     bk_image_free(&n->img);
     bk_node_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

@@ -32,6 +32,9 @@ static const char *find(const bk_img_config_t *c, size_t n, const char *name) {
 }
 
 void bk_dynconf_sync(bk_node_t *n) {
+    /* topic overrides first: the open logs are re-configured from them next */
+    if (bk_node_topic_configs_sync(n) != KP_OK)
+        st_logf(ST_LOG_ERROR, "node %d: out of memory resolving topic configs; retried at the next lookup", n->id);
     char self[16], why[256];
     snprintf(self, sizeof self, "%d", n->id);
     const char *levels[2] = { "", self };

@@ -15,11 +15,14 @@ struct bk_node;
  * O(configs) without a version counter in the image. */
 uint64_t bk_dynconf_fingerprint(const bk_image_t *img);
 
-/* Makes the dynamic layers of n->cfg (cluster default, resource "", and this
- * broker, resource "<id>") equal to the image's BROKER config records: set
- * where the image has a value, removed where it has none. A value the
- * running config refuses is logged and skipped (the controller validated
- * it; this build may not know the key). */
+/* Makes this node's running config equal to the image's Config records:
+ * the TOPIC records are resolved into n->topic_cfgs
+ * (bk_node_topic_configs_sync: once per change, a bad value warned once),
+ * and the dynamic layers of n->cfg (cluster default, resource "", and this
+ * broker, resource "<id>") follow the BROKER records: set where the image
+ * has a value, removed where it has none. A value the running config
+ * refuses is logged and skipped (the controller validated it; this build
+ * may not know the key). */
 void bk_dynconf_sync(struct bk_node *n);
 
 #endif

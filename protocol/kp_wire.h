@@ -20,21 +20,51 @@
 
 #define KP_MUST_CHECK __attribute__((warn_unused_result))
 
-/* Status codes of the protocol layer (0 = success, negative = failure). */
+/* Status codes of the protocol layer (0 = success, negative = failure).
+ *
+ * Every layer that returns int statuses owns its own range of negative
+ * numbers, so a status that crosses layers (storage passes KP_ERR_* up
+ * unchanged; a worker's done status is the job's result or the pool's own
+ * BK_ERR_CANCELLED) names exactly one cause:
+ *   protocol  KP_ERR_*    [-19, -1]      this file
+ *   storage   ST_ERR_*    [-39, -20]     storage/st_status.h
+ *   raft      RAFT_ERR_*  [-59, -40]     raft/raft.h
+ *   broker    BK_ERR_*    [-119, -100]   broker/net/net.h
+ *             BK_QUORUM_* [-219, -200]   broker/quorum/quorum.h
+ * Each header asserts at compile time that its codes lie in its range and
+ * that its range misses the ranges of the layers it includes;
+ * broker/core/status.h checks all of them pairwise and names any status
+ * (bk_status_str). Kafka's wire error codes (KP_ERROR_*, kp_errors.h) are a
+ * different thing: int16 fields of responses, never returned as a status.
+ *
+ * X(NAME, value, description) */
+#define KP_STATUS_MIN (-19)
+#define KP_STATUS_MAX (-1)
+#define KP_STATUS_LIST(X) \
+    X(KP_ERR_TRUNCATED, -1, "truncated input")                          /* fewer bytes than the field needs */ \
+    X(KP_ERR_BAD_LENGTH, -2, "bad length or count")                     /* negative (non-null) or absurd length/count */ \
+    X(KP_ERR_BAD_VARINT, -3, "malformed varint")                        /* longer than its type allows */ \
+    X(KP_ERR_OVERFLOW, -4, "output buffer too small")                   /* writer: destination too small */ \
+    X(KP_ERR_BAD_VALUE, -5, "invalid field value")                      /* not valid for the field */ \
+    X(KP_ERR_NOMEM, -6, "out of memory")                                /* allocation failed or arena cap reached */ \
+    X(KP_ERR_UNSUPPORTED, -7, "unsupported api, version or codec")      /* unknown api key / version / codec */ \
+    X(KP_ERR_CORRUPT, -8, "corrupt data (checksum or structure)")       /* checksum or structural corruption */ \
+    X(KP_ERR_TOO_LARGE, -9, "exceeds configured limit")                 /* exceeds a configured cap */
+
 enum {
     KP_OK = 0,
-    KP_ERR_TRUNCATED = -1,    /* fewer bytes than the field needs */
-    KP_ERR_BAD_LENGTH = -2,   /* negative (non-null) or absurd length/count */
-    KP_ERR_BAD_VARINT = -3,   /* varint longer than its type allows */
-    KP_ERR_OVERFLOW = -4,     /* writer: destination buffer too small */
-    KP_ERR_BAD_VALUE = -5,    /* a value that is not valid for the field */
-    KP_ERR_NOMEM = -6,        /* allocation failed or arena cap reached */
-    KP_ERR_UNSUPPORTED = -7,  /* unknown api key / version / codec */
-    KP_ERR_CORRUPT = -8,      /* checksum or structural corruption */
-    KP_ERR_TOO_LARGE = -9,    /* exceeds a configured cap */
+#define KP_STATUS_ENUM_(name, value, text) name = value,
+    KP_STATUS_LIST(KP_STATUS_ENUM_)
+#undef KP_STATUS_ENUM_
 };
 
-/* Human-readable name of a KP_ERR_* status. Never NULL. */
+#define KP_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= KP_STATUS_MIN && (value) <= KP_STATUS_MAX, #name " is outside KP_STATUS_MIN..MAX");
+KP_STATUS_LIST(KP_STATUS_IN_RANGE_)
+#undef KP_STATUS_IN_RANGE_
+
+/* Description of a KP_ERR_* status ("ok" for KP_OK, "unknown status" for
+ * any other value). Never NULL. */
 const char *kp_status_str(int status);
 
 /* A byte range. p == NULL means a null string/bytes value (len is then 0).

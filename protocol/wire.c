@@ -7,15 +7,9 @@
 const char *kp_status_str(int status) {
     switch (status) {
     case KP_OK: return "ok";
-    case KP_ERR_TRUNCATED: return "truncated input";
-    case KP_ERR_BAD_LENGTH: return "bad length or count";
-    case KP_ERR_BAD_VARINT: return "malformed varint";
-    case KP_ERR_OVERFLOW: return "output buffer too small";
-    case KP_ERR_BAD_VALUE: return "invalid field value";
-    case KP_ERR_NOMEM: return "out of memory";
-    case KP_ERR_UNSUPPORTED: return "unsupported api, version or codec";
-    case KP_ERR_CORRUPT: return "corrupt data (checksum or structure)";
-    case KP_ERR_TOO_LARGE: return "exceeds configured limit";
+#define KP_STATUS_CASE_(name, value, text) case name: return text;
+    KP_STATUS_LIST(KP_STATUS_CASE_)
+#undef KP_STATUS_CASE_
     default: return "unknown status";
     }
 }

@@ -6,6 +6,16 @@
 
 #include "raft/raft_int.h"
 
+const char *raft_status_str(int status) {
+    switch (status) {
+    case RAFT_OK: return "ok";
+#define RAFT_STATUS_CASE_(name, value, text) case name: return text;
+    RAFT_STATUS_LIST(RAFT_STATUS_CASE_)
+#undef RAFT_STATUS_CASE_
+    default: return "unknown status";
+    }
+}
+
 void raft_config_default(raft_config_t *c) {
     memset(c, 0, sizeof *c);
     c->node_id = RAFT_NO_NODE;

@@ -51,15 +51,34 @@
 #define RAFT_READY_MSGS_MAX 32     /* messages one step may emit */
 #define RAFT_NO_NODE (-1)
 
-/* Status codes of the raft layer (0 = success). */
+/* Status codes of the raft layer (0 = success): X(NAME, value, description).
+ * The range is raft's share of skiff's status space (the table above
+ * KP_STATUS_LIST in protocol/kp_wire.h; the core includes only libc, so the
+ * check against the other ranges is in broker/core/status.h). */
+#define RAFT_STATUS_MIN (-59)
+#define RAFT_STATUS_MAX (-40)
+#define RAFT_STATUS_LIST(X) \
+    X(RAFT_ERR_NOT_LEADER, -40, "not the raft leader")      /* propose on a node that is not the leader */ \
+    X(RAFT_ERR_TOO_MANY, -41, "raft proposal bound reached") /* pending-proposal / log bound reached */ \
+    X(RAFT_ERR_TOO_LARGE, -42, "raft payload too large")    /* payload or snapshot over its byte bound */ \
+    X(RAFT_ERR_NOMEM, -43, "raft out of memory")                                                        \
+    X(RAFT_ERR_BAD_VALUE, -44, "raft invalid argument")     /* e.g. snapshot beyond HW */
+
 enum {
     RAFT_OK = 0,
-    RAFT_ERR_NOT_LEADER = -1,    /* propose on a node that is not the leader */
-    RAFT_ERR_TOO_MANY = -2,      /* pending-proposal / log bound reached */
-    RAFT_ERR_TOO_LARGE = -3,     /* payload or snapshot over its byte bound */
-    RAFT_ERR_NOMEM = -4,
-    RAFT_ERR_BAD_VALUE = -5,     /* invalid argument (e.g. snapshot beyond HW) */
+#define RAFT_STATUS_ENUM_(name, value, text) name = value,
+    RAFT_STATUS_LIST(RAFT_STATUS_ENUM_)
+#undef RAFT_STATUS_ENUM_
 };
+
+#define RAFT_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= RAFT_STATUS_MIN && (value) <= RAFT_STATUS_MAX, #name " is outside RAFT_STATUS_MIN..MAX");
+RAFT_STATUS_LIST(RAFT_STATUS_IN_RANGE_)
+#undef RAFT_STATUS_IN_RANGE_
+
+/* Description of a RAFT_ERR_* status ("ok" for RAFT_OK, "unknown status"
+ * otherwise). Never NULL. */
+const char *raft_status_str(int status);
 
 /* Kafka error codes carried in raft messages (same numbers as on the wire). */
 enum {

@@ -121,8 +121,8 @@ void st_index_truncate(st_index_t *idx, uint32_t n) {
 }
 
 int st_index_flush(st_index_t *idx) {
-    if (idx->fd < 0 || !idx->map || !idx->writable || !st_io_sync_enabled()) return KP_OK;
-    return msync(idx->map, idx->map_bytes, MS_SYNC) == 0 ? KP_OK : ST_ERR_IO;
+    if (idx->fd < 0 || !idx->map || !idx->writable) return KP_OK;
+    return st_io_msync(idx->map, idx->map_bytes);
 }
 
 static const uint8_t *entry(const st_index_t *idx, uint32_t i) {

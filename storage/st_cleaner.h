@@ -78,8 +78,11 @@ KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cle
 /* Frees a plan that will not be committed (removes its .cleaned files). */
 void st_cleaner_abort(st_clean_plan_t *plan);
 
-/* Test hook: when step (1..5) is reached in a swap, the process kills
- * itself (SIGKILL), to test crash safety. 0 = off. */
+#ifdef SKIFF_FAULT_INJECTION
+/* Test hook, in test builds only (see st_io.h): when step (1..5) is reached
+ * in a swap, the process kills itself (SIGKILL), to test crash safety.
+ * 0 = off. */
 void st_cleaner_set_crash_step(int step);
+#endif
 
 #endif

@@ -10,16 +10,32 @@
 
 #include "protocol/kp_wire.h"
 
+/* X(NAME, value, description); the range is storage's share of the status
+ * space (the table above KP_STATUS_LIST in protocol/kp_wire.h). */
+#define ST_STATUS_MIN (-39)
+#define ST_STATUS_MAX (-20)
+#define ST_STATUS_LIST(X) \
+    X(ST_ERR_IO, -20, "i/o error")                          /* a syscall failed; errno is logged */ \
+    X(ST_ERR_OFFLINE, -21, "log offline (corruption)")      /* unrecoverable corruption; refuse all work */ \
+    X(ST_ERR_OUT_OF_RANGE, -22, "offset out of range")      /* below log start or above log end */ \
+    X(ST_ERR_BAD_OFFSET, -23, "offsets not increasing")     /* follower append not increasing / contiguous */ \
+    X(ST_ERR_EXISTS, -24, "already exists")                 /* file or partition already present */ \
+    X(ST_ERR_NOT_FOUND, -25, "not found")                   /* file, partition or entry absent */
+
 enum {
-    ST_ERR_IO = -20,           /* a syscall failed; errno is logged */
-    ST_ERR_OFFLINE = -21,      /* the log found unrecoverable corruption; refuse all work */
-    ST_ERR_OUT_OF_RANGE = -22, /* offset below log start or above log end */
-    ST_ERR_BAD_OFFSET = -23,   /* follower append not increasing / not contiguous */
-    ST_ERR_EXISTS = -24,       /* file or partition already present */
-    ST_ERR_NOT_FOUND = -25,    /* file, partition or entry absent */
+#define ST_STATUS_ENUM_(name, value, text) name = value,
+    ST_STATUS_LIST(ST_STATUS_ENUM_)
+#undef ST_STATUS_ENUM_
 };
 
-/* Human-readable name of any KP_ERR_* / ST_ERR_* status. Never NULL. */
+#define ST_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= ST_STATUS_MIN && (value) <= ST_STATUS_MAX, #name " is outside ST_STATUS_MIN..MAX");
+ST_STATUS_LIST(ST_STATUS_IN_RANGE_)
+#undef ST_STATUS_IN_RANGE_
+_Static_assert(ST_STATUS_MAX < KP_STATUS_MIN || KP_STATUS_MAX < ST_STATUS_MIN,
+               "storage and protocol status ranges overlap");
+
+/* Description of any KP_ERR_* / ST_ERR_* status. Never NULL. */
 const char *st_status_str(int status);
 
 typedef enum st_log_level {

@@ -8,12 +8,9 @@ static void *g_log_ctx;
 
 const char *st_status_str(int status) {
     switch (status) {
-    case ST_ERR_IO: return "i/o error";
-    case ST_ERR_OFFLINE: return "log offline (corruption)";
-    case ST_ERR_OUT_OF_RANGE: return "offset out of range";
-    case ST_ERR_BAD_OFFSET: return "offsets not increasing";
-    case ST_ERR_EXISTS: return "already exists";
-    case ST_ERR_NOT_FOUND: return "not found";
+#define ST_STATUS_CASE_(name, value, text) case name: return text;
+    ST_STATUS_LIST(ST_STATUS_CASE_)
+#undef ST_STATUS_CASE_
     default: return kp_status_str(status);
     }
 }

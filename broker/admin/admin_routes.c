@@ -100,10 +100,8 @@ static void get_topic(bk_admin_req_t *req, void *ctx) {
     bk_json_kv_str(j, "topic_id", id);
     bk_json_key(j, "configs");
     bk_json_obj_begin(j);
-    bk_topic_config_t tc;
-    bk_node_topic_config(n, t->name, &tc);
     cfg_ctx_t cc = { j };
-    bk_topic_config_describe(n->cfg, &tc, cfg_row, &cc);
+    bk_topic_config_describe(n->cfg, bk_node_topic_config(n, t->name), cfg_row, &cc);
     bk_json_obj_end(j);
     bk_json_key(j, "partitions");
     bk_json_arr_begin(j);

@@ -1,8 +1,9 @@
 /* broker/api/dispatch.h — one Kafka request from frame to response.
  *
- * bk_dispatch_frame (the net's on_frame) copies the frame into a bk_req_t
- * (the net's frame is only valid during the call, and Produce patches
- * offsets into the batches in place), decodes it with kp_request_decode and
+ * bk_dispatch_frame (the net's on_frame) takes the frame from the net into a
+ * bk_req_t (bk_conn_take_frame: the net's pointer is only valid during the
+ * call, handlers finish later, and Produce patches offsets into the batches
+ * in place; at most one user-space copy), decodes it with kp_request_decode and
  * calls the API's handler. Every handler must finish the request exactly
  * once with bk_req_respond / bk_req_respond_none / bk_req_close, now or
  * later (Fetch waits in the purgatory; commits may complete later). The
@@ -36,7 +37,7 @@ typedef struct bk_req {
     kp_request_header_t hdr;
     void *body;                 /* kp_<api>_request_t, in `arena` */
     kp_arena_t arena;           /* request arrays and response arrays */
-    uint8_t *frame;             /* owned copy; body slices point into it */
+    uint8_t *frame;             /* owned (taken from the net); body slices point into it */
     size_t frame_len;
     char peer[64];
     uint64_t start_ns;          /* bk_mono_ns at frame arrival (latency metric) */
@@ -64,7 +65,8 @@ void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *
 /* One frame that arrived on another listener of the node (`net`, e.g. the
  * controller listener): served by its handler from the table above, without
  * forwarding, answered on `net`. The caller decides which APIs it lets
- * through; the frame is copied as in bk_dispatch_frame. */
+ * through; the frame is taken from `conn` as in bk_dispatch_frame, so this
+ * runs inside the net's frame callback of `conn`. */
 void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const uint8_t *frame, size_t len);
 
 /* Encodes `resp` (a kp_<api>_response_t of the request's api and version)

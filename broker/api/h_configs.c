@@ -86,9 +86,7 @@ static void describe_one(bk_req_t *req, const kp_describe_configs_request_descri
             o->error_message = bk_str("unknown topic");
             return;
         }
-        bk_topic_config_t tc;
-        bk_node_topic_config(n, name, &tc);
-        bk_topic_config_describe(n->cfg, &tc, add_row, &c);
+        bk_topic_config_describe(n->cfg, bk_node_topic_config(n, name), add_row, &c);
     } else if (rq->resource_type == BK_RESOURCE_BROKER) {
         bool def;
         if (!broker_name_ok(n, rq->resource_name, &def)) {

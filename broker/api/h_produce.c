@@ -173,7 +173,7 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     if (!p || !p->leader) { o->error_code = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return; }
     if (!p->log) { o->error_code = p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return; }
     bk_topic_config_t tc;
-    bk_node_topic_config(n, t->name, &tc);
+    tc = *bk_node_topic_config(n, t->name);
     int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
     o->error_code = bk_replica_check_produce(n, p, acks == -1, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr);
     if (o->error_code) return;

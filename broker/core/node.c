@@ -13,38 +13,26 @@
 #include "storage/st_log.h"
 #include "storage/st_status.h"
 
-/* ---- configs ------------------------------------------------------------ */
+/* ---- configs (topic overrides: topic_configs.c) --------------------------- */
 
-void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out) {
-    memset(out, 0, sizeof *out);
-    size_t cnt = 0;
-    const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_TOPIC, topic, &cnt);
-    for (size_t i = 0; i < cnt; i++) {
-        char why[128];
-        if (bk_topic_config_set(out, c[i].name, c[i].value, why, sizeof why) != 0)
-            st_logf(ST_LOG_WARN, "topic %s: ignoring config %s: %s", topic, c[i].name, why);
-    }
-}
-
-void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *lc) {
-    bk_topic_config_t tc;
-    bk_node_topic_config(n, topic, &tc);
+void bk_node_log_config(bk_node_t *n, const char *topic, st_log_config_t *lc) {
+    const bk_topic_config_t *tc = bk_node_topic_config(n, topic);
     const bk_config_t *cfg = n->cfg;
     st_log_config_default(lc);
-    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES);
-    lc->segment_ms = bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_MS);
-    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_INDEX_INTERVAL_BYTES);
-    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_INDEX_BYTES);
-    lc->retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS);
-    lc->retention_bytes = bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_BYTES);
+    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_BYTES);
+    lc->segment_ms = bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_MS);
+    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, tc, BK_TC_INDEX_INTERVAL_BYTES);
+    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_INDEX_BYTES);
+    lc->retention_ms = bk_topic_config_int(cfg, tc, BK_TC_RETENTION_MS);
+    lc->retention_bytes = bk_topic_config_int(cfg, tc, BK_TC_RETENTION_BYTES);
     /* list bitmask in the order of the allowed list "delete,compact" */
-    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, &tc, BK_TC_CLEANUP_POLICY);
-    lc->flush_messages = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MESSAGES);
-    lc->flush_ms = bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MS);
-    lc->log_append_time = bk_topic_config_int(cfg, &tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
-    lc->delete_retention_ms = bk_topic_config_int(cfg, &tc, BK_TC_DELETE_RETENTION_MS);
-    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, &tc, BK_TC_MIN_COMPACTION_LAG_MS);
-    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
+    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, tc, BK_TC_CLEANUP_POLICY);
+    lc->flush_messages = bk_topic_config_int(cfg, tc, BK_TC_FLUSH_MESSAGES);
+    lc->flush_ms = bk_topic_config_int(cfg, tc, BK_TC_FLUSH_MS);
+    lc->log_append_time = bk_topic_config_int(cfg, tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
+    lc->delete_retention_ms = bk_topic_config_int(cfg, tc, BK_TC_DELETE_RETENTION_MS);
+    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, tc, BK_TC_MIN_COMPACTION_LAG_MS);
+    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
     lc->producer_id_expiration_ms = bk_config_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
 }
 

@@ -63,6 +63,15 @@ typedef struct bk_admin bk_admin_t;
 typedef struct bk_node bk_node_t;
 typedef void (*bk_node_stopped_fn)(bk_node_t *node, void *arg);
 
+/* Topic overrides resolved from the image's Config records (topic_configs.c):
+ * one heap entry per topic that has records, kept in name order. */
+typedef struct bk_topic_cfg bk_topic_cfg_t;
+typedef struct {
+    bk_topic_cfg_t **v;                 /* sorted by name (strcmp) */
+    size_t n;
+    uint64_t gen;                       /* img.configs_gen they were resolved from */
+} bk_topic_cfgs_t;
+
 struct bk_node {
     struct event_base *base;            /* borrowed */
     bk_config_t *cfg;                   /* borrowed; dynamic changes write to it */
@@ -71,6 +80,7 @@ struct bk_node {
 
     bk_image_t img;                     /* committed metadata */
     uint64_t configs_fp;                /* bk_dynconf_fingerprint at the last commit */
+    bk_topic_cfgs_t topic_cfgs;         /* img's topic Config records, resolved */
     bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
     bk_meta_log_t *meta;                /* who commits metadata records: the local
                                            committer (single voter) ... */
@@ -111,9 +121,24 @@ struct bk_node {
 };
 
 
-/* The topic's overrides as a bk_topic_config_t, read from the image's
- * Config records (unknown or invalid ones are skipped). */
-void bk_node_topic_config(const bk_node_t *n, const char *topic, bk_topic_config_t *out);
+/* The topic's overrides, as resolved from the image's Config records when
+ * they were applied (bk_node_topic_configs_sync): a lookup by name, no
+ * parsing. Never NULL: a topic without overrides (or an unknown one) gets
+ * the empty set. If the image's configs changed since the last sync (a path
+ * that applied records without the commit hook), it syncs first. The
+ * pointer is valid until the topic's Config records next change: use it
+ * now, do not keep it across a commit. */
+const bk_topic_config_t *bk_node_topic_config(bk_node_t *n, const char *topic);
+
+/* Re-resolves the topic overrides from n->img's Config records: runs on the
+ * commit path when they changed (bk_dynconf_sync). Unknown or invalid
+ * (name, value) pairs are skipped with one warning, logged when the pair is
+ * first seen, not again at each sync or lookup. An entry of a topic that
+ * keeps records keeps its address. KP_OK, or KP_ERR_NOMEM with the previous
+ * resolution left in place (the next sync or lookup retries). */
+KP_MUST_CHECK int bk_node_topic_configs_sync(bk_node_t *n);
+/* Frees the resolved overrides (node teardown). */
+void bk_node_topic_configs_free(bk_node_t *n);
 
 /* Commits a controller decision: `recs` (owned by the caller, who frees it
  * after this returns) go through the metadata committer; on commit the
@@ -139,7 +164,7 @@ int32_t bk_node_quorum_epoch(const bk_node_t *n);
 int64_t bk_node_metadata_hw(const bk_node_t *n);
 
 /* Effective log settings of a topic (its overrides, else the broker's). */
-void bk_node_log_config(const bk_node_t *n, const char *topic, st_log_config_t *out);
+void bk_node_log_config(bk_node_t *n, const char *topic, st_log_config_t *out);
 
 /* Unlinks the "*.deleted" files of partition directory `dir` on the worker
  * pool (leftovers; the segments DeleteRecords puts below the log start are

@@ -49,7 +49,9 @@ void bk_image_free(bk_image_t *img) {
     free(img->touched);
     free(img->cluster_id);
     int32_t local = img->local_id;
+    uint64_t gen = img->configs_gen;
     bk_image_init(img, local);
+    img->configs_gen = gen + 1;     /* the configs are gone: derived caches are stale */
 }
 
 int bk_image_set_cluster_id(bk_image_t *img, const char *cluster_id) {

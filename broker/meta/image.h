@@ -128,6 +128,10 @@ typedef struct {
     size_t ntopics, cap_topics;
     bk_img_config_t *configs;           /* sorted by (type, resource name, name) */
     size_t nconfigs, cap_configs;
+    uint64_t configs_gen;           /* moves on whenever `configs` may have changed
+                                       (a Config record, a topic removal, a load or
+                                       a free): what is derived from the configs
+                                       (core/'s resolved topic configs) compares it */
 
     bk_touch_t *touched;            /* since the last bk_image_take_changes */
     size_t ntouched, cap_touched;

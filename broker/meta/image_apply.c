@@ -340,6 +340,7 @@ static void remove_resource_configs(bk_image_t *img, int32_t type, const char *r
     memmove(&img->configs[first], &img->configs[end],
             (img->nconfigs - end) * sizeof img->configs[0]);
     img->nconfigs -= end - first;
+    img->configs_gen++;
 }
 
 static int apply_topic_removal(bk_image_t *img, const Skiff__Metadata__TopicRemoval *r) {
@@ -377,6 +378,7 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
             memmove(&img->configs[pos], &img->configs[pos + 1],
                     (img->nconfigs - pos - 1) * sizeof img->configs[0]);
             img->nconfigs--;
+            img->configs_gen++;
         }
         return KP_OK;
     }
@@ -385,6 +387,7 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
     if (found) {
         free(img->configs[pos].value);
         img->configs[pos].value = value;
+        img->configs_gen++;
         return KP_OK;
     }
     if (img->nconfigs >= BK_CONFIGS_MAX) { free(value); return KP_ERR_BAD_VALUE; }
@@ -400,6 +403,7 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
     memmove(&img->configs[pos + 1], &img->configs[pos], (img->nconfigs - pos) * sizeof c);
     img->configs[pos] = c;
     img->nconfigs++;
+    img->configs_gen++;
     return KP_OK;
 }
 

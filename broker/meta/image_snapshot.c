@@ -238,6 +238,7 @@ int bk_image_load(bk_image_t *img, const uint8_t *data, size_t len) {
     }
     n.local_id = img->local_id;
     bk_image_free(img);
+    n.configs_gen = img->configs_gen + 1;   /* every config may differ */
     *img = n;
     return KP_OK;
 }

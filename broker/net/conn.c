@@ -142,10 +142,28 @@ static bool handle_one(bk_conn_t *c) {
     }
     if (evbuffer_get_length(in) < sizeof hdr + (size_t)size) return false;
     evbuffer_drain(in, sizeof hdr);
-    /* The one copy on the request path: pullup makes the frame contiguous
-     * (free when it already lies in one chain) so codecs can use kp_rd_t. */
+    /* Codecs need the frame contiguous (kp_rd_t); handlers that keep a
+     * request need it owned (bk_conn_take_frame). At most one user-space
+     * copy of its bytes serves both: a frame that lies in one input chain
+     * (most small requests) is handed out in place, no copy; one spread over
+     * chains (large Produce requests: a socket read fills at most a chain or
+     * two) is copied out once into a heap block that a taking handler gets
+     * as it is. evbuffer_pullup would copy the latter into a new chain, and
+     * the handler would then copy it again. */
     static const uint8_t empty[1];
-    const uint8_t *frame = size ? evbuffer_pullup(in, size) : empty;
+    const uint8_t *frame = empty;
+    uint8_t *heap = NULL;
+    if (size > 0 && evbuffer_get_contiguous_space(in) >= (size_t)size) {
+        frame = evbuffer_pullup(in, size);          /* already contiguous: no copy */
+    } else if (size > 0) {
+        heap = malloc((size_t)size);
+        if (heap && evbuffer_remove(in, heap, (size_t)size) != size) {
+            free(heap);
+            heap = NULL;
+        }
+        frame = heap;
+        if (heap) c->net->stats.frame_copy_bytes += (size_t)size;
+    }
     if (!frame) {
         bk_conn_close(c);
         return false;
@@ -156,12 +174,38 @@ static bool handle_one(bk_conn_t *c) {
     c->net->stats.requests_inflight++;
     c->net->stats.requests_total++;
     c->net->stats.bytes_in += sizeof hdr + (size_t)size;
+    c->frame = frame;
+    c->frame_len = (size_t)size;
+    c->frame_heap = heap;
+    c->frame_taken = false;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;
+    free(c->frame_heap);                            /* NULL when taken */
+    c->frame_heap = NULL;
+    c->frame = NULL;
     if (c->closed) return false;
-    evbuffer_drain(in, (size_t)size);
+    if (!heap) evbuffer_drain(in, (size_t)size);    /* a gathered frame was removed */
     return true;
+}
+
+uint8_t *bk_conn_take_frame(bk_conn_t *c) {
+    assert(c->in_handler);
+    assert(c->frame != NULL);
+    assert(!c->frame_taken);        /* one owner per frame */
+    c->frame_taken = true;
+    if (c->frame_heap) {            /* gathered by handle_one: hand it over */
+        uint8_t *own = c->frame_heap;
+        c->frame_heap = NULL;
+        return own;
+    }
+    /* in place in the input buffer, which is drained after the handler: the
+     * one copy of this frame */
+    uint8_t *own = malloc(c->frame_len ? c->frame_len : 1);
+    if (!own) return NULL;
+    memcpy(own, c->frame, c->frame_len);
+    c->net->stats.frame_copy_bytes += c->frame_len;
+    return own;
 }
 
 /* Hand buffered frames to the handler while the bounds allow. Each pass is

@@ -18,6 +18,16 @@
 
 #include "broker/net/net_int.h"
 
+const char *bk_err_str(int status) {
+    switch (status) {
+    case BK_OK: return "ok";
+#define BK_STATUS_CASE_(name, value, text) case name: return text;
+    BK_STATUS_LIST(BK_STATUS_CASE_)
+#undef BK_STATUS_CASE_
+    default: return "unknown status";
+    }
+}
+
 void bk_net_config_default(bk_net_config_t *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->request_max_bytes = BK_NET_REQUEST_MAX_BYTES_DEFAULT;

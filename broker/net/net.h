@@ -20,16 +20,38 @@ struct evbuffer;
 
 #define BK_MUST_CHECK __attribute__((warn_unused_result))
 
-/* Status codes of this module (0 = ok). */
+/* Status codes of the broker (net, worker pool; 0 = ok): X(NAME, value,
+ * description). The range is the broker's share of skiff's status space
+ * (the table above KP_STATUS_LIST in protocol/kp_wire.h): a worker job's
+ * result (a storage or protocol status) and BK_ERR_CANCELLED reach the same
+ * done callback, so they must never share a number. broker/core/status.h
+ * checks the ranges against each other. */
+#define BK_STATUS_MIN (-119)
+#define BK_STATUS_MAX (-100)
+#define BK_STATUS_LIST(X) \
+    X(BK_ERR_GONE, -100, "connection gone")           /* the connection closed; the response was dropped */ \
+    X(BK_ERR_FULL, -101, "bounded queue full")        /* a bounded queue/table is full */ \
+    X(BK_ERR_INVALID, -102, "invalid argument")       /* bad argument (address, slot, size) */ \
+    X(BK_ERR_SYS, -103, "system call failed")         /* an OS call failed; errno tells which */ \
+    X(BK_ERR_CANCELLED, -104, "cancelled")            /* a job was cancelled before it ran */ \
+    X(BK_ERR_STOPPED, -105, "stopping")               /* the component is shutting down */
+
 enum {
     BK_OK = 0,
-    BK_ERR_GONE = -1,      /* the connection closed; the response was dropped */
-    BK_ERR_FULL = -2,      /* a bounded queue/table is full */
-    BK_ERR_INVALID = -3,   /* bad argument (address, slot, size) */
-    BK_ERR_SYS = -4,       /* an OS call failed; errno tells which */
-    BK_ERR_CANCELLED = -5, /* a job was cancelled before it ran */
-    BK_ERR_STOPPED = -6,   /* the component is shutting down */
+#define BK_STATUS_ENUM_(name, value, text) name = value,
+    BK_STATUS_LIST(BK_STATUS_ENUM_)
+#undef BK_STATUS_ENUM_
 };
+
+#define BK_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= BK_STATUS_MIN && (value) <= BK_STATUS_MAX, #name " is outside BK_STATUS_MIN..MAX");
+BK_STATUS_LIST(BK_STATUS_IN_RANGE_)
+#undef BK_STATUS_IN_RANGE_
+
+/* Description of a BK_ERR_* status ("ok" for BK_OK, "unknown status"
+ * otherwise). Never NULL. bk_status_str (broker/core/status.h) names a
+ * status of any layer. */
+const char *bk_err_str(int status);
 
 /* Default bounds (Kafka names in parentheses where Kafka has one). */
 #define BK_NET_REQUEST_MAX_BYTES_DEFAULT (100 * 1024 * 1024) /* socket.request.max.bytes */
@@ -52,11 +74,12 @@ typedef struct {
 } bk_slot_t;
 
 /* Called on the loop thread once per frame, in arrival order. `frame` points
- * at the `len` bytes after the size prefix and is valid only during the call
- * (copy what you keep). The frame's slot is bk_conn_slot(conn). The handler
- * must eventually complete that slot exactly once: now (bk_conn_respond*) or
- * later (bk_net_respond*). `conn` is valid only during the call; keep
- * bk_conn_id(conn) or the slot instead. */
+ * at the `len` bytes after the size prefix and is valid only during the call;
+ * a handler whose request outlives the call takes the bytes with
+ * bk_conn_take_frame instead of copying them. The frame's slot is
+ * bk_conn_slot(conn). The handler must eventually complete that slot exactly
+ * once: now (bk_conn_respond*) or later (bk_net_respond*). `conn` is valid
+ * only during the call; keep bk_conn_id(conn) or the slot instead. */
 typedef void (*bk_frame_fn)(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
 
 typedef struct {
@@ -78,6 +101,8 @@ typedef struct {
     uint64_t requests_total;
     uint64_t bytes_in;          /* frame bytes consumed, prefixes included */
     uint64_t bytes_out;         /* response bytes queued, prefixes included */
+    uint64_t frame_copy_bytes;  /* frame bytes copied in user space to make frames
+                                   contiguous or owned (<= one copy per frame byte) */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -121,6 +146,16 @@ int bk_net_respond_none(bk_net_t *net, bk_slot_t slot);
 uint64_t bk_conn_id(const bk_conn_t *conn);
 /* The slot of the frame being handled. Only inside the frame handler. */
 bk_slot_t bk_conn_slot(const bk_conn_t *conn);
+/* Only inside the frame handler, at most once per frame: the frame's `len`
+ * bytes as a malloc'd block the caller now owns (free() it), for a request
+ * that outlives the call (its decoded fields point into the bytes; Produce
+ * patches offsets into them). Use the returned block, not `frame`. When the
+ * net had to gather the frame from several input buffers it already copied
+ * it into such a block, which is handed over without another copy; else
+ * the bytes are copied now. Either way a frame's bytes are copied once in
+ * user space on their way to a handler that keeps them. NULL when out of
+ * memory (the frame is still valid for the rest of the call). */
+BK_MUST_CHECK uint8_t *bk_conn_take_frame(bk_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_conn_peer(const bk_conn_t *conn);
 

@@ -32,6 +32,12 @@ struct bk_conn {
     bool in_handler;
     bool closing;           /* close_after_flush requested: read nothing more */
     bool closed;            /* socket gone; struct freed when in_pump clears */
+    /* the frame in the handler (valid if in_handler): its bytes, and the heap
+     * block holding them when the net had to gather them (NULL once taken) */
+    const uint8_t *frame;
+    size_t frame_len;
+    uint8_t *frame_heap;
+    bool frame_taken;
     char peer[64];
 };
 

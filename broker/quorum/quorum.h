@@ -64,7 +64,11 @@ typedef struct bk_quorum_env {
 #define BK_QUORUM_FETCH_INTERVAL_MS 50       /* idle follower Fetch cadence */
 #define BK_QUORUM_PENDING_MAX 4096           /* proposals waiting for commit */
 
-/* Status for a proposal on a node that is not the leader (or lost it). */
+/* Status for a proposal on a node that is not the leader (or lost it).
+ * The quorum driver's share of the status space is [-219, -200] (the table
+ * above KP_STATUS_LIST in protocol/kp_wire.h; checked in core/status.h). */
+#define BK_QUORUM_STATUS_MIN (-219)
+#define BK_QUORUM_STATUS_MAX (-200)
 #define BK_QUORUM_NOT_LEADER (-200)
 
 /* True when cfg asks for the raft quorum: more than one voter, or this node

@@ -50,7 +50,9 @@ typedef struct {
                                                 CLOSE/DELETE: in, owned by the item */
     bool remove_now;                         /* DELETE: st_log_delete, no rename */
     char trash[ST_PATH_MAX + 48];            /* DELETE, out: "<dir>.<opts.now_ms>-delete" */
-    int rc;                                  /* out */
+    int rc;                                  /* out: st_log_open's status, or BK_ERR_CANCELLED when
+                                                the pool dropped the job (disjoint ranges:
+                                                broker/core/status.h) */
 } bk_popen_item_t;
 
 /* Called on the loop for every finished batch; the callee owns items[i].log

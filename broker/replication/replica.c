@@ -65,7 +65,7 @@ struct bk_rm *bk_rm_get(bk_node_t *n) {
 
 static int32_t min_insync_of(bk_node_t *n, const char *topic) {
     bk_topic_config_t tc;
-    bk_node_topic_config(n, topic, &tc);
+    tc = *bk_node_topic_config(n, topic);
     int64_t v = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
     return v > INT32_MAX ? INT32_MAX : (int32_t)v;
 }

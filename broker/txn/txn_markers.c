@@ -86,7 +86,7 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return false; }
     bk_topic_config_t tc;   /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
-    bk_node_topic_config(n, t->name, &tc);
+    tc = *bk_node_topic_config(n, t->name);
     int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
     if ((*err = bk_replica_check_produce(n, p, true, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr)) != 0)
         return false;

@@ -17,10 +17,13 @@ command -v "$CC" >/dev/null || { echo "run-fuzz: $CC not found" >&2; exit 1; }
 SAN_LIB="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 LIBS="$B/lib/libskiff_broker.a $B/lib/libskiff_clients.a $B/lib/libskiff_raft.a $B/lib/libskiff_storage.a $B/lib/libskiff_protocol.a"
+# storage's test hooks (st_io_set_sync, ...) exist only in these objects
+# (the Makefile's FAULT_SRCS); listed before the libraries so they win
+FAULT="$B/obj/fault/storage/io.o $B/obj/fault/storage/cleaner.o"
 # shellcheck disable=SC2086
-make --no-print-directory -j"$(nproc)" B=$B CC="$CC" OPT=-O1 SAN="$SAN_LIB" LDFLAGS= gen $LIBS >/dev/null
+make --no-print-directory -j"$(nproc)" B=$B CC="$CC" OPT=-O1 SAN="$SAN_LIB" LDFLAGS= gen $LIBS $FAULT >/dev/null
 PKGS="libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c"
-CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -I. -I$B/gen $(pkg-config --cflags $PKGS)"
+CFLAGS="-std=c11 -D_GNU_SOURCE -DSKIFF_FAULT_INJECTION -g -O1 -I. -I$B/gen $(pkg-config --cflags $PKGS)"
 mkdir -p "$B/fuzz"
 status=0
 for src in test/fuzz/fuzz_*.c; do
@@ -30,7 +33,7 @@ for src in test/fuzz/fuzz_*.c; do
   if [ -n "${FUZZ_ONLY:-}" ] && [[ " $FUZZ_ONLY " != *" $name "* ]]; then continue; fi
   bin="$B/fuzz/$name"
   # shellcheck disable=SC2086
-  "$CC" $CFLAGS $SAN "$src" $LIBS -o "$bin" $(pkg-config --libs $PKGS) -lpthread -lm
+  "$CC" $CFLAGS $SAN "$src" $FAULT $LIBS -o "$bin" $(pkg-config --libs $PKGS) -lpthread -lm
   corpus="$B/corpus/$name"
   mkdir -p "$corpus"
   seeds="test/fuzz/seeds/$name"
