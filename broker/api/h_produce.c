@@ -26,7 +26,7 @@
 
 #include "broker/replication/part_metrics.h"
 #include "broker/api/dispatch.h"
-#include "broker/replication/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/txn/txn_driver.h"
@@ -229,7 +229,7 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     o->log_append_time_ms = info.log_append_time_ms;
     bk_part_metrics_in(n->metrics, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
     /* followers long-poll: wake them (and nobody else: consumers wait for the HW) */
-    bk_fetch_notify(n->fetch, p);
+    bk_purg_notify(n->purg, &p->topic_id, p->partition);
     int16_t err = 0;
     if (bk_replica_appended(n, p, &info, acks == -1, deadline, ack_done, pw, o, &err)) pw->pending++;
     else if (err) fail_partition(o, err);

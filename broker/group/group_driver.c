@@ -13,7 +13,7 @@
 #include <sys/random.h>
 
 #include "broker/meta/controller.h"
-#include "broker/replication/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/cluster/forward.h"
 #include "broker/cluster/internal_topic.h"
 #include "broker/quorum/quorum.h"
@@ -141,7 +141,7 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     if (rc != KP_OK) return rc;
     /* The replicas copy it like any produced batch; answers computed from
      * it wait until the HW passes it (acks=all, as Kafka's coordinator). */
-    bk_fetch_notify(gd->node->fetch, p);
+    bk_purg_notify(gd->node->purg, &p->topic_id, p->partition);
     int64_t end = info.last_offset + 1;
     if (end > gd->need_end[partition]) gd->need_end[partition] = end;
     ack_t *ack = malloc(sizeof *ack);

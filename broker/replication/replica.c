@@ -11,8 +11,8 @@
 #include <time.h>
 
 #include "broker/config/config_topic.h"
-#include "broker/replication/fetch.h"
 #include "broker/metrics/metrics_catalogue.h"
+#include "broker/replication/purgatory.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"
 
@@ -261,7 +261,7 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        if (n->fetch) bk_fetch_notify(n->fetch, p);   /* NULL while the node starts */
+        bk_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "broker/meta/controller.h"
-#include "broker/replication/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/group/group_driver.h"
 #include "broker/replication/parts.h"
 #include "broker/quorum/quorum.h"
@@ -114,7 +114,7 @@ static int16_t append_marker(bk_node_t *n, bk_part_t *p, const char *topic, int3
     }
     if (st_log_maybe_flush(p->log, now) != KP_OK)
         fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, topic, partition);
-    bk_fetch_notify(n->fetch, p);
+    bk_purg_notify(n->purg, &p->topic_id, p->partition);
     return KP_ERROR_NONE;
 }
 

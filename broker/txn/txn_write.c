@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/replication/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/replication/replica.h"
 #include "broker/txn/txn_driver_int.h"
 #include "protocol/kp_batch.h"
@@ -134,7 +134,7 @@ static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w
         *err = KP_ERROR_KAFKA_STORAGE_ERROR;
         return false;
     }
-    bk_fetch_notify(td->node->fetch, p);
+    bk_purg_notify(td->node->purg, &p->topic_id, p->partition);
     write_t *wr = calloc(1, sizeof *wr);
     char **ids = wr ? calloc(cur->nrecs, sizeof *ids) : NULL;
     if (!ids) {
