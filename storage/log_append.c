@@ -94,10 +94,10 @@ static int append_common(st_log_t *log, const uint8_t *buf, size_t len, int64_t 
     info->batches = batches;
     info->bytes = len;
     log->unflushed_msgs += last - first.base_offset + 1;
-    if (log->offline) return ST_ERR_OFFLINE;
-    rc = st_log_maybe_flush(log, now_ms);
-    if (rc != KP_OK) go_offline(log, "flush");
-    return rc;
+    /* No flush here: the caller applies the flush policy once per append
+     * (st_log_maybe_flush; the broker's partition service), so that the
+     * decision — and later the asynchronous fsync — lives in one place. */
+    return log->offline ? ST_ERR_OFFLINE : KP_OK;
 }
 
 static int leader_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
