@@ -246,7 +246,8 @@ bool bk_ps_append(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set, const bk_p
      * fetches from inside (bk_rp_exec). Otherwise only the LEO moved:
      * wake them here for the followers, which read up to the LEO. */
     int64_t hw = st_log_high_watermark(p->log);
+    bk_purg_key_t key = { p->topic_id, p->partition };
     bool waits = bk_replica_appended(n, p, &info, o->acks == -1, deadline, fn, ctx, part_ctx, res);
-    if (st_log_high_watermark(p->log) == hw) bk_purg_notify(n->purg, &p->topic_id, p->partition);
+    if (st_log_high_watermark(p->log) == hw) bk_purg_notify(n->purg, &key.topic_id, key.partition);
     return waits;
 }
