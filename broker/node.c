@@ -20,7 +20,8 @@
 #include "broker/admin/admin_routes.h"
 #include "broker/node_metrics.h"
 #include "broker/api/dispatch.h"
-#include "broker/replication/fetch.h"
+#include "broker/api/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "broker/meta/meta_log.h"
@@ -415,7 +416,8 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (bk_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
     n->fetch = bk_fetch_new(n);
-    if (!n->fetch) return fail(err, len, "out of memory");
+    n->purg = bk_purg_new(base, BK_PURG_WAITERS_MAX);
+    if (!n->fetch || !n->purg) return fail(err, len, "out of memory");
     /* the txn cores load after the group cores: the markers a txn load
      * sends complete the groups' pending transactional offsets */
     n->txns = bk_td_new(n);
@@ -525,7 +527,7 @@ void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
-    if (n->fetch) bk_fetch_flush(n->fetch);
+    bk_purg_flush(n->purg);   /* waiting fetches answered now */
     bk_replica_stop(n);
     bk_gd_stop(n->groups);
     bk_td_stop(n->txns);
@@ -537,6 +539,8 @@ void bk_node_free(bk_node_t *n) {
     st_guard_leave_loop();
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
     if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
+    bk_purg_free(n->purg);
+    n->purg = NULL;
     if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
     bk_replica_stop(n);
     bk_td_free(n->txns);

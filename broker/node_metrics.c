@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "broker/api/dispatch.h"
-#include "broker/replication/fetch.h"
+#include "broker/replication/purgatory.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "broker/replication/parts.h"
 #include "broker/quorum/quorum.h"
@@ -58,7 +58,7 @@ static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_gd_held_counts(n->groups, &joins, &syncs);
     bk_replica_stats_t rs;
     bk_replica_stats(n, &rs);
-    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_fetch_waiting(n->fetch));
+    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_purg_waiting(n->purg));
     bk_mx_emit(e, (const char *[]){ "produce" }, (double)rs.acks_waiting);
     bk_mx_emit(e, (const char *[]){ "group_join" }, (double)joins);
     bk_mx_emit(e, (const char *[]){ "group_sync" }, (double)syncs);

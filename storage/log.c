@@ -605,5 +605,13 @@ bool st_log_flush_due(const st_log_t *log, int64_t now_ms) {
 int st_log_maybe_flush(st_log_t *log, int64_t now_ms) {
     if (!st_log_flush_due(log, now_ms)) return KP_OK;
     log->last_flush_ms = now_ms;
-    return st_log_flush(log);
+    int rc = st_log_flush(log);
+    if (rc != KP_OK && !log->offline) {
+        /* A failed fsync may have dropped the pages it could not write; a
+         * later fsync that succeeds would prove nothing. The log refuses
+         * further work until a restart re-validates its tail (recovery). */
+        log->offline = true;
+        st_logf(ST_LOG_ERROR, "partition %s: flush failed; the log is now offline until restart", log->name);
+    }
+    return rc;
 }

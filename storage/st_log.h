@@ -139,9 +139,10 @@ typedef struct st_append_info {
  * epoch is patched in (both outside the CRC); on LogAppendTime topics the
  * timestamp type bit and maxTimestamp are set to now_ms and the CRC redone.
  * One write for the whole set; rolls first when the set would not fit.
- * Producer state, epoch cache and txn index follow. On error nothing is
- * appended (a partial write is truncated away; if even that fails the log
- * goes offline). */
+ * Producer state, epoch cache and txn index follow. Does not flush: the
+ * caller applies st_log_maybe_flush. On error nothing is appended (a
+ * partial write is truncated away; if even that fails the log goes
+ * offline). */
 KP_MUST_CHECK int st_log_append(st_log_t *log, uint8_t *buf, size_t len, int32_t leader_epoch, int64_t now_ms,
                                 st_append_info_t *info);
 

@@ -1,4 +1,4 @@
-/* broker/api/h_fetch.c — Fetch, its purgatory and (absent) sessions; see fetch.h.
+/* broker/api/h_fetch.c — Fetch and its sessions; see fetch.h.
  *
  * Data path: st_log_read gives file ranges (fd, pos, len) of whole batches;
  * they go into the response as external records (kp_records_t.ext points at
@@ -12,17 +12,22 @@
  * the response, and the first partition with data returns at least one
  * whole batch even when it is larger. The upper bound is the HW
  * (read_uncommitted) or the LSO (read_committed; = HW while no transaction
- * is open). */
-#include "broker/replication/part_metrics.h"
-#include "broker/replication/fetch.h"
+ * is open).
+ *
+ * A fetch that must wait is handed to the fetch purgatory
+ * (replication/purgatory.h) under each partition it reads, with two
+ * callbacks: fwait_ready (enough bytes, an error or session news now?) and
+ * fwait_done (answer). */
+#include "broker/api/fetch.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/api/dispatch.h"
 #include "broker/api/fetch_session.h"
+#include "broker/replication/part_metrics.h"
+#include "broker/replication/purgatory.h"
 #include "broker/replication/replica.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_compress.h"
@@ -56,24 +61,18 @@ typedef struct {
     int16_t error;                /* top-level (session errors) */
 } fplan_t;
 
-typedef struct fwait {
+/* A fetch in the purgatory (request arena: lives until the answer). */
+typedef struct {
     bk_req_t *req;
     fplan_t *plan;
-    struct event *timer;
-    struct fwait *prev, *next;
-    bk_fetch_state_t *f;
 } fwait_t;
 
 struct bk_fetch_state {
     bk_node_t *n;
-    fwait_t *head;
-    size_t count;
     bk_fs_cache_t sessions;
 };
 
 typedef kp_fetch_response_partition_data_t fpart_t;
-
-size_t bk_fetch_waiting(const bk_fetch_state_t *f) { return f ? f->count : 0; }
 
 bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
     bk_fetch_state_t *f = calloc(1, sizeof *f);
@@ -450,67 +449,51 @@ static void respond_fetch(bk_req_t *req, const fplan_t *plan) {
     bk_req_respond(req, &r);
 }
 
-/* ---- purgatory -------------------------------------------------------------------- */
-
-static void unlink_waiter(fwait_t *w) {
-    bk_fetch_state_t *f = w->f;
-    if (w->prev) w->prev->next = w->next;
-    else f->head = w->next;
-    if (w->next) w->next->prev = w->prev;
-    f->count--;
-    event_free(w->timer);
-}
-
-static void complete(fwait_t *w) {
-    bk_req_t *req = w->req;
-    fplan_t *plan = w->plan;
-    unlink_waiter(w);
-    free(w);
-    respond_fetch(req, plan);
-}
-
-static void on_timeout(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    complete(arg);
-}
-
-static bool waits_on(const fwait_t *w, const bk_part_t *p) {
-    for (size_t i = 0; i < w->plan->n; i++) {
-        const ftarget_t *t = &w->plan->v[i];
-        if (t->partition != p->partition) continue;
-        if (by_id(w->req) ? memcmp(t->topic_id.b, p->topic_id.b, 16) == 0
-                          : t->topic.len == strlen(p->topic) && memcmp(t->topic.p, p->topic, t->topic.len) == 0)
-            return true;
-    }
-    return false;
-}
+/* ---- waiting in the purgatory --------------------------------------------------- */
 
 static uint64_t min_bytes_of(const bk_req_t *req) {
     const kp_fetch_request_t *q = req->body;
     return q->min_bytes > 0 ? (uint64_t)q->min_bytes : 1;
 }
 
-void bk_fetch_notify(bk_fetch_state_t *f, const bk_part_t *p) {
-    fwait_t *w = f->head;
-    while (w) {
-        fwait_t *next = w->next;
-        if (waits_on(w, p)) {
-            uint64_t bytes = 0;
-            if (available(w->req, w->plan, min_bytes_of(w->req), &bytes) || bytes >= min_bytes_of(w->req))
-                complete(w);
-        }
-        w = next;
-    }
+/* Answer now: a partition error or session news, or min_bytes available. */
+static bool can_answer(bk_req_t *req, const fplan_t *plan) {
+    uint64_t bytes = 0, min_bytes = min_bytes_of(req);
+    return available(req, plan, min_bytes, &bytes) || bytes >= min_bytes;
 }
 
-void bk_fetch_flush(bk_fetch_state_t *f) {
-    while (f->head) complete(f->head);
+static bool fwait_ready(void *ctx) {
+    fwait_t *w = ctx;
+    return can_answer(w->req, w->plan);
+}
+
+static void fwait_done(void *ctx) {
+    fwait_t *w = ctx;
+    respond_fetch(w->req, w->plan);
+}
+
+/* Parks the fetch under each partition of its plan. False when the
+ * purgatory refuses (full, out of memory): the caller answers now. Every
+ * target resolves here (can_answer was false, so none has an error). */
+static bool park(bk_req_t *req, fplan_t *plan, int32_t wait_ms) {
+    bk_node_t *n = req->node;
+    fwait_t *w = bk_req_alloc(req, 1, sizeof *w);
+    bk_purg_key_t *keys = plan->n ? bk_req_alloc(req, plan->n, sizeof *keys) : NULL;
+    if (!w || (plan->n && !keys)) return false;
+    size_t nk = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        target_t x = resolve(req, &plan->v[i]);
+        if (!x.p) continue;   /* cannot happen (see above); nothing to wake it then */
+        keys[nk].topic_id = x.p->topic_id;
+        keys[nk].partition = x.p->partition;
+        nk++;
+    }
+    *w = (fwait_t){ req, plan };
+    return bk_purg_wait(n->purg, keys, nk, wait_ms, fwait_ready, fwait_done, w) == KP_OK;
 }
 
 void bk_fetch_free(bk_fetch_state_t *f) {
     if (!f) return;
-    bk_fetch_flush(f);
     bk_fs_cache_free(&f->sessions);
     free(f);
 }
@@ -539,28 +522,8 @@ void bk_h_fetch(bk_req_t *req) {
     if (!plan || build_plan(req, f, plan) != KP_OK) { bk_req_close(req, "out of memory"); return; }
     if (replica_id_of(req) >= 0) judge_replica_fetch(req, plan);
     int32_t wait_ms = q->max_wait_ms;
-    if (wait_ms > BK_FETCH_WAIT_MAX_MS) wait_ms = BK_FETCH_WAIT_MAX_MS;
-    uint64_t bytes = 0, min_bytes = min_bytes_of(req);
-    if (wait_ms <= 0 || n->stopping || f->count >= BK_FETCH_WAITERS_MAX || available(req, plan, min_bytes, &bytes) ||
-        bytes >= min_bytes) {
+    if (wait_ms > BK_PURG_WAIT_MAX_MS) wait_ms = BK_PURG_WAIT_MAX_MS;
+    /* a full purgatory answers at once with what there is */
+    if (wait_ms <= 0 || n->stopping || !n->purg || can_answer(req, plan) || !park(req, plan, wait_ms))
         respond_fetch(req, plan);
-        return;
-    }
-    fwait_t *w = calloc(1, sizeof *w);
-    if (!w) { respond_fetch(req, plan); return; }
-    w->req = req;
-    w->plan = plan;
-    w->f = f;
-    w->timer = evtimer_new(n->base, on_timeout, w);
-    struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
-    if (!w->timer || evtimer_add(w->timer, &tv) != 0) {
-        if (w->timer) event_free(w->timer);
-        free(w);
-        respond_fetch(req, plan);
-        return;
-    }
-    w->next = f->head;
-    if (f->head) f->head->prev = w;
-    f->head = w;
-    f->count++;
 }

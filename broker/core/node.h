@@ -45,6 +45,7 @@ struct event_base;
 typedef struct bk_meta_log bk_meta_log_t;
 typedef struct bk_parts bk_parts_t;
 typedef struct bk_fetch_state bk_fetch_state_t;
+typedef struct bk_purg bk_purg_t;
 typedef struct bk_gd bk_gd_t;
 typedef struct bk_td bk_td_t;
 typedef struct bk_quorum bk_quorum_t;
@@ -92,7 +93,9 @@ struct bk_node {
     size_t ndirs;
     st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
-    bk_fetch_state_t *fetch;            /* fetch purgatory + sessions */
+    bk_fetch_state_t *fetch;            /* Fetch sessions (api/fetch.h) */
+    bk_purg_t *purg;                    /* waiting fetches, keyed by partition
+                                           (replication/purgatory.h) */
     bk_gd_t *groups;                    /* group coordinator driver */
     struct bk_rm *rm;                   /* replication driver (replica.h) */
     bk_td_t *txns;                      /* transaction coordinator driver */

@@ -13,12 +13,11 @@
 #include <sys/random.h>
 
 #include "broker/meta/controller.h"
-#include "broker/replication/fetch.h"
 #include "broker/cluster/forward.h"
 #include "broker/cluster/internal_topic.h"
 #include "broker/quorum/quorum.h"
+#include "broker/replication/partition.h"
 #include "broker/replication/parts.h"
-#include "broker/replication/replica.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -103,10 +102,19 @@ int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition) {
     return p ? st_log_high_watermark(p->log) : -1;
 }
 
-/* One uncompressed batch of the records, appended. Durability is that of a
- * produced batch on this node: in the log (survives kill -9), fsynced by the
- * partition's flush policy (Kafka's log.flush.*), never per commit — an
- * fsync per commit would stall the loop thread (~100 commits/s measured). */
+/* The partition service's completion of a group append (bk_ps_done_fn). */
+static void records_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
+    bk_gd_on_replicated(ctx, part_ctx, res->error);
+}
+
+/* One uncompressed batch of the records, appended through the partition
+ * service. Durability is that of a produced batch on this node: in the log
+ * (survives kill -9), fsynced by the partition's flush policy (Kafka's
+ * log.flush.*), never per commit — an fsync per commit would stall the loop
+ * thread (~100 commits/s measured). The replicas copy it like any produced
+ * batch; answers computed from it wait until the HW passes it (acks=all
+ * with a minimum ISR of one, as Kafka's coordinator: the commit is not
+ * refused for a small ISR, only held until the ISR has it). */
 static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
                        int16_t epoch) {
     bk_part_t *p = bk_gd_led_part(gd, partition);
@@ -131,26 +139,26 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     size_t len = 0;
     if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
     kp_batch_builder_free(&bb);
-    st_append_info_t info;
-    if (rc == KP_OK && bk_replica_check_produce(gd->node, p, false, 1) != 0) rc = ST_ERR_NOT_FOUND;
-    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, &info);
-    if (rc == KP_OK) rc = st_log_maybe_flush(p->log, now);
-    kp_arena_free(&a);
-    if (rc != KP_OK) return rc;
-    /* The replicas copy it like any produced batch; answers computed from
-     * it wait until the HW passes it (acks=all, as Kafka's coordinator). */
-    bk_fetch_notify(gd->node->fetch, p);
-    int64_t end = info.last_offset + 1;
-    if (end > gd->need_end[partition]) gd->need_end[partition] = end;
-    ack_t *ack = malloc(sizeof *ack);
-    if (!ack) return KP_ERR_NOMEM;
-    ack->partition = partition;
-    ack->end = end;
-    int16_t err = 0;
-    if (!bk_replica_appended(gd->node, p, &info, true, now + BK_GD_COMMIT_TIMEOUT_MS, bk_gd_on_replicated, gd, ack, &err)) {
-        free(ack);
-        if (err) bk_gd_fail_waiters(gd, partition, end, err);
+    /* allocated before the append: nothing may fail after it */
+    ack_t *ack = rc == KP_OK ? malloc(sizeof *ack) : NULL;
+    if (rc == KP_OK && !ack) rc = KP_ERR_NOMEM;
+    bk_ps_result_t res = { 0, -1, -1, -1, -1, false };
+    bool waits = false;
+    if (rc == KP_OK) {
+        bk_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_GD_COMMIT_TIMEOUT_MS, .leader_epoch = -1 };
+        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
+        ack->partition = partition;
+        waits = bk_ps_append(gd->node, p, &set, &po, records_replicated, gd, ack, &res);
+        /* refused or not written (the service logged a failed write) */
+        if (!waits && res.base_offset < 0) rc = res.error == KP_ERROR_KAFKA_STORAGE_ERROR ? ST_ERR_IO : ST_ERR_NOT_FOUND;
     }
+    kp_arena_free(&a);
+    if (!waits) free(ack);
+    if (rc != KP_OK) return rc;
+    int64_t end = res.last_offset + 1;
+    if (waits) ack->end = end;   /* its completion comes from the loop, later */
+    if (end > gd->need_end[partition]) gd->need_end[partition] = end;
+    if (!waits && res.error) bk_gd_fail_waiters(gd, partition, end, res.error);
     return KP_OK;
 }
 

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "broker/config/config_topic.h"
-#include "broker/replication/fetch.h"
 #include "broker/replication/parts.h"
 #include "broker/metrics/metrics_catalogue.h"
+#include "broker/replication/purgatory.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"
 
@@ -100,7 +100,8 @@ static void fail_waits(bk_rp_t *rp, int16_t err) {
         rp_wait_t *w = rp->waits;
         rp->waits = w->next;
         rp->n_waits--;
-        w->fn(w->ctx, w->part_ctx, err);
+        w->res.error = err;
+        w->fn(w->ctx, w->part_ctx, &w->res);
         free(w);
     }
 }
@@ -223,7 +224,8 @@ static void complete_acks(bk_node_t *n, bk_rp_t *rp, const bk_repl_out_t *out) {
         *pp = w->next;
         rp->n_waits--;
         if (n->rm) n->rm->st.acks_waiting--;
-        w->fn(w->ctx, w->part_ctx, out->acks[i].error);
+        w->res.error = out->acks[i].error;
+        w->fn(w->ctx, w->part_ctx, &w->res);
         free(w);
     }
 }
@@ -264,7 +266,7 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        if (n->fetch) bk_fetch_notify(n->fetch, p);   /* NULL while the node starts */
+        bk_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;
@@ -301,19 +303,19 @@ int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int3
 }
 
 /* After the core registered wait `id` (acks_all) in *out: either it
- * completed in the same output (*err = its error) or the driver keeps it
+ * completed in the same output (res->error = its error) or the driver keeps it
  * until complete_acks. Executes out. Returns true when the caller waits. */
-static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk_replica_ack_fn fn, void *ctx,
-                      void *part_ctx, bk_repl_out_t *out, int16_t *err) {
+static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk_ps_done_fn fn, void *ctx,
+                      void *part_ctx, bk_repl_out_t *out, bk_ps_result_t *res) {
     bk_rp_t *rp = p->rp;
     bool done_now = !acks_all;
     for (uint32_t i = 0; i < out->n_acks; i++)
-        if (out->acks[i].id == id) { done_now = true; *err = out->acks[i].error; }
+        if (out->acks[i].id == id) { done_now = true; res->error = out->acks[i].error; }
     if (!done_now) {
         rp_wait_t *w = calloc(1, sizeof *w);
-        if (!w) { *err = KP_ERROR_REQUEST_TIMED_OUT; done_now = true; }
+        if (!w) { res->error = KP_ERROR_REQUEST_TIMED_OUT; done_now = true; }
         else {
-            *w = (rp_wait_t){ id, fn, ctx, part_ctx, rp->waits };
+            *w = (rp_wait_t){ id, fn, ctx, part_ctx, *res, rp->waits };
             rp->waits = w;
             rp->n_waits++;
             bk_rm_get(n)->st.acks_waiting++;
@@ -324,16 +326,16 @@ static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk
 }
 
 bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
-                         int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx, int16_t *err) {
-    *err = 0;
+                         int64_t deadline_ms, bk_ps_done_fn fn, void *ctx, void *part_ctx, bk_ps_result_t *res) {
+    res->error = 0;
     bk_rp_t *rp = p->rp;
     struct bk_rm *rm = bk_rm_get(n);
-    if (!rp || !rm) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    if (!rp || !rm) { res->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     int64_t nrec = info->last_offset - info->base_offset + 1;
     if (bk_repl_leo(rp->core) != info->base_offset || nrec <= 0 || nrec > UINT32_MAX) {
         /* someone appended behind the core's back: resynchronise */
         rebuild(n, p, "append bookkeeping", KP_ERR_BAD_VALUE);
-        *err = acks_all ? KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : 0;
+        res->error = acks_all ? KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : 0;
         return false;
     }
     uint64_t id = rm->next_ack_id++;
@@ -343,30 +345,31 @@ bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *inf
     if (e != KP_ERROR_NONE) {
         /* checked before the append; only a bug gets here */
         rebuild(n, p, "core produce", KP_ERR_BAD_VALUE);
-        *err = e;
+        res->error = e;
         return false;
     }
     assert(base == info->base_offset);
-    return park_wait(n, p, id, acks_all, fn, ctx, part_ctx, &out, err);
+    return park_wait(n, p, id, acks_all, fn, ctx, part_ctx, &out, res);
 }
 
-bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t base_offset, int64_t last_offset,
-                               int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx,
-                               int16_t *err) {
-    *err = 0;
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t deadline_ms, bk_ps_done_fn fn, void *ctx,
+                               void *part_ctx, bk_ps_result_t *res) {
+    res->error = 0;
     bk_rp_t *rp = p->rp;
     struct bk_rm *rm = bk_rm_get(n);
-    if (!rp || !rm) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    if (!rp || !rm) { res->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    assert(res->base_offset >= 0 && res->last_offset >= res->base_offset);
     uint64_t id = rm->next_ack_id++;
     bk_repl_out_t out;
-    int16_t e = bk_repl_wait_replicated(rp->core, base_offset, last_offset + 1, id, deadline_ms, bk_now_ms(), &out);
+    int16_t e = bk_repl_wait_replicated(rp->core, res->base_offset, res->last_offset + 1, id, deadline_ms,
+                                        bk_now_ms(), &out);
     /* INVALID_RECORD: the producer state names offsets the core does not
      * hold (e.g. below the log start): never acknowledged as replicated */
     if (e != KP_ERROR_NONE) {
-        *err = e == KP_ERROR_INVALID_RECORD ? KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : e;
+        res->error = e == KP_ERROR_INVALID_RECORD ? KP_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : e;
         return false;
     }
-    return park_wait(n, p, id, true, fn, ctx, part_ctx, &out, err);
+    return park_wait(n, p, id, true, fn, ctx, part_ctx, &out, res);
 }
 
 /* ---- leader side of a replica fetch ---------------------------------------------- */

@@ -4,10 +4,11 @@
  * fetchers (fetcher.c) and AlterPartition (replica_alter.c).
  *
  * Wiring: the node calls bk_replica_before_apply / bk_replica_after_apply
- * around bk_parts_apply with the image's change notifications; h_produce.c
- * goes through bk_replica_check_produce + bk_replica_appended (acks=all
- * waits complete later through bk_replica_ack_fn); h_fetch.c hands replica
- * fetches (ReplicaId >= 0) to bk_replica_serve_fetch. Every action of a
+ * around bk_parts_apply with the image's change notifications; every
+ * leader append comes from the partition service (partition.h), which
+ * calls bk_replica_check_produce + bk_replica_appended (replica_int.h;
+ * acks=all waits complete later through bk_ps_done_fn); h_fetch.c hands
+ * replica fetches (ReplicaId >= 0) to bk_replica_serve_fetch. Every action of a
  * core output is executed in the contract order of repl.h.
  *
  * The published high watermark is the log's (st_log_set_high_watermark):
@@ -50,35 +51,10 @@ void bk_replica_attach_opened(bk_node_t *n);
  * (graceful stop, before the logs close). Safe to call twice. */
 void bk_replica_stop(bk_node_t *n);
 
-/* ---- produce (h_produce.c, group_driver.c) ---- */
-
-/* Completion of one acks=all partition of a produce: err is NONE,
- * NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT or
- * NOT_LEADER_OR_FOLLOWER. */
-typedef void (*bk_replica_ack_fn)(void *ctx, void *part_ctx, int16_t err);
-
-/* Before appending: NOT_LEADER_OR_FOLLOWER when the core is not leader,
- * NOT_ENOUGH_REPLICAS for acks=all when the ISR is below min_insync,
- * REQUEST_TIMED_OUT when the wait bound is reached; 0 = go ahead. */
-int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int32_t min_insync);
-
-/* After a leader append of [info->base_offset, info->last_offset]: the core
- * counts it, the HW and waiters follow. With acks_all, returns true when
- * the caller must wait: fn(ctx, part_ctx, err) comes later, exactly once.
- * Returns false when done now; *err is then the final error (0 = ok). */
-bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
-                         int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx, int16_t *err);
-
-/* An acks=all retried duplicate of an idempotent producer, whose records
- * are already in the log at [base_offset, last_offset]: answered like a
- * fresh append, once the HW covers them (never at once just because the
- * log has them: the ISR may not). Same return/callback contract as
- * bk_replica_appended; *err may also be NOT_ENOUGH_REPLICAS (ISR below
- * min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on the
- * core's log). Call after bk_replica_check_produce. */
-bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t base_offset, int64_t last_offset,
-                               int64_t deadline_ms, bk_replica_ack_fn fn, void *ctx, void *part_ctx,
-                               int16_t *err);
+/* ---- produce ----
+ * Leader appends and their acks=all waits (the produce purgatory) are
+ * reached only through the partition service (partition.h); the driver's
+ * side of it is in replica_int.h. */
 
 /* ---- leader side of a replica fetch (h_fetch.c) ---- */
 

@@ -3,17 +3,19 @@
 #ifndef SKIFF_BK_REPLICA_INT_H
 #define SKIFF_BK_REPLICA_INT_H
 
+#include "broker/replication/partition.h"
 #include "broker/replication/replica.h"
 
 struct event;
 typedef struct fetcher fetcher_t;
 
-/* An acks=all produce partition waiting for the core. */
+/* An acks=all append waiting for the core (the produce purgatory). */
 typedef struct rp_wait {
     uint64_t id;
-    bk_replica_ack_fn fn;
+    bk_ps_done_fn fn;
     void *ctx;
     void *part_ctx;
+    bk_ps_result_t res;              /* handed to fn with the final error */
     struct rp_wait *next;
 } rp_wait_t;
 
@@ -55,6 +57,34 @@ int64_t bk_rp_now_ms(void);
  * restarts it at new_start and rebuilds the core (Kafka's
  * truncateFullyAndStartAt). */
 void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start);
+
+/* ---- the partition service's side (partition.c only) ----
+ * Every leader append reaches the core through these, called by the
+ * partition service: nothing else appends to a led partition. */
+
+/* Before appending: NOT_LEADER_OR_FOLLOWER when the core is not leader,
+ * NOT_ENOUGH_REPLICAS for acks=all when the ISR is below min_insync,
+ * REQUEST_TIMED_OUT when the wait bound is reached; 0 = go ahead. Sets the
+ * core's min.insync to min_insync. */
+int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int32_t min_insync);
+
+/* After a leader append of [info->base_offset, info->last_offset]: the core
+ * counts it, the HW and waiters follow. With acks_all, returns true when
+ * the caller must wait: fn(ctx, part_ctx, res') comes later, exactly once,
+ * res' being *res (the offsets) with the final error. Returns false when
+ * done now; res->error is then the final error (0 = ok). */
+bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
+                         int64_t deadline_ms, bk_ps_done_fn fn, void *ctx, void *part_ctx, bk_ps_result_t *res);
+
+/* An acks=all retried duplicate of an idempotent producer, whose records
+ * are already in the log at [res->base_offset, res->last_offset]: answered
+ * like a fresh append, once the HW covers them (never at once just because
+ * the log has them: the ISR may not). Same return/callback contract as
+ * bk_replica_appended; res->error may also be NOT_ENOUGH_REPLICAS (ISR
+ * below min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on
+ * the core's log). Call after bk_replica_check_produce. */
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t deadline_ms, bk_ps_done_fn fn, void *ctx,
+                               void *part_ctx, bk_ps_result_t *res);
 
 /* fetcher.c */
 void bk_fetcher_kick(bk_node_t *n, int32_t leader_id);

@@ -10,7 +10,6 @@
 
 #include "broker/meta/controller.h"
 #include "broker/cluster/internal_topic.h"
-#include "broker/replication/fetch.h"
 #include "broker/replication/parts.h"
 #include "broker/txn/txn_driver_int.h"
 #include "protocol/kp_batch.h"

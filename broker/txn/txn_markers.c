@@ -8,15 +8,15 @@
 #include <string.h>
 
 #include "broker/meta/controller.h"
-#include "broker/replication/fetch.h"
 #include "broker/group/group_driver.h"
+#include "broker/replication/partition.h"
 #include "broker/replication/parts.h"
 #include "broker/quorum/quorum.h"
-#include "broker/replication/replica.h"
 #include "broker/txn/txn_driver_int.h"
 #include "broker/txn/txn_part.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
+#include "protocol/kp_header.h"
 #include "storage/st_log.h"
 #include "storage/st_status.h"
 
@@ -42,9 +42,10 @@ typedef struct {
 /* The marker is replicated (err NONE) or not (REQUEST_TIMED_OUT,
  * NOT_LEADER_OR_FOLLOWER, ...): only a replicated marker makes offsets of
  * the transaction visible; a failed one is re-sent by the coordinator. */
-static void marker_replicated(void *ctx, void *part_ctx, int16_t err) {
+static void marker_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
     (void)ctx;
     marker_wait_t *w = part_ctx;
+    int16_t err = res->error;
     if (err)
         fprintf(stderr, "skiff: node %d: marker on %s-%d not replicated: %s\n", w->n->id, w->topic, w->partition,
                 kp_error_name(err));
@@ -55,41 +56,14 @@ static void marker_replicated(void *ctx, void *part_ctx, int16_t err) {
     free(w);
 }
 
-/* Appends the control batch to p's log (KAFKA_STORAGE_ERROR on failure). */
-static int16_t append_marker(bk_node_t *n, bk_part_t *p, const char *topic, int32_t partition, int64_t producer_id,
-                             int16_t producer_epoch, bool commit, int32_t coordinator_epoch, st_append_info_t *info) {
-    kp_arena_t a;
-    kp_arena_init(&a, 1 << 16);
-    const uint8_t *b = NULL;
-    size_t len = 0;
-    int64_t now = bk_now_ms();
-    int rc = kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now, &a, &b, &len);
-    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, info);
-    kp_arena_free(&a);
-    if (rc != KP_OK) {
-        fprintf(stderr, "skiff: node %d: marker on %s-%d failed: %s\n", n->id, topic, partition, st_status_str(rc));
-        return KP_ERROR_KAFKA_STORAGE_ERROR;
-    }
-    if (st_log_maybe_flush(p->log, now) != KP_OK)
-        fprintf(stderr, "skiff: node %d: flush of %s-%d failed\n", n->id, topic, partition);
-    bk_fetch_notify(n->fetch, p);
-    return KP_ERROR_NONE;
-}
-
 bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
                         int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_td_marker_fn fn, void *ctx,
                         int16_t *err) {
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, topic);
-    *err = KP_ERROR_NONE;
-    if (!t || partition < 0 || partition >= t->nparts) { *err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION; return false; }
-    bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
-    if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
-    if (!p->log) { *err = KP_ERROR_KAFKA_STORAGE_ERROR; return false; }
-    bk_topic_config_t tc;   /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
-    tc = *bk_node_topic_config(n, t->name);
-    int64_t min_isr = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
-    if ((*err = bk_replica_check_produce(n, p, true, min_isr > INT32_MAX ? INT32_MAX : (int32_t)min_isr)) != 0)
-        return false;
+    bk_part_t *p = NULL;
+    if ((*err = bk_ps_find(n, bk_image_topic_by_name(&n->img, topic), partition, &p)) != 0) return false;
+    /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
+    bk_ps_opts_t po = { .acks = -1, .min_insync = 0, .timeout_ms = BK_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
+    if ((*err = bk_ps_check(n, p, &po)) != 0) return false;
     const st_producer_state_t *ps = st_log_producers(p->log);
     if ((*err = bk_txn_part_check_marker(ps, producer_id, producer_epoch, coordinator_epoch)) != 0) return false;
     const st_ps_entry_t *pe = st_ps_get(ps, producer_id);
@@ -107,22 +81,32 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
         if (offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
         return false;
     }
-    st_append_info_t info;
-    if ((*err = append_marker(n, p, topic, partition, producer_id, producer_epoch, commit, coordinator_epoch, &info)))
-        return false;
+    /* allocated before the append: nothing may fail after it */
     marker_wait_t *w = calloc(1, sizeof *w);
     char *tcopy = strdup(topic);
     if (!w || !tcopy) {
         free(w);
         free(tcopy);
-        int16_t ignored = 0;   /* the core must still count the append */
-        (void)bk_replica_appended(n, p, &info, false, 0, NULL, NULL, NULL, &ignored);
         *err = KP_ERROR_REQUEST_TIMED_OUT;   /* not acknowledged: the coordinator re-sends */
         return false;
     }
     *w = (marker_wait_t){ n, tcopy, partition, producer_id, commit, fn, ctx };
-    if (bk_replica_appended(n, p, &info, true, bk_now_ms() + BK_TD_WRITE_TIMEOUT_MS, marker_replicated, NULL, w, err))
-        return true;
+    kp_arena_t a;
+    kp_arena_init(&a, 1 << 16);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    bk_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
+    bool waits = false;
+    if (kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, bk_now_ms(), &a, &b, &len) ==
+        KP_OK) {
+        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
+        waits = bk_ps_append(n, p, &set, &po, marker_replicated, NULL, w, &res);
+    } else {
+        fprintf(stderr, "skiff: node %d: marker on %s-%d not built (out of memory)\n", n->id, topic, partition);
+    }
+    kp_arena_free(&a);
+    if (waits) return true;
+    *err = res.error;
     if (*err == 0 && offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
     free(w->topic);
     free(w);

@@ -2,8 +2,9 @@
  * __transaction_state go through the replication driver (bk_td_finish, see
  * txn_driver.h).
  *
- * A write is appended as one batch and handed to bk_replica_appended with
- * acks=all: the core's state changes (bk_txn_write_done) only once the HW
+ * A write is appended as one batch through the partition service
+ * (replication/partition.h) with acks=all and a minimum ISR of one (never
+ * refused for a small ISR, held until the ISR has it): the core's state changes (bk_txn_write_done) only once the HW
  * passes the batch, so no client is answered and no phase is entered
  * (PrepareCommit -> markers -> CompleteCommit) on a record a failover could
  * lose. A failed wait (timeout, leadership moved) undoes the transition in
@@ -18,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/replication/fetch.h"
-#include "broker/replication/replica.h"
+#include "broker/replication/partition.h"
 #include "broker/txn/txn_driver_int.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_errors.h"
@@ -60,9 +60,9 @@ static void write_free(write_t *wr) {
     free(wr);
 }
 
-/* The records of out as one uncompressed batch at the end of p's log
- * (durability as for produced data: the partition's flush policy). */
-static int append_batch(bk_part_t *p, const bk_txn_out_t *out, int64_t now, st_append_info_t *info) {
+/* The records of out as one uncompressed batch in arena a (appended by the
+ * caller; durability as for produced data: the partition's flush policy). */
+static int build_batch(const bk_txn_out_t *out, int64_t now, kp_arena_t *a, const uint8_t **b, size_t *len) {
     kp_batch_opts_t o = kp_batch_opts_default();
     kp_batch_builder_t bb;
     kp_batch_builder_init(&bb, &o);
@@ -73,15 +73,8 @@ static int append_batch(bk_part_t *p, const bk_txn_out_t *out, int64_t now, st_a
         if (r->value) in.value = (kp_bytes_t){ r->value, r->value_len };
         rc = kp_batch_builder_add(&bb, &in);
     }
-    kp_arena_t a;
-    kp_arena_init(&a, (size_t)1 << 30);
-    const uint8_t *b = NULL;
-    size_t len = 0;
-    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, &a, &b, &len);
+    if (rc == KP_OK) rc = kp_batch_builder_finish(&bb, a, b, len);
     kp_batch_builder_free(&bb);
-    if (rc == KP_OK) rc = st_log_append(p->log, (uint8_t *)b, len, p->leader_epoch, now, info);
-    if (rc == KP_OK && st_log_maybe_flush(p->log, now) != KP_OK) rc = ST_ERR_IO;
-    kp_arena_free(&a);
     return rc;
 }
 
@@ -98,9 +91,11 @@ static void writes_done(bk_txn_coord_t *c, char *const *ids, size_t nids, int16_
     }
 }
 
-static void on_replicated(void *ctx, void *part_ctx, int16_t err) {
+/* The partition service's completion of a write (bk_ps_done_fn). */
+static void on_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
     bk_td_t *td = ctx;
     write_t *wr = part_ctx;
+    int16_t err = res->error;
     bk_txn_coord_t *c = wr->pidx < td->ncoords ? td->coords[wr->pidx] : NULL;
     if (err)
         fprintf(stderr, "skiff: node %d: %s-%d: transaction records not replicated: %s\n", td->node->id, BK_TD_TOPIC,
@@ -123,31 +118,38 @@ static void on_replicated(void *ctx, void *part_ctx, int16_t err) {
  * when done now with *err (NONE: replicated already). */
 static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w, int16_t *err) {
     bk_part_t *p = td_led_part(td, pidx);
-    int64_t now = bk_now_ms();
-    *err = p ? bk_replica_check_produce(td->node, p, false, 1) : KP_ERROR_NOT_LEADER_OR_FOLLOWER;
-    if (*err) return false;
-    st_append_info_t info;
-    int rc = append_batch(p, cur, now, &info);
-    if (rc != KP_OK) {
-        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not written: %s\n", td->node->id, BK_TD_TOPIC,
-                pidx, st_status_str(rc));
-        *err = KP_ERROR_KAFKA_STORAGE_ERROR;
-        return false;
-    }
-    bk_fetch_notify(td->node->fetch, p);
+    *err = KP_ERROR_NONE;
+    if (!p) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
+    /* allocated before the append: nothing may fail after it */
     write_t *wr = calloc(1, sizeof *wr);
     char **ids = wr ? calloc(cur->nrecs, sizeof *ids) : NULL;
     if (!ids) {
         free(wr);
-        int16_t ignored = 0;   /* the core must still count the append */
-        (void)bk_replica_appended(td->node, p, &info, false, 0, NULL, NULL, NULL, &ignored);
         *err = KP_ERROR_REQUEST_TIMED_OUT;
         return false;
     }
-    *wr = (write_t){ td, pidx, td->coords[pidx]->coordinator_epoch, ids, cur->nrecs, { NULL, NULL, NULL } };
-    if (!bk_replica_appended(td->node, p, &info, true, now + BK_TD_WRITE_TIMEOUT_MS, on_replicated, td, wr, err)) {
+    int64_t now = bk_now_ms();
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 30);
+    const uint8_t *b = NULL;
+    size_t len = 0;
+    int rc = build_batch(cur, now, &a, &b, &len);
+    bk_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
+    bool waits = false;
+    if (rc == KP_OK) {
+        *wr = (write_t){ td, pidx, td->coords[pidx]->coordinator_epoch, ids, cur->nrecs, { NULL, NULL, NULL } };
+        bk_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
+        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
+        waits = bk_ps_append(td->node, p, &set, &po, on_replicated, td, wr, &res);
+    } else {
+        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not built: %s\n", td->node->id, BK_TD_TOPIC,
+                pidx, st_status_str(rc));
+    }
+    kp_arena_free(&a);
+    if (!waits) {
         free(ids);
         free(wr);
+        *err = res.error;
         return false;
     }
     for (size_t i = 0; i < cur->nrecs; i++) {   /* the ids move into the wait */

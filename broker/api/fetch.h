@@ -1,0 +1,22 @@
+/* broker/api/fetch.h — the Fetch handler's node state (h_fetch.c): fetch
+ * sessions. Fetches that wait for data wait in the fetch purgatory,
+ * broker/replication/purgatory.h (keyed by partition, woken by the
+ * partition service's appends and the replication driver's HW moves).
+ *
+ * Fetch sessions (KIP-227, fetch_session.h): a v7+ full fetch with epoch
+ * 0 opens a session (when the cache has room; else session id 0); an
+ * incremental fetch (epoch > 0) updates the session's partitions (added,
+ * updated, forgotten) and is answered with only the partitions that have
+ * records, an error, or a new HW / LSO / log start offset; epoch -1 closes
+ * the session. Unknown session: FETCH_SESSION_ID_NOT_FOUND; wrong epoch:
+ * INVALID_FETCH_SESSION_EPOCH (the session stays). */
+#ifndef SKIFF_BK_API_FETCH_H
+#define SKIFF_BK_API_FETCH_H
+
+#include "broker/core/node.h"
+
+KP_MUST_CHECK bk_fetch_state_t *bk_fetch_new(bk_node_t *n);
+/* Frees the sessions (waiting fetches are the purgatory's: flush it first). */
+void bk_fetch_free(bk_fetch_state_t *f);
+
+#endif
