@@ -4,7 +4,16 @@
  * Lifetime: a connection is freed only from its own deferred `resume` event or
  * at the end of pump(), never inside a call that a caller could still be
  * holding the pointer across. bk_conn_close() marks it closed and schedules
- * the free, so a bk_conn_t * stays valid until control returns to the loop. */
+ * the free, so a bk_conn_t * stays valid until control returns to the loop.
+ *
+ * Input does not go through the bufferevent (which only writes): libevent
+ * 2.1 reads at most 4096 bytes per read event, so a 16 KB produce request
+ * cost ~4 loop passes (epoll_wait + FIONREAD ioctl + readv each) plus an
+ * evbuffer_pullup copy to make it contiguous. Here one recv(2) takes what
+ * the socket holds into a flat buffer that is made large enough for the
+ * whole current frame, so a frame is handed to the handler where it was
+ * read. Bound: the buffer holds max(chunk, one frame + 4) bytes, and the
+ * chunk is at most request_max_bytes + 4 (README "Bounds"). */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <event2/buffer.h>
 
@@ -22,6 +32,77 @@ static void pump(bk_conn_t *c);
 static uint64_t inflight(const bk_conn_t *c) {
     assert(c->seq_flush <= c->seq_next);
     return c->seq_next - c->seq_flush;
+}
+
+/* Default input buffer size: large enough that one recv(2) usually takes
+ * several pipelined requests, never above the one-frame bound. */
+#define IN_CHUNK_BYTES ((size_t)64 << 10)
+
+static size_t in_chunk(const bk_net_t *net) {
+    size_t frame_max = (size_t)net->cfg.request_max_bytes + 4;
+    return frame_max < IN_CHUNK_BYTES ? frame_max : IN_CHUNK_BYTES;
+}
+
+static uint32_t load_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Gives an empty connection's buffer back: chunk-sized ones to the pool,
+ * bigger ones (grown for a large frame) to free(). */
+static void in_release(bk_conn_t *c) {
+    assert(c->in_len == 0);
+    c->in_off = 0;
+    if (!c->in) return;
+    bk_net_t *net = c->net;
+    if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    else free(c->in);
+    c->in = NULL;
+    c->in_cap = 0;
+}
+
+void bk__conn_in_pool_free(bk_net_t *net) {
+    while (net->in_pool_n > 0) free(net->in_pool[--net->in_pool_n]);
+}
+
+/* Makes room after the unconsumed input for the next read: for the rest of
+ * the current frame when its size prefix is in, else for a chunk. The
+ * unconsumed bytes (at most one partial frame: complete ones were handed
+ * out before reading resumes) move to the front only when the frame would
+ * not fit behind them. Returns false when out of memory. */
+static bool in_make_room(bk_conn_t *c) {
+    bk_net_t *net = c->net;
+    size_t chunk = in_chunk(net);
+    size_t want = chunk;
+    if (c->in_len >= 4) {
+        /* pump() has already closed on a bad size, so this one is valid */
+        int32_t size = (int32_t)load_be32(c->in + c->in_off);
+        assert(size >= 0 && size <= net->cfg.request_max_bytes);
+        want = 4 + (size_t)size;
+    }
+    assert(want > c->in_len); /* a complete frame would have been handed out */
+    if (!c->in) {
+        assert(c->in_len == 0 && c->in_off == 0);
+        if (want <= chunk && net->in_pool_n > 0) {
+            c->in = net->in_pool[--net->in_pool_n];
+            c->in_cap = chunk;
+        } else {
+            size_t cap = want > chunk ? want : chunk;
+            c->in = malloc(cap);
+            if (!c->in) return false;
+            c->in_cap = cap;
+        }
+        return true;
+    }
+    if (c->in_off + want <= c->in_cap) return true;
+    memmove(c->in, c->in + c->in_off, c->in_len);
+    c->in_off = 0;
+    if (want > c->in_cap) {
+        uint8_t *nb = realloc(c->in, want);
+        if (!nb) return false;
+        c->in = nb;
+        c->in_cap = want;
+    }
+    return true;
 }
 
 static size_t output_len(const bk_conn_t *c) {
@@ -59,6 +140,11 @@ void bk_conn_close(bk_conn_t *c) {
      * pass; shutdown(2) makes the FIN leave now. */
     evutil_socket_t fd = bufferevent_getfd(c->bev);
     if (fd >= 0) (void)shutdown(fd, SHUT_RDWR);
+    if (c->reading) {
+        /* cannot fail for an added event (libevent: only a bad base does) */
+        if (event_del(c->read_ev) != 0) assert(!"event_del failed");
+        c->reading = false;
+    }
     if (c->in_pump) {
         bufferevent_disable(c->bev, EV_READ | EV_WRITE);
     } else {
@@ -117,8 +203,14 @@ static void update_read(bk_conn_t *c) {
      * the peer lose the responses we just flushed. */
     bool can_read = c->closing || (inflight(c) < c->net->cfg.inflight_max &&
                                    output_len(c) < c->net->cfg.output_max_bytes);
-    if (can_read) bufferevent_enable(c->bev, EV_READ);
-    else bufferevent_disable(c->bev, EV_READ);
+    if (can_read == c->reading) return;
+    if ((can_read ? event_add(c->read_ev, NULL) : event_del(c->read_ev)) != 0) {
+        fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
+                can_read ? "resume" : "pause");
+        bk_conn_close(c);
+        return;
+    }
+    c->reading = can_read;
 }
 
 static void close_bad_frame(bk_conn_t *c, int32_t size) {
@@ -131,36 +223,31 @@ static void close_bad_frame(bk_conn_t *c, int32_t size) {
 /* Hand one complete frame to the handler. Returns false when no complete
  * frame is buffered or the connection closed. */
 static bool handle_one(bk_conn_t *c) {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
-    uint8_t hdr[4];
-    if (evbuffer_copyout(in, hdr, sizeof hdr) < (ev_ssize_t)sizeof hdr) return false;
-    int32_t size = (int32_t)((uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
-                             (uint32_t)hdr[2] << 8 | hdr[3]);
+    if (c->in_len < 4) return false;
+    const uint8_t *p = c->in + c->in_off;
+    int32_t size = (int32_t)load_be32(p);
     if (size < 0 || size > c->net->cfg.request_max_bytes) {
         close_bad_frame(c, size);
         return false;
     }
-    if (evbuffer_get_length(in) < sizeof hdr + (size_t)size) return false;
-    evbuffer_drain(in, sizeof hdr);
-    /* The one copy on the request path: pullup makes the frame contiguous
-     * (free when it already lies in one chain) so codecs can use kp_rd_t. */
+    if (c->in_len - 4 < (size_t)size) return false;
+    /* The frame is contiguous where it was read (in_make_room): no copy. */
     static const uint8_t empty[1];
-    const uint8_t *frame = size ? evbuffer_pullup(in, size) : empty;
-    if (!frame) {
-        bk_conn_close(c);
-        return false;
-    }
+    const uint8_t *frame = size ? p + 4 : empty;
     conn_slot_t *slot = ring_at(c, c->seq_next);
     assert(slot->state == SLOT_PENDING && slot->body == NULL);
     c->seq_current = c->seq_next++;
     c->net->stats.requests_inflight++;
     c->net->stats.requests_total++;
-    c->net->stats.bytes_in += sizeof hdr + (size_t)size;
+    c->net->stats.bytes_in += 4 + (size_t)size;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;
     if (c->closed) return false;
-    evbuffer_drain(in, (size_t)size);
+    /* the buffer cannot have moved: only read_cb() resizes it, never re-entered */
+    assert(p == c->in + c->in_off);
+    c->in_off += 4 + (size_t)size;
+    c->in_len -= 4 + (size_t)size;
     return true;
 }
 
@@ -171,10 +258,7 @@ static void pump(bk_conn_t *c) {
     assert(!c->in_pump);
     c->in_pump = true;
     flush_slots(c);
-    if (c->closing && !c->closed) {
-        struct evbuffer *in = bufferevent_get_input(c->bev);
-        evbuffer_drain(in, evbuffer_get_length(in));
-    }
+    if (c->closing && !c->closed) c->in_len = 0; /* discard */
     while (!c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
            output_len(c) < c->net->cfg.output_max_bytes) {
         if (!handle_one(c)) break;
@@ -185,6 +269,7 @@ static void pump(bk_conn_t *c) {
         bk__net_conn_free(c->net, c);
         return;
     }
+    if (c->in_len == 0) in_release(c);
     update_read(c);
     maybe_finish_close(c);
 }
@@ -195,8 +280,35 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg) {
     else pump(c);
 }
 
-static void read_cb(struct bufferevent *bev, void *arg) {
-    pump(arg);
+/* The socket is readable (read_ev is only added while reading is allowed):
+ * one recv(2) into the room in_make_room() gives, then hand out the frames.
+ * Level-triggered, so what a short buffer leaves in the socket comes back on
+ * the next loop pass. EOF or an error closes, as a bufferevent would. */
+static void read_cb(evutil_socket_t fd, short what, void *arg) {
+    bk_conn_t *c = arg;
+    assert(!c->closed && !c->in_pump && c->reading);
+    /* a handler may have asked to close while later frames were buffered;
+     * from then on everything read is discarded (pump() does the same) */
+    if (c->closing) c->in_len = 0;
+    if (!in_make_room(c)) {
+        fprintf(stderr, "skiff: net: closing connection %s: out of memory for input\n", c->peer);
+        bk_conn_close(c);
+        return;
+    }
+    size_t room = c->in_cap - c->in_off - c->in_len;
+    assert(room > 0);
+    ssize_t n = recv(fd, c->in + c->in_off + c->in_len, room, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (c->in_len == 0) in_release(c);
+        return;
+    }
+    if (n <= 0) {
+        bk_conn_close(c); /* EOF or a socket error: as BEV_EVENT_EOF / _ERROR */
+        return;
+    }
+    assert((size_t)n <= room);
+    c->in_len += (size_t)n;
+    pump(c);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg) {
@@ -215,7 +327,8 @@ bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->bev = bufferevent_socket_new(net->base, fd, BEV_OPT_CLOSE_ON_FREE);
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
-    if (!c->ring || !c->bev || !c->resume_ev) goto fail;
+    c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
+    if (!c->ring || !c->bev || !c->resume_ev || !c->read_ev) goto fail;
     char host[48] = "?";
     uint16_t port = 0;
     if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
@@ -228,13 +341,14 @@ bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr
         port = ntohs(in6->sin6_port);
     }
     snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
-    bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-    /* Input never holds more than one maximal frame: the request bound. */
-    bufferevent_setwatermark(c->bev, EV_READ, 0, (size_t)net->cfg.request_max_bytes + 4);
+    /* the bufferevent only writes: its read side stays disabled */
+    bufferevent_setcb(c->bev, NULL, write_cb, event_cb, c);
     bufferevent_setwatermark(c->bev, EV_WRITE, net->cfg.output_max_bytes / 2, 0);
-    if (bufferevent_enable(c->bev, EV_READ) != 0) goto fail;
+    if (bufferevent_disable(c->bev, EV_READ) != 0 || event_add(c->read_ev, NULL) != 0) goto fail;
+    c->reading = true;
     return c;
 fail:
+    if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
     if (c->bev) bufferevent_free(c->bev);
     else evutil_closesocket(fd);
     if (c->resume_ev) event_free(c->resume_ev);
@@ -247,7 +361,9 @@ void bk__conn_free(bk_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
     event_free(c->resume_ev); /* also cancels a pending activation */
+    event_free(c->read_ev);   /* deleted by bk_conn_close already */
     if (c->bev) bufferevent_free(c->bev);
+    free(c->in);
     free(c->ring);
     free(c);
 }

@@ -11,6 +11,10 @@
 
 #include "broker/net/net.h"
 
+/* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
+ * bk__conn_in_chunk() bytes). */
+#define BK_NET_IN_POOL_MAX 8
+
 typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
 
 typedef struct {
@@ -22,8 +26,14 @@ struct bk_conn {
     bk_net_t *net;
     uint64_t id;            /* generation << 32 | table index */
     uint32_t index;         /* position in net->conns */
-    struct bufferevent *bev;
+    struct bufferevent *bev; /* output only: input is read_ev + in (conn.c) */
     struct event *resume_ev; /* deferred pump / free, activated with event_active */
+    struct event *read_ev;  /* EV_READ | EV_PERSIST on the socket, added while reading */
+    bool reading;           /* read_ev is added */
+    uint8_t *in;            /* input buffer (NULL while empty); unconsumed bytes */
+    size_t in_cap;          /*   are in[in_off, in_off + in_len) */
+    size_t in_off;
+    size_t in_len;
     conn_slot_t *ring;      /* net->cfg.inflight_max entries, seq % inflight_max */
     uint64_t seq_next;      /* slot given to the next frame */
     uint64_t seq_flush;     /* oldest slot not yet flushed; seq_flush <= seq_next */
@@ -49,11 +59,17 @@ struct bk_net {
     bk_net_stopped_fn stopped_fn;
     void *stopped_arg;
     struct event *deadline_ev;
+    /* Idle input buffers of the default size (conn.c), so that a connection
+     * holds one only while it has unread bytes and reads need no malloc. */
+    uint8_t *in_pool[BK_NET_IN_POOL_MAX];
+    uint32_t in_pool_n;
 };
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
 bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
 void bk__conn_free(bk_conn_t *conn);
+/* conn.c: frees the idle input buffers of net (bk_net_free). */
+void bk__conn_in_pool_free(bk_net_t *net);
 bool bk__conn_is_open(const bk_conn_t *conn);
 /* listener.c: a connection was closed (conns_open already decremented). */
 void bk__net_conn_closed(bk_net_t *net);
