@@ -111,6 +111,9 @@ void kp_record_iter_init(kp_record_iter_t *it, const kp_batch_t *b, const uint8_
 /* 1 with *rec filled, 0 at the end (all recordsCount records read and no
  * bytes left over), or a negative KP_ERR_* for malformed records. */
 KP_MUST_CHECK int kp_record_iter_next(kp_record_iter_t *it, kp_record_t *rec);
+/* The same without the fast path for well-formed short-varint records: the
+ * reference kp_record_iter_next must agree with (test/unit/test_batch.c). */
+KP_MUST_CHECK int kp_record_iter_next_checked(kp_record_iter_t *it, kp_record_t *rec);
 
 /* Walks a record's headers: 1 with key/value filled, 0 at the end, <0 error. */
 KP_MUST_CHECK int kp_record_header_next(kp_rd_t *headers, kp_str_t *key, kp_bytes_t *value);
