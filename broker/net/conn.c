@@ -6,14 +6,20 @@
  * holding the pointer across. bk_conn_close() marks it closed and schedules
  * the free, so a bk_conn_t * stays valid until control returns to the loop.
  *
- * Input does not go through the bufferevent (which only writes): libevent
- * 2.1 reads at most 4096 bytes per read event, so a 16 KB produce request
- * cost ~4 loop passes (epoll_wait + FIONREAD ioctl + readv each) plus an
- * evbuffer_pullup copy to make it contiguous. Here one recv(2) takes what
- * the socket holds into a flat buffer that is made large enough for the
- * whole current frame, so a frame is handed to the handler where it was
- * read. Bound: the buffer holds max(chunk, one frame + 4) bytes, and the
- * chunk is at most request_max_bytes + 4 (README "Bounds"). */
+ * The socket is driven directly, not through a bufferevent:
+ * - Input: libevent 2.1 reads at most 4096 bytes per read event, so a 16 KB
+ *   produce request cost ~4 loop passes (epoll_wait + FIONREAD ioctl + readv
+ *   each) plus an evbuffer_pullup copy to make it contiguous. Here one
+ *   recv(2) takes what the socket holds into a flat buffer that is made
+ *   large enough for the whole current frame, so a frame is handed to the
+ *   handler where it was read. Bound: the buffer holds max(chunk, one frame
+ *   + 4) bytes, and the chunk is at most request_max_bytes + 4 (README
+ *   "Bounds").
+ * - Output: a bufferevent writes only from an EV_WRITE callback, i.e. every
+ *   batch of responses cost an epoll_ctl to add the event, one more loop
+ *   pass, the writev, and an epoll_ctl to remove it. Here pump() writes what
+ *   its pass produced at once; only what the socket does not take waits for
+ *   write_ev. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -106,7 +112,15 @@ static bool in_make_room(bk_conn_t *c) {
 }
 
 static size_t output_len(const bk_conn_t *c) {
-    return evbuffer_get_length(bufferevent_get_output(c->bev));
+    return evbuffer_get_length(c->out);
+}
+
+/* Adds or deletes ev to match `want`; *on mirrors whether it is added. */
+static int set_event(struct event *ev, bool *on, bool want) {
+    if (*on == want) return 0;
+    int rc = want ? event_add(ev, NULL) : event_del(ev);
+    if (rc == 0) *on = want;
+    return rc;
 }
 
 static conn_slot_t *ring_at(bk_conn_t *c, uint64_t seq) {
@@ -136,21 +150,13 @@ void bk_conn_close(bk_conn_t *c) {
      * stops before the deferred free. Inside pump() the handler may still be
      * reading its frame from the input buffer: there the socket closes when
      * pump() returns. */
-    /* libevent defers the close(2) of a freed bufferevent to the next loop
-     * pass; shutdown(2) makes the FIN leave now. */
-    evutil_socket_t fd = bufferevent_getfd(c->bev);
-    if (fd >= 0) (void)shutdown(fd, SHUT_RDWR);
-    if (c->reading) {
-        /* cannot fail for an added event (libevent: only a bad base does) */
-        if (event_del(c->read_ev) != 0) assert(!"event_del failed");
-        c->reading = false;
-    }
-    if (c->in_pump) {
-        bufferevent_disable(c->bev, EV_READ | EV_WRITE);
-    } else {
-        bufferevent_free(c->bev);
-        c->bev = NULL;
-    }
+    /* close(2) waits for the deferred free (the descriptor must outlive
+     * every event on it); shutdown(2) makes the FIN leave now. Queued output
+     * is dropped with the connection. */
+    (void)shutdown(c->fd, SHUT_RDWR);
+    /* event_del only fails for an event without a base: not ours */
+    if (set_event(c->read_ev, &c->reading, false) != 0 || set_event(c->write_ev, &c->writing, false) != 0)
+        assert(!"event_del failed");
     drop_slots(c);
     assert(c->net->stats.conns_open > 0);
     c->net->stats.conns_open--;
@@ -176,8 +182,7 @@ static void flush_slots(bk_conn_t *c) {
             uint8_t prefix[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16),
                                   (uint8_t)(len >> 8), (uint8_t)len };
             /* add_buffer moves the chains (file segments included): no copy */
-            if (bufferevent_write(c->bev, prefix, sizeof prefix) != 0 ||
-                bufferevent_write_buffer(c->bev, slot->body) != 0) {
+            if (evbuffer_add(c->out, prefix, sizeof prefix) != 0 || evbuffer_add_buffer(c->out, slot->body) != 0) {
                 evbuffer_free(slot->body);
                 slot->body = NULL;
                 slot->state = SLOT_PENDING;
@@ -203,14 +208,29 @@ static void update_read(bk_conn_t *c) {
      * the peer lose the responses we just flushed. */
     bool can_read = c->closing || (inflight(c) < c->net->cfg.inflight_max &&
                                    output_len(c) < c->net->cfg.output_max_bytes);
-    if (can_read == c->reading) return;
-    if ((can_read ? event_add(c->read_ev, NULL) : event_del(c->read_ev)) != 0) {
+    if (set_event(c->read_ev, &c->reading, can_read) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
                 can_read ? "resume" : "pause");
         bk_conn_close(c);
+    }
+}
+
+/* Writes the queued output until it is empty or the socket is full; waits
+ * for write_ev only in the second case. Bounded by the socket buffer. A
+ * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
+static void write_out(bk_conn_t *c) {
+    assert(!c->closed);
+    while (output_len(c) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        bk_conn_close(c);
         return;
     }
-    c->reading = can_read;
+    if (set_event(c->write_ev, &c->writing, output_len(c) > 0) != 0) {
+        fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
+        bk_conn_close(c);
+    }
 }
 
 static void close_bad_frame(bk_conn_t *c, int32_t size) {
@@ -251,18 +271,38 @@ static bool handle_one(bk_conn_t *c) {
     return true;
 }
 
+/* True while the handler may get another frame: open, not draining, below
+ * the in-flight and output bounds. */
+static bool can_handle(const bk_conn_t *c) {
+    return !c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
+           output_len(c) < c->net->cfg.output_max_bytes;
+}
+
 /* Hand buffered frames to the handler while the bounds allow. Each pass is
  * bounded by the in-flight bound plus the frames whose handlers answered at
- * once, i.e. by the input buffer (<= request_max_bytes + 4 by watermark). */
+ * once, i.e. by the input buffer (README "Bounds"). */
 static void pump(bk_conn_t *c) {
     assert(!c->in_pump);
     c->in_pump = true;
     flush_slots(c);
     if (c->closing && !c->closed) c->in_len = 0; /* discard */
-    while (!c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
-           output_len(c) < c->net->cfg.output_max_bytes) {
-        if (!handle_one(c)) break;
-        flush_slots(c);
+    /* Frames until none is complete or a bound is hit, then write. Writing
+     * may bring the output back under its bound: go on then, else reading
+     * could resume (update_read) with a complete frame still buffered, which
+     * no read event would ever hand out. Each outer pass hands out a frame
+     * or ends, so this is bounded by the buffered input. */
+    bool more = true;
+    while (more) {
+        while (can_handle(c)) {
+            if (!handle_one(c)) {
+                more = false;
+                break;
+            }
+            flush_slots(c);
+        }
+        if (c->closed) break;
+        write_out(c);
+        more = more && can_handle(c);
     }
     c->in_pump = false;
     if (c->closed) {
@@ -311,24 +351,29 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
     pump(c);
 }
 
-static void write_cb(struct bufferevent *bev, void *arg) {
-    pump(arg);
-}
-
-static void event_cb(struct bufferevent *bev, short what, void *arg) {
+/* The socket takes output again (write_ev is only added while output
+ * waits). Like the bufferevent's low watermark, the pump runs (resume
+ * reading, finish a close) once the output is down to half its bound. */
+static void write_cb(evutil_socket_t fd, short what, void *arg) {
     bk_conn_t *c = arg;
-    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) bk_conn_close(c);
+    assert(!c->closed && !c->in_pump && c->writing);
+    write_out(c);
+    if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
 bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
     bk_conn_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->net = net;
+    c->fd = fd;
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
-    c->bev = bufferevent_socket_new(net->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->out = evbuffer_new();
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
     c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
-    if (!c->ring || !c->bev || !c->resume_ev || !c->read_ev) goto fail;
+    c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
+    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev) goto fail;
+    /* file ranges (bk_resp_add_file) go out with sendfile(2), not mmap */
+    if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
     char host[48] = "?";
     uint16_t port = 0;
     if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
@@ -341,16 +386,13 @@ bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr
         port = ntohs(in6->sin6_port);
     }
     snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
-    /* the bufferevent only writes: its read side stays disabled */
-    bufferevent_setcb(c->bev, NULL, write_cb, event_cb, c);
-    bufferevent_setwatermark(c->bev, EV_WRITE, net->cfg.output_max_bytes / 2, 0);
-    if (bufferevent_disable(c->bev, EV_READ) != 0 || event_add(c->read_ev, NULL) != 0) goto fail;
-    c->reading = true;
+    if (set_event(c->read_ev, &c->reading, true) != 0) goto fail;
     return c;
 fail:
     if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
-    if (c->bev) bufferevent_free(c->bev);
-    else evutil_closesocket(fd);
+    if (c->write_ev) event_free(c->write_ev);
+    if (c->out) evbuffer_free(c->out);
+    evutil_closesocket(fd);
     if (c->resume_ev) event_free(c->resume_ev);
     free(c->ring);
     free(c);
@@ -361,8 +403,11 @@ void bk__conn_free(bk_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
     event_free(c->resume_ev); /* also cancels a pending activation */
-    event_free(c->read_ev);   /* deleted by bk_conn_close already */
-    if (c->bev) bufferevent_free(c->bev);
+    event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_conn_close already */
+    event_free(c->write_ev);
+    evbuffer_free(c->out);
+    /* nothing to do about a failing close(2): the descriptor is gone either way */
+    if (evutil_closesocket(c->fd) != 0) { /* see above */ }
     free(c->in);
     free(c->ring);
     free(c);
@@ -425,8 +470,9 @@ int bk_conn_respond_none(bk_conn_t *c, bk_slot_t slot) {
 void bk_conn_close_after_flush(bk_conn_t *c) {
     if (c->closed || c->closing) return;
     c->closing = true;
-    /* whatever the peer sends from now on is read and discarded by pump() */
-    bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0); /* write_cb when empty */
+    /* whatever the peer sends from now on is read and discarded by pump();
+     * pump() closes once every slot is answered and the output written
+     * (write_cb runs it when the output drains) */
     if (!c->in_pump) schedule_resume(c);
 }
 

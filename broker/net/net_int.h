@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include <event2/bufferevent.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
@@ -26,10 +26,13 @@ struct bk_conn {
     bk_net_t *net;
     uint64_t id;            /* generation << 32 | table index */
     uint32_t index;         /* position in net->conns */
-    struct bufferevent *bev; /* output only: input is read_ev + in (conn.c) */
+    evutil_socket_t fd;     /* the socket; closed when the struct is freed */
     struct event *resume_ev; /* deferred pump / free, activated with event_active */
     struct event *read_ev;  /* EV_READ | EV_PERSIST on the socket, added while reading */
     bool reading;           /* read_ev is added */
+    struct evbuffer *out;   /* responses not yet taken by the socket */
+    struct event *write_ev; /* EV_WRITE | EV_PERSIST, added while `out` waits for room */
+    bool writing;           /* write_ev is added */
     uint8_t *in;            /* input buffer (NULL while empty); unconsumed bytes */
     size_t in_cap;          /*   are in[in_off, in_off + in_len) */
     size_t in_off;
