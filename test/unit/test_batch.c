@@ -773,6 +773,54 @@ static void iter_pair_agree(const kp_batch_t *b, const uint8_t *recs, size_t len
     ck_abort_msg("iterator returned more than recordsCount records");
 }
 
+/* kp_batch_validate's record fast path must give the reference verdict
+ * (KP_VALIDATE_NO_FAST_PATH) and the same info. */
+static void validate_pair_agree(const kp_batch_t *b, const uint8_t *sec, size_t slen) {
+    kp_batch_t m = *b;
+    uint8_t *whole = malloc(KP_BATCH_HEADER_BYTES + slen);
+    ck_assert_ptr_nonnull(whole);
+    memcpy(whole, b->data, KP_BATCH_HEADER_BYTES);
+    memcpy(whole + KP_BATCH_HEADER_BYTES, sec, slen);
+    m.data = whole;
+    m.size = KP_BATCH_HEADER_BYTES + slen;
+    kp_arena_t scratch; /* not `arena`: it holds the batch being mutated */
+    kp_arena_init(&scratch, 4 * MIB);
+    static const unsigned flag_sets[] = { 0, KP_VALIDATE_PRODUCER };
+    /* header variants (fields as parsed; the CRC is not checked here):
+     * as built, LogAppendTime, timestamps at the int64 edges, a base below
+     * -1, a lastOffsetDelta one off either way */
+    for (int v = 0; v < 7; v++) {
+    kp_batch_t hv = m;
+    switch (v) {
+    case 1: hv.attributes |= KP_BATCH_TIMESTAMP_LOG_APPEND; break;
+    case 2: hv.base_timestamp = INT64_MAX - 3; break;
+    case 3: hv.base_timestamp = INT64_MIN + 3; break;
+    case 4: hv.base_timestamp = -2; break;
+    case 5: hv.last_offset_delta++; break;
+    case 6: if (hv.last_offset_delta > 0) hv.last_offset_delta--; break;
+    default: break;
+    }
+    for (size_t f = 0; f < 2; f++) {
+        kp_batch_info_t fi, ri;
+        memset(&fi, 0xa5, sizeof fi);
+        memset(&ri, 0xa5, sizeof ri);
+        unsigned fl = flag_sets[f] | KP_VALIDATE_CRC_VERIFIED; /* mutations break the CRC */
+        int cf = kp_batch_validate(&hv, fl, &scratch, MIB, &fi);
+        kp_arena_reset(&scratch);
+        int cr = kp_batch_validate(&hv, fl | KP_VALIDATE_NO_FAST_PATH, &scratch, MIB, &ri);
+        kp_arena_reset(&scratch);
+        ck_assert_int_eq(cf, cr);
+        if (cf == KP_OK) {
+            ck_assert_ptr_eq(fi.records, ri.records);
+            ck_assert_uint_eq(fi.records_len, ri.records_len);
+            ck_assert_int_eq(fi.max_record_timestamp, ri.max_record_timestamp);
+        }
+    }
+    }
+    kp_arena_free(&scratch);
+    free(whole);
+}
+
 START_TEST(test_record_fast_path_matches_checked) {
     init_sample();
     static uint8_t big[200000];
@@ -795,6 +843,7 @@ START_TEST(test_record_fast_path_matches_checked) {
         const uint8_t *sec = p + KP_BATCH_HEADER_BYTES;
         size_t slen = len - KP_BATCH_HEADER_BYTES;
         iter_pair_agree(&b, sec, slen);
+        validate_pair_agree(&b, sec, slen);
         /* mutations only over the small records: bounded work */
         size_t mlen = n <= NREC + 1 ? slen : 64;
         uint8_t *m = malloc(slen);
@@ -805,9 +854,13 @@ START_TEST(test_record_fast_path_matches_checked) {
                 memcpy(m, sec, slen);
                 m[at] = vals[v];
                 iter_pair_agree(&b, m, slen);
+                validate_pair_agree(&b, m, slen);
             }
         }
-        for (size_t cut = 0; cut < mlen; cut++) iter_pair_agree(&b, sec, cut);
+        for (size_t cut = 0; cut < mlen; cut++) {
+            iter_pair_agree(&b, sec, cut);
+            validate_pair_agree(&b, sec, cut);
+        }
         free(m);
     }
 }
