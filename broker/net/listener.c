@@ -76,6 +76,7 @@ void bk_net_free(bk_net_t *net) {
         bk__net_conn_free(net, c);
     }
     if (net->deadline_ev) event_free(net->deadline_ev);
+    bk__conn_in_pool_free(net);
     free(net->conns);
     free(net->generation);
     free(net->free_idx);

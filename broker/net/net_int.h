@@ -5,11 +5,15 @@
 
 #include <stdbool.h>
 
-#include <event2/bufferevent.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
 #include "broker/net/net.h"
+
+/* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
+ * bk__conn_in_chunk() bytes). */
+#define BK_NET_IN_POOL_MAX 8
 
 typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
 
@@ -22,8 +26,17 @@ struct bk_conn {
     bk_net_t *net;
     uint64_t id;            /* generation << 32 | table index */
     uint32_t index;         /* position in net->conns */
-    struct bufferevent *bev;
+    evutil_socket_t fd;     /* the socket; closed when the struct is freed */
     struct event *resume_ev; /* deferred pump / free, activated with event_active */
+    struct event *read_ev;  /* EV_READ | EV_PERSIST on the socket, added while reading */
+    bool reading;           /* read_ev is added */
+    struct evbuffer *out;   /* responses not yet taken by the socket */
+    struct event *write_ev; /* EV_WRITE | EV_PERSIST, added while `out` waits for room */
+    bool writing;           /* write_ev is added */
+    uint8_t *in;            /* input buffer (NULL while empty); unconsumed bytes */
+    size_t in_cap;          /*   are in[in_off, in_off + in_len) */
+    size_t in_off;
+    size_t in_len;
     conn_slot_t *ring;      /* net->cfg.inflight_max entries, seq % inflight_max */
     uint64_t seq_next;      /* slot given to the next frame */
     uint64_t seq_flush;     /* oldest slot not yet flushed; seq_flush <= seq_next */
@@ -32,11 +45,9 @@ struct bk_conn {
     bool in_handler;
     bool closing;           /* close_after_flush requested: read nothing more */
     bool closed;            /* socket gone; struct freed when in_pump clears */
-    /* the frame in the handler (valid if in_handler): its bytes, and the heap
-     * block holding them when the net had to gather them (NULL once taken) */
+    /* the frame in the handler (valid if in_handler), in `in` */
     const uint8_t *frame;
     size_t frame_len;
-    uint8_t *frame_heap;
     bool frame_taken;
     char peer[64];
 };
@@ -55,11 +66,17 @@ struct bk_net {
     bk_net_stopped_fn stopped_fn;
     void *stopped_arg;
     struct event *deadline_ev;
+    /* Idle input buffers of the default size (conn.c), so that a connection
+     * holds one only while it has unread bytes and reads need no malloc. */
+    uint8_t *in_pool[BK_NET_IN_POOL_MAX];
+    uint32_t in_pool_n;
 };
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
 bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
 void bk__conn_free(bk_conn_t *conn);
+/* conn.c: frees the idle input buffers of net (bk_net_free). */
+void bk__conn_in_pool_free(bk_net_t *net);
 bool bk__conn_is_open(const bk_conn_t *conn);
 /* listener.c: a connection was closed (conns_open already decremented). */
 void bk__net_conn_closed(bk_net_t *net);

@@ -118,7 +118,9 @@ static int16_t check_batches(const st_log_t *log, const bk_ps_producer_t *pr, in
             break;
         }
         kp_arena_reset(&scratch);
-        rc = kp_batch_validate(&b, KP_VALIDATE_PRODUCER, &scratch, PS_DECOMP_CAP_BYTES, NULL);
+        /* the CRC was checked above, first (CORRUPT_MESSAGE wins over the rest) */
+        rc = kp_batch_validate(&b, KP_VALIDATE_PRODUCER | KP_VALIDATE_CRC_VERIFIED, &scratch, PS_DECOMP_CAP_BYTES,
+                               NULL);
         if (rc != KP_OK) { err = status_error(rc); break; }
         if (b.producer_id < 0) continue;
         if (b.producer_id == prev_pid) {

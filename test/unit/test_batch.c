@@ -352,7 +352,16 @@ START_TEST(test_every_flip_in_crc_range_detected) {
                 kp_batch_t b;
                 kp_rd_init(&r, w, len);
                 int rc = kp_batch_read(&r, &b);
+                int crc_rc = rc == KP_OK ? kp_batch_verify_crc(&b) : rc;
                 if (rc == KP_OK) rc = kp_batch_validate(&b, 0, &arena, MIB, NULL);
+                /* a caller that checked the CRC itself gets the same verdict
+                 * with KP_VALIDATE_CRC_VERIFIED: its check plus the rest */
+                if (crc_rc == KP_OK) {
+                    kp_arena_reset(&arena);
+                    ck_assert_int_eq(kp_batch_validate(&b, KP_VALIDATE_CRC_VERIFIED, &arena, MIB, NULL), rc);
+                } else if (rc == KP_OK) {
+                    ck_abort_msg("validate accepted a batch whose CRC does not match");
+                }
                 if (i >= KP_BATCH_ATTR_OFFSET || (i >= 17 && i < 21)) ck_assert_int_ne(rc, KP_OK);
                 else if (i < 8 || (i >= 12 && i < 16)) ck_assert_int_eq(rc, KP_OK); /* outside the CRC by design */
                 else ck_assert_int_ne(rc, KP_OK); /* length, magic */
@@ -727,6 +736,136 @@ START_TEST(test_read_header_alone) {
 }
 END_TEST
 
+/* kp_record_iter_next has a fast path for well-formed records with short
+ * varints; it must agree with the checked decoder (kp_record_iter_next_
+ * checked) on every input: status, every decoded field, the iterator after.
+ * Inputs: the sample records (null key and header value, tombstone, empty
+ * values, headers) plus records with 2- and 3-byte varints and one with a
+ * 4-byte value length, then every single byte of the records section set to
+ * a few telling values, and every truncation. */
+static void iter_pair_agree(const kp_batch_t *b, const uint8_t *recs, size_t len) {
+    kp_record_iter_t fast, ref;
+    kp_record_iter_init(&fast, b, recs, len);
+    kp_record_iter_init(&ref, b, recs, len);
+    for (int guard = 0; guard <= b->records_count + 1; guard++) {
+        kp_record_t rf, rr;
+        memset(&rf, 0xa5, sizeof rf);
+        memset(&rr, 0x5a, sizeof rr);
+        int cf = kp_record_iter_next(&fast, &rf);
+        int cr = kp_record_iter_next_checked(&ref, &rr);
+        ck_assert_int_eq(cf, cr);
+        ck_assert_uint_eq(fast.rd.pos, ref.rd.pos);
+        ck_assert_int_eq(fast.rd.err, ref.rd.err);
+        ck_assert_int_eq(fast.left, ref.left);
+        if (cf != 1) return;
+        ck_assert_int_eq(rf.attributes, rr.attributes);
+        ck_assert_int_eq(rf.timestamp, rr.timestamp);
+        ck_assert_int_eq(rf.offset, rr.offset);
+        ck_assert_int_eq(rf.offset_delta, rr.offset_delta);
+        ck_assert_int_eq(rf.headers_count, rr.headers_count);
+        ck_assert_ptr_eq(rf.key.p, rr.key.p);
+        ck_assert_uint_eq(rf.key.len, rr.key.len);
+        ck_assert_ptr_eq(rf.value.p, rr.value.p);
+        ck_assert_uint_eq(rf.value.len, rr.value.len);
+        ck_assert_ptr_eq(rf.headers.p, rr.headers.p);
+        ck_assert_uint_eq(rf.headers.len, rr.headers.len);
+    }
+    ck_abort_msg("iterator returned more than recordsCount records");
+}
+
+/* kp_batch_validate's record fast path must give the reference verdict
+ * (KP_VALIDATE_NO_FAST_PATH) and the same info. */
+static void validate_pair_agree(const kp_batch_t *b, const uint8_t *sec, size_t slen) {
+    kp_batch_t m = *b;
+    uint8_t *whole = malloc(KP_BATCH_HEADER_BYTES + slen);
+    ck_assert_ptr_nonnull(whole);
+    memcpy(whole, b->data, KP_BATCH_HEADER_BYTES);
+    memcpy(whole + KP_BATCH_HEADER_BYTES, sec, slen);
+    m.data = whole;
+    m.size = KP_BATCH_HEADER_BYTES + slen;
+    kp_arena_t scratch; /* not `arena`: it holds the batch being mutated */
+    kp_arena_init(&scratch, 4 * MIB);
+    static const unsigned flag_sets[] = { 0, KP_VALIDATE_PRODUCER };
+    /* header variants (fields as parsed; the CRC is not checked here):
+     * as built, LogAppendTime, timestamps at the int64 edges, a base below
+     * -1, a lastOffsetDelta one off either way */
+    for (int v = 0; v < 7; v++) {
+    kp_batch_t hv = m;
+    switch (v) {
+    case 1: hv.attributes |= KP_BATCH_TIMESTAMP_LOG_APPEND; break;
+    case 2: hv.base_timestamp = INT64_MAX - 3; break;
+    case 3: hv.base_timestamp = INT64_MIN + 3; break;
+    case 4: hv.base_timestamp = -2; break;
+    case 5: hv.last_offset_delta++; break;
+    case 6: if (hv.last_offset_delta > 0) hv.last_offset_delta--; break;
+    default: break;
+    }
+    for (size_t f = 0; f < 2; f++) {
+        kp_batch_info_t fi, ri;
+        memset(&fi, 0xa5, sizeof fi);
+        memset(&ri, 0xa5, sizeof ri);
+        unsigned fl = flag_sets[f] | KP_VALIDATE_CRC_VERIFIED; /* mutations break the CRC */
+        int cf = kp_batch_validate(&hv, fl, &scratch, MIB, &fi);
+        kp_arena_reset(&scratch);
+        int cr = kp_batch_validate(&hv, fl | KP_VALIDATE_NO_FAST_PATH, &scratch, MIB, &ri);
+        kp_arena_reset(&scratch);
+        ck_assert_int_eq(cf, cr);
+        if (cf == KP_OK) {
+            ck_assert_ptr_eq(fi.records, ri.records);
+            ck_assert_uint_eq(fi.records_len, ri.records_len);
+            ck_assert_int_eq(fi.max_record_timestamp, ri.max_record_timestamp);
+        }
+    }
+    }
+    kp_arena_free(&scratch);
+    free(whole);
+}
+
+START_TEST(test_record_fast_path_matches_checked) {
+    init_sample();
+    static uint8_t big[200000];
+    memset(big, 'v', sizeof big);
+    kp_record_in_t recs[NREC + 3];
+    memcpy(recs, sample, sizeof sample);
+    /* 2-byte value length, a timestamp delta of 3 bytes, then a 4-byte
+     * value length (beyond the fast path) */
+    recs[NREC] = (kp_record_in_t){ 1000 + 70, { NULL, 0 }, { big, 100 }, NULL, 0 };
+    recs[NREC + 1] = (kp_record_in_t){ 1000 + 600000, { big, 3000 }, { big, 9000 }, h1, 2 };
+    recs[NREC + 2] = (kp_record_in_t){ 1000 - 5, { NULL, 0 }, { big, sizeof big }, NULL, 0 };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.base_offset = 1234;
+    for (int n = 1; n <= NREC + 3; n++) {
+        const uint8_t *p;
+        size_t len;
+        build(&o, recs, n, &p, &len);
+        kp_batch_t b;
+        read_one(p, len, &b);
+        const uint8_t *sec = p + KP_BATCH_HEADER_BYTES;
+        size_t slen = len - KP_BATCH_HEADER_BYTES;
+        iter_pair_agree(&b, sec, slen);
+        validate_pair_agree(&b, sec, slen);
+        /* mutations only over the small records: bounded work */
+        size_t mlen = n <= NREC + 1 ? slen : 64;
+        uint8_t *m = malloc(slen);
+        ck_assert_ptr_nonnull(m);
+        static const uint8_t vals[] = { 0x00, 0x01, 0x02, 0x7f, 0x80, 0xff, 0x03, 0xfe };
+        for (size_t at = 0; at < mlen; at++) {
+            for (size_t v = 0; v < sizeof vals; v++) {
+                memcpy(m, sec, slen);
+                m[at] = vals[v];
+                iter_pair_agree(&b, m, slen);
+                validate_pair_agree(&b, m, slen);
+            }
+        }
+        for (size_t cut = 0; cut < mlen; cut++) {
+            iter_pair_agree(&b, sec, cut);
+            validate_pair_agree(&b, sec, cut);
+        }
+        free(m);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("batch");
     TCase *tc = tcase_create("core");
@@ -743,6 +882,7 @@ int main(void) {
     tcase_add_test(tc, test_every_flip_in_crc_range_detected);
     tcase_add_test(tc, test_truncated_at_every_byte_and_bad_lengths);
     tcase_add_test(tc, test_compressed_bomb_batch);
+    tcase_add_test(tc, test_record_fast_path_matches_checked);
     tcase_add_loop_test(tc, test_client_fixtures, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
