@@ -12,6 +12,8 @@
 #   test/support/*.c     -> linked into every test, sim, bench and tool program
 #   test/layers/t_folder_graph.sh -> run with the unit tests (broker/'s folder
 #                           graph against broker/README.md "Layers")
+#   test/layers/t_prefixes.sh -> run with the unit tests (public names of each
+#                           broker/ folder carry its prefix, broker/README.md "Names")
 #   test/integration/t_*.sh -> run in order by `make test` after the unit tests
 #                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
 # `make` builds bin/ only (what `make run` starts); every test target builds
@@ -193,8 +195,10 @@ test: deps
 
 # test/layers/t_folder_graph.sh: broker/'s include graph against the
 # allowed arrows of broker/README.md ("Layers"), with the checker's self-test.
+# test/layers/t_prefixes.sh: every public identifier of a broker/ folder
+# carries its prefix (broker/README.md "Names"), with the checker's self-test.
 test-unit: $(UNIT_BINS)
-	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS) test/layers/t_folder_graph.sh
+	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS) test/layers/t_folder_graph.sh test/layers/t_prefixes.sh
 
 test-sim: $(SIM_BINS)
 	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)

@@ -33,12 +33,12 @@ static void on_stop(int signo, unsigned count, void *arg) {
         fprintf(stderr, "skiff: second signal %d: exiting now\n", signo);
         exit(1);
     }
-    bk_node_shutdown(&a->node, stopped, a);
+    bk_broker_shutdown(&a->node, stopped, a);
 }
 
 int main(int argc, char **argv) {
-    bk_config_err_t cerr;
-    bk_config_t *cfg = bk_config_load_args(argc, argv, &cerr);
+    bk_cfg_err_t cerr;
+    bk_cfg_t *cfg = bk_cfg_load_args(argc, argv, &cerr);
     if (!cfg) {
         fprintf(stderr, "skiff: %s\n", cerr.msg);
         fprintf(stderr, "usage: skiff --config FILE [--node N] [--set key=value ...]\n");
@@ -46,23 +46,23 @@ int main(int argc, char **argv) {
     }
     if (evthread_use_pthreads() != 0) {
         fprintf(stderr, "skiff: libevent threads unavailable\n");
-        bk_config_free(cfg);
+        bk_cfg_free(cfg);
         return 1;
     }
     static app_t app;
     app.base = event_base_new();
     if (!app.base) {
         fprintf(stderr, "skiff: cannot create the event loop\n");
-        bk_config_free(cfg);
+        bk_cfg_free(cfg);
         return 1;
     }
-    bk_signals_t *sig = bk_signals_new(app.base, on_stop, &app);
+    bk_net_signals_t *sig = bk_net_signals_new(app.base, on_stop, &app);
     char err[BK_NODE_ERR_MAX] = "";
     int rc = 0;
     if (!sig) {
         fprintf(stderr, "skiff: cannot install signal handlers\n");
         rc = 1;
-    } else if (bk_node_start(&app.node, app.base, cfg, err, sizeof err) != 0) {
+    } else if (bk_broker_start(&app.node, app.base, cfg, err, sizeof err) != 0) {
         fprintf(stderr, "skiff: start-up failed: %s\n", err);
         rc = 1;
     } else {
@@ -70,9 +70,9 @@ int main(int argc, char **argv) {
         rc = app.stopped ? 0 : 1;
         if (rc == 0) fprintf(stderr, "skiff: node %d stopped cleanly\n", app.node.id);
     }
-    bk_node_free(&app.node);
-    bk_signals_free(sig);
+    bk_broker_free(&app.node);
+    bk_net_signals_free(sig);
     event_base_free(app.base);
-    bk_config_free(cfg);
+    bk_cfg_free(cfg);
     return rc;
 }

@@ -100,7 +100,7 @@ static void trash_cb(void *ctx, const char *path) {
     if (!j) return;
     snprintf(j->dir, sizeof j->dir, "%s", path);
     /* no pool yet (start-up replay) or queue full: the next start removes it */
-    if (!n->pool || bk_worker_submit(n->pool, trash_job, trash_done, j) != BK_OK) free(j);
+    if (!n->pool || bk_net_worker_submit(n->pool, trash_job, trash_done, j) != BK_NET_OK) free(j);
 }
 
 /* Deleted partitions whose removal a crash interrupted. */
@@ -111,7 +111,7 @@ static void trash_leftovers(bk_node_t *n) {
         struct dirent *e;
         char p[ST_PATH_MAX + 300];
         while ((e = readdir(d)) != NULL) {
-            if (!bk_parts_is_trash(e->d_name)) continue;
+            if (!bk_repl_parts_is_trash(e->d_name)) continue;
             snprintf(p, sizeof p, "%s/%s", n->dirs[i].path, e->d_name);
             trash_cb(n, p);
         }
@@ -119,69 +119,69 @@ static void trash_leftovers(bk_node_t *n) {
     }
 }
 
-static void reconfig_one(bk_part_t *p, void *ctx) {
+static void reconfig_one(bk_repl_part_t *p, void *ctx) {
     if (!p->log) return;
     st_log_config_t lc;
     bk_node_log_config(ctx, p->topic, &lc);
     st_log_set_config(p->log, &lc);
 }
 
-void bk_node_configs_changed(bk_node_t *n) { bk_parts_each(n->parts, reconfig_one, n); }
+void bk_broker_configs_changed(bk_node_t *n) { bk_repl_parts_each(n->parts, reconfig_one, n); }
 
 /* Logs opened on the pool are in place: a coordinator partition may now
  * load. */
 static void parts_opened(void *ctx) {
     bk_node_t *n = ctx;
     if (n->stopping) return;
-    bk_replica_attach_opened(n);
-    if (n->groups) bk_gd_sync(n->groups);
+    bk_repl_replica_attach_opened(n);
+    if (n->groups) bk_grp_gd_sync(n->groups);
 }
 
 /* ---- commit path ---------------------------------------------------------- */
 
-void bk_node_after_commit(bk_node_t *n) {
+void bk_broker_after_commit(bk_node_t *n) {
     /* Config records reach every node's running config and open logs here
      * (not only the node that handled the request); only when they changed:
      * re-configuring every log per commit is O(partitions). */
-    uint64_t fp = bk_dynconf_fingerprint(&n->img);
+    uint64_t fp = bk_broker_dynconf_fingerprint(&n->img);
     bool cfg_changed = fp != n->configs_fp;
     n->configs_fp = fp;
-    if (cfg_changed) bk_dynconf_sync(n);
-    size_t max = bk_image_pending_changes(&n->img);
+    if (cfg_changed) bk_broker_dynconf_sync(n);
+    size_t max = bk_meta_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
-        if (!n->parts) (void)bk_image_take_changes(&n->img, NULL, 0);
-        else if (cfg_changed) bk_node_configs_changed(n);
+        if (!n->parts) (void)bk_meta_image_take_changes(&n->img, NULL, 0);
+        else if (cfg_changed) bk_broker_configs_changed(n);
         return;
     }
-    bk_change_t *ch = malloc(max * sizeof *ch);
+    bk_meta_change_t *ch = malloc(max * sizeof *ch);
     if (!ch) {
         st_logf(ST_LOG_ERROR, "node %d: out of memory applying %zu partition changes", n->id, max);
         return;
     }
-    size_t cnt = bk_image_take_changes(&n->img, ch, max);
+    size_t cnt = bk_meta_image_take_changes(&n->img, ch, max);
     assert(cnt <= max);
-    bk_replica_before_apply(n, ch, cnt);
-    size_t failed = bk_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, trash_cb, bk_now_ms());
-    bk_replica_after_apply(n, ch, cnt);
+    bk_repl_replica_before_apply(n, ch, cnt);
+    size_t failed = bk_repl_parts_apply(n->parts, &n->img, ch, cnt, log_cfg_cb, n, trash_cb, bk_net_now_ms());
+    bk_repl_replica_after_apply(n, ch, cnt);
     if (failed)
         st_logf(ST_LOG_ERROR, "node %d: %zu partitions could not be opened; they are offline", n->id, failed);
     free(ch);
-    if (cfg_changed) bk_node_configs_changed(n);
-    if (n->groups) bk_gd_sync(n->groups);
-    if (n->txns) bk_td_sync(n->txns);
+    if (cfg_changed) bk_broker_configs_changed(n);
+    if (n->groups) bk_grp_gd_sync(n->groups);
+    if (n->txns) bk_txn_td_sync(n->txns);
 }
 
 
 /* ---- start-up ----------------------------------------------------------------- */
 
 static int load_dirs(bk_node_t *n, char *err, size_t len) {
-    n->ndirs = bk_config_log_dir_count(n->cfg);
+    n->ndirs = bk_cfg_log_dir_count(n->cfg);
     n->dirs = calloc(n->ndirs, sizeof *n->dirs);
     if (!n->dirs) return fail(err, len, "out of memory");
-    const char *meta = bk_config_metadata_log_dir(n->cfg);
+    const char *meta = bk_cfg_metadata_log_dir(n->cfg);
     n->meta_dir_idx = -1;
     for (size_t i = 0; i < n->ndirs; i++) {
-        const char *d = bk_config_log_dir(n->cfg, i);
+        const char *d = bk_cfg_log_dir(n->cfg, i);
         if (mkdirs(d) != 0) return fail(err, len, "log dir %s: cannot create: %s", d, strerror(errno));
         if (st_logdir_load(&n->dirs[i], d) != KP_OK) return fail(err, len, "log dir %s: cannot load", d);
         if (strcmp(d, meta) == 0) n->meta_dir_idx = (int)i;
@@ -196,7 +196,7 @@ static int load_dirs(bk_node_t *n, char *err, size_t len) {
 /* meta.properties: written at first start, checked afterwards (a log dir
  * of another cluster or node must not be served). */
 static int check_meta_props(bk_node_t *n, const char *dir, char *err, size_t len) {
-    char cid[BK_CLUSTER_ID_MAX + 1];
+    char cid[BK_NODE_CLUSTER_ID_MAX + 1];
     int32_t nid = -1;
     int rc = st_meta_read(dir, cid, sizeof cid, &nid);
     if (rc == ST_ERR_NOT_FOUND) {
@@ -212,14 +212,14 @@ static int check_meta_props(bk_node_t *n, const char *dir, char *err, size_t len
 }
 
 static int pick_cluster_id(bk_node_t *n, char *err, size_t len) {
-    const char *cid = bk_config_str(n->cfg, BK_CFG_CLUSTER_ID);
+    const char *cid = bk_cfg_str(n->cfg, BK_CFG_CLUSTER_ID);
     if (cid && *cid) {
         snprintf(n->cluster_id, sizeof n->cluster_id, "%s", cid);
         return 0;
     }
     /* No cluster.id: keep the one in the first log dir, else make one. */
     int32_t nid;
-    if (st_meta_read(bk_config_log_dir(n->cfg, 0), n->cluster_id, sizeof n->cluster_id, &nid) == KP_OK) return 0;
+    if (st_meta_read(bk_cfg_log_dir(n->cfg, 0), n->cluster_id, sizeof n->cluster_id, &nid) == KP_OK) return 0;
     uint8_t r[16];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return fail(err, len, "getrandom failed");
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -230,7 +230,7 @@ static int pick_cluster_id(bk_node_t *n, char *err, size_t len) {
 
 static void advertised_address(bk_node_t *n) {
     size_t na = 0;
-    const bk_listener_t *adv = bk_config_advertised(n->cfg, &na);
+    const bk_cfg_listener_t *adv = bk_cfg_advertised(n->cfg, &na);
     n->adv_port = n->kafka_port;
     n->adv_host[0] = '\0';
     if (na > 0) {
@@ -247,8 +247,8 @@ static void sync_done(void *arg, int status) { ((sync_t *)arg)->status = status;
 /* Registers this node and unfences it: the quorum of one is its own
  * controller, so both decisions are committed locally at start. */
 static int register_self(bk_node_t *n, char *err, size_t len) {
-    bk_ctrl_endpoint_t ep = { "PLAINTEXT", n->adv_host, n->adv_port };
-    bk_ctrl_register_t rq;
+    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", n->adv_host, n->adv_port };
+    bk_meta_ctrl_register_t rq;
     memset(&rq, 0, sizeof rq);
     rq.broker_id = n->id;
     if (getrandom(rq.incarnation, sizeof rq.incarnation, 0) != (ssize_t)sizeof rq.incarnation)
@@ -256,63 +256,63 @@ static int register_self(bk_node_t *n, char *err, size_t len) {
     rq.incarnation[0] |= 1;   /* never all-zero */
     rq.endpoints = &ep;
     rq.nendpoints = 1;
-    rq.rack = bk_config_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_config_str(n->cfg, BK_CFG_BROKER_RACK);
-    int64_t now = bk_now_ms();
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    int16_t e = bk_ctrl_register(&n->ctrl, &n->img, &rq, bk_meta_log_next_offset(n->meta), now, &recs,
+    rq.rack = bk_cfg_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_cfg_str(n->cfg, BK_CFG_BROKER_RACK);
+    int64_t now = bk_net_now_ms();
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    int16_t e = bk_meta_ctrl_register(&n->ctrl, &n->img, &rq, bk_meta_log_next_offset(n->meta), now, &recs,
                                  &n->broker_epoch);
     sync_t s = { -1 };
     if (e == 0) bk_node_commit(n, &recs, sync_done, &s);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     if (e != 0 || s.status != KP_OK) return fail(err, len, "node %d: self-registration failed (error %d, status %d)", n->id, e, s.status);
 
-    bk_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
-    bk_ctrl_heartbeat_result_t hr;
-    bk_recs_init(&recs);
-    bk_ctrl_heartbeat(&n->ctrl, &n->img, &hb, now, &recs, &hr);
+    bk_meta_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
+    bk_meta_ctrl_heartbeat_result_t hr;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_heartbeat(&n->ctrl, &n->img, &hb, now, &recs, &hr);
     s.status = -1;
     if (hr.error == 0) bk_node_commit(n, &recs, sync_done, &s);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     if (hr.error != 0 || s.status != KP_OK || hr.is_fenced)
         return fail(err, len, "node %d: could not unfence itself (error %d)", n->id, hr.error);
     return 0;
 }
 
 static bool validate_topic_config(const char *name, const char *value, char *err, size_t errlen) {
-    return bk_topic_config_validate(name, value, err, errlen) == 0;
+    return bk_cfg_topic_validate(name, value, err, errlen) == 0;
 }
 
 static void ctrl_setup(bk_node_t *n) {
-    bk_ctrl_config_t cc;
-    bk_ctrl_config_defaults(&cc);
-    cc.num_partitions = (int32_t)bk_config_int(n->cfg, BK_CFG_NUM_PARTITIONS);
-    cc.default_replication_factor = (int16_t)bk_config_int(n->cfg, BK_CFG_DEFAULT_REPLICATION_FACTOR);
-    cc.session_timeout_ms = bk_config_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
-    cc.unclean_leader_election = bk_config_bool(n->cfg, BK_CFG_UNCLEAN_LEADER_ELECTION_ENABLE);
-    cc.leader_imbalance_pct = (int32_t)bk_config_int(n->cfg, BK_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE);
+    bk_meta_ctrl_config_t cc;
+    bk_meta_ctrl_config_defaults(&cc);
+    cc.num_partitions = (int32_t)bk_cfg_int(n->cfg, BK_CFG_NUM_PARTITIONS);
+    cc.default_replication_factor = (int16_t)bk_cfg_int(n->cfg, BK_CFG_DEFAULT_REPLICATION_FACTOR);
+    cc.session_timeout_ms = bk_cfg_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+    cc.unclean_leader_election = bk_cfg_bool(n->cfg, BK_CFG_UNCLEAN_LEADER_ELECTION_ENABLE);
+    cc.leader_imbalance_pct = (int32_t)bk_cfg_int(n->cfg, BK_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE);
     cc.validate_config = validate_topic_config;
     uint64_t seed = 0;
-    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms();
-    bk_ctrl_init(&n->ctrl, &cc, seed);
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_net_now_ms();
+    bk_meta_ctrl_init(&n->ctrl, &cc, seed);
 }
 
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
-    nc.request_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_SOCKET_REQUEST_MAX_BYTES);
-    nc.on_frame = bk_dispatch_frame;
+    nc.request_max_bytes = (int32_t)bk_cfg_int(n->cfg, BK_CFG_SOCKET_REQUEST_MAX_BYTES);
+    nc.on_frame = bk_api_dispatch_frame;
     nc.ctx = n;
-    if (bk_node_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
+    if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
     size_t nl = 0;
-    const bk_listener_t *ls = bk_config_listeners(n->cfg, &nl);
+    const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
     for (size_t i = 0; i < nl; i++) {
         if (ls[i].controller) continue;   /* the raft driver will serve it */
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
         uint16_t bound = 0;
-        if (bk_net_listen(n->net, host, ls[i].port, &bound) != BK_OK)
+        if (bk_net_listen(n->net, host, ls[i].port, &bound) != BK_NET_OK)
             return fail(err, len, "listener %s://%s:%u: cannot listen: %s", ls[i].name, host, ls[i].port,
                         strerror(errno));
         if (n->kafka_port == 0) n->kafka_port = bound;
@@ -323,9 +323,9 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
 
 static void on_tick(evutil_socket_t fd, short what, void *arg);
 
-/* bk_worker_submit for the metadata committer (meta/ may not include net/). */
+/* bk_net_worker_submit for the metadata committer (meta/ may not include net/). */
 static int meta_submit(void *pool, int (*job)(void *arg), void (*done)(void *arg, int status), void *arg) {
-    return bk_worker_submit(pool, job, done, arg) == BK_OK ? 0 : -1;
+    return bk_net_worker_submit(pool, job, done, arg) == BK_NET_OK ? 0 : -1;
 }
 
 /* Dynamic broker configs committed earlier (cluster default, then this
@@ -336,26 +336,26 @@ static void restore_broker_configs(bk_node_t *n) {
     const char *names[2] = { "", self };
     for (int k = 0; k < 2; k++) {
         size_t cnt = 0;
-        const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_BROKER, names[k], &cnt);
+        const bk_meta_img_config_t *c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_BROKER, names[k], &cnt);
         for (size_t i = 0; i < cnt; i++)
-            if (bk_config_set_dynamic(n->cfg, c[i].name, c[i].value, k == 0, false, why, sizeof why) != 0)
+            if (bk_cfg_set_dynamic(n->cfg, c[i].name, c[i].value, k == 0, false, why, sizeof why) != 0)
                 st_logf(ST_LOG_WARN, "node %d: stored broker config %s ignored: %s", n->id, c[i].name, why);
     }
 }
 
-static void open_initial_parts(bk_node_t *n) { bk_node_after_commit(n); }
+static void open_initial_parts(bk_node_t *n) { bk_broker_after_commit(n); }
 
 /* ---- the quorum's calls outward (quorum.h, bk_quorum_env_t) ------------------- */
 
-static void quorum_applied(void *ctx) { bk_node_after_commit(ctx); }
-static void quorum_role_changed(void *ctx, bool leader) { bk_lifecycle_role_changed(ctx, leader); }
+static void quorum_applied(void *ctx) { bk_broker_after_commit(ctx); }
+static void quorum_role_changed(void *ctx, bool leader) { bk_cluster_lifecycle_role_changed(ctx, leader); }
 
 /* Non-raft requests on the controller listener: DescribeQuorum (KIP-595
  * tools ask the controller listener too) gets the Kafka listener's handler,
  * answered on this one; AlterPartition goes to the replica manager (the
  * controller's side of ISR changes); registration and heartbeats to the
  * broker lifecycle. Anything else closes the connection. */
-static void serve_controller_listener(void *ctx, bk_conn_t *conn, const uint8_t *frame, size_t len) {
+static void serve_controller_listener(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
     bk_node_t *n = ctx;
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
@@ -364,35 +364,35 @@ static void serve_controller_listener(void *ctx, bk_conn_t *conn, const uint8_t 
     int rc = kp_request_decode(frame, len, &h, &body, &a);
     if (rc == KP_OK && h.api_key == KP_API_DESCRIBE_QUORUM) {
         kp_arena_free(&a);
-        bk_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
+        bk_api_dispatch_frame_on(n, bk_quorum_net(n->quorum), conn, frame, len);
         return;
     }
-    if (rc == KP_OK && h.api_key == KP_API_ALTER_PARTITION) bk_replica_serve_alter(n, conn, &h, body);
+    if (rc == KP_OK && h.api_key == KP_API_ALTER_PARTITION) bk_repl_replica_serve_alter(n, conn, &h, body);
     else if (rc == KP_OK && (h.api_key == KP_API_BROKER_REGISTRATION || h.api_key == KP_API_BROKER_HEARTBEAT))
-        bk_lifecycle_serve(n, conn, &h, body, &a);
-    else bk_conn_close(conn);
+        bk_cluster_lifecycle_serve(n, conn, &h, body, &a);
+    else bk_net_conn_close(conn);
     kp_arena_free(&a);
 }
 
 static void controller_answer(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len) {
-    if (kind == BK_QC_ALTER) bk_replica_alter_response(ctx, frame, len);
-    else bk_lifecycle_on_response(ctx, kind, corr, frame, len);
+    if (kind == BK_NET_QC_ALTER) bk_repl_replica_alter_response(ctx, frame, len);
+    else bk_cluster_lifecycle_on_response(ctx, kind, corr, frame, len);
 }
 
-int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char *err, size_t len) {
+int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *err, size_t len) {
     memset(n, 0, sizeof *n);
     n->base = base;
     n->cfg = cfg;
-    n->id = bk_config_node_id(cfg);
+    n->id = bk_cfg_node_id(cfg);
     n->meta_dir_idx = -1;
-    bk_image_init(&n->img, n->id);
+    bk_meta_image_init(&n->img, n->id);
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
     if (n->meta_dir_idx < 0 && check_meta_props(n, n->meta_dir.path, err, len)) return -1;
-    if (bk_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
+    if (bk_meta_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
     const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
-    n->after_commit = bk_node_after_commit;
+    n->after_commit = bk_broker_after_commit;
     if (bk_quorum_wanted(cfg)) {
         bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
                                 .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,
@@ -400,41 +400,41 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
         n->quorum = bk_quorum_open(&env, mld, err, len);
         if (!n->quorum) return -1;
     } else {
-        n->meta = bk_meta_log_open(mld, &n->img, bk_now_ms(), err, len);
+        n->meta = bk_meta_log_open(mld, &n->img, bk_net_now_ms(), err, len);
         if (!n->meta) return -1;
     }
     restore_broker_configs(n);
-    n->parts = bk_parts_new(n->dirs, n->ndirs);
+    n->parts = bk_repl_parts_new(n->dirs, n->ndirs);
     if (!n->parts) return fail(err, len, "out of memory");
     open_initial_parts(n);
     ctrl_setup(n);
-    uint32_t threads = (uint32_t)bk_config_int(cfg, BK_CFG_NUM_IO_THREADS);
-    if (threads > BK_WORKER_THREADS_MAX) threads = BK_WORKER_THREADS_MAX;
-    n->pool = bk_worker_pool_new(base, threads, 1024);
+    uint32_t threads = (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_IO_THREADS);
+    if (threads > BK_NET_WORKER_THREADS_MAX) threads = BK_NET_WORKER_THREADS_MAX;
+    n->pool = bk_net_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
     if (n->quorum) bk_quorum_set_pool(n->quorum, n->pool);
-    if (bk_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
+    if (bk_repl_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
-    n->fetch = bk_fetch_new(n);
-    n->purg = bk_purg_new(base, BK_PURG_WAITERS_MAX);
+    n->fetch = bk_api_fetch_new(n);
+    n->purg = bk_repl_purg_new(base, BK_REPL_PURG_WAITERS_MAX);
     if (!n->fetch || !n->purg) return fail(err, len, "out of memory");
     /* the txn cores load after the group cores: the markers a txn load
      * sends complete the groups' pending transactional offsets */
-    n->txns = bk_td_new(n);
+    n->txns = bk_txn_td_new(n);
     if (!n->txns) return fail(err, len, "cannot start the transaction coordinator");
-    n->groups = bk_gd_new(n);
+    n->groups = bk_grp_gd_new(n);
     if (!n->groups) return fail(err, len, "cannot start the group coordinator");
-    bk_td_sync(n->txns);
+    bk_txn_td_sync(n->txns);
     if (start_net(n, err, len)) return -1;
     advertised_address(n);
     if (!n->quorum && register_self(n, err, len)) return -1;
     /* registered (inline fsyncs at start-up): from now on metadata fsyncs
      * run on the pool, the commit in their completion */
     if (n->meta) bk_meta_log_set_pool(n->meta, meta_submit, n->pool);
-    if (n->quorum && bk_lifecycle_start(n) != 0) return fail(err, len, "cannot start broker heartbeats");
-    const char *al = bk_config_admin_listener(cfg);
+    if (n->quorum && bk_cluster_lifecycle_start(n) != 0) return fail(err, len, "cannot start broker heartbeats");
+    const char *al = bk_cfg_admin_listener(cfg);
     if (al && *al) {
-        n->admin = bk_admin_start(base, al, err, len);
+        n->admin = bk_http_start(base, al, err, len);
         if (!n->admin) return -1;
         if (bk_admin_routes_add(n) != KP_OK || bk_admin_quorum_add(n) != KP_OK ||
             bk_admin_ops_add(n) != KP_OK)
@@ -449,20 +449,20 @@ int bk_node_start(bk_node_t *n, struct event_base *base, bk_config_t *cfg, char 
     if (guard && strcmp(guard, "abort") == 0) st_guard_set_fatal(true);
     st_guard_enter_loop();
     fprintf(stderr, "skiff: node %d of cluster %s serving Kafka on port %u (advertised %s:%u), %zu partitions, metadata at offset %lld\n",
-            n->id, n->cluster_id, n->kafka_port, n->adv_host, n->adv_port, bk_parts_count(n->parts),
+            n->id, n->cluster_id, n->kafka_port, n->adv_host, n->adv_port, bk_repl_parts_count(n->parts),
             (long long)n->img.last_offset);
     return 0;
 }
 
 /* ---- periodic work ------------------------------------------------------------- */
 
-/* The loop only decides; the disk work is the pool's (bk_parts_tick:
+/* The loop only decides; the disk work is the pool's (bk_repl_parts_tick:
  * retention removal and flush.ms fsyncs; the checkpoint files too). */
 static void checkpoint_now(bk_node_t *n) {
     st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
     if (n->quorum) bk_quorum_offsets(n->quorum, &meta.offsets);
     else bk_meta_log_offsets(n->meta, &meta.offsets);
-    bk_parts_checkpoint_async(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
+    bk_repl_parts_checkpoint_async(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg) {
@@ -471,7 +471,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     if (n->stopping) return;
     n->ticks++;
-    bk_parts_tick(n->parts, bk_now_ms());
+    bk_repl_parts_tick(n->parts, bk_net_now_ms());
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }
 
@@ -480,7 +480,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
 static void close_storage(bk_node_t *n) {
     st_logdir_entry_t meta = { BK_META_TOPIC, 0, { 0 } };
     int rc = KP_OK;
-    bk_lifecycle_stop(n);
+    bk_cluster_lifecycle_stop(n);
     if (n->meta || n->quorum) {
         rc = n->meta ? bk_meta_log_close(n->meta, &meta.offsets) : bk_quorum_close(n->quorum, &meta.offsets);
         n->meta = NULL;
@@ -492,7 +492,7 @@ static void close_storage(bk_node_t *n) {
         }
     }
     if (n->parts) {
-        int r2 = bk_parts_close_all(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
+        int r2 = bk_repl_parts_close_all(n->parts, n->meta_dir_idx >= 0 ? &meta : NULL, n->meta_dir_idx);
         n->parts = NULL;
         if (r2 != KP_OK && rc == KP_OK) rc = r2;
     }
@@ -514,51 +514,51 @@ static void net_stopped(bk_net_t *net, void *arg) {
     /* the loop serves nothing any more: the final flush, close and
      * checkpoint below may block (graceful stop) */
     st_guard_leave_loop();
-    if (n->pool) { bk_worker_pool_free(n->pool, true); n->pool = NULL; }
+    if (n->pool) { bk_net_worker_pool_free(n->pool, true); n->pool = NULL; }
     close_storage(n);
     if (n->on_stopped) n->on_stopped(n, n->on_stopped_arg);
 }
 
-void bk_node_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
+void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->stopping) return;
     n->stopping = true;
     n->on_stopped = done;
     n->on_stopped_arg = arg;
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
-    if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
-    bk_purg_flush(n->purg);   /* waiting fetches answered now */
-    bk_replica_stop(n);
-    bk_gd_stop(n->groups);
-    bk_td_stop(n->txns);
-    bk_forward_stop(n);
-    if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_OK) net_stopped(n->net, n);
+    if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
+    bk_repl_replica_stop(n);
+    bk_grp_gd_stop(n->groups);
+    bk_txn_td_stop(n->txns);
+    bk_cluster_forward_stop(n);
+    if (!n->net || bk_net_shutdown(n->net, 10000, net_stopped, n) != BK_NET_OK) net_stopped(n->net, n);
 }
 
-void bk_node_free(bk_node_t *n) {
+void bk_broker_free(bk_node_t *n) {
     st_guard_leave_loop();
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
-    if (n->admin) { bk_admin_stop(n->admin); n->admin = NULL; }
-    bk_purg_free(n->purg);
+    if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_repl_purg_free(n->purg);
     n->purg = NULL;
-    if (n->fetch) { bk_fetch_free(n->fetch); n->fetch = NULL; }
-    bk_replica_stop(n);
-    bk_td_free(n->txns);
+    if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_repl_replica_stop(n);
+    bk_txn_td_free(n->txns);
     n->txns = NULL;
-    bk_gd_free(n->groups);
+    bk_grp_gd_free(n->groups);
     n->groups = NULL;
     if (n->net) { bk_net_free(n->net); n->net = NULL; }
-    if (n->pool) { bk_worker_pool_free(n->pool, false); n->pool = NULL; }
-    if (n->parts) { (void)bk_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
+    if (n->pool) { bk_net_worker_pool_free(n->pool, false); n->pool = NULL; }
+    if (n->parts) { (void)bk_repl_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
     if (n->meta) { (void)bk_meta_log_close(n->meta, NULL); n->meta = NULL; }
-    bk_lifecycle_stop(n);
-    bk_forward_stop(n);
+    bk_cluster_lifecycle_stop(n);
+    bk_cluster_forward_stop(n);
     if (n->quorum) { (void)bk_quorum_close(n->quorum, NULL); n->quorum = NULL; }
     for (size_t i = 0; i < n->ndirs; i++) st_logdir_free(&n->dirs[i]);
     free(n->dirs);
     n->dirs = NULL;
     st_logdir_free(&n->meta_dir);
     bk_node_topic_configs_free(n);
-    bk_image_free(&n->img);
-    bk_node_metrics_free(n);   /* last: in-flight requests count until the net is gone */
+    bk_meta_image_free(&n->img);
+    bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

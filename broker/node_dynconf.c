@@ -13,10 +13,10 @@ static uint64_t mix(uint64_t h, const char *s) {
     return (h ^ 0xff) * 1099511628211ull;   /* separator: "ab","c" != "a","bc" */
 }
 
-uint64_t bk_dynconf_fingerprint(const bk_image_t *img) {
+uint64_t bk_broker_dynconf_fingerprint(const bk_meta_image_t *img) {
     uint64_t h = 1469598103934665603ull ^ img->nconfigs;
     for (size_t i = 0; i < img->nconfigs; i++) {
-        const bk_img_config_t *c = &img->configs[i];
+        const bk_meta_img_config_t *c = &img->configs[i];
         h = (h ^ (uint32_t)c->resource_type) * 1099511628211ull;
         h = mix(h, c->resource_name);
         h = mix(h, c->name);
@@ -25,13 +25,13 @@ uint64_t bk_dynconf_fingerprint(const bk_image_t *img) {
     return h;
 }
 
-static const char *find(const bk_img_config_t *c, size_t n, const char *name) {
+static const char *find(const bk_meta_img_config_t *c, size_t n, const char *name) {
     for (size_t i = 0; i < n; i++)
         if (strcmp(c[i].name, name) == 0) return c[i].value;
     return NULL;
 }
 
-void bk_dynconf_sync(bk_node_t *n) {
+void bk_broker_dynconf_sync(bk_node_t *n) {
     /* topic overrides first: the open logs are re-configured from them next */
     if (bk_node_topic_configs_sync(n) != KP_OK)
         st_logf(ST_LOG_ERROR, "node %d: out of memory resolving topic configs; retried at the next lookup", n->id);
@@ -40,12 +40,12 @@ void bk_dynconf_sync(bk_node_t *n) {
     const char *levels[2] = { "", self };
     for (int k = 0; k < 2; k++) {
         size_t cnt = 0;
-        const bk_img_config_t *c = bk_image_configs(&n->img, BK_RESOURCE_BROKER, levels[k], &cnt);
+        const bk_meta_img_config_t *c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_BROKER, levels[k], &cnt);
         for (int key = 0; key < BK_CFG__COUNT; key++) {
             const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)key);
-            if (!(d->flags & BK_CF_DYNAMIC)) continue;
+            if (!(d->flags & BK_CFG_CF_DYNAMIC)) continue;
             const char *v = find(c, cnt, d->name);
-            if (bk_config_set_dynamic(n->cfg, d->name, v, k == 0, false, why, sizeof why) != 0)
+            if (bk_cfg_set_dynamic(n->cfg, d->name, v, k == 0, false, why, sizeof why) != 0)
                 st_logf(ST_LOG_WARN, "node %d: committed broker config %s not applied: %s", n->id, d->name, why);
         }
     }

@@ -13,7 +13,7 @@ struct bk_node;
 /* A hash of every config record of the image (type, resource, name, value):
  * equal sets give equal values, so a caller can tell "configs changed" in
  * O(configs) without a version counter in the image. */
-uint64_t bk_dynconf_fingerprint(const bk_image_t *img);
+uint64_t bk_broker_dynconf_fingerprint(const bk_meta_image_t *img);
 
 /* Makes this node's running config equal to the image's Config records:
  * the TOPIC records are resolved into n->topic_cfgs
@@ -23,6 +23,6 @@ uint64_t bk_dynconf_fingerprint(const bk_image_t *img);
  * has a value, removed where it has none. A value the running config
  * refuses is logged and skipped (the controller validated it; this build
  * may not know the key). */
-void bk_dynconf_sync(struct bk_node *n);
+void bk_broker_dynconf_sync(struct bk_node *n);
 
 #endif

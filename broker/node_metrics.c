@@ -21,7 +21,7 @@
 
 typedef struct { bk_mx_emit_t *e; } emit_ctx_t;
 
-static void emit_size(bk_part_t *p, void *ctx) {
+static void emit_size(bk_repl_part_t *p, void *ctx) {
     emit_ctx_t *c = ctx;
     if (!p->log) return;
     char part[16];
@@ -32,7 +32,7 @@ static void emit_size(bk_part_t *p, void *ctx) {
 static void collect_log_sizes(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
     emit_ctx_t c = { e };
-    if (n->parts) bk_parts_each(n->parts, emit_size, &c);
+    if (n->parts) bk_repl_parts_each(n->parts, emit_size, &c);
 }
 
 /* One bk_net_t serves every Kafka listener and counts them together: one
@@ -55,14 +55,14 @@ static void collect_accepted(bk_mx_emit_t *e, void *arg) {
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
     size_t joins, syncs;
-    bk_gd_held_counts(n->groups, &joins, &syncs);
-    bk_replica_stats_t rs;
-    bk_replica_stats(n, &rs);
-    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_purg_waiting(n->purg));
+    bk_grp_gd_held_counts(n->groups, &joins, &syncs);
+    bk_repl_replica_stats_t rs;
+    bk_repl_replica_stats(n, &rs);
+    bk_mx_emit(e, (const char *[]){ "fetch" }, (double)bk_repl_purg_waiting(n->purg));
     bk_mx_emit(e, (const char *[]){ "produce" }, (double)rs.acks_waiting);
     bk_mx_emit(e, (const char *[]){ "group_join" }, (double)joins);
     bk_mx_emit(e, (const char *[]){ "group_sync" }, (double)syncs);
-    bk_mx_emit(e, (const char *[]){ "group_commit" }, (double)bk_gd_waiting(n->groups));
+    bk_mx_emit(e, (const char *[]){ "group_commit" }, (double)bk_grp_gd_waiting(n->groups));
 }
 
 static void collect_elections(bk_mx_emit_t *e, void *arg) {
@@ -82,20 +82,20 @@ static double read_commit_lag(void *arg) {
 
 typedef struct { const bk_node_t *n; int leaders, under; } count_ctx_t;
 
-static void count_part(bk_part_t *p, void *ctx) {
+static void count_part(bk_repl_part_t *p, void *ctx) {
     count_ctx_t *c = ctx;
     if (!p->leader) return;
     c->leaders++;
-    const bk_topic_t *t = bk_image_topic_by_name(&c->n->img, p->topic);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&c->n->img, p->topic);
     if (t && p->partition < t->nparts) {
-        const bk_partition_t *ip = &t->parts[p->partition];
+        const bk_meta_partition_t *ip = &t->parts[p->partition];
         if (ip->isr.n < ip->replicas.n) c->under++;
     }
 }
 
 static count_ctx_t count(bk_node_t *n) {
     count_ctx_t c = { n, 0, 0 };
-    if (n->parts) bk_parts_each(n->parts, count_part, &c);
+    if (n->parts) bk_repl_parts_each(n->parts, count_part, &c);
     return c;
 }
 
@@ -106,7 +106,7 @@ static double read_offline(void *arg) {
     bk_node_t *n = arg;
     size_t off = 0;
     for (size_t i = 0; i < n->img.ntopics; i++) {
-        const bk_topic_t *t = n->img.by_name[i];
+        const bk_meta_topic_t *t = n->img.by_name[i];
         for (int32_t k = 0; k < t->nparts; k++)
             if (t->parts[k].leader < 0) off++;
     }
@@ -118,10 +118,10 @@ static void gauge_fn(bk_node_t *n, bk_mx_id_t id, bk_mx_value_fn fn) {
 }
 
 
-int bk_node_metrics_start(bk_node_t *n) {
-    n->metrics = bk_metrics_new();
+int bk_broker_metrics_start(bk_node_t *n) {
+    n->metrics = bk_mx_new();
     if (!n->metrics || bk_mx_catalogue_register(n->metrics) != KP_OK) {
-        bk_node_metrics_free(n);
+        bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;
     }
     bk_mx_set_collector(n->metrics, BK_MX_LOG_SIZE_BYTES, collect_log_sizes, n);
@@ -136,14 +136,14 @@ int bk_node_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_UNDER_REPLICATED_PARTITIONS, read_under);
     gauge_fn(n, BK_MX_OFFLINE_PARTITIONS, read_offline);
     if (bk_api_metrics_start(n) != KP_OK) {
-        bk_node_metrics_free(n);
+        bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;
     }
     return KP_OK;
 }
 
-void bk_node_metrics_free(bk_node_t *n) {
-    bk_metrics_free(n->metrics);
+void bk_broker_metrics_free(bk_node_t *n) {
+    bk_mx_free(n->metrics);
     n->metrics = NULL;
     bk_api_metrics_free(n);
 }

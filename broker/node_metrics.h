@@ -10,10 +10,10 @@
 
 /* Creates n->metrics with the whole catalogue and its readers, and the
  * per-API series. Returns KP_OK or KP_ERR_NOMEM (n->metrics left NULL or
- * freed by bk_node_metrics_free). */
-KP_MUST_CHECK int bk_node_metrics_start(bk_node_t *n);
+ * freed by bk_broker_metrics_free). */
+KP_MUST_CHECK int bk_broker_metrics_start(bk_node_t *n);
 
-/* Frees n->metrics (after bk_admin_stop: the /metrics route holds it). */
-void bk_node_metrics_free(bk_node_t *n);
+/* Frees n->metrics (after bk_http_stop: the /metrics route holds it). */
+void bk_broker_metrics_free(bk_node_t *n);
 
 #endif

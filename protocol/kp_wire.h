@@ -25,16 +25,16 @@
  * Every layer that returns int statuses owns its own range of negative
  * numbers, so a status that crosses layers (storage passes KP_ERR_* up
  * unchanged; a worker's done status is the job's result or the pool's own
- * BK_ERR_CANCELLED) names exactly one cause:
+ * BK_NET_ERR_CANCELLED) names exactly one cause:
  *   protocol  KP_ERR_*    [-19, -1]      this file
  *   storage   ST_ERR_*    [-39, -20]     storage/st_status.h
  *   raft      RAFT_ERR_*  [-59, -40]     raft/raft.h
- *   broker    BK_ERR_*    [-119, -100]   broker/net/net.h
+ *   broker    BK_NET_ERR_*    [-119, -100]   broker/net/net.h
  *             BK_QUORUM_* [-219, -200]   broker/quorum/quorum.h
  * Each header asserts at compile time that its codes lie in its range and
  * that its range misses the ranges of the layers it includes;
  * broker/core/status.h checks all of them pairwise and names any status
- * (bk_status_str). Kafka's wire error codes (KP_ERROR_*, kp_errors.h) are a
+ * (bk_node_status_str). Kafka's wire error codes (KP_ERROR_*, kp_errors.h) are a
  * different thing: int16 fields of responses, never returned as a status.
  *
  * X(NAME, value, description) */

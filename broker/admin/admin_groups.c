@@ -14,55 +14,55 @@
 #define ASSIGN_ARENA_BYTES 65536
 
 static int32_t offsets_partitions(const bk_node_t *n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, BK_GD_TOPIC);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, BK_GRP_GD_TOPIC);
     return t ? t->nparts : 0;
 }
 
-static void str_or_null(bk_json_t *j, const char *k, bk_grp_str_t s) {
-    if (s.p) { bk_json_key(j, k); bk_json_str_n(j, s.p, s.len); }
-    else bk_json_kv_null(j, k);
+static void str_or_null(bk_http_json_t *j, const char *k, bk_grp_str_t s) {
+    if (s.p) { bk_http_json_key(j, k); bk_http_json_str_n(j, s.p, s.len); }
+    else bk_http_json_kv_null(j, k);
 }
 
-typedef struct { bk_json_t *j; } list_ctx_t;
+typedef struct { bk_http_json_t *j; } list_ctx_t;
 
 static void list_one(void *ctx, const bk_grp_t *g) {
-    bk_json_t *j = ((list_ctx_t *)ctx)->j;
-    bk_json_obj_begin(j);
-    bk_json_key(j, "group_id");
-    bk_json_str_n(j, g->id.p, g->id.len);
-    bk_json_kv_str(j, "state", bk_grp_state_name(g->state));
+    bk_http_json_t *j = ((list_ctx_t *)ctx)->j;
+    bk_http_json_obj_begin(j);
+    bk_http_json_key(j, "group_id");
+    bk_http_json_str_n(j, g->id.p, g->id.len);
+    bk_http_json_kv_str(j, "state", bk_grp_state_name(g->state));
     str_or_null(j, "protocol_type", g->protocol_type);
-    bk_json_kv_u64(j, "members", g->nmembers);
-    bk_json_obj_end(j);
+    bk_http_json_kv_u64(j, "members", g->nmembers);
+    bk_http_json_obj_end(j);
 }
 
-static void get_groups(bk_admin_req_t *req, void *ctx) {
+static void get_groups(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     int32_t np = offsets_partitions(n);
     int32_t led = 0;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_key(j, "groups");
-    bk_json_arr_begin(j);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_key(j, "groups");
+    bk_http_json_arr_begin(j);
     list_ctx_t lc = { j };
     for (int32_t p = 0; p < np && n->groups; p++) {
-        bk_grp_coord_t *c = bk_gd_coord_at(n->groups, p);
+        bk_grp_coord_t *c = bk_grp_gd_coord_at(n->groups, p);
         if (!c || c->loading) continue;
         led++;
         (void)bk_grp_list(c, NULL, 0, list_one, &lc);
     }
-    bk_json_arr_end(j);
-    bk_json_kv_i64(j, "coordinator_partitions_here", led);
-    bk_json_kv_i64(j, "coordinator_partitions_total", np);
-    bk_json_kv_bool(j, "complete", led == np);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_kv_i64(j, "coordinator_partitions_here", led);
+    bk_http_json_kv_i64(j, "coordinator_partitions_total", np);
+    bk_http_json_kv_bool(j, "complete", led == np);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
 /* [{"topic", "partitions": [..]}] from ConsumerProtocolAssignment bytes;
  * null when not that format (another protocol type, or malformed). */
-static void assignment(bk_json_t *j, const bk_grp_t *g, const bk_grp_member_t *m, kp_arena_t *a) {
-    bk_json_key(j, "assignment");
+static void assignment(bk_http_json_t *j, const bk_grp_t *g, const bk_grp_member_t *m, kp_arena_t *a) {
+    bk_http_json_key(j, "assignment");
     kp_rd_t r;
     kp_rd_init(&r, m->assignment.p, m->assignment.len);
     int16_t ver = 0;
@@ -72,68 +72,68 @@ static void assignment(bk_json_t *j, const bk_grp_t *g, const bk_grp_member_t *m
     kp_arena_reset(a);
     if (!consumer || m->assignment.len == 0 || kp_rd_i16(&r, &ver) != KP_OK || ver < 0 ||
         kp_consumer_protocol_assignment_decode(&r, ver > 3 ? 3 : ver, &asg, a) != KP_OK) {
-        bk_json_null(j);
+        bk_http_json_null(j);
         return;
     }
-    bk_json_arr_begin(j);
+    bk_http_json_arr_begin(j);
     for (int32_t i = 0; i < asg.assigned_partitions.count; i++) {
         const kp_consumer_protocol_assignment_topic_partition_t *tp = &asg.assigned_partitions.items[i];
-        bk_json_obj_begin(j);
-        bk_json_key(j, "topic");
-        bk_json_str_n(j, (const char *)tp->topic.p, tp->topic.len);
-        bk_json_key(j, "partitions");
-        bk_json_arr_begin(j);
-        for (int32_t k = 0; k < tp->partitions.count; k++) bk_json_i64(j, tp->partitions.items[k]);
-        bk_json_arr_end(j);
-        bk_json_obj_end(j);
+        bk_http_json_obj_begin(j);
+        bk_http_json_key(j, "topic");
+        bk_http_json_str_n(j, (const char *)tp->topic.p, tp->topic.len);
+        bk_http_json_key(j, "partitions");
+        bk_http_json_arr_begin(j);
+        for (int32_t k = 0; k < tp->partitions.count; k++) bk_http_json_i64(j, tp->partitions.items[k]);
+        bk_http_json_arr_end(j);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
+    bk_http_json_arr_end(j);
 }
 
-static void members(bk_json_t *j, const bk_grp_t *g) {
+static void members(bk_http_json_t *j, const bk_grp_t *g) {
     kp_arena_t a;
     kp_arena_init(&a, ASSIGN_ARENA_BYTES);
-    bk_json_key(j, "members");
-    bk_json_arr_begin(j);
+    bk_http_json_key(j, "members");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; g && i < g->nmembers; i++) {
         const bk_grp_member_t *m = &g->members[i];
-        bk_json_obj_begin(j);
+        bk_http_json_obj_begin(j);
         str_or_null(j, "member_id", m->member_id);
         str_or_null(j, "instance_id", m->instance_id);
         str_or_null(j, "client_id", m->client_id);
         str_or_null(j, "client_host", m->client_host);
         assignment(j, g, m, &a);
-        bk_json_obj_end(j);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
+    bk_http_json_arr_end(j);
     kp_arena_free(&a);
 }
 
-static void get_group(bk_admin_req_t *req, void *ctx) {
+static void get_group(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    const char *name = bk_admin_param(req, "id");
+    const char *name = bk_http_param(req, "id");
     kp_str_t id = kp_slice_cstr(name);
     int16_t err = 0;
-    bk_grp_coord_t *c = n->groups ? bk_gd_coord(n->groups, id, &err) : NULL;
+    bk_grp_coord_t *c = n->groups ? bk_grp_gd_coord(n->groups, id, &err) : NULL;
     const bk_grp_t *g = NULL;
     if (c && !c->loading && bk_grp_describe(c, id, &g) == 0 && g == NULL) {
-        bk_admin_reply_error(req, 404, "unknown group '%s'", name);
+        bk_http_reply_error(req, 404, "unknown group '%s'", name);
         return;
     }
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "group_id", name);
-    bk_json_kv_bool(j, "coordinated_here", c != NULL && !c->loading);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "group_id", name);
+    bk_http_json_kv_bool(j, "coordinated_here", c != NULL && !c->loading);
     if (!c || c->loading || !g) {
-        bk_json_kv_str(j, "note", c ? "the coordinator is still loading this group"
+        bk_http_json_kv_str(j, "note", c ? "the coordinator is still loading this group"
                                     : "this node does not lead the group's __consumer_offsets partition; "
                                       "ask the coordinator (FindCoordinator)");
-        bk_json_obj_end(j);
-        bk_admin_reply_json(req, 200);
+        bk_http_json_obj_end(j);
+        bk_http_reply_json(req, 200);
         return;
     }
-    bk_json_kv_str(j, "state", bk_grp_state_name(g->state));
-    bk_json_kv_i64(j, "generation", g->generation);
+    bk_http_json_kv_str(j, "state", bk_grp_state_name(g->state));
+    bk_http_json_kv_i64(j, "generation", g->generation);
     str_or_null(j, "protocol_type", g->protocol_type);
     str_or_null(j, "protocol", g->protocol);
     str_or_null(j, "leader", g->leader);
@@ -143,6 +143,6 @@ static void get_group(bk_admin_req_t *req, void *ctx) {
 
 int bk_admin_groups_add(bk_node_t *n) {
     int rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/v1/groups", get_groups, n)) != KP_OK) return rc;
-    return bk_admin_route(n->admin, "GET", "/v1/groups/{id}", get_group, n);
+    if ((rc = bk_http_route(n->admin, "GET", "/v1/groups", get_groups, n)) != KP_OK) return rc;
+    return bk_http_route(n->admin, "GET", "/v1/groups/{id}", get_group, n);
 }

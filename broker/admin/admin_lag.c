@@ -40,44 +40,44 @@ typedef struct {
 
 typedef struct {
     bk_node_t *node;
-    bk_admin_req_t *req;
+    bk_http_req_t *req;
     lag_row_t *rows;
     size_t nrows, total;
-    bk_qc_peer_t *peers[LAG_PEERS_MAX];
+    bk_net_qc_peer_t *peers[LAG_PEERS_MAX];
     int32_t corr[LAG_PEERS_MAX];
     size_t npeers, pending;
     struct event *timer;
     bool done;
 } lookup_t;
 
-static void write_offsets(bk_json_t *j, const lookup_t *l) {
+static void write_offsets(bk_http_json_t *j, const lookup_t *l) {
     int64_t sum = 0;
-    bk_json_key(j, "offsets");
-    bk_json_arr_begin(j);
+    bk_http_json_key(j, "offsets");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < l->nrows; i++) {
         const lag_row_t *r = &l->rows[i];
-        bk_json_obj_begin(j);
-        bk_json_kv_str(j, "topic", r->topic);
-        bk_json_kv_i64(j, "partition", r->partition);
-        bk_json_kv_i64(j, "committed_offset", r->committed);
-        if (r->end >= 0) bk_json_kv_i64(j, "log_end_offset", r->end);
-        else bk_json_kv_null(j, "log_end_offset");
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_str(j, "topic", r->topic);
+        bk_http_json_kv_i64(j, "partition", r->partition);
+        bk_http_json_kv_i64(j, "committed_offset", r->committed);
+        if (r->end >= 0) bk_http_json_kv_i64(j, "log_end_offset", r->end);
+        else bk_http_json_kv_null(j, "log_end_offset");
         if (r->end >= 0 && r->committed >= 0) {
             int64_t lag = r->end > r->committed ? r->end - r->committed : 0;
-            bk_json_kv_i64(j, "lag", lag);
+            bk_http_json_kv_i64(j, "lag", lag);
             sum += lag;
         } else {
-            bk_json_kv_null(j, "lag");
+            bk_http_json_kv_null(j, "lag");
         }
-        bk_json_obj_end(j);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_kv_i64(j, "total_lag", sum);
-    bk_json_kv_bool(j, "offsets_truncated", l->total > l->nrows);
+    bk_http_json_arr_end(j);
+    bk_http_json_kv_i64(j, "total_lag", sum);
+    bk_http_json_kv_bool(j, "offsets_truncated", l->total > l->nrows);
 }
 
 static void lookup_free(lookup_t *l) {
-    for (size_t i = 0; i < l->npeers; i++) bk_qc_free(l->peers[i]);   /* reports the rest lost: ignored */
+    for (size_t i = 0; i < l->npeers; i++) bk_net_qc_free(l->peers[i]);   /* reports the rest lost: ignored */
     if (l->timer) event_free(l->timer);
     for (size_t i = 0; i < l->nrows; i++) free(l->rows[i].topic);
     free(l->rows);
@@ -90,12 +90,12 @@ static void finish(evutil_socket_t fd, short what, void *arg) {
     (void)fd; (void)what;
     lookup_t *l = arg;
     l->done = true;
-    /* bk_admin_stop (node shutdown) already freed the request: drop it. */
+    /* bk_http_stop (node shutdown) already freed the request: drop it. */
     if (l->node->admin) {
-        bk_json_t *j = bk_admin_json(l->req);
+        bk_http_json_t *j = bk_http_admin_json(l->req);
         write_offsets(j, l);
-        bk_json_obj_end(j);
-        bk_admin_reply_json(l->req, 200);
+        bk_http_json_obj_end(j);
+        bk_http_reply_json(l->req, 200);
     }
     lookup_free(l);
 }
@@ -116,7 +116,7 @@ static void take_answer(lookup_t *l, const kp_list_offsets_response_t *rsp) {
     }
 }
 
-static void on_answer(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
+static void on_answer(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *p, const uint8_t *frame, size_t len) {
     lookup_t *l = ctx;
     if (l->done) return;
     if (frame) {
@@ -135,7 +135,7 @@ static void on_answer(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, cons
 
 /* One ListOffsets for every row led by `leader`; 0 when sent. */
 static int ask_leader(lookup_t *l, int32_t leader) {
-    const bk_broker_t *b = bk_image_broker(&l->node->img, leader);
+    const bk_meta_broker_t *b = bk_meta_image_broker(&l->node->img, leader);
     if (!b || b->nendpoints == 0 || l->npeers == LAG_PEERS_MAX) return -1;
     size_t n = 0;
     for (size_t i = 0; i < l->nrows; i++) n += l->rows[i].leader == leader;
@@ -161,10 +161,10 @@ static int ask_leader(lookup_t *l, int32_t leader) {
     q.replica_id = -1;
     q.topics.items = ts;
     q.topics.count = (int32_t)n;
-    bk_qc_peer_t *peer = bk_qc_new(l->node->base, leader, b->endpoints[0].host, b->endpoints[0].port, on_answer, l);
+    bk_net_qc_peer_t *peer = bk_net_qc_new(l->node->base, leader, b->endpoints[0].host, b->endpoints[0].port, on_answer, l);
     if (!peer) goto out;
     l->peers[l->npeers++] = peer;
-    kp_request_header_t h = { KP_API_LIST_OFFSETS, LIST_OFFSETS_VERSION, bk_qc_next_corr(peer),
+    kp_request_header_t h = { KP_API_LIST_OFFSETS, LIST_OFFSETS_VERSION, bk_net_qc_next_corr(peer),
                               kp_slice_cstr("skiff-admin-lag") };
     kp_wr_t w;
     kp_wr_init_count(&w);
@@ -172,11 +172,11 @@ static int ask_leader(lookup_t *l, int32_t leader) {
     size_t need = w.pos;
     kp_wr_init(&w, buf, need);
     if (kp_request_encode(&w, &h, &q) != KP_OK) goto out;
-    bk_qc_pending_t pend;
+    bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
-    pend.kind = BK_QC_FORWARD;
+    pend.kind = BK_NET_QC_FORWARD;
     pend.corr = h.correlation_id;
-    if (bk_qc_send(peer, buf, need, &pend, bk_now_ms()) != 0) goto out;
+    if (bk_net_qc_send(peer, buf, need, &pend, bk_net_now_ms()) != 0) goto out;
     l->pending++;
     rc = 0;
 out:
@@ -190,7 +190,7 @@ out:
 static int fill_rows(lookup_t *l, bk_node_t *n, kp_str_t group) {
     static bk_grp_lag_t lags[GROUP_OFFSETS_MAX];   /* loop thread only */
     int16_t err = 0;
-    l->total = bk_gd_lags(n->groups, group, lags, GROUP_OFFSETS_MAX, &err);
+    l->total = bk_grp_gd_lags(n->groups, group, lags, GROUP_OFFSETS_MAX, &err);
     l->nrows = l->total < GROUP_OFFSETS_MAX ? l->total : GROUP_OFFSETS_MAX;
     l->rows = calloc(l->nrows ? l->nrows : 1, sizeof *l->rows);
     if (!l->rows) return -1;
@@ -202,18 +202,18 @@ static int fill_rows(lookup_t *l, bk_node_t *n, kp_str_t group) {
         r->partition = o->partition;
         r->committed = o->offset;
         r->end = lags[i].log_end_offset;
-        const bk_topic_t *t = bk_image_topic_by_name(&n->img, r->topic);
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, r->topic);
         r->leader = t && o->partition >= 0 && o->partition < t->nparts ? t->parts[o->partition].leader : -1;
     }
     return 0;
 }
 
-void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group) {
+void bk_admin_group_offsets(bk_http_req_t *req, bk_node_t *n, kp_str_t group) {
     lookup_t *l = calloc(1, sizeof *l);
     if (!l || fill_rows(l, n, group) != 0 ||
         (l->timer = event_new(n->base, -1, 0, finish, l)) == NULL) {
         if (l) lookup_free(l);
-        bk_admin_reply_error(req, 500, "out of memory");
+        bk_http_reply_error(req, 500, "out of memory");
         return;
     }
     l->node = n;

@@ -14,41 +14,41 @@
 
 static int64_t meta_applied_next(const bk_node_t *n) { return n->img.last_offset + 1; }
 
-static void get_health(bk_admin_req_t *req, void *ctx) {
+static void get_health(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     /* every quorum voter registers as a broker, and so does this node */
     int32_t expected[RAFT_VOTERS_MAX + 1];
     size_t nv = 0, ne = 0;
-    const bk_voter_t *v = bk_config_voters(n->cfg, &nv);
+    const bk_cfg_voter_t *v = bk_cfg_voters(n->cfg, &nv);
     for (size_t i = 0; i < nv && ne < RAFT_VOTERS_MAX; i++) expected[ne++] = v[i].id;
     expected[ne++] = n->id;
-    bk_health_t h;
-    bk_health_judge(&n->img, bk_node_controller_id(n), expected, ne, &h);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_bool(j, "healthy", h.healthy);
-    bk_json_key(j, "unhealthy_reasons");
-    bk_json_arr_begin(j);
-    if (h.no_controller) bk_json_str(j, "no_elected_controller");
-    if (h.ndown) bk_json_str(j, "nodes_down");
-    if (h.leaderless) bk_json_str(j, "leaderless_partitions");
-    if (h.under) bk_json_str(j, "under_replicated_partitions");
-    bk_json_arr_end(j);
-    bk_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
-    bk_json_key(j, "nodes_down");
-    bk_json_arr_begin(j);
-    for (size_t i = 0; i < h.ndown_listed; i++) bk_json_i64(j, h.down[i]);
-    bk_json_arr_end(j);
-    bk_json_kv_u64(j, "leaderless_partitions", h.leaderless);
-    bk_json_kv_u64(j, "under_replicated_partitions", h.under);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_meta_health_t h;
+    bk_meta_health_judge(&n->img, bk_node_controller_id(n), expected, ne, &h);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_bool(j, "healthy", h.healthy);
+    bk_http_json_key(j, "unhealthy_reasons");
+    bk_http_json_arr_begin(j);
+    if (h.no_controller) bk_http_json_str(j, "no_elected_controller");
+    if (h.ndown) bk_http_json_str(j, "nodes_down");
+    if (h.leaderless) bk_http_json_str(j, "leaderless_partitions");
+    if (h.under) bk_http_json_str(j, "under_replicated_partitions");
+    bk_http_json_arr_end(j);
+    bk_http_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
+    bk_http_json_key(j, "nodes_down");
+    bk_http_json_arr_begin(j);
+    for (size_t i = 0; i < h.ndown_listed; i++) bk_http_json_i64(j, h.down[i]);
+    bk_http_json_arr_end(j);
+    bk_http_json_kv_u64(j, "leaderless_partitions", h.leaderless);
+    bk_http_json_kv_u64(j, "under_replicated_partitions", h.under);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
 /* NULL when ready, else why not. */
 static const char *not_ready(const bk_node_t *n) {
     if (n->stopping) return "stopping";
-    const bk_broker_t *b = bk_image_broker(&n->img, n->id);
+    const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, n->id);
     if (!b) return "not registered";
     if (b->fenced) return "fenced";
     if (meta_applied_next(n) + READY_META_LAG_MAX < bk_node_metadata_hw(n))
@@ -56,70 +56,70 @@ static const char *not_ready(const bk_node_t *n) {
     return NULL;
 }
 
-static void get_readyz(bk_admin_req_t *req, void *ctx) {
+static void get_readyz(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *why = not_ready(n);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "status", why ? "not_ready" : "ready");
-    if (why) bk_json_kv_str(j, "reason", why);
-    bk_json_kv_i64(j, "metadata_applied_offset", meta_applied_next(n));
-    bk_json_kv_i64(j, "metadata_high_watermark", bk_node_metadata_hw(n));
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, why ? 503 : 200);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "status", why ? "not_ready" : "ready");
+    if (why) bk_http_json_kv_str(j, "reason", why);
+    bk_http_json_kv_i64(j, "metadata_applied_offset", meta_applied_next(n));
+    bk_http_json_kv_i64(j, "metadata_high_watermark", bk_node_metadata_hw(n));
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, why ? 503 : 200);
 }
 
-static void get_brokers(bk_admin_req_t *req, void *ctx) {
+static void get_brokers(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_key(j, "brokers");
-    bk_json_arr_begin(j);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_key(j, "brokers");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < n->img.nbrokers; i++) {
-        const bk_broker_t *b = &n->img.brokers[i];
-        bk_json_obj_begin(j);
-        bk_json_kv_i64(j, "node_id", b->id);
-        bk_json_kv_i64(j, "broker_epoch", b->epoch);
-        bk_json_key(j, "listeners");
-        bk_json_arr_begin(j);
+        const bk_meta_broker_t *b = &n->img.brokers[i];
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_i64(j, "node_id", b->id);
+        bk_http_json_kv_i64(j, "broker_epoch", b->epoch);
+        bk_http_json_key(j, "listeners");
+        bk_http_json_arr_begin(j);
         for (int32_t k = 0; k < b->nendpoints; k++) {
-            bk_json_obj_begin(j);
-            bk_json_kv_str(j, "name", b->endpoints[k].listener);
-            bk_json_kv_str(j, "host", b->endpoints[k].host);
-            bk_json_kv_i64(j, "port", b->endpoints[k].port);
-            bk_json_obj_end(j);
+            bk_http_json_obj_begin(j);
+            bk_http_json_kv_str(j, "name", b->endpoints[k].listener);
+            bk_http_json_kv_str(j, "host", b->endpoints[k].host);
+            bk_http_json_kv_i64(j, "port", b->endpoints[k].port);
+            bk_http_json_obj_end(j);
         }
-        bk_json_arr_end(j);
-        bk_json_kv_str(j, "rack", b->rack);
-        bk_json_kv_bool(j, "fenced", b->fenced);
-        bk_json_kv_bool(j, "in_controlled_shutdown", b->in_controlled_shutdown);
-        bk_json_obj_end(j);
+        bk_http_json_arr_end(j);
+        bk_http_json_kv_str(j, "rack", b->rack);
+        bk_http_json_kv_bool(j, "fenced", b->fenced);
+        bk_http_json_kv_bool(j, "in_controlled_shutdown", b->in_controlled_shutdown);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void post_resign(bk_admin_req_t *req, void *ctx) {
+static void post_resign(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     if (!n->quorum) {
-        bk_admin_reply_error(req, 400, "node %d runs a quorum of one (no raft quorum to resign from)", n->id);
+        bk_http_reply_error(req, 400, "node %d runs a quorum of one (no raft quorum to resign from)", n->id);
         return;
     }
     if (!bk_quorum_is_leader(n->quorum)) {
-        bk_admin_reply_error(req, 409, "node %d is not the quorum leader (leader: %d)", n->id,
+        bk_http_reply_error(req, 409, "node %d is not the quorum leader (leader: %d)", n->id,
                              bk_quorum_leader(n->quorum));
         return;
     }
     int32_t epoch = bk_quorum_epoch(n->quorum);
     bk_quorum_resign(n->quorum);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_bool(j, "resigned", true);
-    bk_json_kv_i64(j, "node_id", n->id);
-    bk_json_kv_i64(j, "epoch", epoch);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_bool(j, "resigned", true);
+    bk_http_json_kv_i64(j, "node_id", n->id);
+    bk_http_json_kv_i64(j, "epoch", epoch);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
 int bk_admin_ops_add(bk_node_t *n) {
@@ -127,9 +127,9 @@ int bk_admin_ops_add(bk_node_t *n) {
     if ((rc = bk_admin_groups_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_elect_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_txn_add(n)) != KP_OK) return rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/metrics", bk_metrics_serve, n->metrics)) != KP_OK) return rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/v1/health", get_health, n)) != KP_OK) return rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/readyz", get_readyz, n)) != KP_OK) return rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/v1/brokers", get_brokers, n)) != KP_OK) return rc;
-    return bk_admin_route(n->admin, "POST", "/v1/quorum/resign", post_resign, n);
+    if ((rc = bk_http_route(n->admin, "GET", "/metrics", bk_mx_serve, n->metrics)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "GET", "/v1/health", get_health, n)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "GET", "/readyz", get_readyz, n)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "GET", "/v1/brokers", get_brokers, n)) != KP_OK) return rc;
+    return bk_http_route(n->admin, "POST", "/v1/quorum/resign", post_resign, n);
 }

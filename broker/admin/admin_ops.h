@@ -8,7 +8,7 @@
 #include "broker/http/admin.h"
 
 /* Registers the routes on n->admin (handlers read node state on the loop
- * and never block). Returns KP_OK or bk_admin_route's error. */
+ * and never block). Returns KP_OK or bk_http_route's error. */
 KP_MUST_CHECK int bk_admin_ops_add(bk_node_t *n);
 
 /* GET /v1/groups and /v1/groups/{id} (admin_groups.c). */
@@ -17,14 +17,14 @@ KP_MUST_CHECK int bk_admin_groups_add(bk_node_t *n);
  * node coordinates into req's open JSON object, closes it and replies 200
  * (admin_lag.c). Ends of partitions led by other nodes are asked of their
  * leaders, so the reply may come later from the loop (at most 2 s). */
-void bk_admin_group_offsets(bk_admin_req_t *req, bk_node_t *n, kp_str_t group);
+void bk_admin_group_offsets(bk_http_req_t *req, bk_node_t *n, kp_str_t group);
 /* POST /v1/partitions/{topic}/{partition}/elect (admin_elect.c). */
 KP_MUST_CHECK int bk_admin_elect_add(bk_node_t *n);
 /* The {topic} and {partition} path parameters of req, looked up in the
  * image (admin_elect.c): the topic with *partition set, or NULL once req has
  * been answered 400 (partition not decimal digits in 0..INT32_MAX) or 404
  * (no such topic or partition). */
-const bk_topic_t *bk_admin_partition_param(bk_admin_req_t *req, bk_node_t *n, int32_t *partition);
+const bk_meta_topic_t *bk_admin_partition_param(bk_http_req_t *req, bk_node_t *n, int32_t *partition);
 /* GET /v1/transactions and /v1/partitions/{topic}/{partition}/producers
  * (admin_txn.c). */
 KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);

@@ -11,7 +11,7 @@
 #include "broker/core/node.h"
 #include "broker/http/admin.h"
 
-/* Registers the route on n->admin. KP_OK or the bk_admin_route status. */
+/* Registers the route on n->admin. KP_OK or the bk_http_route status. */
 KP_MUST_CHECK int bk_admin_quorum_add(bk_node_t *n);
 
 #endif

@@ -7,7 +7,7 @@
 #include "broker/meta/meta_log.h"
 #include "broker/replication/parts.h"
 
-static void uuid_text(const bk_uuid_t *u, char out[37]) {
+static void uuid_text(const bk_meta_uuid_t *u, char out[37]) {
     static const char hx[] = "0123456789abcdef";
     int k = 0;
     for (int i = 0; i < 16; i++) {
@@ -18,125 +18,125 @@ static void uuid_text(const bk_uuid_t *u, char out[37]) {
     out[k] = '\0';
 }
 
-static void get_cluster(bk_admin_req_t *req, void *ctx) {
+static void get_cluster(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "cluster_id", n->cluster_id);
-    bk_json_kv_i64(j, "node_id", n->id);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "cluster_id", n->cluster_id);
+    bk_http_json_kv_i64(j, "node_id", n->id);
     /* the raft leader is the active controller (with the local committer: this node) */
-    bk_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
-    bk_json_kv_i64(j, "leader_id", bk_node_controller_id(n));
-    bk_json_kv_i64(j, "leader_epoch", bk_node_quorum_epoch(n));
-    bk_json_kv_i64(j, "high_watermark", bk_node_metadata_hw(n));
-    bk_json_key(j, "brokers");
-    bk_json_arr_begin(j);
+    bk_http_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
+    bk_http_json_kv_i64(j, "leader_id", bk_node_controller_id(n));
+    bk_http_json_kv_i64(j, "leader_epoch", bk_node_quorum_epoch(n));
+    bk_http_json_kv_i64(j, "high_watermark", bk_node_metadata_hw(n));
+    bk_http_json_key(j, "brokers");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < n->img.nbrokers; i++) {
-        const bk_broker_t *b = &n->img.brokers[i];
-        bk_json_obj_begin(j);
-        bk_json_kv_i64(j, "node_id", b->id);
-        bk_json_kv_str(j, "host", b->nendpoints ? b->endpoints[0].host : NULL);
-        if (b->nendpoints) bk_json_kv_i64(j, "port", b->endpoints[0].port);
-        else bk_json_kv_null(j, "port");
-        bk_json_kv_str(j, "rack", b->rack);
-        bk_json_kv_bool(j, "fenced", b->fenced);
-        bk_json_obj_end(j);
+        const bk_meta_broker_t *b = &n->img.brokers[i];
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_i64(j, "node_id", b->id);
+        bk_http_json_kv_str(j, "host", b->nendpoints ? b->endpoints[0].host : NULL);
+        if (b->nendpoints) bk_http_json_kv_i64(j, "port", b->endpoints[0].port);
+        else bk_http_json_kv_null(j, "port");
+        bk_http_json_kv_str(j, "rack", b->rack);
+        bk_http_json_kv_bool(j, "fenced", b->fenced);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
 static bool is_internal(const char *name) { return strncmp(name, "__", 2) == 0; }
 
-static void get_topics(bk_admin_req_t *req, void *ctx) {
+static void get_topics(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_key(j, "topics");
-    bk_json_arr_begin(j);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_key(j, "topics");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < n->img.ntopics; i++) {
-        const bk_topic_t *t = n->img.by_name[i];
+        const bk_meta_topic_t *t = n->img.by_name[i];
         char id[37];
         uuid_text(&t->id, id);
-        bk_json_obj_begin(j);
-        bk_json_kv_str(j, "name", t->name);
-        bk_json_kv_str(j, "topic_id", id);
-        bk_json_kv_i64(j, "partitions", t->nparts);
-        bk_json_kv_i64(j, "replication_factor", t->nparts ? t->parts[0].replicas.n : 0);
-        bk_json_kv_bool(j, "internal", is_internal(t->name));
-        bk_json_obj_end(j);
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_str(j, "name", t->name);
+        bk_http_json_kv_str(j, "topic_id", id);
+        bk_http_json_kv_i64(j, "partitions", t->nparts);
+        bk_http_json_kv_i64(j, "replication_factor", t->nparts ? t->parts[0].replicas.n : 0);
+        bk_http_json_kv_bool(j, "internal", is_internal(t->name));
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void ids(bk_json_t *j, const char *k, const bk_ids_t *s) {
-    bk_json_key(j, k);
-    bk_json_arr_begin(j);
-    for (int32_t i = 0; i < s->n; i++) bk_json_i64(j, s->v[i]);
-    bk_json_arr_end(j);
+static void ids(bk_http_json_t *j, const char *k, const bk_meta_ids_t *s) {
+    bk_http_json_key(j, k);
+    bk_http_json_arr_begin(j);
+    for (int32_t i = 0; i < s->n; i++) bk_http_json_i64(j, s->v[i]);
+    bk_http_json_arr_end(j);
 }
 
-typedef struct { bk_json_t *j; } cfg_ctx_t;
+typedef struct { bk_http_json_t *j; } cfg_ctx_t;
 
-static void cfg_row(const bk_config_entry_t *e, void *ctx) {
+static void cfg_row(const bk_cfg_entry_t *e, void *ctx) {
     cfg_ctx_t *c = ctx;
-    if (e->value) bk_json_kv_str(c->j, e->name, e->value);
-    else bk_json_kv_null(c->j, e->name);
+    if (e->value) bk_http_json_kv_str(c->j, e->name, e->value);
+    else bk_http_json_kv_null(c->j, e->name);
 }
 
-static void get_topic(bk_admin_req_t *req, void *ctx) {
+static void get_topic(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    const char *name = bk_admin_param(req, "name");
-    const bk_topic_t *t = name ? bk_image_topic_by_name(&n->img, name) : NULL;
-    if (!t) { bk_admin_reply_error(req, 404, "unknown topic '%s'", name ? name : ""); return; }
+    const char *name = bk_http_param(req, "name");
+    const bk_meta_topic_t *t = name ? bk_meta_image_topic_by_name(&n->img, name) : NULL;
+    if (!t) { bk_http_reply_error(req, 404, "unknown topic '%s'", name ? name : ""); return; }
     char id[37];
     uuid_text(&t->id, id);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "name", t->name);
-    bk_json_kv_str(j, "topic_id", id);
-    bk_json_key(j, "configs");
-    bk_json_obj_begin(j);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "name", t->name);
+    bk_http_json_kv_str(j, "topic_id", id);
+    bk_http_json_key(j, "configs");
+    bk_http_json_obj_begin(j);
     cfg_ctx_t cc = { j };
-    bk_topic_config_describe(n->cfg, bk_node_topic_config(n, t->name), cfg_row, &cc);
-    bk_json_obj_end(j);
-    bk_json_key(j, "partitions");
-    bk_json_arr_begin(j);
+    bk_cfg_topic_describe(n->cfg, bk_node_topic_config(n, t->name), cfg_row, &cc);
+    bk_http_json_obj_end(j);
+    bk_http_json_key(j, "partitions");
+    bk_http_json_arr_begin(j);
     for (int32_t i = 0; i < t->nparts; i++) {
-        const bk_partition_t *p = &t->parts[i];
-        bk_json_obj_begin(j);
-        bk_json_kv_i64(j, "partition", p->id);
-        bk_json_kv_i64(j, "leader", p->leader);
-        bk_json_kv_i64(j, "leader_epoch", p->leader_epoch);
+        const bk_meta_partition_t *p = &t->parts[i];
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_i64(j, "partition", p->id);
+        bk_http_json_kv_i64(j, "leader", p->leader);
+        bk_http_json_kv_i64(j, "leader_epoch", p->leader_epoch);
         ids(j, "replicas", &p->replicas);
         ids(j, "isr", &p->isr);
         ids(j, "adding_replicas", &p->adding);       /* non-empty while being reassigned */
         ids(j, "removing_replicas", &p->removing);
-        bk_part_t *bp = bk_parts_get(n->parts, &t->id, p->id);
+        bk_repl_part_t *bp = bk_repl_parts_get(n->parts, &t->id, p->id);
         if (bp && bp->log) {
-            bk_json_kv_i64(j, "log_start_offset", st_log_start_offset(bp->log));
-            bk_json_kv_i64(j, "high_watermark", st_log_high_watermark(bp->log));
-            bk_json_kv_i64(j, "log_end_offset", st_log_end_offset(bp->log));
-            bk_json_kv_u64(j, "size_bytes", st_log_size_bytes(bp->log));
+            bk_http_json_kv_i64(j, "log_start_offset", st_log_start_offset(bp->log));
+            bk_http_json_kv_i64(j, "high_watermark", st_log_high_watermark(bp->log));
+            bk_http_json_kv_i64(j, "log_end_offset", st_log_end_offset(bp->log));
+            bk_http_json_kv_u64(j, "size_bytes", st_log_size_bytes(bp->log));
         } else {
-            bk_json_kv_null(j, "log_start_offset");
-            bk_json_kv_null(j, "high_watermark");
-            bk_json_kv_null(j, "log_end_offset");
-            bk_json_kv_null(j, "size_bytes");
+            bk_http_json_kv_null(j, "log_start_offset");
+            bk_http_json_kv_null(j, "high_watermark");
+            bk_http_json_kv_null(j, "log_end_offset");
+            bk_http_json_kv_null(j, "size_bytes");
         }
-        bk_json_obj_end(j);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
 int bk_admin_routes_add(bk_node_t *n) {
     int rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/v1/cluster", get_cluster, n)) != KP_OK) return rc;
-    if ((rc = bk_admin_route(n->admin, "GET", "/v1/topics", get_topics, n)) != KP_OK) return rc;
-    return bk_admin_route(n->admin, "GET", "/v1/topics/{name}", get_topic, n);
+    if ((rc = bk_http_route(n->admin, "GET", "/v1/cluster", get_cluster, n)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "GET", "/v1/topics", get_topics, n)) != KP_OK) return rc;
+    return bk_http_route(n->admin, "GET", "/v1/topics/{name}", get_topic, n);
 }

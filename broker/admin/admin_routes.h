@@ -7,7 +7,7 @@
 #include "broker/core/node.h"
 #include "broker/http/admin.h"
 
-/* Registers the routes on n->admin. KP_OK or the bk_admin_route error. */
+/* Registers the routes on n->admin. KP_OK or the bk_http_route error. */
 KP_MUST_CHECK int bk_admin_routes_add(bk_node_t *n);
 
 #endif

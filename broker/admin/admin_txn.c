@@ -20,87 +20,87 @@
 #define PRODUCERS_MAX 100000          /* producers listed; beyond it "truncated" */
 
 typedef struct {
-    bk_json_t *j;
+    bk_http_json_t *j;
     size_t n;
 } list_ctx_t;
 
 static void list_one(void *ctx, const char *id, const bk_txn_meta_t *m) {
     list_ctx_t *l = ctx;
     if (l->n++ >= TXN_LIST_MAX) return;
-    bk_json_t *j = l->j;
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "transactional_id", id);
-    bk_json_kv_str(j, "state", bk_txn_state_name(m->state));
-    bk_json_kv_i64(j, "producer_id", m->producer_id);
-    bk_json_kv_i64(j, "producer_epoch", m->producer_epoch);
-    bk_json_kv_i64(j, "timeout_ms", m->timeout_ms);
-    bk_json_kv_i64(j, "start_ms", m->start_ms);
-    bk_json_key(j, "partitions");
-    bk_json_arr_begin(j);
+    bk_http_json_t *j = l->j;
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "transactional_id", id);
+    bk_http_json_kv_str(j, "state", bk_txn_state_name(m->state));
+    bk_http_json_kv_i64(j, "producer_id", m->producer_id);
+    bk_http_json_kv_i64(j, "producer_epoch", m->producer_epoch);
+    bk_http_json_kv_i64(j, "timeout_ms", m->timeout_ms);
+    bk_http_json_kv_i64(j, "start_ms", m->start_ms);
+    bk_http_json_key(j, "partitions");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < m->nparts; i++) {
-        bk_json_obj_begin(j);
-        bk_json_kv_str(j, "topic", m->parts[i].topic);
-        bk_json_kv_i64(j, "partition", m->parts[i].partition);
-        bk_json_obj_end(j);
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_str(j, "topic", m->parts[i].topic);
+        bk_http_json_kv_i64(j, "partition", m->parts[i].partition);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
-    bk_json_obj_end(j);
+    bk_http_json_arr_end(j);
+    bk_http_json_obj_end(j);
 }
 
-static void get_txns(bk_admin_req_t *req, void *ctx) {
+static void get_txns(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, BK_TD_TOPIC);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, BK_TXN_TD_TOPIC);
     int32_t np = t ? t->nparts : 0, led = 0;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_key(j, "transactions");
-    bk_json_arr_begin(j);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_key(j, "transactions");
+    bk_http_json_arr_begin(j);
     list_ctx_t lc = { j, 0 };
     for (int32_t p = 0; p < np && n->txns; p++) {
-        bk_txn_coord_t *c = bk_td_coord_at(n->txns, p);
+        bk_txn_coord_t *c = bk_txn_td_coord_at(n->txns, p);
         if (!c) continue;
         led++;
-        bk_txn_list(c, NULL, 0, NULL, 0, -1, bk_now_ms(), NULL, list_one, &lc);
+        bk_txn_list(c, NULL, 0, NULL, 0, -1, bk_net_now_ms(), NULL, list_one, &lc);
     }
-    bk_json_arr_end(j);
-    bk_json_kv_bool(j, "truncated", lc.n > TXN_LIST_MAX);
-    bk_json_kv_i64(j, "coordinator_partitions_here", led);
-    bk_json_kv_i64(j, "coordinator_partitions_total", np);
-    bk_json_kv_bool(j, "complete", led == np);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_arr_end(j);
+    bk_http_json_kv_bool(j, "truncated", lc.n > TXN_LIST_MAX);
+    bk_http_json_kv_i64(j, "coordinator_partitions_here", led);
+    bk_http_json_kv_i64(j, "coordinator_partitions_total", np);
+    bk_http_json_kv_bool(j, "complete", led == np);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void producers_json(bk_json_t *j, const bk_txn_producer_t *v, size_t n) {
-    bk_json_key(j, "producers");
-    bk_json_arr_begin(j);
+static void producers_json(bk_http_json_t *j, const bk_txn_producer_t *v, size_t n) {
+    bk_http_json_key(j, "producers");
+    bk_http_json_arr_begin(j);
     for (size_t i = 0; i < n; i++) {
-        bk_json_obj_begin(j);
-        bk_json_kv_i64(j, "producer_id", v[i].producer_id);
-        bk_json_kv_i64(j, "producer_epoch", v[i].producer_epoch);
-        bk_json_kv_i64(j, "last_sequence", v[i].last_sequence);
-        bk_json_kv_i64(j, "last_timestamp_ms", v[i].last_timestamp_ms);
-        bk_json_kv_i64(j, "coordinator_epoch", v[i].coordinator_epoch);
-        bk_json_kv_i64(j, "current_txn_start_offset", v[i].current_txn_start_offset);
-        bk_json_obj_end(j);
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_i64(j, "producer_id", v[i].producer_id);
+        bk_http_json_kv_i64(j, "producer_epoch", v[i].producer_epoch);
+        bk_http_json_kv_i64(j, "last_sequence", v[i].last_sequence);
+        bk_http_json_kv_i64(j, "last_timestamp_ms", v[i].last_timestamp_ms);
+        bk_http_json_kv_i64(j, "coordinator_epoch", v[i].coordinator_epoch);
+        bk_http_json_kv_i64(j, "current_txn_start_offset", v[i].current_txn_start_offset);
+        bk_http_json_obj_end(j);
     }
-    bk_json_arr_end(j);
+    bk_http_json_arr_end(j);
 }
 
-static void get_producers(bk_admin_req_t *req, void *ctx) {
+static void get_producers(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    const char *topic = bk_admin_param(req, "topic");
+    const char *topic = bk_http_param(req, "topic");
     int32_t partition;
-    const bk_topic_t *t = bk_admin_partition_param(req, n, &partition);
+    const bk_meta_topic_t *t = bk_admin_partition_param(req, n, &partition);
     if (!t) return;
-    bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
+    bk_repl_part_t *p = bk_repl_parts_get(n->parts, &t->id, partition);
     if (!p || !p->leader) {
-        bk_admin_reply_error(req, 409, "node %d does not lead %s-%d (leader: %d)", n->id, topic, partition,
+        bk_http_reply_error(req, 409, "node %d does not lead %s-%d (leader: %d)", n->id, topic, partition,
                              t->parts[partition].leader);
         return;
     }
     if (!p->log) {
-        bk_admin_reply_error(req, 503, "%s-%d is not open on node %d", topic, partition, n->id);
+        bk_http_reply_error(req, 503, "%s-%d is not open on node %d", topic, partition, n->id);
         return;
     }
     const st_producer_state_t *ps = st_log_producers(p->log);
@@ -108,25 +108,25 @@ static void get_producers(bk_admin_req_t *req, void *ctx) {
     size_t cap = total < PRODUCERS_MAX ? total : PRODUCERS_MAX;
     bk_txn_producer_t *v = calloc(cap ? cap : 1, sizeof *v);
     if (!v) {
-        bk_admin_reply_error(req, 500, "out of memory");
+        bk_http_reply_error(req, 500, "out of memory");
         return;
     }
     size_t got = bk_txn_part_producers(ps, v, cap);
     if (got > cap) got = cap;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "topic", topic);
-    bk_json_kv_i64(j, "partition", partition);
-    bk_json_kv_i64(j, "leader", n->id);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "topic", topic);
+    bk_http_json_kv_i64(j, "partition", partition);
+    bk_http_json_kv_i64(j, "leader", n->id);
     producers_json(j, v, got);
-    bk_json_kv_bool(j, "truncated", total > got);
-    bk_json_obj_end(j);
+    bk_http_json_kv_bool(j, "truncated", total > got);
+    bk_http_json_obj_end(j);
     free(v);
-    bk_admin_reply_json(req, 200);
+    bk_http_reply_json(req, 200);
 }
 
 int bk_admin_txn_add(bk_node_t *n) {
-    int rc = bk_admin_route(n->admin, "GET", "/v1/transactions", get_txns, n);
+    int rc = bk_http_route(n->admin, "GET", "/v1/transactions", get_txns, n);
     if (rc != KP_OK) return rc;
-    return bk_admin_route(n->admin, "GET", "/v1/partitions/{topic}/{partition}/producers", get_producers, n);
+    return bk_http_route(n->admin, "GET", "/v1/partitions/{topic}/{partition}/producers", get_producers, n);
 }

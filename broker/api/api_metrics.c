@@ -22,7 +22,7 @@ int bk_api_metrics_start(bk_node_t *n) {
     n->mx = calloc(1, sizeof *n->mx);
     if (!n->mx) return KP_ERR_NOMEM;
     size_t cnt;
-    const bk_api_entry_t *t = bk_dispatch_table(&cnt);
+    const bk_api_entry_t *t = bk_api_dispatch_table(&cnt);
     for (size_t i = 0; i < cnt; i++) {
         int16_t k = t[i].api_key;
         assert(k >= 0 && k < API_KEYS_MAX);
@@ -42,7 +42,7 @@ void bk_api_metrics_free(bk_node_t *n) {
 void bk_api_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns) {
     if (!n->mx || api_key < 0 || api_key >= API_KEYS_MAX || !n->mx->requests[api_key]) return;
     bk_mx_inc(n->mx->requests[api_key], 1);
-    bk_mx_observe(n->mx->latency[api_key], (double)(bk_mono_ns() - start_ns) / 1e9);
+    bk_mx_observe(n->mx->latency[api_key], (double)(bk_net_mono_ns() - start_ns) / 1e9);
 }
 
 typedef struct { bk_node_t *n; const char *api; } err_ctx_t;
@@ -57,5 +57,5 @@ void bk_api_metrics_response(bk_node_t *n, int16_t api_key, int16_t version, con
     if (!n->metrics) return;
     const kp_api_info_t *info = kp_api_info(api_key);
     err_ctx_t c = { n, info ? info->name : "unknown" };
-    (void)bk_resp_errors(api_key, version, resp, count_error, &c);
+    (void)bk_api_resp_errors(api_key, version, resp, count_error, &c);
 }

@@ -13,7 +13,7 @@
 KP_MUST_CHECK int bk_api_metrics_start(bk_node_t *n);
 void bk_api_metrics_free(bk_node_t *n);
 
-/* One request of `api_key` answered `start_ns` (bk_mono_ns) ago. No-op
+/* One request of `api_key` answered `start_ns` (bk_net_mono_ns) ago. No-op
  * before bk_api_metrics_start or for an api key without series. */
 void bk_api_metrics_request(bk_node_t *n, int16_t api_key, uint64_t start_ns);
 

@@ -18,45 +18,45 @@
 
 #define V(key, fn) { key, 0, -1, fn }
 static bk_api_entry_t table[] = {
-    V(KP_API_PRODUCE, bk_h_produce),
-    V(KP_API_FETCH, bk_h_fetch),
-    V(KP_API_LIST_OFFSETS, bk_h_list_offsets),
-    V(KP_API_METADATA, bk_h_metadata),
-    V(KP_API_OFFSET_COMMIT, bk_h_offset_commit),
-    V(KP_API_OFFSET_FETCH, bk_h_offset_fetch),
-    V(KP_API_FIND_COORDINATOR, bk_h_find_coordinator),
-    V(KP_API_JOIN_GROUP, bk_h_join_group),
-    V(KP_API_HEARTBEAT, bk_h_heartbeat),
-    V(KP_API_LEAVE_GROUP, bk_h_leave_group),
-    V(KP_API_SYNC_GROUP, bk_h_sync_group),
-    V(KP_API_DESCRIBE_GROUPS, bk_h_describe_groups),
-    V(KP_API_LIST_GROUPS, bk_h_list_groups),
-    V(KP_API_API_VERSIONS, bk_h_api_versions),
-    V(KP_API_CREATE_TOPICS, bk_h_create_topics),
-    V(KP_API_DELETE_TOPICS, bk_h_delete_topics),
-    V(KP_API_DELETE_RECORDS, bk_h_delete_records),
-    V(KP_API_INIT_PRODUCER_ID, bk_h_init_producer_id),
-    V(KP_API_OFFSET_FOR_LEADER_EPOCH, bk_h_offset_for_leader_epoch),
-    V(KP_API_ADD_PARTITIONS_TO_TXN, bk_h_add_partitions_to_txn),
-    V(KP_API_ADD_OFFSETS_TO_TXN, bk_h_add_offsets_to_txn),
-    V(KP_API_END_TXN, bk_h_end_txn),
-    V(KP_API_WRITE_TXN_MARKERS, bk_h_write_txn_markers),
-    V(KP_API_TXN_OFFSET_COMMIT, bk_h_txn_offset_commit),
-    V(KP_API_DESCRIBE_CONFIGS, bk_h_describe_configs),
-    V(KP_API_ALTER_CONFIGS, bk_h_alter_configs),
-    V(KP_API_DESCRIBE_LOG_DIRS, bk_h_describe_log_dirs),
-    V(KP_API_CREATE_PARTITIONS, bk_h_create_partitions),
-    V(KP_API_DELETE_GROUPS, bk_h_delete_groups),
-    V(KP_API_ELECT_LEADERS, bk_h_elect_leaders),
-    V(KP_API_INCREMENTAL_ALTER_CONFIGS, bk_h_incremental_alter_configs),
-    V(KP_API_ALTER_PARTITION_REASSIGNMENTS, bk_h_alter_partition_reassignments),
-    V(KP_API_LIST_PARTITION_REASSIGNMENTS, bk_h_list_partition_reassignments),
-    V(KP_API_OFFSET_DELETE, bk_h_offset_delete),
-    V(KP_API_DESCRIBE_QUORUM, bk_h_describe_quorum),
-    V(KP_API_DESCRIBE_CLUSTER, bk_h_describe_cluster),
-    V(KP_API_DESCRIBE_PRODUCERS, bk_h_describe_producers),
-    V(KP_API_DESCRIBE_TRANSACTIONS, bk_h_describe_transactions),
-    V(KP_API_LIST_TRANSACTIONS, bk_h_list_transactions),
+    V(KP_API_PRODUCE, bk_api_h_produce),
+    V(KP_API_FETCH, bk_api_h_fetch),
+    V(KP_API_LIST_OFFSETS, bk_api_h_list_offsets),
+    V(KP_API_METADATA, bk_api_h_metadata),
+    V(KP_API_OFFSET_COMMIT, bk_api_h_offset_commit),
+    V(KP_API_OFFSET_FETCH, bk_api_h_offset_fetch),
+    V(KP_API_FIND_COORDINATOR, bk_api_h_find_coordinator),
+    V(KP_API_JOIN_GROUP, bk_api_h_join_group),
+    V(KP_API_HEARTBEAT, bk_api_h_heartbeat),
+    V(KP_API_LEAVE_GROUP, bk_api_h_leave_group),
+    V(KP_API_SYNC_GROUP, bk_api_h_sync_group),
+    V(KP_API_DESCRIBE_GROUPS, bk_api_h_describe_groups),
+    V(KP_API_LIST_GROUPS, bk_api_h_list_groups),
+    V(KP_API_API_VERSIONS, bk_api_h_api_versions),
+    V(KP_API_CREATE_TOPICS, bk_api_h_create_topics),
+    V(KP_API_DELETE_TOPICS, bk_api_h_delete_topics),
+    V(KP_API_DELETE_RECORDS, bk_api_h_delete_records),
+    V(KP_API_INIT_PRODUCER_ID, bk_api_h_init_producer_id),
+    V(KP_API_OFFSET_FOR_LEADER_EPOCH, bk_api_h_offset_for_leader_epoch),
+    V(KP_API_ADD_PARTITIONS_TO_TXN, bk_api_h_add_partitions_to_txn),
+    V(KP_API_ADD_OFFSETS_TO_TXN, bk_api_h_add_offsets_to_txn),
+    V(KP_API_END_TXN, bk_api_h_end_txn),
+    V(KP_API_WRITE_TXN_MARKERS, bk_api_h_write_txn_markers),
+    V(KP_API_TXN_OFFSET_COMMIT, bk_api_h_txn_offset_commit),
+    V(KP_API_DESCRIBE_CONFIGS, bk_api_h_describe_configs),
+    V(KP_API_ALTER_CONFIGS, bk_api_h_alter_configs),
+    V(KP_API_DESCRIBE_LOG_DIRS, bk_api_h_describe_log_dirs),
+    V(KP_API_CREATE_PARTITIONS, bk_api_h_create_partitions),
+    V(KP_API_DELETE_GROUPS, bk_api_h_delete_groups),
+    V(KP_API_ELECT_LEADERS, bk_api_h_elect_leaders),
+    V(KP_API_INCREMENTAL_ALTER_CONFIGS, bk_api_h_incremental_alter_configs),
+    V(KP_API_ALTER_PARTITION_REASSIGNMENTS, bk_api_h_alter_partition_reassignments),
+    V(KP_API_LIST_PARTITION_REASSIGNMENTS, bk_api_h_list_partition_reassignments),
+    V(KP_API_OFFSET_DELETE, bk_api_h_offset_delete),
+    V(KP_API_DESCRIBE_QUORUM, bk_api_h_describe_quorum),
+    V(KP_API_DESCRIBE_CLUSTER, bk_api_h_describe_cluster),
+    V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
+    V(KP_API_DESCRIBE_TRANSACTIONS, bk_api_h_describe_transactions),
+    V(KP_API_LIST_TRANSACTIONS, bk_api_h_list_transactions),
 };
 #undef V
 #define NTABLE (sizeof table / sizeof table[0])
@@ -75,39 +75,39 @@ static void table_init(void) {
     }
 }
 
-const bk_api_entry_t *bk_dispatch_table(size_t *n) {
+const bk_api_entry_t *bk_api_dispatch_table(size_t *n) {
     table_init();
     *n = NTABLE;
     return table;
 }
 
-const bk_api_entry_t *bk_dispatch_find(int16_t api_key) {
+const bk_api_entry_t *bk_api_dispatch_find(int16_t api_key) {
     table_init();
     for (size_t i = 0; i < NTABLE; i++)
         if (table[i].api_key == api_key) return &table[i];
     return NULL;
 }
 
-static void req_free(bk_req_t *req) {
+static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
     kp_arena_free(&req->arena);
     free(req->frame);
     free(req);
 }
 
-void *bk_req_alloc(bk_req_t *req, size_t count, size_t size) {
+void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size) {
     if (count == 0) count = 1;
     if (size != 0 && count > SIZE_MAX / size) return NULL;
     return kp_arena_alloc(&req->arena, count * size);
 }
 
-char *bk_req_cstr(bk_req_t *req, kp_str_t s) {
-    char *c = bk_req_alloc(req, s.len + 1, 1);
+char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s) {
+    char *c = bk_api_req_alloc(req, s.len + 1, 1);
     if (c && s.len) memcpy(c, s.p, s.len);
     return c;
 }
 
-kp_str_t bk_str(const char *s) {
+kp_str_t bk_api_str(const char *s) {
     kp_str_t r = { (const uint8_t *)s, s ? strlen(s) : 0 };
     return r;
 }
@@ -120,7 +120,7 @@ typedef struct {
 } splice_t;
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     splice_t *v;
     size_t n, cap;
 } splices_t;
@@ -131,7 +131,7 @@ static int on_splice(void *ctx, size_t off, const void *ext, size_t ext_len) {
     if (rr->total_bytes != ext_len) return KP_ERR_BAD_VALUE;
     if (s->n == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 16;
-        splice_t *nv = bk_req_alloc(s->req, ncap, sizeof *nv);
+        splice_t *nv = bk_api_req_alloc(s->req, ncap, sizeof *nv);
         if (!nv) return KP_ERR_NOMEM;
         if (s->n) memcpy(nv, s->v, s->n * sizeof *nv);
         s->v = nv;
@@ -153,14 +153,14 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
         pos = s->v[i].off;
         const st_read_result_t *rr = s->v[i].rr;
         for (int k = 0; k < rr->n; k++)
-            if (bk_resp_add_file(body, rr->r[k].fd, (int64_t)rr->r[k].pos, (int64_t)rr->r[k].len) != BK_OK)
+            if (bk_net_resp_add_file(body, rr->r[k].fd, (int64_t)rr->r[k].pos, (int64_t)rr->r[k].len) != BK_NET_OK)
                 return KP_ERR_NOMEM;
     }
     if (evbuffer_add(body, buf + pos, len - pos) != 0) return KP_ERR_NOMEM;
     return KP_OK;
 }
 
-int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out) {
+int bk_api_req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out) {
     int16_t key = req->hdr.api_key, ver = req->hdr.api_version;
     kp_wr_t w;
     kp_wr_init_count(&w);
@@ -196,38 +196,38 @@ int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out) {
     return KP_OK;
 }
 
-void bk_req_send(bk_req_t *req, struct evbuffer *body) {
+void bk_api_req_send(bk_api_req_t *req, struct evbuffer *body) {
     int nrc = bk_net_respond(req->net, req->slot, body);
-    if (nrc == BK_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
-        bk_req_close(req, "response could not be queued");
+    if (nrc == BK_NET_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
+        bk_api_req_close(req, "response could not be queued");
         return;
     }
-    /* BK_ERR_GONE: the client left; nothing to do */
+    /* BK_NET_ERR_GONE: the client left; nothing to do */
     req_free(req);
 }
 
-void bk_req_respond(bk_req_t *req, const void *resp) {
+void bk_api_req_respond(bk_api_req_t *req, const void *resp) {
     struct evbuffer *body = NULL;
-    int rc = bk_req_encode(req, resp, &body);
+    int rc = bk_api_req_encode(req, resp, &body);
     if (rc != KP_OK) {
-        bk_req_close(req, kp_status_str(rc));
+        bk_api_req_close(req, kp_status_str(rc));
         return;
     }
-    bk_req_send(req, body);
+    bk_api_req_send(req, body);
 }
 
-void bk_req_respond_none(bk_req_t *req) {
+void bk_api_req_respond_none(bk_api_req_t *req) {
     (void)bk_net_respond_none(req->net, req->slot);
     req_free(req);
 }
 
-void bk_req_close(bk_req_t *req, const char *why) {
-    bk_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
+void bk_api_req_close(bk_api_req_t *req, const char *why) {
+    bk_net_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
     if (why)
         fprintf(stderr, "skiff: node %d: closing connection %s (api %d v%d corr %d): %s\n",
                 req->node->id, req->peer, req->hdr.api_key, req->hdr.api_version,
                 req->hdr.correlation_id, why);
-    if (c) bk_conn_close_after_flush(c);
+    if (c) bk_net_conn_close_after_flush(c);
     (void)bk_net_respond_none(req->net, req->slot);
     req_free(req);
 }
@@ -235,8 +235,8 @@ void bk_req_close(bk_req_t *req, const char *why) {
 /* ---- requests -------------------------------------------------------- */
 
 /* NOTES.md §2: v0 layout, header v0, error 35, only the ApiVersions entry. */
-static void answer_unsupported_api_versions(bk_req_t *req) {
-    const bk_api_entry_t *e = bk_dispatch_find(KP_API_API_VERSIONS);
+static void answer_unsupported_api_versions(bk_api_req_t *req) {
+    const bk_api_entry_t *e = bk_api_dispatch_find(KP_API_API_VERSIONS);
     kp_api_versions_response_t r;
     memset(&r, 0, sizeof r);
     kp_api_versions_response_init(&r);
@@ -245,16 +245,16 @@ static void answer_unsupported_api_versions(bk_req_t *req) {
     r.api_keys.items = &av;
     r.api_keys.count = 1;
     req->hdr.api_version = 0;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
+void bk_api_dispatch_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
-    if (bk_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
-    bk_dispatch_frame_on(n, n->net, conn, frame, len);
+    if (bk_cluster_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
+    bk_api_dispatch_frame_on(n, n->net, conn, frame, len);
 }
 
-void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const uint8_t *frame, size_t len) {
+void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
     assert(net != NULL);
     /* The request owns its frame: decoded fields point into it, handlers may
      * finish later (purgatory, commits, replication) and Produce patches
@@ -262,27 +262,27 @@ void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const ui
      * the net already gathered it and one otherwise (net.h), instead of a
      * copy here on top of the net's. */
     (void)frame;                    /* the same bytes, taken from conn below */
-    bk_req_t *req = calloc(1, sizeof *req);
-    uint8_t *own = req ? bk_conn_take_frame(conn) : NULL;
+    bk_api_req_t *req = calloc(1, sizeof *req);
+    uint8_t *own = req ? bk_net_conn_take_frame(conn) : NULL;
     if (!req || !own) {
         free(req);
-        bk_conn_close_after_flush(conn);
-        (void)bk_conn_respond_none(conn, bk_conn_slot(conn));
+        bk_net_conn_close_after_flush(conn);
+        (void)bk_net_conn_respond_none(conn, bk_net_conn_slot(conn));
         return;
     }
     req->node = n;
     req->net = net;
-    req->slot = bk_conn_slot(conn);
+    req->slot = bk_net_conn_slot(conn);
     req->frame = own;
     req->frame_len = len;
-    req->start_ns = bk_mono_ns();
-    snprintf(req->peer, sizeof req->peer, "%s", bk_conn_peer(conn));
-    kp_arena_init(&req->arena, BK_REQ_ARENA_CAP_BYTES);
+    req->start_ns = bk_net_mono_ns();
+    snprintf(req->peer, sizeof req->peer, "%s", bk_net_conn_peer(conn));
+    kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
 
     int rc = kp_request_decode(own, len, &req->hdr, &req->body, &req->arena);
     const bk_api_entry_t *e = NULL;
     if (rc == KP_OK) {
-        e = bk_dispatch_find(req->hdr.api_key);
+        e = bk_api_dispatch_find(req->hdr.api_key);
         if (e && (req->hdr.api_version < e->min_version || req->hdr.api_version > e->max_version))
             e = NULL;
     }
@@ -292,30 +292,30 @@ void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const ui
         return;
     }
     if (rc != KP_OK) {
-        bk_req_close(req, rc == KP_ERR_UNSUPPORTED ? "unsupported api key or version"
+        bk_api_req_close(req, rc == KP_ERR_UNSUPPORTED ? "unsupported api key or version"
                                                    : "malformed request");
         return;
     }
     if (!e) {
-        bk_req_close(req, "api not served");
+        bk_api_req_close(req, "api not served");
         return;
     }
     e->fn(req);
 }
 
-bk_part_t *bk_req_leader_part(bk_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {
-    char name[BK_TOPIC_NAME_MAX + 1];
-    const bk_topic_t *t = NULL;
-    if (topic.len <= BK_TOPIC_NAME_MAX) {
+bk_repl_part_t *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {
+    char name[BK_META_TOPIC_NAME_MAX + 1];
+    const bk_meta_topic_t *t = NULL;
+    if (topic.len <= BK_META_TOPIC_NAME_MAX) {
         memcpy(name, topic.p, topic.len);
         name[topic.len] = '\0';
-        t = bk_image_topic_by_name(&req->node->img, name);
+        t = bk_meta_image_topic_by_name(&req->node->img, name);
     }
     if (!t || partition < 0 || partition >= t->nparts) {
         *err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return NULL;
     }
-    bk_part_t *p = bk_parts_get(req->node->parts, &t->id, partition);
+    bk_repl_part_t *p = bk_repl_parts_get(req->node->parts, &t->id, partition);
     if (!p || !p->leader) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return NULL; }
     if (!p->log) { *err = p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return NULL; }
     *err = 0;

@@ -1,11 +1,11 @@
 /* broker/api/dispatch.h — one Kafka request from frame to response.
  *
- * bk_dispatch_frame (the net's on_frame) takes the frame from the net into a
- * bk_req_t (bk_conn_take_frame: the net's pointer is only valid during the
+ * bk_api_dispatch_frame (the net's on_frame) takes the frame from the net into a
+ * bk_api_req_t (bk_net_conn_take_frame: the net's pointer is only valid during the
  * call, handlers finish later, and Produce patches offsets into the batches
  * in place; at most one user-space copy), decodes it with kp_request_decode and
  * calls the API's handler. Every handler must finish the request exactly
- * once with bk_req_respond / bk_req_respond_none / bk_req_close, now or
+ * once with bk_api_req_respond / bk_api_req_respond_none / bk_api_req_close, now or
  * later (Fetch waits in the purgatory; commits may complete later). The
  * finish call frees the request.
  *
@@ -28,22 +28,22 @@
 #include "broker/net/net.h"
 #include "broker/core/node.h"
 
-#define BK_REQ_ARENA_CAP_BYTES ((size_t)256 << 20)   /* decode + response arrays */
+#define BK_API_REQ_ARENA_CAP_BYTES ((size_t)256 << 20)   /* decode + response arrays */
 
-typedef struct bk_req {
+typedef struct bk_api_req {
     bk_node_t *node;
     bk_net_t *net;              /* the listener the request came in on */
-    bk_slot_t slot;
+    bk_net_slot_t slot;
     kp_request_header_t hdr;
     void *body;                 /* kp_<api>_request_t, in `arena` */
     kp_arena_t arena;           /* request arrays and response arrays */
     uint8_t *frame;             /* owned (taken from the net); body slices point into it */
     size_t frame_len;
     char peer[64];
-    uint64_t start_ns;          /* bk_mono_ns at frame arrival (latency metric) */
-} bk_req_t;
+    uint64_t start_ns;          /* bk_net_mono_ns at frame arrival (latency metric) */
+} bk_api_req_t;
 
-typedef void (*bk_handler_fn)(bk_req_t *req);
+typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
 
 /* The served APIs: key, our max version (= the codec's max stable version
  * unless a handler caps it) and handler. ApiVersions advertises exactly
@@ -52,95 +52,95 @@ typedef struct {
     int16_t api_key;
     int16_t min_version;
     int16_t max_version;
-    bk_handler_fn fn;
+    bk_api_handler_fn fn;
 } bk_api_entry_t;
 
 /* The table (sorted by key) and its length. */
-const bk_api_entry_t *bk_dispatch_table(size_t *n);
+const bk_api_entry_t *bk_api_dispatch_table(size_t *n);
 /* The entry for `api_key`, or NULL when we do not serve it. */
-const bk_api_entry_t *bk_dispatch_find(int16_t api_key);
+const bk_api_entry_t *bk_api_dispatch_find(int16_t api_key);
 
-/* bk_frame_fn for bk_net_config_t.on_frame; ctx is the bk_node_t. */
-void bk_dispatch_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
+/* bk_net_frame_fn for bk_net_config_t.on_frame; ctx is the bk_node_t. */
+void bk_api_dispatch_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
 /* One frame that arrived on another listener of the node (`net`, e.g. the
  * controller listener): served by its handler from the table above, without
  * forwarding, answered on `net`. The caller decides which APIs it lets
- * through; the frame is taken from `conn` as in bk_dispatch_frame, so this
+ * through; the frame is taken from `conn` as in bk_api_dispatch_frame, so this
  * runs inside the net's frame callback of `conn`. */
-void bk_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_conn_t *conn, const uint8_t *frame, size_t len);
+void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
 
 /* Encodes `resp` (a kp_<api>_response_t of the request's api and version)
  * and completes the slot. Records fields whose `ext` is set must point at a
  * st_read_result_t: their file ranges are sent with sendfile. If encoding
  * fails the connection is closed (a bug or a bound hit; logged). Frees req. */
-void bk_req_respond(bk_req_t *req, const void *resp);
-/* bk_req_respond in two steps, for an answer that must wait (the group
+void bk_api_req_respond(bk_api_req_t *req, const void *resp);
+/* bk_api_req_respond in two steps, for an answer that must wait (the group
  * coordinator waits for its records to replicate): encode now, while the
  * body's pointers are valid, into *body_out (owned by the caller until
- * bk_req_send; counted in the error metrics now). Returns KP_OK or the
- * codec status (then close the request). bk_req_send queues the body
+ * bk_api_req_send; counted in the error metrics now). Returns KP_OK or the
+ * codec status (then close the request). bk_api_req_send queues the body
  * (taking it) and frees req. */
-KP_MUST_CHECK int bk_req_encode(bk_req_t *req, const void *resp, struct evbuffer **body_out);
-void bk_req_send(bk_req_t *req, struct evbuffer *body);
+KP_MUST_CHECK int bk_api_req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out);
+void bk_api_req_send(bk_api_req_t *req, struct evbuffer *body);
 /* No response bytes (acks=0 Produce). Frees req. */
-void bk_req_respond_none(bk_req_t *req);
+void bk_api_req_respond_none(bk_api_req_t *req);
 /* Closes the connection after earlier responses flush. Frees req. */
-void bk_req_close(bk_req_t *req, const char *why);
+void bk_api_req_close(bk_api_req_t *req, const char *why);
 
 /* Arena allocation for response arrays: count * size bytes, zeroed. On
  * failure returns NULL (the caller answers an error or closes). */
-void *bk_req_alloc(bk_req_t *req, size_t count, size_t size);
+void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size);
 /* A C string copy of a decoded string in the arena ("" for null). */
-char *bk_req_cstr(bk_req_t *req, kp_str_t s);
+char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s);
 /* A slice of a NUL-terminated string (no copy). */
-kp_str_t bk_str(const char *s);
+kp_str_t bk_api_str(const char *s);
 
 /* The partition `topic`/`partition` if this node leads it with an open
  * log; else NULL with *err = UNKNOWN_TOPIC_OR_PARTITION,
  * NOT_LEADER_OR_FOLLOWER or KAFKA_STORAGE_ERROR. */
-struct bk_part;
-struct bk_part *bk_req_leader_part(bk_req_t *req, kp_str_t topic, int32_t partition, int16_t *err);
+struct bk_repl_part;
+struct bk_repl_part *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err);
 
 /* Handlers (one file per family). */
-void bk_h_api_versions(bk_req_t *req);
-void bk_h_metadata(bk_req_t *req);
-void bk_h_produce(bk_req_t *req);
-void bk_h_fetch(bk_req_t *req);
-void bk_h_list_offsets(bk_req_t *req);
-void bk_h_find_coordinator(bk_req_t *req);
-void bk_h_join_group(bk_req_t *req);
-void bk_h_sync_group(bk_req_t *req);
-void bk_h_heartbeat(bk_req_t *req);
-void bk_h_leave_group(bk_req_t *req);
-void bk_h_list_groups(bk_req_t *req);
-void bk_h_describe_groups(bk_req_t *req);
-void bk_h_delete_groups(bk_req_t *req);
-void bk_h_offset_commit(bk_req_t *req);
-void bk_h_offset_fetch(bk_req_t *req);
-void bk_h_offset_delete(bk_req_t *req);
-void bk_h_init_producer_id(bk_req_t *req);
-void bk_h_offset_for_leader_epoch(bk_req_t *req);
-void bk_h_delete_records(bk_req_t *req);
-void bk_h_create_topics(bk_req_t *req);
-void bk_h_delete_topics(bk_req_t *req);
-void bk_h_create_partitions(bk_req_t *req);
-void bk_h_elect_leaders(bk_req_t *req);                    /* h_reassign.c */
-void bk_h_alter_partition_reassignments(bk_req_t *req);
-void bk_h_list_partition_reassignments(bk_req_t *req);
-void bk_h_describe_configs(bk_req_t *req);
-void bk_h_alter_configs(bk_req_t *req);
-void bk_h_incremental_alter_configs(bk_req_t *req);
-void bk_h_describe_cluster(bk_req_t *req);
-void bk_h_describe_quorum(bk_req_t *req);
-void bk_h_describe_log_dirs(bk_req_t *req);
-void bk_h_init_producer_id_txn(bk_req_t *req);             /* h_txn.c (from h_producer.c) */
-void bk_h_add_partitions_to_txn(bk_req_t *req);
-void bk_h_add_offsets_to_txn(bk_req_t *req);
-void bk_h_end_txn(bk_req_t *req);
-void bk_h_write_txn_markers(bk_req_t *req);
-void bk_h_txn_offset_commit(bk_req_t *req);
-void bk_h_describe_transactions(bk_req_t *req);            /* h_txn_admin.c */
-void bk_h_list_transactions(bk_req_t *req);
-void bk_h_describe_producers(bk_req_t *req);
+void bk_api_h_api_versions(bk_api_req_t *req);
+void bk_api_h_metadata(bk_api_req_t *req);
+void bk_api_h_produce(bk_api_req_t *req);
+void bk_api_h_fetch(bk_api_req_t *req);
+void bk_api_h_list_offsets(bk_api_req_t *req);
+void bk_api_h_find_coordinator(bk_api_req_t *req);
+void bk_api_h_join_group(bk_api_req_t *req);
+void bk_api_h_sync_group(bk_api_req_t *req);
+void bk_api_h_heartbeat(bk_api_req_t *req);
+void bk_api_h_leave_group(bk_api_req_t *req);
+void bk_api_h_list_groups(bk_api_req_t *req);
+void bk_api_h_describe_groups(bk_api_req_t *req);
+void bk_api_h_delete_groups(bk_api_req_t *req);
+void bk_api_h_offset_commit(bk_api_req_t *req);
+void bk_api_h_offset_fetch(bk_api_req_t *req);
+void bk_api_h_offset_delete(bk_api_req_t *req);
+void bk_api_h_init_producer_id(bk_api_req_t *req);
+void bk_api_h_offset_for_leader_epoch(bk_api_req_t *req);
+void bk_api_h_delete_records(bk_api_req_t *req);
+void bk_api_h_create_topics(bk_api_req_t *req);
+void bk_api_h_delete_topics(bk_api_req_t *req);
+void bk_api_h_create_partitions(bk_api_req_t *req);
+void bk_api_h_elect_leaders(bk_api_req_t *req);                    /* h_reassign.c */
+void bk_api_h_alter_partition_reassignments(bk_api_req_t *req);
+void bk_api_h_list_partition_reassignments(bk_api_req_t *req);
+void bk_api_h_describe_configs(bk_api_req_t *req);
+void bk_api_h_alter_configs(bk_api_req_t *req);
+void bk_api_h_incremental_alter_configs(bk_api_req_t *req);
+void bk_api_h_describe_cluster(bk_api_req_t *req);
+void bk_api_h_describe_quorum(bk_api_req_t *req);
+void bk_api_h_describe_log_dirs(bk_api_req_t *req);
+void bk_api_h_init_producer_id_txn(bk_api_req_t *req);             /* h_txn.c (from h_producer.c) */
+void bk_api_h_add_partitions_to_txn(bk_api_req_t *req);
+void bk_api_h_add_offsets_to_txn(bk_api_req_t *req);
+void bk_api_h_end_txn(bk_api_req_t *req);
+void bk_api_h_write_txn_markers(bk_api_req_t *req);
+void bk_api_h_txn_offset_commit(bk_api_req_t *req);
+void bk_api_h_describe_transactions(bk_api_req_t *req);            /* h_txn_admin.c */
+void bk_api_h_list_transactions(bk_api_req_t *req);
+void bk_api_h_describe_producers(bk_api_req_t *req);
 
 #endif

@@ -15,8 +15,8 @@
 
 #include "broker/core/node.h"
 
-KP_MUST_CHECK bk_fetch_state_t *bk_fetch_new(bk_node_t *n);
+KP_MUST_CHECK bk_node_fetch_state_t *bk_api_fetch_new(bk_node_t *n);
 /* Frees the sessions (waiting fetches are the purgatory's: flush it first). */
-void bk_fetch_free(bk_fetch_state_t *f);
+void bk_api_fetch_free(bk_node_fetch_state_t *f);
 
 #endif

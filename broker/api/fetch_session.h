@@ -7,9 +7,9 @@
  * I/O, no clock (the caller passes now_ms); owned by the loop thread.
  *
  * Bounds: `slots` sessions (max.incremental.fetch.session.cache.slots; 0 =
- * no sessions), BK_FS_PARTS_MAX partitions per session. When the cache is
+ * no sessions), BK_API_FS_PARTS_MAX partitions per session. When the cache is
  * full a new session evicts the least recently used one idle for at least
- * BK_FS_EVICT_IDLE_MS, else no session is created (the client gets session
+ * BK_API_FS_EVICT_IDLE_MS, else no session is created (the client gets session
  * id 0 and keeps doing full fetches). */
 #ifndef SKIFF_BK_FETCH_SESSION_H
 #define SKIFF_BK_FETCH_SESSION_H
@@ -20,9 +20,9 @@
 
 #include "protocol/kp_wire.h"
 
-#define BK_FS_PARTS_MAX 100000
-#define BK_FS_EVICT_IDLE_MS 120000
-#define BK_FS_NEVER (-2)          /* last_* before the first answer */
+#define BK_API_FS_PARTS_MAX 100000
+#define BK_API_FS_EVICT_IDLE_MS 120000
+#define BK_API_FS_NEVER (-2)          /* last_* before the first answer */
 
 typedef struct {
     char *topic;                  /* owned; "" when fetched by topic id */
@@ -32,43 +32,43 @@ typedef struct {
     int32_t max_bytes;
     int32_t current_leader_epoch;
     int64_t last_hw, last_lso, last_start;
-} bk_fs_part_t;
+} bk_api_fs_part_t;
 
 typedef struct {
     int32_t id;                   /* > 0; 0 = free slot */
     int32_t epoch;                /* the epoch the next request must carry */
     int64_t last_used_ms;
-    bk_fs_part_t *parts;
+    bk_api_fs_part_t *parts;
     size_t n, cap;
-} bk_fs_t;
+} bk_api_fs_t;
 
 typedef struct {
-    bk_fs_t *v;                   /* `slots` entries */
+    bk_api_fs_t *v;                   /* `slots` entries */
     size_t slots;
     size_t used;
     uint64_t rng;                 /* session ids */
-} bk_fs_cache_t;
+} bk_api_fs_cache_t;
 
 /* KP_OK or KP_ERR_NOMEM. */
-KP_MUST_CHECK int bk_fs_cache_init(bk_fs_cache_t *c, size_t slots, uint64_t seed);
-void bk_fs_cache_free(bk_fs_cache_t *c);
+KP_MUST_CHECK int bk_api_fs_cache_init(bk_api_fs_cache_t *c, size_t slots, uint64_t seed);
+void bk_api_fs_cache_free(bk_api_fs_cache_t *c);
 
 /* The session with `id`, or NULL. Valid until the next create/remove. */
-bk_fs_t *bk_fs_find(bk_fs_cache_t *c, int32_t id);
+bk_api_fs_t *bk_api_fs_find(bk_api_fs_cache_t *c, int32_t id);
 /* A new empty session (epoch 1) with a fresh id, or NULL when the cache is
  * full of recently used sessions (or has no slots). */
-bk_fs_t *bk_fs_create(bk_fs_cache_t *c, int64_t now_ms);
-void bk_fs_remove(bk_fs_cache_t *c, int32_t id);
+bk_api_fs_t *bk_api_fs_create(bk_api_fs_cache_t *c, int64_t now_ms);
+void bk_api_fs_remove(bk_api_fs_cache_t *c, int32_t id);
 
 /* Partition lookup by (name or id, partition): by id when `by_id`. */
-bk_fs_part_t *bk_fs_part_find(bk_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,
+bk_api_fs_part_t *bk_api_fs_part_find(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,
                               int32_t partition);
-/* Adds (last_* = BK_FS_NEVER) or updates the partition's request fields.
- * KP_ERR_TOO_LARGE past BK_FS_PARTS_MAX, KP_ERR_NOMEM. */
-KP_MUST_CHECK int bk_fs_part_upsert(bk_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,
+/* Adds (last_* = BK_API_FS_NEVER) or updates the partition's request fields.
+ * KP_ERR_TOO_LARGE past BK_API_FS_PARTS_MAX, KP_ERR_NOMEM. */
+KP_MUST_CHECK int bk_api_fs_part_upsert(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,
                                     int32_t partition, int64_t fetch_offset, int32_t max_bytes,
                                     int32_t current_leader_epoch);
 /* Removes the partition if present (order of the rest is kept). */
-void bk_fs_part_forget(bk_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id, int32_t partition);
+void bk_api_fs_part_forget(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id, int32_t partition);
 
 #endif

@@ -19,15 +19,15 @@ static bool software_field_ok(kp_str_t s) {
     return true;
 }
 
-void bk_h_api_versions(bk_req_t *req) {
+void bk_api_h_api_versions(bk_api_req_t *req) {
     const kp_api_versions_request_t *q = req->body;
     size_t n = 0;
-    const bk_api_entry_t *t = bk_dispatch_table(&n);
+    const bk_api_entry_t *t = bk_api_dispatch_table(&n);
     kp_api_versions_response_t r;
     memset(&r, 0, sizeof r);
     kp_api_versions_response_init(&r);
-    kp_api_versions_response_api_version_t *av = bk_req_alloc(req, n, sizeof *av);
-    if (!av) { bk_req_close(req, "out of memory"); return; }
+    kp_api_versions_response_api_version_t *av = bk_api_req_alloc(req, n, sizeof *av);
+    if (!av) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++) {
         av[i].api_key = t[i].api_key;
         av[i].min_version = t[i].min_version;
@@ -38,5 +38,5 @@ void bk_h_api_versions(bk_req_t *req) {
     if (req->hdr.api_version >= 3 &&
         (!software_field_ok(q->client_software_name) || !software_field_ok(q->client_software_version)))
         r.error_code = KP_ERROR_INVALID_REQUEST;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }

@@ -9,36 +9,36 @@
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
 
-void bk_h_describe_cluster(bk_req_t *req) {
+void bk_api_h_describe_cluster(bk_api_req_t *req) {
     bk_node_t *n = req->node;
     kp_describe_cluster_response_t r;
     memset(&r, 0, sizeof r);
     kp_describe_cluster_response_init(&r);
-    r.cluster_id = bk_str(n->cluster_id);
+    r.cluster_id = bk_api_str(n->cluster_id);
     r.controller_id = n->id;
-    kp_describe_cluster_response_describe_cluster_broker_t *bs = bk_req_alloc(req, n->img.nbrokers, sizeof *bs);
-    if (!bs) { bk_req_close(req, "out of memory"); return; }
+    kp_describe_cluster_response_describe_cluster_broker_t *bs = bk_api_req_alloc(req, n->img.nbrokers, sizeof *bs);
+    if (!bs) { bk_api_req_close(req, "out of memory"); return; }
     int32_t k = 0;
     for (size_t i = 0; i < n->img.nbrokers; i++) {
-        const bk_broker_t *b = &n->img.brokers[i];
+        const bk_meta_broker_t *b = &n->img.brokers[i];
         if (b->fenced || b->nendpoints == 0) continue;
         kp_describe_cluster_response_describe_cluster_broker_init(&bs[k]);
         bs[k].broker_id = b->id;
-        bs[k].host = bk_str(b->endpoints[0].host);
+        bs[k].host = bk_api_str(b->endpoints[0].host);
         bs[k].port = b->endpoints[0].port;
-        bs[k].rack = b->rack ? bk_str(b->rack) : kp_slice_null();
+        bs[k].rack = b->rack ? bk_api_str(b->rack) : kp_slice_null();
         k++;
     }
     r.brokers.items = bs;
     r.brokers.count = k;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 typedef kp_describe_log_dirs_response_describe_log_dirs_topic_t ltopic_t;
 typedef kp_describe_log_dirs_response_describe_log_dirs_partition_t lpart_t;
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     int dir;
     const kp_describe_log_dirs_request_t *q;
     ltopic_t *topics;       /* one entry per held partition (topics repeat) */
@@ -46,7 +46,7 @@ typedef struct {
     int err;
 } logdir_ctx_t;
 
-static bool asked(const kp_describe_log_dirs_request_t *q, const bk_part_t *p) {
+static bool asked(const kp_describe_log_dirs_request_t *q, const bk_repl_part_t *p) {
     if (q->topics.count < 0) return true;   /* null = everything */
     size_t len = strlen(p->topic);
     for (int32_t i = 0; i < q->topics.count; i++) {
@@ -58,14 +58,14 @@ static bool asked(const kp_describe_log_dirs_request_t *q, const bk_part_t *p) {
     return false;
 }
 
-static void add_part(bk_part_t *p, void *arg) {
+static void add_part(bk_repl_part_t *p, void *arg) {
     logdir_ctx_t *c = arg;
     if (c->err || p->dir != c->dir || !p->log || !asked(c->q, p)) return;
     if (c->n == c->cap) { c->err = 1; return; }
     ltopic_t *t = &c->topics[c->n++];
     kp_describe_log_dirs_response_describe_log_dirs_topic_init(t);
-    t->name = bk_str(p->topic);
-    lpart_t *lp = bk_req_alloc(c->req, 1, sizeof *lp);
+    t->name = bk_api_str(p->topic);
+    lpart_t *lp = bk_api_req_alloc(c->req, 1, sizeof *lp);
     if (!lp) { c->err = 1; return; }
     kp_describe_log_dirs_response_describe_log_dirs_partition_init(lp);
     lp->partition_index = p->partition;
@@ -75,23 +75,23 @@ static void add_part(bk_part_t *p, void *arg) {
     t->partitions.count = 1;
 }
 
-void bk_h_describe_log_dirs(bk_req_t *req) {
+void bk_api_h_describe_log_dirs(bk_api_req_t *req) {
     const kp_describe_log_dirs_request_t *q = req->body;
     bk_node_t *n = req->node;
     kp_describe_log_dirs_response_t r;
     memset(&r, 0, sizeof r);
     kp_describe_log_dirs_response_init(&r);
-    kp_describe_log_dirs_response_describe_log_dirs_result_t *rs = bk_req_alloc(req, n->ndirs, sizeof *rs);
-    if (!rs) { bk_req_close(req, "out of memory"); return; }
-    size_t held = bk_parts_count(n->parts);
+    kp_describe_log_dirs_response_describe_log_dirs_result_t *rs = bk_api_req_alloc(req, n->ndirs, sizeof *rs);
+    if (!rs) { bk_api_req_close(req, "out of memory"); return; }
+    size_t held = bk_repl_parts_count(n->parts);
     for (size_t d = 0; d < n->ndirs; d++) {
         kp_describe_log_dirs_response_describe_log_dirs_result_init(&rs[d]);
-        rs[d].log_dir = bk_str(n->dirs[d].path);
+        rs[d].log_dir = bk_api_str(n->dirs[d].path);
         logdir_ctx_t c = { req, (int)d, q, NULL, 0, (int32_t)held, 0 };
-        c.topics = bk_req_alloc(req, held, sizeof *c.topics);
-        if (!c.topics) { bk_req_close(req, "out of memory"); return; }
-        bk_parts_each(n->parts, add_part, &c);
-        if (c.err) { bk_req_close(req, "out of memory"); return; }
+        c.topics = bk_api_req_alloc(req, held, sizeof *c.topics);
+        if (!c.topics) { bk_api_req_close(req, "out of memory"); return; }
+        bk_repl_parts_each(n->parts, add_part, &c);
+        if (c.err) { bk_api_req_close(req, "out of memory"); return; }
         rs[d].topics.items = c.topics;
         rs[d].topics.count = c.n;
         struct statvfs sv;
@@ -104,5 +104,5 @@ void bk_h_describe_log_dirs(bk_req_t *req) {
     }
     r.results.items = rs;
     r.results.count = (int32_t)n->ndirs;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }

@@ -8,7 +8,7 @@
  * the commit the node applies them at once: topic settings go to the open
  * logs (retention, segment size, max.message.bytes, ... take effect without
  * restart) and broker keys go to the config's dynamic layer
- * (bk_config_set_dynamic). A resource with any invalid entry changes
+ * (bk_cfg_set_dynamic). A resource with any invalid entry changes
  * nothing (INVALID_CONFIG with the reason). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@
 typedef kp_describe_configs_response_describe_configs_resource_result_t drow_t;
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     const kp_describe_configs_request_describe_configs_resource_t *rq;
     drow_t *rows;
     int32_t n, cap;
@@ -42,15 +42,15 @@ static bool wanted(const kp_describe_configs_request_describe_configs_resource_t
     return false;
 }
 
-static void add_row(const bk_config_entry_t *e, void *arg) {
+static void add_row(const bk_cfg_entry_t *e, void *arg) {
     describe_ctx_t *c = arg;
     if (c->err || !wanted(c->rq, e->name)) return;
     if (c->n == c->cap) { c->err = KP_ERR_TOO_LARGE; return; }
     drow_t *o = &c->rows[c->n++];
     kp_describe_configs_response_describe_configs_resource_result_init(o);
     /* the entry's strings may be temporary: copy them into the arena */
-    o->name = bk_str(bk_req_cstr(c->req, bk_str(e->name)));
-    o->value = e->value ? bk_str(bk_req_cstr(c->req, bk_str(e->value))) : kp_slice_null();
+    o->name = bk_api_str(bk_api_req_cstr(c->req, bk_api_str(e->name)));
+    o->value = e->value ? bk_api_str(bk_api_req_cstr(c->req, bk_api_str(e->value))) : kp_slice_null();
     o->read_only = e->read_only;
     if (c->req->hdr.api_version == 0) o->is_default = e->is_default;
     o->config_source = (int8_t)e->source;
@@ -68,7 +68,7 @@ static bool broker_name_ok(const bk_node_t *n, kp_str_t name, bool *cluster_defa
     return name.len == strlen(buf) && memcmp(name.p, buf, name.len) == 0;
 }
 
-static void describe_one(bk_req_t *req, const kp_describe_configs_request_describe_configs_resource_t *rq,
+static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_describe_configs_resource_t *rq,
                          kp_describe_configs_response_describe_configs_result_t *o) {
     bk_node_t *n = req->node;
     kp_describe_configs_response_describe_configs_result_init(o);
@@ -76,28 +76,28 @@ static void describe_one(bk_req_t *req, const kp_describe_configs_request_descri
     o->resource_name = rq->resource_name;
     o->error_message = kp_slice_null();
     o->configs.count = 0;
-    describe_ctx_t c = { req, rq, NULL, 0, BK_CFG__COUNT + BK_TC__COUNT, 0 };
-    c.rows = bk_req_alloc(req, (size_t)c.cap, sizeof *c.rows);
+    describe_ctx_t c = { req, rq, NULL, 0, BK_CFG__COUNT + BK_CFG_TC__COUNT, 0 };
+    c.rows = bk_api_req_alloc(req, (size_t)c.cap, sizeof *c.rows);
     if (!c.rows) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
-    if (rq->resource_type == BK_RESOURCE_TOPIC) {
-        char *name = bk_req_cstr(req, rq->resource_name);
-        if (!name || !bk_image_topic_by_name(&n->img, name)) {
+    if (rq->resource_type == BK_META_RESOURCE_TOPIC) {
+        char *name = bk_api_req_cstr(req, rq->resource_name);
+        if (!name || !bk_meta_image_topic_by_name(&n->img, name)) {
             o->error_code = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-            o->error_message = bk_str("unknown topic");
+            o->error_message = bk_api_str("unknown topic");
             return;
         }
-        bk_topic_config_describe(n->cfg, bk_node_topic_config(n, name), add_row, &c);
-    } else if (rq->resource_type == BK_RESOURCE_BROKER) {
+        bk_cfg_topic_describe(n->cfg, bk_node_topic_config(n, name), add_row, &c);
+    } else if (rq->resource_type == BK_META_RESOURCE_BROKER) {
         bool def;
         if (!broker_name_ok(n, rq->resource_name, &def)) {
             o->error_code = KP_ERROR_INVALID_REQUEST;
-            o->error_message = bk_str("not this broker's id");
+            o->error_message = bk_api_str("not this broker's id");
             return;
         }
-        bk_config_describe_broker(n->cfg, add_row, &c);
+        bk_cfg_describe_broker(n->cfg, add_row, &c);
     } else {
         o->error_code = KP_ERROR_INVALID_REQUEST;
-        o->error_message = bk_str("unsupported resource type");
+        o->error_message = bk_api_str("unsupported resource type");
         return;
     }
     if (c.err) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
@@ -105,18 +105,18 @@ static void describe_one(bk_req_t *req, const kp_describe_configs_request_descri
     o->configs.count = c.n;
 }
 
-void bk_h_describe_configs(bk_req_t *req) {
+void bk_api_h_describe_configs(bk_api_req_t *req) {
     const kp_describe_configs_request_t *q = req->body;
     kp_describe_configs_response_t r;
     memset(&r, 0, sizeof r);
     kp_describe_configs_response_init(&r);
     size_t nr = q->resources.count > 0 ? (size_t)q->resources.count : 0;
-    kp_describe_configs_response_describe_configs_result_t *rs = bk_req_alloc(req, nr, sizeof *rs);
-    if (!rs) { bk_req_close(req, "out of memory"); return; }
+    kp_describe_configs_response_describe_configs_result_t *rs = bk_api_req_alloc(req, nr, sizeof *rs);
+    if (!rs) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nr; i++) describe_one(req, &q->resources.items[i], &rs[i]);
     r.results.items = rs;
     r.results.count = (int32_t)nr;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 /* ---- altering ------------------------------------------------------------------- */
@@ -137,7 +137,7 @@ typedef struct {
     char message[CFG_ERR_MAX];
 } resource_t;
 
-static void emit(bk_recs_t *out, int32_t type, const char *rname, const char *name, const char *value) {
+static void emit(bk_meta_recs_t *out, int32_t type, const char *rname, const char *name, const char *value) {
     Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
     m.has_resource_type = true;
     m.resource_type = type;
@@ -147,22 +147,22 @@ static void emit(bk_recs_t *out, int32_t type, const char *rname, const char *na
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
-    bk_recs_add(out, &r);
+    bk_meta_recs_add(out, &r);
 }
 
 /* Validates a resource's changes; sets res->error/message on the first bad one. */
 static void validate(bk_node_t *n, resource_t *res) {
-    if (res->type == BK_RESOURCE_TOPIC) {
-        if (!bk_image_topic_by_name(bk_node_decision_image(n), res->name)) {
+    if (res->type == BK_META_RESOURCE_TOPIC) {
+        if (!bk_meta_image_topic_by_name(bk_node_decision_image(n), res->name)) {
             res->error = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             snprintf(res->message, sizeof res->message, "unknown topic '%s'", res->name);
             return;
         }
         for (size_t i = 0; i < res->nch; i++) {
-            if (bk_topic_key_by_name(res->ch[i].name) == BK_TC__COUNT ||
-                (res->ch[i].value && bk_topic_config_validate(res->ch[i].name, res->ch[i].value, res->message,
+            if (bk_cfg_topic_key_by_name(res->ch[i].name) == BK_CFG_TC__COUNT ||
+                (res->ch[i].value && bk_cfg_topic_validate(res->ch[i].name, res->ch[i].value, res->message,
                                                               sizeof res->message) != 0)) {
-                if (bk_topic_key_by_name(res->ch[i].name) == BK_TC__COUNT)
+                if (bk_cfg_topic_key_by_name(res->ch[i].name) == BK_CFG_TC__COUNT)
                     snprintf(res->message, sizeof res->message, "unknown topic config '%s'", res->ch[i].name);
                 res->error = KP_ERROR_INVALID_CONFIG;
                 return;
@@ -170,26 +170,26 @@ static void validate(bk_node_t *n, resource_t *res) {
         }
         return;
     }
-    if (res->type != BK_RESOURCE_BROKER) {
+    if (res->type != BK_META_RESOURCE_BROKER) {
         res->error = KP_ERROR_INVALID_REQUEST;
         snprintf(res->message, sizeof res->message, "unsupported resource type %d", res->type);
         return;
     }
     for (size_t i = 0; i < res->nch; i++)
-        if (bk_config_set_dynamic(n->cfg, res->ch[i].name, res->ch[i].value, res->cluster_default, true,
+        if (bk_cfg_set_dynamic(n->cfg, res->ch[i].name, res->ch[i].value, res->cluster_default, true,
                                   res->message, sizeof res->message) != 0) {
             res->error = KP_ERROR_INVALID_CONFIG;
             return;
         }
 }
 
-static void emit_resource(const resource_t *res, bk_recs_t *out) {
-    const char *rname = res->type == BK_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
+static void emit_resource(const resource_t *res, bk_meta_recs_t *out) {
+    const char *rname = res->type == BK_META_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
     for (size_t i = 0; i < res->nch; i++) emit(out, res->type, rname, res->ch[i].name, res->ch[i].value);
 }
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     resource_t *res;
     size_t nres;
     bool replace;
@@ -199,7 +199,7 @@ typedef struct {
 static void apply_broker_dynamic(bk_node_t *n, const resource_t *res) {
     char why[CFG_ERR_MAX];
     for (size_t i = 0; i < res->nch; i++)
-        if (bk_config_set_dynamic(n->cfg, res->ch[i].name, res->ch[i].value, res->cluster_default, false, why,
+        if (bk_cfg_set_dynamic(n->cfg, res->ch[i].name, res->ch[i].value, res->cluster_default, false, why,
                                   sizeof why) != 0)
             fprintf(stderr, "skiff: node %d: committed broker config %s not applied: %s\n", n->id,
                     res->ch[i].name, why);
@@ -207,11 +207,11 @@ static void apply_broker_dynamic(bk_node_t *n, const resource_t *res) {
 
 /* Legacy AlterConfigs replaces the whole set: every current override the
  * request does not name becomes a removal. */
-static int add_removals(bk_req_t *req, resource_t *res) {
-    const char *rname = res->type == BK_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
+static int add_removals(bk_api_req_t *req, resource_t *res) {
+    const char *rname = res->type == BK_META_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
     size_t cnt = 0;
-    const bk_img_config_t *cur = bk_image_configs(bk_node_decision_image(req->node), res->type, rname, &cnt);
-    change_t *all = bk_req_alloc(req, res->nch + cnt, sizeof *all);
+    const bk_meta_img_config_t *cur = bk_meta_image_configs(bk_node_decision_image(req->node), res->type, rname, &cnt);
+    change_t *all = bk_api_req_alloc(req, res->nch + cnt, sizeof *all);
     if (!all) return KP_ERR_NOMEM;
     if (res->nch) memcpy(all, res->ch, res->nch * sizeof *all);
     size_t n = res->nch;
@@ -222,7 +222,7 @@ static int add_removals(bk_req_t *req, resource_t *res) {
         /* a copy: the image frees its string when the removal applies,
          * before the answer reads the change again */
         size_t len = strlen(cur[k].name);
-        char *name = bk_req_alloc(req, len + 1, 1);
+        char *name = bk_api_req_alloc(req, len + 1, 1);
         if (!name) return KP_ERR_NOMEM;
         memcpy(name, cur[k].name, len + 1);
         all[n++] = (change_t){ name, NULL };
@@ -242,18 +242,18 @@ static void alter_answer(void *arg, int status) {
      * lags (a forwarded request answered by the controller). */
     if (status == KP_OK)
         for (size_t i = 0; i < c->nres; i++)
-            if (c->res[i].error == 0 && c->res[i].type == BK_RESOURCE_BROKER) apply_broker_dynamic(n, &c->res[i]);
+            if (c->res[i].error == 0 && c->res[i].type == BK_META_RESOURCE_BROKER) apply_broker_dynamic(n, &c->res[i]);
     size_t nr = c->nres;
     /* both responses have the same layout: error, message, type, name */
-    kp_alter_configs_response_alter_configs_resource_response_t *rs = bk_req_alloc(c->req, nr, sizeof *rs);
-    if (!rs) { bk_req_close(c->req, "out of memory"); return; }
+    kp_alter_configs_response_alter_configs_resource_response_t *rs = bk_api_req_alloc(c->req, nr, sizeof *rs);
+    if (!rs) { bk_api_req_close(c->req, "out of memory"); return; }
     for (size_t i = 0; i < nr; i++) {
         kp_alter_configs_response_alter_configs_resource_response_init(&rs[i]);
         rs[i].error_code = c->res[i].error ? c->res[i].error : status != KP_OK ? bk_node_commit_error(status) : 0;
-        rs[i].error_message = rs[i].error_code ? bk_str(c->res[i].message[0] ? c->res[i].message : kp_error_name(rs[i].error_code))
+        rs[i].error_message = rs[i].error_code ? bk_api_str(c->res[i].message[0] ? c->res[i].message : kp_error_name(rs[i].error_code))
                                                : kp_slice_null();
         rs[i].resource_type = c->res[i].type;
-        rs[i].resource_name = bk_str(c->res[i].name);
+        rs[i].resource_name = bk_api_str(c->res[i].name);
     }
     if (c->incremental) {
         kp_incremental_alter_configs_response_t r;
@@ -261,27 +261,27 @@ static void alter_answer(void *arg, int status) {
         kp_incremental_alter_configs_response_init(&r);
         r.responses.items = (kp_incremental_alter_configs_response_alter_configs_resource_response_t *)rs;
         r.responses.count = (int32_t)nr;
-        bk_req_respond(c->req, &r);
+        bk_api_req_respond(c->req, &r);
     } else {
         kp_alter_configs_response_t r;
         memset(&r, 0, sizeof r);
         kp_alter_configs_response_init(&r);
         r.responses.items = rs;
         r.responses.count = (int32_t)nr;
-        bk_req_respond(c->req, &r);
+        bk_api_req_respond(c->req, &r);
     }
 }
 
 static void alter_run(alter_ctx_t *c, bool validate_only) {
     bk_node_t *n = c->req->node;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     for (size_t i = 0; i < c->nres; i++) {
         resource_t *res = &c->res[i];
         if (res->error) continue;
-        if (res->type == BK_RESOURCE_BROKER) {
+        if (res->type == BK_META_RESOURCE_BROKER) {
             bool def;
-            if (!broker_name_ok(n, bk_str(res->name), &def)) {
+            if (!broker_name_ok(n, bk_api_str(res->name), &def)) {
                 res->error = KP_ERROR_INVALID_REQUEST;
                 snprintf(res->message, sizeof res->message, "not this broker's id");
                 continue;
@@ -296,52 +296,52 @@ static void alter_run(alter_ctx_t *c, bool validate_only) {
         if (res->error == 0 && !validate_only) emit_resource(res, &recs);
     }
     bk_node_commit(n, &recs, alter_answer, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
-static const char *cstr_or_null(bk_req_t *req, kp_str_t s) {
-    return kp_slice_is_null(s) ? NULL : bk_req_cstr(req, s);
+static const char *cstr_or_null(bk_api_req_t *req, kp_str_t s) {
+    return kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
 }
 
-void bk_h_alter_configs(bk_req_t *req) {
+void bk_api_h_alter_configs(bk_api_req_t *req) {
     const kp_alter_configs_request_t *q = req->body;
     size_t nr = q->resources.count > 0 ? (size_t)q->resources.count : 0;
-    alter_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    resource_t *res = bk_req_alloc(req, nr, sizeof *res);
-    if (!c || !res) { bk_req_close(req, "out of memory"); return; }
+    alter_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    resource_t *res = bk_api_req_alloc(req, nr, sizeof *res);
+    if (!c || !res) { bk_api_req_close(req, "out of memory"); return; }
     *c = (alter_ctx_t){ req, res, nr, true, false };
     for (size_t i = 0; i < nr; i++) {
         const kp_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         res[i].type = rq->resource_type;
-        res[i].name = bk_req_cstr(req, rq->resource_name);
+        res[i].name = bk_api_req_cstr(req, rq->resource_name);
         res[i].nch = rq->configs.count > 0 ? (size_t)rq->configs.count : 0;
-        res[i].ch = bk_req_alloc(req, res[i].nch, sizeof *res[i].ch);
-        if (!res[i].name || !res[i].ch) { bk_req_close(req, "out of memory"); return; }
+        res[i].ch = bk_api_req_alloc(req, res[i].nch, sizeof *res[i].ch);
+        if (!res[i].name || !res[i].ch) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < res[i].nch; k++) {
-            res[i].ch[k].name = bk_req_cstr(req, rq->configs.items[k].name);
+            res[i].ch[k].name = bk_api_req_cstr(req, rq->configs.items[k].name);
             res[i].ch[k].value = cstr_or_null(req, rq->configs.items[k].value);
         }
     }
     alter_run(c, q->validate_only);
 }
 
-void bk_h_incremental_alter_configs(bk_req_t *req) {
+void bk_api_h_incremental_alter_configs(bk_api_req_t *req) {
     const kp_incremental_alter_configs_request_t *q = req->body;
     size_t nr = q->resources.count > 0 ? (size_t)q->resources.count : 0;
-    alter_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    resource_t *res = bk_req_alloc(req, nr, sizeof *res);
-    if (!c || !res) { bk_req_close(req, "out of memory"); return; }
+    alter_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    resource_t *res = bk_api_req_alloc(req, nr, sizeof *res);
+    if (!c || !res) { bk_api_req_close(req, "out of memory"); return; }
     *c = (alter_ctx_t){ req, res, nr, false, true };
     for (size_t i = 0; i < nr; i++) {
         const kp_incremental_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         res[i].type = rq->resource_type;
-        res[i].name = bk_req_cstr(req, rq->resource_name);
+        res[i].name = bk_api_req_cstr(req, rq->resource_name);
         res[i].nch = rq->configs.count > 0 ? (size_t)rq->configs.count : 0;
-        res[i].ch = bk_req_alloc(req, res[i].nch, sizeof *res[i].ch);
-        if (!res[i].name || !res[i].ch) { bk_req_close(req, "out of memory"); return; }
+        res[i].ch = bk_api_req_alloc(req, res[i].nch, sizeof *res[i].ch);
+        if (!res[i].name || !res[i].ch) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < res[i].nch; k++) {
             const kp_incremental_alter_configs_request_alterable_config_t *a = &rq->configs.items[k];
-            res[i].ch[k].name = bk_req_cstr(req, a->name);
+            res[i].ch[k].name = bk_api_req_cstr(req, a->name);
             if (a->config_operation == 0) {
                 res[i].ch[k].value = cstr_or_null(req, a->value);
                 if (!res[i].ch[k].value) {

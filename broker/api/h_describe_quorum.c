@@ -11,9 +11,9 @@
 
 #define META_TOPIC "__cluster_metadata"
 
-static bool fill_replicas(bk_req_t *req, const raft_replica_state_t *in, size_t n,
+static bool fill_replicas(bk_api_req_t *req, const raft_replica_state_t *in, size_t n,
                           kp_describe_quorum_response_replica_state_t **out, int32_t *count) {
-    *out = n ? bk_req_alloc(req, n, sizeof **out) : NULL;
+    *out = n ? bk_api_req_alloc(req, n, sizeof **out) : NULL;
     if (n && !*out) return false;
     for (size_t i = 0; i < n; i++) {
         kp_describe_quorum_response_replica_state_init(&(*out)[i]);
@@ -26,7 +26,7 @@ static bool fill_replicas(bk_req_t *req, const raft_replica_state_t *in, size_t 
     return true;
 }
 
-void bk_h_describe_quorum(bk_req_t *req) {
+void bk_api_h_describe_quorum(bk_api_req_t *req) {
     bk_node_t *n = req->node;
     const kp_describe_quorum_request_t *in = req->body;
     raft_quorum_info_t qi;
@@ -48,15 +48,15 @@ void bk_h_describe_quorum(bk_req_t *req) {
     kp_describe_quorum_response_t r;
     kp_describe_quorum_response_init(&r);
     int32_t nt = in->topics.count > 0 ? in->topics.count : 0;
-    kp_describe_quorum_response_topic_data_t *ts = nt ? bk_req_alloc(req, (size_t)nt, sizeof *ts) : NULL;
-    if (nt && !ts) { bk_req_close(req, "out of memory"); return; }
+    kp_describe_quorum_response_topic_data_t *ts = nt ? bk_api_req_alloc(req, (size_t)nt, sizeof *ts) : NULL;
+    if (nt && !ts) { bk_api_req_close(req, "out of memory"); return; }
     for (int32_t i = 0; i < nt; i++) {
         const kp_describe_quorum_request_topic_data_t *t = &in->topics.items[i];
         kp_describe_quorum_response_topic_data_init(&ts[i]);
         ts[i].topic_name = t->topic_name;
         int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
-        kp_describe_quorum_response_partition_data_t *ps = np ? bk_req_alloc(req, (size_t)np, sizeof *ps) : NULL;
-        if (np && !ps) { bk_req_close(req, "out of memory"); return; }
+        kp_describe_quorum_response_partition_data_t *ps = np ? bk_api_req_alloc(req, (size_t)np, sizeof *ps) : NULL;
+        if (np && !ps) { bk_api_req_close(req, "out of memory"); return; }
         for (int32_t j = 0; j < np; j++) {
             kp_describe_quorum_response_partition_data_init(&ps[j]);
             ps[j].partition_index = t->partitions.items[j].partition_index;
@@ -68,7 +68,7 @@ void bk_h_describe_quorum(bk_req_t *req) {
             else if (!leader) ps[j].error_code = KP_ERROR_NOT_LEADER_OR_FOLLOWER;
             else if (!fill_replicas(req, qi.voters, qi.n_voters, &ps[j].current_voters.items, &ps[j].current_voters.count) ||
                      !fill_replicas(req, qi.observers, qi.n_observers, &ps[j].observers.items, &ps[j].observers.count)) {
-                bk_req_close(req, "out of memory");
+                bk_api_req_close(req, "out of memory");
                 return;
             }
         }
@@ -77,5 +77,5 @@ void bk_h_describe_quorum(bk_req_t *req) {
     }
     r.topics.items = ts;
     r.topics.count = nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }

@@ -51,7 +51,7 @@ typedef struct {
     int64_t last_hw, last_lso, last_start;
     int32_t last_fetched_epoch;   /* v12+ */
     bool replica;                 /* a follower's fetch: judged by its core */
-    bk_replica_verdict_t verdict; /* set once, when the request arrives */
+    bk_repl_replica_verdict_t verdict; /* set once, when the request arrives */
 } ftarget_t;
 
 typedef struct {
@@ -63,23 +63,23 @@ typedef struct {
 
 /* A fetch in the purgatory (request arena: lives until the answer). */
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     fplan_t *plan;
 } fwait_t;
 
 struct bk_fetch_state {
     bk_node_t *n;
-    bk_fs_cache_t sessions;
+    bk_api_fs_cache_t sessions;
 };
 
 typedef kp_fetch_response_partition_data_t fpart_t;
 
-bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
-    bk_fetch_state_t *f = calloc(1, sizeof *f);
+bk_node_fetch_state_t *bk_api_fetch_new(bk_node_t *n) {
+    bk_node_fetch_state_t *f = calloc(1, sizeof *f);
     if (!f) return NULL;
     f->n = n;
-    int64_t slots = bk_config_int(n->cfg, BK_CFG_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
-    if (bk_fs_cache_init(&f->sessions, (size_t)slots, (uint64_t)bk_now_ms() ^ (uint64_t)n->id << 32) != KP_OK) {
+    int64_t slots = bk_cfg_int(n->cfg, BK_CFG_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
+    if (bk_api_fs_cache_init(&f->sessions, (size_t)slots, (uint64_t)bk_net_now_ms() ^ (uint64_t)n->id << 32) != KP_OK) {
         free(f);
         return NULL;
     }
@@ -89,30 +89,30 @@ bk_fetch_state_t *bk_fetch_new(bk_node_t *n) {
 /* ---- resolving a requested partition ---------------------------------------- */
 
 typedef struct {
-    const bk_topic_t *t;
-    bk_part_t *p;
+    const bk_meta_topic_t *t;
+    bk_repl_part_t *p;
     int16_t err;
 } target_t;
 
-static bool by_id(const bk_req_t *req) { return req->hdr.api_version >= 13; }
+static bool by_id(const bk_api_req_t *req) { return req->hdr.api_version >= 13; }
 
-static const bk_topic_t *topic_of(bk_req_t *req, const ftarget_t *ft) {
-    if (by_id(req)) return bk_image_topic_by_id(&req->node->img, (const bk_uuid_t *)ft->topic_id.b);
-    char name[BK_TOPIC_NAME_MAX + 1];
-    if (ft->topic.len > BK_TOPIC_NAME_MAX) return NULL;
+static const bk_meta_topic_t *topic_of(bk_api_req_t *req, const ftarget_t *ft) {
+    if (by_id(req)) return bk_meta_image_topic_by_id(&req->node->img, (const bk_meta_uuid_t *)ft->topic_id.b);
+    char name[BK_META_TOPIC_NAME_MAX + 1];
+    if (ft->topic.len > BK_META_TOPIC_NAME_MAX) return NULL;
     memcpy(name, ft->topic.p, ft->topic.len);
     name[ft->topic.len] = '\0';
-    return bk_image_topic_by_name(&req->node->img, name);
+    return bk_meta_image_topic_by_name(&req->node->img, name);
 }
 
-static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
-    const bk_topic_t *t = topic_of(req, fp);
+static target_t resolve(bk_api_req_t *req, const ftarget_t *fp) {
+    const bk_meta_topic_t *t = topic_of(req, fp);
     target_t x = { t, NULL, 0 };
     if (!t || fp->partition < 0 || fp->partition >= t->nparts) {
         x.err = by_id(req) && !t ? KP_ERROR_UNKNOWN_TOPIC_ID : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return x;
     }
-    x.p = bk_parts_get(req->node->parts, &t->id, fp->partition);
+    x.p = bk_repl_parts_get(req->node->parts, &t->id, fp->partition);
     if (!x.p || !x.p->leader) { x.err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return x; }
     if (!x.p->log) { x.err = x.p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR; return x; }
     if (fp->replica) {            /* epochs and position: the core's verdict */
@@ -129,14 +129,14 @@ static target_t resolve(bk_req_t *req, const ftarget_t *fp) {
 }
 
 /* Replica id of a fetch (-1: a consumer). */
-static int32_t replica_id_of(const bk_req_t *req) {
+static int32_t replica_id_of(const bk_api_req_t *req) {
     const kp_fetch_request_t *q = req->body;
     return req->hdr.api_version >= 15 ? q->replica_state.replica_id : q->replica_id;
 }
 
 /* Followers read up to the LEO (they must copy what is not yet committed);
  * consumers up to the HW, or the LSO for read_committed. */
-static int64_t upper_bound(const bk_req_t *req, const st_log_t *log) {
+static int64_t upper_bound(const bk_api_req_t *req, const st_log_t *log) {
     const kp_fetch_request_t *q = req->body;
     if (replica_id_of(req) >= 0) return st_log_end_offset(log);
     return q->isolation_level == 1 ? st_log_last_stable_offset(log) : st_log_high_watermark(log);
@@ -149,7 +149,7 @@ static uint64_t part_max(const ftarget_t *fp) {
 /* Bytes a response would carry now, stopping at `enough`; true when some
  * partition has an error or news for an incremental session (answered at
  * once, as Kafka does). */
-static bool available(bk_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes) {
+static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes) {
     *bytes = 0;
     if (plan->error) return true;
     for (size_t i = 0; i < plan->n; i++) {
@@ -171,9 +171,9 @@ static bool available(bk_req_t *req, const fplan_t *plan, uint64_t enough, uint6
 
 /* ---- the plan: request and session ------------------------------------------------ */
 
-static void target_from_session(ftarget_t *t, const bk_fs_part_t *p) {
+static void target_from_session(ftarget_t *t, const bk_api_fs_part_t *p) {
     memset(t, 0, sizeof *t);
-    t->topic = bk_str(p->topic);
+    t->topic = bk_api_str(p->topic);
     t->topic_id = p->topic_id;
     t->partition = p->partition;
     t->current_leader_epoch = p->current_leader_epoch;
@@ -186,12 +186,12 @@ static void target_from_session(ftarget_t *t, const bk_fs_part_t *p) {
     t->last_fetched_epoch = -1;   /* sessions do not keep it */
 }
 
-static int plan_from_request(bk_req_t *req, fplan_t *plan) {
+static int plan_from_request(bk_api_req_t *req, fplan_t *plan) {
     const kp_fetch_request_t *q = req->body;
     size_t n = 0;
     for (int32_t i = 0; i < q->topics.count; i++)
         n += q->topics.items[i].partitions.count > 0 ? (size_t)q->topics.items[i].partitions.count : 0;
-    plan->v = bk_req_alloc(req, n, sizeof *plan->v);
+    plan->v = bk_api_req_alloc(req, n, sizeof *plan->v);
     if (!plan->v) return KP_ERR_NOMEM;
     plan->n = 0;
     for (int32_t i = 0; i < q->topics.count; i++) {
@@ -214,14 +214,14 @@ static int plan_from_request(bk_req_t *req, fplan_t *plan) {
 
 /* Applies an incremental request to its session (KIP-227): named
  * partitions are added or updated, forgotten ones removed. */
-static int16_t session_update(bk_req_t *req, bk_fs_t *s) {
+static int16_t session_update(bk_api_req_t *req, bk_api_fs_t *s) {
     const kp_fetch_request_t *q = req->body;
     bool id = by_id(req);
     for (int32_t i = 0; i < q->topics.count; i++) {
         const kp_fetch_request_fetch_topic_t *ft = &q->topics.items[i];
         for (int32_t k = 0; k < ft->partitions.count; k++) {
             const kp_fetch_request_fetch_partition_t *fp = &ft->partitions.items[k];
-            if (bk_fs_part_upsert(s, id, ft->topic, &ft->topic_id, fp->partition, fp->fetch_offset,
+            if (bk_api_fs_part_upsert(s, id, ft->topic, &ft->topic_id, fp->partition, fp->fetch_offset,
                                   fp->partition_max_bytes, fp->current_leader_epoch) != KP_OK)
                 return KP_ERROR_UNKNOWN_SERVER_ERROR;
         }
@@ -229,35 +229,35 @@ static int16_t session_update(bk_req_t *req, bk_fs_t *s) {
     for (int32_t i = 0; i < q->forgotten_topics_data.count; i++) {
         const kp_fetch_request_forgotten_topic_t *ft = &q->forgotten_topics_data.items[i];
         for (int32_t k = 0; k < ft->partitions.count; k++)
-            bk_fs_part_forget(s, id, ft->topic, &ft->topic_id, ft->partitions.items[k]);
+            bk_api_fs_part_forget(s, id, ft->topic, &ft->topic_id, ft->partitions.items[k]);
     }
     return 0;
 }
 
-static int build_plan(bk_req_t *req, bk_fetch_state_t *f, fplan_t *plan) {
+static int build_plan(bk_api_req_t *req, bk_node_fetch_state_t *f, fplan_t *plan) {
     const kp_fetch_request_t *q = req->body;
     memset(plan, 0, sizeof *plan);
     int32_t sid = req->hdr.api_version >= 7 ? q->session_id : 0;
     int32_t epoch = req->hdr.api_version >= 7 ? q->session_epoch : -1;
     if (epoch <= 0) {                       /* -1: sessionless; 0: (re)start a session */
-        if (sid != 0) bk_fs_remove(&f->sessions, sid);
+        if (sid != 0) bk_api_fs_remove(&f->sessions, sid);
         int rc = plan_from_request(req, plan);
         if (rc != KP_OK || epoch < 0) return rc;
-        bk_fs_t *s = bk_fs_create(&f->sessions, bk_now_ms());
+        bk_api_fs_t *s = bk_api_fs_create(&f->sessions, bk_net_now_ms());
         if (!s) return KP_OK;               /* cache full: no session */
-        if (session_update(req, s) != 0) { bk_fs_remove(&f->sessions, s->id); return KP_OK; }
+        if (session_update(req, s) != 0) { bk_api_fs_remove(&f->sessions, s->id); return KP_OK; }
         plan->session_id = s->id;
         return KP_OK;
     }
-    bk_fs_t *s = bk_fs_find(&f->sessions, sid);
+    bk_api_fs_t *s = bk_api_fs_find(&f->sessions, sid);
     if (!s) { plan->error = KP_ERROR_FETCH_SESSION_ID_NOT_FOUND; return KP_OK; }
     if (s->epoch != epoch) { plan->error = KP_ERROR_INVALID_FETCH_SESSION_EPOCH; return KP_OK; }
     plan->error = session_update(req, s);
-    if (plan->error) { bk_fs_remove(&f->sessions, sid); return KP_OK; }
+    if (plan->error) { bk_api_fs_remove(&f->sessions, sid); return KP_OK; }
     s->epoch = epoch == INT32_MAX ? 1 : epoch + 1;
-    s->last_used_ms = bk_now_ms();
+    s->last_used_ms = bk_net_now_ms();
     plan->session_id = sid;
-    plan->v = bk_req_alloc(req, s->n, sizeof *plan->v);
+    plan->v = bk_api_req_alloc(req, s->n, sizeof *plan->v);
     if (!plan->v) return KP_ERR_NOMEM;
     plan->n = s->n;
     for (size_t i = 0; i < s->n; i++) target_from_session(&plan->v[i], &s->parts[i]);
@@ -267,12 +267,12 @@ static int build_plan(bk_req_t *req, bk_fetch_state_t *f, fplan_t *plan) {
 /* ---- building the response ----------------------------------------------------- */
 
 /* Old versions: copy, refuse zstd (< v10), down-convert (< v4). */
-static int16_t copy_records(bk_req_t *req, st_log_t *log, int64_t off, uint64_t max, int64_t end, unsigned flags,
+static int16_t copy_records(bk_api_req_t *req, st_log_t *log, int64_t off, uint64_t max, int64_t end, unsigned flags,
                             kp_records_t *out, uint64_t *sent) {
     int16_t ver = req->hdr.api_version;
     size_t cap = max < FETCH_COPY_CAP_BYTES ? (size_t)max : FETCH_COPY_CAP_BYTES;
     if (cap < 4096) cap = 4096;
-    uint8_t *buf = bk_req_alloc(req, cap, 1);
+    uint8_t *buf = bk_api_req_alloc(req, cap, 1);
     size_t len = 0;
     int64_t next = off;
     if (!buf) return KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -297,7 +297,7 @@ static int16_t copy_records(bk_req_t *req, st_log_t *log, int64_t off, uint64_t 
             return KP_ERROR_CORRUPT_MESSAGE;
         if (conv_len + mlen > conv_cap) {
             size_t ncap = (conv_len + mlen) * 2;
-            uint8_t *nb = bk_req_alloc(req, ncap, 1);
+            uint8_t *nb = bk_api_req_alloc(req, ncap, 1);
             if (!nb) return KP_ERROR_UNKNOWN_SERVER_ERROR;
             if (conv_len) memcpy(nb, conv, conv_len);
             conv = nb;
@@ -321,7 +321,7 @@ static int16_t copy_records(bk_req_t *req, st_log_t *log, int64_t off, uint64_t 
 
 /* read_committed (v4+): the aborted transactions overlapping the records
  * returned, [from, upper), from the log's .txnindex entries. */
-static void add_aborted(bk_req_t *req, const st_log_t *log, int64_t from, int64_t upper, fpart_t *o) {
+static void add_aborted(bk_api_req_t *req, const st_log_t *log, int64_t from, int64_t upper, fpart_t *o) {
     const kp_fetch_request_t *q = req->body;
     if (q->isolation_level != 1 || req->hdr.api_version < 4 || upper <= from) return;
     st_aborted_txn_t few[64];
@@ -329,7 +329,7 @@ static void add_aborted(bk_req_t *req, const st_log_t *log, int64_t from, int64_
     size_t n = st_log_aborted_txns(log, from, upper, few, 64);
     if (n == 64 && (v = malloc(ABORTED_MAX * sizeof *v)) != NULL) n = st_log_aborted_txns(log, from, upper, v, ABORTED_MAX);
     if (!v) v = few;
-    kp_fetch_response_aborted_transaction_t *a = n ? bk_req_alloc(req, n, sizeof *a) : NULL;
+    kp_fetch_response_aborted_transaction_t *a = n ? bk_api_req_alloc(req, n, sizeof *a) : NULL;
     for (size_t i = 0; a && i < n; i++) {
         kp_fetch_response_aborted_transaction_init(&a[i]);
         a[i].producer_id = v[i].producer_id;
@@ -344,7 +344,7 @@ static void add_aborted(bk_req_t *req, const st_log_t *log, int64_t from, int64_
 
 /* Fills one partition's answer; false when an incremental session's
  * partition has nothing new and is left out. */
-static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint64_t *total, uint64_t max_total) {
+static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, uint64_t *total, uint64_t max_total) {
     kp_fetch_response_partition_data_init(o);
     o->partition_index = fp->partition;
     o->records.bytes.p = (const uint8_t *)"";
@@ -375,9 +375,9 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
             uint64_t sent = 0;
             o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
             *total += sent;
-            if (sent) bk_part_metrics_out(req->node->metrics, x.p, sent);
+            if (sent) bk_repl_part_metrics_out(req->node->metrics, x.p, sent);
         } else {
-            st_read_result_t *rr = bk_req_alloc(req, 1, sizeof *rr);
+            st_read_result_t *rr = bk_api_req_alloc(req, 1, sizeof *rr);
             if (!rr) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
             else if (st_log_read(log, fp->fetch_offset, max, end, flags, rr) != KP_OK) o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
             else if (rr->n > 0) {
@@ -385,7 +385,7 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
                 o->records.ext_len = (size_t)rr->total_bytes;
                 o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
-                bk_part_metrics_out(req->node->metrics, x.p, rr->total_bytes);
+                bk_repl_part_metrics_out(req->node->metrics, x.p, rr->total_bytes);
                 add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
             }
         }
@@ -397,32 +397,32 @@ static bool fill_partition(bk_req_t *req, const ftarget_t *fp, fpart_t *o, uint6
            o->log_start_offset != fp->last_start;
 }
 
-static bool same_topic(const bk_req_t *req, const ftarget_t *a, const ftarget_t *b) {
+static bool same_topic(const bk_api_req_t *req, const ftarget_t *a, const ftarget_t *b) {
     if (by_id(req)) return memcmp(a->topic_id.b, b->topic_id.b, 16) == 0;
     return a->topic.len == b->topic.len && memcmp(a->topic.p, b->topic.p, a->topic.len) == 0;
 }
 
 /* Remembers in the session what this answer told the client. */
-static void session_note(bk_req_t *req, const fplan_t *plan, const ftarget_t *t, const fpart_t *o) {
-    bk_fs_t *s = bk_fs_find(&req->node->fetch->sessions, plan->session_id);
+static void session_note(bk_api_req_t *req, const fplan_t *plan, const ftarget_t *t, const fpart_t *o) {
+    bk_api_fs_t *s = bk_api_fs_find(&req->node->fetch->sessions, plan->session_id);
     if (!s) return;
-    bk_fs_part_t *p = bk_fs_part_find(s, by_id(req), t->topic, &t->topic_id, t->partition);
+    bk_api_fs_part_t *p = bk_api_fs_part_find(s, by_id(req), t->topic, &t->topic_id, t->partition);
     if (!p) return;
     p->last_hw = o->high_watermark;
     p->last_lso = o->last_stable_offset;
     p->last_start = o->log_start_offset;
 }
 
-static void respond_fetch(bk_req_t *req, const fplan_t *plan) {
+static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
     kp_fetch_response_t r;
     memset(&r, 0, sizeof r);
     kp_fetch_response_init(&r);
     r.error_code = plan->error;
     r.session_id = plan->error ? 0 : plan->session_id;
     /* at most one topic entry per target; consecutive targets of one topic share it */
-    kp_fetch_response_fetchable_topic_response_t *ts = bk_req_alloc(req, plan->n, sizeof *ts);
-    fpart_t *ps = bk_req_alloc(req, plan->n, sizeof *ps);
-    if (!ts || !ps) { bk_req_close(req, "out of memory"); return; }
+    kp_fetch_response_fetchable_topic_response_t *ts = bk_api_req_alloc(req, plan->n, sizeof *ts);
+    fpart_t *ps = bk_api_req_alloc(req, plan->n, sizeof *ps);
+    if (!ts || !ps) { bk_api_req_close(req, "out of memory"); return; }
     const kp_fetch_request_t *q = req->body;
     uint64_t total = 0;
     uint64_t max_total = req->hdr.api_version >= 3 && q->max_bytes > 0 ? (uint64_t)q->max_bytes : UINT64_MAX;
@@ -446,18 +446,18 @@ static void respond_fetch(bk_req_t *req, const fplan_t *plan) {
     }
     r.responses.items = ts;
     r.responses.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 /* ---- waiting in the purgatory --------------------------------------------------- */
 
-static uint64_t min_bytes_of(const bk_req_t *req) {
+static uint64_t min_bytes_of(const bk_api_req_t *req) {
     const kp_fetch_request_t *q = req->body;
     return q->min_bytes > 0 ? (uint64_t)q->min_bytes : 1;
 }
 
 /* Answer now: a partition error or session news, or min_bytes available. */
-static bool can_answer(bk_req_t *req, const fplan_t *plan) {
+static bool can_answer(bk_api_req_t *req, const fplan_t *plan) {
     uint64_t bytes = 0, min_bytes = min_bytes_of(req);
     return available(req, plan, min_bytes, &bytes) || bytes >= min_bytes;
 }
@@ -475,10 +475,10 @@ static void fwait_done(void *ctx) {
 /* Parks the fetch under each partition of its plan. False when the
  * purgatory refuses (full, out of memory): the caller answers now. Every
  * target resolves here (can_answer was false, so none has an error). */
-static bool park(bk_req_t *req, fplan_t *plan, int32_t wait_ms) {
+static bool park(bk_api_req_t *req, fplan_t *plan, int32_t wait_ms) {
     bk_node_t *n = req->node;
-    fwait_t *w = bk_req_alloc(req, 1, sizeof *w);
-    bk_purg_key_t *keys = plan->n ? bk_req_alloc(req, plan->n, sizeof *keys) : NULL;
+    fwait_t *w = bk_api_req_alloc(req, 1, sizeof *w);
+    bk_repl_purg_key_t *keys = plan->n ? bk_api_req_alloc(req, plan->n, sizeof *keys) : NULL;
     if (!w || (plan->n && !keys)) return false;
     size_t nk = 0;
     for (size_t i = 0; i < plan->n; i++) {
@@ -489,40 +489,40 @@ static bool park(bk_req_t *req, fplan_t *plan, int32_t wait_ms) {
         nk++;
     }
     *w = (fwait_t){ req, plan };
-    return bk_purg_wait(n->purg, keys, nk, wait_ms, fwait_ready, fwait_done, w) == KP_OK;
+    return bk_repl_purg_wait(n->purg, keys, nk, wait_ms, fwait_ready, fwait_done, w) == KP_OK;
 }
 
-void bk_fetch_free(bk_fetch_state_t *f) {
+void bk_api_fetch_free(bk_node_fetch_state_t *f) {
     if (!f) return;
-    bk_fs_cache_free(&f->sessions);
+    bk_api_fs_cache_free(&f->sessions);
     free(f);
 }
 
 /* A follower's fetch: each partition goes through its core once, on
  * arrival (follower LEO, caught-up time, HW, divergence). */
-static void judge_replica_fetch(bk_req_t *req, fplan_t *plan) {
+static void judge_replica_fetch(bk_api_req_t *req, fplan_t *plan) {
     int32_t rid = replica_id_of(req);
     for (size_t i = 0; i < plan->n; i++) {
         ftarget_t *fp = &plan->v[i];
-        const bk_topic_t *t = topic_of(req, fp);
-        bk_part_t *p = t && fp->partition >= 0 && fp->partition < t->nparts
-                           ? bk_parts_get(req->node->parts, &t->id, fp->partition) : NULL;
+        const bk_meta_topic_t *t = topic_of(req, fp);
+        bk_repl_part_t *p = t && fp->partition >= 0 && fp->partition < t->nparts
+                           ? bk_repl_parts_get(req->node->parts, &t->id, fp->partition) : NULL;
         if (!p || !p->leader || !p->log) continue;   /* resolve() answers the error */
         fp->replica = true;
-        bk_replica_serve_fetch(req->node, p, rid, fp->current_leader_epoch, fp->fetch_offset,
+        bk_repl_replica_serve_fetch(req->node, p, rid, fp->current_leader_epoch, fp->fetch_offset,
                                fp->last_fetched_epoch, &fp->verdict);
     }
 }
 
-void bk_h_fetch(bk_req_t *req) {
+void bk_api_h_fetch(bk_api_req_t *req) {
     const kp_fetch_request_t *q = req->body;
     bk_node_t *n = req->node;
-    bk_fetch_state_t *f = n->fetch;
-    fplan_t *plan = bk_req_alloc(req, 1, sizeof *plan);
-    if (!plan || build_plan(req, f, plan) != KP_OK) { bk_req_close(req, "out of memory"); return; }
+    bk_node_fetch_state_t *f = n->fetch;
+    fplan_t *plan = bk_api_req_alloc(req, 1, sizeof *plan);
+    if (!plan || build_plan(req, f, plan) != KP_OK) { bk_api_req_close(req, "out of memory"); return; }
     if (replica_id_of(req) >= 0) judge_replica_fetch(req, plan);
     int32_t wait_ms = q->max_wait_ms;
-    if (wait_ms > BK_PURG_WAIT_MAX_MS) wait_ms = BK_PURG_WAIT_MAX_MS;
+    if (wait_ms > BK_REPL_PURG_WAIT_MAX_MS) wait_ms = BK_REPL_PURG_WAIT_MAX_MS;
     /* a full purgatory answers at once with what there is */
     if (wait_ms <= 0 || n->stopping || !n->purg || can_answer(req, plan) || !park(req, plan, wait_ms))
         respond_fetch(req, plan);

@@ -17,14 +17,14 @@
 #define KEY_TYPE_TXN 1
 
 /* "/host" as Kafka reports client hosts (peer "host:port"). */
-static kp_str_t client_host(bk_req_t *req) {
+static kp_str_t client_host(bk_api_req_t *req) {
     const char *colon = strrchr(req->peer, ':');
     size_t n = colon ? (size_t)(colon - req->peer) : strlen(req->peer);
-    char *s = bk_req_alloc(req, n + 2, 1);
-    if (!s) return bk_str("");
+    char *s = bk_api_req_alloc(req, n + 2, 1);
+    if (!s) return bk_api_str("");
     s[0] = '/';
     memcpy(s + 1, req->peer, n);
-    return bk_str(s);
+    return bk_api_str(s);
 }
 
 /* A view of a core-owned string (NULL stays null). */
@@ -34,72 +34,72 @@ static kp_str_t gs(bk_grp_str_t s) {
 }
 
 /* Non-nullable in old versions: null -> "". */
-static kp_str_t nn(kp_str_t s) { return kp_slice_is_null(s) ? bk_str("") : s; }
+static kp_str_t nn(kp_str_t s) { return kp_slice_is_null(s) ? bk_api_str("") : s; }
 
 /* ---- FindCoordinator ----------------------------------------------------- */
 
-static int16_t find_one(bk_req_t *req, int8_t key_type, kp_str_t key, int32_t *node, kp_str_t *host,
+static int16_t find_one(bk_api_req_t *req, int8_t key_type, kp_str_t key, int32_t *node, kp_str_t *host,
                         int32_t *port) {
     const char *h = "";
     int16_t e;
     if (key_type == KEY_TYPE_GROUP) {
-        e = bk_gd_find(req->node->groups, key, node, &h, port);
+        e = bk_grp_gd_find(req->node->groups, key, node, &h, port);
     } else if (key_type == KEY_TYPE_TXN && req->node->txns) {
-        e = bk_td_find(req->node->txns, key, node, &h, port);
+        e = bk_txn_td_find(req->node->txns, key, node, &h, port);
     } else {
         *node = -1;
         *port = -1;
         e = key_type == KEY_TYPE_TXN ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_INVALID_REQUEST;
     }
-    *host = bk_str(h);
+    *host = bk_api_str(h);
     return e;
 }
 
-void bk_h_find_coordinator(bk_req_t *req) {
+void bk_api_h_find_coordinator(bk_api_req_t *req) {
     const kp_find_coordinator_request_t *q = req->body;
     kp_find_coordinator_response_t r;
     kp_find_coordinator_response_init(&r);
     if (req->hdr.api_version < 4) {
         r.error_code = find_one(req, q->key_type, q->key, &r.node_id, &r.host, &r.port);
-        if (r.error_code) r.error_message = bk_str(kp_error_name(r.error_code));
-        bk_req_respond(req, &r);
+        if (r.error_code) r.error_message = bk_api_str(kp_error_name(r.error_code));
+        bk_api_req_respond(req, &r);
         return;
     }
     size_t n = q->coordinator_keys.count > 0 ? (size_t)q->coordinator_keys.count : 0;
-    kp_find_coordinator_response_coordinator_t *cs = bk_req_alloc(req, n, sizeof *cs);
-    if (!cs) { bk_req_close(req, "out of memory"); return; }
+    kp_find_coordinator_response_coordinator_t *cs = bk_api_req_alloc(req, n, sizeof *cs);
+    if (!cs) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++) {
         kp_find_coordinator_response_coordinator_init(&cs[i]);
         cs[i].key = q->coordinator_keys.items[i];
         cs[i].error_code = find_one(req, q->key_type, cs[i].key, &cs[i].node_id, &cs[i].host, &cs[i].port);
-        if (cs[i].error_code) cs[i].error_message = bk_str(kp_error_name(cs[i].error_code));
+        if (cs[i].error_code) cs[i].error_message = bk_api_str(kp_error_name(cs[i].error_code));
     }
     r.coordinators.items = cs;
     r.coordinators.count = (int32_t)n;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 /* ---- JoinGroup / SyncGroup ------------------------------------------------ */
 
 /* A group answer that must not leave (its records may not be replicated):
  * closing the connection makes the client find the coordinator and retry. */
-static bool unsent(bk_req_t *req, const bk_gd_result_t *res) {
+static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
     if (!res->unsent) return false;
-    bk_req_close(req, res->unsent);
+    bk_api_req_close(req, res->unsent);
     return true;
 }
 
-static void join_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void join_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     int16_t v = req->hdr.api_version;
     const bk_grp_resp_t *x = res->resp;
     kp_join_group_response_t r;
     kp_join_group_response_init(&r);
     r.generation_id = -1;
-    r.protocol_name = v >= 7 ? kp_slice_null() : bk_str("");
-    r.leader = bk_str("");
-    r.member_id = bk_str("");
+    r.protocol_name = v >= 7 ? kp_slice_null() : bk_api_str("");
+    r.leader = bk_api_str("");
+    r.member_id = bk_api_str("");
     r.error_code = res->error;
     if (x) {
         r.error_code = x->error;
@@ -110,8 +110,8 @@ static void join_done(void *arg, const bk_gd_result_t *res) {
         r.member_id = nn(x->member_id);
         /* before v9 a rejoining static leader simply runs the assignment again */
         r.skip_assignment = v >= 9 && x->skip_assignment;
-        kp_join_group_response_join_group_response_member_t *ms = bk_req_alloc(req, x->nmembers, sizeof *ms);
-        if (!ms) { bk_req_close(req, "out of memory"); return; }
+        kp_join_group_response_join_group_response_member_t *ms = bk_api_req_alloc(req, x->nmembers, sizeof *ms);
+        if (!ms) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < x->nmembers; i++) {
             kp_join_group_response_join_group_response_member_init(&ms[i]);
             ms[i].member_id = x->members[i].member_id;
@@ -121,11 +121,11 @@ static void join_done(void *arg, const bk_gd_result_t *res) {
         r.members.items = ms;
         r.members.count = (int32_t)x->nmembers;
     }
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-static void sync_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void sync_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const bk_grp_resp_t *x = res->resp;
     kp_sync_group_response_t r;
@@ -139,32 +139,32 @@ static void sync_done(void *arg, const bk_gd_result_t *res) {
         r.protocol_name = x->protocol;
         if (x->assignment.p) r.assignment = x->assignment;
     }
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_join_group(bk_req_t *req) {
-    bk_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
+void bk_api_h_join_group(bk_api_req_t *req) {
+    bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
                      join_done, req);
 }
 
-void bk_h_sync_group(bk_req_t *req) {
-    bk_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req);
+void bk_api_h_sync_group(bk_api_req_t *req) {
+    bk_grp_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req);
 }
 
 /* ---- Heartbeat / LeaveGroup ------------------------------------------------ */
 
-static void heartbeat_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void heartbeat_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     kp_heartbeat_response_t r;
     kp_heartbeat_response_init(&r);
     r.error_code = res->error;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_heartbeat(bk_req_t *req) { bk_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req); }
+void bk_api_h_heartbeat(bk_api_req_t *req) { bk_grp_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req); }
 
-static void leave_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void leave_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_leave_group_request_t *q = req->body;
     kp_leave_group_response_t r;
@@ -174,8 +174,8 @@ static void leave_done(void *arg, const bk_gd_result_t *res) {
         /* v0-2: one member, its error becomes the top-level error */
         if (r.error_code == 0 && res->nerrors > 0) r.error_code = res->errors[0];
     } else if (r.error_code == 0) {
-        kp_leave_group_response_member_response_t *ms = bk_req_alloc(req, res->nerrors, sizeof *ms);
-        if (!ms) { bk_req_close(req, "out of memory"); return; }
+        kp_leave_group_response_member_response_t *ms = bk_api_req_alloc(req, res->nerrors, sizeof *ms);
+        if (!ms) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < res->nerrors; i++) {
             kp_leave_group_response_member_response_init(&ms[i]);
             ms[i].member_id = nn(q->members.items[i].member_id);
@@ -185,56 +185,56 @@ static void leave_done(void *arg, const bk_gd_result_t *res) {
         r.members.items = ms;
         r.members.count = (int32_t)res->nerrors;
     }
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_leave_group(bk_req_t *req) {
-    bk_gd_leave_group(req->node->groups, req->body, req->hdr.api_version, leave_done, req);
+void bk_api_h_leave_group(bk_api_req_t *req) {
+    bk_grp_gd_leave_group(req->node->groups, req->body, req->hdr.api_version, leave_done, req);
 }
 
 /* ---- ListGroups / DescribeGroups / DeleteGroups ----------------------------- */
 
-static void list_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void list_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
-    kp_list_groups_response_listed_group_t *v = bk_req_alloc(req, res->ngroups, sizeof *v);
-    if (!v) { bk_req_close(req, "out of memory"); return; }
+    kp_list_groups_response_listed_group_t *v = bk_api_req_alloc(req, res->ngroups, sizeof *v);
+    if (!v) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < res->ngroups; i++) {
         const bk_grp_t *g = res->groups[i];
         kp_list_groups_response_listed_group_init(&v[i]);
         v[i].group_id = gs(g->id);
         v[i].protocol_type = nn(gs(g->protocol_type));
-        v[i].group_state = bk_str(bk_grp_state_name(g->state));
-        v[i].group_type = bk_str("classic");
+        v[i].group_state = bk_api_str(bk_grp_state_name(g->state));
+        v[i].group_type = bk_api_str("classic");
     }
     kp_list_groups_response_t r;
     kp_list_groups_response_init(&r);
     r.error_code = res->error;
     r.groups.items = v;
     r.groups.count = (int32_t)res->ngroups;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_list_groups(bk_req_t *req) { bk_gd_list_groups(req->node->groups, req->body, list_done, req); }
+void bk_api_h_list_groups(bk_api_req_t *req) { bk_grp_gd_list_groups(req->node->groups, req->body, list_done, req); }
 
 typedef kp_describe_groups_response_described_group_t dgroup_t;
 typedef kp_describe_groups_response_described_group_member_t dmember_t;
 
 /* One group as DescribeGroups shows it: member metadata and assignment only
  * in Stable; no state to show is "Dead". */
-static int describe_one(bk_req_t *req, kp_str_t id, int16_t error, const bk_grp_t *g, dgroup_t *o) {
+static int describe_one(bk_api_req_t *req, kp_str_t id, int16_t error, const bk_grp_t *g, dgroup_t *o) {
     kp_describe_groups_response_described_group_init(o);
     o->group_id = id;
     o->error_code = error;
-    o->group_state = bk_str("Dead");
-    o->protocol_type = bk_str("");
-    o->protocol_data = bk_str("");
+    o->group_state = bk_api_str("Dead");
+    o->protocol_type = bk_api_str("");
+    o->protocol_data = bk_api_str("");
     o->authorized_operations = INT32_MIN;
     if (error || !g) return KP_OK;
-    o->group_state = bk_str(bk_grp_state_name(g->state));
+    o->group_state = bk_api_str(bk_grp_state_name(g->state));
     o->protocol_type = nn(gs(g->protocol_type));
     o->protocol_data = nn(gs(g->protocol));
-    dmember_t *ms = bk_req_alloc(req, g->nmembers, sizeof *ms);
+    dmember_t *ms = bk_api_req_alloc(req, g->nmembers, sizeof *ms);
     if (!ms) return KP_ERR_NOMEM;
     bool stable = g->state == BK_GRP_STABLE;
     for (size_t i = 0; i < g->nmembers; i++) {
@@ -244,8 +244,8 @@ static int describe_one(bk_req_t *req, kp_str_t id, int16_t error, const bk_grp_
         ms[i].group_instance_id = gs(m->instance_id);
         ms[i].client_id = nn(gs(m->client_id));
         ms[i].client_host = nn(gs(m->client_host));
-        ms[i].member_metadata = stable ? bk_grp_member_metadata(g, m) : bk_str("");
-        if (!ms[i].member_metadata.p) ms[i].member_metadata = bk_str("");
+        ms[i].member_metadata = stable ? bk_grp_member_metadata(g, m) : bk_api_str("");
+        if (!ms[i].member_metadata.p) ms[i].member_metadata = bk_api_str("");
         ms[i].member_assignment.p = (const uint8_t *)(stable && m->assignment.p ? m->assignment.p : "");
         ms[i].member_assignment.len = stable && m->assignment.p ? m->assignment.len : 0;
     }
@@ -254,35 +254,35 @@ static int describe_one(bk_req_t *req, kp_str_t id, int16_t error, const bk_grp_
     return KP_OK;
 }
 
-static void describe_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void describe_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_describe_groups_request_t *q = req->body;
     size_t n = res->ngroups;
-    dgroup_t *v = bk_req_alloc(req, n, sizeof *v);
-    if (!v) { bk_req_close(req, "out of memory"); return; }
+    dgroup_t *v = bk_api_req_alloc(req, n, sizeof *v);
+    if (!v) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++)
         if (describe_one(req, q->groups.items[i], res->errors[i], res->groups[i], &v[i]) != KP_OK) {
-            bk_req_close(req, "out of memory");
+            bk_api_req_close(req, "out of memory");
             return;
         }
     kp_describe_groups_response_t r;
     kp_describe_groups_response_init(&r);
     r.groups.items = v;
     r.groups.count = (int32_t)n;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_describe_groups(bk_req_t *req) {
-    bk_gd_describe_groups(req->node->groups, req->body, describe_done, req);
+void bk_api_h_describe_groups(bk_api_req_t *req) {
+    bk_grp_gd_describe_groups(req->node->groups, req->body, describe_done, req);
 }
 
-static void delete_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void delete_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_delete_groups_request_t *q = req->body;
-    kp_delete_groups_response_deletable_group_result_t *rs = bk_req_alloc(req, res->nerrors, sizeof *rs);
-    if (!rs) { bk_req_close(req, "out of memory"); return; }
+    kp_delete_groups_response_deletable_group_result_t *rs = bk_api_req_alloc(req, res->nerrors, sizeof *rs);
+    if (!rs) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < res->nerrors; i++) {
         kp_delete_groups_response_deletable_group_result_init(&rs[i]);
         rs[i].group_id = q->groups_names.items[i];
@@ -292,7 +292,7 @@ static void delete_done(void *arg, const bk_gd_result_t *res) {
     kp_delete_groups_response_init(&r);
     r.results.items = rs;
     r.results.count = (int32_t)res->nerrors;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_delete_groups(bk_req_t *req) { bk_gd_delete_groups(req->node->groups, req->body, delete_done, req); }
+void bk_api_h_delete_groups(bk_api_req_t *req) { bk_grp_gd_delete_groups(req->node->groups, req->body, delete_done, req); }

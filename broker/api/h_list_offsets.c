@@ -11,7 +11,7 @@
 
 typedef kp_list_offsets_response_list_offsets_partition_response_t lpart_t;
 
-static void one(bk_req_t *req, kp_str_t topic, const kp_list_offsets_request_list_offsets_partition_t *rp,
+static void one(bk_api_req_t *req, kp_str_t topic, const kp_list_offsets_request_list_offsets_partition_t *rp,
                 lpart_t *o) {
     const kp_list_offsets_request_t *q = req->body;
     kp_list_offsets_response_list_offsets_partition_response_init(o);
@@ -20,7 +20,7 @@ static void one(bk_req_t *req, kp_str_t topic, const kp_list_offsets_request_lis
     o->offset = -1;
     o->leader_epoch = -1;
     o->old_style_offsets.count = 0;
-    bk_part_t *p = bk_req_leader_part(req, topic, rp->partition_index, &o->error_code);
+    bk_repl_part_t *p = bk_api_req_leader_part(req, topic, rp->partition_index, &o->error_code);
     if (!p) return;
     if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != p->leader_epoch) {
         o->error_code = rp->current_leader_epoch < p->leader_epoch ? KP_ERROR_FENCED_LEADER_EPOCH : KP_ERROR_UNKNOWN_LEADER_EPOCH;
@@ -48,7 +48,7 @@ static void one(bk_req_t *req, kp_str_t topic, const kp_list_offsets_request_lis
     }
     if (off >= 0 && req->hdr.api_version >= 4) o->leader_epoch = p->leader_epoch;
     if (req->hdr.api_version == 0) {
-        int64_t *v = bk_req_alloc(req, 1, sizeof *v);
+        int64_t *v = bk_api_req_alloc(req, 1, sizeof *v);
         if (!v) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
         v[0] = off;
         o->old_style_offsets.items = v;
@@ -56,26 +56,26 @@ static void one(bk_req_t *req, kp_str_t topic, const kp_list_offsets_request_lis
     }
 }
 
-void bk_h_list_offsets(bk_req_t *req) {
+void bk_api_h_list_offsets(bk_api_req_t *req) {
     const kp_list_offsets_request_t *q = req->body;
     kp_list_offsets_response_t r;
     memset(&r, 0, sizeof r);
     kp_list_offsets_response_init(&r);
     size_t nt = q->topics.count > 0 ? (size_t)q->topics.count : 0;
-    kp_list_offsets_response_list_offsets_topic_response_t *ts = bk_req_alloc(req, nt, sizeof *ts);
-    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    kp_list_offsets_response_list_offsets_topic_response_t *ts = bk_api_req_alloc(req, nt, sizeof *ts);
+    if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         const kp_list_offsets_request_list_offsets_topic_t *t = &q->topics.items[i];
         kp_list_offsets_response_list_offsets_topic_response_init(&ts[i]);
         ts[i].name = t->name;
         size_t np = t->partitions.count > 0 ? (size_t)t->partitions.count : 0;
-        lpart_t *ps = bk_req_alloc(req, np, sizeof *ps);
-        if (!ps) { bk_req_close(req, "out of memory"); return; }
+        lpart_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+        if (!ps) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < np; k++) one(req, t->name, &t->partitions.items[k], &ps[k]);
         ts[i].partitions.items = ps;
         ts[i].partitions.count = (int32_t)np;
     }
     r.topics.items = ts;
     r.topics.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }

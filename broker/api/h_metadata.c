@@ -17,8 +17,8 @@ typedef kp_metadata_response_metadata_response_topic_t mtopic_t;
 typedef kp_metadata_response_metadata_response_partition_t mpart_t;
 typedef kp_metadata_response_metadata_response_broker_t mbroker_t;
 
-static int32_t *ids_copy(bk_req_t *req, const bk_ids_t *ids, int32_t *count) {
-    int32_t *v = bk_req_alloc(req, (size_t)ids->n, sizeof *v);
+static int32_t *ids_copy(bk_api_req_t *req, const bk_meta_ids_t *ids, int32_t *count) {
+    int32_t *v = bk_api_req_alloc(req, (size_t)ids->n, sizeof *v);
     if (v && ids->n) memcpy(v, ids->v, (size_t)ids->n * sizeof *v);
     *count = ids->n;
     return v;
@@ -26,27 +26,27 @@ static int32_t *ids_copy(bk_req_t *req, const bk_ids_t *ids, int32_t *count) {
 
 /* Replicas on a broker that is not registered or is fenced (KRaft's
  * offline replicas): they cannot serve or follow now. */
-static int32_t *offline_copy(bk_req_t *req, const bk_ids_t *ids, int32_t *count) {
-    int32_t *v = bk_req_alloc(req, (size_t)ids->n, sizeof *v);
+static int32_t *offline_copy(bk_api_req_t *req, const bk_meta_ids_t *ids, int32_t *count) {
+    int32_t *v = bk_api_req_alloc(req, (size_t)ids->n, sizeof *v);
     *count = 0;
     if (!v) return NULL;
     for (int32_t i = 0; i < ids->n; i++) {
-        const bk_broker_t *b = bk_image_broker(&req->node->img, ids->v[i]);
+        const bk_meta_broker_t *b = bk_meta_image_broker(&req->node->img, ids->v[i]);
         if (!b || b->fenced) v[(*count)++] = ids->v[i];
     }
     return v;
 }
 
-static int fill_topic(bk_req_t *req, const bk_topic_t *t, mtopic_t *o) {
+static int fill_topic(bk_api_req_t *req, const bk_meta_topic_t *t, mtopic_t *o) {
     kp_metadata_response_metadata_response_topic_init(o);
     o->error_code = 0;
-    o->name = bk_str(t->name);
+    o->name = bk_api_str(t->name);
     memcpy(o->topic_id.b, t->id.b, 16);
     o->is_internal = t->name[0] == '_' && t->name[1] == '_';
-    mpart_t *ps = bk_req_alloc(req, (size_t)t->nparts, sizeof *ps);
+    mpart_t *ps = bk_api_req_alloc(req, (size_t)t->nparts, sizeof *ps);
     if (!ps) return KP_ERR_NOMEM;
     for (int32_t i = 0; i < t->nparts; i++) {
-        const bk_partition_t *p = &t->parts[i];
+        const bk_meta_partition_t *p = &t->parts[i];
         mpart_t *q = &ps[i];
         kp_metadata_response_metadata_response_partition_init(q);
         q->partition_index = p->id;
@@ -71,22 +71,22 @@ static void fill_error_topic(mtopic_t *o, kp_str_t name, const kp_uuid_t *id, in
     o->partitions.count = 0;
 }
 
-static int fill_brokers(bk_req_t *req, kp_metadata_response_t *r) {
-    const bk_image_t *img = &req->node->img;
-    mbroker_t *bs = bk_req_alloc(req, img->nbrokers, sizeof *bs);
+static int fill_brokers(bk_api_req_t *req, kp_metadata_response_t *r) {
+    const bk_meta_image_t *img = &req->node->img;
+    mbroker_t *bs = bk_api_req_alloc(req, img->nbrokers, sizeof *bs);
     if (!bs) return KP_ERR_NOMEM;
     int32_t n = 0;
     for (size_t i = 0; i < img->nbrokers; i++) {
-        const bk_broker_t *b = &img->brokers[i];
+        const bk_meta_broker_t *b = &img->brokers[i];
         if (b->fenced || b->nendpoints == 0) continue;
-        const bk_endpoint_t *ep = &b->endpoints[0];
+        const bk_meta_endpoint_t *ep = &b->endpoints[0];
         for (int32_t k = 0; k < b->nendpoints; k++)
             if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
         kp_metadata_response_metadata_response_broker_init(&bs[n]);
         bs[n].node_id = b->id;
-        bs[n].host = bk_str(ep->host);
+        bs[n].host = bk_api_str(ep->host);
         bs[n].port = ep->port;
-        bs[n].rack = b->rack ? bk_str(b->rack) : kp_slice_null();
+        bs[n].rack = b->rack ? bk_api_str(b->rack) : kp_slice_null();
         n++;
     }
     r->brokers.items = bs;
@@ -94,36 +94,36 @@ static int fill_brokers(bk_req_t *req, kp_metadata_response_t *r) {
     return KP_OK;
 }
 
-static void respond(bk_req_t *req) {
+static void respond(bk_api_req_t *req) {
     const kp_metadata_request_t *q = req->body;
     bk_node_t *n = req->node;
-    const bk_image_t *img = &n->img;
+    const bk_meta_image_t *img = &n->img;
     kp_metadata_response_t r;
     memset(&r, 0, sizeof r);
     kp_metadata_response_init(&r);
     int rc = fill_brokers(req, &r);
-    r.cluster_id = bk_str(n->cluster_id);
+    r.cluster_id = bk_api_str(n->cluster_id);
     r.controller_id = bk_node_controller_id(n);
     /* v0: an empty list means all topics; v1+: null means all. */
     bool all = q->topics.count < 0 || (req->hdr.api_version == 0 && q->topics.count == 0);
     size_t count = all ? img->ntopics : (size_t)q->topics.count;
-    mtopic_t *ts = bk_req_alloc(req, count, sizeof *ts);
+    mtopic_t *ts = bk_api_req_alloc(req, count, sizeof *ts);
     if (!ts) rc = KP_ERR_NOMEM;
     for (size_t i = 0; i < count && rc == KP_OK; i++) {
         if (all) { rc = fill_topic(req, img->by_name[i], &ts[i]); continue; }
         const kp_metadata_request_metadata_request_topic_t *rt = &q->topics.items[i];
-        const bk_topic_t *t = NULL;
+        const bk_meta_topic_t *t = NULL;
         bool by_id = kp_slice_is_null(rt->name);
         if (by_id) {
-            t = bk_image_topic_by_id(img, (const bk_uuid_t *)rt->topic_id.b);
+            t = bk_meta_image_topic_by_id(img, (const bk_meta_uuid_t *)rt->topic_id.b);
             if (!t) { fill_error_topic(&ts[i], kp_slice_null(), &rt->topic_id, KP_ERROR_UNKNOWN_TOPIC_ID); continue; }
         } else {
-            char *name = bk_req_cstr(req, rt->name);
+            char *name = bk_api_req_cstr(req, rt->name);
             if (!name) { rc = KP_ERR_NOMEM; break; }
-            t = bk_image_topic_by_name(img, name);
+            t = bk_meta_image_topic_by_name(img, name);
             if (!t) {
                 char why[160];
-                int16_t e = bk_ctrl_topic_name_valid(name, why, sizeof why) ? KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION
+                int16_t e = bk_meta_ctrl_topic_name_valid(name, why, sizeof why) ? KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION
                                                                             : KP_ERROR_INVALID_TOPIC_EXCEPTION;
                 fill_error_topic(&ts[i], rt->name, NULL, e);
                 continue;
@@ -131,10 +131,10 @@ static void respond(bk_req_t *req) {
         }
         rc = fill_topic(req, t, &ts[i]);
     }
-    if (rc != KP_OK) { bk_req_close(req, "out of memory building Metadata"); return; }
+    if (rc != KP_OK) { bk_api_req_close(req, "out of memory building Metadata"); return; }
     r.topics.items = ts;
     r.topics.count = (int32_t)count;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 static void created(void *arg, int status) {
@@ -142,26 +142,26 @@ static void created(void *arg, int status) {
     respond(arg);
 }
 
-void bk_h_metadata(bk_req_t *req) {
+void bk_api_h_metadata(bk_api_req_t *req) {
     const kp_metadata_request_t *q = req->body;
     bk_node_t *n = req->node;
     bool allow = req->hdr.api_version < 4 || q->allow_auto_topic_creation;
-    if (!allow || !bk_config_bool(n->cfg, BK_CFG_AUTO_CREATE_TOPICS_ENABLE) || q->topics.count <= 0) {
+    if (!allow || !bk_cfg_bool(n->cfg, BK_CFG_AUTO_CREATE_TOPICS_ENABLE) || q->topics.count <= 0) {
         respond(req);
         return;
     }
-    const char **names = bk_req_alloc(req, (size_t)q->topics.count, sizeof *names);
-    if (!names) { bk_req_close(req, "out of memory"); return; }
+    const char **names = bk_api_req_alloc(req, (size_t)q->topics.count, sizeof *names);
+    if (!names) { bk_api_req_close(req, "out of memory"); return; }
     size_t k = 0;
     for (int32_t i = 0; i < q->topics.count; i++) {
         const kp_metadata_request_metadata_request_topic_t *rt = &q->topics.items[i];
         if (kp_slice_is_null(rt->name)) continue;
-        char *name = bk_req_cstr(req, rt->name);
-        if (!name) { bk_req_close(req, "out of memory"); return; }
+        char *name = bk_api_req_cstr(req, rt->name);
+        if (!name) { bk_api_req_close(req, "out of memory"); return; }
         char why[160];
-        if (!bk_image_topic_by_name(&n->img, name) && bk_ctrl_topic_name_valid(name, why, sizeof why))
+        if (!bk_meta_image_topic_by_name(&n->img, name) && bk_meta_ctrl_topic_name_valid(name, why, sizeof why))
             names[k++] = name;
     }
     if (k == 0) { respond(req); return; }
-    bk_topics_auto_create(n, names, k, created, req);
+    bk_cluster_topics_auto_create(n, names, k, created, req);
 }

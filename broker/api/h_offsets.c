@@ -16,9 +16,9 @@ static size_t cnt(int32_t c) { return c > 0 ? (size_t)c : 0; }
 
 /* A group answer that must not leave (its records may not be replicated):
  * closing the connection makes the client find the coordinator and retry. */
-static bool unsent(bk_req_t *req, const bk_gd_result_t *res) {
+static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
     if (!res->unsent) return false;
-    bk_req_close(req, res->unsent);
+    bk_api_req_close(req, res->unsent);
     return true;
 }
 
@@ -27,17 +27,17 @@ static bool unsent(bk_req_t *req, const bk_gd_result_t *res) {
 typedef kp_offset_commit_response_offset_commit_response_topic_t crtopic_t;
 typedef kp_offset_commit_response_offset_commit_response_partition_t crpart_t;
 
-static void commit_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void commit_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_commit_request_t *q = req->body;
     size_t nt = cnt(q->topics.count), k = 0;
-    crtopic_t *rt = bk_req_alloc(req, nt, sizeof *rt);
-    if (!rt) { bk_req_close(req, "out of memory"); return; }
+    crtopic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+    if (!rt) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         size_t np = cnt(q->topics.items[i].partitions.count);
-        crpart_t *rp = bk_req_alloc(req, np, sizeof *rp);
-        if (!rp) { bk_req_close(req, "out of memory"); return; }
+        crpart_t *rp = bk_api_req_alloc(req, np, sizeof *rp);
+        if (!rp) { bk_api_req_close(req, "out of memory"); return; }
         kp_offset_commit_response_offset_commit_response_topic_init(&rt[i]);
         rt[i].name = q->topics.items[i].name;
         for (size_t j = 0; j < np; j++, k++) {
@@ -52,10 +52,10 @@ static void commit_done(void *arg, const bk_gd_result_t *res) {
     kp_offset_commit_response_init(&r);
     r.topics.items = rt;
     r.topics.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_offset_commit(bk_req_t *req) { bk_gd_offset_commit(req->node->groups, req->body, commit_done, req); }
+void bk_api_h_offset_commit(bk_api_req_t *req) { bk_grp_gd_offset_commit(req->node->groups, req->body, commit_done, req); }
 
 /* ---- OffsetFetch ------------------------------------------------------- */
 
@@ -63,7 +63,7 @@ typedef kp_offset_fetch_response_offset_fetch_response_topics_t ftopic_t;
 typedef kp_offset_fetch_response_offset_fetch_response_partitions_t fpart_t;
 typedef kp_offset_fetch_request_offset_fetch_request_topics_t qtopic_t;
 
-static void fpart_set(fpart_t *o, const bk_gd_offset_t *x) {
+static void fpart_set(fpart_t *o, const bk_grp_gd_offset_t *x) {
     kp_offset_fetch_response_offset_fetch_response_partitions_init(o);
     o->partition_index = x->partition;
     o->committed_offset = x->offset;
@@ -74,13 +74,13 @@ static void fpart_set(fpart_t *o, const bk_gd_offset_t *x) {
 
 /* Every committed partition of the group, grouped by topic (the driver
  * gives them sorted by topic, partition). */
-static int topics_all(bk_req_t *req, const bk_gd_fetched_t *f, ftopic_t **out, size_t *nout) {
-    ftopic_t *ts = bk_req_alloc(req, f->noffsets, sizeof *ts);
-    fpart_t *ps = bk_req_alloc(req, f->noffsets, sizeof *ps);
+static int topics_all(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, ftopic_t **out, size_t *nout) {
+    ftopic_t *ts = bk_api_req_alloc(req, f->noffsets, sizeof *ts);
+    fpart_t *ps = bk_api_req_alloc(req, f->noffsets, sizeof *ps);
     if (!ts || !ps) return KP_ERR_NOMEM;
     size_t nt = 0;
     for (size_t i = 0; i < f->noffsets; i++) {
-        const bk_gd_offset_t *o = &f->offsets[i];
+        const bk_grp_gd_offset_t *o = &f->offsets[i];
         if (nt == 0 || !kp_slice_eq(ts[nt - 1].name, o->topic)) {
             kp_offset_fetch_response_offset_fetch_response_topics_init(&ts[nt]);
             ts[nt].name = o->topic;
@@ -97,13 +97,13 @@ static int topics_all(bk_req_t *req, const bk_gd_fetched_t *f, ftopic_t **out, s
 
 /* The listed topics (names[nt], their partition counts) in request order:
  * the driver's offsets follow the same order. */
-static int topics_listed(bk_req_t *req, const bk_gd_fetched_t *f, const qtopic_t *qt, size_t nt, ftopic_t **out) {
-    ftopic_t *ts = bk_req_alloc(req, nt, sizeof *ts);
+static int topics_listed(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const qtopic_t *qt, size_t nt, ftopic_t **out) {
+    ftopic_t *ts = bk_api_req_alloc(req, nt, sizeof *ts);
     if (!ts) return KP_ERR_NOMEM;
     size_t k = 0;
     for (size_t i = 0; i < nt; i++) {
         size_t np = cnt(qt[i].partition_indexes.count);
-        fpart_t *ps = bk_req_alloc(req, np, sizeof *ps);
+        fpart_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
         if (!ps || k + np > f->noffsets) return KP_ERR_NOMEM;
         kp_offset_fetch_response_offset_fetch_response_topics_init(&ts[i]);
         ts[i].name = qt[i].name;
@@ -116,7 +116,7 @@ static int topics_listed(bk_req_t *req, const bk_gd_fetched_t *f, const qtopic_t
 }
 
 /* One group's topics: listed (nq >= 0) or every committed partition. */
-static int fetch_topics(bk_req_t *req, const bk_gd_fetched_t *f, const qtopic_t *qt, int32_t nq, ftopic_t **ts,
+static int fetch_topics(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const qtopic_t *qt, int32_t nq, ftopic_t **ts,
                         size_t *nt) {
     *ts = NULL;
     *nt = 0;
@@ -126,13 +126,13 @@ static int fetch_topics(bk_req_t *req, const bk_gd_fetched_t *f, const qtopic_t 
 }
 
 /* v0-7 use a separate but field-for-field identical set of types. */
-static int to_v7(bk_req_t *req, const ftopic_t *ts, size_t nt, int16_t err, kp_offset_fetch_response_t *r) {
-    kp_offset_fetch_response_offset_fetch_response_topic_t *o = bk_req_alloc(req, nt, sizeof *o);
+static int to_v7(bk_api_req_t *req, const ftopic_t *ts, size_t nt, int16_t err, kp_offset_fetch_response_t *r) {
+    kp_offset_fetch_response_offset_fetch_response_topic_t *o = bk_api_req_alloc(req, nt, sizeof *o);
     if (!o) return KP_ERR_NOMEM;
     bool part_errors = req->hdr.api_version < 2;  /* no top-level error before v2 */
     for (size_t i = 0; i < nt; i++) {
         size_t np = cnt(ts[i].partitions.count);
-        kp_offset_fetch_response_offset_fetch_response_partition_t *ps = bk_req_alloc(req, np, sizeof *ps);
+        kp_offset_fetch_response_offset_fetch_response_partition_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
         if (!ps) return KP_ERR_NOMEM;
         kp_offset_fetch_response_offset_fetch_response_topic_init(&o[i]);
         o[i].name = ts[i].name;
@@ -155,8 +155,8 @@ static int to_v7(bk_req_t *req, const ftopic_t *ts, size_t nt, int16_t err, kp_o
 }
 
 /* The v0-7 listed topics in the v8 layout (same fields). */
-static qtopic_t *v7_topics(bk_req_t *req, const kp_offset_fetch_request_t *q) {
-    qtopic_t *qt = bk_req_alloc(req, cnt(q->topics.count), sizeof *qt);
+static qtopic_t *v7_topics(bk_api_req_t *req, const kp_offset_fetch_request_t *q) {
+    qtopic_t *qt = bk_api_req_alloc(req, cnt(q->topics.count), sizeof *qt);
     for (size_t i = 0; qt && i < cnt(q->topics.count); i++) {
         qt[i].name = q->topics.items[i].name;
         qt[i].partition_indexes.items = q->topics.items[i].partition_indexes.items;
@@ -165,8 +165,8 @@ static qtopic_t *v7_topics(bk_req_t *req, const kp_offset_fetch_request_t *q) {
     return qt;
 }
 
-static void fetch_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_fetch_request_t *q = req->body;
     kp_offset_fetch_response_t r;
@@ -178,15 +178,15 @@ static void fetch_done(void *arg, const bk_gd_result_t *res) {
         qtopic_t *qt = v7_topics(req, q);
         if (!qt || res->nfetched != 1 || fetch_topics(req, &res->fetched[0], qt, q->topics.count, &ts, &nt) != KP_OK ||
             to_v7(req, ts, nt, res->fetched[0].error, &r) != KP_OK) {
-            bk_req_close(req, "out of memory");
+            bk_api_req_close(req, "out of memory");
             return;
         }
-        bk_req_respond(req, &r);
+        bk_api_req_respond(req, &r);
         return;
     }
     size_t ng = res->nfetched;
-    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_req_alloc(req, ng, sizeof *gs);
-    if (!gs) { bk_req_close(req, "out of memory"); return; }
+    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, ng, sizeof *gs);
+    if (!gs) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < ng; i++) {
         const kp_offset_fetch_request_offset_fetch_request_group_t *g = &q->groups.items[i];
         kp_offset_fetch_response_offset_fetch_response_group_init(&gs[i]);
@@ -195,7 +195,7 @@ static void fetch_done(void *arg, const bk_gd_result_t *res) {
         ftopic_t *ts;
         size_t nt;
         if (fetch_topics(req, &res->fetched[i], g->topics.items, g->topics.count, &ts, &nt) != KP_OK) {
-            bk_req_close(req, "out of memory");
+            bk_api_req_close(req, "out of memory");
             return;
         }
         gs[i].topics.items = ts;
@@ -203,17 +203,17 @@ static void fetch_done(void *arg, const bk_gd_result_t *res) {
     }
     r.groups.items = gs;
     r.groups.count = (int32_t)ng;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_offset_fetch(bk_req_t *req) {
-    bk_gd_offset_fetch(req->node->groups, req->body, req->hdr.api_version, fetch_done, req);
+void bk_api_h_offset_fetch(bk_api_req_t *req) {
+    bk_grp_gd_offset_fetch(req->node->groups, req->body, req->hdr.api_version, fetch_done, req);
 }
 
 /* ---- OffsetDelete ------------------------------------------------------- */
 
-static void offset_delete_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
+static void offset_delete_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_delete_request_t *q = req->body;
     kp_offset_delete_response_t r;
@@ -221,12 +221,12 @@ static void offset_delete_done(void *arg, const bk_gd_result_t *res) {
     r.error_code = res->error;
     if (r.error_code == 0) {
         size_t nt = cnt(q->topics.count), k = 0;
-        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_req_alloc(req, nt, sizeof *rt);
-        if (!rt) { bk_req_close(req, "out of memory"); return; }
+        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+        if (!rt) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < nt; i++) {
             size_t np = cnt(q->topics.items[i].partitions.count);
-            kp_offset_delete_response_offset_delete_response_partition_t *ps = bk_req_alloc(req, np, sizeof *ps);
-            if (!ps) { bk_req_close(req, "out of memory"); return; }
+            kp_offset_delete_response_offset_delete_response_partition_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+            if (!ps) { bk_api_req_close(req, "out of memory"); return; }
             kp_offset_delete_response_offset_delete_response_topic_init(&rt[i]);
             rt[i].name = q->topics.items[i].name;
             for (size_t j = 0; j < np; j++, k++) {
@@ -240,9 +240,9 @@ static void offset_delete_done(void *arg, const bk_gd_result_t *res) {
         r.topics.items = rt;
         r.topics.count = (int32_t)nt;
     }
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_offset_delete(bk_req_t *req) {
-    bk_gd_offset_delete(req->node->groups, req->body, offset_delete_done, req);
+void bk_api_h_offset_delete(bk_api_req_t *req) {
+    bk_grp_gd_offset_delete(req->node->groups, req->body, offset_delete_done, req);
 }

@@ -11,27 +11,27 @@
 
 typedef kp_offset_for_leader_epoch_response_epoch_end_offset_t eoff_t;
 
-void bk_h_offset_for_leader_epoch(bk_req_t *req) {
+void bk_api_h_offset_for_leader_epoch(bk_api_req_t *req) {
     const kp_offset_for_leader_epoch_request_t *q = req->body;
     kp_offset_for_leader_epoch_response_t r;
     memset(&r, 0, sizeof r);
     kp_offset_for_leader_epoch_response_init(&r);
     size_t nt = q->topics.count > 0 ? (size_t)q->topics.count : 0;
-    kp_offset_for_leader_epoch_response_offset_for_leader_topic_result_t *ts = bk_req_alloc(req, nt, sizeof *ts);
-    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    kp_offset_for_leader_epoch_response_offset_for_leader_topic_result_t *ts = bk_api_req_alloc(req, nt, sizeof *ts);
+    if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         const kp_offset_for_leader_epoch_request_offset_for_leader_topic_t *t = &q->topics.items[i];
         kp_offset_for_leader_epoch_response_offset_for_leader_topic_result_init(&ts[i]);
         ts[i].topic = t->topic;
         size_t np = t->partitions.count > 0 ? (size_t)t->partitions.count : 0;
-        eoff_t *ps = bk_req_alloc(req, np, sizeof *ps);
-        if (!ps) { bk_req_close(req, "out of memory"); return; }
+        eoff_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+        if (!ps) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < np; k++) {
             const kp_offset_for_leader_epoch_request_offset_for_leader_partition_t *rp = &t->partitions.items[k];
             kp_offset_for_leader_epoch_response_epoch_end_offset_init(&ps[k]);
             ps[k].partition = rp->partition;
             ps[k].end_offset = -1;
-            bk_part_t *p = bk_req_leader_part(req, t->topic, rp->partition, &ps[k].error_code);
+            bk_repl_part_t *p = bk_api_req_leader_part(req, t->topic, rp->partition, &ps[k].error_code);
             if (!p) continue;
             if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != p->leader_epoch) {
                 ps[k].error_code = rp->current_leader_epoch < p->leader_epoch ? KP_ERROR_FENCED_LEADER_EPOCH
@@ -49,30 +49,30 @@ void bk_h_offset_for_leader_epoch(bk_req_t *req) {
     }
     r.topics.items = ts;
     r.topics.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_delete_records(bk_req_t *req) {
+void bk_api_h_delete_records(bk_api_req_t *req) {
     const kp_delete_records_request_t *q = req->body;
     kp_delete_records_response_t r;
     memset(&r, 0, sizeof r);
     kp_delete_records_response_init(&r);
     size_t nt = q->topics.count > 0 ? (size_t)q->topics.count : 0;
-    kp_delete_records_response_delete_records_topic_result_t *ts = bk_req_alloc(req, nt, sizeof *ts);
-    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    kp_delete_records_response_delete_records_topic_result_t *ts = bk_api_req_alloc(req, nt, sizeof *ts);
+    if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         const kp_delete_records_request_delete_records_topic_t *t = &q->topics.items[i];
         kp_delete_records_response_delete_records_topic_result_init(&ts[i]);
         ts[i].name = t->name;
         size_t np = t->partitions.count > 0 ? (size_t)t->partitions.count : 0;
-        kp_delete_records_response_delete_records_partition_result_t *ps = bk_req_alloc(req, np, sizeof *ps);
-        if (!ps) { bk_req_close(req, "out of memory"); return; }
+        kp_delete_records_response_delete_records_partition_result_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+        if (!ps) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < np; k++) {
             const kp_delete_records_request_delete_records_partition_t *rp = &t->partitions.items[k];
             kp_delete_records_response_delete_records_partition_result_init(&ps[k]);
             ps[k].partition_index = rp->partition_index;
             ps[k].low_watermark = -1;
-            bk_part_t *p = bk_req_leader_part(req, t->name, rp->partition_index, &ps[k].error_code);
+            bk_repl_part_t *p = bk_api_req_leader_part(req, t->name, rp->partition_index, &ps[k].error_code);
             if (!p) continue;
             int64_t hw = st_log_high_watermark(p->log);
             int64_t target = rp->offset == -1 ? hw : rp->offset;
@@ -91,5 +91,5 @@ void bk_h_delete_records(bk_req_t *req) {
     }
     r.topics.items = ts;
     r.topics.count = (int32_t)nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }

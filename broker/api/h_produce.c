@@ -11,7 +11,7 @@
  *
  * Transactional batches need the request's transactional id (else
  * INVALID_RECORD); when this node coordinates that id, the partition must be
- * in its ongoing transaction (INVALID_TXN_STATE, bk_td_check_produce), which
+ * in its ongoing transaction (INVALID_TXN_STATE, bk_txn_td_check_produce), which
  * is checked here, between validation and append (the service sits below
  * the coordinators). Storage opens the producer's transaction at the first
  * batch (the LSO stops there) and the coordinator's marker ends it.
@@ -33,7 +33,7 @@ typedef kp_produce_response_partition_produce_response_t presp_t;
  * `pending` drops to 0 (it starts at 1 for the handler itself). Lives in
  * the request arena, which stays until the answer. */
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     kp_produce_response_t r;
     int pending;
 } pwait_t;
@@ -41,20 +41,20 @@ typedef struct {
 static void fail_partition(presp_t *o, int16_t err) {
     o->error_code = err;
     o->base_offset = -1;
-    o->error_message = bk_str(kp_error_name(err));
+    o->error_message = bk_api_str(kp_error_name(err));
 }
 
 static void pw_release(pwait_t *pw) {
-    if (--pw->pending == 0) bk_req_respond(pw->req, &pw->r);
+    if (--pw->pending == 0) bk_api_req_respond(pw->req, &pw->r);
 }
 
-/* An acks=all partition's completion (bk_ps_done_fn). */
-static void ack_done(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
+/* An acks=all partition's completion (bk_repl_ps_done_fn). */
+static void ack_done(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
     if (res->error) fail_partition(part_ctx, res->error);
     pw_release(ctx);
 }
 
-static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, int16_t acks,
+static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, int16_t acks,
                               const kp_produce_request_partition_produce_data_t *pd, presp_t *o) {
     bk_node_t *n = req->node;
     const kp_produce_request_t *q = req->body;
@@ -62,22 +62,22 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     o->base_offset = -1;
     o->log_append_time_ms = -1;
     o->log_start_offset = -1;
-    bk_part_t *p = NULL;
-    if ((o->error_code = bk_ps_find(n, t, pd->index, &p)) != 0) return;
-    bk_ps_opts_t opts = { .acks = acks, .min_insync = 0, .timeout_ms = q->timeout_ms, .leader_epoch = -1 };
-    bk_ps_producer_t pr = { req->hdr.api_version, !kp_slice_is_null(q->transactional_id) };
-    bk_ps_set_t set;
+    bk_repl_part_t *p = NULL;
+    if ((o->error_code = bk_repl_ps_find(n, t, pd->index, &p)) != 0) return;
+    bk_repl_ps_opts_t opts = { .acks = acks, .min_insync = 0, .timeout_ms = q->timeout_ms, .leader_epoch = -1 };
+    bk_repl_ps_producer_t pr = { req->hdr.api_version, !kp_slice_is_null(q->transactional_id) };
+    bk_repl_ps_set_t set;
     /* The request frame is our own heap copy (dispatch.c): the service
      * patches offsets and epochs into it in place. */
-    o->error_code = bk_ps_validate(n, p, &opts, &pr, (uint8_t *)pd->records.bytes.p, pd->records.bytes.len,
+    o->error_code = bk_repl_ps_validate(n, p, &opts, &pr, (uint8_t *)pd->records.bytes.p, pd->records.bytes.len,
                                    &req->arena, &set);
     if (o->error_code) return;
     if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns)
-        o->error_code = bk_td_check_produce(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
+        o->error_code = bk_txn_td_check_produce(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
                                             pd->index);
     if (o->error_code) return;
-    bk_ps_result_t res;
-    bool waits = bk_ps_append(n, p, &set, &opts, ack_done, pw, o, &res);
+    bk_repl_ps_result_t res;
+    bool waits = bk_repl_ps_append(n, p, &set, &opts, ack_done, pw, o, &res);
     o->log_start_offset = res.log_start_offset;
     if (!waits && res.error) {
         fail_partition(o, res.error);
@@ -88,31 +88,31 @@ static void produce_partition(bk_req_t *req, pwait_t *pw, const bk_topic_t *t, i
     if (waits) pw->pending++;
 }
 
-void bk_h_produce(bk_req_t *req) {
+void bk_api_h_produce(bk_api_req_t *req) {
     const kp_produce_request_t *q = req->body;
     bk_node_t *n = req->node;
     int16_t acks = q->acks;
     bool bad_acks = acks != 0 && acks != 1 && acks != -1;
-    pwait_t *pw = bk_req_alloc(req, 1, sizeof *pw);
-    if (!pw) { bk_req_close(req, "out of memory"); return; }
+    pwait_t *pw = bk_api_req_alloc(req, 1, sizeof *pw);
+    if (!pw) { bk_api_req_close(req, "out of memory"); return; }
     pw->req = req;
     pw->pending = 1;
     kp_produce_response_t *rp = &pw->r;
     kp_produce_response_init(rp);
     size_t nt = q->topic_data.count > 0 ? (size_t)q->topic_data.count : 0;
-    kp_produce_response_topic_produce_response_t *ts = bk_req_alloc(req, nt, sizeof *ts);
-    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    kp_produce_response_topic_produce_response_t *ts = bk_api_req_alloc(req, nt, sizeof *ts);
+    if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     /* every allocation before the first append: once a partition waits for
      * its replicas the request can no longer be closed */
-    presp_t **pss = bk_req_alloc(req, nt, sizeof *pss);
-    char **names = bk_req_alloc(req, nt, sizeof *names);
-    if (!pss || !names) { bk_req_close(req, "out of memory"); return; }
+    presp_t **pss = bk_api_req_alloc(req, nt, sizeof *pss);
+    char **names = bk_api_req_alloc(req, nt, sizeof *names);
+    if (!pss || !names) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         const kp_produce_request_topic_produce_data_t *td = &q->topic_data.items[i];
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
-        pss[i] = bk_req_alloc(req, np, sizeof *pss[i]);
-        names[i] = bk_req_cstr(req, td->name);
-        if (!pss[i] || !names[i]) { bk_req_close(req, "out of memory"); return; }
+        pss[i] = bk_api_req_alloc(req, np, sizeof *pss[i]);
+        names[i] = bk_api_req_cstr(req, td->name);
+        if (!pss[i] || !names[i]) { bk_api_req_close(req, "out of memory"); return; }
     }
     bool any_error = false;
     for (size_t i = 0; i < nt; i++) {
@@ -121,7 +121,7 @@ void bk_h_produce(bk_req_t *req) {
         ts[i].name = td->name;
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
         presp_t *ps = pss[i];
-        const bk_topic_t *t = bk_image_topic_by_name(&n->img, names[i]);
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, names[i]);
         for (size_t k = 0; k < np; k++) {
             kp_produce_response_partition_produce_response_init(&ps[k]);
             if (bad_acks) {
@@ -133,15 +133,15 @@ void bk_h_produce(bk_req_t *req) {
             }
             if (ps[k].error_code) {
                 any_error = true;
-                ps[k].error_message = bk_str(kp_error_name(ps[k].error_code));
+                ps[k].error_message = bk_api_str(kp_error_name(ps[k].error_code));
             }
         }
         ts[i].partition_responses.items = ps;
         ts[i].partition_responses.count = (int32_t)np;
     }
     if (acks == 0) {
-        if (any_error) bk_req_close(req, "acks=0 produce failed");
-        else bk_req_respond_none(req);
+        if (any_error) bk_api_req_close(req, "acks=0 produce failed");
+        else bk_api_req_respond_none(req);
         return;
     }
     rp->responses.items = ts;

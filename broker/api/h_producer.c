@@ -17,22 +17,22 @@
 #include "protocol/kp_errors.h"
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     int64_t first;
     int32_t count;
 } alloc_ctx_t;
 
-static void answer_pid(bk_req_t *req, int16_t err, int64_t pid, int16_t epoch) {
+static void answer_pid(bk_api_req_t *req, int16_t err, int64_t pid, int16_t epoch) {
     kp_init_producer_id_response_t r;
     memset(&r, 0, sizeof r);
     kp_init_producer_id_response_init(&r);
     r.error_code = err;
     r.producer_id = err ? -1 : pid;
     r.producer_epoch = err ? -1 : epoch;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-static void hand_out(bk_req_t *req) {
+static void hand_out(bk_api_req_t *req) {
     bk_node_t *n = req->node;
     assert(n->pid_next < n->pid_end);
     answer_pid(req, 0, n->pid_next++, 0);
@@ -47,11 +47,11 @@ static void block_committed(void *arg, int status) {
     hand_out(c->req);
 }
 
-void bk_h_init_producer_id(bk_req_t *req) {
+void bk_api_h_init_producer_id(bk_api_req_t *req) {
     const kp_init_producer_id_request_t *q = req->body;
     bk_node_t *n = req->node;
     if (!kp_slice_is_null(q->transactional_id)) {   /* the transaction coordinator's */
-        bk_h_init_producer_id_txn(req);
+        bk_api_h_init_producer_id_txn(req);
         return;
     }
     if (q->producer_id >= 0 && q->producer_epoch >= 0 && q->producer_epoch < INT16_MAX - 1) {
@@ -63,21 +63,21 @@ void bk_h_init_producer_id(bk_req_t *req) {
         /* Only the controller commits blocks: one id is asked of it (the
          * transaction driver's allocator); the client retries meanwhile. */
         int64_t pid = -1;
-        if (bk_td_alloc_pid(n->txns, &pid)) answer_pid(req, 0, pid, 0);
+        if (bk_txn_td_alloc_pid(n->txns, &pid)) answer_pid(req, 0, pid, 0);
         else answer_pid(req, KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS, -1, -1);
         return;
     }
-    alloc_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    if (!c) { bk_req_close(req, "out of memory"); return; }
+    alloc_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    if (!c) { bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    int16_t e = bk_ctrl_alloc_producer_ids(&n->ctrl, bk_node_decision_image(n), n->id, n->broker_epoch, &recs, &c->first, &c->count);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    int16_t e = bk_meta_ctrl_alloc_producer_ids(&n->ctrl, bk_node_decision_image(n), n->id, n->broker_epoch, &recs, &c->first, &c->count);
     if (e != 0 || c->count <= 0) {
-        bk_recs_free(&recs);
+        bk_meta_recs_free(&recs);
         answer_pid(req, e ? e : KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1);
         return;
     }
     bk_node_commit(n, &recs, block_committed, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }

@@ -15,9 +15,9 @@
 /* ---- CreateTopics ------------------------------------------------------- */
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     kp_create_topics_response_t r;
-    bk_ctrl_create_result_t *res;
+    bk_meta_ctrl_create_result_t *res;
 } create_ctx_t;
 
 static void create_answer(void *arg, int status) {
@@ -25,30 +25,30 @@ static void create_answer(void *arg, int status) {
     kp_create_topics_response_t *r = &c->r;
     for (int32_t i = 0; i < r->topics.count; i++) {
         kp_create_topics_response_creatable_topic_result_t *t = &r->topics.items[i];
-        const bk_ctrl_create_result_t *x = &c->res[i];
+        const bk_meta_ctrl_create_result_t *x = &c->res[i];
         t->error_code = status != KP_OK && x->error == 0 ? bk_node_commit_error(status) : x->error;
-        t->error_message = t->error_code ? bk_str(x->message[0] ? x->message : kp_error_name(t->error_code))
+        t->error_message = t->error_code ? bk_api_str(x->message[0] ? x->message : kp_error_name(t->error_code))
                                          : kp_slice_null();
         memcpy(t->topic_id.b, x->topic_id.b, 16);
         t->num_partitions = t->error_code ? -1 : x->num_partitions;
         t->replication_factor = t->error_code ? -1 : x->replication_factor;
         t->configs.count = 0;
     }
-    bk_req_respond(c->req, r);   /* frees req, whose arena holds c */
+    bk_api_req_respond(c->req, r);   /* frees req, whose arena holds c */
 }
 
-static int build_create(bk_req_t *req, bk_ctrl_create_topic_t *out) {
+static int build_create(bk_api_req_t *req, bk_meta_ctrl_create_topic_t *out) {
     const kp_create_topics_request_t *q = req->body;
     for (int32_t i = 0; i < q->topics.count; i++) {
         const kp_create_topics_request_creatable_topic_t *t = &q->topics.items[i];
-        bk_ctrl_create_topic_t *o = &out[i];
-        o->name = bk_req_cstr(req, t->name);
+        bk_meta_ctrl_create_topic_t *o = &out[i];
+        o->name = bk_api_req_cstr(req, t->name);
         o->num_partitions = t->num_partitions;
         o->replication_factor = t->replication_factor;
         size_t na = t->assignments.count > 0 ? (size_t)t->assignments.count : 0;
-        bk_ctrl_assignment_t *as = bk_req_alloc(req, na, sizeof *as);
+        bk_meta_ctrl_assignment_t *as = bk_api_req_alloc(req, na, sizeof *as);
         size_t nc = t->configs.count > 0 ? (size_t)t->configs.count : 0;
-        bk_ctrl_kv_t *kv = bk_req_alloc(req, nc, sizeof *kv);
+        bk_meta_ctrl_kv_t *kv = bk_api_req_alloc(req, nc, sizeof *kv);
         if (!o->name || !as || !kv) return KP_ERR_NOMEM;
         for (size_t k = 0; k < na; k++) {
             as[k].partition = t->assignments.items[k].partition_index;
@@ -56,8 +56,8 @@ static int build_create(bk_req_t *req, bk_ctrl_create_topic_t *out) {
             as[k].nbrokers = t->assignments.items[k].broker_ids.count > 0 ? (size_t)t->assignments.items[k].broker_ids.count : 0;
         }
         for (size_t k = 0; k < nc; k++) {
-            kv[k].name = bk_req_cstr(req, t->configs.items[k].name);
-            kv[k].value = kp_slice_is_null(t->configs.items[k].value) ? NULL : bk_req_cstr(req, t->configs.items[k].value);
+            kv[k].name = bk_api_req_cstr(req, t->configs.items[k].name);
+            kv[k].value = kp_slice_is_null(t->configs.items[k].value) ? NULL : bk_api_req_cstr(req, t->configs.items[k].value);
             if (!kv[k].name) return KP_ERR_NOMEM;
         }
         o->assignments = as;
@@ -68,17 +68,17 @@ static int build_create(bk_req_t *req, bk_ctrl_create_topic_t *out) {
     return KP_OK;
 }
 
-void bk_h_create_topics(bk_req_t *req) {
+void bk_api_h_create_topics(bk_api_req_t *req) {
     const kp_create_topics_request_t *q = req->body;
     bk_node_t *n = req->node;
     size_t cnt = q->topics.count > 0 ? (size_t)q->topics.count : 0;
-    create_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    bk_ctrl_create_topic_t *in = bk_req_alloc(req, cnt, sizeof *in);
-    kp_create_topics_response_creatable_topic_result_t *out = bk_req_alloc(req, cnt, sizeof *out);
-    if (!c || !in || !out) { bk_req_close(req, "out of memory"); return; }
+    create_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    bk_meta_ctrl_create_topic_t *in = bk_api_req_alloc(req, cnt, sizeof *in);
+    kp_create_topics_response_creatable_topic_result_t *out = bk_api_req_alloc(req, cnt, sizeof *out);
+    if (!c || !in || !out) { bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
-    c->res = bk_req_alloc(req, cnt, sizeof *c->res);
-    if (!c->res || build_create(req, in) != KP_OK) { bk_req_close(req, "out of memory"); return; }
+    c->res = bk_api_req_alloc(req, cnt, sizeof *c->res);
+    if (!c->res || build_create(req, in) != KP_OK) { bk_api_req_close(req, "out of memory"); return; }
     kp_create_topics_response_init(&c->r);
     for (size_t i = 0; i < cnt; i++) {
         kp_create_topics_response_creatable_topic_result_init(&out[i]);
@@ -86,25 +86,25 @@ void bk_h_create_topics(bk_req_t *req) {
     }
     c->r.topics.items = out;
     c->r.topics.count = (int32_t)cnt;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->res);
     if (recs.err != KP_OK) {
         for (size_t i = 0; i < cnt; i++) c->res[i].error = KP_ERROR_UNKNOWN_SERVER_ERROR;
-        bk_recs_free(&recs);
+        bk_meta_recs_free(&recs);
         create_answer(c, recs.err);
         return;
     }
     bk_node_commit(n, &recs, create_answer, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
 /* ---- DeleteTopics ------------------------------------------------------- */
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     kp_delete_topics_response_t r;
-    bk_ctrl_delete_result_t *res;
+    bk_meta_ctrl_delete_result_t *res;
 } delete_ctx_t;
 
 static void delete_answer(void *arg, int status) {
@@ -113,56 +113,56 @@ static void delete_answer(void *arg, int status) {
         kp_delete_topics_response_deletable_topic_result_t *t = &c->r.responses.items[i];
         t->error_code = status != KP_OK && c->res[i].error == 0 ? bk_node_commit_error(status) : c->res[i].error;
         memcpy(t->topic_id.b, c->res[i].id.b, 16);
-        if (t->error_code) t->error_message = bk_str(kp_error_name(t->error_code));
+        if (t->error_code) t->error_message = bk_api_str(kp_error_name(t->error_code));
     }
-    bk_req_respond(c->req, &c->r);
+    bk_api_req_respond(c->req, &c->r);
 }
 
-void bk_h_delete_topics(bk_req_t *req) {
+void bk_api_h_delete_topics(bk_api_req_t *req) {
     const kp_delete_topics_request_t *q = req->body;
     bk_node_t *n = req->node;
     bool by_state = req->hdr.api_version >= 6;
     int32_t cnt32 = by_state ? q->topics.count : q->topic_names.count;
     size_t cnt = cnt32 > 0 ? (size_t)cnt32 : 0;
-    delete_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    bk_ctrl_delete_topic_t *in = bk_req_alloc(req, cnt, sizeof *in);
-    kp_delete_topics_response_deletable_topic_result_t *out = bk_req_alloc(req, cnt, sizeof *out);
-    if (!c || !in || !out) { bk_req_close(req, "out of memory"); return; }
+    delete_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    bk_meta_ctrl_delete_topic_t *in = bk_api_req_alloc(req, cnt, sizeof *in);
+    kp_delete_topics_response_deletable_topic_result_t *out = bk_api_req_alloc(req, cnt, sizeof *out);
+    if (!c || !in || !out) { bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
-    c->res = bk_req_alloc(req, cnt, sizeof *c->res);
-    if (!c->res) { bk_req_close(req, "out of memory"); return; }
+    c->res = bk_api_req_alloc(req, cnt, sizeof *c->res);
+    if (!c->res) { bk_api_req_close(req, "out of memory"); return; }
     kp_delete_topics_response_init(&c->r);
     for (size_t i = 0; i < cnt; i++) {
         kp_str_t name = by_state ? q->topics.items[i].name : q->topic_names.items[i];
         kp_delete_topics_response_deletable_topic_result_init(&out[i]);
         out[i].name = name;
-        in[i].name = kp_slice_is_null(name) ? NULL : bk_req_cstr(req, name);
+        in[i].name = kp_slice_is_null(name) ? NULL : bk_api_req_cstr(req, name);
         if (by_state) memcpy(in[i].id.b, q->topics.items[i].topic_id.b, 16);
     }
     c->r.responses.items = out;
     c->r.responses.count = (int32_t)cnt;
-    if (!bk_config_bool(n->cfg, BK_CFG_DELETE_TOPIC_ENABLE)) {
+    if (!bk_cfg_bool(n->cfg, BK_CFG_DELETE_TOPIC_ENABLE)) {
         for (size_t i = 0; i < cnt; i++) c->res[i].error = KP_ERROR_TOPIC_DELETION_DISABLED;
         delete_answer(c, KP_OK);
         return;
     }
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, &recs, c->res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, &recs, c->res);
     for (size_t i = 0; i < cnt; i++)
         if (c->res[i].error == 0 && in[i].name)
             fprintf(stderr, "skiff: node %d: deleting topic %s\n", n->id, in[i].name);
     bk_node_commit(n, &recs, delete_answer, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
 /* ---- CreatePartitions ----------------------------------------------------- */
 
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     kp_create_partitions_response_t r;
     int16_t *errors;
-    char (*msgs)[BK_CTRL_MESSAGE_MAX];
+    char (*msgs)[BK_META_CTRL_MESSAGE_MAX];
 } cparts_ctx_t;
 
 static void cparts_answer(void *arg, int status) {
@@ -170,34 +170,34 @@ static void cparts_answer(void *arg, int status) {
     for (int32_t i = 0; i < c->r.results.count; i++) {
         kp_create_partitions_response_create_partitions_topic_result_t *t = &c->r.results.items[i];
         t->error_code = status != KP_OK && c->errors[i] == 0 ? bk_node_commit_error(status) : c->errors[i];
-        t->error_message = t->error_code ? bk_str(c->msgs[i][0] ? c->msgs[i] : kp_error_name(t->error_code))
+        t->error_message = t->error_code ? bk_api_str(c->msgs[i][0] ? c->msgs[i] : kp_error_name(t->error_code))
                                          : kp_slice_null();
     }
-    bk_req_respond(c->req, &c->r);
+    bk_api_req_respond(c->req, &c->r);
 }
 
-void bk_h_create_partitions(bk_req_t *req) {
+void bk_api_h_create_partitions(bk_api_req_t *req) {
     const kp_create_partitions_request_t *q = req->body;
     bk_node_t *n = req->node;
     size_t cnt = q->topics.count > 0 ? (size_t)q->topics.count : 0;
-    cparts_ctx_t *c = bk_req_alloc(req, 1, sizeof *c);
-    bk_ctrl_create_partitions_t *in = bk_req_alloc(req, cnt, sizeof *in);
-    kp_create_partitions_response_create_partitions_topic_result_t *out = bk_req_alloc(req, cnt, sizeof *out);
-    if (!c || !in || !out) { bk_req_close(req, "out of memory"); return; }
+    cparts_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    bk_meta_ctrl_create_partitions_t *in = bk_api_req_alloc(req, cnt, sizeof *in);
+    kp_create_partitions_response_create_partitions_topic_result_t *out = bk_api_req_alloc(req, cnt, sizeof *out);
+    if (!c || !in || !out) { bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
-    c->errors = bk_req_alloc(req, cnt, sizeof *c->errors);
-    c->msgs = bk_req_alloc(req, cnt, sizeof *c->msgs);
-    if (!c->errors || !c->msgs) { bk_req_close(req, "out of memory"); return; }
+    c->errors = bk_api_req_alloc(req, cnt, sizeof *c->errors);
+    c->msgs = bk_api_req_alloc(req, cnt, sizeof *c->msgs);
+    if (!c->errors || !c->msgs) { bk_api_req_close(req, "out of memory"); return; }
     kp_create_partitions_response_init(&c->r);
     for (size_t i = 0; i < cnt; i++) {
         const kp_create_partitions_request_create_partitions_topic_t *t = &q->topics.items[i];
         kp_create_partitions_response_create_partitions_topic_result_init(&out[i]);
         out[i].name = t->name;
-        in[i].name = bk_req_cstr(req, t->name);
+        in[i].name = bk_api_req_cstr(req, t->name);
         in[i].count = t->count;
         size_t na = t->assignments.count > 0 ? (size_t)t->assignments.count : 0;
-        bk_ctrl_assignment_t *as = bk_req_alloc(req, na, sizeof *as);
-        if (!in[i].name || !as) { bk_req_close(req, "out of memory"); return; }
+        bk_meta_ctrl_assignment_t *as = bk_api_req_alloc(req, na, sizeof *as);
+        if (!in[i].name || !as) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t k = 0; k < na; k++) {
             as[k].partition = -1;
             as[k].brokers = t->assignments.items[k].broker_ids.items;
@@ -208,9 +208,9 @@ void bk_h_create_partitions(bk_req_t *req) {
     }
     c->r.results.items = out;
     c->r.results.count = (int32_t)cnt;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->errors, c->msgs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->errors, c->msgs);
     bk_node_commit(n, &recs, cparts_answer, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }

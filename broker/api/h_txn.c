@@ -14,29 +14,29 @@
 #include "protocol/kp_errors.h"
 
 /* The id as a C string in the request arena ("" when null). */
-static const char *cid(bk_req_t *req, kp_str_t s) {
-    char *c = kp_slice_is_null(s) ? NULL : bk_req_cstr(req, s);
+static const char *cid(bk_api_req_t *req, kp_str_t s) {
+    char *c = kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
     return c ? c : "";
 }
 
-static int16_t fenced(const bk_req_t *req, int16_t e) {
+static int16_t fenced(const bk_api_req_t *req, int16_t e) {
     return bk_txn_fenced_error(req->hdr.api_key, req->hdr.api_version, e);
 }
 
 /* ---- InitProducerId ------------------------------------------------------------- */
 
-static void init_pid_answer(void *ctx, const bk_td_answer_t *ans) {
-    bk_req_t *req = ctx;
+static void init_pid_answer(void *ctx, const bk_txn_td_answer_t *ans) {
+    bk_api_req_t *req = ctx;
     kp_init_producer_id_response_t r;
     kp_init_producer_id_response_init(&r);
     r.producer_id = ans->error ? -1 : ans->producer_id;
     r.producer_epoch = ans->error ? -1 : ans->producer_epoch;
     r.error_code = fenced(req, ans->error);
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_init_producer_id_txn(bk_req_t *req) {
-    bk_td_init_producer_id(req->node->txns, req->body, req->hdr.api_version, init_pid_answer, req);
+void bk_api_h_init_producer_id_txn(bk_api_req_t *req) {
+    bk_txn_td_init_producer_id(req->node->txns, req->body, req->hdr.api_version, init_pid_answer, req);
 }
 
 /* ---- AddPartitionsToTxn ------------------------------------------------------------ */
@@ -47,13 +47,13 @@ typedef kp_add_partitions_to_txn_response_add_partitions_to_txn_partition_result
 
 /* Per-partition errors: unknown topics/partitions get UNKNOWN_TOPIC_OR_
  * PARTITION and the others OPERATION_NOT_ATTEMPTED (Kafka), else `all`. */
-static bool fill_add_results(bk_req_t *req, const apt_topic_t *ts, int32_t nt, int16_t all, apt_result_t *res,
+static bool fill_add_results(bk_api_req_t *req, const apt_topic_t *ts, int32_t nt, int16_t all, apt_result_t *res,
                              bool check) {
     bool any_unknown = false;
     for (int32_t pass = check ? 0 : 1; pass < 2; pass++) {
         for (int32_t i = 0; i < nt; i++) {
-            char *name = bk_req_cstr(req, ts[i].name);
-            const bk_topic_t *t = name ? bk_image_topic_by_name(&req->node->img, name) : NULL;
+            char *name = bk_api_req_cstr(req, ts[i].name);
+            const bk_meta_topic_t *t = name ? bk_meta_image_topic_by_name(&req->node->img, name) : NULL;
             apt_part_t *ps = pass == 1 ? res[i].results_by_partition.items : NULL;
             for (int32_t k = 0; k < ts[i].partitions.count; k++) {
                 int32_t p = ts[i].partitions.items[k];
@@ -73,7 +73,7 @@ static bool fill_add_results(bk_req_t *req, const apt_topic_t *ts, int32_t nt, i
 /* The answer of AddPartitionsToTxn: its result arrays (in the request
  * arena) filled with the one error. */
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     apt_result_t *res;
     int32_t nt;
 } apt_ctx_t;
@@ -83,64 +83,64 @@ static void add_partitions_respond(const apt_ctx_t *a) {
     kp_add_partitions_to_txn_response_init(&r);
     r.results_by_topic_v3_and_below.items = a->res;
     r.results_by_topic_v3_and_below.count = a->nt;
-    bk_req_respond(a->req, &r);
+    bk_api_req_respond(a->req, &r);
 }
 
-static void add_partitions_answer(void *ctx, const bk_td_answer_t *ans) {
+static void add_partitions_answer(void *ctx, const bk_txn_td_answer_t *ans) {
     apt_ctx_t *a = ctx;
     const kp_add_partitions_to_txn_request_t *q = a->req->body;
     (void)fill_add_results(a->req, q->v3_and_below_topics.items, a->nt, fenced(a->req, ans->error), a->res, false);
     add_partitions_respond(a);
 }
 
-void bk_h_add_partitions_to_txn(bk_req_t *req) {
+void bk_api_h_add_partitions_to_txn(bk_api_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
     const apt_topic_t *ts = q->v3_and_below_topics.items;
     int32_t nt = q->v3_and_below_topics.count > 0 ? q->v3_and_below_topics.count : 0;
-    apt_result_t *res = bk_req_alloc(req, (size_t)nt, sizeof *res);
-    apt_ctx_t *actx = bk_req_alloc(req, 1, sizeof *actx);
-    if (!res || !actx) { bk_req_close(req, "out of memory"); return; }
+    apt_result_t *res = bk_api_req_alloc(req, (size_t)nt, sizeof *res);
+    apt_ctx_t *actx = bk_api_req_alloc(req, 1, sizeof *actx);
+    if (!res || !actx) { bk_api_req_close(req, "out of memory"); return; }
     *actx = (apt_ctx_t){ req, res, nt };
     for (int32_t i = 0; i < nt; i++) {
         int32_t np = ts[i].partitions.count > 0 ? ts[i].partitions.count : 0;
         kp_add_partitions_to_txn_response_add_partitions_to_txn_topic_result_init(&res[i]);
         res[i].name = ts[i].name;
-        res[i].results_by_partition.items = bk_req_alloc(req, (size_t)np, sizeof(apt_part_t));
+        res[i].results_by_partition.items = bk_api_req_alloc(req, (size_t)np, sizeof(apt_part_t));
         res[i].results_by_partition.count = np;
-        if (!res[i].results_by_partition.items) { bk_req_close(req, "out of memory"); return; }
+        if (!res[i].results_by_partition.items) { bk_api_req_close(req, "out of memory"); return; }
     }
     if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
         add_partitions_respond(actx);
         return;
     }
-    bk_td_add_partitions(req->node->txns, q, add_partitions_answer, actx);
+    bk_txn_td_add_partitions(req->node->txns, q, add_partitions_answer, actx);
 }
 
 /* ---- AddOffsetsToTxn / EndTxn ----------------------------------------------------- */
 
-static void add_offsets_answer(void *ctx, const bk_td_answer_t *ans) {
-    bk_req_t *req = ctx;
+static void add_offsets_answer(void *ctx, const bk_txn_td_answer_t *ans) {
+    bk_api_req_t *req = ctx;
     kp_add_offsets_to_txn_response_t r;
     kp_add_offsets_to_txn_response_init(&r);
     r.error_code = fenced(req, ans->error);
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_add_offsets_to_txn(bk_req_t *req) {
-    bk_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
+void bk_api_h_add_offsets_to_txn(bk_api_req_t *req) {
+    bk_txn_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
 }
 
-static void end_txn_answer(void *ctx, const bk_td_answer_t *ans) {
-    bk_req_t *req = ctx;
+static void end_txn_answer(void *ctx, const bk_txn_td_answer_t *ans) {
+    bk_api_req_t *req = ctx;
     kp_end_txn_response_t r;
     kp_end_txn_response_init(&r);
     r.error_code = fenced(req, ans->error);
     r.producer_id = -1;
     r.producer_epoch = -1;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
-void bk_h_end_txn(bk_req_t *req) { bk_td_end_txn(req->node->txns, req->body, end_txn_answer, req); }
+void bk_api_h_end_txn(bk_api_req_t *req) { bk_txn_td_end_txn(req->node->txns, req->body, end_txn_answer, req); }
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
 
@@ -152,7 +152,7 @@ typedef kp_write_txn_markers_response_writable_txn_marker_partition_result_t wm_
  * replicated (or failed): pending counts the partitions still waiting,
  * plus one while the handler itself runs. */
 typedef struct {
-    bk_req_t *req;
+    bk_api_req_t *req;
     wm_result_t *ms;
     int32_t nm;
     size_t pending;
@@ -169,7 +169,7 @@ static void wm_release(wm_state_t *st) {
     kp_write_txn_markers_response_init(&r);
     r.markers.items = st->ms;
     r.markers.count = st->nm;
-    bk_req_respond(st->req, &r);
+    bk_api_req_respond(st->req, &r);
 }
 
 static void wm_part_done(void *ctx, int16_t err) {
@@ -179,30 +179,30 @@ static void wm_part_done(void *ctx, int16_t err) {
 }
 
 /* One partition's marker: its error now, or later through wm_part_done. */
-static void wm_write(bk_req_t *req, wm_state_t *st, const kp_write_txn_markers_request_writable_txn_marker_t *m,
+static void wm_write(bk_api_req_t *req, wm_state_t *st, const kp_write_txn_markers_request_writable_txn_marker_t *m,
                      const char *name, wm_part_t *ps) {
-    wm_part_ctx_t *pc = bk_req_alloc(req, 1, sizeof *pc);
+    wm_part_ctx_t *pc = bk_api_req_alloc(req, 1, sizeof *pc);
     if (!pc) { ps->error_code = KP_ERROR_REQUEST_TIMED_OUT; return; }   /* retried by the coordinator */
     *pc = (wm_part_ctx_t){ st, &ps->error_code };
     st->pending++;
-    if (!bk_td_write_marker(req->node, name, ps->partition_index, m->producer_id, m->producer_epoch,
+    if (!bk_txn_td_write_marker(req->node, name, ps->partition_index, m->producer_id, m->producer_epoch,
                             m->transaction_result, m->coordinator_epoch, wm_part_done, pc, &ps->error_code))
         st->pending--;
 }
 
-void bk_h_write_txn_markers(bk_req_t *req) {
+void bk_api_h_write_txn_markers(bk_api_req_t *req) {
     const kp_write_txn_markers_request_t *q = req->body;
     int32_t nm = q->markers.count > 0 ? q->markers.count : 0;
-    wm_result_t *ms = bk_req_alloc(req, (size_t)nm, sizeof *ms);
-    wm_state_t *st = bk_req_alloc(req, 1, sizeof *st);
-    if (!ms || !st) { bk_req_close(req, "out of memory"); return; }
+    wm_result_t *ms = bk_api_req_alloc(req, (size_t)nm, sizeof *ms);
+    wm_state_t *st = bk_api_req_alloc(req, 1, sizeof *st);
+    if (!ms || !st) { bk_api_req_close(req, "out of memory"); return; }
     *st = (wm_state_t){ req, ms, nm, 1 };
     for (int32_t i = 0; i < nm; i++) {
         const kp_write_txn_markers_request_writable_txn_marker_t *m = &q->markers.items[i];
         int32_t nt = m->topics.count > 0 ? m->topics.count : 0;
         kp_write_txn_markers_response_writable_txn_marker_result_init(&ms[i]);
         ms[i].producer_id = m->producer_id;
-        wm_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
+        wm_topic_t *ts = bk_api_req_alloc(req, (size_t)nt, sizeof *ts);
         ms[i].topics.items = ts;
         ms[i].topics.count = ts ? nt : 0;
         for (int32_t k = 0; ts && k < nt; k++) {
@@ -210,7 +210,7 @@ void bk_h_write_txn_markers(bk_req_t *req) {
             int32_t np = t->partition_indexes.count > 0 ? t->partition_indexes.count : 0;
             kp_write_txn_markers_response_writable_txn_marker_topic_result_init(&ts[k]);
             ts[k].name = t->name;
-            wm_part_t *ps = bk_req_alloc(req, (size_t)np, sizeof *ps);
+            wm_part_t *ps = bk_api_req_alloc(req, (size_t)np, sizeof *ps);
             const char *name = cid(req, t->name);
             ts[k].partitions.items = ps;
             ts[k].partitions.count = ps ? np : 0;
@@ -232,21 +232,21 @@ void bk_h_write_txn_markers(bk_req_t *req) {
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_partition_t toc_part_t;
 
-static void txn_offset_commit_done(void *arg, const bk_gd_result_t *res) {
-    bk_req_t *req = arg;
-    if (res->unsent) { bk_req_close(req, res->unsent); return; }   /* the client retries */
+static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
+    bk_api_req_t *req = arg;
+    if (res->unsent) { bk_api_req_close(req, res->unsent); return; }   /* the client retries */
     const kp_txn_offset_commit_request_t *q = req->body;
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
-    toc_topic_t *ts = bk_req_alloc(req, (size_t)nt, sizeof *ts);
-    if (!ts) { bk_req_close(req, "out of memory"); return; }
+    toc_topic_t *ts = bk_api_req_alloc(req, (size_t)nt, sizeof *ts);
+    if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
         const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &q->topics.items[i];
         int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
         kp_txn_offset_commit_response_txn_offset_commit_response_topic_init(&ts[i]);
         ts[i].name = t->name;
-        toc_part_t *ps = bk_req_alloc(req, (size_t)np, sizeof *ps);
-        if (!ps || k + (size_t)np > res->nerrors) { bk_req_close(req, "out of memory"); return; }
+        toc_part_t *ps = bk_api_req_alloc(req, (size_t)np, sizeof *ps);
+        if (!ps || k + (size_t)np > res->nerrors) { bk_api_req_close(req, "out of memory"); return; }
         for (int32_t j = 0; j < np; j++, k++) {
             kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[j]);
             ps[j].partition_index = t->partitions.items[j].partition_index;
@@ -259,11 +259,11 @@ static void txn_offset_commit_done(void *arg, const bk_gd_result_t *res) {
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
     r.topics.count = nt;
-    bk_req_respond(req, &r);
+    bk_api_req_respond(req, &r);
 }
 
 /* Offsets of a transaction are the group coordinator's (group_driver.h):
  * written as the producer's transactional batch, held until its marker. */
-void bk_h_txn_offset_commit(bk_req_t *req) {
-    bk_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
+void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
+    bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
 }

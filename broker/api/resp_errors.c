@@ -19,7 +19,7 @@ static bool is_error_field(const kp_field_desc_t *f) {
 }
 
 static uint64_t walk(const kp_struct_desc_t *d, const uint8_t *msg, int16_t v, int depth,
-                     bk_resp_err_fn fn, void *ctx) {
+                     bk_api_resp_err_fn fn, void *ctx) {
     assert(depth < WALK_DEPTH_MAX);
     uint64_t cnt = 0;
     for (uint16_t i = 0; i < d->nfields; i++) {
@@ -44,7 +44,7 @@ static uint64_t walk(const kp_struct_desc_t *d, const uint8_t *msg, int16_t v, i
     return cnt;
 }
 
-uint64_t bk_resp_errors(int16_t api_key, int16_t version, const void *resp, bk_resp_err_fn fn, void *ctx) {
+uint64_t bk_api_resp_errors(int16_t api_key, int16_t version, const void *resp, bk_api_resp_err_fn fn, void *ctx) {
     const kp_api_info_t *api = kp_api_info(api_key);
     if (!api || !api->response || !resp) return 0;
     return walk(api->response, resp, version, 0, fn, ctx);

@@ -13,10 +13,10 @@
 
 #include <stdint.h>
 
-typedef void (*bk_resp_err_fn)(void *ctx, int16_t error_code);
+typedef void (*bk_api_resp_err_fn)(void *ctx, int16_t error_code);
 
 /* Calls fn for each non-zero error code in resp (a response of api_key at
  * version; NULL or an unknown key reports nothing). Returns how many. */
-uint64_t bk_resp_errors(int16_t api_key, int16_t version, const void *resp, bk_resp_err_fn fn, void *ctx);
+uint64_t bk_api_resp_errors(int16_t api_key, int16_t version, const void *resp, bk_api_resp_err_fn fn, void *ctx);
 
 #endif

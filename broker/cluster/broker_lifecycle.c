@@ -25,7 +25,7 @@
 
 typedef struct bk_lifecycle {
     struct event *timer;
-    bk_lc_sched_t sched;         /* registered / fenced / when the next round is due */
+    bk_cluster_lc_sched_t sched;         /* registered / fenced / when the next round is due */
     bool inflight;               /* a request (or local commit) is outstanding */
     /* The round in flight: an answer (or local commit) of an older, abandoned
      * round must not end the current one. */
@@ -33,7 +33,7 @@ typedef struct bk_lifecycle {
     int32_t inflight_corr;       /* remote round: the request's correlation id */
     int32_t inflight_to;         /* the controller it went to (this node: local) */
     int64_t inflight_since_ms;
-    uint8_t incarnation[BK_UUID_BYTES];
+    uint8_t incarnation[BK_META_UUID_BYTES];
     int64_t last_tick_ms;
 } bk_lifecycle_t;
 
@@ -41,14 +41,14 @@ static bk_lifecycle_t *life(bk_node_t *n) { return n->life; }
 
 /* ---- the broker side --------------------------------------------------------- */
 
-static void endpoint(bk_node_t *n, bk_ctrl_endpoint_t *ep) {
+static void endpoint(bk_node_t *n, bk_meta_ctrl_endpoint_t *ep) {
     ep->listener = "PLAINTEXT";
     ep->host = n->adv_host;
     ep->port = n->adv_port;
 }
 
 static const char *rack(bk_node_t *n) {
-    return bk_config_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_config_str(n->cfg, BK_CFG_BROKER_RACK);
+    return bk_cfg_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_cfg_str(n->cfg, BK_CFG_BROKER_RACK);
 }
 
 typedef struct {
@@ -81,12 +81,12 @@ static void local_done(void *arg, int status) {
     if (l && !c->is_tick && c->round == l->round && l->inflight) {
         l->inflight = false;
         if (c->is_register && status == KP_OK) {
-            bk_lc_sched_registered(&l->sched);
+            bk_cluster_lc_sched_registered(&l->sched);
             c->n->broker_epoch = c->epoch;
             fprintf(stderr, "skiff: node %d: registered with the controller (broker epoch %lld)\n", c->n->id,
                     (long long)c->epoch);
         } else if (c->hb_ok && status == KP_OK) {
-            bk_lc_sched_heartbeat_ok(&l->sched, c->fenced);
+            bk_cluster_lc_sched_heartbeat_ok(&l->sched, c->fenced);
         }
     }
     free(c);
@@ -95,36 +95,36 @@ static void local_done(void *arg, int status) {
 /* This node is the active controller: decide and commit directly. */
 static void local_round(bk_node_t *n, int64_t now) {
     bk_lifecycle_t *l = life(n);
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     local_ctx_t *c = calloc(1, sizeof *c);
     if (!c) return;
     c->n = n;
     if (!l->sched.registered) {
-        bk_ctrl_endpoint_t ep;
+        bk_meta_ctrl_endpoint_t ep;
         endpoint(n, &ep);
-        bk_ctrl_register_t rq = { n->id, { 0 }, &ep, 1, rack(n) };
-        memcpy(rq.incarnation, l->incarnation, BK_UUID_BYTES);
+        bk_meta_ctrl_register_t rq = { n->id, { 0 }, &ep, 1, rack(n) };
+        memcpy(rq.incarnation, l->incarnation, BK_META_UUID_BYTES);
         c->is_register = true;
-        int16_t e = bk_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
+        int16_t e = bk_meta_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
         if (e != 0) {
             fprintf(stderr, "skiff: node %d: self-registration refused (error %d)\n", n->id, e);
-            bk_recs_free(&recs);
+            bk_meta_recs_free(&recs);
             free(c);
             return;
         }
     } else {
-        bk_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
-        bk_ctrl_heartbeat_result_t hr;
-        bk_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, now, &recs, &hr);
+        bk_meta_ctrl_heartbeat_t hb = { n->id, n->broker_epoch, n->img.last_offset, false, false };
+        bk_meta_ctrl_heartbeat_result_t hr;
+        bk_meta_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, now, &recs, &hr);
         if (hr.error == KP_ERROR_STALE_BROKER_EPOCH || hr.error == KP_ERROR_BROKER_ID_NOT_REGISTERED)
-            bk_lc_sched_unregistered(&l->sched);
+            bk_cluster_lc_sched_unregistered(&l->sched);
         c->hb_ok = hr.error == 0;
         c->fenced = hr.is_fenced;
     }
     c->round = begin_round(l, n->id, 0, now);
     bk_node_commit(n, &recs, local_done, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
 static int send_register(bk_node_t *n, int32_t *corr_out) {
@@ -138,7 +138,7 @@ static int send_register(bk_node_t *n, int32_t *corr_out) {
     kp_broker_registration_request_init(&b);
     b.broker_id = n->id;
     b.cluster_id = kp_slice_cstr(n->cluster_id);
-    memcpy(b.incarnation_id.b, l->incarnation, BK_UUID_BYTES);
+    memcpy(b.incarnation_id.b, l->incarnation, BK_META_UUID_BYTES);
     b.listeners.items = &ls;
     b.listeners.count = 1;
     b.rack = kp_slice_cstr(rack(n));
@@ -149,7 +149,7 @@ static int send_register(bk_node_t *n, int32_t *corr_out) {
     kp_wr_t w;
     kp_wr_init(&w, buf, sizeof buf);
     if (kp_request_encode(&w, &h, &b) != KP_OK) return -1;
-    return bk_quorum_send_to_leader(n->quorum, BK_QC_REGISTER, buf, w.pos, corr);
+    return bk_quorum_send_to_leader(n->quorum, BK_NET_QC_REGISTER, buf, w.pos, corr);
 }
 
 static int send_heartbeat(bk_node_t *n, int32_t *corr_out) {
@@ -165,11 +165,11 @@ static int send_heartbeat(bk_node_t *n, int32_t *corr_out) {
     kp_wr_t w;
     kp_wr_init(&w, buf, sizeof buf);
     if (kp_request_encode(&w, &h, &b) != KP_OK) return -1;
-    return bk_quorum_send_to_leader(n->quorum, BK_QC_HEARTBEAT, buf, w.pos, corr);
+    return bk_quorum_send_to_leader(n->quorum, BK_NET_QC_HEARTBEAT, buf, w.pos, corr);
 }
 
-void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const uint8_t *frame, size_t len) {
-    assert(kind != BK_QC_ALTER);   /* routed to the replica manager by the wiring */
+void bk_cluster_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const uint8_t *frame, size_t len) {
+    assert(kind != BK_NET_QC_ALTER);   /* routed to the replica manager by the wiring */
     bk_lifecycle_t *l = life(n);
     if (!l || !l->inflight || l->inflight_to == n->id || corr_sent != l->inflight_corr) return;   /* abandoned */
     l->inflight = false;
@@ -178,23 +178,23 @@ void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const u
     kp_arena_init(&a, 65536);
     int32_t corr;
     void *body = NULL;
-    if (kind == BK_QC_REGISTER) {
+    if (kind == BK_NET_QC_REGISTER) {
         if (kp_response_decode(KP_API_BROKER_REGISTRATION, LC_REG_VERSION, frame, len, &corr, &body, &a) == KP_OK) {
             const kp_broker_registration_response_t *r = body;
             if (r->error_code == 0) {
-                bk_lc_sched_registered(&l->sched);
+                bk_cluster_lc_sched_registered(&l->sched);
                 n->broker_epoch = r->broker_epoch;
                 fprintf(stderr, "skiff: node %d: registered with controller %d (broker epoch %lld)\n", n->id,
                         bk_quorum_leader(n->quorum), (long long)r->broker_epoch);
             }
         }
-    } else if (kind == BK_QC_HEARTBEAT) {
+    } else if (kind == BK_NET_QC_HEARTBEAT) {
         if (kp_response_decode(KP_API_BROKER_HEARTBEAT, LC_HB_VERSION, frame, len, &corr, &body, &a) == KP_OK) {
             const kp_broker_heartbeat_response_t *r = body;
             if (r->error_code == KP_ERROR_STALE_BROKER_EPOCH || r->error_code == KP_ERROR_BROKER_ID_NOT_REGISTERED)
-                bk_lc_sched_unregistered(&l->sched);
+                bk_cluster_lc_sched_unregistered(&l->sched);
             else if (r->error_code == 0)
-                bk_lc_sched_heartbeat_ok(&l->sched, r->is_fenced);
+                bk_cluster_lc_sched_heartbeat_ok(&l->sched, r->is_fenced);
         }
     }
     kp_arena_free(&a);
@@ -204,12 +204,12 @@ void bk_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent, const u
 
 typedef struct {
     bk_node_t *n;
-    bk_slot_t slot;
+    bk_net_slot_t slot;
     int16_t api_key, version;
     int32_t corr;
     int16_t error;
     int64_t epoch;
-    bk_ctrl_heartbeat_result_t hr;
+    bk_meta_ctrl_heartbeat_result_t hr;
 } serve_ctx_t;
 
 static void respond(serve_ctx_t *c, const void *body) {
@@ -255,48 +255,48 @@ static void serve_done(void *arg, int status) { answer(arg, status); }
 
 static void serve_register(serve_ctx_t *c, const kp_broker_registration_request_t *b, kp_arena_t *a) {
     bk_node_t *n = c->n;
-    if (b->listeners.count < 1 || b->listeners.count > BK_ENDPOINTS_MAX) { c->error = KP_ERROR_INVALID_REQUEST; answer(c, KP_OK); return; }
-    bk_ctrl_endpoint_t eps[BK_ENDPOINTS_MAX];
+    if (b->listeners.count < 1 || b->listeners.count > BK_META_ENDPOINTS_MAX) { c->error = KP_ERROR_INVALID_REQUEST; answer(c, KP_OK); return; }
+    bk_meta_ctrl_endpoint_t eps[BK_META_ENDPOINTS_MAX];
     for (int32_t i = 0; i < b->listeners.count; i++) {
         const kp_broker_registration_request_listener_t *l = &b->listeners.items[i];
         char *name = kp_arena_alloc(a, l->name.len + 1), *host = kp_arena_alloc(a, l->host.len + 1);
         if (!name || !host) { c->error = KP_ERROR_UNKNOWN_SERVER_ERROR; answer(c, KP_OK); return; }
         memcpy(name, l->name.p, l->name.len); name[l->name.len] = '\0';
         memcpy(host, l->host.p, l->host.len); host[l->host.len] = '\0';
-        eps[i] = (bk_ctrl_endpoint_t){ name, host, l->port };
+        eps[i] = (bk_meta_ctrl_endpoint_t){ name, host, l->port };
     }
     char rk[256] = "";
     if (b->rack.p && b->rack.len < sizeof rk) { memcpy(rk, b->rack.p, b->rack.len); rk[b->rack.len] = '\0'; }
     if (!kp_slice_eq_cstr(b->cluster_id, n->cluster_id)) { c->error = KP_ERROR_INCONSISTENT_CLUSTER_ID; answer(c, KP_OK); return; }
-    bk_ctrl_register_t rq = { b->broker_id, { 0 }, eps, (size_t)b->listeners.count, rk[0] ? rk : NULL };
-    memcpy(rq.incarnation, b->incarnation_id.b, BK_UUID_BYTES);
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    c->error = bk_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), bk_now_ms(), &recs, &c->epoch);
-    if (c->error != 0) { bk_recs_free(&recs); answer(c, KP_OK); return; }
+    bk_meta_ctrl_register_t rq = { b->broker_id, { 0 }, eps, (size_t)b->listeners.count, rk[0] ? rk : NULL };
+    memcpy(rq.incarnation, b->incarnation_id.b, BK_META_UUID_BYTES);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    c->error = bk_meta_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), bk_net_now_ms(), &recs, &c->epoch);
+    if (c->error != 0) { bk_meta_recs_free(&recs); answer(c, KP_OK); return; }
     bk_node_commit(n, &recs, serve_done, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
 static void serve_heartbeat(serve_ctx_t *c, const kp_broker_heartbeat_request_t *b) {
     bk_node_t *n = c->n;
-    bk_ctrl_heartbeat_t hb = { b->broker_id, b->broker_epoch, b->current_metadata_offset, b->want_fence, b->want_shut_down };
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, bk_now_ms(), &recs, &c->hr);
+    bk_meta_ctrl_heartbeat_t hb = { b->broker_id, b->broker_epoch, b->current_metadata_offset, b->want_fence, b->want_shut_down };
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_heartbeat(&n->ctrl, bk_node_decision_image(n), &hb, bk_net_now_ms(), &recs, &c->hr);
     c->error = c->hr.error;
-    if (c->error != 0) { bk_recs_free(&recs); answer(c, KP_OK); return; }
+    if (c->error != 0) { bk_meta_recs_free(&recs); answer(c, KP_OK); return; }
     bk_node_commit(n, &recs, serve_done, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
-void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const kp_request_header_t *hdr, void *body, kp_arena_t *a) {
+void bk_cluster_lifecycle_serve(bk_node_t *n, bk_net_conn_t *conn, const kp_request_header_t *hdr, void *body, kp_arena_t *a) {
     assert(hdr->api_key == KP_API_BROKER_REGISTRATION || hdr->api_key == KP_API_BROKER_HEARTBEAT);
     const kp_request_header_t h = *hdr;
     serve_ctx_t *c = calloc(1, sizeof *c);
-    if (!c) { bk_conn_close(conn); return; }
+    if (!c) { bk_net_conn_close(conn); return; }
     c->n = n;
-    c->slot = bk_conn_slot(conn);
+    c->slot = bk_net_conn_slot(conn);
     c->api_key = h.api_key;
     c->version = h.api_version;
     c->corr = h.correlation_id;
@@ -320,7 +320,7 @@ void bk_lifecycle_serve(bk_node_t *n, bk_conn_t *conn, const kp_request_header_t
 static void abandon_stale(bk_node_t *n, bk_lifecycle_t *l, int64_t now) {
     if (!l->inflight) return;
     int32_t leader = bk_quorum_leader(n->quorum);
-    int64_t session_ms = bk_config_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+    int64_t session_ms = bk_cfg_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
     bool moved = leader != l->inflight_to;
     if (!moved && now - l->inflight_since_ms < session_ms) return;
     fprintf(stderr, "skiff: node %d: abandoning %s %s to controller %d (%s)\n", n->id,
@@ -328,7 +328,7 @@ static void abandon_stale(bk_node_t *n, bk_lifecycle_t *l, int64_t now) {
             l->inflight_to, moved ? "controller changed" : "unanswered for the session timeout");
     l->inflight = false;
     l->round++;
-    bk_lc_sched_retry_now(&l->sched);   /* send to the new controller at once */
+    bk_cluster_lc_sched_retry_now(&l->sched);   /* send to the new controller at once */
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
@@ -337,26 +337,26 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     bk_lifecycle_t *l = life(n);
     if (!l || n->stopping || !n->quorum) return;
-    int64_t now = bk_now_ms();
-    int64_t interval = bk_config_int(n->cfg, BK_CFG_BROKER_HEARTBEAT_INTERVAL_MS);
+    int64_t now = bk_net_now_ms();
+    int64_t interval = bk_cfg_int(n->cfg, BK_CFG_BROKER_HEARTBEAT_INTERVAL_MS);
     bool leader = bk_quorum_is_leader(n->quorum);
     if (leader && now - l->last_tick_ms >= LC_RETRY_MS) {
         l->last_tick_ms = now;
-        bk_recs_t recs;
-        bk_recs_init(&recs);
-        size_t fenced = bk_ctrl_tick(&n->ctrl, bk_node_decision_image(n), now, &recs);
+        bk_meta_recs_t recs;
+        bk_meta_recs_init(&recs);
+        size_t fenced = bk_meta_ctrl_tick(&n->ctrl, bk_node_decision_image(n), now, &recs);
         if (recs.n > 0) {
             if (fenced) fprintf(stderr, "skiff: node %d (controller): fencing %zu silent broker(s)\n", n->id, fenced);
             local_ctx_t *c = calloc(1, sizeof *c);
             if (c) { c->n = n; c->is_tick = true; bk_node_commit(n, &recs, local_done, c); }
         }
-        bk_recs_free(&recs);
-        bk_rebalance_tick(n, now);
+        bk_meta_recs_free(&recs);
+        bk_cluster_rebalance_tick(n, now);
     }
     abandon_stale(n, l, now);
     if (l->inflight || bk_quorum_leader(n->quorum) < 0) return;
-    if (!bk_lc_sched_due(&l->sched, now, interval)) return;
-    bk_lc_sched_sent(&l->sched, now);
+    if (!bk_cluster_lc_sched_due(&l->sched, now, interval)) return;
+    bk_cluster_lc_sched_sent(&l->sched, now);
     if (leader) {
         local_round(n, now);
         return;
@@ -367,7 +367,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
-int bk_lifecycle_start(bk_node_t *n) {
+int bk_cluster_lifecycle_start(bk_node_t *n) {
     bk_lifecycle_t *l = calloc(1, sizeof *l);
     if (!l) return -1;
     if (getrandom(l->incarnation, sizeof l->incarnation, 0) != (ssize_t)sizeof l->incarnation) {
@@ -375,7 +375,7 @@ int bk_lifecycle_start(bk_node_t *n) {
         return -1;
     }
     l->incarnation[0] |= 1;   /* never all-zero */
-    bk_lc_sched_init(&l->sched);
+    bk_cluster_lc_sched_init(&l->sched);
     n->life = l;
     l->timer = event_new(n->base, -1, EV_PERSIST, on_timer, n);
     struct timeval tv = { 0, LC_RETRY_MS * 1000 };
@@ -383,7 +383,7 @@ int bk_lifecycle_start(bk_node_t *n) {
     return 0;
 }
 
-void bk_lifecycle_stop(bk_node_t *n) {
+void bk_cluster_lifecycle_stop(bk_node_t *n) {
     bk_lifecycle_t *l = life(n);
     if (!l) return;
     if (l->timer) event_free(l->timer);
@@ -391,10 +391,10 @@ void bk_lifecycle_stop(bk_node_t *n) {
     n->life = NULL;
 }
 
-void bk_lifecycle_role_changed(bk_node_t *n, bool leader) {
+void bk_cluster_lifecycle_role_changed(bk_node_t *n, bool leader) {
     if (!leader) return;
     /* fresh soft state: every registered broker gets a new session at the
      * first tick, so nobody is fenced for the time before we led */
-    bk_ctrl_config_t cfg = n->ctrl.cfg;   /* bk_ctrl_init clears the struct it fills */
-    bk_ctrl_init(&n->ctrl, &cfg, n->ctrl.rng ^ (uint64_t)bk_now_ms());
+    bk_meta_ctrl_config_t cfg = n->ctrl.cfg;   /* bk_meta_ctrl_init clears the struct it fills */
+    bk_meta_ctrl_init(&n->ctrl, &cfg, n->ctrl.rng ^ (uint64_t)bk_net_now_ms());
 }

@@ -17,8 +17,8 @@
 typedef struct fwd {
     bk_node_t *n;
     bool has_slot;               /* answer a client slot ... */
-    bk_slot_t slot;
-    bk_topics_done_fn done;      /* ... or call back (auto-creation) */
+    bk_net_slot_t slot;
+    bk_cluster_topics_done_fn done;      /* ... or call back (auto-creation) */
     void *arg;
     uint8_t *resp;               /* the controller's answer (after the size) */
     size_t resp_len;
@@ -29,7 +29,7 @@ typedef struct fwd {
 } fwd_t;
 
 typedef struct fwd_state {
-    bk_qc_peer_t *peer;          /* to the controller's Kafka listener */
+    bk_net_qc_peer_t *peer;          /* to the controller's Kafka listener */
     int32_t peer_for;            /* controller id it connects to */
     fwd_t *waiting;              /* answered, waiting for the local catch-up */
     struct event *timer;
@@ -46,8 +46,8 @@ static void finish(fwd_t *f) {
             (void)bk_net_respond(n->net, f->slot, b);
         } else {
             if (b) evbuffer_free(b);
-            bk_conn_t *c = bk_net_conn(n->net, f->slot.conn_id);
-            if (c) bk_conn_close(c);   /* no answer to give: the client retries */
+            bk_net_conn_t *c = bk_net_conn(n->net, f->slot.conn_id);
+            if (c) bk_net_conn_close(c);   /* no answer to give: the client retries */
         }
     } else {
         f->done(f->arg, f->status);
@@ -64,7 +64,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     fwd_state_t *s = state(n);
     if (!s || !n->quorum) return;
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     uint64_t seen = bk_quorum_fetch_answered(n->quorum);
     fwd_t **pp = &s->waiting;
     while (*pp) {
@@ -78,7 +78,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
-static void on_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
+static void on_response(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *p, const uint8_t *frame, size_t len) {
     (void)peer_id;
     bk_node_t *n = ctx;
     fwd_t *f = p->arg;
@@ -96,7 +96,7 @@ static void on_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, co
     f->status = KP_OK;
     if (!s || !n->quorum) { finish(f); return; }
     f->fetch_mark = bk_quorum_fetch_prompt(n->quorum);
-    f->deadline_ms = bk_now_ms() + BK_FORWARD_CATCHUP_MS;
+    f->deadline_ms = bk_net_now_ms() + BK_CLUSTER_FORWARD_CATCHUP_MS;
     f->next = s->waiting;
     s->waiting = f;
 }
@@ -118,32 +118,32 @@ static fwd_state_t *ensure(bk_node_t *n) {
 }
 
 /* The peer for the current controller's Kafka listener, or NULL. */
-static bk_qc_peer_t *controller_peer(bk_node_t *n, fwd_state_t *s) {
+static bk_net_qc_peer_t *controller_peer(bk_node_t *n, fwd_state_t *s) {
     int32_t c = bk_quorum_leader(n->quorum);
     if (c < 0 || c == n->id) return NULL;
     if (s->peer && s->peer_for == c) return s->peer;
-    const bk_broker_t *b = bk_image_broker(&n->img, c);
+    const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, c);
     if (!b || b->nendpoints == 0) return NULL;
-    bk_qc_free(s->peer);   /* requests still out on the old one fail: clients retry */
-    s->peer = bk_qc_new(n->base, c, b->endpoints[0].host, b->endpoints[0].port, on_response, n);
+    bk_net_qc_free(s->peer);   /* requests still out on the old one fail: clients retry */
+    s->peer = bk_net_qc_new(n->base, c, b->endpoints[0].host, b->endpoints[0].port, on_response, n);
     s->peer_for = s->peer ? c : -1;
     return s->peer;
 }
 
 static bool forward_bytes(bk_node_t *n, const uint8_t *frame, size_t len, fwd_t *f) {
     fwd_state_t *s = ensure(n);
-    if (!s || s->inflight >= BK_FORWARD_INFLIGHT_MAX) return false;
-    bk_qc_peer_t *p = controller_peer(n, s);
+    if (!s || s->inflight >= BK_CLUSTER_FORWARD_INFLIGHT_MAX) return false;
+    bk_net_qc_peer_t *p = controller_peer(n, s);
     if (!p) return false;
     uint8_t *buf = malloc(len + 4);
     if (!buf) return false;
     buf[0] = (uint8_t)(len >> 24); buf[1] = (uint8_t)(len >> 16); buf[2] = (uint8_t)(len >> 8); buf[3] = (uint8_t)len;
     memcpy(buf + 4, frame, len);
-    bk_qc_pending_t pend;
+    bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
-    pend.kind = BK_QC_FORWARD;
+    pend.kind = BK_NET_QC_FORWARD;
     pend.arg = f;
-    int rc = bk_qc_send(p, buf, len + 4, &pend, bk_now_ms());
+    int rc = bk_net_qc_send(p, buf, len + 4, &pend, bk_net_now_ms());
     free(buf);
     if (rc != 0) return false;
     s->inflight++;
@@ -156,7 +156,7 @@ static bool forwarded_api(int16_t k) {
            k == KP_API_ALTER_PARTITION_REASSIGNMENTS;
 }
 
-bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len) {
+bool bk_cluster_forward_frame(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
     if (!n->quorum || len < 2 || bk_quorum_is_leader(n->quorum)) return false;
     int16_t api = (int16_t)((uint16_t)frame[0] << 8 | frame[1]);
     if (!forwarded_api(api)) return false;
@@ -164,13 +164,13 @@ bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_
     if (!f) return false;
     f->n = n;
     f->has_slot = true;
-    f->slot = bk_conn_slot(conn);
+    f->slot = bk_net_conn_slot(conn);
     if (!forward_bytes(n, frame, len, f)) { free(f); return false; }
     return true;
 }
 
-bool bk_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
-                              bk_topics_done_fn done, void *arg) {
+bool bk_cluster_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
+                              bk_cluster_topics_done_fn done, void *arg) {
     if (!n->quorum || bk_quorum_is_leader(n->quorum) || cnt == 0 || cnt > 1000) return false;
     kp_create_topics_request_t b;
     kp_create_topics_request_init(&b);
@@ -200,7 +200,7 @@ bool bk_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creat
     return sent;
 }
 
-bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_topics_done_fn done,
+bool bk_cluster_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_cluster_topics_done_fn done,
                             void *arg) {
     if (cnt == 0 || cnt > 1000) return false;
     kp_create_topics_request_creatable_topic_t *t = calloc(cnt, sizeof *t);
@@ -211,16 +211,16 @@ bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, 
         t[i].num_partitions = -1;       /* the controller's num.partitions */
         t[i].replication_factor = -1;   /* and default.replication.factor */
     }
-    bool sent = bk_forward_create_topics(n, t, cnt, done, arg);
+    bool sent = bk_cluster_forward_create_topics(n, t, cnt, done, arg);
     free(t);
     return sent;
 }
 
-void bk_forward_stop(bk_node_t *n) {
+void bk_cluster_forward_stop(bk_node_t *n) {
     fwd_state_t *s = state(n);
     if (!s) return;
     n->fwd = NULL;
-    bk_qc_free(s->peer);   /* reports in-flight forwards lost: they finish */
+    bk_net_qc_free(s->peer);   /* reports in-flight forwards lost: they finish */
     while (s->waiting) {
         fwd_t *f = s->waiting;
         s->waiting = f->next;

@@ -6,7 +6,7 @@
  * connection per controller; its answer is relayed unchanged to the client
  * once this node has applied the change: after the answer, we wait until a
  * Fetch sent to the leader after it has been answered (bk_quorum_fetch_prompt:
- * sent at once, never held), at most BK_FORWARD_CATCHUP_MS. A controller that lost its
+ * sent at once, never held), at most BK_CLUSTER_FORWARD_CATCHUP_MS. A controller that lost its
  * role meanwhile answers NOT_CONTROLLER itself, which the client handles.
  * Without a known controller nothing is forwarded: the local handler answers
  * NOT_CONTROLLER. Auto-creation (Metadata) is forwarded as a CreateTopics.
@@ -24,27 +24,27 @@
 
 typedef struct bk_node bk_node_t;
 
-#define BK_FORWARD_CATCHUP_MS 3000
-#define BK_FORWARD_INFLIGHT_MAX 64
+#define BK_CLUSTER_FORWARD_CATCHUP_MS 3000
+#define BK_CLUSTER_FORWARD_INFLIGHT_MAX 64
 
 /* Takes the frame when it must go to the controller: returns true and
  * completes the connection's current slot later. False: handle it here. */
-bool bk_forward_frame(bk_node_t *n, bk_conn_t *conn, const uint8_t *frame, size_t len);
+bool bk_cluster_forward_frame(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
 
 /* Auto-creation through the controller; done(arg, status) once the topics
  * exist here (or the attempt failed). False when there is nothing to forward
  * to (no quorum, or this node is the controller). */
-bool bk_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_topics_done_fn done,
+bool bk_cluster_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_cluster_topics_done_fn done,
                             void *arg);
 
 /* A CreateTopics of the given topics (borrowed; encoded at once) through
- * the controller; done(arg, status) as for bk_forward_auto_create (e.g. the
+ * the controller; done(arg, status) as for bk_cluster_forward_auto_create (e.g. the
  * group coordinator's __consumer_offsets with its partitions, RF and
  * configs). False when there is nothing to forward to. */
-bool bk_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
-                              bk_topics_done_fn done, void *arg);
+bool bk_cluster_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
+                              bk_cluster_topics_done_fn done, void *arg);
 
 /* Frees the connection and fails pending forwards (node shutdown). */
-void bk_forward_stop(bk_node_t *n);
+void bk_cluster_forward_stop(bk_node_t *n);
 
 #endif

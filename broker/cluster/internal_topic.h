@@ -14,15 +14,15 @@
 #include "broker/core/node.h"
 #include "broker/cluster/topics.h"
 
-#define BK_INTERNAL_TOPIC_CONFIGS_MAX 8
+#define BK_CLUSTER_INTERNAL_TOPIC_CONFIGS_MAX 8
 
 /* Starts creating `name` with nparts partitions and the configs kv[0..nkv)
- * (borrowed; nkv <= BK_INTERNAL_TOPIC_CONFIGS_MAX). True when a creation is
+ * (borrowed; nkv <= BK_CLUSTER_INTERNAL_TOPIC_CONFIGS_MAX). True when a creation is
  * under way: done(arg, status) follows exactly once. False (logged) when
  * nothing was started: no usable broker, the controller refused, or there is
  * no controller to forward to; the caller retries on its next lookup. */
-bool bk_internal_topic_create(bk_node_t *n, const char *name, int32_t nparts, int64_t rf_wanted,
-                              const bk_ctrl_kv_t *kv, size_t nkv, bk_topics_done_fn done, void *arg);
+bool bk_cluster_internal_topic_create(bk_node_t *n, const char *name, int32_t nparts, int64_t rf_wanted,
+                              const bk_meta_ctrl_kv_t *kv, size_t nkv, bk_cluster_topics_done_fn done, void *arg);
 
 /* FindCoordinator's answer for a coordinator that lives on the leader of an
  * internal topic's partition `p`: its id and Kafka endpoint (borrowed from
@@ -31,7 +31,7 @@ bool bk_internal_topic_create(bk_node_t *n, const char *name, int32_t nparts, in
  * COORDINATOR_NOT_AVAILABLE, which every client retries by asking again,
  * where answering "it is me" would send it into COORDINATOR_LOAD_IN_PROGRESS,
  * an error some clients (kafkajs' sendOffsets) do not retry. */
-int16_t bk_internal_coordinator(const bk_node_t *n, const bk_partition_t *p, bool ready_here, int32_t *node_id,
+int16_t bk_cluster_internal_coordinator(const bk_node_t *n, const bk_meta_partition_t *p, bool ready_here, int32_t *node_id,
                                 const char **host, int32_t *port);
 
 #endif

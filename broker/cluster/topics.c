@@ -9,11 +9,11 @@
 #include "broker/cluster/forward.h"
 #include "protocol/kp_errors.h"
 
-void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
-                           bk_topics_done_fn done, void *arg) {
-    if (bk_forward_auto_create(n, names, cnt, done, arg)) return;   /* not the controller */
-    bk_ctrl_create_topic_t *req = calloc(cnt, sizeof *req);
-    bk_ctrl_create_result_t *res = calloc(cnt, sizeof *res);
+void bk_cluster_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
+                           bk_cluster_topics_done_fn done, void *arg) {
+    if (bk_cluster_forward_auto_create(n, names, cnt, done, arg)) return;   /* not the controller */
+    bk_meta_ctrl_create_topic_t *req = calloc(cnt, sizeof *req);
+    bk_meta_ctrl_create_result_t *res = calloc(cnt, sizeof *res);
     if (!req || !res) {
         free(req);
         free(res);
@@ -25,9 +25,9 @@ void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
         req[i].num_partitions = -1;
         req[i].replication_factor = -1;
     }
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), req, cnt, false, &recs, res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), req, cnt, false, &recs, res);
     for (size_t i = 0; i < cnt; i++)
         if (res[i].error == 0)
             fprintf(stderr, "skiff: node %d: auto-creating topic %s (%d partitions)\n", n->id, names[i],
@@ -35,6 +35,6 @@ void bk_topics_auto_create(bk_node_t *n, const char *const *names, size_t cnt,
     free(req);
     free(res);
     bk_node_commit(n, &recs, done, arg);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 

@@ -26,15 +26,15 @@ typedef struct section {
 
 typedef struct parse {
     const char *path;
-    entry_t *entries;    /* grows by doubling up to BK_CONFIG_ENTRIES_MAX */
+    entry_t *entries;    /* grows by doubling up to BK_CFG_ENTRIES_MAX */
     size_t nentries, cap;
-    section_t sections[BK_CONFIG_SECTIONS_MAX];
+    section_t sections[BK_CFG_SECTIONS_MAX];
     size_t nsections;
     int32_t cur;         /* current section, -1 top level */
 } parse_t;
 
-static int fail(bk_config_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(bk_config_err_t *err, const char *fmt, ...) {
+static int fail(bk_cfg_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(bk_cfg_err_t *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -49,10 +49,10 @@ static void trim(const char **s, size_t *n) {
     while (*n > 0 && is_space((*s)[*n - 1])) (*n)--;
 }
 
-/* Reads the whole file (at most BK_CONFIG_FILE_MAX_BYTES) into a
+/* Reads the whole file (at most BK_CFG_FILE_MAX_BYTES) into a
  * NUL-terminated heap buffer sized from fstat; reading one byte more than
  * the size catches a file that grew meanwhile. */
-static int read_file(const char *path, char **out, size_t *len, bk_config_err_t *err) {
+static int read_file(const char *path, char **out, size_t *len, bk_cfg_err_t *err) {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(err, "%s: cannot open: %s", path, strerror(errno));
@@ -61,9 +61,9 @@ static int read_file(const char *path, char **out, size_t *len, bk_config_err_t 
         fclose(f);
         return fail(err, "%s: not a regular file", path);
     }
-    if (st.st_size > BK_CONFIG_FILE_MAX_BYTES) {
+    if (st.st_size > BK_CFG_FILE_MAX_BYTES) {
         fclose(f);
-        return fail(err, "%s: file larger than %d bytes", path, BK_CONFIG_FILE_MAX_BYTES);
+        return fail(err, "%s: file larger than %d bytes", path, BK_CFG_FILE_MAX_BYTES);
     }
     size_t cap = (size_t)st.st_size + 1;
     char *buf = malloc(cap + 1);
@@ -107,7 +107,7 @@ static bool parse_node_id(const char *s, size_t n, int32_t *out) {
 }
 
 static int section_header(parse_t *p, const char *s, size_t n, int32_t line,
-                          bk_config_err_t *err) {
+                          bk_cfg_err_t *err) {
     int32_t node;
     if (n < 8 || s[n - 1] != ']' || memcmp(s, "[node.", 6) != 0 ||
         !parse_node_id(s + 6, n - 7, &node))
@@ -117,14 +117,14 @@ static int section_header(parse_t *p, const char *s, size_t n, int32_t line,
         if (p->sections[i].node == node)
             return fail(err, "%s:%d: duplicate section [node.%d] (first at line %d)", p->path,
                         line, node, p->sections[i].line);
-    if (p->nsections == BK_CONFIG_SECTIONS_MAX)
-        return fail(err, "%s:%d: more than %d sections", p->path, line, BK_CONFIG_SECTIONS_MAX);
+    if (p->nsections == BK_CFG_SECTIONS_MAX)
+        return fail(err, "%s:%d: more than %d sections", p->path, line, BK_CFG_SECTIONS_MAX);
     p->sections[p->nsections++] = (section_t){ node, line };
     p->cur = node;
     return KP_OK;
 }
 
-static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_config_err_t *err) {
+static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_err_t *err) {
     const char *eq = memchr(s, '=', n);
     if (eq == NULL)
         return fail(err, "%s:%d: expected key=value, got '%.*s'", p->path, line, (int)n, s);
@@ -141,8 +141,8 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_confi
         if (p->entries[i].section == p->cur && p->entries[i].key == key)
             return fail(err, "%s:%d: duplicate key '%.*s' (first set at line %d)", p->path, line,
                         (int)kn, k, p->entries[i].line);
-    if (p->nentries == BK_CONFIG_ENTRIES_MAX)
-        return fail(err, "%s:%d: more than %d settings", p->path, line, BK_CONFIG_ENTRIES_MAX);
+    if (p->nentries == BK_CFG_ENTRIES_MAX)
+        return fail(err, "%s:%d: more than %d settings", p->path, line, BK_CFG_ENTRIES_MAX);
     if (p->nentries == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
         entry_t *grown = realloc(p->entries, cap * sizeof *grown);
@@ -171,7 +171,7 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_confi
 }
 
 /* Splits the text into lines and parses each one. */
-static int parse_text(parse_t *p, const char *text, size_t len, bk_config_err_t *err) {
+static int parse_text(parse_t *p, const char *text, size_t len, bk_cfg_err_t *err) {
     int32_t line = 0;
     size_t pos = 0;
     while (pos < len) {
@@ -180,8 +180,8 @@ static int parse_text(parse_t *p, const char *text, size_t len, bk_config_err_t 
         size_t n = nl ? (size_t)(nl - s) : len - pos;
         pos += n + (nl ? 1 : 0);
         line++;
-        if (n > BK_CONFIG_LINE_MAX)
-            return fail(err, "%s:%d: line longer than %d bytes", p->path, line, BK_CONFIG_LINE_MAX);
+        if (n > BK_CFG_LINE_MAX)
+            return fail(err, "%s:%d: line longer than %d bytes", p->path, line, BK_CFG_LINE_MAX);
         trim(&s, &n);
         if (n == 0 || s[0] == '#' || s[0] == '!')
             continue;
@@ -192,11 +192,11 @@ static int parse_text(parse_t *p, const char *text, size_t len, bk_config_err_t 
     return KP_OK;
 }
 
-static void set_defaults(bk_config_t *cfg) {
+static void set_defaults(bk_cfg_t *cfg) {
     for (int k = 0; k < BK_CFG__COUNT; k++) {
         const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)k);
         char why[128];
-        cfg->source[k] = BK_SRC_DEFAULT;
+        cfg->source[k] = BK_CFG_SRC_DEFAULT;
         cfg->line[k] = -1;
         if (d->def == NULL) {
             memset(&cfg->val[k], 0, sizeof cfg->val[k]);
@@ -209,14 +209,14 @@ static void set_defaults(bk_config_t *cfg) {
     }
 }
 
-static void apply(bk_config_t *cfg, bk_cfg_key_t key, const bk_cfg_val_t *v, int32_t line) {
+static void apply(bk_cfg_t *cfg, bk_cfg_key_t key, const bk_cfg_val_t *v, int32_t line) {
     cfg->val[key] = *v;
-    cfg->source[key] = BK_SRC_STATIC_BROKER;
+    cfg->source[key] = BK_CFG_SRC_STATIC_BROKER;
     cfg->line[key] = line;
 }
 
 /* Chooses the node's section and applies top-level then section values. */
-static int apply_file(bk_config_t *cfg, parse_t *p, int32_t node_id, bk_config_err_t *err) {
+static int apply_file(bk_cfg_t *cfg, parse_t *p, int32_t node_id, bk_cfg_err_t *err) {
     int32_t sel = -1;
     if (p->nsections > 0) {
         if (node_id < 0 && p->nsections > 1)
@@ -257,7 +257,7 @@ static int apply_file(bk_config_t *cfg, parse_t *p, int32_t node_id, bk_config_e
     return KP_OK;
 }
 
-static int apply_set(bk_config_t *cfg, const char *set, int32_t node_id, bk_config_err_t *err) {
+static int apply_set(bk_cfg_t *cfg, const char *set, int32_t node_id, bk_cfg_err_t *err) {
     const char *eq = strchr(set, '=');
     if (eq == NULL)
         return fail(err, "--set %s: expected key=value", set);
@@ -283,27 +283,27 @@ static int apply_set(bk_config_t *cfg, const char *set, int32_t node_id, bk_conf
     return rc;
 }
 
-static int check_required(const bk_config_t *cfg, bk_config_err_t *err) {
+static int check_required(const bk_cfg_t *cfg, bk_cfg_err_t *err) {
     for (int k = 0; k < BK_CFG__COUNT; k++) {
         const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)k);
-        if ((d->flags & BK_CF_REQUIRED) && cfg->val[k].is_null)
+        if ((d->flags & BK_CFG_CF_REQUIRED) && cfg->val[k].is_null)
             return fail(err, "%s: missing required key '%s'", cfg->path, d->name);
     }
     return KP_OK;
 }
 
-bk_config_t *bk_config_load(const char *path, int32_t node_id, const char *const *sets,
-                            size_t nsets, bk_config_err_t *err) {
+bk_cfg_t *bk_cfg_load(const char *path, int32_t node_id, const char *const *sets,
+                            size_t nsets, bk_cfg_err_t *err) {
     assert(path != NULL && err != NULL);
     err->msg[0] = '\0';
-    if (nsets > BK_CONFIG_SETS_MAX) {
-        fail(err, "more than %d --set flags", BK_CONFIG_SETS_MAX);
+    if (nsets > BK_CFG_SETS_MAX) {
+        fail(err, "more than %d --set flags", BK_CFG_SETS_MAX);
         return NULL;
     }
     char *text = NULL;
     size_t len = 0;
     parse_t p = { .path = path, .cur = -1 };
-    bk_config_t *cfg = calloc(1, sizeof *cfg);
+    bk_cfg_t *cfg = calloc(1, sizeof *cfg);
     int rc = KP_OK;
     if (cfg == NULL) {
         rc = fail(err, "%s: out of memory", path);
@@ -336,7 +336,7 @@ done:
 
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past what it used. */
 static int flag_value(int argc, char *const *argv, int *i, const char *name, const char **out,
-                      bk_config_err_t *err) {
+                      bk_cfg_err_t *err) {
     const char *a = argv[*i];
     size_t n = strlen(name);
     if (strncmp(a, name, n) != 0)
@@ -353,10 +353,10 @@ static int flag_value(int argc, char *const *argv, int *i, const char *name, con
     return KP_OK;
 }
 
-bk_config_t *bk_config_load_args(int argc, char *const *argv, bk_config_err_t *err) {
+bk_cfg_t *bk_cfg_load_args(int argc, char *const *argv, bk_cfg_err_t *err) {
     const char *path = NULL;
     int32_t node_id = -1;
-    const char *sets[BK_CONFIG_SETS_MAX];
+    const char *sets[BK_CFG_SETS_MAX];
     size_t nsets = 0;
     err->msg[0] = '\0';
     for (int i = 1; i < argc; i++) {
@@ -376,8 +376,8 @@ bk_config_t *bk_config_load_args(int argc, char *const *argv, bk_config_err_t *e
         } else if ((rc = flag_value(argc, argv, &i, "--set", &v, err)) <= 0) {
             if (rc < 0)
                 return NULL;
-            if (nsets == BK_CONFIG_SETS_MAX) {
-                fail(err, "more than %d --set flags", BK_CONFIG_SETS_MAX);
+            if (nsets == BK_CFG_SETS_MAX) {
+                fail(err, "more than %d --set flags", BK_CFG_SETS_MAX);
                 return NULL;
             }
             sets[nsets++] = v;
@@ -392,14 +392,14 @@ bk_config_t *bk_config_load_args(int argc, char *const *argv, bk_config_err_t *e
              "[--set key=value ...])");
         return NULL;
     }
-    return bk_config_load(path, node_id, sets, nsets, err);
+    return bk_cfg_load(path, node_id, sets, nsets, err);
 }
 
-void bk_config_free(bk_config_t *cfg) { free(cfg); }
+void bk_cfg_free(bk_cfg_t *cfg) { free(cfg); }
 
-const char *bk_config_path(const bk_config_t *cfg) { return cfg->path; }
+const char *bk_cfg_path(const bk_cfg_t *cfg) { return cfg->path; }
 
-void cfg_where(const bk_config_t *cfg, bk_cfg_key_t key, char *out, size_t out_len) {
+void cfg_where(const bk_cfg_t *cfg, bk_cfg_key_t key, char *out, size_t out_len) {
     if (cfg->line[key] > 0)
         snprintf(out, out_len, "%s:%d", cfg->path, cfg->line[key]);
     else if (cfg->line[key] == 0)
@@ -408,7 +408,7 @@ void cfg_where(const bk_config_t *cfg, bk_cfg_key_t key, char *out, size_t out_l
         snprintf(out, out_len, "%s (default of %s)", cfg->path, bk_cfg_desc(key)->name);
 }
 
-const bk_cfg_val_t *bk_config_val(const bk_config_t *cfg, bk_cfg_key_t key) {
+const bk_cfg_val_t *bk_cfg_config_val(const bk_cfg_t *cfg, bk_cfg_key_t key) {
     assert((unsigned)key < BK_CFG__COUNT);
     if (cfg->dyn_set[DYN_BROKER][key])
         return &cfg->dyn[DYN_BROKER][key];
@@ -417,42 +417,42 @@ const bk_cfg_val_t *bk_config_val(const bk_config_t *cfg, bk_cfg_key_t key) {
     return &cfg->val[key];
 }
 
-bk_config_source_t bk_config_source(const bk_config_t *cfg, bk_cfg_key_t key) {
+bk_cfg_source_t bk_cfg_source(const bk_cfg_t *cfg, bk_cfg_key_t key) {
     assert((unsigned)key < BK_CFG__COUNT);
     if (cfg->dyn_set[DYN_BROKER][key])
-        return BK_SRC_DYNAMIC_BROKER;
+        return BK_CFG_SRC_DYNAMIC_BROKER;
     if (cfg->dyn_set[DYN_DEFAULT][key])
-        return BK_SRC_DYNAMIC_DEFAULT_BROKER;
-    return (bk_config_source_t)cfg->source[key];
+        return BK_CFG_SRC_DYNAMIC_DEFAULT_BROKER;
+    return (bk_cfg_source_t)cfg->source[key];
 }
 
-bool bk_config_is_null(const bk_config_t *cfg, bk_cfg_key_t key) {
-    return bk_config_val(cfg, key)->is_null;
+bool bk_cfg_is_null(const bk_cfg_t *cfg, bk_cfg_key_t key) {
+    return bk_cfg_config_val(cfg, key)->is_null;
 }
 
-int64_t bk_config_int(const bk_config_t *cfg, bk_cfg_key_t key) {
+int64_t bk_cfg_int(const bk_cfg_t *cfg, bk_cfg_key_t key) {
     const bk_cfg_desc_t *d = bk_cfg_desc(key);
-    const bk_cfg_val_t *v = bk_config_val(cfg, key);
-    assert(d->type == BK_CT_INT || d->type == BK_CT_SHORT || d->type == BK_CT_LONG ||
-           d->type == BK_CT_BOOL || d->type == BK_CT_ENUM ||
-           (d->type == BK_CT_LIST && d->allowed != NULL));
-    assert(!v->is_null && "key has no value; check bk_config_is_null first");
+    const bk_cfg_val_t *v = bk_cfg_config_val(cfg, key);
+    assert(d->type == BK_CFG_CT_INT || d->type == BK_CFG_CT_SHORT || d->type == BK_CFG_CT_LONG ||
+           d->type == BK_CFG_CT_BOOL || d->type == BK_CFG_CT_ENUM ||
+           (d->type == BK_CFG_CT_LIST && d->allowed != NULL));
+    assert(!v->is_null && "key has no value; check bk_cfg_is_null first");
     return v->i;
 }
 
-bool bk_config_bool(const bk_config_t *cfg, bk_cfg_key_t key) {
-    assert(bk_cfg_desc(key)->type == BK_CT_BOOL);
-    return bk_config_int(cfg, key) != 0;
+bool bk_cfg_bool(const bk_cfg_t *cfg, bk_cfg_key_t key) {
+    assert(bk_cfg_desc(key)->type == BK_CFG_CT_BOOL);
+    return bk_cfg_int(cfg, key) != 0;
 }
 
-double bk_config_double(const bk_config_t *cfg, bk_cfg_key_t key) {
-    const bk_cfg_val_t *v = bk_config_val(cfg, key);
-    assert(bk_cfg_desc(key)->type == BK_CT_DOUBLE);
+double bk_cfg_double(const bk_cfg_t *cfg, bk_cfg_key_t key) {
+    const bk_cfg_val_t *v = bk_cfg_config_val(cfg, key);
+    assert(bk_cfg_desc(key)->type == BK_CFG_CT_DOUBLE);
     assert(!v->is_null);
     return v->d;
 }
 
-const char *bk_config_str(const bk_config_t *cfg, bk_cfg_key_t key) {
-    const bk_cfg_val_t *v = bk_config_val(cfg, key);
+const char *bk_cfg_str(const bk_cfg_t *cfg, bk_cfg_key_t key) {
+    const bk_cfg_val_t *v = bk_cfg_config_val(cfg, key);
     return v->is_null ? NULL : v->text;
 }

@@ -31,132 +31,132 @@
 #include "protocol/kp_wire.h"
 
 /* Bounds on what a config may contain. */
-#define BK_CONFIG_FILE_MAX_BYTES (1024 * 1024)
-#define BK_CONFIG_LINE_MAX 4096
-#define BK_CONFIG_ENTRIES_MAX 4096      /* key=value lines in one file */
-#define BK_CONFIG_SECTIONS_MAX 256
-#define BK_CONFIG_SETS_MAX 256          /* --set flags */
-#define BK_CONFIG_LISTENERS_MAX 8
-#define BK_CONFIG_VOTERS_MAX 32
-#define BK_CONFIG_LOG_DIRS_MAX 16
-#define BK_CONFIG_LISTENER_NAME_MAX 63
-#define BK_CONFIG_ERR_MAX 1024
+#define BK_CFG_FILE_MAX_BYTES (1024 * 1024)
+#define BK_CFG_LINE_MAX 4096
+#define BK_CFG_ENTRIES_MAX 4096      /* key=value lines in one file */
+#define BK_CFG_SECTIONS_MAX 256
+#define BK_CFG_SETS_MAX 256          /* --set flags */
+#define BK_CFG_LISTENERS_MAX 8
+#define BK_CFG_VOTERS_MAX 32
+#define BK_CFG_LOG_DIRS_MAX 16
+#define BK_CFG_LISTENER_NAME_MAX 63
+#define BK_CFG_ERR_MAX 1024
 
 /* Kafka error code for a rejected config (INVALID_CONFIG). */
-#define BK_INVALID_CONFIG 40
+#define BK_CFG_INVALID_CONFIG 40
 
 /* Kafka's DescribeConfigs ConfigSource codes. */
-typedef enum bk_config_source {
-    BK_SRC_UNKNOWN = 0,
-    BK_SRC_DYNAMIC_TOPIC = 1,
-    BK_SRC_DYNAMIC_BROKER = 2,
-    BK_SRC_DYNAMIC_DEFAULT_BROKER = 3,
-    BK_SRC_STATIC_BROKER = 4,
-    BK_SRC_DEFAULT = 5,
-} bk_config_source_t;
+typedef enum bk_cfg_source {
+    BK_CFG_SRC_UNKNOWN = 0,
+    BK_CFG_SRC_DYNAMIC_TOPIC = 1,
+    BK_CFG_SRC_DYNAMIC_BROKER = 2,
+    BK_CFG_SRC_DYNAMIC_DEFAULT_BROKER = 3,
+    BK_CFG_SRC_STATIC_BROKER = 4,
+    BK_CFG_SRC_DEFAULT = 5,
+} bk_cfg_source_t;
 
-typedef struct bk_listener {
-    char name[BK_CONFIG_LISTENER_NAME_MAX + 1]; /* "PLAINTEXT", "CONTROLLER" */
-    char host[BK_HOST_MAX + 1];                 /* "" = all interfaces */
+typedef struct bk_cfg_listener {
+    char name[BK_CFG_LISTENER_NAME_MAX + 1]; /* "PLAINTEXT", "CONTROLLER" */
+    char host[BK_CFG_HOST_MAX + 1];                 /* "" = all interfaces */
     uint16_t port;
     bool controller;                            /* named in controller.listener.names */
-} bk_listener_t;
+} bk_cfg_listener_t;
 
-typedef struct bk_voter {
+typedef struct bk_cfg_voter {
     int32_t id;
-    char host[BK_HOST_MAX + 1];
+    char host[BK_CFG_HOST_MAX + 1];
     uint16_t port;
-} bk_voter_t;
+} bk_cfg_voter_t;
 
-typedef struct bk_config bk_config_t;
+typedef struct bk_cfg bk_cfg_t;
 
-typedef struct bk_config_err {
-    char msg[BK_CONFIG_ERR_MAX];
-} bk_config_err_t;
+typedef struct bk_cfg_err {
+    char msg[BK_CFG_ERR_MAX];
+} bk_cfg_err_t;
 
 /* Loads the config of node `node_id` (-1: not given) from `path`, applies
  * the `nsets` "key=value" overrides in `sets` (later ones win), fills in
  * defaults and checks every value and the rules between keys. Returns a new
- * config (free with bk_config_free) or NULL with the reason in err->msg. */
-bk_config_t *bk_config_load(const char *path, int32_t node_id, const char *const *sets,
-                            size_t nsets, bk_config_err_t *err);
+ * config (free with bk_cfg_free) or NULL with the reason in err->msg. */
+bk_cfg_t *bk_cfg_load(const char *path, int32_t node_id, const char *const *sets,
+                            size_t nsets, bk_cfg_err_t *err);
 
 /* Command-line front end: accepts exactly --config FILE (required),
  * --node N, --set key=value (repeatable), also as --opt=value; argv[0] is
  * skipped. Anything else is an error naming the argument. */
-bk_config_t *bk_config_load_args(int argc, char *const *argv, bk_config_err_t *err);
+bk_cfg_t *bk_cfg_load_args(int argc, char *const *argv, bk_cfg_err_t *err);
 
-void bk_config_free(bk_config_t *cfg);
+void bk_cfg_free(bk_cfg_t *cfg);
 
 /* The path the config was loaded from. */
-const char *bk_config_path(const bk_config_t *cfg);
+const char *bk_cfg_path(const bk_cfg_t *cfg);
 
-/* Effective values (dynamic > static > default). bk_config_int serves INT,
+/* Effective values (dynamic > static > default). bk_cfg_int serves INT,
  * SHORT, LONG, BOOL (0/1) and ENUM (index into the allowed list); asserts
- * the key has a value (check bk_config_is_null for keys without default).
- * bk_config_str returns the canonical text, or NULL for no value; valid
+ * the key has a value (check bk_cfg_is_null for keys without default).
+ * bk_cfg_str returns the canonical text, or NULL for no value; valid
  * until the key is changed dynamically. */
-int64_t bk_config_int(const bk_config_t *cfg, bk_cfg_key_t key);
-bool bk_config_bool(const bk_config_t *cfg, bk_cfg_key_t key);
-double bk_config_double(const bk_config_t *cfg, bk_cfg_key_t key);
-const char *bk_config_str(const bk_config_t *cfg, bk_cfg_key_t key);
-bool bk_config_is_null(const bk_config_t *cfg, bk_cfg_key_t key);
-bk_config_source_t bk_config_source(const bk_config_t *cfg, bk_cfg_key_t key);
+int64_t bk_cfg_int(const bk_cfg_t *cfg, bk_cfg_key_t key);
+bool bk_cfg_bool(const bk_cfg_t *cfg, bk_cfg_key_t key);
+double bk_cfg_double(const bk_cfg_t *cfg, bk_cfg_key_t key);
+const char *bk_cfg_str(const bk_cfg_t *cfg, bk_cfg_key_t key);
+bool bk_cfg_is_null(const bk_cfg_t *cfg, bk_cfg_key_t key);
+bk_cfg_source_t bk_cfg_source(const bk_cfg_t *cfg, bk_cfg_key_t key);
 /* The effective value of `key` as a parsed value (text, i, d, is_null). */
-const bk_cfg_val_t *bk_config_val(const bk_config_t *cfg, bk_cfg_key_t key);
+const bk_cfg_val_t *bk_cfg_config_val(const bk_cfg_t *cfg, bk_cfg_key_t key);
 
 /* Values derived from several keys, as Kafka derives them:
  * retention: log.retention.ms, else .minutes, else .hours; negative = -1
  * (unlimited). roll: log.roll.ms, else log.roll.hours. jitter likewise.
  * flush: log.flush.interval.ms, or INT64_MAX (never) when unset. */
-int64_t bk_config_retention_ms(const bk_config_t *cfg);
-int64_t bk_config_roll_ms(const bk_config_t *cfg);
-int64_t bk_config_roll_jitter_ms(const bk_config_t *cfg);
-int64_t bk_config_flush_ms(const bk_config_t *cfg);
+int64_t bk_cfg_retention_ms(const bk_cfg_t *cfg);
+int64_t bk_cfg_roll_ms(const bk_cfg_t *cfg);
+int64_t bk_cfg_roll_jitter_ms(const bk_cfg_t *cfg);
+int64_t bk_cfg_flush_ms(const bk_cfg_t *cfg);
 
-int32_t bk_config_node_id(const bk_config_t *cfg);
-bool bk_config_is_broker(const bk_config_t *cfg);
-bool bk_config_is_controller(const bk_config_t *cfg);
+int32_t bk_cfg_node_id(const bk_cfg_t *cfg);
+bool bk_cfg_is_broker(const bk_cfg_t *cfg);
+bool bk_cfg_is_controller(const bk_cfg_t *cfg);
 
 /* Parsed views; arrays live as long as the config. `advertised` defaults to
  * the non-controller listeners when advertised.listeners is unset (an empty
  * host there means "this machine's name", to be filled in by the caller). */
-const bk_listener_t *bk_config_listeners(const bk_config_t *cfg, size_t *n);
-const bk_listener_t *bk_config_advertised(const bk_config_t *cfg, size_t *n);
-const bk_voter_t *bk_config_voters(const bk_config_t *cfg, size_t *n);
+const bk_cfg_listener_t *bk_cfg_listeners(const bk_cfg_t *cfg, size_t *n);
+const bk_cfg_listener_t *bk_cfg_advertised(const bk_cfg_t *cfg, size_t *n);
+const bk_cfg_voter_t *bk_cfg_voters(const bk_cfg_t *cfg, size_t *n);
 /* log.dirs if set, else log.dir; at least one. */
-size_t bk_config_log_dir_count(const bk_config_t *cfg);
-const char *bk_config_log_dir(const bk_config_t *cfg, size_t i);
+size_t bk_cfg_log_dir_count(const bk_cfg_t *cfg);
+const char *bk_cfg_log_dir(const bk_cfg_t *cfg, size_t i);
 /* metadata.log.dir if set, else the first log dir. */
-const char *bk_config_metadata_log_dir(const bk_config_t *cfg);
+const char *bk_cfg_metadata_log_dir(const bk_cfg_t *cfg);
 /* admin.listener; "" = admin port disabled. */
-const char *bk_config_admin_listener(const bk_config_t *cfg);
+const char *bk_cfg_admin_listener(const bk_cfg_t *cfg);
 
 /* Dynamic broker config (AlterConfigs / IncrementalAlterConfigs on a broker
  * resource). `value` NULL deletes the dynamic value (falls back to the
  * static one). `cluster_default` selects the cluster-wide default level
  * (resource name "") instead of this broker's level. With `validate_only`
- * nothing changes. Returns 0, or BK_INVALID_CONFIG with a message for an
+ * nothing changes. Returns 0, or BK_CFG_INVALID_CONFIG with a message for an
  * unknown key, a key that cannot change at run time, or a bad value. */
-KP_MUST_CHECK int bk_config_set_dynamic(bk_config_t *cfg, const char *name, const char *value,
+KP_MUST_CHECK int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
                                         bool cluster_default, bool validate_only,
                                         char *why, size_t why_len);
 
 /* One row of DescribeConfigs. */
-typedef struct bk_config_entry {
+typedef struct bk_cfg_entry {
     const char *name;
     const char *value;          /* NULL: no value (or sensitive) */
-    bk_config_source_t source;
+    bk_cfg_source_t source;
     bool is_default;            /* source == DEFAULT */
     bool read_only;
     bool sensitive;
-    int config_type;            /* BK_CONFIG_TYPE_* */
+    int config_type;            /* BK_CFG_TYPE_* */
     const char *synonym;        /* topic rows: the broker key they default to */
-} bk_config_entry_t;
+} bk_cfg_entry_t;
 
-typedef void (*bk_config_entry_fn)(const bk_config_entry_t *e, void *ctx);
+typedef void (*bk_cfg_entry_fn)(const bk_cfg_entry_t *e, void *ctx);
 
 /* Calls fn once per broker key, in table order. */
-void bk_config_describe_broker(const bk_config_t *cfg, bk_config_entry_fn fn, void *ctx);
+void bk_cfg_describe_broker(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx);
 
 #endif

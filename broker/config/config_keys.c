@@ -13,8 +13,8 @@
 
 static const bk_cfg_desc_t descs[BK_CFG__COUNT] = {
 #define BK_CFG_DESC_(ID, NAME, TYPE, DEF, MIN, MAX, ALLOWED, FLAGS) \
-    [BK_CFG_##ID] = { NAME, BK_CT_##TYPE, DEF, MIN, MAX, ALLOWED, FLAGS },
-    BK_CONFIG_KEYS(BK_CFG_DESC_)
+    [BK_CFG_##ID] = { NAME, BK_CFG_CT_##TYPE, DEF, MIN, MAX, ALLOWED, FLAGS },
+    BK_CFG_KEYS(BK_CFG_DESC_)
 #undef BK_CFG_DESC_
 };
 
@@ -32,17 +32,17 @@ bk_cfg_key_t bk_cfg_key_by_name(const char *name, size_t len) {
 }
 
 int bk_cfg_type_code(bk_cfg_type_t type, unsigned flags) {
-    if (flags & BK_CF_SENSITIVE)
-        return BK_CONFIG_TYPE_PASSWORD;
+    if (flags & BK_CFG_CF_SENSITIVE)
+        return BK_CFG_TYPE_PASSWORD;
     switch (type) {
-    case BK_CT_INT: return BK_CONFIG_TYPE_INT;
-    case BK_CT_SHORT: return BK_CONFIG_TYPE_SHORT;
-    case BK_CT_LONG: return BK_CONFIG_TYPE_LONG;
-    case BK_CT_DOUBLE: return BK_CONFIG_TYPE_DOUBLE;
-    case BK_CT_BOOL: return BK_CONFIG_TYPE_BOOLEAN;
-    case BK_CT_LIST: return BK_CONFIG_TYPE_LIST;
-    case BK_CT_STRING:
-    case BK_CT_ENUM: return BK_CONFIG_TYPE_STRING;
+    case BK_CFG_CT_INT: return BK_CFG_TYPE_INT;
+    case BK_CFG_CT_SHORT: return BK_CFG_TYPE_SHORT;
+    case BK_CFG_CT_LONG: return BK_CFG_TYPE_LONG;
+    case BK_CFG_CT_DOUBLE: return BK_CFG_TYPE_DOUBLE;
+    case BK_CFG_CT_BOOL: return BK_CFG_TYPE_BOOLEAN;
+    case BK_CFG_CT_LIST: return BK_CFG_TYPE_LIST;
+    case BK_CFG_CT_STRING:
+    case BK_CFG_CT_ENUM: return BK_CFG_TYPE_STRING;
     }
     return 0;
 }
@@ -87,7 +87,7 @@ static int bad(char *why, size_t why_len, const char *fmt, ...) {
 }
 
 static int range_error(const bk_cfg_desc_t *d, char *why, size_t why_len) {
-    if (d->max == BK_I64MAX || d->max == BK_I32MAX || d->max == BK_I16MAX) {
+    if (d->max == BK_CFG_I64MAX || d->max == BK_CFG_I32MAX || d->max == BK_CFG_I16MAX) {
         if (d->min == 0)
             return bad(why, why_len, "expected a non-negative integer");
         if (d->min == 1)
@@ -187,23 +187,23 @@ static int parse_list(const bk_cfg_desc_t *d, const char *s, bk_cfg_val_t *out, 
 
 int bk_cfg_parse_value(const bk_cfg_desc_t *d, const char *s, size_t len, bk_cfg_val_t *out,
                        char *why, size_t why_len) {
-    char buf[BK_CONFIG_VALUE_MAX];
+    char buf[BK_CFG_VALUE_MAX];
     memset(out, 0, sizeof *out);
     if (len >= sizeof buf)
-        return bad(why, why_len, "value longer than %d bytes", BK_CONFIG_VALUE_MAX - 1);
+        return bad(why, why_len, "value longer than %d bytes", BK_CFG_VALUE_MAX - 1);
     if (memchr(s, '\0', len) != NULL)
         return bad(why, why_len, "value contains a NUL byte");
     memcpy(buf, s, len);
     buf[len] = '\0';
     switch (d->type) {
-    case BK_CT_INT:
-    case BK_CT_SHORT:
-    case BK_CT_LONG: return parse_int(d, buf, out, why, why_len);
-    case BK_CT_DOUBLE: return parse_double(d, buf, out, why, why_len);
-    case BK_CT_BOOL: return parse_bool(buf, out, why, why_len);
-    case BK_CT_ENUM: return parse_enum(d, buf, out, why, why_len);
-    case BK_CT_LIST: return parse_list(d, buf, out, why, why_len);
-    case BK_CT_STRING:
+    case BK_CFG_CT_INT:
+    case BK_CFG_CT_SHORT:
+    case BK_CFG_CT_LONG: return parse_int(d, buf, out, why, why_len);
+    case BK_CFG_CT_DOUBLE: return parse_double(d, buf, out, why, why_len);
+    case BK_CFG_CT_BOOL: return parse_bool(buf, out, why, why_len);
+    case BK_CFG_CT_ENUM: return parse_enum(d, buf, out, why, why_len);
+    case BK_CFG_CT_LIST: return parse_list(d, buf, out, why, why_len);
+    case BK_CFG_CT_STRING:
         memcpy(out->text, buf, len + 1);
         return KP_OK;
     }

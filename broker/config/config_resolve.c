@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail_at(const bk_config_t *cfg, bk_cfg_key_t key, bk_config_err_t *err,
+static int fail_at(const bk_cfg_t *cfg, bk_cfg_key_t key, bk_cfg_err_t *err,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail_at(const bk_config_t *cfg, bk_cfg_key_t key, bk_config_err_t *err,
+static int fail_at(const bk_cfg_t *cfg, bk_cfg_key_t key, bk_cfg_err_t *err,
                    const char *fmt, ...) {
     cfg_where(cfg, key, err->msg, sizeof err->msg);
     size_t n = strlen(err->msg);
@@ -25,10 +25,10 @@ static int fail_at(const bk_config_t *cfg, bk_cfg_key_t key, bk_config_err_t *er
 }
 
 /* Calls fn for each item of a canonical list text ("a,b,c"; no empties). */
-typedef int (*item_fn)(bk_config_t *cfg, const char *item, size_t n, void *ctx,
-                       bk_config_err_t *err);
-static int for_each_item(bk_config_t *cfg, const char *list, item_fn fn, void *ctx,
-                         bk_config_err_t *err) {
+typedef int (*item_fn)(bk_cfg_t *cfg, const char *item, size_t n, void *ctx,
+                       bk_cfg_err_t *err);
+static int for_each_item(bk_cfg_t *cfg, const char *list, item_fn fn, void *ctx,
+                         bk_cfg_err_t *err) {
     const char *p = list;
     while (*p) {
         const char *comma = strchr(p, ',');
@@ -57,13 +57,13 @@ static bool list_has(const char *list, const char *item, size_t n) {
 
 typedef struct listener_ctx {
     bk_cfg_key_t key;
-    bk_listener_t *out;
+    bk_cfg_listener_t *out;
     size_t *n;
 } listener_ctx_t;
 
 /* NAME://host:port; NAME is upper-case letters, digits and '_'. */
-static int parse_listener(bk_config_t *cfg, const char *s, size_t n, void *vctx,
-                          bk_config_err_t *err) {
+static int parse_listener(bk_cfg_t *cfg, const char *s, size_t n, void *vctx,
+                          bk_cfg_err_t *err) {
     listener_ctx_t *c = vctx;
     const char *sep = NULL;
     for (size_t i = 0; i + 3 <= n; i++)
@@ -72,20 +72,20 @@ static int parse_listener(bk_config_t *cfg, const char *s, size_t n, void *vctx,
         return fail_at(cfg, c->key, err, "%s: '%.*s': expected NAME://host:port",
                        bk_cfg_desc(c->key)->name, (int)n, s);
     size_t name_n = (size_t)(sep - s);
-    if (name_n > BK_CONFIG_LISTENER_NAME_MAX)
+    if (name_n > BK_CFG_LISTENER_NAME_MAX)
         return fail_at(cfg, c->key, err, "%s: listener name too long", bk_cfg_desc(c->key)->name);
     for (size_t i = 0; i < name_n; i++)
         if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
             return fail_at(cfg, c->key, err, "%s: listener name '%.*s' must be upper-case "
                            "letters, digits or '_'", bk_cfg_desc(c->key)->name, (int)name_n, s);
-    if (*c->n == BK_CONFIG_LISTENERS_MAX)
+    if (*c->n == BK_CFG_LISTENERS_MAX)
         return fail_at(cfg, c->key, err, "%s: more than %d listeners", bk_cfg_desc(c->key)->name,
-                       BK_CONFIG_LISTENERS_MAX);
-    bk_listener_t *l = &c->out[*c->n];
+                       BK_CFG_LISTENERS_MAX);
+    bk_cfg_listener_t *l = &c->out[*c->n];
     memset(l, 0, sizeof *l);
     const char *why = NULL;
     const char *hp = sep + 3;
-    if (bk_hostport_parse(hp, n - name_n - 3, l->host, &l->port, &why) != KP_OK)
+    if (bk_cfg_hostport_parse(hp, n - name_n - 3, l->host, &l->port, &why) != KP_OK)
         return fail_at(cfg, c->key, err, "%s: '%.*s': %s", bk_cfg_desc(c->key)->name, (int)n, s,
                        why);
     memcpy(l->name, s, name_n);
@@ -100,7 +100,7 @@ static int parse_listener(bk_config_t *cfg, const char *s, size_t n, void *vctx,
 
 /* Every listener must map to PLAINTEXT: skiff has no TLS or SASL, and a
  * port the operator believes is encrypted must not silently serve plain. */
-static int check_protocol(bk_config_t *cfg, const bk_listener_t *l, bk_config_err_t *err) {
+static int check_protocol(bk_cfg_t *cfg, const bk_cfg_listener_t *l, bk_cfg_err_t *err) {
     const char *map = cfg->val[BK_CFG_LISTENER_SECURITY_PROTOCOL_MAP].text;
     size_t n = strlen(l->name);
     const char *p = map;
@@ -123,7 +123,7 @@ static int check_protocol(bk_config_t *cfg, const bk_listener_t *l, bk_config_er
                    "(add %s:PLAINTEXT)", l->name, l->name);
 }
 
-static int resolve_listeners(bk_config_t *cfg, bk_config_err_t *err) {
+static int resolve_listeners(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     listener_ctx_t c = { BK_CFG_LISTENERS, cfg->listeners, &cfg->nlisteners };
     int rc = for_each_item(cfg, cfg->val[BK_CFG_LISTENERS].text, parse_listener, &c, err);
     if (rc != KP_OK)
@@ -136,13 +136,13 @@ static int resolve_listeners(bk_config_t *cfg, bk_config_err_t *err) {
                        "controller.listener.names must name the listener(s) the quorum uses");
     size_t nbroker = 0;
     for (size_t i = 0; i < cfg->nlisteners; i++) {
-        bk_listener_t *l = &cfg->listeners[i];
+        bk_cfg_listener_t *l = &cfg->listeners[i];
         l->controller = list_has(ctl, l->name, strlen(l->name));
         nbroker += l->controller ? 0 : 1;
         if ((rc = check_protocol(cfg, l, err)) != KP_OK)
             return rc;
     }
-    if (bk_config_is_controller(cfg)) {
+    if (bk_cfg_is_controller(cfg)) {
         bool found = false;
         for (size_t i = 0; i < cfg->nlisteners; i++)
             found |= cfg->listeners[i].controller;
@@ -150,7 +150,7 @@ static int resolve_listeners(bk_config_t *cfg, bk_config_err_t *err) {
             return fail_at(cfg, BK_CFG_CONTROLLER_LISTENER_NAMES, err,
                            "controller.listener.names=%s: no such listener in listeners", ctl);
     }
-    if (bk_config_is_broker(cfg) && nbroker == 0)
+    if (bk_cfg_is_broker(cfg) && nbroker == 0)
         return fail_at(cfg, BK_CFG_LISTENERS, err,
                        "listeners: a broker needs a listener not named in controller.listener.names");
     const char *ib = cfg->val[BK_CFG_INTER_BROKER_LISTENER_NAME].text;
@@ -165,7 +165,7 @@ static int resolve_listeners(bk_config_t *cfg, bk_config_err_t *err) {
     return KP_OK;
 }
 
-static int resolve_advertised(bk_config_t *cfg, bk_config_err_t *err) {
+static int resolve_advertised(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (cfg->val[BK_CFG_ADVERTISED_LISTENERS].is_null) {
         for (size_t i = 0; i < cfg->nlisteners; i++)
             if (!cfg->listeners[i].controller)
@@ -177,8 +177,8 @@ static int resolve_advertised(bk_config_t *cfg, bk_config_err_t *err) {
     if (rc != KP_OK)
         return rc;
     for (size_t i = 0; i < cfg->nadvertised; i++) {
-        const bk_listener_t *a = &cfg->advertised[i];
-        const bk_listener_t *l = NULL;
+        const bk_cfg_listener_t *a = &cfg->advertised[i];
+        const bk_cfg_listener_t *l = NULL;
         for (size_t k = 0; k < cfg->nlisteners; k++)
             if (strcmp(cfg->listeners[k].name, a->name) == 0)
                 l = &cfg->listeners[k];
@@ -194,7 +194,7 @@ static int resolve_advertised(bk_config_t *cfg, bk_config_err_t *err) {
 }
 
 /* id@host:port */
-static int parse_voter(bk_config_t *cfg, const char *s, size_t n, void *ctx, bk_config_err_t *err) {
+static int parse_voter(bk_cfg_t *cfg, const char *s, size_t n, void *ctx, bk_cfg_err_t *err) {
     (void)ctx;
     const char *at = memchr(s, '@', n);
     int64_t id = 0;
@@ -210,12 +210,12 @@ static int parse_voter(bk_config_t *cfg, const char *s, size_t n, void *ctx, bk_
     if (id > INT32_MAX)
         return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
                        "controller.quorum.voters: '%.*s': node id out of range", (int)n, s);
-    if (cfg->nvoters == BK_CONFIG_VOTERS_MAX)
+    if (cfg->nvoters == BK_CFG_VOTERS_MAX)
         return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
-                       "controller.quorum.voters: more than %d voters", BK_CONFIG_VOTERS_MAX);
-    bk_voter_t *v = &cfg->voters[cfg->nvoters];
+                       "controller.quorum.voters: more than %d voters", BK_CFG_VOTERS_MAX);
+    bk_cfg_voter_t *v = &cfg->voters[cfg->nvoters];
     const char *why = NULL;
-    if (bk_hostport_parse(at + 1, n - (size_t)(at + 1 - s), v->host, &v->port, &why) != KP_OK)
+    if (bk_cfg_hostport_parse(at + 1, n - (size_t)(at + 1 - s), v->host, &v->port, &why) != KP_OK)
         return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
                        "controller.quorum.voters: '%.*s': %s", (int)n, s, why);
     if (v->host[0] == '\0' || v->port == 0)
@@ -230,27 +230,27 @@ static int parse_voter(bk_config_t *cfg, const char *s, size_t n, void *ctx, bk_
     return KP_OK;
 }
 
-static int resolve_voters(bk_config_t *cfg, bk_config_err_t *err) {
+static int resolve_voters(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     int rc = for_each_item(cfg, cfg->val[BK_CFG_CONTROLLER_QUORUM_VOTERS].text, parse_voter, NULL, err);
     if (rc != KP_OK)
         return rc;
     if (cfg->nvoters == 0)
         return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
                        "controller.quorum.voters is empty; list the quorum as id@host:port,...");
-    int32_t me = bk_config_node_id(cfg);
-    const bk_voter_t *mine = NULL;
+    int32_t me = bk_cfg_node_id(cfg);
+    const bk_cfg_voter_t *mine = NULL;
     for (size_t i = 0; i < cfg->nvoters; i++)
         if (cfg->voters[i].id == me)
             mine = &cfg->voters[i];
-    if (bk_config_is_controller(cfg) && mine == NULL)
+    if (bk_cfg_is_controller(cfg) && mine == NULL)
         return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
                        "node %d has process.roles controller but is not in "
                        "controller.quorum.voters", me);
-    if (!bk_config_is_controller(cfg) && mine != NULL)
+    if (!bk_cfg_is_controller(cfg) && mine != NULL)
         return fail_at(cfg, BK_CFG_PROCESS_ROLES, err,
                        "node %d is in controller.quorum.voters but process.roles lacks controller", me);
     for (size_t i = 0; mine && i < cfg->nlisteners; i++) {
-        const bk_listener_t *l = &cfg->listeners[i];
+        const bk_cfg_listener_t *l = &cfg->listeners[i];
         if (l->controller && l->port != 0 && l->port != mine->port)
             return fail_at(cfg, BK_CFG_CONTROLLER_QUORUM_VOTERS, err,
                            "controller.quorum.voters puts node %d at %s:%u but its %s listener "
@@ -259,23 +259,23 @@ static int resolve_voters(bk_config_t *cfg, bk_config_err_t *err) {
     return KP_OK;
 }
 
-static int add_log_dir(bk_config_t *cfg, const char *s, size_t n, void *ctx, bk_config_err_t *err) {
+static int add_log_dir(bk_cfg_t *cfg, const char *s, size_t n, void *ctx, bk_cfg_err_t *err) {
     bk_cfg_key_t key = *(bk_cfg_key_t *)ctx;
-    if (cfg->nlog_dirs == BK_CONFIG_LOG_DIRS_MAX)
+    if (cfg->nlog_dirs == BK_CFG_LOG_DIRS_MAX)
         return fail_at(cfg, key, err, "%s: more than %d directories", bk_cfg_desc(key)->name,
-                       BK_CONFIG_LOG_DIRS_MAX);
+                       BK_CFG_LOG_DIRS_MAX);
     for (size_t i = 0; i < cfg->nlog_dirs; i++)
         if (strlen(cfg->log_dirs[i]) == n && memcmp(cfg->log_dirs[i], s, n) == 0)
             return fail_at(cfg, key, err, "%s: '%.*s' listed twice", bk_cfg_desc(key)->name,
                            (int)n, s);
-    assert(n < BK_CONFIG_VALUE_MAX);
+    assert(n < BK_CFG_VALUE_MAX);
     memcpy(cfg->log_dirs[cfg->nlog_dirs], s, n);
     cfg->log_dirs[cfg->nlog_dirs][n] = '\0';
     cfg->nlog_dirs++;
     return KP_OK;
 }
 
-static int resolve_log_dirs(bk_config_t *cfg, bk_config_err_t *err) {
+static int resolve_log_dirs(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     bk_cfg_key_t key = cfg->val[BK_CFG_LOG_DIRS].is_null ? BK_CFG_LOG_DIR : BK_CFG_LOG_DIRS;
     const char *text = cfg->val[key].text;
     int rc;
@@ -292,7 +292,7 @@ static int resolve_log_dirs(bk_config_t *cfg, bk_config_err_t *err) {
     return KP_OK;
 }
 
-static int resolve_misc(bk_config_t *cfg, bk_config_err_t *err) {
+static int resolve_misc(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (cfg->val[BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS].i > cfg->val[BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS].i)
         return fail_at(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS, err,
                        "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
@@ -300,15 +300,15 @@ static int resolve_misc(bk_config_t *cfg, bk_config_err_t *err) {
         return fail_at(cfg, BK_CFG_BROKER_HEARTBEAT_INTERVAL_MS, err,
                        "broker.heartbeat.interval.ms must be below broker.session.timeout.ms");
     const char *admin = cfg->val[BK_CFG_ADMIN_LISTENER].text;
-    char host[BK_HOST_MAX + 1];
+    char host[BK_CFG_HOST_MAX + 1];
     uint16_t port;
     const char *why = NULL;
-    if (admin[0] && bk_hostport_parse(admin, strlen(admin), host, &port, &why) != KP_OK)
+    if (admin[0] && bk_cfg_hostport_parse(admin, strlen(admin), host, &port, &why) != KP_OK)
         return fail_at(cfg, BK_CFG_ADMIN_LISTENER, err, "admin.listener=%s: %s", admin, why);
     return KP_OK;
 }
 
-int cfg_resolve(bk_config_t *cfg, bk_config_err_t *err) {
+int cfg_resolve(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (cfg->val[BK_CFG_PROCESS_ROLES].i == 0)
         return fail_at(cfg, BK_CFG_PROCESS_ROLES, err, "process.roles=: at least one role needed");
     int rc = resolve_listeners(cfg, err);
@@ -321,86 +321,86 @@ int cfg_resolve(bk_config_t *cfg, bk_config_err_t *err) {
 
 /* --- derived values and views ------------------------------------------ */
 
-int32_t bk_config_node_id(const bk_config_t *cfg) { return (int32_t)bk_config_int(cfg, BK_CFG_NODE_ID); }
+int32_t bk_cfg_node_id(const bk_cfg_t *cfg) { return (int32_t)bk_cfg_int(cfg, BK_CFG_NODE_ID); }
 
 /* process.roles is a LIST with allowed "broker,controller": i is a bitmask. */
-bool bk_config_is_broker(const bk_config_t *cfg) { return (bk_config_int(cfg, BK_CFG_PROCESS_ROLES) & 1) != 0; }
-bool bk_config_is_controller(const bk_config_t *cfg) { return (bk_config_int(cfg, BK_CFG_PROCESS_ROLES) & 2) != 0; }
+bool bk_cfg_is_broker(const bk_cfg_t *cfg) { return (bk_cfg_int(cfg, BK_CFG_PROCESS_ROLES) & 1) != 0; }
+bool bk_cfg_is_controller(const bk_cfg_t *cfg) { return (bk_cfg_int(cfg, BK_CFG_PROCESS_ROLES) & 2) != 0; }
 
 /* ms, else minutes, else hours; Kafka maps any negative result to -1. */
-int64_t bk_config_retention_ms(const bk_config_t *cfg) {
+int64_t bk_cfg_retention_ms(const bk_cfg_t *cfg) {
     int64_t ms;
-    if (!bk_config_is_null(cfg, BK_CFG_LOG_RETENTION_MS))
-        ms = bk_config_int(cfg, BK_CFG_LOG_RETENTION_MS);
-    else if (!bk_config_is_null(cfg, BK_CFG_LOG_RETENTION_MINUTES))
-        ms = bk_config_int(cfg, BK_CFG_LOG_RETENTION_MINUTES) * 60000;
+    if (!bk_cfg_is_null(cfg, BK_CFG_LOG_RETENTION_MS))
+        ms = bk_cfg_int(cfg, BK_CFG_LOG_RETENTION_MS);
+    else if (!bk_cfg_is_null(cfg, BK_CFG_LOG_RETENTION_MINUTES))
+        ms = bk_cfg_int(cfg, BK_CFG_LOG_RETENTION_MINUTES) * 60000;
     else
-        ms = bk_config_int(cfg, BK_CFG_LOG_RETENTION_HOURS) * 3600000;
+        ms = bk_cfg_int(cfg, BK_CFG_LOG_RETENTION_HOURS) * 3600000;
     return ms < 0 ? -1 : ms;
 }
 
-int64_t bk_config_roll_ms(const bk_config_t *cfg) {
-    if (!bk_config_is_null(cfg, BK_CFG_LOG_ROLL_MS))
-        return bk_config_int(cfg, BK_CFG_LOG_ROLL_MS);
-    return bk_config_int(cfg, BK_CFG_LOG_ROLL_HOURS) * 3600000;
+int64_t bk_cfg_roll_ms(const bk_cfg_t *cfg) {
+    if (!bk_cfg_is_null(cfg, BK_CFG_LOG_ROLL_MS))
+        return bk_cfg_int(cfg, BK_CFG_LOG_ROLL_MS);
+    return bk_cfg_int(cfg, BK_CFG_LOG_ROLL_HOURS) * 3600000;
 }
 
-int64_t bk_config_roll_jitter_ms(const bk_config_t *cfg) {
-    if (!bk_config_is_null(cfg, BK_CFG_LOG_ROLL_JITTER_MS))
-        return bk_config_int(cfg, BK_CFG_LOG_ROLL_JITTER_MS);
-    return bk_config_int(cfg, BK_CFG_LOG_ROLL_JITTER_HOURS) * 3600000;
+int64_t bk_cfg_roll_jitter_ms(const bk_cfg_t *cfg) {
+    if (!bk_cfg_is_null(cfg, BK_CFG_LOG_ROLL_JITTER_MS))
+        return bk_cfg_int(cfg, BK_CFG_LOG_ROLL_JITTER_MS);
+    return bk_cfg_int(cfg, BK_CFG_LOG_ROLL_JITTER_HOURS) * 3600000;
 }
 
-int64_t bk_config_flush_ms(const bk_config_t *cfg) {
-    if (!bk_config_is_null(cfg, BK_CFG_LOG_FLUSH_INTERVAL_MS))
-        return bk_config_int(cfg, BK_CFG_LOG_FLUSH_INTERVAL_MS);
+int64_t bk_cfg_flush_ms(const bk_cfg_t *cfg) {
+    if (!bk_cfg_is_null(cfg, BK_CFG_LOG_FLUSH_INTERVAL_MS))
+        return bk_cfg_int(cfg, BK_CFG_LOG_FLUSH_INTERVAL_MS);
     return INT64_MAX;
 }
 
-const bk_listener_t *bk_config_listeners(const bk_config_t *cfg, size_t *n) {
+const bk_cfg_listener_t *bk_cfg_listeners(const bk_cfg_t *cfg, size_t *n) {
     *n = cfg->nlisteners;
     return cfg->listeners;
 }
 
-const bk_listener_t *bk_config_advertised(const bk_config_t *cfg, size_t *n) {
+const bk_cfg_listener_t *bk_cfg_advertised(const bk_cfg_t *cfg, size_t *n) {
     *n = cfg->nadvertised;
     return cfg->advertised;
 }
 
-const bk_voter_t *bk_config_voters(const bk_config_t *cfg, size_t *n) {
+const bk_cfg_voter_t *bk_cfg_voters(const bk_cfg_t *cfg, size_t *n) {
     *n = cfg->nvoters;
     return cfg->voters;
 }
 
-size_t bk_config_log_dir_count(const bk_config_t *cfg) { return cfg->nlog_dirs; }
+size_t bk_cfg_log_dir_count(const bk_cfg_t *cfg) { return cfg->nlog_dirs; }
 
-const char *bk_config_log_dir(const bk_config_t *cfg, size_t i) {
+const char *bk_cfg_log_dir(const bk_cfg_t *cfg, size_t i) {
     assert(i < cfg->nlog_dirs);
     return cfg->log_dirs[i];
 }
 
-const char *bk_config_metadata_log_dir(const bk_config_t *cfg) {
-    const char *m = bk_config_str(cfg, BK_CFG_METADATA_LOG_DIR);
+const char *bk_cfg_metadata_log_dir(const bk_cfg_t *cfg) {
+    const char *m = bk_cfg_str(cfg, BK_CFG_METADATA_LOG_DIR);
     return m ? m : cfg->log_dirs[0];
 }
 
-const char *bk_config_admin_listener(const bk_config_t *cfg) {
-    return bk_config_str(cfg, BK_CFG_ADMIN_LISTENER);
+const char *bk_cfg_admin_listener(const bk_cfg_t *cfg) {
+    return bk_cfg_str(cfg, BK_CFG_ADMIN_LISTENER);
 }
 
 /* --- dynamic changes and describe ---------------------------------------- */
 
-int bk_config_set_dynamic(bk_config_t *cfg, const char *name, const char *value,
+int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
                           bool cluster_default, bool validate_only, char *why, size_t why_len) {
     bk_cfg_key_t key = bk_cfg_key_by_name(name, strlen(name));
     if (key == BK_CFG__COUNT) {
         snprintf(why, why_len, "unknown broker config '%s'", name);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     const bk_cfg_desc_t *d = bk_cfg_desc(key);
-    if (!(d->flags & BK_CF_DYNAMIC)) {
+    if (!(d->flags & BK_CFG_CF_DYNAMIC)) {
         snprintf(why, why_len, "broker config '%s' cannot be changed without a restart", name);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     int level = cluster_default ? DYN_DEFAULT : DYN_BROKER;
     if (value == NULL) {
@@ -412,7 +412,7 @@ int bk_config_set_dynamic(bk_config_t *cfg, const char *name, const char *value,
     char reason[256];
     if (bk_cfg_parse_value(d, value, strlen(value), &v, reason, sizeof reason) != KP_OK) {
         snprintf(why, why_len, "%s=%.200s: %s", name, value, reason);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     if (!validate_only) {
         cfg->dyn[level][key] = v;
@@ -421,18 +421,18 @@ int bk_config_set_dynamic(bk_config_t *cfg, const char *name, const char *value,
     return 0;
 }
 
-void bk_config_describe_broker(const bk_config_t *cfg, bk_config_entry_fn fn, void *ctx) {
+void bk_cfg_describe_broker(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx) {
     for (int k = 0; k < BK_CFG__COUNT; k++) {
         const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)k);
-        bk_config_entry_t e = {
+        bk_cfg_entry_t e = {
             .name = d->name,
-            .value = (d->flags & BK_CF_SENSITIVE) ? NULL : bk_config_str(cfg, (bk_cfg_key_t)k),
-            .source = bk_config_source(cfg, (bk_cfg_key_t)k),
-            .read_only = !(d->flags & BK_CF_DYNAMIC),
-            .sensitive = (d->flags & BK_CF_SENSITIVE) != 0,
+            .value = (d->flags & BK_CFG_CF_SENSITIVE) ? NULL : bk_cfg_str(cfg, (bk_cfg_key_t)k),
+            .source = bk_cfg_source(cfg, (bk_cfg_key_t)k),
+            .read_only = !(d->flags & BK_CFG_CF_DYNAMIC),
+            .sensitive = (d->flags & BK_CFG_CF_SENSITIVE) != 0,
             .config_type = bk_cfg_type_code(d->type, d->flags),
         };
-        e.is_default = e.source == BK_SRC_DEFAULT;
+        e.is_default = e.source == BK_CFG_SRC_DEFAULT;
         fn(&e, ctx);
     }
 }

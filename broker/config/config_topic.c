@@ -12,83 +12,83 @@ typedef struct topic_desc {
     int64_t min, max;   /* numeric range for the topic level */
 } topic_desc_t;
 
-_Static_assert(BK_TC__COUNT <= 32, "bk_topic_config_t.set is a 32-bit mask");
+_Static_assert(BK_CFG_TC__COUNT <= 32, "bk_cfg_topic_t.set is a 32-bit mask");
 
-static const topic_desc_t tdescs[BK_TC__COUNT] = {
-#define BK_TC_DESC_(ID, NAME, BROKER, MIN, MAX) [BK_TC_##ID] = { NAME, BK_CFG_##BROKER, MIN, MAX },
-    BK_TOPIC_KEYS(BK_TC_DESC_)
+static const topic_desc_t tdescs[BK_CFG_TC__COUNT] = {
+#define BK_TC_DESC_(ID, NAME, BROKER, MIN, MAX) [BK_CFG_TC_##ID] = { NAME, BK_CFG_##BROKER, MIN, MAX },
+    BK_CFG_TOPIC_KEYS(BK_TC_DESC_)
 #undef BK_TC_DESC_
 };
 
-const char *bk_topic_key_name(bk_topic_key_t key) {
-    assert((unsigned)key < BK_TC__COUNT);
+const char *bk_cfg_topic_key_name(bk_cfg_topic_key_t key) {
+    assert((unsigned)key < BK_CFG_TC__COUNT);
     return tdescs[key].name;
 }
 
-bk_topic_key_t bk_topic_key_by_name(const char *name) {
-    for (int k = 0; k < BK_TC__COUNT; k++)
+bk_cfg_topic_key_t bk_cfg_topic_key_by_name(const char *name) {
+    for (int k = 0; k < BK_CFG_TC__COUNT; k++)
         if (strcmp(tdescs[k].name, name) == 0)
-            return (bk_topic_key_t)k;
-    return BK_TC__COUNT;
+            return (bk_cfg_topic_key_t)k;
+    return BK_CFG_TC__COUNT;
 }
 
-bk_cfg_key_t bk_topic_key_broker(bk_topic_key_t key) {
-    assert((unsigned)key < BK_TC__COUNT);
+bk_cfg_key_t bk_cfg_topic_key_broker(bk_cfg_topic_key_t key) {
+    assert((unsigned)key < BK_CFG_TC__COUNT);
     return tdescs[key].broker;
 }
 
 /* The broker key's description with the topic-level range. */
-static bk_cfg_desc_t topic_cfg_desc(bk_topic_key_t key) {
+static bk_cfg_desc_t topic_cfg_desc(bk_cfg_topic_key_t key) {
     bk_cfg_desc_t d = *bk_cfg_desc(tdescs[key].broker);
     d.name = tdescs[key].name;
     d.flags = 0;
-    if (d.type == BK_CT_INT || d.type == BK_CT_LONG || d.type == BK_CT_SHORT ||
-        d.type == BK_CT_DOUBLE) {
+    if (d.type == BK_CFG_CT_INT || d.type == BK_CFG_CT_LONG || d.type == BK_CFG_CT_SHORT ||
+        d.type == BK_CFG_CT_DOUBLE) {
         d.min = tdescs[key].min;
         d.max = tdescs[key].max;
     }
     return d;
 }
 
-static int parse(bk_topic_key_t *key, bk_cfg_val_t *v, const char *name, const char *value,
+static int parse(bk_cfg_topic_key_t *key, bk_cfg_val_t *v, const char *name, const char *value,
                  char *why, size_t why_len) {
-    *key = bk_topic_key_by_name(name);
-    if (*key == BK_TC__COUNT) {
+    *key = bk_cfg_topic_key_by_name(name);
+    if (*key == BK_CFG_TC__COUNT) {
         snprintf(why, why_len, "unknown topic config '%.200s'", name);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     if (value == NULL) {
         snprintf(why, why_len, "%s: null value", name);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     bk_cfg_desc_t d = topic_cfg_desc(*key);
     char reason[256];
     if (bk_cfg_parse_value(&d, value, strlen(value), v, reason, sizeof reason) != KP_OK) {
         snprintf(why, why_len, "invalid value '%.200s' for %s: %s", value, name, reason);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
-    if (d.type == BK_CT_LIST && v->i == 0) {
+    if (d.type == BK_CFG_CT_LIST && v->i == 0) {
         snprintf(why, why_len, "%s: at least one of %s is needed", name, d.allowed);
-        return BK_INVALID_CONFIG;
+        return BK_CFG_INVALID_CONFIG;
     }
     return 0;
 }
 
-int bk_topic_config_validate(const char *name, const char *value, char *why, size_t why_len) {
-    bk_topic_key_t key;
+int bk_cfg_topic_validate(const char *name, const char *value, char *why, size_t why_len) {
+    bk_cfg_topic_key_t key;
     bk_cfg_val_t v;
     return parse(&key, &v, name, value, why, why_len);
 }
 
-int bk_topic_config_set(bk_topic_config_t *tc, const char *name, const char *value, char *why,
+int bk_cfg_topic_set(bk_cfg_topic_t *tc, const char *name, const char *value, char *why,
                         size_t why_len) {
-    bk_topic_key_t key;
+    bk_cfg_topic_key_t key;
     bk_cfg_val_t v;
     if (value == NULL) {
-        key = bk_topic_key_by_name(name);
-        if (key == BK_TC__COUNT) {
+        key = bk_cfg_topic_key_by_name(name);
+        if (key == BK_CFG_TC__COUNT) {
             snprintf(why, why_len, "unknown topic config '%.200s'", name);
-            return BK_INVALID_CONFIG;
+            return BK_CFG_INVALID_CONFIG;
         }
         tc->set &= ~(1u << key);
         return 0;
@@ -103,32 +103,32 @@ int bk_topic_config_set(bk_topic_config_t *tc, const char *name, const char *val
 }
 
 /* The broker default for a topic key, with Kafka's derivations. */
-static int64_t broker_int(const bk_config_t *cfg, bk_topic_key_t key) {
+static int64_t broker_int(const bk_cfg_t *cfg, bk_cfg_topic_key_t key) {
     switch (key) {
-    case BK_TC_RETENTION_MS: return bk_config_retention_ms(cfg);
-    case BK_TC_SEGMENT_MS: return bk_config_roll_ms(cfg);
-    case BK_TC_SEGMENT_JITTER_MS: return bk_config_roll_jitter_ms(cfg);
-    case BK_TC_FLUSH_MS: return bk_config_flush_ms(cfg);
-    default: return bk_config_int(cfg, tdescs[key].broker);
+    case BK_CFG_TC_RETENTION_MS: return bk_cfg_retention_ms(cfg);
+    case BK_CFG_TC_SEGMENT_MS: return bk_cfg_roll_ms(cfg);
+    case BK_CFG_TC_SEGMENT_JITTER_MS: return bk_cfg_roll_jitter_ms(cfg);
+    case BK_CFG_TC_FLUSH_MS: return bk_cfg_flush_ms(cfg);
+    default: return bk_cfg_int(cfg, tdescs[key].broker);
     }
 }
 
-int64_t bk_topic_config_int(const bk_config_t *cfg, const bk_topic_config_t *tc,
-                            bk_topic_key_t key) {
-    assert((unsigned)key < BK_TC__COUNT);
-    assert(bk_cfg_desc(tdescs[key].broker)->type != BK_CT_DOUBLE);
+int64_t bk_cfg_topic_int(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
+                            bk_cfg_topic_key_t key) {
+    assert((unsigned)key < BK_CFG_TC__COUNT);
+    assert(bk_cfg_desc(tdescs[key].broker)->type != BK_CFG_CT_DOUBLE);
     if (tc && (tc->set & (1u << key)))
         return tc->i[key];
     return broker_int(cfg, key);
 }
 
-double bk_topic_config_double(const bk_config_t *cfg, const bk_topic_config_t *tc,
-                              bk_topic_key_t key) {
-    assert((unsigned)key < BK_TC__COUNT);
-    assert(bk_cfg_desc(tdescs[key].broker)->type == BK_CT_DOUBLE);
+double bk_cfg_topic_double(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
+                              bk_cfg_topic_key_t key) {
+    assert((unsigned)key < BK_CFG_TC__COUNT);
+    assert(bk_cfg_desc(tdescs[key].broker)->type == BK_CFG_CT_DOUBLE);
     if (tc && (tc->set & (1u << key)))
         return tc->d[key];
-    return bk_config_double(cfg, tdescs[key].broker);
+    return bk_cfg_double(cfg, tdescs[key].broker);
 }
 
 /* Text of an enum index or list bitmask over the comma-separated `allowed`. */
@@ -155,55 +155,55 @@ static void allowed_text(const char *allowed, int64_t v, bool mask, char *out, s
     }
 }
 
-void bk_topic_config_text(const bk_config_t *cfg, const bk_topic_config_t *tc,
-                          bk_topic_key_t key, char *out, size_t out_len) {
+void bk_cfg_topic_text(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
+                          bk_cfg_topic_key_t key, char *out, size_t out_len) {
     const bk_cfg_desc_t *d = bk_cfg_desc(tdescs[key].broker);
     switch (d->type) {
-    case BK_CT_DOUBLE:
-        snprintf(out, out_len, "%g", bk_topic_config_double(cfg, tc, key));
+    case BK_CFG_CT_DOUBLE:
+        snprintf(out, out_len, "%g", bk_cfg_topic_double(cfg, tc, key));
         return;
-    case BK_CT_BOOL:
-        snprintf(out, out_len, "%s", bk_topic_config_int(cfg, tc, key) ? "true" : "false");
+    case BK_CFG_CT_BOOL:
+        snprintf(out, out_len, "%s", bk_cfg_topic_int(cfg, tc, key) ? "true" : "false");
         return;
-    case BK_CT_ENUM:
-    case BK_CT_LIST:
-        allowed_text(d->allowed, bk_topic_config_int(cfg, tc, key), d->type == BK_CT_LIST, out,
+    case BK_CFG_CT_ENUM:
+    case BK_CFG_CT_LIST:
+        allowed_text(d->allowed, bk_cfg_topic_int(cfg, tc, key), d->type == BK_CFG_CT_LIST, out,
                      out_len);
         return;
     default:
-        snprintf(out, out_len, "%" PRId64, bk_topic_config_int(cfg, tc, key));
+        snprintf(out, out_len, "%" PRId64, bk_cfg_topic_int(cfg, tc, key));
         return;
     }
 }
 
 /* Source of a topic key's broker default: the synonym that decided it. */
-static bk_config_source_t broker_source(const bk_config_t *cfg, bk_topic_key_t key) {
+static bk_cfg_source_t broker_source(const bk_cfg_t *cfg, bk_cfg_topic_key_t key) {
     bk_cfg_key_t k = tdescs[key].broker;
-    if (key == BK_TC_RETENTION_MS && bk_config_is_null(cfg, k))
-        k = bk_config_is_null(cfg, BK_CFG_LOG_RETENTION_MINUTES) ? BK_CFG_LOG_RETENTION_HOURS
+    if (key == BK_CFG_TC_RETENTION_MS && bk_cfg_is_null(cfg, k))
+        k = bk_cfg_is_null(cfg, BK_CFG_LOG_RETENTION_MINUTES) ? BK_CFG_LOG_RETENTION_HOURS
                                                                   : BK_CFG_LOG_RETENTION_MINUTES;
-    else if (key == BK_TC_SEGMENT_MS && bk_config_is_null(cfg, k))
+    else if (key == BK_CFG_TC_SEGMENT_MS && bk_cfg_is_null(cfg, k))
         k = BK_CFG_LOG_ROLL_HOURS;
-    else if (key == BK_TC_SEGMENT_JITTER_MS && bk_config_is_null(cfg, k))
+    else if (key == BK_CFG_TC_SEGMENT_JITTER_MS && bk_cfg_is_null(cfg, k))
         k = BK_CFG_LOG_ROLL_JITTER_HOURS;
-    return bk_config_source(cfg, k);
+    return bk_cfg_source(cfg, k);
 }
 
-void bk_topic_config_describe(const bk_config_t *cfg, const bk_topic_config_t *tc,
-                              bk_config_entry_fn fn, void *ctx) {
-    for (int k = 0; k < BK_TC__COUNT; k++) {
-        char text[BK_CONFIG_VALUE_MAX];
-        bk_topic_key_t key = (bk_topic_key_t)k;
+void bk_cfg_topic_describe(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
+                              bk_cfg_entry_fn fn, void *ctx) {
+    for (int k = 0; k < BK_CFG_TC__COUNT; k++) {
+        char text[BK_CFG_VALUE_MAX];
+        bk_cfg_topic_key_t key = (bk_cfg_topic_key_t)k;
         const bk_cfg_desc_t *d = bk_cfg_desc(tdescs[k].broker);
-        bk_topic_config_text(cfg, tc, key, text, sizeof text);
-        bk_config_entry_t e = {
+        bk_cfg_topic_text(cfg, tc, key, text, sizeof text);
+        bk_cfg_entry_t e = {
             .name = tdescs[k].name,
             .value = text,
-            .source = (tc && (tc->set & (1u << k))) ? BK_SRC_DYNAMIC_TOPIC : broker_source(cfg, key),
+            .source = (tc && (tc->set & (1u << k))) ? BK_CFG_SRC_DYNAMIC_TOPIC : broker_source(cfg, key),
             .config_type = bk_cfg_type_code(d->type, 0),
             .synonym = bk_cfg_desc(tdescs[k].broker)->name,
         };
-        e.is_default = e.source == BK_SRC_DEFAULT;
+        e.is_default = e.source == BK_CFG_SRC_DEFAULT;
         fn(&e, ctx);
     }
 }

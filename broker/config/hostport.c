@@ -26,7 +26,7 @@ static int parse_port(const char *p, size_t n, uint16_t *port, const char **why)
     return KP_OK;
 }
 
-int bk_hostport_parse(const char *s, size_t len, char host[BK_HOST_MAX + 1],
+int bk_cfg_hostport_parse(const char *s, size_t len, char host[BK_CFG_HOST_MAX + 1],
                       uint16_t *port, const char **why) {
     const char *h = s;
     size_t hlen;
@@ -51,7 +51,7 @@ int bk_hostport_parse(const char *s, size_t len, char host[BK_HOST_MAX + 1],
         if (memchr(s, ':', colon) != NULL)
             return fail(why, "IPv6 addresses need brackets: [addr]:port");
     }
-    if (hlen > BK_HOST_MAX)
+    if (hlen > BK_CFG_HOST_MAX)
         return fail(why, "host name too long");
     for (size_t i = 0; i < hlen; i++)
         if (h[i] == ' ' || h[i] == '\t' || h[i] == '\0' || h[i] == '/' || h[i] == ',')

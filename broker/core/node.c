@@ -16,31 +16,31 @@
 /* ---- configs (topic overrides: topic_configs.c) --------------------------- */
 
 void bk_node_log_config(bk_node_t *n, const char *topic, st_log_config_t *lc) {
-    const bk_topic_config_t *tc = bk_node_topic_config(n, topic);
-    const bk_config_t *cfg = n->cfg;
+    const bk_cfg_topic_t *tc = bk_node_topic_config(n, topic);
+    const bk_cfg_t *cfg = n->cfg;
     st_log_config_default(lc);
-    lc->segment_bytes = (uint64_t)bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_BYTES);
-    lc->segment_ms = bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_MS);
-    lc->index_interval_bytes = (uint32_t)bk_topic_config_int(cfg, tc, BK_TC_INDEX_INTERVAL_BYTES);
-    lc->index_max_bytes = (uint32_t)bk_topic_config_int(cfg, tc, BK_TC_SEGMENT_INDEX_BYTES);
-    lc->retention_ms = bk_topic_config_int(cfg, tc, BK_TC_RETENTION_MS);
-    lc->retention_bytes = bk_topic_config_int(cfg, tc, BK_TC_RETENTION_BYTES);
+    lc->segment_bytes = (uint64_t)bk_cfg_topic_int(cfg, tc, BK_CFG_TC_SEGMENT_BYTES);
+    lc->segment_ms = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_SEGMENT_MS);
+    lc->index_interval_bytes = (uint32_t)bk_cfg_topic_int(cfg, tc, BK_CFG_TC_INDEX_INTERVAL_BYTES);
+    lc->index_max_bytes = (uint32_t)bk_cfg_topic_int(cfg, tc, BK_CFG_TC_SEGMENT_INDEX_BYTES);
+    lc->retention_ms = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_RETENTION_MS);
+    lc->retention_bytes = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_RETENTION_BYTES);
     /* list bitmask in the order of the allowed list "delete,compact" */
-    lc->cleanup_policy = (unsigned)bk_topic_config_int(cfg, tc, BK_TC_CLEANUP_POLICY);
-    lc->flush_messages = bk_topic_config_int(cfg, tc, BK_TC_FLUSH_MESSAGES);
-    lc->flush_ms = bk_topic_config_int(cfg, tc, BK_TC_FLUSH_MS);
-    lc->log_append_time = bk_topic_config_int(cfg, tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
-    lc->delete_retention_ms = bk_topic_config_int(cfg, tc, BK_TC_DELETE_RETENTION_MS);
-    lc->min_compaction_lag_ms = bk_topic_config_int(cfg, tc, BK_TC_MIN_COMPACTION_LAG_MS);
-    lc->min_cleanable_dirty_ratio = bk_topic_config_double(cfg, tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO);
-    lc->producer_id_expiration_ms = bk_config_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
+    lc->cleanup_policy = (unsigned)bk_cfg_topic_int(cfg, tc, BK_CFG_TC_CLEANUP_POLICY);
+    lc->flush_messages = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_FLUSH_MESSAGES);
+    lc->flush_ms = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_FLUSH_MS);
+    lc->log_append_time = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_MESSAGE_TIMESTAMP_TYPE) == 1;
+    lc->delete_retention_ms = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_DELETE_RETENTION_MS);
+    lc->min_compaction_lag_ms = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_MIN_COMPACTION_LAG_MS);
+    lc->min_cleanable_dirty_ratio = bk_cfg_topic_double(cfg, tc, BK_CFG_TC_MIN_CLEANABLE_DIRTY_RATIO);
+    lc->producer_id_expiration_ms = bk_cfg_int(cfg, BK_CFG_PRODUCER_ID_EXPIRATION_MS);
 }
 
 /* ---- commit path ---------------------------------------------------------- */
 
 typedef struct {
     bk_node_t *n;
-    bk_commit_fn done;
+    bk_node_commit_fn done;
     void *arg;
 } commit_ctx_t;
 
@@ -52,21 +52,21 @@ static void committed(void *arg, int status, int64_t first_offset) {
     free(c);
 }
 
-void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg) {
+void bk_node_commit(bk_node_t *n, const bk_meta_recs_t *recs, bk_node_commit_fn done, void *arg) {
     commit_ctx_t *c = malloc(sizeof *c);
     if (!c) { done(arg, KP_ERR_NOMEM); return; }
     c->n = n;
     c->done = done;
     c->arg = arg;
     if (n->quorum) bk_quorum_propose(n->quorum, recs, committed, c);
-    else bk_meta_log_propose(n->meta, recs, bk_now_ms(), committed, c);
+    else bk_meta_log_propose(n->meta, recs, bk_net_now_ms(), committed, c);
 }
 
 int16_t bk_node_commit_error(int status) {
     return status == BK_QUORUM_NOT_LEADER ? KP_ERROR_NOT_CONTROLLER : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
-const bk_image_t *bk_node_decision_image(bk_node_t *n) {
+const bk_meta_image_t *bk_node_decision_image(bk_node_t *n) {
     if (n->quorum) return bk_quorum_decision_image(n->quorum);
     return n->meta ? bk_meta_log_decision_image(n->meta) : &n->img;
 }
@@ -85,7 +85,7 @@ int64_t bk_node_metadata_hw(const bk_node_t *n) {
 /* ---- removal of deleted segment files ------------------------------------ */
 
 /* Partition logs defer their segment removal to the node's timer
- * (bk_parts_tick: detached on the loop, renamed and unlinked on the pool),
+ * (bk_repl_parts_tick: detached on the loop, renamed and unlinked on the pool),
  * so after DeleteRecords this job usually finds nothing; it still clears
  * "*.deleted" leftovers of a failed removal. */
 
@@ -101,5 +101,5 @@ void bk_node_purge_later(bk_node_t *n, const char *dir) {
     purge_t *j = malloc(sizeof *j);
     if (!j) return;
     snprintf(j->dir, sizeof j->dir, "%s", dir);
-    if (bk_worker_submit(n->pool, purge_job, purge_done, j) != BK_OK) free(j);  /* next time */
+    if (bk_net_worker_submit(n->pool, purge_job, purge_done, j) != BK_NET_OK) free(j);  /* next time */
 }

@@ -14,13 +14,13 @@
  * that partitions can later be sharded over several loops. The node is owned
  * by the loop thread (the one dispatching `base`); nothing here is locked.
  *
- * Start-up order (bk_node_start): log dirs (mkdir, checkpoints, clean marker
+ * Start-up order (bk_broker_start): log dirs (mkdir, checkpoints, clean marker
  * taken), metadata log replayed into the image (single voter) or the raft
  * quorum rebuilt from quorum-state + snapshot + log (quorum.h), this node
  * registered and unfenced through the controller (a quorum of one is its own
  * controller; with the quorum, asynchronously: broker_lifecycle.h),
  * partition logs opened for the image's partitions, worker pool, Kafka
- * listeners, admin port. Stop (bk_node_shutdown): listeners close, in-flight
+ * listeners, admin port. Stop (bk_broker_shutdown): listeners close, in-flight
  * requests finish (waiting fetches are answered at once), logs are flushed
  * and closed, checkpoints and the clean-shutdown marker are written, then
  * `done` runs. */
@@ -43,20 +43,20 @@
 struct event;
 struct event_base;
 typedef struct bk_meta_log bk_meta_log_t;
-typedef struct bk_parts bk_parts_t;
-typedef struct bk_fetch_state bk_fetch_state_t;
-typedef struct bk_purg bk_purg_t;
-typedef struct bk_gd bk_gd_t;
-typedef struct bk_td bk_td_t;
+typedef struct bk_repl_parts bk_repl_parts_t;
+typedef struct bk_fetch_state bk_node_fetch_state_t;
+typedef struct bk_repl_purg bk_repl_purg_t;
+typedef struct bk_grp_gd bk_grp_gd_t;
+typedef struct bk_txn_td bk_txn_td_t;
 typedef struct bk_quorum bk_quorum_t;
 struct bk_lifecycle;
 struct bk_node_mx;
-typedef struct bk_metrics bk_metrics_t;
-typedef struct bk_admin bk_admin_t;
+typedef struct bk_mx bk_mx_t;
+typedef struct bk_http bk_http_t;
 
 #define BK_NODE_ERR_MAX 512
-#define BK_HOST_NAME_MAX 255
-#define BK_CLUSTER_ID_MAX 64
+#define BK_NODE_HOST_NAME_MAX 255
+#define BK_NODE_CLUSTER_ID_MAX 64
 #define BK_NODE_TICK_MS 1000            /* retention / flush / checkpoint timer
                                            (decided on the loop, done on the pool) */
 #define BK_NODE_CHECKPOINT_EVERY_TICKS 60
@@ -66,52 +66,52 @@ typedef void (*bk_node_stopped_fn)(bk_node_t *node, void *arg);
 
 /* Topic overrides resolved from the image's Config records (topic_configs.c):
  * one heap entry per topic that has records, kept in name order. */
-typedef struct bk_topic_cfg bk_topic_cfg_t;
+typedef struct bk_node_topic_cfg bk_node_topic_cfg_t;
 typedef struct {
-    bk_topic_cfg_t **v;                 /* sorted by name (strcmp) */
+    bk_node_topic_cfg_t **v;                 /* sorted by name (strcmp) */
     size_t n;
     uint64_t gen;                       /* img.configs_gen they were resolved from */
-} bk_topic_cfgs_t;
+} bk_node_topic_cfgs_t;
 
 struct bk_node {
     struct event_base *base;            /* borrowed */
-    bk_config_t *cfg;                   /* borrowed; dynamic changes write to it */
+    bk_cfg_t *cfg;                   /* borrowed; dynamic changes write to it */
     int32_t id;
-    char cluster_id[BK_CLUSTER_ID_MAX + 1];
+    char cluster_id[BK_NODE_CLUSTER_ID_MAX + 1];
 
-    bk_image_t img;                     /* committed metadata */
-    uint64_t configs_fp;                /* bk_dynconf_fingerprint at the last commit */
-    bk_topic_cfgs_t topic_cfgs;         /* img's topic Config records, resolved */
-    bk_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
+    bk_meta_image_t img;                     /* committed metadata */
+    uint64_t configs_fp;                /* bk_broker_dynconf_fingerprint at the last commit */
+    bk_node_topic_cfgs_t topic_cfgs;         /* img's topic Config records, resolved */
+    bk_meta_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
     bk_meta_log_t *meta;                /* who commits metadata records: the local
                                            committer (single voter) ... */
     bk_quorum_t *quorum;                /* ... or the raft quorum (quorum.h) */
     struct bk_lifecycle *life;          /* registration + heartbeats (quorum only) */
     struct fwd_state *fwd;              /* forwarding to the controller (forward.h) */
-    bk_parts_t *parts;                  /* partition logs this node holds */
+    bk_repl_parts_t *parts;                  /* partition logs this node holds */
     st_logdir_t *dirs;                  /* log.dirs, loaded at start */
     size_t ndirs;
     st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
-    bk_fetch_state_t *fetch;            /* Fetch sessions (api/fetch.h) */
-    bk_purg_t *purg;                    /* waiting fetches, keyed by partition
+    bk_node_fetch_state_t *fetch;            /* Fetch sessions (api/fetch.h) */
+    bk_repl_purg_t *purg;                    /* waiting fetches, keyed by partition
                                            (replication/purgatory.h) */
-    bk_gd_t *groups;                    /* group coordinator driver */
-    struct bk_rm *rm;                   /* replication driver (replica.h) */
-    bk_td_t *txns;                      /* transaction coordinator driver */
+    bk_grp_gd_t *groups;                    /* group coordinator driver */
+    struct bk_repl_rm *rm;                   /* replication driver (replica.h) */
+    bk_txn_td_t *txns;                      /* transaction coordinator driver */
     int64_t broker_epoch;
 
     int64_t pid_next, pid_end;          /* producer-id block [next, end) */
 
-    bk_worker_pool_t *pool;
+    bk_net_worker_pool_t *pool;
     bk_net_t *net;
-    bk_admin_t *admin;
-    bk_metrics_t *metrics;              /* GET /metrics (node_metrics.h) */
+    bk_http_t *admin;
+    bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */
     struct event *tick;
     uint64_t ticks;
 
-    char adv_host[BK_HOST_NAME_MAX + 1];/* advertised Kafka address */
+    char adv_host[BK_NODE_HOST_NAME_MAX + 1];/* advertised Kafka address */
     uint16_t adv_port;
     uint16_t kafka_port;                /* first bound PLAINTEXT port */
 
@@ -131,10 +131,10 @@ struct bk_node {
  * that applied records without the commit hook), it syncs first. The
  * pointer is valid until the topic's Config records next change: use it
  * now, do not keep it across a commit. */
-const bk_topic_config_t *bk_node_topic_config(bk_node_t *n, const char *topic);
+const bk_cfg_topic_t *bk_node_topic_config(bk_node_t *n, const char *topic);
 
 /* Re-resolves the topic overrides from n->img's Config records: runs on the
- * commit path when they changed (bk_dynconf_sync). Unknown or invalid
+ * commit path when they changed (bk_broker_dynconf_sync). Unknown or invalid
  * (name, value) pairs are skipped with one warning, logged when the pair is
  * first seen, not again at each sync or lookup. An entry of a topic that
  * keeps records keeps its address. KP_OK, or KP_ERR_NOMEM with the previous
@@ -145,9 +145,9 @@ void bk_node_topic_configs_free(bk_node_t *n);
 
 /* Commits a controller decision: `recs` (owned by the caller, who frees it
  * after this returns) go through the metadata committer; on commit the
- * image is updated and bk_node_after_commit runs; then done(arg, status). */
-typedef void (*bk_commit_fn)(void *arg, int status);
-void bk_node_commit(bk_node_t *n, const bk_recs_t *recs, bk_commit_fn done, void *arg);
+ * image is updated and bk_broker_after_commit runs; then done(arg, status). */
+typedef void (*bk_node_commit_fn)(void *arg, int status);
+void bk_node_commit(bk_node_t *n, const bk_meta_recs_t *recs, bk_node_commit_fn done, void *arg);
 
 /* The Kafka error for a failed commit status: NOT_CONTROLLER when this node
  * is not (or no longer) the active controller, else UNKNOWN_SERVER_ERROR. */
@@ -157,7 +157,7 @@ int16_t bk_node_commit_error(int status);
  * metadata plus decisions proposed but not yet applied (see
  * bk_quorum_decision_image); the committed image with the local committer.
  * Valid until the next return to the loop. */
-const bk_image_t *bk_node_decision_image(bk_node_t *n);
+const bk_meta_image_t *bk_node_decision_image(bk_node_t *n);
 
 /* The active controller (raft leader; this node with the local committer),
  * -1 when unknown. */
@@ -171,7 +171,7 @@ void bk_node_log_config(bk_node_t *n, const char *topic, st_log_config_t *out);
 
 /* Unlinks the "*.deleted" files of partition directory `dir` on the worker
  * pool (leftovers; the segments DeleteRecords puts below the log start are
- * removed by the node's timer, see bk_parts_tick). */
+ * removed by the node's timer, see bk_repl_parts_tick). */
 void bk_node_purge_later(bk_node_t *n, const char *dir);
 
 

@@ -23,28 +23,28 @@
 #include "storage/st_log.h"
 #include "storage/st_status.h"
 
-static void grp_config(const bk_config_t *cfg, bk_grp_config_t *g) {
+static void grp_config(const bk_cfg_t *cfg, bk_grp_config_t *g) {
     bk_grp_config_defaults(g);
-    g->num_partitions = (int32_t)bk_config_int(cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
-    g->min_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS);
-    g->max_session_timeout_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS);
-    g->initial_rebalance_delay_ms = (int32_t)bk_config_int(cfg, BK_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS);
-    int64_t max = bk_config_int(cfg, BK_CFG_GROUP_MAX_SIZE);
+    g->num_partitions = (int32_t)bk_cfg_int(cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
+    g->min_session_timeout_ms = (int32_t)bk_cfg_int(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS);
+    g->max_session_timeout_ms = (int32_t)bk_cfg_int(cfg, BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS);
+    g->initial_rebalance_delay_ms = (int32_t)bk_cfg_int(cfg, BK_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS);
+    int64_t max = bk_cfg_int(cfg, BK_CFG_GROUP_MAX_SIZE);
     g->max_size = (int32_t)(max > BK_GRP_MEMBERS_MAX ? BK_GRP_MEMBERS_MAX : max);
-    g->offsets_retention_ms = bk_config_int(cfg, BK_CFG_OFFSETS_RETENTION_MINUTES) * 60000;
+    g->offsets_retention_ms = bk_cfg_int(cfg, BK_CFG_OFFSETS_RETENTION_MINUTES) * 60000;
 }
 
-static const bk_topic_t *offsets_topic(const bk_gd_t *gd) {
-    return bk_image_topic_by_name(&gd->node->img, BK_GD_TOPIC);
+static const bk_meta_topic_t *offsets_topic(const bk_grp_gd_t *gd) {
+    return bk_meta_image_topic_by_name(&gd->node->img, BK_GRP_GD_TOPIC);
 }
 
 /* ---- held requests ----------------------------------------------------- */
 
-uint64_t bk_gd_token(bk_gd_t *gd) { return ++gd->next_token; }
+uint64_t bk_gd_token(bk_grp_gd_t *gd) { return ++gd->next_token; }
 
-bool bk_gd_hold(bk_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_gd_done_fn done, void *arg) {
+bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done, void *arg) {
     assert(done != NULL);
-    if (gd->stopped || gd->nheld >= BK_GD_HELD_MAX) return false;
+    if (gd->stopped || gd->nheld >= BK_GRP_GD_HELD_MAX) return false;
     if (gd->nheld == gd->held_cap) {
         size_t ncap = gd->held_cap ? gd->held_cap * 2 : 64;
         held_t *nv = realloc(gd->held, ncap * sizeof *nv);
@@ -56,7 +56,7 @@ bool bk_gd_hold(bk_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_gd
     return true;
 }
 
-void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
+void bk_grp_gd_held_counts(const bk_grp_gd_t *gd, size_t *joins, size_t *syncs) {
     *joins = *syncs = 0;
     for (size_t i = 0; gd && i < gd->nheld; i++) {
         if (gd->held[i].join) (*joins)++;
@@ -65,7 +65,7 @@ void bk_gd_held_counts(const bk_gd_t *gd, size_t *joins, size_t *syncs) {
 }
 
 /* Removes the request held for token into *h; false when there is none. */
-static bool unhold(bk_gd_t *gd, uint64_t token, held_t *h) {
+static bool unhold(bk_grp_gd_t *gd, uint64_t token, held_t *h) {
     for (size_t i = 0; i < gd->nheld; i++) {
         if (gd->held[i].token != token) continue;
         *h = gd->held[i];
@@ -78,32 +78,32 @@ static bool unhold(bk_gd_t *gd, uint64_t token, held_t *h) {
 /* Answers every held request of a group partition (all when part < 0)
  * with `error`; like any Join/Sync answer it waits for what was appended
  * there (and so fails with it when the partition is being dropped). */
-static void fail_held(bk_gd_t *gd, int32_t part, int16_t error) {
+static void fail_held(bk_grp_gd_t *gd, int32_t part, int16_t error) {
     for (size_t i = 0; i < gd->nheld;) {
         if (part >= 0 && gd->held[i].partition != part) { i++; continue; }
         held_t h = gd->held[i];
         gd->held[i] = gd->held[--gd->nheld];
-        bk_gd_result_t res = { .error = error };
+        bk_grp_gd_result_t res = { .error = error };
         bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
 }
 
 /* ---- appending ----------------------------------------------------------- */
 
-bk_part_t *bk_gd_led_part(bk_gd_t *gd, int32_t partition) {
-    const bk_topic_t *t = offsets_topic(gd);
+bk_repl_part_t *bk_gd_led_part(bk_grp_gd_t *gd, int32_t partition) {
+    const bk_meta_topic_t *t = offsets_topic(gd);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
-    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    bk_repl_part_t *p = bk_repl_parts_get(gd->node->parts, &t->id, partition);
     return p && p->leader && p->log ? p : NULL;
 }
 
-int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition) {
-    bk_part_t *p = bk_gd_led_part(gd, partition);
+int64_t bk_gd_hw_of(bk_grp_gd_t *gd, int32_t partition) {
+    bk_repl_part_t *p = bk_gd_led_part(gd, partition);
     return p ? st_log_high_watermark(p->log) : -1;
 }
 
-/* The partition service's completion of a group append (bk_ps_done_fn). */
-static void records_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
+/* The partition service's completion of a group append (bk_repl_ps_done_fn). */
+static void records_replicated(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
     bk_gd_on_replicated(ctx, part_ctx, res->error);
 }
 
@@ -115,9 +115,9 @@ static void records_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *
  * batch; answers computed from it wait until the HW passes it (acks=all
  * with a minimum ISR of one, as Kafka's coordinator: the commit is not
  * refused for a small ISR, only held until the ISR has it). */
-static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
+static int append_recs(bk_grp_gd_t *gd, int32_t partition, const bk_grp_out_t *out, int64_t now, int64_t pid,
                        int16_t epoch) {
-    bk_part_t *p = bk_gd_led_part(gd, partition);
+    bk_repl_part_t *p = bk_gd_led_part(gd, partition);
     if (!p) return ST_ERR_NOT_FOUND;
     kp_batch_opts_t o = kp_batch_opts_default();
     if (pid >= 0) {   /* TxnOffsetCommit: the producer's transactional batch */
@@ -142,13 +142,13 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     /* allocated before the append: nothing may fail after it */
     ack_t *ack = rc == KP_OK ? malloc(sizeof *ack) : NULL;
     if (rc == KP_OK && !ack) rc = KP_ERR_NOMEM;
-    bk_ps_result_t res = { 0, -1, -1, -1, -1, false };
+    bk_repl_ps_result_t res = { 0, -1, -1, -1, -1, false };
     bool waits = false;
     if (rc == KP_OK) {
-        bk_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_GD_COMMIT_TIMEOUT_MS, .leader_epoch = -1 };
-        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
+        bk_repl_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_GRP_GD_COMMIT_TIMEOUT_MS, .leader_epoch = -1 };
+        bk_repl_ps_set_t set = bk_repl_ps_set_internal((uint8_t *)b, len);
         ack->partition = partition;
-        waits = bk_ps_append(gd->node, p, &set, &po, records_replicated, gd, ack, &res);
+        waits = bk_repl_ps_append(gd->node, p, &set, &po, records_replicated, gd, ack, &res);
         /* refused or not written (the service logged a failed write) */
         if (!waits && res.base_offset < 0) rc = res.error == KP_ERROR_KAFKA_STORAGE_ERROR ? ST_ERR_IO : ST_ERR_NOT_FOUND;
     }
@@ -162,35 +162,35 @@ static int append_recs(bk_gd_t *gd, int32_t partition, const bk_grp_out_t *out, 
     return KP_OK;
 }
 
-int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
+int bk_gd_finish(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
     int rc = out->err;
-    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_now_ms(), -1, -1);
+    if (rc == KP_OK && out->nrecs > 0) rc = append_recs(gd, c->partition, out, bk_net_now_ms(), -1, -1);
     if (rc != KP_OK)
         fprintf(stderr, "skiff: node %d: %s-%d: group records not written: %s\n", gd->node->id,
-                BK_GD_TOPIC, c->partition, st_status_str(rc));
+                BK_GRP_GD_TOPIC, c->partition, st_status_str(rc));
     for (size_t i = 0; i < out->nresps; i++) {
         held_t h;
         if (!unhold(gd, out->resps[i].token, &h)) continue;   /* failed meanwhile */
-        bk_gd_result_t res = { .error = KP_ERROR_COORDINATOR_NOT_AVAILABLE };
-        if (rc == KP_OK) res = (bk_gd_result_t){ .resp = &out->resps[i] };
+        bk_grp_gd_result_t res = { .error = KP_ERROR_COORDINATOR_NOT_AVAILABLE };
+        if (rc == KP_OK) res = (bk_grp_gd_result_t){ .resp = &out->resps[i] };
         bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
     }
     bk_grp_out_reset(out);
     return rc;
 }
 
-int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
+int bk_gd_append_txn(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
                      int16_t producer_epoch) {
     int rc = out->err;
     if (rc == KP_OK && out->nrecs > 0)
-        rc = append_recs(gd, c->partition, out, bk_now_ms(), producer_id, producer_epoch);
+        rc = append_recs(gd, c->partition, out, bk_net_now_ms(), producer_id, producer_epoch);
     bk_grp_out_reset(out);
     return rc;
 }
 
 /* ---- loading ------------------------------------------------------------------ */
 
-static void drop_core(bk_gd_t *gd, int32_t i) {
+static void drop_core(bk_grp_gd_t *gd, int32_t i) {
     if (!gd->coords[i]) return;
     fail_held(gd, i, KP_ERROR_NOT_COORDINATOR);
     bk_gd_fail_waiters(gd, i, -1, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
@@ -200,24 +200,24 @@ static void drop_core(bk_gd_t *gd, int32_t i) {
     gd->coords[i] = NULL;
 }
 
-static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
+static void start_core(bk_grp_gd_t *gd, int32_t i, bk_repl_part_t *p) {
     bk_grp_coord_t *c = malloc(sizeof *c);
     uint64_t seed = 0;
     if (!c) return;
-    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_now_ms() ^ (uint64_t)i;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_net_now_ms() ^ (uint64_t)i;
     bk_grp_coord_init(c, &gd->cfg, i, seed);
     bk_grp_txn_offsets_free(&gd->pend[i]);   /* rebuilt from the log by the replay */
-    int rc = bk_gd_replay(c, p->log, &gd->pend[i]);
+    int rc = bk_grp_gd_replay(c, p->log, &gd->pend[i]);
     if (rc != KP_OK) {
         /* Serving from a partial state could hand out wrong offsets: stay
          * not-coordinator for this partition (clients keep retrying). */
-        fprintf(stderr, "skiff: node %d: %s-%d: cannot load groups: %s\n", gd->node->id, BK_GD_TOPIC, i,
+        fprintf(stderr, "skiff: node %d: %s-%d: cannot load groups: %s\n", gd->node->id, BK_GRP_GD_TOPIC, i,
                 st_status_str(rc));
         bk_grp_coord_free(c);
         free(c);
         return;
     }
-    bk_grp_load_done(c, bk_now_ms());
+    bk_grp_load_done(c, bk_net_now_ms());
     /* Kafka's rule: a new coordinator serves the whole log it has; what lies
      * above the HW is replicated by its followers before answers built on it
      * go out. */
@@ -225,7 +225,7 @@ static void start_core(bk_gd_t *gd, int32_t i, bk_part_t *p) {
     gd->coords[i] = c;
 }
 
-static bool resize(bk_gd_t *gd, int32_t n) {
+static bool resize(bk_grp_gd_t *gd, int32_t n) {
     if (n <= gd->ncoords) return true;
     bk_grp_coord_t **nv = realloc(gd->coords, (size_t)n * sizeof *nv);
     if (!nv) return false;
@@ -241,23 +241,23 @@ static bool resize(bk_gd_t *gd, int32_t n) {
     return true;
 }
 
-void bk_gd_sync(bk_gd_t *gd) {
+void bk_grp_gd_sync(bk_grp_gd_t *gd) {
     if (gd->stopped) return;
-    const bk_topic_t *t = offsets_topic(gd);
+    const bk_meta_topic_t *t = offsets_topic(gd);
     int32_t n = t ? t->nparts : 0;
     if (t && !resize(gd, n)) return;
     for (int32_t i = 0; i < gd->ncoords; i++) {
-        bk_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
+        bk_repl_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
         if (!p) drop_core(gd, i);
         else if (!gd->coords[i]) start_core(gd, i, p);
     }
 }
 
-bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
-    const bk_topic_t *t = offsets_topic(gd);
+bk_grp_coord_t *bk_grp_gd_coord(bk_grp_gd_t *gd, kp_str_t group_id, int16_t *err) {
+    const bk_meta_topic_t *t = offsets_topic(gd);
     if (!t || t->nparts <= 0) { *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE; return NULL; }
     int32_t i = bk_grp_partition_for(group_id, t->nparts);
-    if (i >= gd->ncoords || !gd->coords[i]) bk_gd_sync(gd);
+    if (i >= gd->ncoords || !gd->coords[i]) bk_grp_gd_sync(gd);
     if (i >= gd->ncoords || !gd->coords[i]) {
         /* led here but its log is still opening (or replaying): Kafka's
          * retriable "loading", not a redirect the client may give up on */
@@ -268,26 +268,26 @@ bk_grp_coord_t *bk_gd_coord(bk_gd_t *gd, kp_str_t group_id, int16_t *err) {
     return gd->coords[i];
 }
 
-bk_grp_coord_t *bk_gd_coord_at(bk_gd_t *gd, int32_t p) {
+bk_grp_coord_t *bk_grp_gd_coord_at(bk_grp_gd_t *gd, int32_t p) {
     return p >= 0 && p < gd->ncoords ? gd->coords[p] : NULL;
 }
 
-bool bk_gd_part_exists(const bk_gd_t *gd, kp_str_t topic, int32_t partition) {
-    char name[BK_TOPIC_NAME_MAX + 1];
-    if (topic.len > BK_TOPIC_NAME_MAX || !topic.p) return false;
+bool bk_gd_part_exists(const bk_grp_gd_t *gd, kp_str_t topic, int32_t partition) {
+    char name[BK_META_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_META_TOPIC_NAME_MAX || !topic.p) return false;
     memcpy(name, topic.p, topic.len);
     name[topic.len] = '\0';
-    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, name);
     return t && partition >= 0 && partition < t->nparts;
 }
 
 /* ---- transactional offsets ------------------------------------------------ */
 
-bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_gd_t *gd, int32_t p) {
+bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_grp_gd_t *gd, int32_t p) {
     return p >= 0 && p < gd->ncoords ? &gd->pend[p] : NULL;
 }
 
-bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
+bool bk_gd_txn_pending(const bk_grp_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition) {
     if (!gd || p < 0 || p >= gd->ncoords || gd->pend[p].n == 0) return false;
     if (group.len > BK_GRP_TXN_GROUP_MAX_BYTES || topic.len > BK_GRP_TXN_TOPIC_MAX_BYTES) return false;
     char g[BK_GRP_TXN_GROUP_MAX_BYTES + 1], t[BK_GRP_TXN_TOPIC_MAX_BYTES + 1];
@@ -298,12 +298,12 @@ bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t to
     return bk_grp_txn_offsets_pending(&gd->pend[p], g, t, partition);
 }
 
-bool bk_gd_txn_has_offsets(const bk_gd_t *gd, int32_t p, int64_t producer_id) {
+bool bk_grp_gd_txn_has_offsets(const bk_grp_gd_t *gd, int32_t p, int64_t producer_id) {
     return gd && p >= 0 && p < gd->ncoords && bk_grp_txn_offsets_has_producer(&gd->pend[p], producer_id);
 }
 
 typedef struct {
-    bk_gd_t *gd;
+    bk_grp_gd_t *gd;
     bk_grp_coord_t *c;
     bk_grp_out_t *out;
 } commit_ctx_t;
@@ -315,7 +315,7 @@ static void commit_offset(void *ctx, const bk_grp_txn_pending_t *o) {
                                   o->metadata ? kp_slice_cstr(o->metadata) : kp_slice_null(), o->commit_ts_ms };
     bk_grp_commit_t req = { kp_slice_cstr(o->group), kp_slice_cstr(""), kp_slice_null(), -1, -1, &part, 1 };
     int16_t err = 0;
-    (void)bk_grp_offset_commit_txn(cc->c, &req, bk_now_ms(), cc->out, &err);
+    (void)bk_grp_offset_commit_txn(cc->c, &req, bk_net_now_ms(), cc->out, &err);
     if (err)
         fprintf(stderr, "skiff: node %d: transactional offset of %s %s-%d not committed: %s\n", cc->gd->node->id,
                 o->group, o->topic, o->partition, kp_error_name(err));
@@ -323,9 +323,9 @@ static void commit_offset(void *ctx, const bk_grp_txn_pending_t *o) {
 
 /* Without a loaded core the offsets are dropped either way: the marker's
  * control batch is then in the log (the transaction side appends one
- * whenever bk_gd_txn_has_offsets), so the core's replay resolves the
+ * whenever bk_grp_gd_txn_has_offsets), so the core's replay resolves the
  * transactional batch there, in log order. */
-void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit) {
+void bk_grp_gd_txn_complete(bk_grp_gd_t *gd, int32_t p, int64_t producer_id, bool commit) {
     if (!gd || p < 0 || p >= gd->ncoords) return;
     bk_grp_coord_t *c = gd->coords[p];
     bk_grp_out_t out;
@@ -339,39 +339,39 @@ void bk_gd_txn_complete(bk_gd_t *gd, int32_t p, int64_t producer_id, bool commit
 /* ---- FindCoordinator ------------------------------------------------------- */
 
 static void created(void *arg, int status) {
-    bk_gd_t *gd = arg;
+    bk_grp_gd_t *gd = arg;
     gd->creating = false;
     if (status != KP_OK)
-        fprintf(stderr, "skiff: node %d: creating %s failed: %s\n", gd->node->id, BK_GD_TOPIC,
+        fprintf(stderr, "skiff: node %d: creating %s failed: %s\n", gd->node->id, BK_GRP_GD_TOPIC,
                 st_status_str(status));
-    bk_gd_sync(gd);
+    bk_grp_gd_sync(gd);
 }
 
-static void create_topic(bk_gd_t *gd) {
+static void create_topic(bk_grp_gd_t *gd) {
     bk_node_t *n = gd->node;
     if (gd->creating) return;
     char seg[32];
-    snprintf(seg, sizeof seg, "%lld", (long long)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
-    bk_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
+    snprintf(seg, sizeof seg, "%lld", (long long)bk_cfg_int(n->cfg, BK_CFG_OFFSETS_TOPIC_SEGMENT_BYTES));
+    bk_meta_ctrl_kv_t kv[] = { { "cleanup.policy", "compact" }, { "segment.bytes", seg },
                           { "compression.type", "producer" } };
-    gd->creating = bk_internal_topic_create(n, BK_GD_TOPIC, gd->cfg.num_partitions,
-                                            bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR), kv, 3,
+    gd->creating = bk_cluster_internal_topic_create(n, BK_GRP_GD_TOPIC, gd->cfg.num_partitions,
+                                            bk_cfg_int(n->cfg, BK_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR), kv, 3,
                                             created, gd);
 }
 
-int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {
+int16_t bk_grp_gd_find(bk_grp_gd_t *gd, kp_str_t key, int32_t *node_id, const char **host, int32_t *port) {
     *node_id = -1;
     *host = "";
     *port = -1;
-    const bk_topic_t *t = offsets_topic(gd);
+    const bk_meta_topic_t *t = offsets_topic(gd);
     if (!t) {
         create_topic(gd);
         return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     }
     int32_t i = bk_grp_partition_for(key, t->nparts);
-    if (t->parts[i].leader == gd->node->id && (i >= gd->ncoords || !gd->coords[i])) bk_gd_sync(gd);
+    if (t->parts[i].leader == gd->node->id && (i >= gd->ncoords || !gd->coords[i])) bk_grp_gd_sync(gd);
     bool ready = i < gd->ncoords && gd->coords[i];
-    return bk_internal_coordinator(gd->node, &t->parts[i], ready, node_id, host, port);
+    return bk_cluster_internal_coordinator(gd->node, &t->parts[i], ready, node_id, host, port);
 }
 
 /* ---- timer ------------------------------------------------------------------ */
@@ -379,11 +379,11 @@ int16_t bk_gd_find(bk_gd_t *gd, kp_str_t key, int32_t *node_id, const char **hos
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
-    bk_gd_t *gd = arg;
+    bk_grp_gd_t *gd = arg;
     if (gd->stopped || gd->node->stopping) return;
     gd->ticks++;
-    bk_gd_sync(gd);
-    int64_t now = bk_now_ms();
+    bk_grp_gd_sync(gd);
+    int64_t now = bk_net_now_ms();
     bk_grp_out_t out;
     bk_grp_out_init(&out);
     for (int32_t i = 0; i < gd->ncoords; i++) {
@@ -391,29 +391,29 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         if (!c) continue;
         if (gd->nwaiters) bk_gd_release_waiters(gd, i);   /* waits with no append of their own (loads) */
         bk_grp_tick(c, now, &out);
-        if (gd->ticks % BK_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
+        if (gd->ticks % BK_GRP_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
         (void)bk_gd_finish(gd, c, &out);
     }
     bk_grp_out_free(&out);
 }
 
-bk_gd_t *bk_gd_new(bk_node_t *n) {
-    bk_gd_t *gd = calloc(1, sizeof *gd);
+bk_grp_gd_t *bk_grp_gd_new(bk_node_t *n) {
+    bk_grp_gd_t *gd = calloc(1, sizeof *gd);
     if (!gd) return NULL;
     gd->node = n;
     grp_config(n->cfg, &gd->cfg);
     gd->timer = event_new(n->base, -1, EV_PERSIST, on_timer, gd);
-    struct timeval tv = { 0, BK_GD_TICK_MS * 1000 };
+    struct timeval tv = { 0, BK_GRP_GD_TICK_MS * 1000 };
     if (!gd->timer || event_add(gd->timer, &tv) != 0) {
         if (gd->timer) event_free(gd->timer);
         free(gd);
         return NULL;
     }
-    bk_gd_sync(gd);
+    bk_grp_gd_sync(gd);
     return gd;
 }
 
-void bk_gd_stop(bk_gd_t *gd) {
+void bk_grp_gd_stop(bk_grp_gd_t *gd) {
     if (!gd || gd->stopped) return;
     fail_held(gd, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     bk_gd_fail_waiters(gd, -1, -1, KP_ERROR_COORDINATOR_NOT_AVAILABLE);
@@ -421,9 +421,9 @@ void bk_gd_stop(bk_gd_t *gd) {
     if (gd->timer) { event_free(gd->timer); gd->timer = NULL; }
 }
 
-void bk_gd_free(bk_gd_t *gd) {
+void bk_grp_gd_free(bk_grp_gd_t *gd) {
     if (!gd) return;
-    bk_gd_stop(gd);
+    bk_grp_gd_stop(gd);
     for (int32_t i = 0; i < gd->ncoords; i++) {
         if (gd->coords[i]) { bk_grp_coord_free(gd->coords[i]); free(gd->coords[i]); }
         bk_grp_txn_offsets_free(&gd->pend[i]);
@@ -439,22 +439,22 @@ void bk_gd_free(bk_gd_t *gd) {
 /* ---- lag ------------------------------------------------------------------- */
 
 static int64_t end_of(void *ctx, kp_str_t topic, int32_t partition) {
-    bk_gd_t *gd = ctx;
-    char name[BK_TOPIC_NAME_MAX + 1];
-    if (topic.len > BK_TOPIC_NAME_MAX) return -1;
+    bk_grp_gd_t *gd = ctx;
+    char name[BK_META_TOPIC_NAME_MAX + 1];
+    if (topic.len > BK_META_TOPIC_NAME_MAX) return -1;
     memcpy(name, topic.p, topic.len);
     name[topic.len] = '\0';
-    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, name);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, name);
     if (!t || partition < 0 || partition >= t->nparts) return -1;
     /* Only the leader's high watermark is the partition's end as consumers
      * see it (ListOffsets latest); a follower's copy may lag. */
     if (t->parts[partition].leader != gd->node->id) return -1;
-    bk_part_t *p = bk_parts_get(gd->node->parts, &t->id, partition);
+    bk_repl_part_t *p = bk_repl_parts_get(gd->node->parts, &t->id, partition);
     return p && p->log ? st_log_high_watermark(p->log) : -1;
 }
 
-size_t bk_gd_lags(bk_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
-    bk_grp_coord_t *c = bk_gd_coord(gd, group_id, err);
+size_t bk_grp_gd_lags(bk_grp_gd_t *gd, kp_str_t group_id, bk_grp_lag_t *res, size_t max, int16_t *err) {
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, group_id, err);
     if (!c) return 0;
     return bk_grp_lags(c, group_id, end_of, gd, res, max);
 }

@@ -19,7 +19,7 @@ typedef struct {
     uint64_t token;
     int32_t partition;                  /* the core's (answers wait on it) */
     bool join;                          /* JoinGroup, else SyncGroup (metrics) */
-    bk_gd_done_fn done;
+    bk_grp_gd_done_fn done;
     void *arg;
 } held_t;
 
@@ -47,7 +47,7 @@ typedef struct {
     int64_t end;
 } ack_t;
 
-struct bk_gd {
+struct bk_grp_gd {
     bk_node_t *node;
     bk_grp_config_t cfg;
     bk_grp_coord_t **coords;            /* [ncoords]; NULL: not led here */
@@ -69,10 +69,10 @@ struct bk_gd {
 };
 
 /* The led, open partition `partition` of __consumer_offsets, or NULL. */
-bk_part_t *bk_gd_led_part(bk_gd_t *gd, int32_t partition);
+bk_repl_part_t *bk_gd_led_part(bk_grp_gd_t *gd, int32_t partition);
 /* Its HW where this node leads it; -1 otherwise (nothing waiting on it can
  * be released here). */
-int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition);
+int64_t bk_gd_hw_of(bk_grp_gd_t *gd, int32_t partition);
 
 /* group_driver.c -------------------------------------------------------- */
 
@@ -82,25 +82,25 @@ int64_t bk_gd_hw_of(bk_gd_t *gd, int32_t partition);
  * KP_OK, or the storage status when the append failed (held answers then
  * carry COORDINATOR_NOT_AVAILABLE; the caller maps its own synchronous
  * answer the same way). */
-int bk_gd_finish(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
+int bk_gd_finish(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out);
 /* Appends out->recs as the transactional batch of (producer_id, epoch)
  * (TxnOffsetCommit: visible once the producer's COMMIT marker follows; a
  * replay holds them until then). Resets out. KP_OK or the storage status. */
-int bk_gd_append_txn(bk_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
+int bk_gd_append_txn(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int64_t producer_id,
                      int16_t producer_epoch);
 /* A fresh token, and the table of held Join/Sync requests: false when it
- * is full (BK_GD_HELD_MAX) or the driver stopped (the caller answers an
+ * is full (BK_GRP_GD_HELD_MAX) or the driver stopped (the caller answers an
  * error itself). The answer for the token is delivered by bk_gd_finish. */
-uint64_t bk_gd_token(bk_gd_t *gd);
-bool bk_gd_hold(bk_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_gd_done_fn done, void *arg);
+uint64_t bk_gd_token(bk_grp_gd_t *gd);
+bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done, void *arg);
 /* The pending transactional offsets of partition p, NULL when p is not a
- * partition seen so far. Valid until the next bk_gd_sync. */
-bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_gd_t *gd, int32_t p);
+ * partition seen so far. Valid until the next bk_grp_gd_sync. */
+bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_grp_gd_t *gd, int32_t p);
 /* OffsetFetch require_stable: whether a transaction holds an offset of
  * (group, topic, partition) in partition p. */
-bool bk_gd_txn_pending(const bk_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
+bool bk_gd_txn_pending(const bk_grp_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
 /* Whether partition topic/partition exists in this node's image. */
-bool bk_gd_part_exists(const bk_gd_t *gd, kp_str_t topic, int32_t partition);
+bool bk_gd_part_exists(const bk_grp_gd_t *gd, kp_str_t topic, int32_t partition);
 
 /* group_wait.c ---------------------------------------------------------- */
 
@@ -109,16 +109,16 @@ bool bk_gd_part_exists(const bk_gd_t *gd, kp_str_t topic, int32_t partition);
  * groups) are replicated: at once when they are, else later from a copy
  * (res->unsent set when they fail to be). res must not be a read's
  * (groups / fetched are never copied). */
-void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_result_t *res, bk_gd_done_fn done,
+void bk_gd_reply(bk_grp_gd_t *gd, const int32_t *parts, size_t nparts, const bk_grp_gd_result_t *res, bk_grp_gd_done_fn done,
                  void *arg);
-void bk_gd_reply_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, const bk_gd_result_t *res,
-                        bk_gd_done_fn done, void *arg);
+void bk_gd_reply_groups(bk_grp_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, const bk_grp_gd_result_t *res,
+                        bk_grp_gd_done_fn done, void *arg);
 /* Sends the answers waiting on `partition` that the HWs now cover; fails
  * those needing `partition` up to `end` (partition < 0: all; end < 0: any
  * end); the acks=all completion of one append (ctx = gd, part_ctx = its
  * ack_t, freed here). */
-void bk_gd_release_waiters(bk_gd_t *gd, int32_t partition);
-void bk_gd_fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err);
+void bk_gd_release_waiters(bk_grp_gd_t *gd, int32_t partition);
+void bk_gd_fail_waiters(bk_grp_gd_t *gd, int32_t partition, int64_t end, int16_t err);
 void bk_gd_on_replicated(void *ctx, void *part_ctx, int16_t err);
 
 #endif

@@ -33,7 +33,7 @@ static void stash_drop(stash_t *s, size_t i) {
 }
 
 static int stash_add(stash_t *s, int64_t pid, kp_bytes_t key, kp_bytes_t value) {
-    if (s->bytes + key.len + value.len > BK_GD_TXN_STASH_MAX_BYTES) return KP_ERR_TOO_LARGE;
+    if (s->bytes + key.len + value.len > BK_GRP_GD_TXN_STASH_MAX_BYTES) return KP_ERR_TOO_LARGE;
     if (s->n == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 16;
         stashed_t *nv = realloc(s->v, nc * sizeof *nv);
@@ -74,7 +74,7 @@ static int replay_marker(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scr
     if (b->producer_id < 0 || s->n == 0) return KP_OK;
     kp_batch_info_t info;
     kp_arena_reset(scratch);
-    int rc = kp_batch_validate(b, 0, scratch, BK_GD_REPLAY_BATCH_MAX_BYTES, &info);
+    int rc = kp_batch_validate(b, 0, scratch, BK_GRP_GD_REPLAY_BATCH_MAX_BYTES, &info);
     if (rc != KP_OK) return rc;
     kp_record_iter_t it;
     kp_record_iter_init(&it, b, info.records, info.records_len);
@@ -89,7 +89,7 @@ static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scra
     if (kp_batch_is_control(b)) return replay_marker(c, b, scratch, s);
     kp_batch_info_t info;
     kp_arena_reset(scratch);
-    int rc = kp_batch_validate(b, 0, scratch, BK_GD_REPLAY_BATCH_MAX_BYTES, &info);
+    int rc = kp_batch_validate(b, 0, scratch, BK_GRP_GD_REPLAY_BATCH_MAX_BYTES, &info);
     if (rc != KP_OK) return rc;
     bool txn = kp_batch_is_transactional(b) && b->producer_id >= 0;
     kp_record_iter_t it;
@@ -146,10 +146,10 @@ static int replay_one(void *ctx, const kp_batch_t *b) {
     return replay_batch(rp->c, b, &rp->scratch, &rp->stash);
 }
 
-int bk_gd_replay(bk_grp_coord_t *c, st_log_t *log, bk_grp_txn_offsets_t *pend) {
+int bk_grp_gd_replay(bk_grp_coord_t *c, st_log_t *log, bk_grp_txn_offsets_t *pend) {
     replay_t rp = { c, { 0 }, { NULL, 0, 0, 0 } };
-    kp_arena_init(&rp.scratch, BK_GD_REPLAY_BATCH_MAX_BYTES * 2);
-    int rc = st_log_scan_batches(log, REPLAY_CHUNK_BYTES, BK_GD_REPLAY_BATCH_MAX_BYTES, replay_one, &rp);
+    kp_arena_init(&rp.scratch, BK_GRP_GD_REPLAY_BATCH_MAX_BYTES * 2);
+    int rc = st_log_scan_batches(log, REPLAY_CHUNK_BYTES, BK_GRP_GD_REPLAY_BATCH_MAX_BYTES, replay_one, &rp);
     if (rc == KP_OK) rc = stash_to_pending(pend, &rp.stash);
     while (rp.stash.n) stash_drop(&rp.stash, rp.stash.n - 1);
     free(rp.stash.v);

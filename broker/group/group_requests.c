@@ -25,8 +25,8 @@ static kp_str_t nn(kp_str_t s) { return kp_slice_is_null(s) ? kp_slice_cstr("") 
 
 /* A request that could not get the memory to run: nothing was done, and the
  * caller closes the connection (the client retries). */
-static void fail_nomem(bk_gd_done_fn done, void *arg) {
-    bk_gd_result_t res = { .unsent = "out of memory" };
+static void fail_nomem(bk_grp_gd_done_fn done, void *arg) {
+    bk_grp_gd_result_t res = { .unsent = "out of memory" };
     done(arg, &res);
 }
 
@@ -34,10 +34,10 @@ static void fail_nomem(bk_gd_done_fn done, void *arg) {
 
 /* The core of group_id with the request held under *token, or NULL when
  * the request has been answered here (no core here, table full). */
-static bk_grp_coord_t *hold_for(bk_gd_t *gd, kp_str_t group_id, bool join, bk_gd_done_fn done, void *arg,
+static bk_grp_coord_t *hold_for(bk_grp_gd_t *gd, kp_str_t group_id, bool join, bk_grp_gd_done_fn done, void *arg,
                                 uint64_t *token) {
     int16_t err = 0;
-    bk_grp_coord_t *c = bk_gd_coord(gd, group_id, &err);
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, group_id, &err);
     if (c) {
         *token = bk_gd_token(gd);
         if (!bk_gd_hold(gd, *token, c->partition, join, done, arg)) {
@@ -46,14 +46,14 @@ static bk_grp_coord_t *hold_for(bk_gd_t *gd, kp_str_t group_id, bool join, bk_gd
         }
     }
     if (!c) {
-        bk_gd_result_t res = { .error = err };
+        bk_grp_gd_result_t res = { .error = err };
         bk_gd_reply_groups(gd, &group_id, 1, &res, done, arg);
     }
     return c;
 }
 
-void bk_gd_join_group(bk_gd_t *gd, const kp_join_group_request_t *q, int16_t version, kp_str_t client_id,
-                      kp_str_t client_host, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_join_group(bk_grp_gd_t *gd, const kp_join_group_request_t *q, int16_t version, kp_str_t client_id,
+                      kp_str_t client_host, bk_grp_gd_done_fn done, void *arg) {
     size_t np = cnt(q->protocols.count);
     bk_grp_protocol_in_t *ps = calloc(np ? np : 1, sizeof *ps);
     if (!ps) { fail_nomem(done, arg); return; }
@@ -81,13 +81,13 @@ void bk_gd_join_group(bk_gd_t *gd, const kp_join_group_request_t *q, int16_t ver
     j.token = token;
     bk_grp_out_t out;
     bk_grp_out_init(&out);
-    bk_grp_join(c, &j, bk_now_ms(), &out);   /* copies what it keeps */
+    bk_grp_join(c, &j, bk_net_now_ms(), &out);   /* copies what it keeps */
     free(ps);
     (void)bk_gd_finish(gd, c, &out);          /* delivers the answer if it is out */
     bk_grp_out_free(&out);
 }
 
-void bk_gd_sync_group(bk_gd_t *gd, const kp_sync_group_request_t *q, int16_t version, bk_gd_done_fn done,
+void bk_grp_gd_sync_group(bk_grp_gd_t *gd, const kp_sync_group_request_t *q, int16_t version, bk_grp_gd_done_fn done,
                       void *arg) {
     size_t na = cnt(q->assignments.count);
     bk_grp_assign_in_t *as = calloc(na ? na : 1, sizeof *as);
@@ -112,7 +112,7 @@ void bk_gd_sync_group(bk_gd_t *gd, const kp_sync_group_request_t *q, int16_t ver
     s.token = token;
     bk_grp_out_t out;
     bk_grp_out_init(&out);
-    bk_grp_sync(c, &s, bk_now_ms(), &out);
+    bk_grp_sync(c, &s, bk_net_now_ms(), &out);
     free(as);
     (void)bk_gd_finish(gd, c, &out);
     bk_grp_out_free(&out);
@@ -120,16 +120,16 @@ void bk_gd_sync_group(bk_gd_t *gd, const kp_sync_group_request_t *q, int16_t ver
 
 /* ---- Heartbeat / LeaveGroup ------------------------------------------------- */
 
-void bk_gd_heartbeat(bk_gd_t *gd, const kp_heartbeat_request_t *q, bk_gd_done_fn done, void *arg) {
-    bk_gd_result_t res = { 0 };
-    bk_grp_coord_t *c = bk_gd_coord(gd, q->group_id, &res.error);
+void bk_grp_gd_heartbeat(bk_grp_gd_t *gd, const kp_heartbeat_request_t *q, bk_grp_gd_done_fn done, void *arg) {
+    bk_grp_gd_result_t res = { 0 };
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, q->group_id, &res.error);
     if (c)
         res.error = bk_grp_heartbeat(c, q->group_id, nn(q->member_id), q->group_instance_id, q->generation_id,
-                                     bk_now_ms());
+                                     bk_net_now_ms());
     done(arg, &res);
 }
 
-void bk_gd_leave_group(bk_gd_t *gd, const kp_leave_group_request_t *q, int16_t version, bk_gd_done_fn done,
+void bk_grp_gd_leave_group(bk_grp_gd_t *gd, const kp_leave_group_request_t *q, int16_t version, bk_grp_gd_done_fn done,
                        void *arg) {
     kp_str_t gid = q->group_id;
     bool batched = version >= 3;
@@ -141,12 +141,12 @@ void bk_gd_leave_group(bk_gd_t *gd, const kp_leave_group_request_t *q, int16_t v
         in[i].member_id = batched ? nn(q->members.items[i].member_id) : nn(q->member_id);
         in[i].instance_id = batched ? q->members.items[i].group_instance_id : kp_slice_null();
     }
-    bk_gd_result_t res = { .errors = errs, .nerrors = n };
-    bk_grp_coord_t *c = bk_gd_coord(gd, gid, &res.error);
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n };
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, gid, &res.error);
     if (c) {
         bk_grp_out_t out;
         bk_grp_out_init(&out);
-        res.error = bk_grp_leave(c, gid, in, n, bk_now_ms(), &out, errs);
+        res.error = bk_grp_leave(c, gid, in, n, bk_net_now_ms(), &out, errs);
         if (bk_gd_finish(gd, c, &out) != KP_OK && res.error == 0) res.error = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
         bk_grp_out_free(&out);
     }
@@ -192,7 +192,7 @@ static bool classic_listed(const kp_list_groups_request_t *q) {
     return false;
 }
 
-void bk_gd_list_groups(bk_gd_t *gd, const kp_list_groups_request_t *q, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_list_groups(bk_grp_gd_t *gd, const kp_list_groups_request_t *q, bk_grp_gd_done_fn done, void *arg) {
     size_t ns = cnt(q->states_filter.count);
     bk_grp_state_t *st = calloc(ns ? ns : 1, sizeof *st);
     if (!st) { fail_nomem(done, arg); return; }
@@ -201,13 +201,13 @@ void bk_gd_list_groups(bk_gd_t *gd, const kp_list_groups_request_t *q, bk_gd_don
         if (bk_grp_state_parse(q->states_filter.items[i], &st[k])) k++;
     bool types_ok = classic_listed(q);
     list_ctx_t l = { NULL, 0, 0, false };
-    bk_gd_result_t res = { 0 };
-    bk_gd_sync(gd);
+    bk_grp_gd_result_t res = { 0 };
+    bk_grp_gd_sync(gd);
     /* a state filter naming only unknown states matches nothing */
     bool none = ns > 0 && k == 0;
-    const bk_topic_t *t = bk_image_topic_by_name(&gd->node->img, BK_GD_TOPIC);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, BK_GRP_GD_TOPIC);
     for (int32_t p = 0; !none && t && p < t->nparts; p++) {
-        bk_grp_coord_t *c = bk_gd_coord_at(gd, p);
+        bk_grp_coord_t *c = bk_grp_gd_coord_at(gd, p);
         if (!c) continue;
         /* a loading core reports its error whatever the types filter */
         int16_t err = bk_grp_list(c, st, k, types_ok ? list_one : list_none, &l);
@@ -225,27 +225,27 @@ void bk_gd_list_groups(bk_gd_t *gd, const kp_list_groups_request_t *q, bk_gd_don
     free(l.v);
 }
 
-void bk_gd_describe_groups(bk_gd_t *gd, const kp_describe_groups_request_t *q, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_describe_groups(bk_grp_gd_t *gd, const kp_describe_groups_request_t *q, bk_grp_gd_done_fn done, void *arg) {
     size_t n = cnt(q->groups.count);
     int16_t *errs = calloc(n ? n : 1, sizeof *errs);
     const bk_grp_t **gs = calloc(n ? n : 1, sizeof *gs);
     if (!errs || !gs) { free(errs); free(gs); fail_nomem(done, arg); return; }
     /* Once synced, a lookup below can only add cores, never drop one whose
      * groups the earlier entries already point at. */
-    bk_gd_sync(gd);
+    bk_grp_gd_sync(gd);
     for (size_t i = 0; i < n; i++) {
         kp_str_t id = q->groups.items[i];
-        bk_grp_coord_t *c = bk_gd_coord(gd, id, &errs[i]);
+        bk_grp_coord_t *c = bk_grp_gd_coord(gd, id, &errs[i]);
         if (c) errs[i] = bk_grp_describe(c, id, &gs[i]);
         if (errs[i]) gs[i] = NULL;
     }
-    bk_gd_result_t res = { .errors = errs, .nerrors = n, .groups = gs, .ngroups = n };
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n, .groups = gs, .ngroups = n };
     done(arg, &res);
     free(errs);
     free(gs);
 }
 
-void bk_gd_delete_groups(bk_gd_t *gd, const kp_delete_groups_request_t *q, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_delete_groups(bk_grp_gd_t *gd, const kp_delete_groups_request_t *q, bk_grp_gd_done_fn done, void *arg) {
     size_t n = cnt(q->groups_names.count);
     int16_t *errs = calloc(n ? n : 1, sizeof *errs);
     if (!errs) { fail_nomem(done, arg); return; }
@@ -253,20 +253,20 @@ void bk_gd_delete_groups(bk_gd_t *gd, const kp_delete_groups_request_t *q, bk_gd
     bk_grp_out_init(&out);
     for (size_t i = 0; i < n; i++) {
         kp_str_t id = q->groups_names.items[i];
-        bk_grp_coord_t *c = bk_gd_coord(gd, id, &errs[i]);
+        bk_grp_coord_t *c = bk_grp_gd_coord(gd, id, &errs[i]);
         if (!c) continue;
-        errs[i] = bk_grp_delete(c, id, bk_now_ms(), &out);
+        errs[i] = bk_grp_delete(c, id, bk_net_now_ms(), &out);
         if (bk_gd_finish(gd, c, &out) != KP_OK && errs[i] == 0) errs[i] = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     }
     bk_grp_out_free(&out);
-    bk_gd_result_t res = { .errors = errs, .nerrors = n };
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n };
     bk_gd_reply_groups(gd, q->groups_names.items, n, &res, done, arg);
     free(errs);
 }
 
 /* ---- OffsetCommit ---------------------------------------------------------------- */
 
-void bk_gd_offset_commit(bk_gd_t *gd, const kp_offset_commit_request_t *q, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_offset_commit(bk_grp_gd_t *gd, const kp_offset_commit_request_t *q, bk_grp_gd_done_fn done, void *arg) {
     kp_str_t gid = q->group_id;
     size_t total = 0;
     for (size_t i = 0; i < cnt(q->topics.count); i++) total += cnt(q->topics.items[i].partitions.count);
@@ -275,7 +275,7 @@ void bk_gd_offset_commit(bk_gd_t *gd, const kp_offset_commit_request_t *q, bk_gd
     bk_grp_commit_part_t *ps = calloc(total ? total : 1, sizeof *ps);
     if (!errs || !cerrs || !ps) { free(errs); free(cerrs); free(ps); fail_nomem(done, arg); return; }
     int16_t top = 0;
-    bk_grp_coord_t *c = bk_gd_coord(gd, gid, &top);
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, gid, &top);
     /* the partitions that exist, in request order, into the core's commit;
      * the others are answered here (Kafka stores nothing for them) */
     size_t n = 0, k = 0;
@@ -300,7 +300,7 @@ void bk_gd_offset_commit(bk_gd_t *gd, const kp_offset_commit_request_t *q, bk_gd
                                q->retention_time_ms, ps, n };
         bk_grp_out_t out;
         bk_grp_out_init(&out);
-        (void)bk_grp_offset_commit(c, &cm, bk_now_ms(), &out, cerrs);
+        (void)bk_grp_offset_commit(c, &cm, bk_net_now_ms(), &out, cerrs);
         if (bk_gd_finish(gd, c, &out) != KP_OK)
             for (size_t i = 0; i < n; i++)
                 if (cerrs[i] == 0) cerrs[i] = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
@@ -310,7 +310,7 @@ void bk_gd_offset_commit(bk_gd_t *gd, const kp_offset_commit_request_t *q, bk_gd
         if (errs[i] == -1) errs[i] = cerrs[j++];
     free(cerrs);
     free(ps);
-    bk_gd_result_t res = { .errors = errs, .nerrors = total };
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = total };
     bk_gd_reply_groups(gd, &gid, 1, &res, done, arg);
     free(errs);
 }
@@ -325,18 +325,18 @@ typedef struct {
 } ftopic_in_t;
 
 /* As OffsetFetch answers it: no leader epoch or metadata without an offset. */
-static bk_gd_offset_t fetched_offset(kp_str_t topic, int32_t partition, int64_t offset, int32_t epoch, kp_str_t md) {
-    bk_gd_offset_t o = { topic, partition, offset, offset < 0 ? -1 : epoch,
+static bk_grp_gd_offset_t fetched_offset(kp_str_t topic, int32_t partition, int64_t offset, int32_t epoch, kp_str_t md) {
+    bk_grp_gd_offset_t o = { topic, partition, offset, offset < 0 ? -1 : epoch,
                          offset < 0 || kp_slice_is_null(md) ? kp_slice_cstr("") : md, 0 };
     return o;
 }
 
 /* Every committed partition of the group (sorted by topic, partition). */
-static int fetch_all(bk_grp_coord_t *c, bk_gd_fetched_t *f) {
+static int fetch_all(bk_grp_coord_t *c, bk_grp_gd_fetched_t *f) {
     const bk_grp_offset_t *offs = NULL;
     size_t n = 0;
     f->error = bk_grp_offset_fetch_all(c, f->group_id, &offs, &n);
-    bk_gd_offset_t *v = calloc(n ? n : 1, sizeof *v);
+    bk_grp_gd_offset_t *v = calloc(n ? n : 1, sizeof *v);
     if (!v) return KP_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         kp_str_t topic = { (const uint8_t *)offs[i].topic.p, offs[i].topic.len };
@@ -349,13 +349,13 @@ static int fetch_all(bk_grp_coord_t *c, bk_gd_fetched_t *f) {
 }
 
 /* The listed partitions in request order; c NULL: none committed. */
-static int fetch_listed(bk_gd_t *gd, bk_grp_coord_t *c, const ftopic_in_t *ts, size_t nt, bool require_stable,
-                        bk_gd_fetched_t *f) {
+static int fetch_listed(bk_grp_gd_t *gd, bk_grp_coord_t *c, const ftopic_in_t *ts, size_t nt, bool require_stable,
+                        bk_grp_gd_fetched_t *f) {
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) total += ts[i].nparts;
     bk_grp_tp_t *tp = calloc(total ? total : 1, sizeof *tp);
     bk_grp_fetched_t *res = calloc(total ? total : 1, sizeof *res);
-    bk_gd_offset_t *v = calloc(total ? total : 1, sizeof *v);
+    bk_grp_gd_offset_t *v = calloc(total ? total : 1, sizeof *v);
     if (!tp || !res || !v) { free(tp); free(res); free(v); return KP_ERR_NOMEM; }
     size_t k = 0;
     for (size_t i = 0; i < nt; i++)
@@ -366,7 +366,7 @@ static int fetch_listed(bk_gd_t *gd, bk_grp_coord_t *c, const ftopic_in_t *ts, s
     if (c && nt > 0) f->error = bk_grp_offset_fetch(c, f->group_id, tp, total, res);
     for (k = 0; k < total; k++) {
         v[k] = fetched_offset(tp[k].topic, tp[k].partition, res[k].offset, res[k].leader_epoch, res[k].metadata);
-        /* KIP-447: a transaction holds an offset for it (bk_gd_txn_complete) */
+        /* KIP-447: a transaction holds an offset for it (bk_grp_gd_txn_complete) */
         if (c && require_stable && bk_gd_txn_pending(gd, c->partition, f->group_id, tp[k].topic, tp[k].partition))
             v[k].error = KP_ERROR_UNSTABLE_OFFSET_COMMIT;
     }
@@ -378,10 +378,10 @@ static int fetch_listed(bk_gd_t *gd, bk_grp_coord_t *c, const ftopic_in_t *ts, s
 }
 
 /* One group: the listed topics, or every committed partition (nt < 0). */
-static int fetch_group(bk_gd_t *gd, kp_str_t gid, const ftopic_in_t *ts, int32_t nt, bool require_stable,
-                       bk_gd_fetched_t *f) {
-    *f = (bk_gd_fetched_t){ gid, 0, NULL, 0 };
-    bk_grp_coord_t *c = bk_gd_coord(gd, gid, &f->error);
+static int fetch_group(bk_grp_gd_t *gd, kp_str_t gid, const ftopic_in_t *ts, int32_t nt, bool require_stable,
+                       bk_grp_gd_fetched_t *f) {
+    *f = (bk_grp_gd_fetched_t){ gid, 0, NULL, 0 };
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, gid, &f->error);
     if (nt < 0) return c ? fetch_all(c, f) : KP_OK;
     return fetch_listed(gd, c, ts, (size_t)nt, require_stable, f);
 }
@@ -405,11 +405,11 @@ static ftopic_in_t *topics_v8(const kp_offset_fetch_request_offset_fetch_request
     return ts;
 }
 
-void bk_gd_offset_fetch(bk_gd_t *gd, const kp_offset_fetch_request_t *q, int16_t version, bk_gd_done_fn done,
+void bk_grp_gd_offset_fetch(bk_grp_gd_t *gd, const kp_offset_fetch_request_t *q, int16_t version, bk_grp_gd_done_fn done,
                         void *arg) {
     bool require_stable = version >= 7 && q->require_stable;
     size_t ng = version < 8 ? 1 : cnt(q->groups.count);
-    bk_gd_fetched_t *fs = calloc(ng ? ng : 1, sizeof *fs);
+    bk_grp_gd_fetched_t *fs = calloc(ng ? ng : 1, sizeof *fs);
     int rc = fs ? KP_OK : KP_ERR_NOMEM;
     for (size_t i = 0; rc == KP_OK && i < ng; i++) {
         /* null topics (v2+: every committed partition) arrive as count -1 */
@@ -420,7 +420,7 @@ void bk_gd_offset_fetch(bk_gd_t *gd, const kp_offset_fetch_request_t *q, int16_t
         free(ts);
     }
     if (rc == KP_OK) {
-        bk_gd_result_t res = { .fetched = fs, .nfetched = ng };
+        bk_grp_gd_result_t res = { .fetched = fs, .nfetched = ng };
         done(arg, &res);
     } else {
         fail_nomem(done, arg);
@@ -431,7 +431,7 @@ void bk_gd_offset_fetch(bk_gd_t *gd, const kp_offset_fetch_request_t *q, int16_t
 
 /* ---- OffsetDelete --------------------------------------------------------------------- */
 
-void bk_gd_offset_delete(bk_gd_t *gd, const kp_offset_delete_request_t *q, bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_offset_delete(bk_grp_gd_t *gd, const kp_offset_delete_request_t *q, bk_grp_gd_done_fn done, void *arg) {
     kp_str_t gid = q->group_id;
     size_t total = 0;
     for (size_t i = 0; i < cnt(q->topics.count); i++) total += cnt(q->topics.items[i].partitions.count);
@@ -442,12 +442,12 @@ void bk_gd_offset_delete(bk_gd_t *gd, const kp_offset_delete_request_t *q, bk_gd
     for (size_t i = 0; i < cnt(q->topics.count); i++)
         for (size_t k = 0; k < cnt(q->topics.items[i].partitions.count); k++)
             tp[n++] = (bk_grp_tp_t){ q->topics.items[i].name, q->topics.items[i].partitions.items[k].partition_index };
-    bk_gd_result_t res = { .errors = errs, .nerrors = n };
-    bk_grp_coord_t *c = bk_gd_coord(gd, gid, &res.error);
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n };
+    bk_grp_coord_t *c = bk_grp_gd_coord(gd, gid, &res.error);
     if (c) {
         bk_grp_out_t out;
         bk_grp_out_init(&out);
-        res.error = bk_grp_offset_delete(c, gid, tp, n, bk_now_ms(), &out, errs);
+        res.error = bk_grp_offset_delete(c, gid, tp, n, bk_net_now_ms(), &out, errs);
         if (bk_gd_finish(gd, c, &out) != KP_OK && res.error == 0) res.error = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
         bk_grp_out_free(&out);
     }
@@ -477,7 +477,7 @@ static char *cstr(kp_str_t s) {
  * batch in the group's __consumer_offsets partition (a replay holds them
  * until the marker). NONE, or COORDINATOR_NOT_AVAILABLE when the append
  * failed. */
-static int16_t log_offsets(bk_gd_t *gd, bk_grp_coord_t *c, const kp_txn_offset_commit_request_t *q, int16_t version,
+static int16_t log_offsets(bk_grp_gd_t *gd, bk_grp_coord_t *c, const kp_txn_offset_commit_request_t *q, int16_t version,
                            int64_t now) {
     bk_grp_out_t out;
     bk_grp_out_init(&out);
@@ -512,17 +512,17 @@ static int16_t hold_offset(bk_grp_txn_offsets_t *pend, const kp_txn_offset_commi
     return rc == KP_OK ? 0 : rc == KP_ERR_TOO_LARGE ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
-void bk_gd_txn_offset_commit(bk_gd_t *gd, const kp_txn_offset_commit_request_t *q, int16_t version,
-                             bk_gd_done_fn done, void *arg) {
+void bk_grp_gd_txn_offset_commit(bk_grp_gd_t *gd, const kp_txn_offset_commit_request_t *q, int16_t version,
+                             bk_grp_gd_done_fn done, void *arg) {
     kp_str_t gid = q->group_id;
     size_t total = 0;
     for (size_t i = 0; i < cnt(q->topics.count); i++) total += cnt(q->topics.items[i].partitions.count);
     int16_t *errs = calloc(total ? total : 1, sizeof *errs);
     char *group = cstr(gid);
     if (!errs || !group) { free(errs); free(group); fail_nomem(done, arg); return; }
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    bk_grp_coord_t *c = gd ? bk_gd_coord(gd, gid, &err) : NULL;
+    bk_grp_coord_t *c = gd ? bk_grp_gd_coord(gd, gid, &err) : NULL;
     if (c) {
         /* member and generation are checked only when given (v3+) */
         bk_grp_commit_t chk = { gid, version >= 3 ? q->member_id : kp_slice_cstr(""),
@@ -548,7 +548,7 @@ void bk_gd_txn_offset_commit(bk_gd_t *gd, const kp_txn_offset_commit_request_t *
     }
     assert(k == total);
     free(group);
-    bk_gd_result_t res = { .errors = errs, .nerrors = total };
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = total };
     /* like OffsetCommit: answered once the ISR has the batch */
     if (gd) bk_gd_reply_groups(gd, &gid, 1, &res, done, arg);
     else done(arg, &res);

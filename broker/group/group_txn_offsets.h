@@ -4,7 +4,7 @@
  *
  * They are group coordinator state of __consumer_offsets (the group replay
  * rebuilds them, OffsetFetch require_stable reads them), so they live here;
- * the transaction side only reports the marker (bk_gd_txn_complete).
+ * the transaction side only reports the marker (bk_grp_gd_txn_complete).
  * The group driver keeps one bk_grp_txn_offsets_t per __consumer_offsets
  * partition it leads. A TxnOffsetCommit adds entries keyed by (producer id,
  * group, topic, partition); a later one of the same producer for the same

@@ -10,7 +10,7 @@
  * that partition are checked) or on the driver's 100 ms tick (waits after a
  * load have no append of their own). Cost: a linear scan of the waiters per
  * completion; they are few (one per in-flight group request), bounded by
- * BK_GD_HELD_MAX. Order among waiters is kept. */
+ * BK_GRP_GD_HELD_MAX. Order among waiters is kept. */
 #include "broker/group/group_driver_int.h"
 
 #include <assert.h>
@@ -23,9 +23,9 @@
 /* A copied result: everything res points to lives in the same allocation,
  * right after the struct (sized exactly: many commits may wait at once). */
 struct gd_answer {
-    bk_gd_done_fn done;
+    bk_grp_gd_done_fn done;
     void *arg;
-    bk_gd_result_t res;
+    bk_grp_gd_result_t res;
 };
 
 #define ALIGN_BYTES 16
@@ -34,7 +34,7 @@ static const uint8_t empty_bytes[1];     /* where copied empty (not null) slices
 static size_t al(size_t n) { return (n + ALIGN_BYTES - 1) & ~(size_t)(ALIGN_BYTES - 1); }
 
 /* Bytes of res's copy after the struct. */
-static size_t copy_bytes(const bk_gd_result_t *res) {
+static size_t copy_bytes(const bk_grp_gd_result_t *res) {
     size_t n = al(res->nerrors * sizeof *res->errors);
     const bk_grp_resp_t *r = res->resp;
     if (!r) return n;
@@ -85,7 +85,7 @@ static const bk_grp_resp_t *copy_resp(bump_t *b, const bk_grp_resp_t *in) {
 
 /* A copy of res that outlives the call, or NULL (out of memory). Only what
  * the writing requests fill is copied: reads never wait. */
-static gd_answer_t *answer_new(const bk_gd_result_t *res, bk_gd_done_fn done, void *arg) {
+static gd_answer_t *answer_new(const bk_grp_gd_result_t *res, bk_grp_gd_done_fn done, void *arg) {
     assert(res->groups == NULL && res->ngroups == 0);
     assert(res->fetched == NULL && res->nfetched == 0);
     size_t head = al(sizeof(gd_answer_t)), body = copy_bytes(res);
@@ -94,7 +94,7 @@ static gd_answer_t *answer_new(const bk_gd_result_t *res, bk_gd_done_fn done, vo
     bump_t b = { (uint8_t *)ans + head, (uint8_t *)ans + head + body };
     ans->done = done;
     ans->arg = arg;
-    ans->res = (bk_gd_result_t){ .error = res->error, .nerrors = res->nerrors };
+    ans->res = (bk_grp_gd_result_t){ .error = res->error, .nerrors = res->nerrors };
     if (res->nerrors > 0) {
         int16_t *e = bump(&b, res->nerrors * sizeof *e);
         memcpy(e, res->errors, res->nerrors * sizeof *e);
@@ -118,13 +118,13 @@ static bool involves(const waiter_t *w, int32_t partition, int64_t end) {
     return false;
 }
 
-static bool satisfied(bk_gd_t *gd, const waiter_t *w) {
+static bool satisfied(bk_grp_gd_t *gd, const waiter_t *w) {
     for (size_t k = 0; k < w->nneeds; k++)
         if (bk_gd_hw_of(gd, w->needs[k].partition) < w->needs[k].end) return false;
     return true;
 }
 
-static waiter_t take_waiter(bk_gd_t *gd, size_t i) {
+static waiter_t take_waiter(bk_grp_gd_t *gd, size_t i) {
     waiter_t w = gd->waiters[i];
     memmove(&gd->waiters[i], &gd->waiters[i + 1], (gd->nwaiters - i - 1) * sizeof w);   /* keep order */
     gd->nwaiters--;
@@ -132,7 +132,7 @@ static waiter_t take_waiter(bk_gd_t *gd, size_t i) {
 }
 
 /* Sends the answers waiting on `partition` that the HWs now cover. */
-void bk_gd_release_waiters(bk_gd_t *gd, int32_t partition) {
+void bk_gd_release_waiters(bk_grp_gd_t *gd, int32_t partition) {
     for (size_t i = 0; i < gd->nwaiters;) {
         if (!involves(&gd->waiters[i], partition, -1) || !satisfied(gd, &gd->waiters[i])) { i++; continue; }
         waiter_t w = take_waiter(gd, i);
@@ -146,7 +146,7 @@ void bk_gd_release_waiters(bk_gd_t *gd, int32_t partition) {
  * replicated, so they are delivered unsent and the caller closes the
  * connection, which makes every client rediscover the coordinator and
  * retry. */
-void bk_gd_fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err) {
+void bk_gd_fail_waiters(bk_grp_gd_t *gd, int32_t partition, int64_t end, int16_t err) {
     for (size_t i = 0; i < gd->nwaiters;) {
         if (!involves(&gd->waiters[i], partition, end)) { i++; continue; }
         waiter_t w = take_waiter(gd, i);
@@ -157,11 +157,11 @@ void bk_gd_fail_waiters(bk_gd_t *gd, int32_t partition, int64_t end, int16_t err
 }
 
 void bk_gd_on_replicated(void *ctx, void *part_ctx, int16_t err) {
-    bk_gd_t *gd = ctx;
+    bk_grp_gd_t *gd = ctx;
     ack_t *ack = part_ctx;
     if (err) {
         fprintf(stderr, "skiff: node %d: %s-%d: group records up to %lld not replicated: %s\n", gd->node->id,
-                BK_GD_TOPIC, ack->partition, (long long)ack->end, kp_error_name(err));
+                BK_GRP_GD_TOPIC, ack->partition, (long long)ack->end, kp_error_name(err));
         bk_gd_fail_waiters(gd, ack->partition, ack->end, err);
     } else {
         bk_gd_release_waiters(gd, ack->partition);
@@ -169,7 +169,7 @@ void bk_gd_on_replicated(void *ctx, void *part_ctx, int16_t err) {
     free(ack);
 }
 
-void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_result_t *res, bk_gd_done_fn done,
+void bk_gd_reply(bk_grp_gd_t *gd, const int32_t *parts, size_t nparts, const bk_grp_gd_result_t *res, bk_grp_gd_done_fn done,
                  void *arg) {
     assert(done != NULL && res->unsent == NULL);
     need_t *needs = NULL;
@@ -194,7 +194,7 @@ void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_r
         return;
     }
     gd_answer_t *ans = NULL;
-    if (!unsent && gd->nwaiters >= BK_GD_HELD_MAX) unsent = "too many group answers waiting for replication";
+    if (!unsent && gd->nwaiters >= BK_GRP_GD_HELD_MAX) unsent = "too many group answers waiting for replication";
     if (!unsent && gd->nwaiters == gd->waiters_cap) {
         size_t ncap = gd->waiters_cap ? gd->waiters_cap * 2 : 64;
         waiter_t *nv = realloc(gd->waiters, ncap * sizeof *nv);
@@ -208,7 +208,7 @@ void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_r
     if (!unsent && !(ans = answer_new(res, done, arg))) unsent = "out of memory";
     if (unsent) {
         free(needs);
-        bk_gd_result_t failed = *res;
+        bk_grp_gd_result_t failed = *res;
         failed.unsent = unsent;
         done(arg, &failed);
         return;
@@ -216,12 +216,12 @@ void bk_gd_reply(bk_gd_t *gd, const int32_t *parts, size_t nparts, const bk_gd_r
     gd->waiters[gd->nwaiters++] = (waiter_t){ ans, needs, n };
 }
 
-void bk_gd_reply_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, const bk_gd_result_t *res,
-                        bk_gd_done_fn done, void *arg) {
+void bk_gd_reply_groups(bk_grp_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, const bk_grp_gd_result_t *res,
+                        bk_grp_gd_done_fn done, void *arg) {
     int32_t one = -1;   /* -1: no partition (the -O1 build cannot see it is always set) */
     int32_t *parts = ngroups <= 1 ? &one : malloc(ngroups * sizeof *parts);
     if (!parts) {
-        bk_gd_result_t failed = *res;
+        bk_grp_gd_result_t failed = *res;
         failed.unsent = "out of memory";
         done(arg, &failed);
         return;
@@ -232,5 +232,5 @@ void bk_gd_reply_groups(bk_gd_t *gd, const kp_str_t *group_ids, size_t ngroups, 
     if (parts != &one) free(parts);
 }
 
-size_t bk_gd_waiting(const bk_gd_t *gd) { return gd ? gd->nwaiters : 0; }
+size_t bk_grp_gd_waiting(const bk_grp_gd_t *gd) { return gd ? gd->nwaiters : 0; }
 

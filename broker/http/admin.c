@@ -23,34 +23,34 @@
 
 typedef struct route {
     char method[METHOD_MAX];
-    char *seg[BK_ADMIN_SEGMENTS_MAX];    /* literal text or parameter name */
-    bool is_param[BK_ADMIN_SEGMENTS_MAX];
+    char *seg[BK_HTTP_SEGMENTS_MAX];    /* literal text or parameter name */
+    bool is_param[BK_HTTP_SEGMENTS_MAX];
     size_t nseg;
     size_t nliteral;                     /* ranks matches: more literals win */
-    bk_admin_fn fn;
+    bk_http_fn fn;
     void *ctx;
 } route_t;
 
-struct bk_admin {
+struct bk_http {
     struct event_base *base;
     struct evhttp *http;
     uint16_t port;
-    route_t routes[BK_ADMIN_ROUTES_MAX];
+    route_t routes[BK_HTTP_ROUTES_MAX];
     size_t nroutes;
-    bk_admin_req_t *pending;             /* requests not yet replied */
+    bk_http_req_t *pending;             /* requests not yet replied */
 };
 
-struct bk_admin_req {
-    bk_admin_t *admin;
+struct bk_http_req {
+    bk_http_t *admin;
     struct evhttp_request *http;
     const route_t *route;
     char method[METHOD_MAX];
-    char seg[BK_ADMIN_SEGMENTS_MAX][BK_ADMIN_SEGMENT_MAX + 1]; /* decoded */
+    char seg[BK_HTTP_SEGMENTS_MAX][BK_HTTP_SEGMENT_MAX + 1]; /* decoded */
     size_t nseg;
     struct evkeyvalq query;
     struct evbuffer *body;
-    bk_json_t json;
-    bk_admin_req_t *prev, *next;
+    bk_http_json_t json;
+    bk_http_req_t *prev, *next;
 };
 
 static const char *method_name(enum evhttp_cmd_type cmd) {
@@ -91,10 +91,10 @@ static int hexval(char c) {
 }
 
 /* Strict percent-decoding of s[0..n) into out (NUL-terminated, at most
- * BK_ADMIN_SEGMENT_MAX bytes). '%' must be followed by two hex digits; an
+ * BK_HTTP_SEGMENT_MAX bytes). '%' must be followed by two hex digits; an
  * encoded NUL is refused because every consumer treats values as C strings.
  * '+' stays '+' (it means space only in form bodies). */
-static const char *decode_segment(const char *s, size_t n, char out[BK_ADMIN_SEGMENT_MAX + 1]) {
+static const char *decode_segment(const char *s, size_t n, char out[BK_HTTP_SEGMENT_MAX + 1]) {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
@@ -109,7 +109,7 @@ static const char *decode_segment(const char *s, size_t n, char out[BK_ADMIN_SEG
                 return "encoded NUL byte in path";
             i += 2;
         }
-        if (o == BK_ADMIN_SEGMENT_MAX)
+        if (o == BK_HTTP_SEGMENT_MAX)
             return "path segment too long";
         out[o++] = c;
     }
@@ -119,7 +119,7 @@ static const char *decode_segment(const char *s, size_t n, char out[BK_ADMIN_SEG
 
 /* Splits the raw path into decoded segments; "/" has none. Returns NULL or a
  * message for a 400. */
-static const char *split_path(bk_admin_req_t *req, const char *path) {
+static const char *split_path(bk_http_req_t *req, const char *path) {
     if (path == NULL || path[0] != '/')
         return "request path must start with '/'";
     req->nseg = 0;
@@ -129,7 +129,7 @@ static const char *split_path(bk_admin_req_t *req, const char *path) {
     for (;;) {
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (req->nseg == BK_ADMIN_SEGMENTS_MAX)
+        if (req->nseg == BK_HTTP_SEGMENTS_MAX)
             return "too many path segments";
         const char *why = decode_segment(p, n, req->seg[req->nseg]);
         if (why)
@@ -141,7 +141,7 @@ static const char *split_path(bk_admin_req_t *req, const char *path) {
     }
 }
 
-static bool route_matches_path(const route_t *rt, const bk_admin_req_t *req) {
+static bool route_matches_path(const route_t *rt, const bk_http_req_t *req) {
     if (rt->nseg != req->nseg)
         return false;
     for (size_t i = 0; i < rt->nseg; i++) {
@@ -155,8 +155,8 @@ static bool route_matches_path(const route_t *rt, const bk_admin_req_t *req) {
     return true;
 }
 
-static void req_free(bk_admin_req_t *req) {
-    bk_admin_t *a = req->admin;
+static void req_free(bk_http_req_t *req) {
+    bk_http_t *a = req->admin;
     if (req->prev)
         req->prev->next = req->next;
     else
@@ -168,7 +168,7 @@ static void req_free(bk_admin_req_t *req) {
     free(req);
 }
 
-static void send_and_free(bk_admin_req_t *req, int status, const char *content_type) {
+static void send_and_free(bk_http_req_t *req, int status, const char *content_type) {
     struct evkeyvalq *h = evhttp_request_get_output_headers(req->http);
     evhttp_add_header(h, "Content-Type", content_type);
     evhttp_add_header(h, "Cache-Control", "no-store");
@@ -176,19 +176,19 @@ static void send_and_free(bk_admin_req_t *req, int status, const char *content_t
     req_free(req);
 }
 
-void bk_admin_reply_error(bk_admin_req_t *req, int status, const char *fmt, ...) {
+void bk_http_reply_error(bk_http_req_t *req, int status, const char *fmt, ...) {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     evbuffer_drain(req->body, evbuffer_get_length(req->body));
-    bk_json_t j;
-    bk_json_init(&j, req->body);
-    bk_json_obj_begin(&j);
-    bk_json_kv_str(&j, "error", msg);
-    bk_json_obj_end(&j);
-    if (bk_json_finish(&j) != KP_OK) {
+    bk_http_json_t j;
+    bk_http_json_init(&j, req->body);
+    bk_http_json_obj_begin(&j);
+    bk_http_json_kv_str(&j, "error", msg);
+    bk_http_json_obj_end(&j);
+    if (bk_http_json_finish(&j) != KP_OK) {
         /* out of memory even for the error: send an empty 500 */
         evbuffer_drain(req->body, evbuffer_get_length(req->body));
         status = 500;
@@ -196,22 +196,22 @@ void bk_admin_reply_error(bk_admin_req_t *req, int status, const char *fmt, ...)
     send_and_free(req, status, "application/json");
 }
 
-void bk_admin_reply_json(bk_admin_req_t *req, int status) {
-    if (bk_json_finish(&req->json) != KP_OK) {
-        bk_admin_reply_error(req, 500, "out of memory building the response");
+void bk_http_reply_json(bk_http_req_t *req, int status) {
+    if (bk_http_json_finish(&req->json) != KP_OK) {
+        bk_http_reply_error(req, 500, "out of memory building the response");
         return;
     }
     send_and_free(req, status, "application/json");
 }
 
-void bk_admin_reply_raw(bk_admin_req_t *req, int status, const char *content_type) {
+void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type) {
     assert(content_type != NULL);
     send_and_free(req, status, content_type);
 }
 
 /* Picks the route for the request, or answers 400/404 itself. */
-static void dispatch(bk_admin_req_t *req) {
-    bk_admin_t *a = req->admin;
+static void dispatch(bk_http_req_t *req) {
+    bk_http_t *a = req->admin;
     const route_t *best = NULL;
     bool path_known = false;
     for (size_t i = 0; i < a->nroutes; i++) {
@@ -225,10 +225,10 @@ static void dispatch(bk_admin_req_t *req) {
     }
     if (best == NULL) {
         if (path_known)
-            bk_admin_reply_error(req, 400, "method %s not allowed for %s", req->method,
-                                 bk_admin_path(req));
+            bk_http_reply_error(req, 400, "method %s not allowed for %s", req->method,
+                                 bk_http_path(req));
         else
-            bk_admin_reply_error(req, 404, "no such endpoint: %s", bk_admin_path(req));
+            bk_http_reply_error(req, 404, "no such endpoint: %s", bk_http_path(req));
         return;
     }
     req->route = best;
@@ -236,8 +236,8 @@ static void dispatch(bk_admin_req_t *req) {
 }
 
 static void on_request(struct evhttp_request *http, void *arg) {
-    bk_admin_t *a = arg;
-    bk_admin_req_t *req = calloc(1, sizeof *req);
+    bk_http_t *a = arg;
+    bk_http_req_t *req = calloc(1, sizeof *req);
     struct evbuffer *body = evbuffer_new();
     if (req == NULL || body == NULL) {
         free(req);
@@ -251,7 +251,7 @@ static void on_request(struct evhttp_request *http, void *arg) {
     req->body = body;
     req->query.tqh_first = NULL; /* TAILQ_INIT without sys/queue.h */
     req->query.tqh_last = &req->query.tqh_first;
-    bk_json_init(&req->json, body);
+    bk_http_json_init(&req->json, body);
     req->next = a->pending;
     if (a->pending)
         a->pending->prev = req;
@@ -262,31 +262,31 @@ static void on_request(struct evhttp_request *http, void *arg) {
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(http);
     const char *why = split_path(req, uri ? evhttp_uri_get_path(uri) : NULL);
     if (why) {
-        bk_admin_reply_error(req, 400, "%s", why);
+        bk_http_reply_error(req, 400, "%s", why);
         return;
     }
     const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
     if (q && evhttp_parse_query_str(q, &req->query) != 0) {
-        bk_admin_reply_error(req, 400, "malformed query string");
+        bk_http_reply_error(req, 400, "malformed query string");
         return;
     }
     dispatch(req);
 }
 
-static void healthz(bk_admin_req_t *req, void *ctx) {
+static void healthz(bk_http_req_t *req, void *ctx) {
     (void)ctx;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "status", "ok");
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "status", "ok");
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static int bind_address(bk_admin_t *a, const char *host_port, char *err, size_t err_len) {
-    char host[BK_HOST_MAX + 1];
+static int bind_address(bk_http_t *a, const char *host_port, char *err, size_t err_len) {
+    char host[BK_CFG_HOST_MAX + 1];
     uint16_t port;
     const char *why = NULL;
-    if (bk_hostport_parse(host_port, strlen(host_port), host, &port, &why) != KP_OK) {
+    if (bk_cfg_hostport_parse(host_port, strlen(host_port), host, &port, &why) != KP_OK) {
         snprintf(err, err_len, "admin listener '%s': %s", host_port, why);
         return KP_ERR_BAD_VALUE;
     }
@@ -309,10 +309,10 @@ static int bind_address(bk_admin_t *a, const char *host_port, char *err, size_t 
     return KP_OK;
 }
 
-bk_admin_t *bk_admin_start(struct event_base *base, const char *host_port, char *err,
+bk_http_t *bk_http_start(struct event_base *base, const char *host_port, char *err,
                            size_t err_len) {
     assert(base != NULL && host_port != NULL);
-    bk_admin_t *a = calloc(1, sizeof *a);
+    bk_http_t *a = calloc(1, sizeof *a);
     if (a == NULL) {
         snprintf(err, err_len, "admin listener '%s': out of memory", host_port);
         return NULL;
@@ -323,34 +323,34 @@ bk_admin_t *bk_admin_start(struct event_base *base, const char *host_port, char 
         snprintf(err, err_len, "admin listener '%s': evhttp_new failed", host_port);
         goto fail;
     }
-    evhttp_set_max_headers_size(a->http, BK_ADMIN_HEADERS_MAX_BYTES);
-    evhttp_set_max_body_size(a->http, BK_ADMIN_BODY_MAX_BYTES);
-    evhttp_set_timeout(a->http, BK_ADMIN_TIMEOUT_S);
+    evhttp_set_max_headers_size(a->http, BK_HTTP_HEADERS_MAX_BYTES);
+    evhttp_set_max_body_size(a->http, BK_HTTP_BODY_MAX_BYTES);
+    evhttp_set_timeout(a->http, BK_HTTP_TIMEOUT_S);
     evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH | EVHTTP_REQ_HEAD |
                                EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(a->http, on_request, a);
     if (bind_address(a, host_port, err, err_len) != KP_OK)
         goto fail;
-    if (bk_admin_route(a, "GET", "/healthz", healthz, NULL) != KP_OK) {
+    if (bk_http_route(a, "GET", "/healthz", healthz, NULL) != KP_OK) {
         snprintf(err, err_len, "admin listener '%s': cannot register /healthz", host_port);
         goto fail;
     }
     return a;
 fail:
-    bk_admin_stop(a);
+    bk_http_stop(a);
     return NULL;
 }
 
-uint16_t bk_admin_port(const bk_admin_t *admin) { return admin->port; }
+uint16_t bk_http_port(const bk_http_t *admin) { return admin->port; }
 
-void bk_admin_stop(bk_admin_t *a) {
+void bk_http_stop(bk_http_t *a) {
     if (a == NULL)
         return;
     /* A deferred request whose client went away is detached from its
      * connection (libevent keeps it for our reply): free it here, since
      * evhttp_free only frees requests still on a connection. */
-    for (bk_admin_req_t *r = a->pending; r; r = r->next)
+    for (bk_http_req_t *r = a->pending; r; r = r->next)
         if (r->http && evhttp_request_get_connection(r->http) == NULL) {
             evhttp_request_free(r->http);
             r->http = NULL;
@@ -358,7 +358,7 @@ void bk_admin_stop(bk_admin_t *a) {
     if (a->http)
         evhttp_free(a->http); /* frees connections and their requests */
     while (a->pending) {
-        bk_admin_req_t *req = a->pending;
+        bk_http_req_t *req = a->pending;
         req->http = NULL;
         req_free(req);
     }
@@ -396,7 +396,7 @@ static int parse_pattern(route_t *rt, const char *pattern) {
     while (*p) {
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (n == 0 || n > BK_ADMIN_SEGMENT_MAX || rt->nseg == BK_ADMIN_SEGMENTS_MAX)
+        if (n == 0 || n > BK_HTTP_SEGMENT_MAX || rt->nseg == BK_HTTP_SEGMENTS_MAX)
             return KP_ERR_BAD_VALUE;
         bool param = p[0] == '{';
         if (param && (n < 3 || p[n - 1] != '}'))
@@ -420,10 +420,10 @@ static int parse_pattern(route_t *rt, const char *pattern) {
     return KP_OK;
 }
 
-int bk_admin_route(bk_admin_t *a, const char *method, const char *pattern, bk_admin_fn fn,
+int bk_http_route(bk_http_t *a, const char *method, const char *pattern, bk_http_fn fn,
                    void *ctx) {
     assert(a != NULL && method != NULL && pattern != NULL && fn != NULL);
-    if (a->nroutes == BK_ADMIN_ROUTES_MAX)
+    if (a->nroutes == BK_HTTP_ROUTES_MAX)
         return KP_ERR_TOO_LARGE;
     if (!method_ok(method))
         return KP_ERR_BAD_VALUE;
@@ -445,7 +445,7 @@ int bk_admin_route(bk_admin_t *a, const char *method, const char *pattern, bk_ad
     return KP_OK;
 }
 
-const char *bk_admin_param(const bk_admin_req_t *req, const char *name) {
+const char *bk_http_param(const bk_http_req_t *req, const char *name) {
     const route_t *rt = req->route;
     if (rt == NULL)
         return NULL;
@@ -455,21 +455,21 @@ const char *bk_admin_param(const bk_admin_req_t *req, const char *name) {
     return NULL;
 }
 
-const char *bk_admin_query(const bk_admin_req_t *req, const char *key) {
+const char *bk_http_query(const bk_http_req_t *req, const char *key) {
     return evhttp_find_header(&req->query, key);
 }
 
-const char *bk_admin_method(const bk_admin_req_t *req) { return req->method; }
+const char *bk_http_method(const bk_http_req_t *req) { return req->method; }
 
-const char *bk_admin_path(const bk_admin_req_t *req) {
+const char *bk_http_path(const bk_http_req_t *req) {
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req->http);
     const char *p = uri ? evhttp_uri_get_path(uri) : NULL;
     return p ? p : "";
 }
 
-struct evbuffer *bk_admin_request_body(bk_admin_req_t *req) {
+struct evbuffer *bk_http_request_body(bk_http_req_t *req) {
     return evhttp_request_get_input_buffer(req->http);
 }
 
-bk_json_t *bk_admin_json(bk_admin_req_t *req) { return &req->json; }
-struct evbuffer *bk_admin_body(bk_admin_req_t *req) { return req->body; }
+bk_http_json_t *bk_http_admin_json(bk_http_req_t *req) { return &req->json; }
+struct evbuffer *bk_http_body(bk_http_req_t *req) { return req->body; }

@@ -1,19 +1,19 @@
 /* Admin HTTP/JSON server framework on libevent evhttp.
  *
- * One bk_admin_t serves one address from the node's event loop. Endpoints are
+ * One bk_http_t serves one address from the node's event loop. Endpoints are
  * routes: (method, pattern, handler, ctx). A pattern is a '/'-separated path
  * whose segments are literals or parameters written {name}; a parameter
  * matches exactly one non-empty path segment, percent-decoded. Adding an
- * endpoint is one bk_admin_route() call plus a handler that writes JSON:
+ * endpoint is one bk_http_route() call plus a handler that writes JSON:
  *
- *   static void get_topic(bk_admin_req_t *req, void *ctx) {
- *       bk_json_t *j = bk_admin_json(req);
- *       bk_json_obj_begin(j);
- *       bk_json_kv_str(j, "name", bk_admin_param(req, "name"));
- *       bk_json_obj_end(j);
- *       bk_admin_reply_json(req, 200);
+ *   static void get_topic(bk_http_req_t *req, void *ctx) {
+ *       bk_http_json_t *j = bk_http_admin_json(req);
+ *       bk_http_json_obj_begin(j);
+ *       bk_http_json_kv_str(j, "name", bk_http_param(req, "name"));
+ *       bk_http_json_obj_end(j);
+ *       bk_http_reply_json(req, 200);
  *   }
- *   bk_admin_route(admin, "GET", "/v1/topics/{name}", get_topic, image);
+ *   bk_http_route(admin, "GET", "/v1/topics/{name}", get_topic, image);
  *
  * Answers the framework gives by itself, all with a JSON body
  * {"error": "..."} and Content-Type application/json:
@@ -42,73 +42,73 @@ struct evbuffer;
 
 /* Bounds: routes per server, segments per path, bytes per segment, request
  * header and body sizes, idle connection timeout. */
-#define BK_ADMIN_ROUTES_MAX 64
-#define BK_ADMIN_SEGMENTS_MAX 16
-#define BK_ADMIN_SEGMENT_MAX 255
-#define BK_ADMIN_HEADERS_MAX_BYTES 16384
-#define BK_ADMIN_BODY_MAX_BYTES (1024 * 1024)
-#define BK_ADMIN_TIMEOUT_S 30
+#define BK_HTTP_ROUTES_MAX 64
+#define BK_HTTP_SEGMENTS_MAX 16
+#define BK_HTTP_SEGMENT_MAX 255
+#define BK_HTTP_HEADERS_MAX_BYTES 16384
+#define BK_HTTP_BODY_MAX_BYTES (1024 * 1024)
+#define BK_HTTP_TIMEOUT_S 30
 
-typedef struct bk_admin bk_admin_t;
-typedef struct bk_admin_req bk_admin_req_t;
-typedef void (*bk_admin_fn)(bk_admin_req_t *req, void *ctx);
+typedef struct bk_http bk_http_t;
+typedef struct bk_http_req bk_http_req_t;
+typedef void (*bk_http_fn)(bk_http_req_t *req, void *ctx);
 
 /* Binds `host_port` ("127.0.0.1:9644"; port 0 picks a free port) on `base`
- * and starts serving. Returns the server (free with bk_admin_stop) or NULL
+ * and starts serving. Returns the server (free with bk_http_stop) or NULL
  * with a message in err[0..err_len) naming the address. */
-bk_admin_t *bk_admin_start(struct event_base *base, const char *host_port,
+bk_http_t *bk_http_start(struct event_base *base, const char *host_port,
                            char *err, size_t err_len);
 
 /* The bound port (useful after binding port 0). */
-uint16_t bk_admin_port(const bk_admin_t *admin);
+uint16_t bk_http_port(const bk_http_t *admin);
 
 /* Stops listening, closes connections and frees the server. Requests still
  * held for a deferred reply are freed too: their holders must drop them
  * before calling this. NULL is a no-op. */
-void bk_admin_stop(bk_admin_t *admin);
+void bk_http_stop(bk_http_t *admin);
 
 /* Registers a route. `method` is GET, POST, PUT, DELETE or PATCH; `pattern`
- * starts with '/' and has at most BK_ADMIN_SEGMENTS_MAX segments, each a
+ * starts with '/' and has at most BK_HTTP_SEGMENTS_MAX segments, each a
  * non-empty literal or {name}. Strings are copied. Returns KP_OK,
  * KP_ERR_BAD_VALUE for a bad method/pattern or a (method, pattern) already
- * registered, KP_ERR_TOO_LARGE when BK_ADMIN_ROUTES_MAX routes exist.
+ * registered, KP_ERR_TOO_LARGE when BK_HTTP_ROUTES_MAX routes exist.
  * Literal segments win over parameters when both match. */
-KP_MUST_CHECK int bk_admin_route(bk_admin_t *admin, const char *method, const char *pattern,
-                                 bk_admin_fn fn, void *ctx);
+KP_MUST_CHECK int bk_http_route(bk_http_t *admin, const char *method, const char *pattern,
+                                 bk_http_fn fn, void *ctx);
 
 /* The decoded value of path parameter `name`, or NULL if the matched pattern
  * has no such parameter. Valid until the reply. Never contains NUL; may
  * contain any other byte, including '/' written as %2F. */
-const char *bk_admin_param(const bk_admin_req_t *req, const char *name);
+const char *bk_http_param(const bk_http_req_t *req, const char *name);
 
 /* The decoded value of query key `key` ("?key=v"), or NULL if absent. */
-const char *bk_admin_query(const bk_admin_req_t *req, const char *key);
+const char *bk_http_query(const bk_http_req_t *req, const char *key);
 
 /* Request method ("GET", ...), raw path (still percent-encoded) and body
  * (may be empty). Valid until the reply. */
-const char *bk_admin_method(const bk_admin_req_t *req);
-const char *bk_admin_path(const bk_admin_req_t *req);
-struct evbuffer *bk_admin_request_body(bk_admin_req_t *req);
+const char *bk_http_method(const bk_http_req_t *req);
+const char *bk_http_path(const bk_http_req_t *req);
+struct evbuffer *bk_http_request_body(bk_http_req_t *req);
 
 /* The JSON writer over the response body (one document per response). */
-bk_json_t *bk_admin_json(bk_admin_req_t *req);
+bk_http_json_t *bk_http_admin_json(bk_http_req_t *req);
 
 /* The response body as raw bytes, for non-JSON replies (e.g. /metrics). */
-struct evbuffer *bk_admin_body(bk_admin_req_t *req);
+struct evbuffer *bk_http_body(bk_http_req_t *req);
 
-/* Sends the JSON document written through bk_admin_json() with `status` and
+/* Sends the JSON document written through bk_http_admin_json() with `status` and
  * Content-Type application/json, then frees `req`. If the document could not
  * be built (out of memory) a 500 error is sent instead. */
-void bk_admin_reply_json(bk_admin_req_t *req, int status);
+void bk_http_reply_json(bk_http_req_t *req, int status);
 
 /* Discards anything written so far and sends {"error": message} with
  * `status`, then frees `req`. The message is printf-formatted, truncated at
  * 1 KiB and escaped. */
-void bk_admin_reply_error(bk_admin_req_t *req, int status, const char *fmt, ...)
+void bk_http_reply_error(bk_http_req_t *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Sends bk_admin_body() as is with `status` and `content_type`, then frees
+/* Sends bk_http_body() as is with `status` and `content_type`, then frees
  * `req`. */
-void bk_admin_reply_raw(bk_admin_req_t *req, int status, const char *content_type);
+void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type);
 
 #endif

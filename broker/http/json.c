@@ -9,17 +9,17 @@
 
 #include <event2/buffer.h>
 
-static void emit(bk_json_t *j, const void *p, size_t n) {
+static void emit(bk_http_json_t *j, const void *p, size_t n) {
     if (j->err != KP_OK || n == 0)
         return;
     if (evbuffer_add(j->out, p, n) != 0)
         j->err = KP_ERR_NOMEM;
 }
 
-static void emit_c(bk_json_t *j, char c) { emit(j, &c, 1); }
+static void emit_c(bk_http_json_t *j, char c) { emit(j, &c, 1); }
 
 /* Called before every value: checks the grammar and writes the separator. */
-static void before_value(bk_json_t *j) {
+static void before_value(bk_http_json_t *j) {
     if (j->depth == 0) {
         assert(!j->top_done && "json: second top-level value");
         return;
@@ -35,28 +35,28 @@ static void before_value(bk_json_t *j) {
 }
 
 /* Called after every complete value (scalar or closed container). */
-static void after_value(bk_json_t *j) {
+static void after_value(bk_http_json_t *j) {
     if (j->depth == 0)
         j->top_done = true;
 }
 
-void bk_json_init(bk_json_t *j, struct evbuffer *out) {
+void bk_http_json_init(bk_http_json_t *j, struct evbuffer *out) {
     assert(out != NULL);
     memset(j, 0, sizeof *j);
     j->out = out;
     j->err = KP_OK;
 }
 
-static void open_container(bk_json_t *j, char kind) {
+static void open_container(bk_http_json_t *j, char kind) {
     before_value(j);
-    assert(j->depth < BK_JSON_DEPTH_MAX && "json: nesting too deep");
+    assert(j->depth < BK_HTTP_JSON_DEPTH_MAX && "json: nesting too deep");
     j->kind[j->depth] = kind;
     j->has_item[j->depth] = false;
     j->depth++;
     emit_c(j, kind);
 }
 
-static void close_container(bk_json_t *j, char kind) {
+static void close_container(bk_http_json_t *j, char kind) {
     assert(j->depth > 0 && "json: close without open");
     assert(j->kind[j->depth - 1] == kind && "json: mismatched close");
     assert(!j->key_pending && "json: object closed after a key");
@@ -65,10 +65,10 @@ static void close_container(bk_json_t *j, char kind) {
     after_value(j);
 }
 
-void bk_json_obj_begin(bk_json_t *j) { open_container(j, '{'); }
-void bk_json_obj_end(bk_json_t *j) { close_container(j, '{'); }
-void bk_json_arr_begin(bk_json_t *j) { open_container(j, '['); }
-void bk_json_arr_end(bk_json_t *j) { close_container(j, '['); }
+void bk_http_json_obj_begin(bk_http_json_t *j) { open_container(j, '{'); }
+void bk_http_json_obj_end(bk_http_json_t *j) { close_container(j, '{'); }
+void bk_http_json_arr_begin(bk_http_json_t *j) { open_container(j, '['); }
+void bk_http_json_arr_end(bk_http_json_t *j) { close_container(j, '['); }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid
  * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
@@ -120,7 +120,7 @@ static size_t utf8_invalid_len(const unsigned char *s, size_t n) {
     return i;
 }
 
-static void write_escaped(bk_json_t *j, const char *str, size_t n) {
+static void write_escaped(bk_http_json_t *j, const char *str, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     size_t run = 0; /* start of bytes not yet written verbatim */
@@ -163,7 +163,7 @@ static void write_escaped(bk_json_t *j, const char *str, size_t n) {
     emit_c(j, '"');
 }
 
-void bk_json_key_n(bk_json_t *j, const char *k, size_t len) {
+void bk_http_json_key_n(bk_http_json_t *j, const char *k, size_t len) {
     assert(j->depth > 0 && j->kind[j->depth - 1] == '{' && "json: key outside an object");
     assert(!j->key_pending && "json: two keys in a row");
     assert(k != NULL);
@@ -175,43 +175,43 @@ void bk_json_key_n(bk_json_t *j, const char *k, size_t len) {
     j->key_pending = true;
 }
 
-void bk_json_key(bk_json_t *j, const char *k) {
+void bk_http_json_key(bk_http_json_t *j, const char *k) {
     assert(k != NULL);
-    bk_json_key_n(j, k, strlen(k));
+    bk_http_json_key_n(j, k, strlen(k));
 }
 
-void bk_json_str_n(bk_json_t *j, const char *s, size_t len) {
+void bk_http_json_str_n(bk_http_json_t *j, const char *s, size_t len) {
     before_value(j);
     write_escaped(j, s, len);
     after_value(j);
 }
 
-static void write_raw_value(bk_json_t *j, const char *text) {
+static void write_raw_value(bk_http_json_t *j, const char *text) {
     before_value(j);
     emit(j, text, strlen(text));
     after_value(j);
 }
 
-void bk_json_str(bk_json_t *j, const char *s) {
+void bk_http_json_str(bk_http_json_t *j, const char *s) {
     if (s == NULL)
         write_raw_value(j, "null");
     else
-        bk_json_str_n(j, s, strlen(s));
+        bk_http_json_str_n(j, s, strlen(s));
 }
 
-void bk_json_i64(bk_json_t *j, int64_t v) {
+void bk_http_json_i64(bk_http_json_t *j, int64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%" PRId64, v);
     write_raw_value(j, buf);
 }
 
-void bk_json_u64(bk_json_t *j, uint64_t v) {
+void bk_http_json_u64(bk_http_json_t *j, uint64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%" PRIu64, v);
     write_raw_value(j, buf);
 }
 
-void bk_json_f64(bk_json_t *j, double v) {
+void bk_http_json_f64(bk_http_json_t *j, double v) {
     char buf[32];
     if (!isfinite(v)) {
         write_raw_value(j, "null");
@@ -222,17 +222,17 @@ void bk_json_f64(bk_json_t *j, double v) {
     write_raw_value(j, buf);
 }
 
-void bk_json_bool(bk_json_t *j, bool v) { write_raw_value(j, v ? "true" : "false"); }
-void bk_json_null(bk_json_t *j) { write_raw_value(j, "null"); }
+void bk_http_json_bool(bk_http_json_t *j, bool v) { write_raw_value(j, v ? "true" : "false"); }
+void bk_http_json_null(bk_http_json_t *j) { write_raw_value(j, "null"); }
 
-void bk_json_kv_str(bk_json_t *j, const char *k, const char *v) { bk_json_key(j, k); bk_json_str(j, v); }
-void bk_json_kv_i64(bk_json_t *j, const char *k, int64_t v) { bk_json_key(j, k); bk_json_i64(j, v); }
-void bk_json_kv_u64(bk_json_t *j, const char *k, uint64_t v) { bk_json_key(j, k); bk_json_u64(j, v); }
-void bk_json_kv_f64(bk_json_t *j, const char *k, double v) { bk_json_key(j, k); bk_json_f64(j, v); }
-void bk_json_kv_bool(bk_json_t *j, const char *k, bool v) { bk_json_key(j, k); bk_json_bool(j, v); }
-void bk_json_kv_null(bk_json_t *j, const char *k) { bk_json_key(j, k); bk_json_null(j); }
+void bk_http_json_kv_str(bk_http_json_t *j, const char *k, const char *v) { bk_http_json_key(j, k); bk_http_json_str(j, v); }
+void bk_http_json_kv_i64(bk_http_json_t *j, const char *k, int64_t v) { bk_http_json_key(j, k); bk_http_json_i64(j, v); }
+void bk_http_json_kv_u64(bk_http_json_t *j, const char *k, uint64_t v) { bk_http_json_key(j, k); bk_http_json_u64(j, v); }
+void bk_http_json_kv_f64(bk_http_json_t *j, const char *k, double v) { bk_http_json_key(j, k); bk_http_json_f64(j, v); }
+void bk_http_json_kv_bool(bk_http_json_t *j, const char *k, bool v) { bk_http_json_key(j, k); bk_http_json_bool(j, v); }
+void bk_http_json_kv_null(bk_http_json_t *j, const char *k) { bk_http_json_key(j, k); bk_http_json_null(j); }
 
-int bk_json_finish(const bk_json_t *j) {
+int bk_http_json_finish(const bk_http_json_t *j) {
     assert(j->depth == 0 && "json: unclosed container");
     assert(!j->key_pending);
     assert(j->top_done && "json: empty document");

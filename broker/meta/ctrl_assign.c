@@ -35,11 +35,11 @@ static int cmp_rack_id(const void *a, const void *b) {
 }
 
 /* Fills list[] (usable brokers, rack-interleaved) and returns the rack count. */
-static size_t broker_list(const bk_image_t *img, slot_t *list, size_t *n) {
-    slot_t sorted[BK_BROKERS_MAX];
+static size_t broker_list(const bk_meta_image_t *img, slot_t *list, size_t *n) {
+    slot_t sorted[BK_META_BROKERS_MAX];
     size_t m = 0;
     for (size_t i = 0; i < img->nbrokers; i++) {
-        const bk_broker_t *b = &img->brokers[i];
+        const bk_meta_broker_t *b = &img->brokers[i];
         if (b->fenced || b->in_controlled_shutdown) continue;
         sorted[m].id = b->id;
         sorted[m].rack = b->rack ? b->rack : "";
@@ -47,7 +47,7 @@ static size_t broker_list(const bk_image_t *img, slot_t *list, size_t *n) {
     }
     qsort(sorted, m, sizeof sorted[0], cmp_rack_id);
     /* rack groups: start index and length of each */
-    size_t start[BK_BROKERS_MAX], len[BK_BROKERS_MAX], nracks = 0, maxlen = 0;
+    size_t start[BK_META_BROKERS_MAX], len[BK_META_BROKERS_MAX], nracks = 0, maxlen = 0;
     for (size_t i = 0; i < m; i++) {
         if (i == 0 || strcmp(sorted[i].rack, sorted[i - 1].rack) != 0) {
             start[nracks] = i;
@@ -63,14 +63,14 @@ static size_t broker_list(const bk_image_t *img, slot_t *list, size_t *n) {
     return nracks;
 }
 
-static bool rack_used(const slot_t *list, size_t n, const bk_ids_t *chosen, const char *rack) {
+static bool rack_used(const slot_t *list, size_t n, const bk_meta_ids_t *chosen, const char *rack) {
     for (int32_t i = 0; i < chosen->n; i++)
         for (size_t k = 0; k < n; k++)
             if (list[k].id == chosen->v[i] && strcmp(list[k].rack, rack) == 0) return true;
     return false;
 }
 
-static size_t racks_covered(const slot_t *list, size_t n, const bk_ids_t *chosen) {
+static size_t racks_covered(const slot_t *list, size_t n, const bk_meta_ids_t *chosen) {
     size_t covered = 0;
     for (int32_t i = 0; i < chosen->n; i++) {
         const char *rack = "";
@@ -86,27 +86,27 @@ static size_t racks_covered(const slot_t *list, size_t n, const bk_ids_t *chosen
 }
 
 static int32_t pick_follower(const slot_t *list, size_t n, size_t nracks, size_t want,
-                             const bk_ids_t *chosen) {
+                             const bk_meta_ids_t *chosen) {
     bool need_new_rack = racks_covered(list, n, chosen) < nracks;
     for (size_t k = 0; k < n; k++) {
         const slot_t *s = &list[(want + k) % n];
-        if (bk_ids_has(chosen, s->id)) continue;
+        if (bk_meta_ids_has(chosen, s->id)) continue;
         if (need_new_rack && rack_used(list, n, chosen, s->rack)) continue;
         return s->id;
     }
     for (size_t k = 0; k < n; k++) {       /* racks exhausted: any broker not chosen */
         const slot_t *s = &list[(want + k) % n];
-        if (!bk_ids_has(chosen, s->id)) return s->id;
+        if (!bk_meta_ids_has(chosen, s->id)) return s->id;
     }
     return -1;
 }
 
-int16_t ctrl_assign(bk_ctrl_t *c, const bk_image_t *img, int32_t first, int32_t nparts,
-                    int32_t rf, bk_ids_t *out, char *msg, size_t msglen) {
-    slot_t list[BK_BROKERS_MAX];
+int16_t ctrl_assign(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t first, int32_t nparts,
+                    int32_t rf, bk_meta_ids_t *out, char *msg, size_t msglen) {
+    slot_t list[BK_META_BROKERS_MAX];
     size_t n;
     size_t nracks = broker_list(img, list, &n);
-    if (rf < 1 || rf > BK_REPLICAS_MAX || (size_t)rf > n) {
+    if (rf < 1 || rf > BK_META_REPLICAS_MAX || (size_t)rf > n) {
         snprintf(msg, msglen, "Replication factor: %d larger than available brokers: %zu.",
                  (int)rf, n);
         return KP_ERROR_INVALID_REPLICATION_FACTOR;
@@ -117,14 +117,14 @@ int16_t ctrl_assign(bk_ctrl_t *c, const bk_image_t *img, int32_t first, int32_t 
         size_t p = (size_t)first + (size_t)i;
         if (i > 0 && p % n == 0) shift++;
         size_t lead = (p + start) % n;
-        bk_ids_t *r = &out[i];
+        bk_meta_ids_t *r = &out[i];
         r->n = 0;
-        bk_ids_add(r, list[lead].id);
+        bk_meta_ids_add(r, list[lead].id);
         for (int32_t j = 1; j < rf; j++) {
             size_t want = (lead + 1 + (shift + (size_t)j - 1) % (n - 1)) % n;
             int32_t id = pick_follower(list, n, nracks, want, r);
             if (id < 0) return KP_ERROR_INVALID_REPLICATION_FACTOR;
-            bk_ids_add(r, id);
+            bk_meta_ids_add(r, id);
         }
     }
     return KP_ERROR_NONE;

@@ -8,10 +8,10 @@
 
 #include "protocol/kp_errors.h"
 
-static void emit_registration(bk_recs_t *out, const bk_ctrl_register_t *req, int64_t epoch) {
-    Skiff__Metadata__Endpoint eps[BK_ENDPOINTS_MAX];
-    Skiff__Metadata__Endpoint *ptrs[BK_ENDPOINTS_MAX];
-    assert(req->nendpoints <= BK_ENDPOINTS_MAX);
+static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t *req, int64_t epoch) {
+    Skiff__Metadata__Endpoint eps[BK_META_ENDPOINTS_MAX];
+    Skiff__Metadata__Endpoint *ptrs[BK_META_ENDPOINTS_MAX];
+    assert(req->nendpoints <= BK_META_ENDPOINTS_MAX);
     for (size_t i = 0; i < req->nendpoints; i++) {
         skiff__metadata__endpoint__init(&eps[i]);
         eps[i].listener = (char *)req->endpoints[i].listener;
@@ -23,7 +23,7 @@ static void emit_registration(bk_recs_t *out, const bk_ctrl_register_t *req, int
     Skiff__Metadata__BrokerRegistration m = SKIFF__METADATA__BROKER_REGISTRATION__INIT;
     m.has_broker_id = true; m.broker_id = req->broker_id;
     m.has_incarnation_id = true;
-    m.incarnation_id.len = BK_UUID_BYTES;
+    m.incarnation_id.len = BK_META_UUID_BYTES;
     m.incarnation_id.data = (uint8_t *)req->incarnation;
     m.has_broker_epoch = true; m.broker_epoch = epoch;
     m.n_endpoints = req->nendpoints;
@@ -33,21 +33,21 @@ static void emit_registration(bk_recs_t *out, const bk_ctrl_register_t *req, int
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_REGISTRATION;
     r.broker_registration = &m;
-    bk_recs_add(out, &r);
+    bk_meta_recs_add(out, &r);
 }
 
-int16_t bk_ctrl_register(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_register_t *req,
-                         int64_t next_offset, int64_t now_ms, bk_recs_t *out,
+int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_register_t *req,
+                         int64_t next_offset, int64_t now_ms, bk_meta_recs_t *out,
                          int64_t *broker_epoch) {
-    bk_uuid_t inc;
-    memcpy(inc.b, req->incarnation, BK_UUID_BYTES);
-    if (req->broker_id < 0 || bk_uuid_is_zero(&inc) || req->nendpoints > BK_ENDPOINTS_MAX)
+    bk_meta_uuid_t inc;
+    memcpy(inc.b, req->incarnation, BK_META_UUID_BYTES);
+    if (req->broker_id < 0 || bk_meta_uuid_is_zero(&inc) || req->nendpoints > BK_META_ENDPOINTS_MAX)
         return KP_ERROR_INVALID_REQUEST;
     for (size_t i = 0; i < req->nendpoints; i++)
         if (!req->endpoints[i].host || !req->endpoints[i].listener) return KP_ERROR_INVALID_REQUEST;
-    const bk_broker_t *old = bk_image_broker(img, req->broker_id);
-    if (!old && img->nbrokers >= BK_BROKERS_MAX) return KP_ERROR_INVALID_REQUEST;
-    if (old && memcmp(old->incarnation, req->incarnation, BK_UUID_BYTES) == 0) {
+    const bk_meta_broker_t *old = bk_meta_image_broker(img, req->broker_id);
+    if (!old && img->nbrokers >= BK_META_BROKERS_MAX) return KP_ERROR_INVALID_REQUEST;
+    if (old && memcmp(old->incarnation, req->incarnation, BK_META_UUID_BYTES) == 0) {
         /* a retry of a registration we already made: same answer, no record */
         ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
         *broker_epoch = old->epoch;
@@ -67,31 +67,31 @@ int16_t bk_ctrl_register(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_regi
 }
 
 /* Leaderless partitions that the unfenced broker can lead again. */
-static void elect_returning(const bk_ctrl_t *c, const bk_image_t *img, int32_t id,
-                            bk_recs_t *out) {
+static void elect_returning(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t id,
+                            bk_meta_recs_t *out) {
     for (size_t i = 0; i < img->ntopics; i++) {
-        const bk_topic_t *t = img->by_name[i];
+        const bk_meta_topic_t *t = img->by_name[i];
         for (int32_t j = 0; j < t->nparts; j++) {
-            const bk_partition_t *p = &t->parts[j];
-            if (p->leader != -1 || !bk_ids_has(&p->replicas, id)) continue;
-            bool in_isr = bk_ids_has(&p->isr, id);
+            const bk_meta_partition_t *p = &t->parts[j];
+            if (p->leader != -1 || !bk_meta_ids_has(&p->replicas, id)) continue;
+            bool in_isr = bk_meta_ids_has(&p->isr, id);
             if (!in_isr && !ctrl_unclean(c, img, t)) continue;
-            bk_ids_t isr = { 0 };
-            bk_ids_add(&isr, id);
+            bk_meta_ids_t isr = { 0 };
+            bk_meta_ids_add(&isr, id);
             pchange_t ch = { .has_leader = true, .leader = id, .isr = in_isr ? NULL : &isr };
             ctrl_emit_change(out, &t->id, p->id, &ch);
         }
     }
 }
 
-static size_t leads_count(const bk_image_t *img, int32_t id) {
-    return bk_image_select(img, BK_SEL_LEADS, id, NULL, 0);
+static size_t leads_count(const bk_meta_image_t *img, int32_t id) {
+    return bk_meta_image_select(img, BK_META_SEL_LEADS, id, NULL, 0);
 }
 
-void bk_ctrl_heartbeat(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_heartbeat_t *req,
-                       int64_t now_ms, bk_recs_t *out, bk_ctrl_heartbeat_result_t *res) {
+void bk_meta_ctrl_heartbeat(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_heartbeat_t *req,
+                       int64_t now_ms, bk_meta_recs_t *out, bk_meta_ctrl_heartbeat_result_t *res) {
     memset(res, 0, sizeof *res);
-    const bk_broker_t *b = bk_image_broker(img, req->broker_id);
+    const bk_meta_broker_t *b = bk_meta_image_broker(img, req->broker_id);
     if (!b) { res->error = KP_ERROR_BROKER_ID_NOT_REGISTERED; return; }
     if (b->epoch != req->broker_epoch) { res->error = KP_ERROR_STALE_BROKER_EPOCH; return; }
     ctrl_session(c, img, b->id, now_ms)->last_heartbeat_ms = now_ms;
@@ -129,16 +129,16 @@ void bk_ctrl_heartbeat(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_heartb
 /* Leaderless partitions of topics with unclean election enabled get any
  * usable replica (as KRaft does periodically; a topic's config may have been
  * switched on after the partition went offline). O(partitions) per tick. */
-static void unclean_elections(const bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
+static void unclean_elections(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_meta_recs_t *out) {
     for (size_t i = 0; i < img->ntopics; i++) {
-        const bk_topic_t *t = img->by_name[i];
+        const bk_meta_topic_t *t = img->by_name[i];
         int unclean = -1;           /* looked up once per topic, only when needed */
         for (int32_t j = 0; j < t->nparts; j++) {
-            const bk_partition_t *p = &t->parts[j];
+            const bk_meta_partition_t *p = &t->parts[j];
             if (p->leader != -1) continue;
             if (unclean == -1) unclean = ctrl_unclean(c, img, t);
             if (!unclean) break;
-            bk_ids_t isr;
+            bk_meta_ids_t isr;
             int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
             if (leader < 0) continue;
             pchange_t ch = { .has_leader = true, .leader = leader, .isr = &isr };
@@ -148,26 +148,26 @@ static void unclean_elections(const bk_ctrl_t *c, const bk_image_t *img, bk_recs
 }
 
 /* Sessions of brokers no longer registered are forgotten, so the table
- * never holds more than the image's brokers (BK_BROKERS_MAX). */
-static void prune_sessions(bk_ctrl_t *c, const bk_image_t *img) {
+ * never holds more than the image's brokers (BK_META_BROKERS_MAX). */
+static void prune_sessions(bk_meta_ctrl_t *c, const bk_meta_image_t *img) {
     size_t k = 0;
     for (size_t i = 0; i < c->nsessions; i++)
-        if (bk_image_broker(img, c->sessions[i].broker_id)) c->sessions[k++] = c->sessions[i];
+        if (bk_meta_image_broker(img, c->sessions[i].broker_id)) c->sessions[k++] = c->sessions[i];
     c->nsessions = k;
 }
 
-size_t bk_ctrl_tick(bk_ctrl_t *c, const bk_image_t *img, int64_t now_ms, bk_recs_t *out) {
-    int32_t expired[BK_BROKERS_MAX];
+size_t bk_meta_ctrl_tick(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int64_t now_ms, bk_meta_recs_t *out) {
+    int32_t expired[BK_META_BROKERS_MAX];
     size_t n = 0;
     prune_sessions(c, img);
     for (size_t i = 0; i < img->nbrokers; i++) {
-        const bk_broker_t *b = &img->brokers[i];
+        const bk_meta_broker_t *b = &img->brokers[i];
         /* a broker we have not heard of yet gets a full session from now */
-        const bk_session_t *s = ctrl_session(c, img, b->id, now_ms);
+        const bk_meta_session_t *s = ctrl_session(c, img, b->id, now_ms);
         if (b->fenced || now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms) continue;
         expired[n++] = b->id;
     }
-    for (size_t i = 0; i < n; i++) ctrl_emit_fence(out, bk_image_broker(img, expired[i]), true, false);
+    for (size_t i = 0; i < n; i++) ctrl_emit_fence(out, bk_meta_image_broker(img, expired[i]), true, false);
     if (n) {
         gone_t gone = { expired, n };
         ctrl_drop_brokers(c, img, &gone, out);
@@ -177,10 +177,10 @@ size_t bk_ctrl_tick(bk_ctrl_t *c, const bk_image_t *img, int64_t now_ms, bk_recs
     return n;
 }
 
-int16_t bk_ctrl_alloc_producer_ids(bk_ctrl_t *c, const bk_image_t *img, int32_t broker_id,
-                                   int64_t broker_epoch, bk_recs_t *out, int64_t *first_id,
+int16_t bk_meta_ctrl_alloc_producer_ids(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t broker_id,
+                                   int64_t broker_epoch, bk_meta_recs_t *out, int64_t *first_id,
                                    int32_t *count) {
-    const bk_broker_t *b = bk_image_broker(img, broker_id);
+    const bk_meta_broker_t *b = bk_meta_image_broker(img, broker_id);
     if (!b) return KP_ERROR_BROKER_ID_NOT_REGISTERED;
     if (b->epoch != broker_epoch) return KP_ERROR_STALE_BROKER_EPOCH;
     int64_t size = c->cfg.producer_id_block_size;
@@ -193,7 +193,7 @@ int16_t bk_ctrl_alloc_producer_ids(bk_ctrl_t *c, const bk_image_t *img, int32_t 
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PRODUCER_ID_BLOCK;
     r.producer_id_block = &m;
-    bk_recs_add(out, &r);
+    bk_meta_recs_add(out, &r);
     *first_id = img->next_producer_id;
     *count = (int32_t)size;
     return KP_ERROR_NONE;

@@ -15,40 +15,40 @@ typedef struct {
 typedef struct {
     bool has_leader;
     int32_t leader;
-    const bk_ids_t *isr;
-    const bk_ids_t *replicas;       /* with adding and removing (both non-NULL) */
-    const bk_ids_t *adding;
-    const bk_ids_t *removing;
+    const bk_meta_ids_t *isr;
+    const bk_meta_ids_t *replicas;       /* with adding and removing (both non-NULL) */
+    const bk_meta_ids_t *adding;
+    const bk_meta_ids_t *removing;
 } pchange_t;
 
-uint64_t ctrl_rand(bk_ctrl_t *c);
-bk_uuid_t ctrl_new_topic_id(bk_ctrl_t *c, const bk_image_t *img);
+uint64_t ctrl_rand(bk_meta_ctrl_t *c);
+bk_meta_uuid_t ctrl_new_topic_id(bk_meta_ctrl_t *c, const bk_meta_image_t *img);
 /* Usable in the image and not in `gone`. */
-bool ctrl_alive(const bk_image_t *img, const gone_t *gone, int32_t id);
+bool ctrl_alive(const bk_meta_image_t *img, const gone_t *gone, int32_t id);
 /* unclean.leader.election.enable for a topic: its config, else the default. */
-bool ctrl_unclean(const bk_ctrl_t *c, const bk_image_t *img, const bk_topic_t *t);
+bool ctrl_unclean(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_topic_t *t);
 /* Leader choice: the first replica (in replica order) in `isr` that is alive;
  * with `unclean`, else the first alive replica, and *isr_out becomes just it.
  * -1 when none. *isr_out starts as a copy of isr. */
-int32_t ctrl_elect_from(const bk_image_t *img, const bk_ids_t *replicas, const bk_ids_t *isr,
-                        const gone_t *gone, bool unclean, bk_ids_t *isr_out);
-void ctrl_emit_change(bk_recs_t *out, const bk_uuid_t *topic_id, int32_t partition,
+int32_t ctrl_elect_from(const bk_meta_image_t *img, const bk_meta_ids_t *replicas, const bk_meta_ids_t *isr,
+                        const gone_t *gone, bool unclean, bk_meta_ids_t *isr_out);
+void ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32_t partition,
                       const pchange_t *ch);
-void ctrl_emit_fence(bk_recs_t *out, const bk_broker_t *b, bool fenced, bool in_shutdown);
+void ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced, bool in_shutdown);
 /* For every partition: leaders in `gone` move within the ISR (or to -1),
  * members of `gone` leave ISRs that stay non-empty. Returns changes emitted. */
-size_t ctrl_drop_brokers(const bk_ctrl_t *c, const bk_image_t *img, const gone_t *gone,
-                         bk_recs_t *out);
+size_t ctrl_drop_brokers(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const gone_t *gone,
+                         bk_meta_recs_t *out);
 /* The session of a broker, created (last heartbeat now_ms) when missing;
  * sessions of unregistered brokers are dropped when the table is full. */
-bk_session_t *ctrl_session(bk_ctrl_t *c, const bk_image_t *img, int32_t broker_id, int64_t now_ms);
+bk_meta_session_t *ctrl_session(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t broker_id, int64_t now_ms);
 /* Replica assignment for partitions [first, first + n) with rf replicas over
  * the usable brokers; out[n]. Returns an error code. */
-int16_t ctrl_assign(bk_ctrl_t *c, const bk_image_t *img, int32_t first, int32_t n, int32_t rf,
-                    bk_ids_t *out, char *msg, size_t msglen);
+int16_t ctrl_assign(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t first, int32_t n, int32_t rf,
+                    bk_meta_ids_t *out, char *msg, size_t msglen);
 /* Emits a Partition record for a new partition with these replicas: ISR = the
  * usable replicas, leader = the first of them. */
-void ctrl_emit_new_partition(bk_recs_t *out, const bk_image_t *img, const bk_uuid_t *topic_id,
-                             int32_t partition, const bk_ids_t *replicas);
+void ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
+                             int32_t partition, const bk_meta_ids_t *replicas);
 
 #endif

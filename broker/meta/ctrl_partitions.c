@@ -7,56 +7,56 @@
 
 #include "protocol/kp_errors.h"
 
-static const bk_ids_t no_ids = { 0 };
+static const bk_meta_ids_t no_ids = { 0 };
 
 /* a minus b, in a's order */
-static bk_ids_t ids_minus(const bk_ids_t *a, const bk_ids_t *b) {
-    bk_ids_t r = { 0 };
+static bk_meta_ids_t ids_minus(const bk_meta_ids_t *a, const bk_meta_ids_t *b) {
+    bk_meta_ids_t r = { 0 };
     for (int32_t i = 0; i < a->n; i++)
-        if (!bk_ids_has(b, a->v[i])) bk_ids_add(&r, a->v[i]);
+        if (!bk_meta_ids_has(b, a->v[i])) bk_meta_ids_add(&r, a->v[i]);
     return r;
 }
 
 /* a intersected with b, in a's order */
-static bk_ids_t ids_and(const bk_ids_t *a, const bk_ids_t *b) {
-    bk_ids_t r = { 0 };
+static bk_meta_ids_t ids_and(const bk_meta_ids_t *a, const bk_meta_ids_t *b) {
+    bk_meta_ids_t r = { 0 };
     for (int32_t i = 0; i < a->n; i++)
-        if (bk_ids_has(b, a->v[i])) bk_ids_add(&r, a->v[i]);
+        if (bk_meta_ids_has(b, a->v[i])) bk_meta_ids_add(&r, a->v[i]);
     return r;
 }
 
-static const bk_partition_t *find(const bk_image_t *img, const char *topic, int32_t partition,
-                                  const bk_topic_t **t) {
-    *t = topic ? bk_image_topic_by_name(img, topic) : NULL;
+static const bk_meta_partition_t *find(const bk_meta_image_t *img, const char *topic, int32_t partition,
+                                  const bk_meta_topic_t **t) {
+    *t = topic ? bk_meta_image_topic_by_name(img, topic) : NULL;
     if (!*t || partition < 0 || partition >= (*t)->nparts) return NULL;
     return &(*t)->parts[partition];
 }
 
 /* ---- elections ------------------------------------------------------------- */
 
-static void emit_leader(bk_recs_t *out, const bk_topic_t *t, const bk_partition_t *p,
-                        int32_t leader, const bk_ids_t *isr) {
+static void emit_leader(bk_meta_recs_t *out, const bk_meta_topic_t *t, const bk_meta_partition_t *p,
+                        int32_t leader, const bk_meta_ids_t *isr) {
     pchange_t ch = { .has_leader = true, .leader = leader,
-                     .isr = bk_ids_equal(isr, &p->isr) ? NULL : isr };
+                     .isr = bk_meta_ids_equal(isr, &p->isr) ? NULL : isr };
     ctrl_emit_change(out, &t->id, p->id, &ch);
 }
 
-int16_t bk_ctrl_elect(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type,
-                      const char *topic, int32_t partition, bk_recs_t *out) {
-    const bk_topic_t *t;
-    const bk_partition_t *p = find(img, topic, partition, &t);
+int16_t bk_meta_ctrl_elect(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_meta_elect_type_t type,
+                      const char *topic, int32_t partition, bk_meta_recs_t *out) {
+    const bk_meta_topic_t *t;
+    const bk_meta_partition_t *p = find(img, topic, partition, &t);
     if (!p) return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-    if (type == BK_ELECT_PREFERRED) {
+    if (type == BK_META_ELECT_PREFERRED) {
         int32_t pref = p->replicas.v[0];
         if (p->leader == pref) return KP_ERROR_ELECTION_NOT_NEEDED;
-        if (!bk_ids_has(&p->isr, pref) || !bk_image_broker_usable(img, pref))
+        if (!bk_meta_ids_has(&p->isr, pref) || !bk_meta_image_broker_usable(img, pref))
             return KP_ERROR_PREFERRED_LEADER_NOT_AVAILABLE;
         emit_leader(out, t, p, pref, &p->isr);
         return KP_ERROR_NONE;
     }
-    if (type != BK_ELECT_UNCLEAN) return KP_ERROR_INVALID_REQUEST;
+    if (type != BK_META_ELECT_UNCLEAN) return KP_ERROR_INVALID_REQUEST;
     if (p->leader != -1) return KP_ERROR_ELECTION_NOT_NEEDED;
-    bk_ids_t isr;
+    bk_meta_ids_t isr;
     int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
     if (leader < 0) return KP_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
     emit_leader(out, t, p, leader, &isr);
@@ -66,22 +66,22 @@ int16_t bk_ctrl_elect(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type,
 /* Kafka's trigger: a broker whose share of "preferred but not leading"
  * partitions exceeds leader_imbalance_pct gets its leaderships back.
  * O(partitions); counters per registered broker, indexed like img->brokers. */
-static bool imbalanced(const bk_ctrl_t *c, const bk_image_t *img, int32_t broker,
+static bool imbalanced(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t broker,
                        const int32_t *preferred, const int32_t *not_led) {
-    const bk_broker_t *b = bk_image_broker(img, broker);
+    const bk_meta_broker_t *b = bk_meta_image_broker(img, broker);
     if (!b) return false;
     size_t k = (size_t)(b - img->brokers);
     return preferred[k] > 0 &&
            (int64_t)not_led[k] * 100 > (int64_t)c->cfg.leader_imbalance_pct * preferred[k];
 }
 
-size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
-    int32_t preferred[BK_BROKERS_MAX] = { 0 }, not_led[BK_BROKERS_MAX] = { 0 };
+size_t bk_meta_ctrl_rebalance(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_meta_recs_t *out) {
+    int32_t preferred[BK_META_BROKERS_MAX] = { 0 }, not_led[BK_META_BROKERS_MAX] = { 0 };
     for (size_t i = 0; i < img->ntopics; i++) {
-        const bk_topic_t *t = img->by_name[i];
+        const bk_meta_topic_t *t = img->by_name[i];
         for (int32_t j = 0; j < t->nparts; j++) {
-            const bk_partition_t *p = &t->parts[j];
-            const bk_broker_t *b = bk_image_broker(img, p->replicas.v[0]);
+            const bk_meta_partition_t *p = &t->parts[j];
+            const bk_meta_broker_t *b = bk_meta_image_broker(img, p->replicas.v[0]);
             if (!b) continue;
             preferred[b - img->brokers]++;
             not_led[b - img->brokers] += p->leader != b->id;
@@ -89,11 +89,11 @@ size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
     }
     size_t moved = 0;
     for (size_t i = 0; i < img->ntopics; i++) {
-        const bk_topic_t *t = img->by_name[i];
+        const bk_meta_topic_t *t = img->by_name[i];
         for (int32_t j = 0; j < t->nparts; j++) {
-            const bk_partition_t *p = &t->parts[j];
+            const bk_meta_partition_t *p = &t->parts[j];
             int32_t pref = p->replicas.v[0];
-            if (p->leader == pref || !bk_ids_has(&p->isr, pref) || !bk_image_broker_usable(img, pref))
+            if (p->leader == pref || !bk_meta_ids_has(&p->isr, pref) || !bk_meta_image_broker_usable(img, pref))
                 continue;
             if (!imbalanced(c, img, pref, preferred, not_led)) continue;
             emit_leader(out, t, p, pref, &p->isr);
@@ -106,16 +106,16 @@ size_t bk_ctrl_rebalance(bk_ctrl_t *c, const bk_image_t *img, bk_recs_t *out) {
 /* ---- the state after a replica/ISR change ---------------------------------- */
 
 typedef struct {
-    bk_ids_t replicas, adding, removing, isr;
+    bk_meta_ids_t replicas, adding, removing, isr;
     int32_t leader;
 } pstate_t;
 
 /* Completes a reassignment whose target replicas are all in the ISR. */
 static void maybe_complete(pstate_t *s) {
     if (s->adding.n == 0 && s->removing.n == 0) return;
-    bk_ids_t target = ids_minus(&s->replicas, &s->removing);
+    bk_meta_ids_t target = ids_minus(&s->replicas, &s->removing);
     for (int32_t i = 0; i < target.n; i++)
-        if (!bk_ids_has(&s->isr, target.v[i])) return;
+        if (!bk_meta_ids_has(&s->isr, target.v[i])) return;
     s->replicas = target;
     s->isr = ids_and(&s->isr, &target);
     s->adding = no_ids;
@@ -124,15 +124,15 @@ static void maybe_complete(pstate_t *s) {
 
 /* Picks the leader for the new state (keeps the current one when it is still
  * an alive ISR member) and emits the change; fills the result state. */
-static void emit_state(const bk_ctrl_t *c, const bk_image_t *img, const bk_topic_t *t,
-                       const bk_partition_t *p, pstate_t *s, bk_recs_t *out) {
+static void emit_state(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_topic_t *t,
+                       const bk_meta_partition_t *p, pstate_t *s, bk_meta_recs_t *out) {
     s->leader = p->leader;
-    if (s->leader == -1 || !bk_ids_has(&s->isr, s->leader) || !ctrl_alive(img, NULL, s->leader)) {
-        bk_ids_t isr = s->isr;
+    if (s->leader == -1 || !bk_meta_ids_has(&s->isr, s->leader) || !ctrl_alive(img, NULL, s->leader)) {
+        bk_meta_ids_t isr = s->isr;
         s->leader = ctrl_elect_from(img, &s->replicas, &isr, NULL, ctrl_unclean(c, img, t), &s->isr);
     }
-    bool reps = !bk_ids_equal(&s->replicas, &p->replicas) || !bk_ids_equal(&s->adding, &p->adding) ||
-                !bk_ids_equal(&s->removing, &p->removing);
+    bool reps = !bk_meta_ids_equal(&s->replicas, &p->replicas) || !bk_meta_ids_equal(&s->adding, &p->adding) ||
+                !bk_meta_ids_equal(&s->removing, &p->removing);
     pchange_t ch = { .has_leader = s->leader != p->leader, .leader = s->leader, .isr = &s->isr };
     if (reps) {
         ch.replicas = &s->replicas;
@@ -144,35 +144,35 @@ static void emit_state(const bk_ctrl_t *c, const bk_image_t *img, const bk_topic
 
 /* ---- AlterPartition -------------------------------------------------------- */
 
-static int16_t check_new_isr(const bk_image_t *img, const bk_partition_t *p,
-                             const bk_ctrl_alter_partition_t *req, bk_ids_t *isr) {
-    if (req->nisr == 0 || req->nisr > BK_REPLICAS_MAX || !req->new_isr)
+static int16_t check_new_isr(const bk_meta_image_t *img, const bk_meta_partition_t *p,
+                             const bk_meta_ctrl_alter_partition_t *req, bk_meta_ids_t *isr) {
+    if (req->nisr == 0 || req->nisr > BK_META_REPLICAS_MAX || !req->new_isr)
         return KP_ERROR_INVALID_REQUEST;
     isr->n = 0;
     for (size_t i = 0; i < req->nisr; i++) {
         int32_t b = req->new_isr[i];
-        if (bk_ids_has(isr, b)) return KP_ERROR_INVALID_REQUEST;
-        if (!bk_ids_has(&p->replicas, b) || !bk_image_broker_usable(img, b))
+        if (bk_meta_ids_has(isr, b)) return KP_ERROR_INVALID_REQUEST;
+        if (!bk_meta_ids_has(&p->replicas, b) || !bk_meta_image_broker_usable(img, b))
             return KP_ERROR_INELIGIBLE_REPLICA;
-        bk_ids_add(isr, b);
+        bk_meta_ids_add(isr, b);
     }
-    return bk_ids_has(isr, p->leader) ? KP_ERROR_NONE : KP_ERROR_INVALID_REQUEST;
+    return bk_meta_ids_has(isr, p->leader) ? KP_ERROR_NONE : KP_ERROR_INVALID_REQUEST;
 }
 
-void bk_ctrl_alter_partition(bk_ctrl_t *c, const bk_image_t *img,
-                             const bk_ctrl_alter_partition_t *req, bk_recs_t *out,
-                             bk_ctrl_alter_partition_result_t *res) {
+void bk_meta_ctrl_alter_partition(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
+                             const bk_meta_ctrl_alter_partition_t *req, bk_meta_recs_t *out,
+                             bk_meta_ctrl_alter_partition_result_t *res) {
     memset(res, 0, sizeof *res);
     res->leader = -1;
-    const bk_broker_t *b = bk_image_broker(img, req->broker_id);
+    const bk_meta_broker_t *b = bk_meta_image_broker(img, req->broker_id);
     if (!b || b->epoch != req->broker_epoch) { res->error = KP_ERROR_STALE_BROKER_EPOCH; return; }
-    const bk_topic_t *t = bk_image_topic_by_id(img, &req->topic_id);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, &req->topic_id);
     if (!t) { res->error = KP_ERROR_UNKNOWN_TOPIC_ID; return; }
     if (req->partition < 0 || req->partition >= t->nparts) {
         res->error = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return;
     }
-    const bk_partition_t *p = &t->parts[req->partition];
+    const bk_meta_partition_t *p = &t->parts[req->partition];
     /* a stale leader is told about the epoch first: it is no longer leader
      * because of that epoch */
     if (req->leader_epoch != p->leader_epoch) { res->error = KP_ERROR_FENCED_LEADER_EPOCH; return; }
@@ -194,26 +194,26 @@ void bk_ctrl_alter_partition(bk_ctrl_t *c, const bk_image_t *img,
 
 /* ---- reassignments --------------------------------------------------------- */
 
-static int16_t check_target(const bk_image_t *img, const bk_ctrl_reassign_t *req, bk_ids_t *target) {
-    if (req->nreplicas == 0 || req->nreplicas > BK_REPLICAS_MAX) return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
+static int16_t check_target(const bk_meta_image_t *img, const bk_meta_ctrl_reassign_t *req, bk_meta_ids_t *target) {
+    if (req->nreplicas == 0 || req->nreplicas > BK_META_REPLICAS_MAX) return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
     target->n = 0;
     for (size_t i = 0; i < req->nreplicas; i++) {
         int32_t b = req->replicas[i];
-        if (bk_ids_has(target, b) || !bk_image_broker(img, b))
+        if (bk_meta_ids_has(target, b) || !bk_meta_image_broker(img, b))
             return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
-        bk_ids_add(target, b);
+        bk_meta_ids_add(target, b);
     }
     return KP_ERROR_NONE;
 }
 
-int16_t bk_ctrl_reassign(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_reassign_t *req,
-                         bk_recs_t *out) {
-    const bk_topic_t *t;
-    const bk_partition_t *p = find(img, req->topic, req->partition, &t);
+int16_t bk_meta_ctrl_reassign(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_reassign_t *req,
+                         bk_meta_recs_t *out) {
+    const bk_meta_topic_t *t;
+    const bk_meta_partition_t *p = find(img, req->topic, req->partition, &t);
     if (!p) return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     bool in_progress = p->adding.n > 0 || p->removing.n > 0;
-    bk_ids_t orig = ids_minus(&p->replicas, &p->adding);
-    bk_ids_t target;
+    bk_meta_ids_t orig = ids_minus(&p->replicas, &p->adding);
+    bk_meta_ids_t target;
     if (!req->replicas) {
         if (!in_progress) return KP_ERROR_NO_REASSIGNMENT_IN_PROGRESS;
         target = orig;
@@ -224,12 +224,12 @@ int16_t bk_ctrl_reassign(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_reas
     pstate_t s;
     s.adding = ids_minus(&target, &orig);
     s.removing = ids_minus(&orig, &target);
-    if (target.n + s.removing.n > BK_REPLICAS_MAX) return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
+    if (target.n + s.removing.n > BK_META_REPLICAS_MAX) return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
     s.replicas = target;
-    for (int32_t i = 0; i < s.removing.n; i++) bk_ids_add(&s.replicas, s.removing.v[i]);
+    for (int32_t i = 0; i < s.removing.n; i++) bk_meta_ids_add(&s.replicas, s.removing.v[i]);
     s.isr = ids_and(&p->isr, &s.replicas);
-    if (s.adding.n == 0 && s.removing.n == 0 && bk_ids_equal(&s.replicas, &p->replicas) &&
-        bk_ids_equal(&s.isr, &p->isr) && !in_progress)
+    if (s.adding.n == 0 && s.removing.n == 0 && bk_meta_ids_equal(&s.replicas, &p->replicas) &&
+        bk_meta_ids_equal(&s.isr, &p->isr) && !in_progress)
         return KP_ERROR_NONE;       /* already the assignment: nothing to write */
     maybe_complete(&s);
     emit_state(c, img, t, p, &s, out);

@@ -9,7 +9,7 @@
 
 #include "protocol/kp_errors.h"
 
-bool bk_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen) {
+bool bk_meta_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen) {
     if (!name || !name[0]) {
         snprintf(msg, msglen, "Topic name is illegal, it can't be empty");
         return false;
@@ -18,10 +18,10 @@ bool bk_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen) {
         snprintf(msg, msglen, "Topic name cannot be \".\" or \"..\"");
         return false;
     }
-    size_t len = strnlen(name, BK_TOPIC_NAME_MAX + 1);
-    if (len > BK_TOPIC_NAME_MAX) {
+    size_t len = strnlen(name, BK_META_TOPIC_NAME_MAX + 1);
+    if (len > BK_META_TOPIC_NAME_MAX) {
         snprintf(msg, msglen, "Topic name is illegal, it can't be longer than %d characters",
-                 BK_TOPIC_NAME_MAX);
+                 BK_META_TOPIC_NAME_MAX);
         return false;
     }
     for (size_t i = 0; i < len; i++) {
@@ -37,11 +37,11 @@ bool bk_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen) {
     return true;
 }
 
-/* One partition of a manual assignment: 1..BK_REPLICAS_MAX distinct usable
+/* One partition of a manual assignment: 1..BK_META_REPLICAS_MAX distinct usable
  * brokers; rf > 0 also requires that many. */
-static int16_t check_assignment(const bk_image_t *img, const bk_ctrl_assignment_t *a, int32_t rf,
-                                bk_ids_t *out, char *msg, size_t msglen) {
-    if (a->nbrokers == 0 || a->nbrokers > BK_REPLICAS_MAX || !a->brokers) {
+static int16_t check_assignment(const bk_meta_image_t *img, const bk_meta_ctrl_assignment_t *a, int32_t rf,
+                                bk_meta_ids_t *out, char *msg, size_t msglen) {
+    if (a->nbrokers == 0 || a->nbrokers > BK_META_REPLICAS_MAX || !a->brokers) {
         snprintf(msg, msglen, "The manual partition assignment for partition %d has %zu replicas.",
                  (int)a->partition, a->nbrokers);
         return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
@@ -54,25 +54,25 @@ static int16_t check_assignment(const bk_image_t *img, const bk_ctrl_assignment_
     out->n = 0;
     for (size_t i = 0; i < a->nbrokers; i++) {
         int32_t b = a->brokers[i];
-        if (bk_ids_has(out, b)) {
+        if (bk_meta_ids_has(out, b)) {
             snprintf(msg, msglen, "The manual partition assignment includes broker %d twice.", (int)b);
             return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
         }
-        if (!bk_image_broker_usable(img, b)) {
+        if (!bk_meta_image_broker_usable(img, b)) {
             snprintf(msg, msglen, "The manual partition assignment includes broker %d, but no "
                                   "such broker is registered and unfenced.", (int)b);
             return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
         }
-        bk_ids_add(out, b);
+        bk_meta_ids_add(out, b);
     }
     return KP_ERROR_NONE;
 }
 
 /* The manual assignment of CreateTopics: partitions 0..n-1, each once. */
-static int16_t check_manual(const bk_image_t *img, const bk_ctrl_create_topic_t *t,
-                            bk_ids_t *out, char *msg, size_t msglen) {
+static int16_t check_manual(const bk_meta_image_t *img, const bk_meta_ctrl_create_topic_t *t,
+                            bk_meta_ids_t *out, char *msg, size_t msglen) {
     size_t n = t->nassignments;
-    if (n > BK_CREATE_PARTITIONS_MAX) {
+    if (n > BK_META_CREATE_PARTITIONS_MAX) {
         snprintf(msg, msglen, "Too many partitions: %zu.", n);
         return KP_ERROR_INVALID_PARTITIONS;
     }
@@ -81,7 +81,7 @@ static int16_t check_manual(const bk_image_t *img, const bk_ctrl_create_topic_t 
     int16_t err = KP_ERROR_NONE;
     int32_t rf = (int32_t)t->assignments[0].nbrokers;
     for (size_t i = 0; i < n && !err; i++) {
-        const bk_ctrl_assignment_t *a = &t->assignments[i];
+        const bk_meta_ctrl_assignment_t *a = &t->assignments[i];
         if (a->partition < 0 || (size_t)a->partition >= n || seen[a->partition]) {
             snprintf(msg, msglen, "Partitions must be numbered 0 to %zu, each once; got %d.",
                      n - 1, (int)a->partition);
@@ -95,10 +95,10 @@ static int16_t check_manual(const bk_image_t *img, const bk_ctrl_create_topic_t 
     return err;
 }
 
-static int16_t check_configs(const bk_ctrl_t *c, const bk_ctrl_create_topic_t *t, char *msg,
+static int16_t check_configs(const bk_meta_ctrl_t *c, const bk_meta_ctrl_create_topic_t *t, char *msg,
                              size_t msglen) {
     for (size_t i = 0; i < t->nconfigs; i++) {
-        const bk_ctrl_kv_t *kv = &t->configs[i];
+        const bk_meta_ctrl_kv_t *kv = &t->configs[i];
         if (!kv->name || !kv->name[0] || !kv->value) {
             snprintf(msg, msglen, "Null value not supported for topic configs: %s",
                      kv->name ? kv->name : "(null)");
@@ -123,7 +123,7 @@ static bool same_but_for_dots(const char *a, const char *b) {
     return *a == *b;
 }
 
-static const char *colliding_topic(const bk_image_t *img, const char *name) {
+static const char *colliding_topic(const bk_meta_image_t *img, const char *name) {
     if (!strchr(name, '.') && !strchr(name, '_')) return NULL;
     for (size_t i = 0; i < img->ntopics; i++) {
         const char *other = img->by_name[i]->name;
@@ -132,44 +132,44 @@ static const char *colliding_topic(const bk_image_t *img, const char *name) {
     return NULL;
 }
 
-static bool name_twice(const bk_ctrl_create_topic_t *req, size_t n, size_t i) {
+static bool name_twice(const bk_meta_ctrl_create_topic_t *req, size_t n, size_t i) {
     for (size_t j = 0; j < n; j++)
         if (j != i && req[j].name && req[i].name && strcmp(req[j].name, req[i].name) == 0)
             return true;
     return false;
 }
 
-static void emit_topic(bk_recs_t *out, const char *name, const bk_uuid_t *id) {
+static void emit_topic(bk_meta_recs_t *out, const char *name, const bk_meta_uuid_t *id) {
     Skiff__Metadata__Topic m = SKIFF__METADATA__TOPIC__INIT;
     m.name = (char *)name;
     m.has_topic_id = true;
-    m.topic_id.len = BK_UUID_BYTES;
+    m.topic_id.len = BK_META_UUID_BYTES;
     m.topic_id.data = (uint8_t *)id->b;
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC;
     r.topic = &m;
-    bk_recs_add(out, &r);
+    bk_meta_recs_add(out, &r);
 }
 
-static void emit_config(bk_recs_t *out, const char *topic, const bk_ctrl_kv_t *kv) {
+static void emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ctrl_kv_t *kv) {
     Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
-    m.has_resource_type = true; m.resource_type = BK_RESOURCE_TOPIC;
+    m.has_resource_type = true; m.resource_type = BK_META_RESOURCE_TOPIC;
     m.resource_name = (char *)topic;
     m.name = (char *)kv->name;
     m.value = (char *)kv->value;
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
-    bk_recs_add(out, &r);
+    bk_meta_recs_add(out, &r);
 }
 
 /* Validates one CreateTopics item and, on success, fills reps[nparts]. */
-static int16_t check_create(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_create_topic_t *t,
-                            bk_ids_t **reps, bk_ctrl_create_result_t *res) {
+static int16_t check_create(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_create_topic_t *t,
+                            bk_meta_ids_t **reps, bk_meta_ctrl_create_result_t *res) {
     char *msg = res->message;
     size_t ml = sizeof res->message;
-    if (!bk_ctrl_topic_name_valid(t->name, msg, ml)) return KP_ERROR_INVALID_TOPIC_EXCEPTION;
-    if (bk_image_topic_by_name(img, t->name)) {
+    if (!bk_meta_ctrl_topic_name_valid(t->name, msg, ml)) return KP_ERROR_INVALID_TOPIC_EXCEPTION;
+    if (bk_meta_image_topic_by_name(img, t->name)) {
         snprintf(msg, ml, "Topic '%s' already exists.", t->name);
         return KP_ERROR_TOPIC_ALREADY_EXISTS;
     }
@@ -189,7 +189,7 @@ static int16_t check_create(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_c
     int32_t rf = manual ? (int32_t)t->assignments[0].nbrokers
                         : t->replication_factor == -1 ? c->cfg.default_replication_factor
                                                       : t->replication_factor;
-    if (np <= 0 || np > BK_CREATE_PARTITIONS_MAX) {
+    if (np <= 0 || np > BK_META_CREATE_PARTITIONS_MAX) {
         snprintf(msg, ml, "Number of partitions was set to an invalid value: %d.", (int)np);
         return KP_ERROR_INVALID_PARTITIONS;
     }
@@ -207,12 +207,12 @@ static int16_t check_create(bk_ctrl_t *c, const bk_image_t *img, const bk_ctrl_c
     return check_configs(c, t, msg, ml);
 }
 
-void bk_ctrl_create_topics(bk_ctrl_t *c, const bk_image_t *img,
-                           const bk_ctrl_create_topic_t *req, size_t n, bool validate_only,
-                           bk_recs_t *out, bk_ctrl_create_result_t *res) {
+void bk_meta_ctrl_create_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
+                           const bk_meta_ctrl_create_topic_t *req, size_t n, bool validate_only,
+                           bk_meta_recs_t *out, bk_meta_ctrl_create_result_t *res) {
     for (size_t i = 0; i < n; i++) {
-        const bk_ctrl_create_topic_t *t = &req[i];
-        bk_ctrl_create_result_t *r = &res[i];
+        const bk_meta_ctrl_create_topic_t *t = &req[i];
+        bk_meta_ctrl_create_result_t *r = &res[i];
         assert(t->nassignments == 0 || t->assignments);     /* the decoder's contract */
         assert(t->nconfigs == 0 || t->configs);
         memset(r, 0, sizeof *r);
@@ -224,7 +224,7 @@ void bk_ctrl_create_topics(bk_ctrl_t *c, const bk_image_t *img,
                                                     "multiple entries for topic %s", t->name);
             continue;
         }
-        bk_ids_t *reps = NULL;
+        bk_meta_ids_t *reps = NULL;
         r->error = check_create(c, img, t, &reps, r);
         if (r->error == KP_ERROR_NONE && !validate_only) {
             r->topic_id = ctrl_new_topic_id(c, img);
@@ -241,13 +241,13 @@ void bk_ctrl_create_topics(bk_ctrl_t *c, const bk_image_t *img,
     }
 }
 
-void bk_ctrl_delete_topics(bk_ctrl_t *c, const bk_image_t *img,
-                           const bk_ctrl_delete_topic_t *req, size_t n, bk_recs_t *out,
-                           bk_ctrl_delete_result_t *res) {
+void bk_meta_ctrl_delete_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
+                           const bk_meta_ctrl_delete_topic_t *req, size_t n, bk_meta_recs_t *out,
+                           bk_meta_ctrl_delete_result_t *res) {
     for (size_t i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
-        const bk_topic_t *t = req[i].name ? bk_image_topic_by_name(img, req[i].name)
-                                          : bk_image_topic_by_id(img, &req[i].id);
+        const bk_meta_topic_t *t = req[i].name ? bk_meta_image_topic_by_name(img, req[i].name)
+                                          : bk_meta_image_topic_by_id(img, &req[i].id);
         if (!t) {
             res[i].error = req[i].name ? KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION
                                        : KP_ERROR_UNKNOWN_TOPIC_ID;
@@ -256,31 +256,31 @@ void bk_ctrl_delete_topics(bk_ctrl_t *c, const bk_image_t *img,
         res[i].id = t->id;
         bool repeat = false;
         for (size_t j = 0; j < i && !repeat; j++)
-            repeat = res[j].error == KP_ERROR_NONE && memcmp(res[j].id.b, t->id.b, BK_UUID_BYTES) == 0;
+            repeat = res[j].error == KP_ERROR_NONE && memcmp(res[j].id.b, t->id.b, BK_META_UUID_BYTES) == 0;
         if (repeat) {
             res[i].error = KP_ERROR_INVALID_REQUEST;
             continue;
         }
         Skiff__Metadata__TopicRemoval m = SKIFF__METADATA__TOPIC_REMOVAL__INIT;
         m.has_topic_id = true;
-        m.topic_id.len = BK_UUID_BYTES;
+        m.topic_id.len = BK_META_UUID_BYTES;
         m.topic_id.data = (uint8_t *)t->id.b;
         Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
         r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC_REMOVAL;
         r.topic_removal = &m;
-        bk_recs_add(out, &r);
+        bk_meta_recs_add(out, &r);
     }
 }
 
-static int16_t create_parts_one(bk_ctrl_t *c, const bk_image_t *img,
-                                const bk_ctrl_create_partitions_t *q, bool validate_only,
-                                bk_recs_t *out, char *msg, size_t ml) {
-    const bk_topic_t *t = q->name ? bk_image_topic_by_name(img, q->name) : NULL;
+static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
+                                const bk_meta_ctrl_create_partitions_t *q, bool validate_only,
+                                bk_meta_recs_t *out, char *msg, size_t ml) {
+    const bk_meta_topic_t *t = q->name ? bk_meta_image_topic_by_name(img, q->name) : NULL;
     if (!t) {
         snprintf(msg, ml, "This server does not host this topic-partition.");
         return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    if (q->count <= t->nparts || q->count > BK_CREATE_PARTITIONS_MAX) {
+    if (q->count <= t->nparts || q->count > BK_META_CREATE_PARTITIONS_MAX) {
         snprintf(msg, ml, "Topic currently has %d partitions, %d would not be an increase.",
                  (int)t->nparts, (int)q->count);
         return KP_ERROR_INVALID_PARTITIONS;
@@ -293,7 +293,7 @@ static int16_t create_parts_one(bk_ctrl_t *c, const bk_image_t *img,
                  (int)add, q->nassignments);
         return KP_ERROR_INVALID_REPLICA_ASSIGNMENT;
     }
-    bk_ids_t *reps = calloc((size_t)add, sizeof *reps);
+    bk_meta_ids_t *reps = calloc((size_t)add, sizeof *reps);
     if (!reps) return KP_ERROR_UNKNOWN_SERVER_ERROR;
     int16_t err = KP_ERROR_NONE;
     if (q->nassignments)
@@ -307,12 +307,12 @@ static int16_t create_parts_one(bk_ctrl_t *c, const bk_image_t *img,
     return err;
 }
 
-void bk_ctrl_create_partitions(bk_ctrl_t *c, const bk_image_t *img,
-                               const bk_ctrl_create_partitions_t *req, size_t n,
-                               bool validate_only, bk_recs_t *out, int16_t *errors,
-                               char (*msgs)[BK_CTRL_MESSAGE_MAX]) {
+void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
+                               const bk_meta_ctrl_create_partitions_t *req, size_t n,
+                               bool validate_only, bk_meta_recs_t *out, int16_t *errors,
+                               char (*msgs)[BK_META_CTRL_MESSAGE_MAX]) {
     for (size_t i = 0; i < n; i++) {
-        char scratch[BK_CTRL_MESSAGE_MAX];
+        char scratch[BK_META_CTRL_MESSAGE_MAX];
         char *msg = msgs ? msgs[i] : scratch;
         msg[0] = '\0';
         bool twice = false;
@@ -320,9 +320,9 @@ void bk_ctrl_create_partitions(bk_ctrl_t *c, const bk_image_t *img,
             twice = j != i && req[i].name && req[j].name && strcmp(req[i].name, req[j].name) == 0;
         if (twice) {
             errors[i] = KP_ERROR_INVALID_REQUEST;
-            snprintf(msg, BK_CTRL_MESSAGE_MAX, "Duplicate topic in request.");
+            snprintf(msg, BK_META_CTRL_MESSAGE_MAX, "Duplicate topic in request.");
             continue;
         }
-        errors[i] = create_parts_one(c, img, &req[i], validate_only, out, msg, BK_CTRL_MESSAGE_MAX);
+        errors[i] = create_parts_one(c, img, &req[i], validate_only, out, msg, BK_META_CTRL_MESSAGE_MAX);
     }
 }

@@ -17,17 +17,17 @@
 
 #include "broker/meta/image.h"
 
-#define BK_HEALTH_DOWN_LIST_MAX 64      /* ids listed in down[]; ndown counts all */
+#define BK_META_HEALTH_DOWN_LIST_MAX 64      /* ids listed in down[]; ndown counts all */
 
 typedef struct {
     bool healthy;
     bool no_controller;                 /* controller_id < 0 */
     size_t ndown;                       /* fenced or expected-but-unregistered brokers */
-    int32_t down[BK_HEALTH_DOWN_LIST_MAX];   /* the first of them, ascending ids */
+    int32_t down[BK_META_HEALTH_DOWN_LIST_MAX];   /* the first of them, ascending ids */
     size_t ndown_listed;
     size_t leaderless;                  /* partitions without a leader */
     size_t under;                       /* led partitions with ISR < replicas */
-} bk_health_t;
+} bk_meta_health_t;
 
 /* Judges img: healthy when a controller is known (controller_id >= 0), every
  * id in expected[0..nexpected) is registered, no registered broker is
@@ -35,7 +35,7 @@ typedef struct {
  * repeats and may be NULL when nexpected is 0 (the node passes its quorum
  * voters and itself: every node of a quorum registers as a broker). Fills
  * *out; reads img only. Cost O(brokers x expected + partitions). */
-void bk_health_judge(const bk_image_t *img, int32_t controller_id, const int32_t *expected,
-                     size_t nexpected, bk_health_t *out);
+void bk_meta_health_judge(const bk_meta_image_t *img, int32_t controller_id, const int32_t *expected,
+                     size_t nexpected, bk_meta_health_t *out);
 
 #endif

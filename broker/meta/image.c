@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bk_image_init(bk_image_t *img, int32_t local_id) {
+void bk_meta_image_init(bk_meta_image_t *img, int32_t local_id) {
     memset(img, 0, sizeof *img);
     img->last_offset = -1;
     img->last_epoch = -1;
     img->local_id = local_id;
 }
 
-static void broker_free(bk_broker_t *b) {
+static void broker_free(bk_meta_broker_t *b) {
     for (int32_t i = 0; i < b->nendpoints; i++) {
         free(b->endpoints[i].listener);
         free(b->endpoints[i].host);
@@ -24,21 +24,21 @@ static void broker_free(bk_broker_t *b) {
     memset(b, 0, sizeof *b);
 }
 
-void img_topic_free(bk_topic_t *t) {
+void img_topic_free(bk_meta_topic_t *t) {
     if (!t) return;
     free(t->name);
     free(t->parts);
     free(t);
 }
 
-void img_config_free(bk_img_config_t *c) {
+void img_config_free(bk_meta_img_config_t *c) {
     free(c->resource_name);
     free(c->name);
     free(c->value);
     memset(c, 0, sizeof *c);
 }
 
-void bk_image_free(bk_image_t *img) {
+void bk_meta_image_free(bk_meta_image_t *img) {
     for (size_t i = 0; i < img->nbrokers; i++) broker_free(&img->brokers[i]);
     for (size_t i = 0; i < img->ntopics; i++) img_topic_free(img->by_name[i]);
     for (size_t i = 0; i < img->nconfigs; i++) img_config_free(&img->configs[i]);
@@ -50,11 +50,11 @@ void bk_image_free(bk_image_t *img) {
     free(img->cluster_id);
     int32_t local = img->local_id;
     uint64_t gen = img->configs_gen;
-    bk_image_init(img, local);
+    bk_meta_image_init(img, local);
     img->configs_gen = gen + 1;     /* the configs are gone: derived caches are stale */
 }
 
-int bk_image_set_cluster_id(bk_image_t *img, const char *cluster_id) {
+int bk_meta_image_set_cluster_id(bk_meta_image_t *img, const char *cluster_id) {
     char *copy = NULL;
     if (cluster_id) {
         copy = strdup(cluster_id);
@@ -65,37 +65,37 @@ int bk_image_set_cluster_id(bk_image_t *img, const char *cluster_id) {
     return KP_OK;
 }
 
-void bk_image_set_last_epoch(bk_image_t *img, int32_t epoch) { img->last_epoch = epoch; }
+void bk_meta_image_set_last_epoch(bk_meta_image_t *img, int32_t epoch) { img->last_epoch = epoch; }
 
 /* ---- small sets ---------------------------------------------------------- */
 
-bool bk_ids_has(const bk_ids_t *s, int32_t id) {
+bool bk_meta_ids_has(const bk_meta_ids_t *s, int32_t id) {
     for (int32_t i = 0; i < s->n; i++)
         if (s->v[i] == id) return true;
     return false;
 }
 
-void bk_ids_add(bk_ids_t *s, int32_t id) {
-    assert(s->n < BK_REPLICAS_MAX);
+void bk_meta_ids_add(bk_meta_ids_t *s, int32_t id) {
+    assert(s->n < BK_META_REPLICAS_MAX);
     s->v[s->n++] = id;
 }
 
-void bk_ids_remove(bk_ids_t *s, int32_t id) {
+void bk_meta_ids_remove(bk_meta_ids_t *s, int32_t id) {
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++)
         if (s->v[i] != id) s->v[k++] = s->v[i];
     s->n = k;
 }
 
-bool bk_ids_equal(const bk_ids_t *a, const bk_ids_t *b) {
+bool bk_meta_ids_equal(const bk_meta_ids_t *a, const bk_meta_ids_t *b) {
     if (a->n != b->n) return false;
     for (int32_t i = 0; i < a->n; i++)
         if (a->v[i] != b->v[i]) return false;
     return true;
 }
 
-bool bk_uuid_is_zero(const bk_uuid_t *u) {
-    for (int i = 0; i < BK_UUID_BYTES; i++)
+bool bk_meta_uuid_is_zero(const bk_meta_uuid_t *u) {
+    for (int i = 0; i < BK_META_UUID_BYTES; i++)
         if (u->b[i]) return false;
     return true;
 }
@@ -104,7 +104,7 @@ bool bk_uuid_is_zero(const bk_uuid_t *u) {
  * Each returns the index where the key is or would be inserted; *found says
  * which. */
 
-size_t img_broker_pos(const bk_image_t *img, int32_t id, bool *found) {
+size_t img_broker_pos(const bk_meta_image_t *img, int32_t id, bool *found) {
     size_t lo = 0, hi = img->nbrokers;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -115,7 +115,7 @@ size_t img_broker_pos(const bk_image_t *img, int32_t id, bool *found) {
     return lo;
 }
 
-size_t img_name_pos(const bk_image_t *img, const char *name, bool *found) {
+size_t img_name_pos(const bk_meta_image_t *img, const char *name, bool *found) {
     size_t lo = 0, hi = img->ntopics;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -126,18 +126,18 @@ size_t img_name_pos(const bk_image_t *img, const char *name, bool *found) {
     return lo;
 }
 
-size_t img_id_pos(const bk_image_t *img, const bk_uuid_t *id, bool *found) {
+size_t img_id_pos(const bk_meta_image_t *img, const bk_meta_uuid_t *id, bool *found) {
     size_t lo = 0, hi = img->ntopics;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (memcmp(img->by_id[mid]->id.b, id->b, BK_UUID_BYTES) < 0) lo = mid + 1;
+        if (memcmp(img->by_id[mid]->id.b, id->b, BK_META_UUID_BYTES) < 0) lo = mid + 1;
         else hi = mid;
     }
-    *found = lo < img->ntopics && memcmp(img->by_id[lo]->id.b, id->b, BK_UUID_BYTES) == 0;
+    *found = lo < img->ntopics && memcmp(img->by_id[lo]->id.b, id->b, BK_META_UUID_BYTES) == 0;
     return lo;
 }
 
-static int config_cmp(int32_t type, const char *rname, const char *name, const bk_img_config_t *c) {
+static int config_cmp(int32_t type, const char *rname, const char *name, const bk_meta_img_config_t *c) {
     if (type != c->resource_type) return type < c->resource_type ? -1 : 1;
     int r = strcmp(rname, c->resource_name);
     if (r) return r;
@@ -145,7 +145,7 @@ static int config_cmp(int32_t type, const char *rname, const char *name, const b
     return strcmp(name, c->name);
 }
 
-size_t img_config_pos(const bk_image_t *img, int32_t type, const char *rname, const char *name,
+size_t img_config_pos(const bk_meta_image_t *img, int32_t type, const char *rname, const char *name,
                       bool *found) {
     size_t lo = 0, hi = img->nconfigs;
     while (lo < hi) {
@@ -159,50 +159,50 @@ size_t img_config_pos(const bk_image_t *img, int32_t type, const char *rname, co
 
 /* ---- lookups --------------------------------------------------------------- */
 
-const bk_topic_t *bk_image_topic_by_name(const bk_image_t *img, const char *name) {
+const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, const char *name) {
     bool found;
     size_t i = img_name_pos(img, name, &found);
     return found ? img->by_name[i] : NULL;
 }
 
-const bk_topic_t *bk_image_topic_by_id(const bk_image_t *img, const bk_uuid_t *id) {
+const bk_meta_topic_t *bk_meta_image_topic_by_id(const bk_meta_image_t *img, const bk_meta_uuid_t *id) {
     bool found;
     size_t i = img_id_pos(img, id, &found);
     return found ? img->by_id[i] : NULL;
 }
 
-const bk_partition_t *bk_image_partition(const bk_image_t *img, const bk_uuid_t *topic_id,
+const bk_meta_partition_t *bk_meta_image_partition(const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
                                          int32_t partition) {
-    const bk_topic_t *t = bk_image_topic_by_id(img, topic_id);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, topic_id);
     if (!t || partition < 0 || partition >= t->nparts) return NULL;
     assert(t->parts[partition].id == partition);
     return &t->parts[partition];
 }
 
-const bk_broker_t *bk_image_broker(const bk_image_t *img, int32_t broker_id) {
+const bk_meta_broker_t *bk_meta_image_broker(const bk_meta_image_t *img, int32_t broker_id) {
     bool found;
     size_t i = img_broker_pos(img, broker_id, &found);
     return found ? &img->brokers[i] : NULL;
 }
 
-int32_t bk_image_leader(const bk_image_t *img, const bk_uuid_t *topic_id, int32_t partition) {
-    const bk_partition_t *p = bk_image_partition(img, topic_id, partition);
+int32_t bk_meta_image_leader(const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id, int32_t partition) {
+    const bk_meta_partition_t *p = bk_meta_image_partition(img, topic_id, partition);
     return p ? p->leader : -1;
 }
 
-bool bk_image_broker_usable(const bk_image_t *img, int32_t broker_id) {
-    const bk_broker_t *b = bk_image_broker(img, broker_id);
+bool bk_meta_image_broker_usable(const bk_meta_image_t *img, int32_t broker_id) {
+    const bk_meta_broker_t *b = bk_meta_image_broker(img, broker_id);
     return b && !b->fenced && !b->in_controlled_shutdown;
 }
 
-size_t bk_image_unfenced_count(const bk_image_t *img) {
+size_t bk_meta_image_unfenced_count(const bk_meta_image_t *img) {
     size_t n = 0;
     for (size_t i = 0; i < img->nbrokers; i++)
         if (!img->brokers[i].fenced) n++;
     return n;
 }
 
-const bk_img_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
+const bk_meta_img_config_t *bk_meta_image_configs(const bk_meta_image_t *img, int32_t resource_type,
                                     const char *resource_name, size_t *n) {
     bool found;
     size_t first = img_config_pos(img, resource_type, resource_name, NULL, &found);
@@ -214,7 +214,7 @@ const bk_img_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_
     return *n ? &img->configs[first] : NULL;
 }
 
-const char *bk_image_config(const bk_image_t *img, int32_t resource_type,
+const char *bk_meta_image_config(const bk_meta_image_t *img, int32_t resource_type,
                             const char *resource_name, const char *name) {
     bool found;
     size_t i = img_config_pos(img, resource_type, resource_name, name, &found);

@@ -2,7 +2,7 @@
  * of the metadata log (__cluster_metadata-0) describe.
  *
  * Every node holds one image and applies committed records to it in log order
- * (bk_image_apply). The image answers Metadata, DescribeConfigs, the admin port
+ * (bk_meta_image_apply). The image answers Metadata, DescribeConfigs, the admin port
  * and the controller's decisions. It is pure data: no I/O, no clock, no
  * globals; one event-loop thread owns it.
  *
@@ -24,95 +24,95 @@
 #include "protocol/kp_wire.h"
 
 /* Bounds. A record that would exceed one is invalid (apply fails). */
-#define BK_REPLICAS_MAX 16          /* replicas of one partition, reassignment included */
-#define BK_BROKERS_MAX 1024
-#define BK_TOPICS_MAX 100000
-#define BK_PARTITIONS_MAX 100000    /* per topic */
-#define BK_CONFIGS_MAX 1000000
-#define BK_ENDPOINTS_MAX 8
-#define BK_TOPIC_NAME_MAX 249
+#define BK_META_REPLICAS_MAX 16          /* replicas of one partition, reassignment included */
+#define BK_META_BROKERS_MAX 1024
+#define BK_META_TOPICS_MAX 100000
+#define BK_META_PARTITIONS_MAX 100000    /* per topic */
+#define BK_META_CONFIGS_MAX 1000000
+#define BK_META_ENDPOINTS_MAX 8
+#define BK_META_TOPIC_NAME_MAX 249
 
-#define BK_UUID_BYTES 16
-#define BK_RESOURCE_TOPIC 2
-#define BK_RESOURCE_BROKER 4        /* name "" = cluster-wide default */
+#define BK_META_UUID_BYTES 16
+#define BK_META_RESOURCE_TOPIC 2
+#define BK_META_RESOURCE_BROKER 4        /* name "" = cluster-wide default */
 
-typedef struct { uint8_t b[BK_UUID_BYTES]; } bk_uuid_t;
+typedef struct { uint8_t b[BK_META_UUID_BYTES]; } bk_meta_uuid_t;
 
 /* A small set of broker ids, in order of significance (replicas[0] is the
  * preferred leader). */
 typedef struct {
     int32_t n;
-    int32_t v[BK_REPLICAS_MAX];
-} bk_ids_t;
+    int32_t v[BK_META_REPLICAS_MAX];
+} bk_meta_ids_t;
 
 typedef struct {
     char *listener;
     char *host;
     uint16_t port;
-} bk_endpoint_t;
+} bk_meta_endpoint_t;
 
 typedef struct {
     int32_t id;
-    uint8_t incarnation[BK_UUID_BYTES];
+    uint8_t incarnation[BK_META_UUID_BYTES];
     int64_t epoch;                  /* offset of the registration record */
-    bk_endpoint_t endpoints[BK_ENDPOINTS_MAX];
+    bk_meta_endpoint_t endpoints[BK_META_ENDPOINTS_MAX];
     int32_t nendpoints;
     char *rack;                     /* NULL = no rack */
     bool fenced;
     bool in_controlled_shutdown;
-} bk_broker_t;
+} bk_meta_broker_t;
 
 typedef struct {
     int32_t id;
-    bk_ids_t replicas;              /* during a reassignment: target + removing */
-    bk_ids_t isr;
-    bk_ids_t adding;
-    bk_ids_t removing;
+    bk_meta_ids_t replicas;              /* during a reassignment: target + removing */
+    bk_meta_ids_t isr;
+    bk_meta_ids_t adding;
+    bk_meta_ids_t removing;
     int32_t leader;                 /* -1 = none (offline) */
     int32_t leader_epoch;
     int32_t partition_epoch;
     bool touched;                   /* in img->touched (change notification only) */
-} bk_partition_t;
+} bk_meta_partition_t;
 
 typedef struct {
     char *name;
-    bk_uuid_t id;
+    bk_meta_uuid_t id;
     int32_t nparts;
-    bk_partition_t *parts;          /* parts[i].id == i */
-} bk_topic_t;
+    bk_meta_partition_t *parts;          /* parts[i].id == i */
+} bk_meta_topic_t;
 
 typedef struct {
     int32_t resource_type;
     char *resource_name;
     char *name;
     char *value;
-} bk_img_config_t;
+} bk_meta_img_config_t;
 
 /* What the local node must do for one partition after a batch of records. */
 typedef enum {
-    BK_CHANGE_LEADER = 1,           /* become (or stay, with a new epoch) leader */
-    BK_CHANGE_FOLLOWER = 2,         /* become (or stay, with a new leader/epoch) follower */
-    BK_CHANGE_STOP = 3,             /* no longer a replica (or the topic is gone) */
-} bk_change_kind_t;
+    BK_META_CHANGE_LEADER = 1,           /* become (or stay, with a new epoch) leader */
+    BK_META_CHANGE_FOLLOWER = 2,         /* become (or stay, with a new leader/epoch) follower */
+    BK_META_CHANGE_STOP = 3,             /* no longer a replica (or the topic is gone) */
+} bk_meta_change_kind_t;
 
 typedef struct {
-    bk_change_kind_t kind;
-    bk_uuid_t topic_id;
+    bk_meta_change_kind_t kind;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
     bool deleted;                   /* STOP: delete the log (always: topic deleted or replica reassigned away) */
     int32_t leader;                 /* new state (LEADER/FOLLOWER only) */
     int32_t leader_epoch;
     int32_t partition_epoch;
-} bk_change_t;
+} bk_meta_change_t;
 
 typedef struct {                    /* local role of a touched partition before the batch */
-    bk_uuid_t topic_id;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
     int8_t old_role;                /* 0 none, 1 leader, 2 follower */
     int32_t old_leader;
     int32_t old_leader_epoch;
     int32_t old_partition_epoch;
-} bk_touch_t;
+} bk_meta_touch_t;
 
 typedef struct {
     char *cluster_id;
@@ -121,38 +121,38 @@ typedef struct {
     int64_t next_producer_id;       /* first id not yet handed out */
     int32_t local_id;               /* this node, for change notifications; -1 none */
 
-    bk_broker_t *brokers;           /* sorted by id */
+    bk_meta_broker_t *brokers;           /* sorted by id */
     size_t nbrokers, cap_brokers;
-    bk_topic_t **by_name;           /* sorted by name */
-    bk_topic_t **by_id;             /* sorted by id bytes */
+    bk_meta_topic_t **by_name;           /* sorted by name */
+    bk_meta_topic_t **by_id;             /* sorted by id bytes */
     size_t ntopics, cap_topics;
-    bk_img_config_t *configs;           /* sorted by (type, resource name, name) */
+    bk_meta_img_config_t *configs;           /* sorted by (type, resource name, name) */
     size_t nconfigs, cap_configs;
     uint64_t configs_gen;           /* moves on whenever `configs` may have changed
                                        (a Config record, a topic removal, a load or
                                        a free): what is derived from the configs
                                        (core/'s resolved topic configs) compares it */
 
-    bk_touch_t *touched;            /* since the last bk_image_take_changes */
+    bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
-} bk_image_t;
+} bk_meta_image_t;
 
 /* A (topic, partition) reference into an image; valid until the next apply. */
 typedef struct {
-    const bk_topic_t *topic;
-    const bk_partition_t *part;
-} bk_tp_t;
+    const bk_meta_topic_t *topic;
+    const bk_meta_partition_t *part;
+} bk_meta_tp_t;
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
 /* Empty image; local_id is this node's id (-1: no change notifications). */
-void bk_image_init(bk_image_t *img, int32_t local_id);
+void bk_meta_image_init(bk_meta_image_t *img, int32_t local_id);
 /* Frees everything the image owns; the image is then empty (re-init to reuse). */
-void bk_image_free(bk_image_t *img);
+void bk_meta_image_free(bk_meta_image_t *img);
 /* Copies cluster_id (may be NULL). KP_ERR_NOMEM on allocation failure. */
-KP_MUST_CHECK int bk_image_set_cluster_id(bk_image_t *img, const char *cluster_id);
+KP_MUST_CHECK int bk_meta_image_set_cluster_id(bk_meta_image_t *img, const char *cluster_id);
 /* The raft epoch of the last applied record, for snapshots. */
-void bk_image_set_last_epoch(bk_image_t *img, int32_t epoch);
+void bk_meta_image_set_last_epoch(bk_meta_image_t *img, int32_t epoch);
 
 /* ---- apply -------------------------------------------------------------- */
 
@@ -165,82 +165,82 @@ void bk_image_set_last_epoch(bk_image_t *img, int32_t epoch);
  * records are bytes from disk and network, and the caller must be able to
  * report which offset was bad. A BrokerRegistration without broker_epoch gets
  * `offset` as its epoch. The record is not retained. */
-KP_MUST_CHECK int bk_image_apply(bk_image_t *img, const Skiff__Metadata__MetadataRecord *rec,
+KP_MUST_CHECK int bk_meta_image_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec,
                                  int64_t offset);
 
 /* Unpacks `len` bytes as a MetadataRecord and applies it at `offset`.
  * KP_ERR_CORRUPT when the bytes do not decode. */
-KP_MUST_CHECK int bk_image_apply_bytes(bk_image_t *img, const uint8_t *data, size_t len,
+KP_MUST_CHECK int bk_meta_image_apply_bytes(bk_meta_image_t *img, const uint8_t *data, size_t len,
                                        int64_t offset);
 
 /* Change notification: for every partition touched by records since the last
  * call, writes at most `max` entries to `out` describing what the local node
  * must do, and forgets the touched set. Returns how many entries there were
  * in total (> max means some were dropped: the caller must size `out` by
- * bk_image_pending_changes first). Partitions whose state did not change for
+ * bk_meta_image_pending_changes first). Partitions whose state did not change for
  * the local node produce nothing. */
-size_t bk_image_take_changes(bk_image_t *img, bk_change_t *out, size_t max);
-/* Upper bound of the entries the next bk_image_take_changes can produce. */
-size_t bk_image_pending_changes(const bk_image_t *img);
+size_t bk_meta_image_take_changes(bk_meta_image_t *img, bk_meta_change_t *out, size_t max);
+/* Upper bound of the entries the next bk_meta_image_take_changes can produce. */
+size_t bk_meta_image_pending_changes(const bk_meta_image_t *img);
 
 /* ---- queries (pointers valid until the next apply or free) -------------- */
 
-const bk_topic_t *bk_image_topic_by_name(const bk_image_t *img, const char *name);
-const bk_topic_t *bk_image_topic_by_id(const bk_image_t *img, const bk_uuid_t *id);
+const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, const char *name);
+const bk_meta_topic_t *bk_meta_image_topic_by_id(const bk_meta_image_t *img, const bk_meta_uuid_t *id);
 /* NULL when the topic or partition does not exist. */
-const bk_partition_t *bk_image_partition(const bk_image_t *img, const bk_uuid_t *topic_id,
+const bk_meta_partition_t *bk_meta_image_partition(const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
                                          int32_t partition);
-const bk_broker_t *bk_image_broker(const bk_image_t *img, int32_t broker_id);
+const bk_meta_broker_t *bk_meta_image_broker(const bk_meta_image_t *img, int32_t broker_id);
 /* Leader of a partition; -1 when leaderless or when the partition is unknown. */
-int32_t bk_image_leader(const bk_image_t *img, const bk_uuid_t *topic_id, int32_t partition);
+int32_t bk_meta_image_leader(const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id, int32_t partition);
 /* Registered, unfenced and not in controlled shutdown: may lead and join ISRs. */
-bool bk_image_broker_usable(const bk_image_t *img, int32_t broker_id);
+bool bk_meta_image_broker_usable(const bk_meta_image_t *img, int32_t broker_id);
 /* Number of unfenced brokers. */
-size_t bk_image_unfenced_count(const bk_image_t *img);
+size_t bk_meta_image_unfenced_count(const bk_meta_image_t *img);
 
 typedef enum {
-    BK_SEL_LEADS = 1,               /* partitions the broker leads */
-    BK_SEL_FOLLOWS = 2,             /* partitions where it is a replica but not the leader */
-    BK_SEL_UNDER_REPLICATED = 3,    /* ISR smaller than replicas (broker ignored) */
-    BK_SEL_OFFLINE = 4,             /* leader -1 (broker ignored) */
-    BK_SEL_REASSIGNING = 5,         /* adding or removing replicas (broker ignored) */
-    BK_SEL_REPLICA = 6,             /* partitions where the broker is a replica */
-    BK_SEL_IN_ISR = 7,              /* partitions where the broker is in the ISR */
-} bk_select_t;
+    BK_META_SEL_LEADS = 1,               /* partitions the broker leads */
+    BK_META_SEL_FOLLOWS = 2,             /* partitions where it is a replica but not the leader */
+    BK_META_SEL_UNDER_REPLICATED = 3,    /* ISR smaller than replicas (broker ignored) */
+    BK_META_SEL_OFFLINE = 4,             /* leader -1 (broker ignored) */
+    BK_META_SEL_REASSIGNING = 5,         /* adding or removing replicas (broker ignored) */
+    BK_META_SEL_REPLICA = 6,             /* partitions where the broker is a replica */
+    BK_META_SEL_IN_ISR = 7,              /* partitions where the broker is in the ISR */
+} bk_meta_select_t;
 
 /* Writes up to `max` matching partitions to `out` (in topic-name, partition
  * order) and returns the total number that match. O(partitions). */
-size_t bk_image_select(const bk_image_t *img, bk_select_t sel, int32_t broker_id,
-                       bk_tp_t *out, size_t max);
+size_t bk_meta_image_select(const bk_meta_image_t *img, bk_meta_select_t sel, int32_t broker_id,
+                       bk_meta_tp_t *out, size_t max);
 
 /* The configs of one resource, as a contiguous sorted slice (count in *n). */
-const bk_img_config_t *bk_image_configs(const bk_image_t *img, int32_t resource_type,
+const bk_meta_img_config_t *bk_meta_image_configs(const bk_meta_image_t *img, int32_t resource_type,
                                     const char *resource_name, size_t *n);
 /* One config value, or NULL when not set. */
-const char *bk_image_config(const bk_image_t *img, int32_t resource_type,
+const char *bk_meta_image_config(const bk_meta_image_t *img, int32_t resource_type,
                             const char *resource_name, const char *name);
 
-/* ---- bk_ids_t helpers --------------------------------------------------- */
+/* ---- bk_meta_ids_t helpers --------------------------------------------------- */
 
-bool bk_ids_has(const bk_ids_t *s, int32_t id);
+bool bk_meta_ids_has(const bk_meta_ids_t *s, int32_t id);
 /* Appends id; asserts room. */
-void bk_ids_add(bk_ids_t *s, int32_t id);
-void bk_ids_remove(bk_ids_t *s, int32_t id);
-bool bk_ids_equal(const bk_ids_t *a, const bk_ids_t *b);
-bool bk_uuid_is_zero(const bk_uuid_t *u);
+void bk_meta_ids_add(bk_meta_ids_t *s, int32_t id);
+void bk_meta_ids_remove(bk_meta_ids_t *s, int32_t id);
+bool bk_meta_ids_equal(const bk_meta_ids_t *a, const bk_meta_ids_t *b);
+bool bk_meta_uuid_is_zero(const bk_meta_uuid_t *u);
 
 /* ---- snapshots ---------------------------------------------------------- */
 
 /* Serializes the image as a MetadataSnapshot message into a malloc'd buffer
  * (*out, *len; the caller frees). Equal images give identical bytes.
  * KP_ERR_NOMEM on allocation failure. */
-KP_MUST_CHECK int bk_image_snapshot(const bk_image_t *img, uint8_t **out, size_t *len);
+KP_MUST_CHECK int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *len);
 /* Replaces the content of `img` (keeping its local_id) with the image the
  * snapshot bytes describe. KP_ERR_CORRUPT when they do not decode,
  * KP_ERR_BAD_VALUE when a record inside is invalid; on error `img` is
  * unchanged. Every partition of the loaded image is reported by the next
- * bk_image_take_changes as if it were new (the old roles are kept, so a
+ * bk_meta_image_take_changes as if it were new (the old roles are kept, so a
  * partition the node no longer holds is reported as STOP). */
-KP_MUST_CHECK int bk_image_load(bk_image_t *img, const uint8_t *data, size_t len);
+KP_MUST_CHECK int bk_meta_image_load(bk_meta_image_t *img, const uint8_t *data, size_t len);
 
 #endif

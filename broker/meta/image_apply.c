@@ -11,58 +11,58 @@
 
 /* ---- validation helpers ---------------------------------------------------- */
 
-static bool uuid_from(const ProtobufCBinaryData *d, bool has, bk_uuid_t *out) {
-    if (!has || d->len != BK_UUID_BYTES) return false;
-    memcpy(out->b, d->data, BK_UUID_BYTES);
-    return !bk_uuid_is_zero(out);
+static bool uuid_from(const ProtobufCBinaryData *d, bool has, bk_meta_uuid_t *out) {
+    if (!has || d->len != BK_META_UUID_BYTES) return false;
+    memcpy(out->b, d->data, BK_META_UUID_BYTES);
+    return !bk_meta_uuid_is_zero(out);
 }
 
 /* Copies a repeated int32 field into a set: no duplicates, ids >= 0. */
-static bool ids_from(const int32_t *v, size_t n, bk_ids_t *out) {
-    if (n > BK_REPLICAS_MAX) return false;
+static bool ids_from(const int32_t *v, size_t n, bk_meta_ids_t *out) {
+    if (n > BK_META_REPLICAS_MAX) return false;
     out->n = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i] < 0 || bk_ids_has(out, v[i])) return false;
-        bk_ids_add(out, v[i]);
+        if (v[i] < 0 || bk_meta_ids_has(out, v[i])) return false;
+        bk_meta_ids_add(out, v[i]);
     }
     return true;
 }
 
-static bool ids_subset(const bk_ids_t *a, const bk_ids_t *of) {
+static bool ids_subset(const bk_meta_ids_t *a, const bk_meta_ids_t *of) {
     for (int32_t i = 0; i < a->n; i++)
-        if (!bk_ids_has(of, a->v[i])) return false;
+        if (!bk_meta_ids_has(of, a->v[i])) return false;
     return true;
 }
 
 /* The invariants every partition state in the image satisfies. */
-static bool partition_valid(const bk_partition_t *p) {
+static bool partition_valid(const bk_meta_partition_t *p) {
     if (p->replicas.n < 1) return false;
     if (!ids_subset(&p->isr, &p->replicas)) return false;
     if (!ids_subset(&p->adding, &p->replicas)) return false;
     if (!ids_subset(&p->removing, &p->replicas)) return false;
     for (int32_t i = 0; i < p->adding.n; i++)
-        if (bk_ids_has(&p->removing, p->adding.v[i])) return false;
-    if (p->leader != -1 && !bk_ids_has(&p->isr, p->leader)) return false;
+        if (bk_meta_ids_has(&p->removing, p->adding.v[i])) return false;
+    if (p->leader != -1 && !bk_meta_ids_has(&p->isr, p->leader)) return false;
     return p->leader_epoch >= 0 && p->partition_epoch >= 0;
 }
 
 /* ---- change tracking ------------------------------------------------------- */
 
-static int8_t role_of(const bk_partition_t *p, int32_t local) {
+static int8_t role_of(const bk_meta_partition_t *p, int32_t local) {
     if (p->leader == local) return 1;
-    return bk_ids_has(&p->replicas, local) ? 2 : 0;
+    return bk_meta_ids_has(&p->replicas, local) ? 2 : 0;
 }
 
-int img_touch(bk_image_t *img, const bk_topic_t *t, bk_partition_t *p) {
+int img_touch(bk_meta_image_t *img, const bk_meta_topic_t *t, bk_meta_partition_t *p) {
     if (img->local_id < 0 || p->touched) return KP_OK;
     if (img->ntouched == img->cap_touched) {
         size_t cap = img->cap_touched ? img->cap_touched * 2 : 64;
-        bk_touch_t *n = realloc(img->touched, cap * sizeof *n);
+        bk_meta_touch_t *n = realloc(img->touched, cap * sizeof *n);
         if (!n) return KP_ERR_NOMEM;
         img->touched = n;
         img->cap_touched = cap;
     }
-    bk_touch_t *e = &img->touched[img->ntouched++];
+    bk_meta_touch_t *e = &img->touched[img->ntouched++];
     e->topic_id = t->id;
     e->partition = p->id;
     e->old_role = role_of(p, img->local_id);
@@ -73,17 +73,17 @@ int img_touch(bk_image_t *img, const bk_topic_t *t, bk_partition_t *p) {
     return KP_OK;
 }
 
-size_t bk_image_pending_changes(const bk_image_t *img) { return img->ntouched; }
+size_t bk_meta_image_pending_changes(const bk_meta_image_t *img) { return img->ntouched; }
 
-static bool change_for(const bk_image_t *img, const bk_touch_t *e, bk_change_t *c) {
-    const bk_topic_t *t = bk_image_topic_by_id(img, &e->topic_id);
-    const bk_partition_t *p = t && e->partition < t->nparts ? &t->parts[e->partition] : NULL;
+static bool change_for(const bk_meta_image_t *img, const bk_meta_touch_t *e, bk_meta_change_t *c) {
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, &e->topic_id);
+    const bk_meta_partition_t *p = t && e->partition < t->nparts ? &t->parts[e->partition] : NULL;
     int8_t role = p ? role_of(p, img->local_id) : 0;
     memset(c, 0, sizeof *c);
     c->topic_id = e->topic_id;
     c->partition = e->partition;
     if (role == 0) {
-        c->kind = BK_CHANGE_STOP;
+        c->kind = BK_META_CHANGE_STOP;
         /* a replica removed by a reassignment (the only way out of a
          * replica set while the topic stays) is deleted, as Kafka's
          * StopReplica(delete=true): it was removed only once the target
@@ -92,7 +92,7 @@ static bool change_for(const bk_image_t *img, const bk_touch_t *e, bk_change_t *
         c->leader = -1;
         return e->old_role != 0;
     }
-    c->kind = role == 1 ? BK_CHANGE_LEADER : BK_CHANGE_FOLLOWER;
+    c->kind = role == 1 ? BK_META_CHANGE_LEADER : BK_META_CHANGE_FOLLOWER;
     c->leader = p->leader;
     c->leader_epoch = p->leader_epoch;
     c->partition_epoch = p->partition_epoch;
@@ -100,16 +100,16 @@ static bool change_for(const bk_image_t *img, const bk_touch_t *e, bk_change_t *
            p->leader_epoch != e->old_leader_epoch || p->partition_epoch != e->old_partition_epoch;
 }
 
-size_t bk_image_take_changes(bk_image_t *img, bk_change_t *out, size_t max) {
+size_t bk_meta_image_take_changes(bk_meta_image_t *img, bk_meta_change_t *out, size_t max) {
     size_t total = 0;
     for (size_t i = 0; i < img->ntouched; i++) {
-        const bk_touch_t *e = &img->touched[i];
-        bk_change_t c;
+        const bk_meta_touch_t *e = &img->touched[i];
+        bk_meta_change_t c;
         if (change_for(img, e, &c)) {
             if (total < max) out[total] = c;
             total++;
         }
-        const bk_topic_t *t = bk_image_topic_by_id(img, &e->topic_id);
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, &e->topic_id);
         if (t && e->partition < t->nparts) t->parts[e->partition].touched = false;
     }
     img->ntouched = 0;
@@ -125,18 +125,18 @@ static char *dup_or_null(const char *s, bool *oom) {
     return d;
 }
 
-static int apply_registration(bk_image_t *img, const Skiff__Metadata__BrokerRegistration *r,
+static int apply_registration(bk_meta_image_t *img, const Skiff__Metadata__BrokerRegistration *r,
                               int64_t offset) {
     if (!r->has_broker_id || r->broker_id < 0) return KP_ERR_BAD_VALUE;
-    if (r->has_incarnation_id && r->incarnation_id.len != BK_UUID_BYTES) return KP_ERR_BAD_VALUE;
-    if (r->n_endpoints > BK_ENDPOINTS_MAX) return KP_ERR_BAD_VALUE;
+    if (r->has_incarnation_id && r->incarnation_id.len != BK_META_UUID_BYTES) return KP_ERR_BAD_VALUE;
+    if (r->n_endpoints > BK_META_ENDPOINTS_MAX) return KP_ERR_BAD_VALUE;
     bool found;
     size_t pos = img_broker_pos(img, r->broker_id, &found);
-    if (!found && img->nbrokers >= BK_BROKERS_MAX) return KP_ERR_BAD_VALUE;
-    bk_broker_t b;
+    if (!found && img->nbrokers >= BK_META_BROKERS_MAX) return KP_ERR_BAD_VALUE;
+    bk_meta_broker_t b;
     memset(&b, 0, sizeof b);
     b.id = r->broker_id;
-    if (r->has_incarnation_id) memcpy(b.incarnation, r->incarnation_id.data, BK_UUID_BYTES);
+    if (r->has_incarnation_id) memcpy(b.incarnation, r->incarnation_id.data, BK_META_UUID_BYTES);
     b.epoch = r->has_broker_epoch ? r->broker_epoch : offset;
     b.fenced = r->has_fenced ? r->fenced : true;
     bool oom = false;
@@ -150,7 +150,7 @@ static int apply_registration(bk_image_t *img, const Skiff__Metadata__BrokerRegi
     }
     if (!oom && !found && img->nbrokers == img->cap_brokers) {
         size_t cap = img->cap_brokers ? img->cap_brokers * 2 : 8;
-        bk_broker_t *n = realloc(img->brokers, cap * sizeof *n);
+        bk_meta_broker_t *n = realloc(img->brokers, cap * sizeof *n);
         if (n) { img->brokers = n; img->cap_brokers = cap; }
         else oom = true;
     }
@@ -163,7 +163,7 @@ static int apply_registration(bk_image_t *img, const Skiff__Metadata__BrokerRegi
         return KP_ERR_NOMEM;
     }
     if (found) {
-        bk_broker_t *old = &img->brokers[pos];
+        bk_meta_broker_t *old = &img->brokers[pos];
         for (int32_t i = 0; i < old->nendpoints; i++) {
             free(old->endpoints[i].listener);
             free(old->endpoints[i].host);
@@ -178,7 +178,7 @@ static int apply_registration(bk_image_t *img, const Skiff__Metadata__BrokerRegi
     return KP_OK;
 }
 
-static bk_broker_t *broker_for(bk_image_t *img, bool has_id, int32_t id, bool has_epoch,
+static bk_meta_broker_t *broker_for(bk_meta_image_t *img, bool has_id, int32_t id, bool has_epoch,
                                int64_t epoch) {
     if (!has_id) return NULL;
     bool found;
@@ -188,8 +188,8 @@ static bk_broker_t *broker_for(bk_image_t *img, bool has_id, int32_t id, bool ha
     return &img->brokers[pos];
 }
 
-static int apply_fence(bk_image_t *img, const Skiff__Metadata__BrokerFence *r) {
-    bk_broker_t *b = broker_for(img, r->has_broker_id, r->broker_id, r->has_broker_epoch,
+static int apply_fence(bk_meta_image_t *img, const Skiff__Metadata__BrokerFence *r) {
+    bk_meta_broker_t *b = broker_for(img, r->has_broker_id, r->broker_id, r->has_broker_epoch,
                                 r->broker_epoch);
     if (!b) return KP_ERR_BAD_VALUE;
     if (r->has_fenced) b->fenced = r->fenced;
@@ -197,8 +197,8 @@ static int apply_fence(bk_image_t *img, const Skiff__Metadata__BrokerFence *r) {
     return KP_OK;
 }
 
-static int apply_unregistration(bk_image_t *img, const Skiff__Metadata__BrokerUnregistration *r) {
-    bk_broker_t *b = broker_for(img, r->has_broker_id, r->broker_id, r->has_broker_epoch,
+static int apply_unregistration(bk_meta_image_t *img, const Skiff__Metadata__BrokerUnregistration *r) {
+    bk_meta_broker_t *b = broker_for(img, r->has_broker_id, r->broker_id, r->has_broker_epoch,
                                 r->broker_epoch);
     if (!b) return KP_ERR_BAD_VALUE;
     size_t pos = (size_t)(b - img->brokers);
@@ -215,25 +215,25 @@ static int apply_unregistration(bk_image_t *img, const Skiff__Metadata__BrokerUn
 
 /* ---- topics and partitions ------------------------------------------------- */
 
-static int apply_topic(bk_image_t *img, const Skiff__Metadata__Topic *r) {
-    bk_uuid_t id;
+static int apply_topic(bk_meta_image_t *img, const Skiff__Metadata__Topic *r) {
+    bk_meta_uuid_t id;
     if (!uuid_from(&r->topic_id, r->has_topic_id, &id)) return KP_ERR_BAD_VALUE;
-    if (!r->name || !r->name[0] || strlen(r->name) > BK_TOPIC_NAME_MAX) return KP_ERR_BAD_VALUE;
+    if (!r->name || !r->name[0] || strlen(r->name) > BK_META_TOPIC_NAME_MAX) return KP_ERR_BAD_VALUE;
     bool found_name, found_id;
     size_t npos = img_name_pos(img, r->name, &found_name);
     size_t ipos = img_id_pos(img, &id, &found_id);
-    if (found_name || found_id || img->ntopics >= BK_TOPICS_MAX) return KP_ERR_BAD_VALUE;
+    if (found_name || found_id || img->ntopics >= BK_META_TOPICS_MAX) return KP_ERR_BAD_VALUE;
     if (img->ntopics == img->cap_topics) {
         size_t cap = img->cap_topics ? img->cap_topics * 2 : 16;
-        bk_topic_t **a = realloc(img->by_name, cap * sizeof *a);
+        bk_meta_topic_t **a = realloc(img->by_name, cap * sizeof *a);
         if (!a) return KP_ERR_NOMEM;
         img->by_name = a;
-        bk_topic_t **b = realloc(img->by_id, cap * sizeof *b);
+        bk_meta_topic_t **b = realloc(img->by_id, cap * sizeof *b);
         if (!b) return KP_ERR_NOMEM;
         img->by_id = b;
         img->cap_topics = cap;
     }
-    bk_topic_t *t = calloc(1, sizeof *t);
+    bk_meta_topic_t *t = calloc(1, sizeof *t);
     if (!t || !(t->name = strdup(r->name))) {
         free(t);
         return KP_ERR_NOMEM;
@@ -247,20 +247,20 @@ static int apply_topic(bk_image_t *img, const Skiff__Metadata__Topic *r) {
     return KP_OK;
 }
 
-static bk_topic_t *topic_mut(bk_image_t *img, const ProtobufCBinaryData *d, bool has) {
-    bk_uuid_t id;
+static bk_meta_topic_t *topic_mut(bk_meta_image_t *img, const ProtobufCBinaryData *d, bool has) {
+    bk_meta_uuid_t id;
     if (!uuid_from(d, has, &id)) return NULL;
     bool found;
     size_t pos = img_id_pos(img, &id, &found);
     return found ? img->by_id[pos] : NULL;
 }
 
-static int apply_partition(bk_image_t *img, const Skiff__Metadata__Partition *r) {
-    bk_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
+static int apply_partition(bk_meta_image_t *img, const Skiff__Metadata__Partition *r) {
+    bk_meta_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
     if (!t || !r->has_partition_id || r->partition_id < 0 || r->partition_id > t->nparts ||
-        r->partition_id >= BK_PARTITIONS_MAX)
+        r->partition_id >= BK_META_PARTITIONS_MAX)
         return KP_ERR_BAD_VALUE;
-    bk_partition_t p;
+    bk_meta_partition_t p;
     memset(&p, 0, sizeof p);
     p.id = r->partition_id;
     if (!ids_from(r->replicas, r->n_replicas, &p.replicas) || !ids_from(r->isr, r->n_isr, &p.isr) ||
@@ -273,16 +273,16 @@ static int apply_partition(bk_image_t *img, const Skiff__Metadata__Partition *r)
     if (!partition_valid(&p)) return KP_ERR_BAD_VALUE;
     bool appended = p.id == t->nparts;
     if (appended) {
-        bk_partition_t *n = realloc(t->parts, (size_t)(t->nparts + 1) * sizeof *n);
+        bk_meta_partition_t *n = realloc(t->parts, (size_t)(t->nparts + 1) * sizeof *n);
         if (!n) return KP_ERR_NOMEM;
         t->parts = n;
         /* a new partition: the local node had no role in it before */
-        bk_partition_t *slot = &t->parts[t->nparts++];
+        bk_meta_partition_t *slot = &t->parts[t->nparts++];
         memset(slot, 0, sizeof *slot);
         slot->id = p.id;
         slot->leader = -1;
     }
-    bk_partition_t *dst = &t->parts[p.id];
+    bk_meta_partition_t *dst = &t->parts[p.id];
     int rc = img_touch(img, t, dst);
     if (rc) {
         if (appended) t->nparts--;
@@ -294,7 +294,7 @@ static int apply_partition(bk_image_t *img, const Skiff__Metadata__Partition *r)
 }
 
 /* Builds the state a PartitionChange leads to, into *p (a copy). */
-static bool change_state(const Skiff__Metadata__PartitionChange *r, bk_partition_t *p) {
+static bool change_state(const Skiff__Metadata__PartitionChange *r, bk_meta_partition_t *p) {
     if (r->has_leader) {
         if (r->leader < -1) return false;
         if (r->leader != p->leader) {
@@ -315,12 +315,12 @@ static bool change_state(const Skiff__Metadata__PartitionChange *r, bk_partition
     return partition_valid(p);
 }
 
-static int apply_partition_change(bk_image_t *img, const Skiff__Metadata__PartitionChange *r) {
-    bk_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
+static int apply_partition_change(bk_meta_image_t *img, const Skiff__Metadata__PartitionChange *r) {
+    bk_meta_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
     if (!t || !r->has_partition_id || r->partition_id < 0 || r->partition_id >= t->nparts)
         return KP_ERR_BAD_VALUE;
-    bk_partition_t *dst = &t->parts[r->partition_id];
-    bk_partition_t p = *dst;
+    bk_meta_partition_t *dst = &t->parts[r->partition_id];
+    bk_meta_partition_t p = *dst;
     if (!change_state(r, &p)) return KP_ERR_BAD_VALUE;
     int rc = img_touch(img, t, dst);
     if (rc) return rc;
@@ -329,7 +329,7 @@ static int apply_partition_change(bk_image_t *img, const Skiff__Metadata__Partit
     return KP_OK;
 }
 
-static void remove_resource_configs(bk_image_t *img, int32_t type, const char *rname) {
+static void remove_resource_configs(bk_meta_image_t *img, int32_t type, const char *rname) {
     bool found;
     size_t first = img_config_pos(img, type, rname, NULL, &found);
     size_t end = first;
@@ -343,8 +343,8 @@ static void remove_resource_configs(bk_image_t *img, int32_t type, const char *r
     img->configs_gen++;
 }
 
-static int apply_topic_removal(bk_image_t *img, const Skiff__Metadata__TopicRemoval *r) {
-    bk_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
+static int apply_topic_removal(bk_meta_image_t *img, const Skiff__Metadata__TopicRemoval *r) {
+    bk_meta_topic_t *t = topic_mut(img, &r->topic_id, r->has_topic_id);
     if (!t) return KP_ERR_BAD_VALUE;
     for (int32_t i = 0; i < t->nparts; i++) {
         int rc = img_touch(img, t, &t->parts[i]);
@@ -355,7 +355,7 @@ static int apply_topic_removal(bk_image_t *img, const Skiff__Metadata__TopicRemo
     assert(found);
     size_t ipos = img_id_pos(img, &t->id, &found);
     assert(found);
-    remove_resource_configs(img, BK_RESOURCE_TOPIC, t->name);
+    remove_resource_configs(img, BK_META_RESOURCE_TOPIC, t->name);
     memmove(&img->by_name[npos], &img->by_name[npos + 1], (img->ntopics - npos - 1) * sizeof(void *));
     memmove(&img->by_id[ipos], &img->by_id[ipos + 1], (img->ntopics - ipos - 1) * sizeof(void *));
     img->ntopics--;
@@ -365,10 +365,10 @@ static int apply_topic_removal(bk_image_t *img, const Skiff__Metadata__TopicRemo
 
 /* ---- configs and producer ids ---------------------------------------------- */
 
-static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
+static int apply_config(bk_meta_image_t *img, const Skiff__Metadata__Config *r) {
     if (!r->has_resource_type || !r->resource_name || !r->name || !r->name[0])
         return KP_ERR_BAD_VALUE;
-    if (r->resource_type != BK_RESOURCE_TOPIC && r->resource_type != BK_RESOURCE_BROKER)
+    if (r->resource_type != BK_META_RESOURCE_TOPIC && r->resource_type != BK_META_RESOURCE_BROKER)
         return KP_ERR_BAD_VALUE;
     bool found;
     size_t pos = img_config_pos(img, r->resource_type, r->resource_name, r->name, &found);
@@ -390,15 +390,15 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
         img->configs_gen++;
         return KP_OK;
     }
-    if (img->nconfigs >= BK_CONFIGS_MAX) { free(value); return KP_ERR_BAD_VALUE; }
+    if (img->nconfigs >= BK_META_CONFIGS_MAX) { free(value); return KP_ERR_BAD_VALUE; }
     if (img->nconfigs == img->cap_configs) {
         size_t cap = img->cap_configs ? img->cap_configs * 2 : 16;
-        bk_img_config_t *n = realloc(img->configs, cap * sizeof *n);
+        bk_meta_img_config_t *n = realloc(img->configs, cap * sizeof *n);
         if (!n) { free(value); return KP_ERR_NOMEM; }
         img->configs = n;
         img->cap_configs = cap;
     }
-    bk_img_config_t c = { r->resource_type, strdup(r->resource_name), strdup(r->name), value };
+    bk_meta_img_config_t c = { r->resource_type, strdup(r->resource_name), strdup(r->name), value };
     if (!c.resource_name || !c.name) { img_config_free(&c); return KP_ERR_NOMEM; }
     memmove(&img->configs[pos + 1], &img->configs[pos], (img->nconfigs - pos) * sizeof c);
     img->configs[pos] = c;
@@ -407,7 +407,7 @@ static int apply_config(bk_image_t *img, const Skiff__Metadata__Config *r) {
     return KP_OK;
 }
 
-static int apply_pid_block(bk_image_t *img, const Skiff__Metadata__ProducerIdBlock *r) {
+static int apply_pid_block(bk_meta_image_t *img, const Skiff__Metadata__ProducerIdBlock *r) {
     if (!r->has_next_producer_id || r->next_producer_id <= img->next_producer_id)
         return KP_ERR_BAD_VALUE;
     img->next_producer_id = r->next_producer_id;
@@ -416,7 +416,7 @@ static int apply_pid_block(bk_image_t *img, const Skiff__Metadata__ProducerIdBlo
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-int img_apply(bk_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset) {
+int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset) {
     int rc;
     switch (rec->record_case) {
     case SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_REGISTRATION:
@@ -446,17 +446,17 @@ int img_apply(bk_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64
     return rc;
 }
 
-int bk_image_apply(bk_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset) {
+int bk_meta_image_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset) {
     assert(rec);
     if (offset <= img->last_offset) return KP_ERR_BAD_VALUE;
     return img_apply(img, rec, offset);
 }
 
-int bk_image_apply_bytes(bk_image_t *img, const uint8_t *data, size_t len, int64_t offset) {
+int bk_meta_image_apply_bytes(bk_meta_image_t *img, const uint8_t *data, size_t len, int64_t offset) {
     Skiff__Metadata__MetadataRecord *rec =
         skiff__metadata__metadata_record__unpack(NULL, len, data);
     if (!rec) return KP_ERR_CORRUPT;
-    int rc = bk_image_apply(img, rec, offset);
+    int rc = bk_meta_image_apply(img, rec, offset);
     skiff__metadata__metadata_record__free_unpacked(rec, NULL);
     return rc;
 }

@@ -4,18 +4,18 @@
 
 #include "broker/meta/image.h"
 
-void img_topic_free(bk_topic_t *t);
-void img_config_free(bk_img_config_t *c);
-size_t img_broker_pos(const bk_image_t *img, int32_t id, bool *found);
-size_t img_name_pos(const bk_image_t *img, const char *name, bool *found);
-size_t img_id_pos(const bk_image_t *img, const bk_uuid_t *id, bool *found);
+void img_topic_free(bk_meta_topic_t *t);
+void img_config_free(bk_meta_img_config_t *c);
+size_t img_broker_pos(const bk_meta_image_t *img, int32_t id, bool *found);
+size_t img_name_pos(const bk_meta_image_t *img, const char *name, bool *found);
+size_t img_id_pos(const bk_meta_image_t *img, const bk_meta_uuid_t *id, bool *found);
 /* name NULL: position of the first config of the resource. */
-size_t img_config_pos(const bk_image_t *img, int32_t type, const char *rname, const char *name,
+size_t img_config_pos(const bk_meta_image_t *img, int32_t type, const char *rname, const char *name,
                       bool *found);
-/* bk_image_apply without the offset-order check (snapshot replay). */
-int img_apply(bk_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset);
+/* bk_meta_image_apply without the offset-order check (snapshot replay). */
+int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset);
 /* Notes the local role of partition `p` of `t` before a change (no-op when
  * change notification is off or p was already noted). */
-int img_touch(bk_image_t *img, const bk_topic_t *t, bk_partition_t *p);
+int img_touch(bk_meta_image_t *img, const bk_meta_topic_t *t, bk_meta_partition_t *p);
 
 #endif

@@ -44,7 +44,7 @@ static rec_t *snap_rec(snap_t *s) {
 #define IDS(msg, field, ids) \
     do { (msg)->field = (int32_t *)(ids).v; (msg)->n_##field = (size_t)(ids).n; } while (0)
 
-static void snap_broker(snap_t *s, const bk_broker_t *b) {
+static void snap_broker(snap_t *s, const bk_meta_broker_t *b) {
     rec_t *r = snap_rec(s);
     Skiff__Metadata__BrokerRegistration *m = snap_alloc(s, sizeof *m);
     Skiff__Metadata__Endpoint **eps = snap_alloc(s, (b->nendpoints + 1) * sizeof *eps);
@@ -52,7 +52,7 @@ static void snap_broker(snap_t *s, const bk_broker_t *b) {
     skiff__metadata__broker_registration__init(m);
     m->has_broker_id = true; m->broker_id = b->id;
     m->has_incarnation_id = true;
-    m->incarnation_id.len = BK_UUID_BYTES;
+    m->incarnation_id.len = BK_META_UUID_BYTES;
     m->incarnation_id.data = (uint8_t *)b->incarnation;
     m->has_broker_epoch = true; m->broker_epoch = b->epoch;
     m->rack = b->rack;
@@ -81,19 +81,19 @@ static void snap_broker(snap_t *s, const bk_broker_t *b) {
     f->broker_fence = fm;
 }
 
-static void snap_topic(snap_t *s, const bk_topic_t *t) {
+static void snap_topic(snap_t *s, const bk_meta_topic_t *t) {
     rec_t *r = snap_rec(s);
     Skiff__Metadata__Topic *m = snap_alloc(s, sizeof *m);
     if (!r || !m) return;
     skiff__metadata__topic__init(m);
     m->name = t->name;
     m->has_topic_id = true;
-    m->topic_id.len = BK_UUID_BYTES;
+    m->topic_id.len = BK_META_UUID_BYTES;
     m->topic_id.data = (uint8_t *)t->id.b;
     r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC;
     r->topic = m;
     for (int32_t i = 0; i < t->nparts; i++) {
-        const bk_partition_t *p = &t->parts[i];
+        const bk_meta_partition_t *p = &t->parts[i];
         rec_t *pr = snap_rec(s);
         Skiff__Metadata__Partition *pm = snap_alloc(s, sizeof *pm);
         if (!pr || !pm) return;
@@ -113,7 +113,7 @@ static void snap_topic(snap_t *s, const bk_topic_t *t) {
     }
 }
 
-static void snap_config(snap_t *s, const bk_img_config_t *c) {
+static void snap_config(snap_t *s, const bk_meta_img_config_t *c) {
     rec_t *r = snap_rec(s);
     Skiff__Metadata__Config *m = snap_alloc(s, sizeof *m);
     if (!r || !m) return;
@@ -136,13 +136,13 @@ static void snap_pid(snap_t *s, int64_t next) {
     r->producer_id_block = m;
 }
 
-static size_t snap_count(const bk_image_t *img) {
+static size_t snap_count(const bk_meta_image_t *img) {
     size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + 1;
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
 }
 
-int bk_image_snapshot(const bk_image_t *img, uint8_t **out, size_t *len) {
+int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *len) {
     snap_t s;
     memset(&s, 0, sizeof s);
     kp_arena_init(&s.arena, KP_ARENA_DEFAULT_CAP_BYTES * 4);
@@ -176,7 +176,7 @@ int bk_image_snapshot(const bk_image_t *img, uint8_t **out, size_t *len) {
 
 /* ---- load ------------------------------------------------------------------ */
 
-static int replay(bk_image_t *n, const Skiff__Metadata__MetadataSnapshot *m) {
+static int replay(bk_meta_image_t *n, const Skiff__Metadata__MetadataSnapshot *m) {
     int64_t off = m->has_last_offset ? m->last_offset : -1;
     for (size_t i = 0; i < m->n_records; i++) {
         int rc = img_apply(n, m->records[i], off);
@@ -184,14 +184,14 @@ static int replay(bk_image_t *n, const Skiff__Metadata__MetadataSnapshot *m) {
     }
     n->last_offset = off;
     n->last_epoch = m->has_last_epoch ? m->last_epoch : -1;
-    return bk_image_set_cluster_id(n, m->cluster_id);
+    return bk_meta_image_set_cluster_id(n, m->cluster_id);
 }
 
 /* Moves the old image's notification state to the loaded one: old roles of
  * every partition the old image had, and "no role" for partitions new to it. */
-static int carry_touches(bk_image_t *old, bk_image_t *n) {
+static int carry_touches(bk_meta_image_t *old, bk_meta_image_t *n) {
     for (size_t i = 0; i < old->ntopics; i++) {
-        bk_topic_t *t = old->by_name[i];
+        bk_meta_topic_t *t = old->by_name[i];
         for (int32_t j = 0; j < t->nparts; j++) {
             int rc = img_touch(old, t, &t->parts[j]);
             if (rc) return rc;
@@ -199,8 +199,8 @@ static int carry_touches(bk_image_t *old, bk_image_t *n) {
     }
     n->local_id = old->local_id;
     for (size_t i = 0; i < old->ntouched; i++) {
-        const bk_touch_t *e = &old->touched[i];
-        const bk_topic_t *t = bk_image_topic_by_id(n, &e->topic_id);
+        const bk_meta_touch_t *e = &old->touched[i];
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_id(n, &e->topic_id);
         if (t && e->partition < t->nparts) t->parts[e->partition].touched = true;
     }
     free(n->touched);
@@ -210,11 +210,11 @@ static int carry_touches(bk_image_t *old, bk_image_t *n) {
     old->touched = NULL;
     old->ntouched = old->cap_touched = 0;
     for (size_t i = 0; i < n->ntopics; i++) {
-        bk_topic_t *t = n->by_name[i];
+        bk_meta_topic_t *t = n->by_name[i];
         for (int32_t j = 0; j < t->nparts; j++) {
-            bk_partition_t *p = &t->parts[j];
+            bk_meta_partition_t *p = &t->parts[j];
             if (p->touched) continue;
-            bk_partition_t none = { .id = p->id, .leader = -1 };
+            bk_meta_partition_t none = { .id = p->id, .leader = -1 };
             int rc = img_touch(n, t, &none);
             if (rc) return rc;
             p->touched = true;
@@ -223,21 +223,21 @@ static int carry_touches(bk_image_t *old, bk_image_t *n) {
     return KP_OK;
 }
 
-int bk_image_load(bk_image_t *img, const uint8_t *data, size_t len) {
+int bk_meta_image_load(bk_meta_image_t *img, const uint8_t *data, size_t len) {
     Skiff__Metadata__MetadataSnapshot *m =
         skiff__metadata__metadata_snapshot__unpack(NULL, len, data);
     if (!m) return KP_ERR_CORRUPT;
-    bk_image_t n;
-    bk_image_init(&n, -1);
+    bk_meta_image_t n;
+    bk_meta_image_init(&n, -1);
     int rc = replay(&n, m);
     skiff__metadata__metadata_snapshot__free_unpacked(m, NULL);
     if (rc == KP_OK && img->local_id >= 0) rc = carry_touches(img, &n);
     if (rc != KP_OK) {
-        bk_image_free(&n);
+        bk_meta_image_free(&n);
         return rc == KP_ERR_NOMEM ? rc : KP_ERR_BAD_VALUE;
     }
     n.local_id = img->local_id;
-    bk_image_free(img);
+    bk_meta_image_free(img);
     n.configs_gen = img->configs_gen + 1;   /* every config may differ */
     *img = n;
     return KP_OK;

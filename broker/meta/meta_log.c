@@ -14,7 +14,7 @@
 /* A proposal appended to the log, waiting for an fsync that covers it. */
 typedef struct pending {
     struct pending *next;
-    bk_recs_t recs;           /* a copy: the proposer frees its list on return */
+    bk_meta_recs_t recs;           /* a copy: the proposer frees its list on return */
     int64_t base;             /* offset of recs[0] */
     int64_t end;              /* offset after the batch: durable once the
                                  recovery point reaches it */
@@ -24,14 +24,14 @@ typedef struct pending {
 
 struct bk_meta_log {
     st_log_t *log;
-    bk_image_t *img;          /* borrowed: the node's image (committed records only) */
+    bk_meta_image_t *img;          /* borrowed: the node's image (committed records only) */
     bk_meta_submit_fn submit; /* NULL: fsync inline */
     void *pool;
     pending_t *head, *tail;   /* FIFO, proposal order */
     size_t npending;
     bool sync_busy;           /* an fsync job is out (one at a time) */
     bool failed;              /* an fsync failed: the log is offline */
-    bk_image_t *view;         /* decision view while proposals are pending */
+    bk_meta_image_t *view;         /* decision view while proposals are pending */
 };
 
 /* One fsync job: the log's duplicated descriptors, nothing else. */
@@ -56,7 +56,7 @@ static int replay_batch(void *ctx, const kp_batch_t *b) {
     while ((rc = kp_record_iter_next(&it, &rec)) == 1) {
         *rx->bad_offset = rec.offset;
         if (rec.offset <= rx->m->img->last_offset) continue;   /* already applied */
-        rc = bk_image_apply_bytes(rx->m->img, rec.value.p, rec.value.len, rec.offset);
+        rc = bk_meta_image_apply_bytes(rx->m->img, rec.value.p, rec.value.len, rec.offset);
         if (rc != KP_OK) return rc;
     }
     return rc < 0 ? rc : KP_OK;
@@ -69,7 +69,7 @@ static int replay(bk_meta_log_t *m, int64_t *bad_offset) {
     return st_log_scan_batches(m->log, (size_t)1 << 20, BK_META_READ_MAX_BYTES, replay_batch, &rc);
 }
 
-bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_image_t *img, int64_t now_ms,
+bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_meta_image_t *img, int64_t now_ms,
                                 char *err, size_t err_len) {
     bk_meta_log_t *m = calloc(1, sizeof *m);
     if (!m) { snprintf(err, err_len, "out of memory"); return NULL; }
@@ -103,7 +103,7 @@ int64_t bk_meta_log_next_offset(const bk_meta_log_t *m) { return st_log_end_offs
 
 /* One v2 batch holding every record; the copy out of the arena is needed
  * because st_log_append patches offsets in place. */
-static int build_batch(const bk_recs_t *recs, int64_t now_ms, uint8_t **out, size_t *out_len) {
+static int build_batch(const bk_meta_recs_t *recs, int64_t now_ms, uint8_t **out, size_t *out_len) {
     kp_batch_opts_t o = kp_batch_opts_default();
     o.max_bytes = BK_META_BATCH_MAX_BYTES;
     kp_batch_builder_t bb;
@@ -133,7 +133,7 @@ static int build_batch(const bk_recs_t *recs, int64_t now_ms, uint8_t **out, siz
 
 static void drop_view(bk_meta_log_t *m) {
     if (!m->view) return;
-    bk_image_free(m->view);
+    bk_meta_image_free(m->view);
     free(m->view);
     m->view = NULL;
 }
@@ -141,8 +141,8 @@ static void drop_view(bk_meta_log_t *m) {
 /* A record the committed image refuses is refused identically at commit
  * (asserted there); the view only has to match. */
 static void view_apply(bk_meta_log_t *m, const pending_t *pd) {
-    if (bk_recs_apply(&pd->recs, m->view, pd->base) != KP_OK) { /* see above */ }
-    (void)bk_image_take_changes(m->view, NULL, 0);   /* the view drives nothing */
+    if (bk_meta_recs_apply(&pd->recs, m->view, pd->base) != KP_OK) { /* see above */ }
+    (void)bk_meta_image_take_changes(m->view, NULL, 0);   /* the view drives nothing */
 }
 
 /* Copy of the committed image (snapshot + load: O(image), once per burst
@@ -150,18 +150,18 @@ static void view_apply(bk_meta_log_t *m, const pending_t *pd) {
 static bool view_build(bk_meta_log_t *m) {
     m->view = calloc(1, sizeof *m->view);
     if (!m->view) return false;
-    bk_image_init(m->view, -1);
+    bk_meta_image_init(m->view, -1);
     uint8_t *snap = NULL;
     size_t len = 0;
-    int rc = bk_image_snapshot(m->img, &snap, &len);
-    if (rc == KP_OK) rc = bk_image_load(m->view, snap, len);
+    int rc = bk_meta_image_snapshot(m->img, &snap, &len);
+    if (rc == KP_OK) rc = bk_meta_image_load(m->view, snap, len);
     free(snap);
     if (rc != KP_OK) return false;
     for (const pending_t *pd = m->head; pd; pd = pd->next) view_apply(m, pd);
     return true;
 }
 
-const bk_image_t *bk_meta_log_decision_image(bk_meta_log_t *m) {
+const bk_meta_image_t *bk_meta_log_decision_image(bk_meta_log_t *m) {
     if (m->npending == 0) {
         drop_view(m);
         return m->img;
@@ -179,7 +179,7 @@ size_t bk_meta_log_pending(const bk_meta_log_t *m) { return m->npending; }
 
 /* Applies a durable proposal and tells its proposer. */
 static void commit_one(bk_meta_log_t *m, pending_t *pd) {
-    int rc = bk_recs_apply(&pd->recs, m->img, pd->base);
+    int rc = bk_meta_recs_apply(&pd->recs, m->img, pd->base);
     /* The records were validated by the controller against the decision
      * image; a failure here means image and controller disagree: a bug. */
     assert(rc == KP_OK);
@@ -197,7 +197,7 @@ static pending_t *pop(bk_meta_log_t *m) {
 }
 
 static void pending_free(pending_t *pd) {
-    bk_recs_free(&pd->recs);
+    bk_meta_recs_free(&pd->recs);
     free(pd);
 }
 
@@ -306,14 +306,14 @@ void bk_meta_log_set_pool(bk_meta_log_t *m, bk_meta_submit_fn submit, void *pool
 }
 
 /* Deep copy of a record list (the proposer frees its own). */
-static int recs_copy(bk_recs_t *dst, const bk_recs_t *src) {
-    bk_recs_init(dst);
+static int recs_copy(bk_meta_recs_t *dst, const bk_meta_recs_t *src) {
+    bk_meta_recs_init(dst);
     dst->v = calloc(src->n ? src->n : 1, sizeof *dst->v);
     if (!dst->v) return KP_ERR_NOMEM;
     dst->cap = src->n;
     for (size_t i = 0; i < src->n; i++) {
         dst->v[i].data = malloc(src->v[i].len ? src->v[i].len : 1);
-        if (!dst->v[i].data) return KP_ERR_NOMEM;   /* dst->n entries are freed by bk_recs_free */
+        if (!dst->v[i].data) return KP_ERR_NOMEM;   /* dst->n entries are freed by bk_meta_recs_free */
         memcpy(dst->v[i].data, src->v[i].data, src->v[i].len);
         dst->v[i].len = src->v[i].len;
         dst->n = i + 1;
@@ -321,7 +321,7 @@ static int recs_copy(bk_recs_t *dst, const bk_recs_t *src) {
     return KP_OK;
 }
 
-void bk_meta_log_propose(bk_meta_log_t *m, const bk_recs_t *recs, int64_t now_ms,
+void bk_meta_log_propose(bk_meta_log_t *m, const bk_meta_recs_t *recs, int64_t now_ms,
                          bk_meta_done_fn done, void *arg) {
     if (recs->err != KP_OK) { done(arg, recs->err, -1); return; }
     if (m->failed) { done(arg, ST_ERR_OFFLINE, -1); return; }

@@ -47,7 +47,7 @@ typedef void (*bk_meta_done_fn)(void *arg, int status, int64_t first_offset);
  * options `ld` gives for it, and replays every record into `img`.
  * Returns the committer or NULL with a message in err (an apply failure
  * names the offset: the log is the truth, so the node must not start). */
-bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_image_t *img, int64_t now_ms,
+bk_meta_log_t *bk_meta_log_open(const st_logdir_t *ld, bk_meta_image_t *img, int64_t now_ms,
                                 char *err, size_t err_len);
 
 /* The offset the next committed record will get (broker epochs use it). */
@@ -55,13 +55,13 @@ int64_t bk_meta_log_next_offset(const bk_meta_log_t *m);
 
 /* Proposes `recs` (recs->err must be KP_OK; an empty list commits nothing
  * and succeeds). `done` runs exactly once, possibly before this returns. */
-void bk_meta_log_propose(bk_meta_log_t *m, const bk_recs_t *recs, int64_t now_ms,
+void bk_meta_log_propose(bk_meta_log_t *m, const bk_meta_recs_t *recs, int64_t now_ms,
                          bk_meta_done_fn done, void *arg);
 
 /* Runs a job on the worker pool: job(arg) on a pool thread, then done(arg,
  * status) on the loop, exactly once, when it returns 0 (status non-zero:
  * the job was cancelled and did not run). Non-zero return: refused, nothing
- * is called. This is bk_worker_submit's contract; meta/ may not include
+ * is called. This is bk_net_worker_submit's contract; meta/ may not include
  * net/ (broker/README.md, Layers), so the node passes it in. */
 typedef int (*bk_meta_submit_fn)(void *pool, int (*job)(void *arg), void (*done)(void *arg, int status),
                                  void *arg);
@@ -75,7 +75,7 @@ void bk_meta_log_set_pool(bk_meta_log_t *m, bk_meta_submit_fn submit, void *pool
  * any is pending, built once per burst). The committed image itself when
  * nothing is pending. Valid until the next propose, commit or return to the
  * loop. */
-const bk_image_t *bk_meta_log_decision_image(bk_meta_log_t *m);
+const bk_meta_image_t *bk_meta_log_decision_image(bk_meta_log_t *m);
 
 /* Proposals appended but not yet committed. */
 size_t bk_meta_log_pending(const bk_meta_log_t *m);

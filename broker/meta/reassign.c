@@ -30,7 +30,7 @@ static size_t count_of(int32_t n) { return n > 0 ? (size_t)n : 0; }
 /* The (topic, partition) pairs already decided in this request: an open-
  * addressing set sized at twice the request's partitions, so it never fills. */
 typedef struct {
-    const bk_topic_t **t;
+    const bk_meta_topic_t **t;
     int32_t *p;
     size_t cap;
 } seen_t;
@@ -43,7 +43,7 @@ static bool seen_init(seen_t *s, kp_arena_t *a, size_t n) {
 }
 
 /* false when the pair was already there */
-static bool seen_add(seen_t *s, const bk_topic_t *t, int32_t p) {
+static bool seen_add(seen_t *s, const bk_meta_topic_t *t, int32_t p) {
     uint64_t h = ((uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(uint32_t)p * 0xBF58476D1CE4E5B9ull);
     for (size_t i = (size_t)(h % s->cap), k = 0; k < s->cap; k++, i = (i + 1) % s->cap) {
         if (!s->t[i]) {
@@ -58,8 +58,8 @@ static bool seen_add(seen_t *s, const bk_topic_t *t, int32_t p) {
 }
 
 /* The partition as named by the request, or NULL (unknown). */
-static const bk_topic_t *topic_of(const bk_image_t *img, const char *name, int32_t p) {
-    const bk_topic_t *t = name ? bk_image_topic_by_name(img, name) : NULL;
+static const bk_meta_topic_t *topic_of(const bk_meta_image_t *img, const char *name, int32_t p) {
+    const bk_meta_topic_t *t = name ? bk_meta_image_topic_by_name(img, name) : NULL;
     return t && p >= 0 && p < t->nparts ? t : NULL;
 }
 
@@ -68,8 +68,8 @@ static const bk_topic_t *topic_of(const bk_image_t *img, const char *name, int32
 typedef kp_elect_leaders_response_replica_election_result_t el_topic_t;
 typedef kp_elect_leaders_response_partition_result_t el_part_t;
 
-static int elect_named(bk_ctrl_t *c, const bk_image_t *img, const kp_elect_leaders_request_t *q,
-                       bk_elect_type_t type, bool bad_type, kp_arena_t *a, bk_recs_t *out,
+static int elect_named(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const kp_elect_leaders_request_t *q,
+                       bk_meta_elect_type_t type, bool bad_type, kp_arena_t *a, bk_meta_recs_t *out,
                        kp_elect_leaders_response_t *r) {
     size_t nt = count_of(q->topic_partitions.count), total = 0;
     for (size_t i = 0; i < nt; i++) total += count_of(q->topic_partitions.items[i].partitions.count);
@@ -87,12 +87,12 @@ static int elect_named(bk_ctrl_t *c, const bk_image_t *img, const kp_elect_leade
         ts[i].topic = rq->topic;
         for (size_t k = 0; k < np; k++) {
             int32_t pid = rq->partitions.items[k];
-            const bk_topic_t *t = topic_of(img, name, pid);
+            const bk_meta_topic_t *t = topic_of(img, name, pid);
             int16_t err;
             if (bad_type) err = KP_ERROR_INVALID_REQUEST;
             else if (!t) err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             else if (!seen_add(&seen, t, pid)) err = KP_ERROR_INVALID_REQUEST;
-            else err = bk_ctrl_elect(c, img, type, name, pid, out);
+            else err = bk_meta_ctrl_elect(c, img, type, name, pid, out);
             kp_elect_leaders_response_partition_result_init(&ps[k]);
             ps[k].partition_id = pid;
             ps[k].error_code = err;
@@ -107,18 +107,18 @@ static int elect_named(bk_ctrl_t *c, const bk_image_t *img, const kp_elect_leade
 }
 
 /* Every partition; only those where an election was needed are answered. */
-static int elect_all(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type, kp_arena_t *a,
-                     bk_recs_t *out, kp_elect_leaders_response_t *r) {
+static int elect_all(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_meta_elect_type_t type, kp_arena_t *a,
+                     bk_meta_recs_t *out, kp_elect_leaders_response_t *r) {
     el_topic_t *ts = kp_arena_alloc(a, (img->ntopics ? img->ntopics : 1) * sizeof *ts);
     if (!ts) return KP_ERR_NOMEM;
     size_t nt = 0;
     for (size_t i = 0; i < img->ntopics; i++) {
-        const bk_topic_t *t = img->by_name[i];
+        const bk_meta_topic_t *t = img->by_name[i];
         el_part_t *ps = kp_arena_alloc(a, (t->nparts ? (size_t)t->nparts : 1) * sizeof *ps);
         if (!ps) return KP_ERR_NOMEM;
         size_t np = 0;
         for (int32_t j = 0; j < t->nparts; j++) {
-            int16_t err = bk_ctrl_elect(c, img, type, t->name, j, out);
+            int16_t err = bk_meta_ctrl_elect(c, img, type, t->name, j, out);
             if (err == KP_ERROR_ELECTION_NOT_NEEDED) continue;
             kp_elect_leaders_response_partition_result_init(&ps[np]);
             ps[np].partition_id = j;
@@ -143,18 +143,18 @@ static int elect_all(bk_ctrl_t *c, const bk_image_t *img, bk_elect_type_t type, 
     return KP_OK;
 }
 
-int bk_elect_leaders_decide(bk_ctrl_t *c, const bk_image_t *img, const kp_elect_leaders_request_t *q,
-                            kp_arena_t *a, bk_recs_t *out, kp_elect_leaders_response_t *r) {
+int bk_meta_elect_leaders_decide(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const kp_elect_leaders_request_t *q,
+                            kp_arena_t *a, bk_meta_recs_t *out, kp_elect_leaders_response_t *r) {
     kp_elect_leaders_response_init(r);
-    bool bad_type = q->election_type != BK_ELECT_PREFERRED && q->election_type != BK_ELECT_UNCLEAN;
-    bk_elect_type_t type = bad_type ? BK_ELECT_PREFERRED : (bk_elect_type_t)q->election_type;
+    bool bad_type = q->election_type != BK_META_ELECT_PREFERRED && q->election_type != BK_META_ELECT_UNCLEAN;
+    bk_meta_elect_type_t type = bad_type ? BK_META_ELECT_PREFERRED : (bk_meta_elect_type_t)q->election_type;
     if (bad_type) r->error_code = KP_ERROR_INVALID_REQUEST;
     if (q->topic_partitions.count < 0)
         return bad_type ? KP_OK : elect_all(c, img, type, a, out, r);
     return elect_named(c, img, q, type, bad_type, a, out, r);
 }
 
-void bk_elect_commit_failed(kp_elect_leaders_response_t *r, int16_t error) {
+void bk_meta_elect_commit_failed(kp_elect_leaders_response_t *r, int16_t error) {
     for (int32_t i = 0; i < r->replica_election_results.count; i++) {
         el_topic_t *t = &r->replica_election_results.items[i];
         for (int32_t k = 0; k < t->partition_result.count; k++) {
@@ -171,8 +171,8 @@ void bk_elect_commit_failed(kp_elect_leaders_response_t *r, int16_t error) {
 typedef kp_alter_partition_reassignments_response_reassignable_topic_response_t ar_topic_t;
 typedef kp_alter_partition_reassignments_response_reassignable_partition_response_t ar_part_t;
 
-int bk_reassign_decide(bk_ctrl_t *c, const bk_image_t *img, const kp_alter_partition_reassignments_request_t *q,
-                       kp_arena_t *a, bk_recs_t *out, kp_alter_partition_reassignments_response_t *r) {
+int bk_meta_reassign_decide(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const kp_alter_partition_reassignments_request_t *q,
+                       kp_arena_t *a, bk_meta_recs_t *out, kp_alter_partition_reassignments_response_t *r) {
     kp_alter_partition_reassignments_response_init(r);
     size_t nt = count_of(q->topics.count), total = 0;
     for (size_t i = 0; i < nt; i++) total += count_of(q->topics.items[i].partitions.count);
@@ -190,15 +190,15 @@ int bk_reassign_decide(bk_ctrl_t *c, const bk_image_t *img, const kp_alter_parti
         ts[i].name = rq->name;
         for (size_t k = 0; k < np; k++) {
             const kp_alter_partition_reassignments_request_reassignable_partition_t *rp = &rq->partitions.items[k];
-            const bk_topic_t *t = topic_of(img, name, rp->partition_index);
-            bk_ctrl_reassign_t req = { name, rp->partition_index, rp->replicas.count < 0 ? NULL : rp->replicas.items,
+            const bk_meta_topic_t *t = topic_of(img, name, rp->partition_index);
+            bk_meta_ctrl_reassign_t req = { name, rp->partition_index, rp->replicas.count < 0 ? NULL : rp->replicas.items,
                                        count_of(rp->replicas.count) };
             static const int32_t none[1] = { 0 };
             if (rp->replicas.count == 0) req.replicas = none;   /* empty, not cancel: rejected */
             int16_t err;
             if (!t) err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             else if (!seen_add(&seen, t, rp->partition_index)) err = KP_ERROR_INVALID_REQUEST;
-            else err = bk_ctrl_reassign(c, img, &req, out);
+            else err = bk_meta_ctrl_reassign(c, img, &req, out);
             kp_alter_partition_reassignments_response_reassignable_partition_response_init(&ps[k]);
             ps[k].partition_index = rp->partition_index;
             ps[k].error_code = err;
@@ -212,7 +212,7 @@ int bk_reassign_decide(bk_ctrl_t *c, const bk_image_t *img, const kp_alter_parti
     return KP_OK;
 }
 
-void bk_reassign_commit_failed(kp_alter_partition_reassignments_response_t *r, int16_t error) {
+void bk_meta_reassign_commit_failed(kp_alter_partition_reassignments_response_t *r, int16_t error) {
     for (int32_t i = 0; i < r->responses.count; i++) {
         ar_topic_t *t = &r->responses.items[i];
         for (int32_t k = 0; k < t->partitions.count; k++) {
@@ -229,9 +229,9 @@ void bk_reassign_commit_failed(kp_alter_partition_reassignments_response_t *r, i
 typedef kp_list_partition_reassignments_response_ongoing_topic_reassignment_t lr_topic_t;
 typedef kp_list_partition_reassignments_response_ongoing_partition_reassignment_t lr_part_t;
 
-static bool reassigning(const bk_partition_t *p) { return p->adding.n > 0 || p->removing.n > 0; }
+static bool reassigning(const bk_meta_partition_t *p) { return p->adding.n > 0 || p->removing.n > 0; }
 
-static void fill_part(lr_part_t *o, const bk_partition_t *p) {
+static void fill_part(lr_part_t *o, const bk_meta_partition_t *p) {
     kp_list_partition_reassignments_response_ongoing_partition_reassignment_init(o);
     o->partition_index = p->id;
     o->replicas.items = (int32_t *)p->replicas.v;
@@ -244,7 +244,7 @@ static void fill_part(lr_part_t *o, const bk_partition_t *p) {
 
 /* One topic's reassigning partitions: all of them (want NULL) or the named
  * ones. *np = 0 when there are none. */
-static int list_topic(const bk_topic_t *t, const int32_t *want, size_t nwant, bool all, kp_arena_t *a,
+static int list_topic(const bk_meta_topic_t *t, const int32_t *want, size_t nwant, bool all, kp_arena_t *a,
                       lr_part_t **out, size_t *np) {
     size_t cap = all ? (size_t)t->nparts : nwant;
     lr_part_t *ps = kp_arena_alloc(a, (cap ? cap : 1) * sizeof *ps);
@@ -262,7 +262,7 @@ static int list_topic(const bk_topic_t *t, const int32_t *want, size_t nwant, bo
     return KP_OK;
 }
 
-int bk_list_reassign_answer(const bk_image_t *img, const kp_list_partition_reassignments_request_t *q,
+int bk_meta_list_reassign_answer(const bk_meta_image_t *img, const kp_list_partition_reassignments_request_t *q,
                             kp_arena_t *a, kp_list_partition_reassignments_response_t *r) {
     kp_list_partition_reassignments_response_init(r);
     bool all = q->topics.count < 0;
@@ -274,11 +274,11 @@ int bk_list_reassign_answer(const bk_image_t *img, const kp_list_partition_reass
     for (size_t i = 0; i < nq; i++) {
         const kp_list_partition_reassignments_request_list_partition_reassignments_topics_t *rq =
             all ? NULL : &q->topics.items[i];
-        const bk_topic_t *t = all ? img->by_name[i] : NULL;
+        const bk_meta_topic_t *t = all ? img->by_name[i] : NULL;
         if (!all) {
             const char *name = cstr(a, rq->name, &oom);
             if (oom) return KP_ERR_NOMEM;
-            t = name ? bk_image_topic_by_name(img, name) : NULL;
+            t = name ? bk_meta_image_topic_by_name(img, name) : NULL;
         }
         if (!t) continue;   /* unknown topics are left out */
         lr_part_t *ps;

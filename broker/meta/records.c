@@ -3,24 +3,24 @@
 
 #include <stdlib.h>
 
-void bk_recs_init(bk_recs_t *r) {
+void bk_meta_recs_init(bk_meta_recs_t *r) {
     r->v = NULL;
     r->n = r->cap = 0;
     r->err = KP_OK;
 }
 
-void bk_recs_free(bk_recs_t *r) {
+void bk_meta_recs_free(bk_meta_recs_t *r) {
     for (size_t i = 0; i < r->n; i++) free(r->v[i].data);
     free(r->v);
-    bk_recs_init(r);
+    bk_meta_recs_init(r);
 }
 
-void bk_recs_add(bk_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
+void bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
     if (r->err) return;
-    if (r->n >= BK_RECS_MAX) { r->err = KP_ERR_TOO_LARGE; return; }
+    if (r->n >= BK_META_RECS_MAX) { r->err = KP_ERR_TOO_LARGE; return; }
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
-        bk_rec_t *v = realloc(r->v, cap * sizeof *v);
+        bk_meta_rec_t *v = realloc(r->v, cap * sizeof *v);
         if (!v) { r->err = KP_ERR_NOMEM; return; }
         r->v = v;
         r->cap = cap;
@@ -35,10 +35,10 @@ void bk_recs_add(bk_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
     r->n++;
 }
 
-int bk_recs_apply(const bk_recs_t *r, bk_image_t *img, int64_t first_offset) {
+int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t first_offset) {
     if (r->err) return r->err;
     for (size_t i = 0; i < r->n; i++) {
-        int rc = bk_image_apply_bytes(img, r->v[i].data, r->v[i].len, first_offset + (int64_t)i);
+        int rc = bk_meta_image_apply_bytes(img, r->v[i].data, r->v[i].len, first_offset + (int64_t)i);
         if (rc) return rc;
     }
     return KP_OK;

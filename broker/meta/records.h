@@ -14,26 +14,26 @@
 #include "broker/meta/image.h"
 #include "broker/meta/metadata.pb-c.h"
 
-#define BK_RECS_MAX ((size_t)1 << 22)   /* records one controller decision may emit */
+#define BK_META_RECS_MAX ((size_t)1 << 22)   /* records one controller decision may emit */
 
 typedef struct {
     uint8_t *data;                  /* owned */
     size_t len;
-} bk_rec_t;
+} bk_meta_rec_t;
 
 typedef struct {
-    bk_rec_t *v;
+    bk_meta_rec_t *v;
     size_t n, cap;
     int err;                        /* KP_OK, KP_ERR_NOMEM or KP_ERR_TOO_LARGE */
-} bk_recs_t;
+} bk_meta_recs_t;
 
-void bk_recs_init(bk_recs_t *r);
+void bk_meta_recs_init(bk_meta_recs_t *r);
 /* Frees every record; the list is then empty and reusable. */
-void bk_recs_free(bk_recs_t *r);
+void bk_meta_recs_free(bk_meta_recs_t *r);
 /* Packs `rec` and appends the bytes (the message itself is not retained). */
-void bk_recs_add(bk_recs_t *r, const Skiff__Metadata__MetadataRecord *rec);
+void bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec);
 /* Applies record i at offset first_offset + i to `img`, stopping at the
  * first failure (whose status is returned). */
-KP_MUST_CHECK int bk_recs_apply(const bk_recs_t *r, bk_image_t *img, int64_t first_offset);
+KP_MUST_CHECK int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t first_offset);
 
 #endif

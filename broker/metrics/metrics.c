@@ -89,7 +89,7 @@ static bool buckets_ok(const bk_mx_desc_t *d) {
     return true;
 }
 
-static bool desc_ok(const bk_metrics_t *m, const bk_mx_desc_t *d) {
+static bool desc_ok(const bk_mx_t *m, const bk_mx_desc_t *d) {
     if (d->type != BK_MX_COUNTER && d->type != BK_MX_GAUGE && d->type != BK_MX_HISTOGRAM)
         return false;
     if (!name_ok(d->name, true) || d->help == NULL) return false;
@@ -104,8 +104,8 @@ static bool desc_ok(const bk_metrics_t *m, const bk_mx_desc_t *d) {
 
 /* ------------------------------------------------------------- lifetime */
 
-bk_metrics_t *bk_metrics_new(void) {
-    return calloc(1, sizeof(bk_metrics_t));
+bk_mx_t *bk_mx_new(void) {
+    return calloc(1, sizeof(bk_mx_t));
 }
 
 static void metric_free(bk_mx_metric_t *mt) {
@@ -119,7 +119,7 @@ static void metric_free(bk_mx_metric_t *mt) {
     free(mt);
 }
 
-void bk_metrics_free(bk_metrics_t *m) {
+void bk_mx_free(bk_mx_t *m) {
     if (m == NULL) return;
     for (uint32_t i = 0; i < m->count; i++) metric_free(m->metrics[i]);
     free(m);
@@ -177,7 +177,7 @@ static bk_mx_metric_t *metric_new(const bk_mx_desc_t *d) {
     return mt;
 }
 
-int bk_metrics_register(bk_metrics_t *m, const bk_mx_desc_t *d, uint32_t *id_out) {
+int bk_mx_register(bk_mx_t *m, const bk_mx_desc_t *d, uint32_t *id_out) {
     assert(m != NULL && d != NULL && id_out != NULL);
     if (!desc_ok(m, d)) return KP_ERR_BAD_VALUE;
     if (m->count == BK_MX_METRICS_MAX) return KP_ERR_TOO_LARGE;
@@ -245,7 +245,7 @@ static bool series_room(bk_mx_metric_t *mt) {
     return true;
 }
 
-bk_mx_series_t *bk_mx_series(bk_metrics_t *m, uint32_t id, const char *const *values) {
+bk_mx_series_t *bk_mx_series(bk_mx_t *m, uint32_t id, const char *const *values) {
     assert(m != NULL && id < m->count);
     bk_mx_metric_t *mt = m->metrics[id];
     assert(mt->collect == NULL);
@@ -318,7 +318,7 @@ int bk_mx_is_sink(const bk_mx_series_t *h) {
     return h->sink;
 }
 
-uint64_t bk_mx_dropped(const bk_metrics_t *m, uint32_t id) {
+uint64_t bk_mx_dropped(const bk_mx_t *m, uint32_t id) {
     assert(m != NULL && id < m->count);
     return m->metrics[id]->dropped;
 }
@@ -332,7 +332,7 @@ void bk_mx_set_fn(bk_mx_series_t *h, bk_mx_value_fn fn, void *arg) {
     h->fn_arg = fn ? arg : NULL;
 }
 
-void bk_mx_set_collector(bk_metrics_t *m, uint32_t id, bk_mx_collect_fn fn, void *arg) {
+void bk_mx_set_collector(bk_mx_t *m, uint32_t id, bk_mx_collect_fn fn, void *arg) {
     assert(m != NULL && id < m->count);
     bk_mx_metric_t *mt = m->metrics[id];
     assert(mt->type == BK_MX_COUNTER || mt->type == BK_MX_GAUGE);

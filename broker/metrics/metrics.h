@@ -1,6 +1,6 @@
 /* Metrics registry and Prometheus text rendering (exposition format 0.0.4).
  *
- * A bk_metrics_t is owned by the node (no globals) and used only from the
+ * A bk_mx_t is owned by the node (no globals) and used only from the
  * node's loop thread: there are no atomics and no locks. Work on a pool
  * thread posts its result to the loop and counts there.
  *
@@ -9,7 +9,7 @@
  *             registered once; its id is the registration order (0, 1, ...).
  *   series  = one label-value tuple of a metric. bk_mx_series() finds or
  *             creates it and returns a handle that stays valid until
- *             bk_metrics_free(). The hot path keeps the handle and calls
+ *             bk_mx_free(). The hot path keeps the handle and calls
  *             bk_mx_inc / bk_mx_set / bk_mx_observe: O(1) (a histogram scans
  *             at most BK_MX_BUCKETS_MAX bounds), no allocation, no lookup.
  *   bounds  = at most `series_max` series per metric (default
@@ -51,7 +51,7 @@ struct evbuffer;
 #define BK_MX_HELP_MAX_BYTES 512
 
 /* Content-Type of the rendered text. */
-#define BK_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define BK_MX_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 typedef enum { BK_MX_COUNTER = 1, BK_MX_GAUGE = 2, BK_MX_HISTOGRAM = 3 } bk_mx_type_t;
 
@@ -71,29 +71,29 @@ typedef struct bk_mx_desc {
     uint32_t series_max;
 } bk_mx_desc_t;
 
-typedef struct bk_metrics bk_metrics_t;
+typedef struct bk_mx bk_mx_t;
 typedef struct bk_mx_series bk_mx_series_t;
 typedef struct bk_mx_emit bk_mx_emit_t;
 
 /* Scrape-time value of one series (bk_mx_set_fn). Runs on the loop thread
- * during bk_metrics_render; must not touch the registry. */
+ * during bk_mx_render; must not touch the registry. */
 typedef double (*bk_mx_value_fn)(void *arg);
 
 /* Scrape-time producer of every series of one metric: calls bk_mx_emit()
- * once per series. Runs during bk_metrics_render; must not touch the
+ * once per series. Runs during bk_mx_render; must not touch the
  * registry other than through `e`. */
 typedef void (*bk_mx_collect_fn)(bk_mx_emit_t *e, void *arg);
 
 /* A new empty registry, or NULL when out of memory. Free with
- * bk_metrics_free (NULL is a no-op); every handle dies with it. */
-bk_metrics_t *bk_metrics_new(void);
-void bk_metrics_free(bk_metrics_t *m);
+ * bk_mx_free (NULL is a no-op); every handle dies with it. */
+bk_mx_t *bk_mx_new(void);
+void bk_mx_free(bk_mx_t *m);
 
 /* Registers a metric. On success stores its id (registration order) in
  * *id_out and returns KP_OK. KP_ERR_BAD_VALUE: invalid desc (see
  * bk_mx_desc_t) or the name is already registered; KP_ERR_TOO_LARGE: the
  * registry already holds BK_MX_METRICS_MAX metrics; KP_ERR_NOMEM. */
-KP_MUST_CHECK int bk_metrics_register(bk_metrics_t *m, const bk_mx_desc_t *d,
+KP_MUST_CHECK int bk_mx_register(bk_mx_t *m, const bk_mx_desc_t *d,
                                       uint32_t *id_out);
 
 /* The series of metric `id` with label values values[0..label_count)
@@ -101,7 +101,7 @@ KP_MUST_CHECK int bk_metrics_register(bk_metrics_t *m, const bk_mx_desc_t *d,
  * Creates it (value 0) on first use. Never returns NULL: see "bounds" above
  * for the sink. Not for a metric with a collector (asserted). Cost: a binary
  * search over the metric's series, plus an insertion on first use. */
-bk_mx_series_t *bk_mx_series(bk_metrics_t *m, uint32_t id, const char *const *values);
+bk_mx_series_t *bk_mx_series(bk_mx_t *m, uint32_t id, const char *const *values);
 
 /* Hot-path updates; `h` from bk_mx_series. Type mismatches are asserted. */
 void bk_mx_inc(bk_mx_series_t *h, uint64_t n);      /* counter += n */
@@ -129,7 +129,7 @@ void bk_mx_set_fn(bk_mx_series_t *h, bk_mx_value_fn fn, void *arg);
  * is freed, so no handle to it may be held). `arg` is borrowed and must
  * outlive the registry. Emitted series are bounded by the metric's series_max;
  * excess and invalid ones are dropped and counted. */
-void bk_mx_set_collector(bk_metrics_t *m, uint32_t id, bk_mx_collect_fn fn, void *arg);
+void bk_mx_set_collector(bk_mx_t *m, uint32_t id, bk_mx_collect_fn fn, void *arg);
 
 /* Inside a collector: one series with label values values[0..label_count)
  * (copied) and value v. Emitting the same label values twice renders both
@@ -137,13 +137,13 @@ void bk_mx_set_collector(bk_metrics_t *m, uint32_t id, bk_mx_collect_fn fn, void
 void bk_mx_emit(bk_mx_emit_t *e, const char *const *values, double v);
 
 /* Series dropped so far for metric `id` (overflow, invalid labels, NOMEM). */
-uint64_t bk_mx_dropped(const bk_metrics_t *m, uint32_t id);
+uint64_t bk_mx_dropped(const bk_mx_t *m, uint32_t id);
 
 /* Appends the whole registry to `out` in the text exposition format 0.0.4.
  * Evaluates callbacks and collectors (a collector row that cannot be held
  * is dropped and counted, like any other drop). Returns KP_OK, or
  * KP_ERR_NOMEM when `out` could not grow (the output is then incomplete and
  * must not be served). */
-KP_MUST_CHECK int bk_metrics_render(bk_metrics_t *m, struct evbuffer *out);
+KP_MUST_CHECK int bk_mx_render(bk_mx_t *m, struct evbuffer *out);
 
 #endif

@@ -89,10 +89,10 @@ const bk_mx_desc_t *bk_mx_catalogue_desc(bk_mx_id_t id) {
     return &catalogue[id];
 }
 
-int bk_mx_catalogue_register(bk_metrics_t *m) {
+int bk_mx_catalogue_register(bk_mx_t *m) {
     for (uint32_t i = 0; i < BK_MX_CATALOGUE_COUNT; i++) {
         uint32_t id;
-        int rc = bk_metrics_register(m, &catalogue[i], &id);
+        int rc = bk_mx_register(m, &catalogue[i], &id);
         assert(rc != KP_ERR_BAD_VALUE && rc != KP_ERR_TOO_LARGE);
         if (rc != KP_OK) return rc;
         assert(id == i); /* the registry was empty */
@@ -100,12 +100,12 @@ int bk_mx_catalogue_register(bk_metrics_t *m) {
     return KP_OK;
 }
 
-void bk_metrics_serve(bk_admin_req_t *req, void *ctx) {
-    bk_metrics_t *m = ctx;
+void bk_mx_serve(bk_http_req_t *req, void *ctx) {
+    bk_mx_t *m = ctx;
     assert(m != NULL);
-    if (bk_metrics_render(m, bk_admin_body(req)) != KP_OK) {
-        bk_admin_reply_error(req, 500, "metrics rendering ran out of memory");
+    if (bk_mx_render(m, bk_http_body(req)) != KP_OK) {
+        bk_http_reply_error(req, 500, "metrics rendering ran out of memory");
         return;
     }
-    bk_admin_reply_raw(req, 200, BK_METRICS_CONTENT_TYPE);
+    bk_http_reply_raw(req, 200, BK_MX_CONTENT_TYPE);
 }

@@ -2,7 +2,7 @@
  * set in one table (metrics_catalogue.c), registered in enum order so the
  * enum value is the metric id:
  *
- *   bk_metrics_t *m = bk_metrics_new();
+ *   bk_mx_t *m = bk_mx_new();
  *   if (m == NULL || bk_mx_catalogue_register(m) != KP_OK) fail;
  *   bk_mx_series_t *h = bk_mx_series(m, BK_MX_REQUESTS_TOTAL,
  *                                    (const char *[]){ "Produce" });
@@ -45,11 +45,11 @@ const bk_mx_desc_t *bk_mx_catalogue_desc(bk_mx_id_t id);
 /* Registers the whole catalogue into `m`, which must be empty (asserted), so
  * each metric's id equals its bk_mx_id_t. Returns KP_OK or KP_ERR_NOMEM (the
  * table itself is checked by the unit test, so BAD_VALUE is asserted). */
-KP_MUST_CHECK int bk_mx_catalogue_register(bk_metrics_t *m);
+KP_MUST_CHECK int bk_mx_catalogue_register(bk_mx_t *m);
 
-/* Admin route handler for GET /metrics; ctx is the node's bk_metrics_t.
- * Replies 200 with the rendering (BK_METRICS_CONTENT_TYPE), or 500 when it
+/* Admin route handler for GET /metrics; ctx is the node's bk_mx_t.
+ * Replies 200 with the rendering (BK_MX_CONTENT_TYPE), or 500 when it
  * could not be built. */
-void bk_metrics_serve(bk_admin_req_t *req, void *ctx);
+void bk_mx_serve(bk_http_req_t *req, void *ctx);
 
 #endif

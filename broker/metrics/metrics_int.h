@@ -42,7 +42,7 @@ struct bk_mx_metric {
     void *collect_arg;
 };
 
-struct bk_metrics {
+struct bk_mx {
     uint32_t count;
     bk_mx_metric_t *metrics[BK_MX_METRICS_MAX];
 };

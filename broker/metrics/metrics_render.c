@@ -178,7 +178,7 @@ static void put_metric(wr_t *w, bk_mx_metric_t *mt) {
 }
 
 /* The registry's own health: one line per metric, in registration order. */
-static void put_dropped(wr_t *w, const bk_metrics_t *m) {
+static void put_dropped(wr_t *w, const bk_mx_t *m) {
     static const char name[] = "skiff_metrics_series_dropped_total";
     put_header(w, name,
                "Series not created: over the metric's series bound, invalid label "
@@ -193,7 +193,7 @@ static void put_dropped(wr_t *w, const bk_metrics_t *m) {
     }
 }
 
-int bk_metrics_render(bk_metrics_t *m, struct evbuffer *out) {
+int bk_mx_render(bk_mx_t *m, struct evbuffer *out) {
     assert(m != NULL && out != NULL);
     wr_t w = { .out = out, .err = KP_OK };
     for (uint32_t i = 0; i < m->count; i++) put_metric(&w, m->metrics[i]);

@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 /* Wall clock in ms (the only clock read; handlers pass it down). */
-int64_t bk_now_ms(void);
+int64_t bk_net_now_ms(void);
 
 /* Monotonic clock in ns (request latency). */
-uint64_t bk_mono_ns(void);
+uint64_t bk_net_mono_ns(void);
 
 #endif

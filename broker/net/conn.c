@@ -3,8 +3,8 @@
  *
  * Lifetime: a connection is freed only from its own deferred `resume` event or
  * at the end of pump(), never inside a call that a caller could still be
- * holding the pointer across. bk_conn_close() marks it closed and schedules
- * the free, so a bk_conn_t * stays valid until control returns to the loop.
+ * holding the pointer across. bk_net_conn_close() marks it closed and schedules
+ * the free, so a bk_net_conn_t * stays valid until control returns to the loop.
  *
  * The socket is driven directly, not through a bufferevent:
  * - Input: libevent 2.1 reads at most 4096 bytes per read event, so a 16 KB
@@ -33,9 +33,9 @@
 
 #include "broker/net/net_int.h"
 
-static void pump(bk_conn_t *c);
+static void pump(bk_net_conn_t *c);
 
-static uint64_t inflight(const bk_conn_t *c) {
+static uint64_t inflight(const bk_net_conn_t *c) {
     assert(c->seq_flush <= c->seq_next);
     return c->seq_next - c->seq_flush;
 }
@@ -55,7 +55,7 @@ static uint32_t load_be32(const uint8_t *p) {
 
 /* Gives an empty connection's buffer back: chunk-sized ones to the pool,
  * bigger ones (grown for a large frame) to free(). */
-static void in_release(bk_conn_t *c) {
+static void in_release(bk_net_conn_t *c) {
     assert(c->in_len == 0);
     c->in_off = 0;
     if (!c->in) return;
@@ -75,7 +75,7 @@ void bk__conn_in_pool_free(bk_net_t *net) {
  * unconsumed bytes (at most one partial frame: complete ones were handed
  * out before reading resumes) move to the front only when the frame would
  * not fit behind them. Returns false when out of memory. */
-static bool in_make_room(bk_conn_t *c) {
+static bool in_make_room(bk_net_conn_t *c) {
     bk_net_t *net = c->net;
     size_t chunk = in_chunk(net);
     size_t want = chunk;
@@ -111,7 +111,7 @@ static bool in_make_room(bk_conn_t *c) {
     return true;
 }
 
-static size_t output_len(const bk_conn_t *c) {
+static size_t output_len(const bk_net_conn_t *c) {
     return evbuffer_get_length(c->out);
 }
 
@@ -123,16 +123,16 @@ static int set_event(struct event *ev, bool *on, bool want) {
     return rc;
 }
 
-static conn_slot_t *ring_at(bk_conn_t *c, uint64_t seq) {
+static conn_slot_t *ring_at(bk_net_conn_t *c, uint64_t seq) {
     return &c->ring[seq % c->net->cfg.inflight_max];
 }
 
 /* Run pump (or the deferred free) later from the loop, never re-entrantly. */
-static void schedule_resume(bk_conn_t *c) {
+static void schedule_resume(bk_net_conn_t *c) {
     event_active(c->resume_ev, EV_TIMEOUT, 1);
 }
 
-static void drop_slots(bk_conn_t *c) {
+static void drop_slots(bk_net_conn_t *c) {
     for (uint64_t s = c->seq_flush; s < c->seq_next; s++) {
         conn_slot_t *slot = ring_at(c, s);
         if (slot->body) evbuffer_free(slot->body);
@@ -143,7 +143,7 @@ static void drop_slots(bk_conn_t *c) {
     c->seq_flush = c->seq_next;
 }
 
-void bk_conn_close(bk_conn_t *c) {
+void bk_net_conn_close(bk_net_conn_t *c) {
     if (c->closed) return;
     c->closed = true;
     /* Close the socket now so the peer sees it at once, even if the loop
@@ -165,14 +165,14 @@ void bk_conn_close(bk_conn_t *c) {
 }
 
 /* Close a draining connection once nothing of it is left to send. */
-static void maybe_finish_close(bk_conn_t *c) {
+static void maybe_finish_close(bk_net_conn_t *c) {
     if (c->closed || !c->closing) return;
-    if (inflight(c) == 0 && output_len(c) == 0) bk_conn_close(c);
+    if (inflight(c) == 0 && output_len(c) == 0) bk_net_conn_close(c);
 }
 
 /* Move completed slots, oldest first, to the socket's output. Stops at the
  * first slot still pending: that is what keeps responses in request order. */
-static void flush_slots(bk_conn_t *c) {
+static void flush_slots(bk_net_conn_t *c) {
     while (c->seq_flush < c->seq_next) {
         conn_slot_t *slot = ring_at(c, c->seq_flush);
         if (slot->state == SLOT_PENDING) break;
@@ -186,7 +186,7 @@ static void flush_slots(bk_conn_t *c) {
                 evbuffer_free(slot->body);
                 slot->body = NULL;
                 slot->state = SLOT_PENDING;
-                bk_conn_close(c);
+                bk_net_conn_close(c);
                 return;
             }
             c->net->stats.bytes_out += sizeof prefix + len;
@@ -201,7 +201,7 @@ static void flush_slots(bk_conn_t *c) {
 
 /* Pause reading while the in-flight or output bound is reached (Kafka mutes
  * a channel the same way); resume when both are below their bounds. */
-static void update_read(bk_conn_t *c) {
+static void update_read(bk_net_conn_t *c) {
     if (c->closed) return;
     /* A draining connection keeps reading only to discard: unread bytes in
      * the kernel would turn our final close into a RST, and a RST can make
@@ -211,38 +211,38 @@ static void update_read(bk_conn_t *c) {
     if (set_event(c->read_ev, &c->reading, can_read) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
                 can_read ? "resume" : "pause");
-        bk_conn_close(c);
+        bk_net_conn_close(c);
     }
 }
 
 /* Writes the queued output until it is empty or the socket is full; waits
  * for write_ev only in the second case. Bounded by the socket buffer. A
  * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
-static void write_out(bk_conn_t *c) {
+static void write_out(bk_net_conn_t *c) {
     assert(!c->closed);
     while (output_len(c) > 0) {
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
-        bk_conn_close(c);
+        bk_net_conn_close(c);
         return;
     }
     if (set_event(c->write_ev, &c->writing, output_len(c) > 0) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
-        bk_conn_close(c);
+        bk_net_conn_close(c);
     }
 }
 
-static void close_bad_frame(bk_conn_t *c, int32_t size) {
+static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
     fprintf(stderr, "skiff: net: closing connection %s: frame size %d is negative or above "
             "socket.request.max.bytes %d\n", c->peer, size, c->net->cfg.request_max_bytes);
     c->net->stats.conns_bad_frame++;
-    bk_conn_close(c);
+    bk_net_conn_close(c);
 }
 
 /* Hand one complete frame to the handler. Returns false when no complete
  * frame is buffered or the connection closed. */
-static bool handle_one(bk_conn_t *c) {
+static bool handle_one(bk_net_conn_t *c) {
     if (c->in_len < 4) return false;
     const uint8_t *p = c->in + c->in_off;
     int32_t size = (int32_t)load_be32(p);
@@ -278,7 +278,7 @@ static bool handle_one(bk_conn_t *c) {
 /* The frame lies in the connection's input buffer, which the next frames
  * reuse: a handler that keeps it gets its own block, the one user-space
  * copy of these bytes (the socket read them into place, see in_make_room). */
-uint8_t *bk_conn_take_frame(bk_conn_t *c) {
+uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     assert(c->in_handler);
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
@@ -292,7 +292,7 @@ uint8_t *bk_conn_take_frame(bk_conn_t *c) {
 
 /* True while the handler may get another frame: open, not draining, below
  * the in-flight and output bounds. */
-static bool can_handle(const bk_conn_t *c) {
+static bool can_handle(const bk_net_conn_t *c) {
     return !c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
            output_len(c) < c->net->cfg.output_max_bytes;
 }
@@ -300,7 +300,7 @@ static bool can_handle(const bk_conn_t *c) {
 /* Hand buffered frames to the handler while the bounds allow. Each pass is
  * bounded by the in-flight bound plus the frames whose handlers answered at
  * once, i.e. by the input buffer (README "Bounds"). */
-static void pump(bk_conn_t *c) {
+static void pump(bk_net_conn_t *c) {
     assert(!c->in_pump);
     c->in_pump = true;
     flush_slots(c);
@@ -334,7 +334,7 @@ static void pump(bk_conn_t *c) {
 }
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg) {
-    bk_conn_t *c = arg;
+    bk_net_conn_t *c = arg;
     if (c->closed) bk__net_conn_free(c->net, c);
     else pump(c);
 }
@@ -344,14 +344,14 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg) {
  * Level-triggered, so what a short buffer leaves in the socket comes back on
  * the next loop pass. EOF or an error closes, as a bufferevent would. */
 static void read_cb(evutil_socket_t fd, short what, void *arg) {
-    bk_conn_t *c = arg;
+    bk_net_conn_t *c = arg;
     assert(!c->closed && !c->in_pump && c->reading);
     /* a handler may have asked to close while later frames were buffered;
      * from then on everything read is discarded (pump() does the same) */
     if (c->closing) c->in_len = 0;
     if (!in_make_room(c)) {
         fprintf(stderr, "skiff: net: closing connection %s: out of memory for input\n", c->peer);
-        bk_conn_close(c);
+        bk_net_conn_close(c);
         return;
     }
     size_t room = c->in_cap - c->in_off - c->in_len;
@@ -362,7 +362,7 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     if (n <= 0) {
-        bk_conn_close(c); /* EOF or a socket error: as BEV_EVENT_EOF / _ERROR */
+        bk_net_conn_close(c); /* EOF or a socket error: as BEV_EVENT_EOF / _ERROR */
         return;
     }
     assert((size_t)n <= room);
@@ -374,14 +374,14 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
  * waits). Like the bufferevent's low watermark, the pump runs (resume
  * reading, finish a close) once the output is down to half its bound. */
 static void write_cb(evutil_socket_t fd, short what, void *arg) {
-    bk_conn_t *c = arg;
+    bk_net_conn_t *c = arg;
     assert(!c->closed && !c->in_pump && c->writing);
     write_out(c);
     if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
-bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
-    bk_conn_t *c = calloc(1, sizeof *c);
+bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
+    bk_net_conn_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->net = net;
     c->fd = fd;
@@ -391,7 +391,7 @@ bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr
     c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
     c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
     if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev) goto fail;
-    /* file ranges (bk_resp_add_file) go out with sendfile(2), not mmap */
+    /* file ranges (bk_net_resp_add_file) go out with sendfile(2), not mmap */
     if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
     char host[48] = "?";
     uint16_t port = 0;
@@ -418,11 +418,11 @@ fail:
     return NULL;
 }
 
-void bk__conn_free(bk_conn_t *c) {
+void bk__conn_free(bk_net_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
     event_free(c->resume_ev); /* also cancels a pending activation */
-    event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_conn_close already */
+    event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_net_conn_close already */
     event_free(c->write_ev);
     evbuffer_free(c->out);
     /* nothing to do about a failing close(2): the descriptor is gone either way */
@@ -432,61 +432,61 @@ void bk__conn_free(bk_conn_t *c) {
     free(c);
 }
 
-uint64_t bk_conn_id(const bk_conn_t *c) { return c->id; }
+uint64_t bk_net_conn_id(const bk_net_conn_t *c) { return c->id; }
 
-const char *bk_conn_peer(const bk_conn_t *c) { return c->peer; }
+const char *bk_net_conn_peer(const bk_net_conn_t *c) { return c->peer; }
 
-bk_slot_t bk_conn_slot(const bk_conn_t *c) {
+bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *c) {
     assert(c->in_handler);
-    return (bk_slot_t){ .conn_id = c->id, .seq = c->seq_current };
+    return (bk_net_slot_t){ .conn_id = c->id, .seq = c->seq_current };
 }
 
 /* Common checks for completing a slot; consumes `body` on failure. */
-static int complete(bk_conn_t *c, bk_slot_t slot, slot_state_t state, struct evbuffer *body) {
+static int complete(bk_net_conn_t *c, bk_net_slot_t slot, slot_state_t state, struct evbuffer *body) {
     if (c->closed) {
         if (body) evbuffer_free(body);
-        return BK_ERR_GONE;
+        return BK_NET_ERR_GONE;
     }
     bool valid = slot.conn_id == c->id && slot.seq >= c->seq_flush && slot.seq < c->seq_next &&
                  ring_at(c, slot.seq)->state == SLOT_PENDING;
     if (!valid) {
         if (body) evbuffer_free(body);
-        return BK_ERR_INVALID;
+        return BK_NET_ERR_INVALID;
     }
     if (body && evbuffer_get_length(body) > INT32_MAX) {
         /* Unanswerable: the client would wait forever, so cut it off. */
         evbuffer_free(body);
         fprintf(stderr, "skiff: net: closing connection %s: response above 2 GiB\n", c->peer);
-        bk_conn_close(c);
-        return BK_ERR_INVALID;
+        bk_net_conn_close(c);
+        return BK_NET_ERR_INVALID;
     }
     conn_slot_t *s = ring_at(c, slot.seq);
     s->state = state;
     s->body = body;
     if (!c->in_pump) schedule_resume(c); /* flush + resume reading from the loop */
-    return BK_OK;
+    return BK_NET_OK;
 }
 
-int bk_conn_respond(bk_conn_t *c, bk_slot_t slot, struct evbuffer *body) {
+int bk_net_conn_respond(bk_net_conn_t *c, bk_net_slot_t slot, struct evbuffer *body) {
     assert(body);
     return complete(c, slot, SLOT_READY, body);
 }
 
-int bk_conn_respond_bytes(bk_conn_t *c, bk_slot_t slot, const void *bytes, size_t len) {
+int bk_net_conn_respond_bytes(bk_net_conn_t *c, bk_net_slot_t slot, const void *bytes, size_t len) {
     struct evbuffer *body = evbuffer_new();
-    if (!body) return BK_ERR_SYS;
+    if (!body) return BK_NET_ERR_SYS;
     if (evbuffer_add(body, bytes, len) != 0) {
         evbuffer_free(body);
-        return BK_ERR_SYS;
+        return BK_NET_ERR_SYS;
     }
     return complete(c, slot, SLOT_READY, body);
 }
 
-int bk_conn_respond_none(bk_conn_t *c, bk_slot_t slot) {
+int bk_net_conn_respond_none(bk_net_conn_t *c, bk_net_slot_t slot) {
     return complete(c, slot, SLOT_NONE, NULL);
 }
 
-void bk_conn_close_after_flush(bk_conn_t *c) {
+void bk_net_conn_close_after_flush(bk_net_conn_t *c) {
     if (c->closed || c->closing) return;
     c->closing = true;
     /* whatever the peer sends from now on is read and discarded by pump();
@@ -495,4 +495,4 @@ void bk_conn_close_after_flush(bk_conn_t *c) {
     if (!c->in_pump) schedule_resume(c);
 }
 
-bool bk__conn_is_open(const bk_conn_t *c) { return !c->closed; }
+bool bk__conn_is_open(const bk_net_conn_t *c) { return !c->closed; }

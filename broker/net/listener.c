@@ -18,11 +18,11 @@
 
 #include "broker/net/net_int.h"
 
-const char *bk_err_str(int status) {
+const char *bk_net_err_str(int status) {
     switch (status) {
-    case BK_OK: return "ok";
+    case BK_NET_OK: return "ok";
 #define BK_STATUS_CASE_(name, value, text) case name: return text;
-    BK_STATUS_LIST(BK_STATUS_CASE_)
+    BK_NET_STATUS_LIST(BK_STATUS_CASE_)
 #undef BK_STATUS_CASE_
     default: return "unknown status";
     }
@@ -70,9 +70,9 @@ void bk_net_free(bk_net_t *net) {
     for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
     net->listeners_n = 0;
     for (uint32_t i = 0; net->conns && i < net->cfg.conns_max; i++) {
-        bk_conn_t *c = net->conns[i];
+        bk_net_conn_t *c = net->conns[i];
         if (!c) continue;
-        bk_conn_close(c);
+        bk_net_conn_close(c);
         bk__net_conn_free(net, c);
     }
     if (net->deadline_ev) event_free(net->deadline_ev);
@@ -83,7 +83,7 @@ void bk_net_free(bk_net_t *net) {
     free(net);
 }
 
-void bk__net_conn_free(bk_net_t *net, bk_conn_t *c) {
+void bk__net_conn_free(bk_net_t *net, bk_net_conn_t *c) {
     assert(net->conns[c->index] == c);
     assert(net->free_n < net->cfg.conns_max);
     net->conns[c->index] = NULL;
@@ -96,28 +96,28 @@ void bk__net_conn_closed(bk_net_t *net) {
     if (net->stopping && net->stats.conns_open == 0) event_active(net->deadline_ev, EV_TIMEOUT, 1);
 }
 
-bk_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id) {
+bk_net_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id) {
     uint32_t idx = (uint32_t)conn_id;
     if (idx >= net->cfg.conns_max) return NULL;
-    bk_conn_t *c = net->conns[idx];
+    bk_net_conn_t *c = net->conns[idx];
     if (!c || c->id != conn_id || !bk__conn_is_open(c)) return NULL;
     return c;
 }
 
-int bk_net_respond(bk_net_t *net, bk_slot_t slot, struct evbuffer *body) {
+int bk_net_respond(bk_net_t *net, bk_net_slot_t slot, struct evbuffer *body) {
     assert(body);
-    bk_conn_t *c = bk_net_conn(net, slot.conn_id);
+    bk_net_conn_t *c = bk_net_conn(net, slot.conn_id);
     if (!c) {
         evbuffer_free(body);
-        return BK_ERR_GONE;
+        return BK_NET_ERR_GONE;
     }
-    return bk_conn_respond(c, slot, body);
+    return bk_net_conn_respond(c, slot, body);
 }
 
-int bk_net_respond_none(bk_net_t *net, bk_slot_t slot) {
-    bk_conn_t *c = bk_net_conn(net, slot.conn_id);
-    if (!c) return BK_ERR_GONE;
-    return bk_conn_respond_none(c, slot);
+int bk_net_respond_none(bk_net_t *net, bk_net_slot_t slot) {
+    bk_net_conn_t *c = bk_net_conn(net, slot.conn_id);
+    if (!c) return BK_NET_ERR_GONE;
+    return bk_net_conn_respond_none(c, slot);
 }
 
 void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) { *out = net->stats; }
@@ -133,7 +133,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    bk_conn_t *c = bk__conn_new(net, fd, sa, salen); /* closes fd on failure */
+    bk_net_conn_t *c = bk__conn_new(net, fd, sa, salen); /* closes fd on failure */
     if (!c) {
         net->stats.conns_rejected++;
         return;
@@ -154,8 +154,8 @@ static void accept_error_cb(struct evconnlistener *l, void *arg) {
 }
 
 int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port) {
-    if (net->stopping) return BK_ERR_STOPPED;
-    if (net->listeners_n == BK_NET_LISTENERS_MAX) return BK_ERR_FULL;
+    if (net->stopping) return BK_NET_ERR_STOPPED;
+    if (net->listeners_n == BK_NET_LISTENERS_MAX) return BK_NET_ERR_FULL;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     int sslen;
@@ -171,27 +171,27 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
         in6->sin6_port = htons(port);
         sslen = (int)sizeof *in6;
     } else {
-        return BK_ERR_INVALID;
+        return BK_NET_ERR_INVALID;
     }
     /* IPV6ONLY: "::" and "0.0.0.0" on one port are two listeners, not a clash */
     unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE |
                      (ss.ss_family == AF_INET6 ? LEV_OPT_BIND_IPV6ONLY : 0);
     struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, net, flags,
                                                        BK_NET_BACKLOG, (struct sockaddr *)&ss, sslen);
-    if (!l) return BK_ERR_SYS;
+    if (!l) return BK_NET_ERR_SYS;
     evconnlistener_set_error_cb(l, accept_error_cb);
     if (bound_port) {
         struct sockaddr_storage got;
         socklen_t gotlen = sizeof got;
         if (getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&got, &gotlen) != 0) {
             evconnlistener_free(l);
-            return BK_ERR_SYS;
+            return BK_NET_ERR_SYS;
         }
         *bound_port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
                                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
     }
     net->listeners[net->listeners_n++] = l;
-    return BK_OK;
+    return BK_NET_OK;
 }
 
 /* Deadline reached or every connection gone: close the rest, report once. */
@@ -200,11 +200,11 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg) {
     if (!net->stopped_fn) return;
     event_del(net->deadline_ev);
     for (uint32_t i = 0; i < net->cfg.conns_max; i++) {
-        bk_conn_t *c = net->conns[i];
+        bk_net_conn_t *c = net->conns[i];
         if (c && bk__conn_is_open(c)) {
             fprintf(stderr, "skiff: net: shutdown deadline: closing connection %s with requests "
                     "in flight\n", c->peer);
-            bk_conn_close(c);
+            bk_net_conn_close(c);
         }
     }
     bk_net_stopped_fn fn = net->stopped_fn;
@@ -214,18 +214,18 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg) {
 
 int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done, void *arg) {
     assert(done);
-    if (net->stopping) return BK_ERR_STOPPED;
+    if (net->stopping) return BK_NET_ERR_STOPPED;
     net->stopping = true;
     net->stopped_fn = done;
     net->stopped_arg = arg;
     for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
     net->listeners_n = 0;
     for (uint32_t i = 0; i < net->cfg.conns_max; i++) {
-        bk_conn_t *c = net->conns[i];
-        if (c && bk__conn_is_open(c)) bk_conn_close_after_flush(c);
+        bk_net_conn_t *c = net->conns[i];
+        if (c && bk__conn_is_open(c)) bk_net_conn_close_after_flush(c);
     }
     struct timeval tv = { .tv_sec = deadline_ms / 1000, .tv_usec = (deadline_ms % 1000) * 1000 };
     evtimer_add(net->deadline_ev, &tv);
     if (net->stats.conns_open == 0) event_active(net->deadline_ev, EV_TIMEOUT, 1);
-    return BK_OK;
+    return BK_NET_OK;
 }

@@ -18,40 +18,40 @@
 struct event_base;
 struct evbuffer;
 
-#define BK_MUST_CHECK __attribute__((warn_unused_result))
+#define BK_NET_MUST_CHECK __attribute__((warn_unused_result))
 
 /* Status codes of the broker (net, worker pool; 0 = ok): X(NAME, value,
  * description). The range is the broker's share of skiff's status space
  * (the table above KP_STATUS_LIST in protocol/kp_wire.h): a worker job's
- * result (a storage or protocol status) and BK_ERR_CANCELLED reach the same
+ * result (a storage or protocol status) and BK_NET_ERR_CANCELLED reach the same
  * done callback, so they must never share a number. broker/core/status.h
  * checks the ranges against each other. */
-#define BK_STATUS_MIN (-119)
-#define BK_STATUS_MAX (-100)
-#define BK_STATUS_LIST(X) \
-    X(BK_ERR_GONE, -100, "connection gone")           /* the connection closed; the response was dropped */ \
-    X(BK_ERR_FULL, -101, "bounded queue full")        /* a bounded queue/table is full */ \
-    X(BK_ERR_INVALID, -102, "invalid argument")       /* bad argument (address, slot, size) */ \
-    X(BK_ERR_SYS, -103, "system call failed")         /* an OS call failed; errno tells which */ \
-    X(BK_ERR_CANCELLED, -104, "cancelled")            /* a job was cancelled before it ran */ \
-    X(BK_ERR_STOPPED, -105, "stopping")               /* the component is shutting down */
+#define BK_NET_STATUS_MIN (-119)
+#define BK_NET_STATUS_MAX (-100)
+#define BK_NET_STATUS_LIST(X) \
+    X(BK_NET_ERR_GONE, -100, "connection gone")           /* the connection closed; the response was dropped */ \
+    X(BK_NET_ERR_FULL, -101, "bounded queue full")        /* a bounded queue/table is full */ \
+    X(BK_NET_ERR_INVALID, -102, "invalid argument")       /* bad argument (address, slot, size) */ \
+    X(BK_NET_ERR_SYS, -103, "system call failed")         /* an OS call failed; errno tells which */ \
+    X(BK_NET_ERR_CANCELLED, -104, "cancelled")            /* a job was cancelled before it ran */ \
+    X(BK_NET_ERR_STOPPED, -105, "stopping")               /* the component is shutting down */
 
 enum {
-    BK_OK = 0,
-#define BK_STATUS_ENUM_(name, value, text) name = value,
-    BK_STATUS_LIST(BK_STATUS_ENUM_)
-#undef BK_STATUS_ENUM_
+    BK_NET_OK = 0,
+#define BK_NET_STATUS_ENUM_(name, value, text) name = value,
+    BK_NET_STATUS_LIST(BK_NET_STATUS_ENUM_)
+#undef BK_NET_STATUS_ENUM_
 };
 
-#define BK_STATUS_IN_RANGE_(name, value, text) \
-    _Static_assert((value) >= BK_STATUS_MIN && (value) <= BK_STATUS_MAX, #name " is outside BK_STATUS_MIN..MAX");
-BK_STATUS_LIST(BK_STATUS_IN_RANGE_)
-#undef BK_STATUS_IN_RANGE_
+#define BK_NET_STATUS_IN_RANGE_(name, value, text) \
+    _Static_assert((value) >= BK_NET_STATUS_MIN && (value) <= BK_NET_STATUS_MAX, #name " is outside BK_NET_STATUS_MIN..MAX");
+BK_NET_STATUS_LIST(BK_NET_STATUS_IN_RANGE_)
+#undef BK_NET_STATUS_IN_RANGE_
 
-/* Description of a BK_ERR_* status ("ok" for BK_OK, "unknown status"
- * otherwise). Never NULL. bk_status_str (broker/core/status.h) names a
+/* Description of a BK_NET_ERR_* status ("ok" for BK_NET_OK, "unknown status"
+ * otherwise). Never NULL. bk_node_status_str (broker/core/status.h) names a
  * status of any layer. */
-const char *bk_err_str(int status);
+const char *bk_net_err_str(int status);
 
 /* Default bounds (Kafka names in parentheses where Kafka has one). */
 #define BK_NET_REQUEST_MAX_BYTES_DEFAULT (100 * 1024 * 1024) /* socket.request.max.bytes */
@@ -63,7 +63,7 @@ const char *bk_err_str(int status);
 #define BK_NET_INFLIGHT_MAX_LIMIT 1024        /* upper bound accepted for inflight_max */
 
 typedef struct bk_net bk_net_t;
-typedef struct bk_conn bk_conn_t;
+typedef struct bk_net_conn_s bk_net_conn_t;
 
 /* Names one response slot: which connection (by id, never reused within a
  * process) and which request on it. Safe to keep after the connection has
@@ -71,23 +71,23 @@ typedef struct bk_conn bk_conn_t;
 typedef struct {
     uint64_t conn_id;
     uint64_t seq;
-} bk_slot_t;
+} bk_net_slot_t;
 
 /* Called on the loop thread once per frame, in arrival order. `frame` points
  * at the `len` bytes after the size prefix and is valid only during the call;
  * a handler whose request outlives the call takes the bytes with
- * bk_conn_take_frame instead of copying them. The frame's slot is
- * bk_conn_slot(conn). The handler must eventually complete that slot exactly
- * once: now (bk_conn_respond*) or later (bk_net_respond*). `conn` is valid
- * only during the call; keep bk_conn_id(conn) or the slot instead. */
-typedef void (*bk_frame_fn)(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
+ * bk_net_conn_take_frame instead of copying them. The frame's slot is
+ * bk_net_conn_slot(conn). The handler must eventually complete that slot exactly
+ * once: now (bk_net_conn_respond*) or later (bk_net_respond*). `conn` is valid
+ * only during the call; keep bk_net_conn_id(conn) or the slot instead. */
+typedef void (*bk_net_frame_fn)(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
 
 typedef struct {
     int32_t request_max_bytes;  /* frames with a size above this close the connection */
     uint32_t inflight_max;      /* >= 1; reading pauses while this many slots are open */
     size_t output_max_bytes;    /* reading pauses while more output than this is queued */
     uint32_t conns_max;         /* accepted sockets beyond this are closed at once */
-    bk_frame_fn on_frame;
+    bk_net_frame_fn on_frame;
     void *ctx;                  /* passed to on_frame */
 } bk_net_config_t;
 
@@ -110,7 +110,7 @@ void bk_net_config_default(bk_net_config_t *cfg);
 
 /* Creates the server on `base` (not owned; must outlive the net). Returns NULL
  * on bad config or out of memory. */
-BK_MUST_CHECK bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg);
+BK_NET_MUST_CHECK bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg);
 
 /* Closes every connection and listener (pending responses are dropped) and
  * frees the net. Not from inside a frame handler. NULL is allowed. */
@@ -118,34 +118,34 @@ void bk_net_free(bk_net_t *net);
 
 /* Listens on numeric `host` (IPv4 or IPv6 literal) and `port` (0 = any free
  * port). On success *bound_port (if not NULL) holds the bound port. */
-BK_MUST_CHECK int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port);
+BK_NET_MUST_CHECK int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port);
 
 /* Graceful stop: close the listeners, read no new frames, let every open slot
  * complete and flush, then close each connection. When all connections are
  * closed, or after `deadline_ms` (remaining ones are closed hard), `done` is
- * called once on the loop thread. Calling it twice returns BK_ERR_STOPPED. */
+ * called once on the loop thread. Calling it twice returns BK_NET_ERR_STOPPED. */
 typedef void (*bk_net_stopped_fn)(bk_net_t *net, void *arg);
-BK_MUST_CHECK int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done, void *arg);
+BK_NET_MUST_CHECK int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done, void *arg);
 
 void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out);
 
 /* The open connection with this id, or NULL if it has closed. The pointer is
  * valid until control returns to the event loop. */
-bk_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);
+bk_net_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);
 
 /* Complete `slot` with a response body (without size prefix; the prefix is
  * added here). Takes ownership of `body` in every case. The body may hold file
- * segments (bk_resp_add_file). BK_ERR_GONE if the connection has closed,
- * BK_ERR_INVALID if the slot is not open or the body exceeds INT32_MAX. */
-int bk_net_respond(bk_net_t *net, bk_slot_t slot, struct evbuffer *body);
+ * segments (bk_net_resp_add_file). BK_NET_ERR_GONE if the connection has closed,
+ * BK_NET_ERR_INVALID if the slot is not open or the body exceeds INT32_MAX. */
+int bk_net_respond(bk_net_t *net, bk_net_slot_t slot, struct evbuffer *body);
 /* Complete `slot` with no bytes at all (acks=0 produce). */
-int bk_net_respond_none(bk_net_t *net, bk_slot_t slot);
+int bk_net_respond_none(bk_net_t *net, bk_net_slot_t slot);
 
-/* --- connection (pointer valid as documented at bk_frame_fn) --- */
+/* --- connection (pointer valid as documented at bk_net_frame_fn) --- */
 
-uint64_t bk_conn_id(const bk_conn_t *conn);
+uint64_t bk_net_conn_id(const bk_net_conn_t *conn);
 /* The slot of the frame being handled. Only inside the frame handler. */
-bk_slot_t bk_conn_slot(const bk_conn_t *conn);
+bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 /* Only inside the frame handler, at most once per frame: the frame's `len`
  * bytes as a malloc'd block the caller now owns (free() it), for a request
  * that outlives the call (its decoded fields point into the bytes; Produce
@@ -155,23 +155,23 @@ bk_slot_t bk_conn_slot(const bk_conn_t *conn);
  * the bytes are copied now. Either way a frame's bytes are copied once in
  * user space on their way to a handler that keeps them. NULL when out of
  * memory (the frame is still valid for the rest of the call). */
-BK_MUST_CHECK uint8_t *bk_conn_take_frame(bk_conn_t *conn);
+BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
-const char *bk_conn_peer(const bk_conn_t *conn);
+const char *bk_net_conn_peer(const bk_net_conn_t *conn);
 
-int bk_conn_respond(bk_conn_t *conn, bk_slot_t slot, struct evbuffer *body);
+int bk_net_conn_respond(bk_net_conn_t *conn, bk_net_slot_t slot, struct evbuffer *body);
 /* Copies `len` bytes as the body. */
-int bk_conn_respond_bytes(bk_conn_t *conn, bk_slot_t slot, const void *bytes, size_t len);
-int bk_conn_respond_none(bk_conn_t *conn, bk_slot_t slot);
+int bk_net_conn_respond_bytes(bk_net_conn_t *conn, bk_net_slot_t slot, const void *bytes, size_t len);
+int bk_net_conn_respond_none(bk_net_conn_t *conn, bk_net_slot_t slot);
 
 /* Read no further frames; once every slot already handed out has completed
  * and all output has been written, close the connection. The caller still
- * completes its own slot (usually with bk_conn_respond_none). Other
+ * completes its own slot (usually with bk_net_conn_respond_none). Other
  * connections are not affected. */
-void bk_conn_close_after_flush(bk_conn_t *conn);
+void bk_net_conn_close_after_flush(bk_net_conn_t *conn);
 
 /* Close now, dropping queued output and open slots. */
-void bk_conn_close(bk_conn_t *conn);
+void bk_net_conn_close(bk_net_conn_t *conn);
 
 /* --- building response bodies --- */
 
@@ -181,6 +181,6 @@ void bk_conn_close(bk_conn_t *conn);
  * Bytes before and after the range are added with evbuffer_add. Once a file
  * range is in it, the body is only for moving (bk_*_respond): it must not be
  * read with evbuffer_copyout/pullup, whose bytes would not be there. */
-BK_MUST_CHECK int bk_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len);
+BK_NET_MUST_CHECK int bk_net_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len);
 
 #endif

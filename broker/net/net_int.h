@@ -1,5 +1,5 @@
 /* broker/net/net_int.h — private to listener.c and conn.c: the structures behind
- * bk_net_t and bk_conn_t. Nothing outside those two files includes this. */
+ * bk_net_t and bk_net_conn_t. Nothing outside those two files includes this. */
 #ifndef SKIFF_BK_NET_INT_H
 #define SKIFF_BK_NET_INT_H
 
@@ -22,7 +22,7 @@ typedef struct {
     struct evbuffer *body; /* owned while READY */
 } conn_slot_t;
 
-struct bk_conn {
+struct bk_net_conn_s {
     bk_net_t *net;
     uint64_t id;            /* generation << 32 | table index */
     uint32_t index;         /* position in net->conns */
@@ -57,7 +57,7 @@ struct bk_net {
     bk_net_config_t cfg;
     struct evconnlistener *listeners[BK_NET_LISTENERS_MAX];
     uint32_t listeners_n;
-    bk_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
+    bk_net_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
     uint32_t *generation;   /* per table index, bumped on each reuse */
     uint32_t *free_idx;     /* stack of free indexes */
     uint32_t free_n;
@@ -73,14 +73,14 @@ struct bk_net {
 };
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
-bk_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
-void bk__conn_free(bk_conn_t *conn);
+bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
+void bk__conn_free(bk_net_conn_t *conn);
 /* conn.c: frees the idle input buffers of net (bk_net_free). */
 void bk__conn_in_pool_free(bk_net_t *net);
-bool bk__conn_is_open(const bk_conn_t *conn);
+bool bk__conn_is_open(const bk_net_conn_t *conn);
 /* listener.c: a connection was closed (conns_open already decremented). */
 void bk__net_conn_closed(bk_net_t *net);
 /* listener.c: release the closed connection's table entry and free it. */
-void bk__net_conn_free(bk_net_t *net, bk_conn_t *conn);
+void bk__net_conn_free(bk_net_t *net, bk_net_conn_t *conn);
 
 #endif

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-struct bk_qc_peer {
+struct bk_net_qc_peer {
     struct event_base *base;
     int32_t id;
     char host[64];
@@ -24,18 +24,18 @@ struct bk_qc_peer {
     struct bufferevent *bev;
     bool connected;
     int64_t last_attempt_ms;
-    bk_qc_pending_t fifo[BK_QC_INFLIGHT_MAX];
+    bk_net_qc_pending_t fifo[BK_NET_QC_INFLIGHT_MAX];
     size_t head, count;
     int32_t next_corr;
-    bk_qc_resp_fn on_resp;
+    bk_net_qc_resp_fn on_resp;
     void *ctx;
     struct event *timer;     /* deadline checks, armed while requests are pending */
     uint64_t timeouts;
 };
 
-int32_t bk_qc_id(const bk_qc_peer_t *p) { return p->id; }
-size_t bk_qc_pending_count(const bk_qc_peer_t *p) { return p->count; }
-uint64_t bk_qc_timeouts(const bk_qc_peer_t *p) { return p->timeouts; }
+int32_t bk_net_qc_id(const bk_net_qc_peer_t *p) { return p->id; }
+size_t bk_net_qc_pending_count(const bk_net_qc_peer_t *p) { return p->count; }
+uint64_t bk_net_qc_timeouts(const bk_net_qc_peer_t *p) { return p->timeouts; }
 
 /* Deadlines use the monotonic clock: a wall-clock step must not expire (or
  * prolong) every request at once. */
@@ -45,26 +45,26 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int32_t default_timeout_ms(bk_qc_kind_t kind) {
+static int32_t default_timeout_ms(bk_net_qc_kind_t kind) {
     switch (kind) {
-    case BK_QC_RAFT: return BK_QC_RAFT_TIMEOUT_MS;
-    case BK_QC_REGISTER:
-    case BK_QC_HEARTBEAT:
-    case BK_QC_ALTER: return BK_QC_CONTROL_TIMEOUT_MS;
-    case BK_QC_FORWARD:
-    case BK_QC_REPL_FETCH: return BK_QC_LONG_TIMEOUT_MS;
+    case BK_NET_QC_RAFT: return BK_NET_QC_RAFT_TIMEOUT_MS;
+    case BK_NET_QC_REGISTER:
+    case BK_NET_QC_HEARTBEAT:
+    case BK_NET_QC_ALTER: return BK_NET_QC_CONTROL_TIMEOUT_MS;
+    case BK_NET_QC_FORWARD:
+    case BK_NET_QC_REPL_FETCH: return BK_NET_QC_LONG_TIMEOUT_MS;
     }
-    return BK_QC_LONG_TIMEOUT_MS;
+    return BK_NET_QC_LONG_TIMEOUT_MS;
 }
 
-int32_t bk_qc_next_corr(bk_qc_peer_t *p) {
+int32_t bk_net_qc_next_corr(bk_net_qc_peer_t *p) {
     p->next_corr = p->next_corr == INT32_MAX ? 1 : p->next_corr + 1;
     return p->next_corr;
 }
 
-bk_qc_peer_t *bk_qc_new(struct event_base *base, int32_t id, const char *host, uint16_t port,
-                        bk_qc_resp_fn on_resp, void *ctx) {
-    bk_qc_peer_t *p = calloc(1, sizeof *p);
+bk_net_qc_peer_t *bk_net_qc_new(struct event_base *base, int32_t id, const char *host, uint16_t port,
+                        bk_net_qc_resp_fn on_resp, void *ctx) {
+    bk_net_qc_peer_t *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->base = base;
     p->id = id;
@@ -78,28 +78,28 @@ bk_qc_peer_t *bk_qc_new(struct event_base *base, int32_t id, const char *host, u
 
 /* Drops the connection; every request pending on it is reported lost. A
  * handler may send again (on a new connection): those requests are not. */
-static void disconnect(bk_qc_peer_t *p) {
+static void disconnect(bk_net_qc_peer_t *p) {
     if (p->bev) bufferevent_free(p->bev);
     p->bev = NULL;
     p->connected = false;
     for (size_t n = p->count; n > 0 && p->count > 0; n--) {
-        bk_qc_pending_t pend = p->fifo[p->head];
-        p->head = (p->head + 1) % BK_QC_INFLIGHT_MAX;
+        bk_net_qc_pending_t pend = p->fifo[p->head];
+        p->head = (p->head + 1) % BK_NET_QC_INFLIGHT_MAX;
         p->count--;
         p->on_resp(p->ctx, p->id, &pend, NULL, 0);
     }
 }
 
-void bk_qc_free(bk_qc_peer_t *p) {
+void bk_net_qc_free(bk_net_qc_peer_t *p) {
     if (!p) return;
     disconnect(p);
     if (p->timer) event_free(p->timer);
     free(p);
 }
 
-static void arm_timer(bk_qc_peer_t *p) {
+static void arm_timer(bk_net_qc_peer_t *p) {
     if (!p->timer || p->count == 0 || evtimer_pending(p->timer, NULL)) return;
-    struct timeval tv = { 0, BK_QC_TIMEOUT_CHECK_MS * 1000 };
+    struct timeval tv = { 0, BK_NET_QC_TIMEOUT_CHECK_MS * 1000 };
     (void)evtimer_add(p->timer, &tv);   /* fails only on a broken base */
 }
 
@@ -108,11 +108,11 @@ static void arm_timer(bk_qc_peer_t *p) {
 static void on_deadline(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
-    bk_qc_peer_t *p = arg;
+    bk_net_qc_peer_t *p = arg;
     int64_t now = mono_ms();
     size_t expired = 0;
     for (size_t i = 0; i < p->count; i++) {
-        const bk_qc_pending_t *e = &p->fifo[(p->head + i) % BK_QC_INFLIGHT_MAX];
+        const bk_net_qc_pending_t *e = &p->fifo[(p->head + i) % BK_NET_QC_INFLIGHT_MAX];
         if (e->deadline_ms <= now) expired++;
     }
     if (expired > 0) {
@@ -125,13 +125,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg) {
 }
 
 static void on_read(struct bufferevent *bev, void *arg) {
-    bk_qc_peer_t *p = arg;
+    bk_net_qc_peer_t *p = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     for (;;) {
         uint8_t hdr[4];
         if (evbuffer_copyout(in, hdr, 4) != 4) return;
         uint32_t size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-        if (size > BK_QC_FRAME_MAX_BYTES || p->count == 0) {
+        if (size > BK_NET_QC_FRAME_MAX_BYTES || p->count == 0) {
             fprintf(stderr, "skiff: raft peer %d: bad response frame (size %u, %zu pending); reconnecting\n",
                     p->id, size, p->count);
             disconnect(p);
@@ -141,8 +141,8 @@ static void on_read(struct bufferevent *bev, void *arg) {
         evbuffer_drain(in, 4);
         uint8_t *frame = evbuffer_pullup(in, size);
         if (!frame && size > 0) { disconnect(p); return; }
-        bk_qc_pending_t pend = p->fifo[p->head];
-        p->head = (p->head + 1) % BK_QC_INFLIGHT_MAX;
+        bk_net_qc_pending_t pend = p->fifo[p->head];
+        p->head = (p->head + 1) % BK_NET_QC_INFLIGHT_MAX;
         p->count--;
         /* the handler may send (and so touch the FIFO) but never frees p */
         p->on_resp(p->ctx, p->id, &pend, frame, size);
@@ -153,7 +153,7 @@ static void on_read(struct bufferevent *bev, void *arg) {
 
 static void on_event(struct bufferevent *bev, short what, void *arg) {
     (void)bev;
-    bk_qc_peer_t *p = arg;
+    bk_net_qc_peer_t *p = arg;
     if (what & BEV_EVENT_CONNECTED) {
         p->connected = true;
         return;
@@ -161,9 +161,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg) {
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) disconnect(p);
 }
 
-static int connect_peer(bk_qc_peer_t *p, int64_t now_ms) {
+static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
     if (p->bev) return 0;
-    if (p->last_attempt_ms >= 0 && now_ms - p->last_attempt_ms < BK_QC_RECONNECT_MS) return -1;
+    if (p->last_attempt_ms >= 0 && now_ms - p->last_attempt_ms < BK_NET_QC_RECONNECT_MS) return -1;
     p->last_attempt_ms = now_ms;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -193,14 +193,14 @@ static int connect_peer(bk_qc_peer_t *p, int64_t now_ms) {
     return 0;
 }
 
-int bk_qc_send(bk_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_qc_pending_t *pend, int64_t now_ms) {
+int bk_net_qc_send(bk_net_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_net_qc_pending_t *pend, int64_t now_ms) {
     if (!p->timer) p->timer = evtimer_new(p->base, on_deadline, p);
     if (!p->timer) return -1;   /* no request without a deadline */
     if (connect_peer(p, now_ms) != 0) return -1;
-    if (p->count >= BK_QC_INFLIGHT_MAX) return -1;
+    if (p->count >= BK_NET_QC_INFLIGHT_MAX) return -1;
     /* bytes queued before the connect completes are sent once it does */
     if (bufferevent_write(p->bev, frame, len) != 0) return -1;
-    bk_qc_pending_t *e = &p->fifo[(p->head + p->count) % BK_QC_INFLIGHT_MAX];
+    bk_net_qc_pending_t *e = &p->fifo[(p->head + p->count) % BK_NET_QC_INFLIGHT_MAX];
     *e = *pend;
     e->deadline_ms = mono_ms() + (pend->timeout_ms > 0 ? pend->timeout_ms : default_timeout_ms(pend->kind));
     p->count++;
@@ -208,7 +208,7 @@ int bk_qc_send(bk_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_qc_pe
     return 0;
 }
 
-void bk_qc_flush(bk_qc_peer_t *p, int timeout_ms) {
+void bk_net_qc_flush(bk_net_qc_peer_t *p, int timeout_ms) {
     /* a connect still in progress completes when the socket turns writable */
     if (!p->bev) return;
     struct evbuffer *out = bufferevent_get_output(p->bev);

@@ -9,26 +9,26 @@
 
 #include "broker/net/net.h"
 
-int bk_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len) {
+int bk_net_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len) {
     assert(body);
-    if (fd < 0 || offset < 0 || len < 0 || len > INT32_MAX) return BK_ERR_INVALID;
-    if (len == 0) return BK_OK;
+    if (fd < 0 || offset < 0 || len < 0 || len > INT32_MAX) return BK_NET_ERR_INVALID;
+    if (len == 0) return BK_NET_OK;
     /* Our own descriptor: the segment may be sent long after the caller's fd
      * is closed (segment deleted by retention); the open file stays alive
      * until the bytes are on the socket. */
     /* libevent only makes a sendfile chain (instead of mmap'ing the range)
      * in a buffer marked as draining to an fd; the chain keeps that form
      * when the body is moved into the socket's output at flush time. */
-    if (evbuffer_set_flags(body, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) return BK_ERR_SYS;
+    if (evbuffer_set_flags(body, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) return BK_NET_ERR_SYS;
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) return BK_ERR_SYS;
+    if (own < 0) return BK_NET_ERR_SYS;
     struct evbuffer_file_segment *seg =
         evbuffer_file_segment_new(own, offset, len, EVBUF_FS_CLOSE_ON_FREE | EVBUF_FS_DISABLE_LOCKING);
     if (!seg) {
         close(own);
-        return BK_ERR_SYS;
+        return BK_NET_ERR_SYS;
     }
     int rc = evbuffer_add_file_segment(body, seg, 0, len);
     evbuffer_file_segment_free(seg); /* the body keeps its own reference */
-    return rc == 0 ? BK_OK : BK_ERR_SYS;
+    return rc == 0 ? BK_NET_OK : BK_NET_ERR_SYS;
 }

@@ -11,17 +11,17 @@
 
 struct event_base;
 
-typedef struct bk_signals bk_signals_t;
+typedef struct bk_net_signals bk_net_signals_t;
 
 /* `count` is how many stop signals have arrived so far (1 for the first):
  * the first should start a graceful stop; a later one may force an exit. */
-typedef void (*bk_stop_fn)(int signo, unsigned count, void *arg);
+typedef void (*bk_net_stop_fn)(int signo, unsigned count, void *arg);
 
 /* Installs the handlers on `base` and ignores SIGPIPE for the process. Only
- * one bk_signals_t per process. NULL on failure. */
-BK_MUST_CHECK bk_signals_t *bk_signals_new(struct event_base *base, bk_stop_fn on_stop, void *arg);
+ * one bk_net_signals_t per process. NULL on failure. */
+BK_NET_MUST_CHECK bk_net_signals_t *bk_net_signals_new(struct event_base *base, bk_net_stop_fn on_stop, void *arg);
 
 /* Removes the SIGTERM/SIGINT handlers (SIGPIPE stays ignored). NULL allowed. */
-void bk_signals_free(bk_signals_t *s);
+void bk_net_signals_free(bk_net_signals_t *s);
 
 #endif

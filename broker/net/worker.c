@@ -16,8 +16,8 @@
 #include "broker/net/worker.h"
 
 typedef struct {
-    bk_job_fn job;
-    bk_done_fn done;
+    bk_net_job_fn job;
+    bk_net_done_fn done;
     void *arg;
     int status;
 } job_t;
@@ -28,7 +28,7 @@ typedef struct {
     uint32_t head, len;
 } fifo_t;
 
-struct bk_worker_pool {
+struct bk_net_worker_pool {
     uint32_t threads_n, queue_max;
     pthread_t *threads;
     uint32_t threads_started;
@@ -42,7 +42,7 @@ struct bk_worker_pool {
     bool stop, drain;      /* guarded by mu */
     int efd;
     struct event *wake_ev;
-    bk_worker_stats_t stats; /* loop thread only */
+    bk_net_worker_stats_t stats; /* loop thread only */
 };
 
 static void fifo_push(fifo_t *f, uint32_t cap, uint32_t v) {
@@ -59,7 +59,7 @@ static bool fifo_pop(fifo_t *f, uint32_t cap, uint32_t *v) {
 }
 
 static void *worker_main(void *arg) {
-    bk_worker_pool_t *p = arg;
+    bk_net_worker_pool_t *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && p->todo.len == 0) pthread_cond_wait(&p->cv, &p->mu);
@@ -80,20 +80,20 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void finish(bk_worker_pool_t *p, uint32_t i, int status) {
+static void finish(bk_net_worker_pool_t *p, uint32_t i, int status) {
     job_t j = p->jobs[i];
     memset(&p->jobs[i], 0, sizeof p->jobs[i]);
     p->free_idx[p->free_n++] = i;
     assert(p->stats.outstanding > 0);
     p->stats.outstanding--;
-    if (status == BK_ERR_CANCELLED) p->stats.cancelled++;
+    if (status == BK_NET_ERR_CANCELLED) p->stats.cancelled++;
     else p->stats.completed++;
     j.done(j.arg, status);
 }
 
 /* Deliver finished jobs. Bounded by queue_max per call: nothing else can be
  * in the done queue. */
-static void deliver_done(bk_worker_pool_t *p) {
+static void deliver_done(bk_net_worker_pool_t *p) {
     for (uint32_t n = 0; n < p->queue_max; n++) {
         uint32_t i;
         pthread_mutex_lock(&p->mu);
@@ -111,11 +111,11 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg) {
     deliver_done(arg);
 }
 
-bk_worker_pool_t *bk_worker_pool_new(struct event_base *base, uint32_t threads, uint32_t queue_max) {
-    if (threads < 1 || threads > BK_WORKER_THREADS_MAX || queue_max < 1 ||
-        queue_max > BK_WORKER_QUEUE_MAX_LIMIT)
+bk_net_worker_pool_t *bk_net_worker_pool_new(struct event_base *base, uint32_t threads, uint32_t queue_max) {
+    if (threads < 1 || threads > BK_NET_WORKER_THREADS_MAX || queue_max < 1 ||
+        queue_max > BK_NET_WORKER_QUEUE_MAX_LIMIT)
         return NULL;
-    bk_worker_pool_t *p = calloc(1, sizeof *p);
+    bk_net_worker_pool_t *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->threads_n = threads;
     p->queue_max = queue_max;
@@ -138,21 +138,21 @@ bk_worker_pool_t *bk_worker_pool_new(struct event_base *base, uint32_t threads, 
         if (pthread_create(&p->threads[p->threads_started], NULL, worker_main, p) != 0) goto fail;
     return p;
 fail:
-    bk_worker_pool_free(p, false);
+    bk_net_worker_pool_free(p, false);
     return NULL;
 }
 
-int bk_worker_submit(bk_worker_pool_t *p, bk_job_fn job, bk_done_fn done, void *arg) {
+int bk_net_worker_submit(bk_net_worker_pool_t *p, bk_net_job_fn job, bk_net_done_fn done, void *arg) {
     assert(job && done);
     if (p->free_n == 0) {
         p->stats.rejected++;
-        return BK_ERR_FULL;
+        return BK_NET_ERR_FULL;
     }
     pthread_mutex_lock(&p->mu);
     if (p->stop) {
         pthread_mutex_unlock(&p->mu);
         p->stats.rejected++;
-        return BK_ERR_STOPPED;
+        return BK_NET_ERR_STOPPED;
     }
     uint32_t i = p->free_idx[--p->free_n];
     p->jobs[i] = (job_t){ .job = job, .done = done, .arg = arg };
@@ -161,12 +161,12 @@ int bk_worker_submit(bk_worker_pool_t *p, bk_job_fn job, bk_done_fn done, void *
     pthread_mutex_unlock(&p->mu);
     p->stats.submitted++;
     p->stats.outstanding++;
-    return BK_OK;
+    return BK_NET_OK;
 }
 
-void bk_worker_stats(bk_worker_pool_t *p, bk_worker_stats_t *out) { *out = p->stats; }
+void bk_net_worker_stats(bk_net_worker_pool_t *p, bk_net_worker_stats_t *out) { *out = p->stats; }
 
-void bk_worker_pool_free(bk_worker_pool_t *p, bool drain) {
+void bk_net_worker_pool_free(bk_net_worker_pool_t *p, bool drain) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
     p->stop = true;
@@ -178,7 +178,7 @@ void bk_worker_pool_free(bk_worker_pool_t *p, bool drain) {
     if (p->jobs) {
         deliver_done(p);
         uint32_t i;
-        while (fifo_pop(&p->todo, p->queue_max, &i)) finish(p, i, BK_ERR_CANCELLED);
+        while (fifo_pop(&p->todo, p->queue_max, &i)) finish(p, i, BK_NET_ERR_CANCELLED);
         assert(p->stats.outstanding == 0);
     }
     if (p->wake_ev) event_free(p->wake_ev);

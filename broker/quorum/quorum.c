@@ -37,8 +37,8 @@ typedef struct {
 /* The server request being stepped, so that its response goes back on the
  * same connection (conn, or only its slot for a held Fetch stepped again). */
 typedef struct {
-    bk_conn_t *conn;                 /* NULL: answer through the slot */
-    bk_slot_t slot;
+    bk_net_conn_t *conn;                 /* NULL: answer through the slot */
+    bk_net_slot_t slot;
     kp_request_header_t hdr;
     raft_msg_t req;
     int32_t max_wait_ms;             /* a Fetch's MaxWaitMs */
@@ -48,14 +48,14 @@ typedef struct {
 
 struct bk_quorum {
     bk_quorum_env_t env;             /* the node around the driver (quorum.h) */
-    bk_worker_pool_t *pool;          /* NULL until bk_quorum_set_pool */
+    bk_net_worker_pool_t *pool;          /* NULL until bk_quorum_set_pool */
     raft_t *r;
     st_log_t *log;
     char pdir[ST_PATH_MAX + 300];     /* <metadata.log.dir>/__cluster_metadata-0 */
     struct event *timer;
     bk_net_t *srv;
-    bk_qc_peer_t *peers[RAFT_VOTERS_MAX];   /* raft RPCs */
-    bk_qc_peer_t *lpeers[RAFT_VOTERS_MAX];  /* registration / heartbeats: their
+    bk_net_qc_peer_t *peers[RAFT_VOTERS_MAX];   /* raft RPCs */
+    bk_net_qc_peer_t *lpeers[RAFT_VOTERS_MAX];  /* registration / heartbeats: their
                                                answers wait for a commit, and
                                                answers are ordered per
                                                connection, so they must not
@@ -76,12 +76,12 @@ struct bk_quorum {
     bool sync_busy;                   /* a log fsync job runs on the pool */
     int64_t sync_want;                /* appended end waiting for an fsync, or -1 */
     uint64_t sync_gen;                /* bumped by truncation / snapshot install */
-    bk_image_t *view;                 /* decision view (bk_quorum_decision_image) */
+    bk_meta_image_t *view;                 /* decision view (bk_quorum_decision_image) */
     int64_t view_end;                 /* the view holds the log up to here */
     uint64_t elections;               /* epochs this node ran for as a candidate */
     int32_t candidate_epoch;          /* the last of them (-1 none) */
     /* leader: Fetches held until something is new (quorum_hold.h) */
-    bk_qhold_t *hold;
+    bk_quorum_hold_t *hold;
     bool releasing;
     /* follower: one Fetch in flight per peer (the leader may hold it), each
      * asking MaxWaitMs fetch_wait_ms unless a prompt one was asked for */
@@ -94,11 +94,11 @@ struct bk_quorum {
     uint64_t prompt_upto_seq;         /* Fetches up to this one: no wait, no queueing */
 };
 
-bool bk_quorum_wanted(const bk_config_t *cfg) {
+bool bk_quorum_wanted(const bk_cfg_t *cfg) {
     size_t nv = 0;
-    const bk_voter_t *v = bk_config_voters(cfg, &nv);
+    const bk_cfg_voter_t *v = bk_cfg_voters(cfg, &nv);
     if (nv > 1) return true;
-    int32_t id = bk_config_node_id(cfg);
+    int32_t id = bk_cfg_node_id(cfg);
     for (size_t i = 0; i < nv; i++)
         if (v[i].id == id) return false;
     return nv > 0;
@@ -126,7 +126,7 @@ void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out) {
 
 static void drop_view(bk_quorum_t *q) {
     if (!q->view) return;
-    bk_image_free(q->view);
+    bk_meta_image_free(q->view);
     free(q->view);
     q->view = NULL;
 }
@@ -137,10 +137,10 @@ static bool view_catch_up(bk_quorum_t *q, int64_t end) {
         const raft_entry_t *e = raft_entry_at(q->r, q->view_end);
         if (!e) return false;
         /* a record the image refuses is refused identically at commit */
-        if (e->type == RAFT_ENTRY_DATA && bk_image_apply_bytes(q->view, e->data, e->len, e->offset) != KP_OK) {
+        if (e->type == RAFT_ENTRY_DATA && bk_meta_image_apply_bytes(q->view, e->data, e->len, e->offset) != KP_OK) {
         }
     }
-    (void)bk_image_take_changes(q->view, NULL, 0);   /* the view drives nothing */
+    (void)bk_meta_image_take_changes(q->view, NULL, 0);   /* the view drives nothing */
     return true;
 }
 
@@ -149,10 +149,10 @@ static bool view_build(bk_quorum_t *q) {
     size_t len = 0;
     q->view = calloc(1, sizeof *q->view);
     if (!q->view) return false;
-    bk_image_init(q->view, q->env.id);
+    bk_meta_image_init(q->view, q->env.id);
     q->view_end = q->applied;
-    int rc = bk_image_snapshot(q->env.img, &snap, &len);
-    if (rc == KP_OK) rc = bk_image_load(q->view, snap, len);
+    int rc = bk_meta_image_snapshot(q->env.img, &snap, &len);
+    if (rc == KP_OK) rc = bk_meta_image_load(q->view, snap, len);
     free(snap);
     return rc == KP_OK;
 }
@@ -160,7 +160,7 @@ static bool view_build(bk_quorum_t *q) {
 /* The view is kept while the log only grows (it catches up from view_end,
  * also past entries already applied): a copy is made once per leadership,
  * not once per burst of decisions. */
-const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
+const bk_meta_image_t *bk_quorum_decision_image(bk_quorum_t *q) {
     int64_t end = raft_log_end(q->r);
     if (q->view && q->view_end > end) drop_view(q);
     if (q->applied >= end && !q->view) return q->env.img;
@@ -185,7 +185,7 @@ static void fatal(bk_quorum_t *q, const char *what, int rc) {
 static void step(bk_quorum_t *q, const raft_event_t *ev);
 static void release_held(bk_quorum_t *q);
 
-static int64_t now_ms(void) { return bk_now_ms(); }
+static int64_t now_ms(void) { return bk_net_now_ms(); }
 
 static bool trace_on(void) {
     static int on = -1;
@@ -201,7 +201,7 @@ static void trace(const bk_quorum_t *q, const char *dir, const raft_msg_t *m) {
 
 static size_t peer_index(const bk_quorum_t *q, int32_t id) {
     size_t i = 0;
-    while (i < q->npeers && bk_qc_id(q->peers[i]) != id) i++;
+    while (i < q->npeers && bk_net_qc_id(q->peers[i]) != id) i++;
     return i;
 }
 
@@ -209,12 +209,12 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     trace(q, "send", m);
     size_t pi = peer_index(q, m->to);
     if (pi == q->npeers) return;   /* not a voter we know: raft retries */
-    bk_qc_peer_t *p = q->peers[pi];
+    bk_net_qc_peer_t *p = q->peers[pi];
     int64_t now = now_ms();
-    bk_qc_pending_t pend = { BK_QC_RAFT, 0, *m, NULL, 0, 0 };
+    bk_net_qc_pending_t pend = { BK_NET_QC_RAFT, 0, *m, NULL, 0, 0 };
     /* a Fetch is held at most a quarter of this (quorum_hold.h): a silent
      * peer is still cut */
-    pend.timeout_ms = (int32_t)bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
+    pend.timeout_ms = (int32_t)bk_cfg_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
     bool fetch = m->type == RAFT_MSG_FETCH_REQ;
     uint64_t seq = q->fetch_sent_seq + 1;
     bool prompt = fetch && seq <= q->prompt_upto_seq;
@@ -224,14 +224,14 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
         trace(q, "queued", m);
         return;
     }
-    pend.corr = bk_qc_next_corr(p);
+    pend.corr = bk_net_qc_next_corr(p);
     uint8_t *frame = NULL;
     size_t len = 0;
-    int rc = fetch ? bk_qrpc_encode_fetch(m, pend.corr, q->env.cluster_id, prompt ? 0 : q->fetch_wait_ms, &frame, &len)
-                   : bk_qrpc_encode_request(m, pend.corr, q->env.cluster_id, &frame, &len);
+    int rc = fetch ? bk_quorum_rpc_encode_fetch(m, pend.corr, q->env.cluster_id, prompt ? 0 : q->fetch_wait_ms, &frame, &len)
+                   : bk_quorum_rpc_encode_request(m, pend.corr, q->env.cluster_id, &frame, &len);
     if (rc != KP_OK) return;
     if (fetch) pend.arg = (void *)(uintptr_t)seq;
-    if (bk_qc_send(p, frame, len, &pend, now) != 0) {
+    if (bk_net_qc_send(p, frame, len, &pend, now) != 0) {
         if (trace_on()) fprintf(stderr, "raft %d: send dropped\n", q->env.id);
     } else if (fetch) {
         q->fetch_sent_seq = seq;
@@ -242,18 +242,18 @@ static void send_request(bk_quorum_t *q, const raft_msg_t *m) {
     free(frame);
 }
 
-static void close_slot(bk_quorum_t *q, bk_slot_t slot) {
-    bk_conn_t *conn = bk_net_conn(q->srv, slot.conn_id);
-    if (conn) bk_conn_close(conn);   /* no answer to give: the peer re-sends */
+static void close_slot(bk_quorum_t *q, bk_net_slot_t slot) {
+    bk_net_conn_t *conn = bk_net_conn(q->srv, slot.conn_id);
+    if (conn) bk_net_conn_close(conn);   /* no answer to give: the peer re-sends */
 }
 
 /* Holds the current Fetch (true) when its answer m tells nothing new. */
 static bool hold_current(bk_quorum_t *q, const srv_req_t *c, const raft_msg_t *m) {
-    if (!c->may_hold || c->max_wait_ms <= 0 || !bk_qhold_should_hold(q->hold, m)) return false;
+    if (!c->may_hold || c->max_wait_ms <= 0 || !bk_quorum_hold_should_hold(q->hold, m)) return false;
     int64_t wait = c->max_wait_ms < q->hold->wait_ms ? c->max_wait_ms : q->hold->wait_ms;
-    bk_qhold_entry_t e = { c->slot, c->hdr.api_key, c->hdr.api_version, c->hdr.correlation_id, c->req,
+    bk_quorum_hold_entry_t e = { c->slot, c->hdr.api_key, c->hdr.api_version, c->hdr.correlation_id, c->req,
                            now_ms() + wait, raft_log_end(q->r), m->u.fetch_resp.high_watermark, raft_epoch(q->r) };
-    if (!bk_qhold_add(q->hold, &e)) return false;
+    if (!bk_quorum_hold_add(q->hold, &e)) return false;
     trace(q, "hold", m);
     return true;
 }
@@ -263,19 +263,19 @@ static void answer_current(bk_quorum_t *q, const raft_msg_t *m) {
     c->answered = true;
     if (m->type == RAFT_MSG_FETCH_RESP && m->error == 0) {
         if (hold_current(q, c, m)) return;
-        bk_qhold_told(q->hold, m->to, m->u.fetch_resp.high_watermark);
+        bk_quorum_hold_told(q->hold, m->to, m->u.fetch_resp.high_watermark);
     }
     trace(q, "answer", m);
     uint8_t *frame = NULL;
     size_t len = 0;
-    if (bk_qrpc_encode_response(m, &c->hdr, &frame, &len) != KP_OK) {
+    if (bk_quorum_rpc_encode_response(m, &c->hdr, &frame, &len) != KP_OK) {
         close_slot(q, c->slot);
         return;
     }
     /* the frame carries its size prefix; the net adds its own */
     /* a held Fetch's connection may have closed meanwhile: nobody to answer */
-    bk_conn_t *conn = c->conn ? c->conn : bk_net_conn(q->srv, c->slot.conn_id);
-    if (conn) (void)bk_conn_respond_bytes(conn, c->slot, frame + 4, len - 4);
+    bk_net_conn_t *conn = c->conn ? c->conn : bk_net_conn(q->srv, c->slot.conn_id);
+    if (conn) (void)bk_net_conn_respond_bytes(conn, c->slot, frame + 4, len - 4);
     free(frame);
 }
 
@@ -324,7 +324,7 @@ static void apply_committed(bk_quorum_t *q, int64_t hw) {
         if (!e) break;
         int rc = KP_OK;
         if (e->type == RAFT_ENTRY_DATA) {
-            rc = bk_image_apply_bytes(q->env.img, e->data, e->len, e->offset);
+            rc = bk_meta_image_apply_bytes(q->env.img, e->data, e->len, e->offset);
             if (rc != KP_OK)
                 fprintf(stderr, "skiff: node %d: metadata record at offset %" PRId64 " does not apply (%s); skipped\n",
                         q->env.id, e->offset, st_status_str(rc));
@@ -343,9 +343,9 @@ static void maybe_snapshot(bk_quorum_t *q) {
     if (!last) return;
     uint8_t *img = NULL;
     size_t len = 0;
-    if (bk_image_snapshot(q->env.img, &img, &len) != KP_OK) return;
+    if (bk_meta_image_snapshot(q->env.img, &img, &len) != KP_OK) return;
     raft_snapshot_id_t id = { q->applied, last->epoch };
-    if (len > UINT32_MAX || bk_qsnap_write(q->pdir, id, img, len) != KP_OK) {
+    if (len > UINT32_MAX || bk_quorum_snap_write(q->pdir, id, img, len) != KP_OK) {
         fprintf(stderr, "skiff: node %d: metadata snapshot at %" PRId64 " could not be written\n", q->env.id, id.end_offset);
         free(img);
         return;
@@ -358,21 +358,21 @@ static void maybe_snapshot(bk_quorum_t *q) {
     q->bytes_since_snapshot = 0;
     step(q, &ev);
     free(img);
-    bk_qsnap_prune(q->pdir, id);
+    bk_quorum_snap_prune(q->pdir, id);
     fprintf(stderr, "skiff: node %d: metadata snapshot at offset %" PRId64 " (%zu bytes)\n", q->env.id, id.end_offset, len);
 }
 
 static void install_snapshot(bk_quorum_t *q, const raft_ready_t *rd) {
-    int rc = bk_qsnap_write(q->pdir, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
+    int rc = bk_quorum_snap_write(q->pdir, rd->snapshot, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "writing a downloaded snapshot", rc);
-    rc = bk_image_load(q->env.img, rd->snapshot_data, rd->snapshot_len);
+    rc = bk_meta_image_load(q->env.img, rd->snapshot_data, rd->snapshot_len);
     if (rc != KP_OK) fatal(q, "loading a downloaded snapshot", rc);
     rc = st_log_truncate_fully(q->log, rd->snapshot.end_offset, now_ms());
     if (rc != KP_OK) fatal(q, "emptying the log for a snapshot", rc);
     q->snap = rd->snapshot;
     q->applied = rd->snapshot.end_offset;
     q->bytes_since_snapshot = 0;
-    bk_qsnap_prune(q->pdir, rd->snapshot);
+    bk_quorum_snap_prune(q->pdir, rd->snapshot);
     q->env.after_apply(q->env.ctx);
     fprintf(stderr, "skiff: node %d: installed metadata snapshot at offset %" PRId64 "\n", q->env.id,
             rd->snapshot.end_offset);
@@ -405,7 +405,7 @@ static bool sync_start(bk_quorum_t *q) {
     sync_job_t *j = malloc(sizeof *j);
     if (!j) { close(fd); return false; }
     *j = (sync_job_t){ q, fd, q->sync_want, q->sync_gen, 0 };
-    if (bk_worker_submit(q->pool, sync_job, sync_done, j) != BK_OK) {
+    if (bk_net_worker_submit(q->pool, sync_job, sync_done, j) != BK_NET_OK) {
         close(fd);
         free(j);
         return false;
@@ -459,7 +459,7 @@ static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
         drop_view(q);   /* its entries may change */
         q->sync_gen++;  /* an fsync in flight may not cover what comes next */
     }
-    if (rd->hard_state_changed && (rc = bk_qstate_write(q->pdir, &rd->hard_state)) != KP_OK)
+    if (rd->hard_state_changed && (rc = bk_quorum_state_write(q->pdir, &rd->hard_state)) != KP_OK)
         fatal(q, "writing quorum-state", rc);
     if (rd->snapshot_install) install_snapshot(q, rd);
     if (rd->truncate && rd->truncate_to < st_log_end_offset(q->log) &&
@@ -469,7 +469,7 @@ static int64_t persist(bk_quorum_t *q, const raft_ready_t *rd) {
     if (rd->n_entries > 0) {
         uint8_t *buf = NULL;
         size_t len = 0, cap = 0;
-        rc = bk_qrpc_entries_encode(rd->entries, rd->n_entries, &buf, &len, &cap);
+        rc = bk_quorum_rpc_entries_encode(rd->entries, rd->n_entries, &buf, &len, &cap);
         st_append_info_t info;
         if (rc == KP_OK) {
             assert(rd->entries[0].offset == st_log_end_offset(q->log));
@@ -505,7 +505,7 @@ static void role_check(bk_quorum_t *q) {
     if (leader == q->was_leader) return;
     q->was_leader = leader;
     drop_view(q);
-    bk_qhold_forget(q->hold);   /* held ones are released: the role moved */
+    bk_quorum_hold_forget(q->hold);   /* held ones are released: the role moved */
     fprintf(stderr, "skiff: node %d: %s the metadata quorum leader (epoch %d)\n", q->env.id,
             leader ? "became" : "is no longer", raft_epoch(q->r));
     /* a lost leadership keeps its proposals: entries of its epoch may still
@@ -544,7 +544,7 @@ static void step(bk_quorum_t *q, const raft_event_t *ev) {
 }
 
 /* Steps a held Fetch again; its answer (whatever it is now) goes out. */
-static void restep(bk_quorum_t *q, const bk_qhold_entry_t *e) {
+static void restep(bk_quorum_t *q, const bk_quorum_hold_entry_t *e) {
     srv_req_t sr;
     memset(&sr, 0, sizeof sr);
     sr.slot = e->slot;
@@ -565,9 +565,9 @@ static void restep(bk_quorum_t *q, const bk_qhold_entry_t *e) {
 static void release(bk_quorum_t *q, int32_t peer) {
     if (q->releasing || q->busy || q->closing || q->hold->n == 0) return;
     q->releasing = true;
-    bk_qhold_entry_t e;
-    while (peer >= 0 ? bk_qhold_take_peer(q->hold, peer, &e)
-                     : bk_qhold_take_due(q->hold, now_ms(), raft_log_end(q->r), raft_high_watermark(q->r),
+    bk_quorum_hold_entry_t e;
+    while (peer >= 0 ? bk_quorum_hold_take_peer(q->hold, peer, &e)
+                     : bk_quorum_hold_take_due(q->hold, now_ms(), raft_log_end(q->r), raft_high_watermark(q->r),
                                          raft_epoch(q->r), bk_quorum_is_leader(q), &e))
         restep(q, &e);
     q->releasing = false;
@@ -584,7 +584,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     step(q, &ev);
 }
 
-void bk_quorum_propose(bk_quorum_t *q, const bk_recs_t *recs, bk_quorum_done_fn done, void *arg) {
+void bk_quorum_propose(bk_quorum_t *q, const bk_meta_recs_t *recs, bk_quorum_done_fn done, void *arg) {
     assert(!q->busy);
     if (recs->err != KP_OK) { done(arg, recs->err, -1); return; }
     if (!bk_quorum_is_leader(q) || q->closing) { done(arg, BK_QUORUM_NOT_LEADER, -1); return; }
@@ -641,19 +641,19 @@ void bk_quorum_resign(bk_quorum_t *q) {
     raft_event_t ev = { .type = RAFT_EV_RESIGN };
     step(q, &ev);
     /* the process may exit before the loop runs again */
-    for (size_t i = 0; i < q->npeers; i++) bk_qc_flush(q->peers[i], 100);
+    for (size_t i = 0; i < q->npeers; i++) bk_net_qc_flush(q->peers[i], 100);
     fprintf(stderr, "skiff: node %d: resigned as metadata quorum leader\n", q->env.id);
 }
 
 /* ---- the controller listener ----------------------------------------------------- */
 
-static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
+static void on_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_quorum_t *q = ctx;
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
     srv_req_t sr;
     memset(&sr, 0, sizeof sr);
-    int rc = bk_qrpc_decode_request_wait(frame, len, q->env.id, &a, &sr.hdr, &sr.req, &sr.max_wait_ms);
+    int rc = bk_quorum_rpc_decode_request_wait(frame, len, q->env.id, &a, &sr.hdr, &sr.req, &sr.max_wait_ms);
     if (rc == KP_ERR_UNSUPPORTED) {
         kp_arena_free(&a);
         q->env.serve(q->env.ctx, conn, frame, len);
@@ -663,11 +663,11 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
         if (trace_on()) fprintf(stderr, "raft %d: request refused (%s%s%s)\n", q->env.id, kp_status_str(rc),
                                 q->busy ? ", busy" : "", q->closing ? ", closing" : "");
         kp_arena_free(&a);
-        bk_conn_close(conn);
+        bk_net_conn_close(conn);
         return;
     }
     sr.conn = conn;
-    sr.slot = bk_conn_slot(conn);
+    sr.slot = bk_net_conn_slot(conn);
     sr.may_hold = true;
     trace(q, "recv-req", &sr.req);
     if (sr.req.type == RAFT_MSG_FETCH_REQ) release(q, sr.req.from);   /* superseded: answered first */
@@ -679,14 +679,14 @@ static void on_frame(bk_conn_t *conn, const uint8_t *frame, size_t len, void *ct
     if (!sr.answered) {
         if (trace_on()) fprintf(stderr, "raft %d: no answer to %s from %d: closing\n", q->env.id,
                                 raft_msg_type_str(sr.req.type), sr.req.from);
-        bk_conn_close(conn);
+        bk_net_conn_close(conn);
     }
     kp_arena_free(&a);
 }
 
-static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
+static void on_peer_response(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *p, const uint8_t *frame, size_t len) {
     bk_quorum_t *q = ctx;
-    if (p->kind != BK_QC_RAFT) {
+    if (p->kind != BK_NET_QC_RAFT) {
         q->env.on_response(q->env.ctx, p->kind, p->corr, frame, len);
         return;
     }
@@ -699,7 +699,7 @@ static void on_peer_response(void *ctx, int32_t peer_id, const bk_qc_pending_t *
     kp_arena_init(&a, len * 4 + 65536);
     raft_msg_t m;
     int32_t corr = 0;
-    int rc = bk_qrpc_decode_response(&p->req, frame, len, &a, &corr, &m);
+    int rc = bk_quorum_rpc_decode_response(&p->req, frame, len, &a, &corr, &m);
     if (rc == KP_OK && corr == p->corr) {
         trace(q, "recv-resp", &m);
         raft_event_t ev = { .type = RAFT_EV_RECV };
@@ -728,24 +728,24 @@ uint64_t bk_quorum_fetches_held(const bk_quorum_t *q) { return q->hold->held_tot
 int32_t bk_quorum_corr(bk_quorum_t *q) {
     int32_t l = bk_quorum_leader(q);
     for (size_t i = 0; i < q->npeers; i++)
-        if (bk_qc_id(q->lpeers[i]) == l) return bk_qc_next_corr(q->lpeers[i]);
+        if (bk_net_qc_id(q->lpeers[i]) == l) return bk_net_qc_next_corr(q->lpeers[i]);
     return 0;
 }
 
 int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, size_t len, int32_t corr) {
     int32_t l = bk_quorum_leader(q);
     for (size_t i = 0; i < q->npeers; i++) {
-        if (bk_qc_id(q->lpeers[i]) != l) continue;
-        bk_qc_pending_t pend;
+        if (bk_net_qc_id(q->lpeers[i]) != l) continue;
+        bk_net_qc_pending_t pend;
         memset(&pend, 0, sizeof pend);
-        pend.kind = (bk_qc_kind_t)kind;
+        pend.kind = (bk_net_qc_kind_t)kind;
         pend.corr = corr;
         /* unanswered within a few heartbeat intervals, well inside the
          * session: the connection is cut and the lifecycle re-sends */
-        int64_t session_ms = bk_config_int(q->env.cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
-        pend.timeout_ms = (int32_t)(session_ms / 2 < BK_QC_CONTROL_TIMEOUT_MS ? session_ms / 2 : BK_QC_CONTROL_TIMEOUT_MS);
+        int64_t session_ms = bk_cfg_int(q->env.cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+        pend.timeout_ms = (int32_t)(session_ms / 2 < BK_NET_QC_CONTROL_TIMEOUT_MS ? session_ms / 2 : BK_NET_QC_CONTROL_TIMEOUT_MS);
         if (pend.timeout_ms < 1) pend.timeout_ms = 1;
-        return bk_qc_send(q->lpeers[i], frame, len, &pend, now_ms());
+        return bk_net_qc_send(q->lpeers[i], frame, len, &pend, now_ms());
     }
     return -1;
 }
@@ -774,7 +774,7 @@ static int entries_chunk(void *ctx, const uint8_t *chunk, size_t len) {
     memcpy(copy, chunk, len);
     raft_entry_t *e = NULL;
     uint32_t k = 0;
-    int rc = bk_qrpc_entries_decode(copy, len, es->a, &e, &k);
+    int rc = bk_quorum_rpc_entries_decode(copy, len, es->a, &e, &k);
     if (rc != KP_OK) return rc;
     if (es->cnt + k > es->cap) {
         size_t nc = es->cap ? es->cap * 2 : 1024;
@@ -804,14 +804,14 @@ static int read_entries(bk_quorum_t *q, kp_arena_t *a, raft_entry_t **out, size_
 static int build_core(bk_quorum_t *q, char *err, size_t len) {
     char why[512];
     raft_hard_state_t hs;
-    if (bk_qstate_read(q->pdir, &hs, why, sizeof why) != KP_OK) return fail(err, len, "%s", why);
+    if (bk_quorum_state_read(q->pdir, &hs, why, sizeof why) != KP_OK) return fail(err, len, "%s", why);
     raft_snapshot_id_t sid;
     uint8_t *sdata = NULL;
     size_t slen = 0;
-    int rc = bk_qsnap_load_latest(q->pdir, &sid, &sdata, &slen);
+    int rc = bk_quorum_snap_load_latest(q->pdir, &sid, &sdata, &slen);
     if (rc != KP_OK) return fail(err, len, "%s: metadata snapshot unreadable: %s", q->pdir, st_status_str(rc));
     if (sid.end_offset > 0) {
-        if (bk_image_load(q->env.img, sdata, slen) != KP_OK) {
+        if (bk_meta_image_load(q->env.img, sdata, slen) != KP_OK) {
             free(sdata);
             return fail(err, len, "%s: metadata snapshot at %" PRId64 " does not load", q->pdir, sid.end_offset);
         }
@@ -838,10 +838,10 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
         raft_config_default(&rc_cfg);
         rc_cfg.node_id = q->env.id;
         size_t nv = 0;
-        const bk_voter_t *v = bk_config_voters(q->env.cfg, &nv);
+        const bk_cfg_voter_t *v = bk_cfg_voters(q->env.cfg, &nv);
         for (size_t i = 0; i < nv && i < RAFT_VOTERS_MAX; i++) rc_cfg.voters[rc_cfg.n_voters++] = v[i].id;
-        rc_cfg.election_timeout_ms = bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
-        rc_cfg.fetch_timeout_ms = bk_config_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
+        rc_cfg.election_timeout_ms = bk_cfg_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
+        rc_cfg.fetch_timeout_ms = bk_cfg_int(q->env.cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS);
         rc_cfg.pending_entries_max = 1u << 20;
         /* after an empty answer the follower asks again after this; the
          * leader holds a Fetch while it has nothing new (quorum_hold.h) */
@@ -863,14 +863,14 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
 static int start_network(bk_quorum_t *q, char *err, size_t len) {
     const bk_quorum_env_t *n = &q->env;
     size_t nv = 0;
-    const bk_voter_t *v = bk_config_voters(n->cfg, &nv);
+    const bk_cfg_voter_t *v = bk_cfg_voters(n->cfg, &nv);
     for (size_t i = 0; i < nv && q->npeers < RAFT_VOTERS_MAX; i++) {
         if (v[i].id == n->id) continue;
-        q->peers[q->npeers] = bk_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
-        q->lpeers[q->npeers] = bk_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
+        q->peers[q->npeers] = bk_net_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
+        q->lpeers[q->npeers] = bk_net_qc_new(n->base, v[i].id, v[i].host, v[i].port, on_peer_response, q);
         if (!q->peers[q->npeers] || !q->lpeers[q->npeers]) {
-            bk_qc_free(q->peers[q->npeers]);
-            bk_qc_free(q->lpeers[q->npeers]);
+            bk_net_qc_free(q->peers[q->npeers]);
+            bk_net_qc_free(q->lpeers[q->npeers]);
             return fail(err, len, "out of memory");
         }
         q->npeers++;
@@ -882,11 +882,11 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
     q->srv = bk_net_new(n->base, &nc);
     if (!q->srv) return fail(err, len, "cannot create the controller listener");
     size_t nl = 0;
-    const bk_listener_t *ls = bk_config_listeners(n->cfg, &nl);
+    const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
     for (size_t i = 0; i < nl; i++) {
         if (!ls[i].controller) continue;
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
-        if (bk_net_listen(q->srv, host, ls[i].port, NULL) != BK_OK)
+        if (bk_net_listen(q->srv, host, ls[i].port, NULL) != BK_NET_OK)
             return fail(err, len, "controller listener %s:%u: cannot listen: %s", host, ls[i].port, strerror(errno));
     }
     q->timer = event_new(n->base, -1, EV_PERSIST, on_timer, q);
@@ -906,12 +906,12 @@ bk_quorum_t *bk_quorum_open(const bk_quorum_env_t *env, const st_logdir_t *ld, c
     q->candidate_epoch = -1;
     q->hold = calloc(1, sizeof *q->hold);
     if (!q->hold) { fail(err, err_len, "out of memory"); free(q); return NULL; }
-    int64_t wait = bk_qhold_wait_ms(bk_config_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS),
-                                    bk_config_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS));
-    bk_qhold_init(q->hold, wait);
+    int64_t wait = bk_quorum_hold_wait_ms(bk_cfg_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS),
+                                    bk_cfg_int(n->cfg, BK_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS));
+    bk_quorum_hold_init(q->hold, wait);
     q->fetch_wait_ms = (int32_t)wait;
     snprintf(q->pdir, sizeof q->pdir, "%s/%s-0", ld->path, BK_META_TOPIC);
-    q->snapshot_every_bytes = bk_config_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
+    q->snapshot_every_bytes = bk_cfg_int(n->cfg, BK_CFG_METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS);
     st_log_config_t lc;
     st_log_config_default(&lc);
     lc.retention_ms = -1;   /* the raft layer decides what to delete (snapshots) */
@@ -931,15 +931,15 @@ bk_quorum_t *bk_quorum_open(const bk_quorum_env_t *env, const st_logdir_t *ld, c
     return q;
 }
 
-void bk_quorum_set_pool(bk_quorum_t *q, bk_worker_pool_t *pool) { q->pool = pool; }
+void bk_quorum_set_pool(bk_quorum_t *q, bk_net_worker_pool_t *pool) { q->pool = pool; }
 
 int bk_quorum_close(bk_quorum_t *q, st_log_offsets_t *final) {
     if (!q) return KP_OK;
     q->closing = true;
     if (q->timer) event_free(q->timer);
     for (size_t i = 0; i < q->npeers; i++) {
-        bk_qc_free(q->peers[i]);
-        bk_qc_free(q->lpeers[i]);
+        bk_net_qc_free(q->peers[i]);
+        bk_net_qc_free(q->lpeers[i]);
     }
     if (q->srv) bk_net_free(q->srv);
     while (q->nprops > 0) finish_proposal(q, BK_QUORUM_NOT_LEADER);

@@ -43,10 +43,10 @@ typedef struct bk_quorum bk_quorum_t;
  * quorum never sees the node itself, so quorum/ sits below core/. */
 typedef struct bk_quorum_env {
     struct event_base *base;
-    bk_config_t *cfg;
+    bk_cfg_t *cfg;
     int32_t id;                      /* this node */
     const char *cluster_id;
-    bk_image_t *img;                 /* committed entries are applied here */
+    bk_meta_image_t *img;                 /* committed entries are applied here */
     void *ctx;                       /* first argument of every call below */
     /* after one or more committed entries were applied to img */
     void (*after_apply)(void *ctx);
@@ -54,7 +54,7 @@ typedef struct bk_quorum_env {
     void (*role_changed)(void *ctx, bool leader);
     /* a frame on the controller listener that is not a raft RPC (broker
      * registration and heartbeats, AlterPartition, DescribeQuorum) */
-    void (*serve)(void *ctx, bk_conn_t *conn, const uint8_t *frame, size_t len);
+    void (*serve)(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
     /* the answer (NULL frame: none) to a non-raft request sent with
      * bk_quorum_send_to_leader */
     void (*on_response)(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len);
@@ -73,7 +73,7 @@ typedef struct bk_quorum_env {
 
 /* True when cfg asks for the raft quorum: more than one voter, or this node
  * is not a voter (an observer). A single voter keeps the local committer. */
-bool bk_quorum_wanted(const bk_config_t *cfg);
+bool bk_quorum_wanted(const bk_cfg_t *cfg);
 
 /* Opens the metadata log and quorum-state under ld, loads the latest
  * snapshot into env->img, rebuilds the raft core, and listens on the
@@ -82,14 +82,14 @@ bk_quorum_t *bk_quorum_open(const bk_quorum_env_t *env, const st_logdir_t *ld, c
 
 /* The worker pool for the metadata log's fsyncs (created after the quorum);
  * until then they run... see sync_kick in quorum.c. */
-void bk_quorum_set_pool(bk_quorum_t *q, bk_worker_pool_t *pool);
+void bk_quorum_set_pool(bk_quorum_t *q, bk_net_worker_pool_t *pool);
 
 /* done(arg, status, first_offset): status KP_OK once every record is
  * committed and applied to env->img; BK_QUORUM_NOT_LEADER, a RAFT_ERR_* or a
  * KP_ERR_* otherwise. Runs exactly once, never before this returns... except
  * for immediate failures, which are reported at once. */
 typedef void (*bk_quorum_done_fn)(void *arg, int status, int64_t first_offset);
-void bk_quorum_propose(bk_quorum_t *q, const bk_recs_t *recs, bk_quorum_done_fn done, void *arg);
+void bk_quorum_propose(bk_quorum_t *q, const bk_meta_recs_t *recs, bk_quorum_done_fn done, void *arg);
 
 bool bk_quorum_is_leader(const bk_quorum_t *q);
 /* The raft leader (= active controller) or -1. */
@@ -112,15 +112,15 @@ int64_t bk_quorum_next_offset(const bk_quorum_t *q);
  * kept by the driver (caught up on each call), valid until the next return
  * to the loop. Falls back to
  * the committed image when the copy cannot be made (out of memory). */
-const bk_image_t *bk_quorum_decision_image(bk_quorum_t *q);
+const bk_meta_image_t *bk_quorum_decision_image(bk_quorum_t *q);
 /* DescribeQuorum data (leader: replica progress; others: -1s). */
 void bk_quorum_describe(const bk_quorum_t *q, raft_quorum_info_t *out);
 /* Offsets of the metadata log for the log dir checkpoint. */
 void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out);
 
 /* Sends a whole request frame to the current leader's controller listener
- * (kind BK_QC_REGISTER / BK_QC_HEARTBEAT); the answer goes to
- * bk_lifecycle_on_response. -1 when there is no leader or it was dropped. */
+ * (kind BK_NET_QC_REGISTER / BK_NET_QC_HEARTBEAT); the answer goes to
+ * bk_cluster_lifecycle_on_response. -1 when there is no leader or it was dropped. */
 int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, size_t len, int32_t corr);
 /* A fresh correlation id for a request to the leader. */
 int32_t bk_quorum_corr(bk_quorum_t *q);

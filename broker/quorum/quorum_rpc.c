@@ -8,7 +8,7 @@
 #include "kp_msgs.h"
 #include "protocol/kp_batch.h"
 
-int16_t bk_qrpc_api_key(raft_msg_type_t t) {
+int16_t bk_quorum_rpc_api_key(raft_msg_type_t t) {
     switch (t) {
     case RAFT_MSG_VOTE_REQ: case RAFT_MSG_VOTE_RESP: return KP_API_VOTE;
     case RAFT_MSG_BEGIN_EPOCH_REQ: case RAFT_MSG_BEGIN_EPOCH_RESP: return KP_API_BEGIN_QUORUM_EPOCH;
@@ -19,21 +19,21 @@ int16_t bk_qrpc_api_key(raft_msg_type_t t) {
     }
 }
 
-int16_t bk_qrpc_api_version(raft_msg_type_t t) {
-    return bk_qrpc_api_key(t) == KP_API_FETCH ? BK_QRPC_FETCH_VERSION : 0;
+int16_t bk_quorum_rpc_api_version(raft_msg_type_t t) {
+    return bk_quorum_rpc_api_key(t) == KP_API_FETCH ? BK_QUORUM_RPC_FETCH_VERSION : 0;
 }
 
 static bool is_request(raft_msg_type_t t) { return (t % 2) == 0; }
 
 /* ---- entries <-> batches -------------------------------------------------- */
 
-int bk_qrpc_entries_encode(const raft_entry_t *e, size_t n, uint8_t **buf, size_t *len, size_t *cap) {
+int bk_quorum_rpc_entries_encode(const raft_entry_t *e, size_t n, uint8_t **buf, size_t *len, size_t *cap) {
     static const uint8_t lc_key[4] = { 0, 0, 0, KP_CONTROL_LEADER_CHANGE };
     for (size_t i = 0; i < n; i++) {
         kp_batch_opts_t o = kp_batch_opts_default();
         o.base_offset = e[i].offset;
         o.partition_leader_epoch = e[i].epoch;
-        o.max_bytes = (size_t)e[i].len + BK_QRPC_ENTRY_OVERHEAD_BYTES;
+        o.max_bytes = (size_t)e[i].len + BK_QUORUM_RPC_ENTRY_OVERHEAD_BYTES;
         bool lc = e[i].type == RAFT_ENTRY_LEADER_CHANGE;
         if (lc) o.flags = KP_BATCH_CONTROL;
         kp_batch_builder_t bb;
@@ -93,7 +93,7 @@ static int decode_one(const kp_batch_t *b, raft_entry_t *out) {
     return KP_OK;
 }
 
-int bk_qrpc_entries_decode(const uint8_t *bytes, size_t len, kp_arena_t *a, raft_entry_t **out, uint32_t *n) {
+int bk_quorum_rpc_entries_decode(const uint8_t *bytes, size_t len, kp_arena_t *a, raft_entry_t **out, uint32_t *n) {
     /* first pass counts, second fills: the array is sized exactly */
     uint32_t cnt = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -158,14 +158,14 @@ static int enc_req(kp_wr_t *w, const void *ctx) {
 static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
                           uint8_t **out, size_t *out_len) {
     assert(is_request(m->type));
-    kp_request_header_t h = { bk_qrpc_api_key(m->type), bk_qrpc_api_version(m->type), corr,
-                              kp_slice_cstr(BK_QRPC_CLIENT) };
+    kp_request_header_t h = { bk_quorum_rpc_api_key(m->type), bk_quorum_rpc_api_version(m->type), corr,
+                              kp_slice_cstr(BK_QUORUM_RPC_CLIENT) };
     kp_str_t cid = kp_slice_cstr(cluster_id);
-    kp_str_t topic = kp_slice_cstr(BK_QRPC_TOPIC);
+    kp_str_t topic = kp_slice_cstr(BK_QUORUM_RPC_TOPIC);
     req_ctx_t c = { &h, NULL };
     switch (m->type) {
     case RAFT_MSG_VOTE_REQ: {
-        if (m->u.vote_req.prevote) h.client_id = kp_slice_cstr(BK_QRPC_CLIENT_PREVOTE);
+        if (m->u.vote_req.prevote) h.client_id = kp_slice_cstr(BK_QUORUM_RPC_CLIENT_PREVOTE);
         kp_vote_request_partition_data_t p;
         kp_vote_request_partition_data_init(&p);
         p.partition_index = 0;
@@ -267,27 +267,27 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
 /* The one (topic, partition 0) a raft request must name. */
 #define ONE_PART(b, tfield, pfield)                                                         \
     ((b)->tfield.count == 1 && kp_slice_eq_cstr((b)->tfield.items[0].TOPIC_NAME_FIELD,     \
-                                                BK_QRPC_TOPIC) &&                          \
+                                                BK_QUORUM_RPC_TOPIC) &&                          \
      (b)->tfield.items[0].pfield.count == 1)
 
-int bk_qrpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, uint8_t **out,
+int bk_quorum_rpc_encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, uint8_t **out,
                            size_t *out_len) {
     return encode_request(m, corr, cluster_id, 0, out, out_len);
 }
 
-int bk_qrpc_encode_fetch(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
+int bk_quorum_rpc_encode_fetch(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
                          uint8_t **out, size_t *out_len) {
     assert(m->type == RAFT_MSG_FETCH_REQ);
     return encode_request(m, corr, cluster_id, max_wait_ms < 0 ? 0 : max_wait_ms, out, out_len);
 }
 
-int bk_qrpc_decode_request(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
+int bk_quorum_rpc_decode_request(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
                            kp_request_header_t *h, raft_msg_t *m) {
     int32_t max_wait_ms;
-    return bk_qrpc_decode_request_wait(frame, len, self_id, a, h, m, &max_wait_ms);
+    return bk_quorum_rpc_decode_request_wait(frame, len, self_id, a, h, m, &max_wait_ms);
 }
 
-int bk_qrpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
+int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
                                 kp_request_header_t *h, raft_msg_t *m, int32_t *max_wait_ms) {
     void *body = NULL;
     *max_wait_ms = 0;
@@ -306,7 +306,7 @@ int bk_qrpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_i
         m->type = RAFT_MSG_VOTE_REQ;
         m->from = p->candidate_id;
         m->epoch = p->candidate_epoch;
-        m->u.vote_req.prevote = kp_slice_eq_cstr(h->client_id, BK_QRPC_CLIENT_PREVOTE);
+        m->u.vote_req.prevote = kp_slice_eq_cstr(h->client_id, BK_QUORUM_RPC_CLIENT_PREVOTE);
         m->u.vote_req.last_epoch = p->last_offset_epoch;
         m->u.vote_req.log_end = p->last_offset;
         return KP_OK;
@@ -340,7 +340,7 @@ int bk_qrpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_i
     case KP_API_FETCH: {
         const kp_fetch_request_t *b = body;
 #define TOPIC_NAME_FIELD topic
-        if (h->api_version != BK_QRPC_FETCH_VERSION || !ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
+        if (h->api_version != BK_QUORUM_RPC_FETCH_VERSION || !ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
         const kp_fetch_request_fetch_partition_t *p = &b->topics.items[0].partitions.items[0];
         if (p->partition != 0 || b->replica_id < 0) return KP_ERR_BAD_VALUE;
         m->type = RAFT_MSG_FETCH_REQ;
@@ -385,12 +385,12 @@ static int enc_resp(kp_wr_t *w, const void *ctx) {
     return kp_response_encode(w, c->api_key, c->version, c->corr, c->body, NULL);
 }
 
-int bk_qrpc_encode_response(const raft_msg_t *m, const kp_request_header_t *h, uint8_t **out,
+int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t *h, uint8_t **out,
                             size_t *out_len) {
     assert(!is_request(m->type));
-    if (bk_qrpc_api_key(m->type) != h->api_key) return KP_ERR_BAD_VALUE;
+    if (bk_quorum_rpc_api_key(m->type) != h->api_key) return KP_ERR_BAD_VALUE;
     resp_ctx_t c = { h->api_key, h->api_version, h->correlation_id, NULL };
-    kp_str_t topic = kp_slice_cstr(BK_QRPC_TOPIC);
+    kp_str_t topic = kp_slice_cstr(BK_QUORUM_RPC_TOPIC);
     switch (m->type) {
     case RAFT_MSG_VOTE_RESP: {
         kp_vote_response_partition_data_t p = { 0, m->error, m->leader_id, m->epoch, m->u.vote_resp.granted };
@@ -425,7 +425,7 @@ int bk_qrpc_encode_response(const raft_msg_t *m, const kp_request_header_t *h, u
     case RAFT_MSG_FETCH_RESP: {
         uint8_t *recs = NULL;
         size_t rlen = 0, rcap = 0;
-        int rc = bk_qrpc_entries_encode(m->u.fetch_resp.entries, m->u.fetch_resp.n_entries, &recs, &rlen, &rcap);
+        int rc = bk_quorum_rpc_entries_encode(m->u.fetch_resp.entries, m->u.fetch_resp.n_entries, &recs, &rlen, &rcap);
         if (rc != KP_OK) { free(recs); return rc; }
         kp_fetch_response_partition_data_t p;
         kp_msg_init(&kp_fetch_response_partition_data_desc, &p);
@@ -486,11 +486,11 @@ int bk_qrpc_encode_response(const raft_msg_t *m, const kp_request_header_t *h, u
     }
 }
 
-int bk_qrpc_decode_response(const raft_msg_t *req, const uint8_t *frame, size_t len, kp_arena_t *a,
+int bk_quorum_rpc_decode_response(const raft_msg_t *req, const uint8_t *frame, size_t len, kp_arena_t *a,
                             int32_t *corr, raft_msg_t *m) {
     assert(is_request(req->type));
     void *body = NULL;
-    int rc = kp_response_decode(bk_qrpc_api_key(req->type), bk_qrpc_api_version(req->type), frame, len,
+    int rc = kp_response_decode(bk_quorum_rpc_api_key(req->type), bk_quorum_rpc_api_version(req->type), frame, len,
                                 corr, &body, a);
     if (rc != KP_OK) return rc;
     memset(m, 0, sizeof *m);
@@ -551,7 +551,7 @@ int bk_qrpc_decode_response(const raft_msg_t *req, const uint8_t *frame, size_t 
         raft_entry_t *e = NULL;
         uint32_t n = 0;
         if (p->records.bytes.len > 0 &&
-            (rc = bk_qrpc_entries_decode(p->records.bytes.p, p->records.bytes.len, a, &e, &n)) != KP_OK)
+            (rc = bk_quorum_rpc_entries_decode(p->records.bytes.p, p->records.bytes.len, a, &e, &n)) != KP_OK)
             return rc;
         m->u.fetch_resp.entries = e;
         m->u.fetch_resp.n_entries = n;

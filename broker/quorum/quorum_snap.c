@@ -14,10 +14,10 @@
 #define PATH_BYTES 4400
 
 static void snap_path(const char *dir, raft_snapshot_id_t id, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%020" PRId64 "-%010" PRId32 BK_QSNAP_SUFFIX, dir, id.end_offset, id.epoch);
+    snprintf(out, cap, "%s/%020" PRId64 "-%010" PRId32 BK_QUORUM_SNAP_SUFFIX, dir, id.end_offset, id.epoch);
 }
 
-int bk_qsnap_write(const char *dir, raft_snapshot_id_t id, const uint8_t *data, size_t len) {
+int bk_quorum_snap_write(const char *dir, raft_snapshot_id_t id, const uint8_t *data, size_t len) {
     uint8_t *buf = malloc(12 + len);
     if (!buf) return KP_ERR_NOMEM;
     uint32_t crc = kp_crc32c(0, data, len);
@@ -31,16 +31,16 @@ int bk_qsnap_write(const char *dir, raft_snapshot_id_t id, const uint8_t *data, 
     return rc;
 }
 
-void bk_qsnap_prune(const char *dir, raft_snapshot_id_t keep) {
+void bk_quorum_snap_prune(const char *dir, raft_snapshot_id_t keep) {
     DIR *d = opendir(dir);
     if (!d) return;
     char want[64];
-    snprintf(want, sizeof want, "%020" PRId64 "-%010" PRId32 BK_QSNAP_SUFFIX, keep.end_offset, keep.epoch);
-    size_t sl = strlen(BK_QSNAP_SUFFIX);
+    snprintf(want, sizeof want, "%020" PRId64 "-%010" PRId32 BK_QUORUM_SNAP_SUFFIX, keep.end_offset, keep.epoch);
+    size_t sl = strlen(BK_QUORUM_SNAP_SUFFIX);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name);
-        if (l < sl || strcmp(e->d_name + l - sl, BK_QSNAP_SUFFIX) != 0 || strcmp(e->d_name, want) == 0) continue;
+        if (l < sl || strcmp(e->d_name + l - sl, BK_QUORUM_SNAP_SUFFIX) != 0 || strcmp(e->d_name, want) == 0) continue;
         char path[PATH_BYTES];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         (void)unlink(path);
@@ -48,7 +48,7 @@ void bk_qsnap_prune(const char *dir, raft_snapshot_id_t keep) {
     closedir(d);
 }
 
-int bk_qsnap_load_latest(const char *dir, raft_snapshot_id_t *id, uint8_t **data, size_t *len) {
+int bk_quorum_snap_load_latest(const char *dir, raft_snapshot_id_t *id, uint8_t **data, size_t *len) {
     id->end_offset = 0;
     id->epoch = 0;
     *data = NULL;
@@ -61,7 +61,7 @@ int bk_qsnap_load_latest(const char *dir, raft_snapshot_id_t *id, uint8_t **data
         long long end;
         int epoch;
         char tail[16];
-        if (sscanf(e->d_name, "%20lld-%10d%15s", &end, &epoch, tail) != 3 || strcmp(tail, BK_QSNAP_SUFFIX) != 0) continue;
+        if (sscanf(e->d_name, "%20lld-%10d%15s", &end, &epoch, tail) != 3 || strcmp(tail, BK_QUORUM_SNAP_SUFFIX) != 0) continue;
         if (end > best.end_offset) { best.end_offset = end; best.epoch = epoch; }
     }
     closedir(d);
@@ -70,7 +70,7 @@ int bk_qsnap_load_latest(const char *dir, raft_snapshot_id_t *id, uint8_t **data
     snap_path(dir, best, path, sizeof path);
     char *buf = NULL;
     size_t blen = 0;
-    int rc = st_read_small_file(path, BK_QSNAP_FILE_MAX_BYTES, &buf, &blen);
+    int rc = st_read_small_file(path, BK_QUORUM_SNAP_FILE_MAX_BYTES, &buf, &blen);
     if (rc != KP_OK) return rc;
     const uint8_t *b = (const uint8_t *)buf;
     uint64_t l = 0;

@@ -11,7 +11,7 @@
 #include "storage/st_checkpoint.h"
 #include "storage/st_status.h"
 
-int bk_qstate_format(const raft_hard_state_t *hs, char *buf, size_t cap) {
+int bk_quorum_state_format(const raft_hard_state_t *hs, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "{\"leader_id\":%" PRId32 ",\"leader_epoch\":%" PRId32
                      ",\"voted_id\":%" PRId32 ",\"data_version\":0}\n",
                      hs->leader_id, hs->epoch, hs->voted_for);
@@ -72,7 +72,7 @@ static int bad(char *why, size_t len, const char *msg) {
     return KP_ERR_CORRUPT;
 }
 
-int bk_qstate_parse(const char *text, size_t len, raft_hard_state_t *hs, char *why, size_t why_len) {
+int bk_quorum_state_parse(const char *text, size_t len, raft_hard_state_t *hs, char *why, size_t why_len) {
     cur_t c = { text, text + len };
     raft_hard_state_t v = { 0, RAFT_NO_NODE, RAFT_NO_NODE };
     bool have_leader = false, have_epoch = false, have_vote = false;
@@ -101,13 +101,13 @@ int bk_qstate_parse(const char *text, size_t len, raft_hard_state_t *hs, char *w
     return KP_OK;
 }
 
-int bk_qstate_read(const char *dir, raft_hard_state_t *hs, char *why, size_t why_len) {
+int bk_quorum_state_read(const char *dir, raft_hard_state_t *hs, char *why, size_t why_len) {
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", dir, BK_QSTATE_FILE) >= (int)sizeof path)
+    if (snprintf(path, sizeof path, "%s/%s", dir, BK_QUORUM_STATE_FILE) >= (int)sizeof path)
         return bad(why, why_len, "path too long");
     char *text = NULL;
     size_t len = 0;
-    int rc = st_read_small_file(path, BK_QSTATE_MAX_BYTES, &text, &len);
+    int rc = st_read_small_file(path, BK_QUORUM_STATE_MAX_BYTES, &text, &len);
     if (rc == ST_ERR_NOT_FOUND) {
         hs->epoch = 0;
         hs->voted_for = RAFT_NO_NODE;
@@ -119,16 +119,16 @@ int bk_qstate_read(const char *dir, raft_hard_state_t *hs, char *why, size_t why
         return rc;
     }
     char reason[128];
-    rc = bk_qstate_parse(text, len, hs, reason, sizeof reason);
+    rc = bk_quorum_state_parse(text, len, hs, reason, sizeof reason);
     free(text);
     if (rc != KP_OK) snprintf(why, why_len, "%s: corrupt: %s", path, reason);
     return rc;
 }
 
-int bk_qstate_write(const char *dir, const raft_hard_state_t *hs) {
+int bk_quorum_state_write(const char *dir, const raft_hard_state_t *hs) {
     char path[4096], buf[256];
-    if (snprintf(path, sizeof path, "%s/%s", dir, BK_QSTATE_FILE) >= (int)sizeof path) return KP_ERR_TOO_LARGE;
-    int n = bk_qstate_format(hs, buf, sizeof buf);
+    if (snprintf(path, sizeof path, "%s/%s", dir, BK_QUORUM_STATE_FILE) >= (int)sizeof path) return KP_ERR_TOO_LARGE;
+    int n = bk_quorum_state_format(hs, buf, sizeof buf);
 
     if (n < 0) return KP_ERR_TOO_LARGE;
     return st_atomic_write(path, buf, (size_t)n);

@@ -15,26 +15,26 @@
 #include "protocol/kp_wire.h"
 #include "raft/raft.h"
 
-#define BK_QSTATE_FILE "quorum-state"
-#define BK_QSTATE_MAX_BYTES 4096   /* a larger file is corrupt */
+#define BK_QUORUM_STATE_FILE "quorum-state"
+#define BK_QUORUM_STATE_MAX_BYTES 4096   /* a larger file is corrupt */
 
 /* Formats hs into buf (cap bytes, NUL-terminated). Returns the length, or
  * -1 when cap is too small. */
-int bk_qstate_format(const raft_hard_state_t *hs, char *buf, size_t cap);
+int bk_quorum_state_format(const raft_hard_state_t *hs, char *buf, size_t cap);
 
 /* Parses `len` bytes of text. Keys leader_id, leader_epoch, voted_id are
  * required (integers; epoch >= 0, ids >= -1); data_version must be 0 when
  * present; unknown keys with integer values are ignored. Returns KP_OK or
  * KP_ERR_CORRUPT (hs untouched) with a reason in why. */
-KP_MUST_CHECK int bk_qstate_parse(const char *text, size_t len, raft_hard_state_t *hs, char *why,
+KP_MUST_CHECK int bk_quorum_state_parse(const char *text, size_t len, raft_hard_state_t *hs, char *why,
                                   size_t why_len);
 
 /* Reads dir/quorum-state. A missing file gives the fresh state (epoch 0, no
  * vote, no leader) and KP_OK; unreadable or corrupt: an error status and a
  * message in why (the node must not start: its vote could be forgotten). */
-KP_MUST_CHECK int bk_qstate_read(const char *dir, raft_hard_state_t *hs, char *why, size_t why_len);
+KP_MUST_CHECK int bk_quorum_state_read(const char *dir, raft_hard_state_t *hs, char *why, size_t why_len);
 
 /* Writes dir/quorum-state atomically and durably. */
-KP_MUST_CHECK int bk_qstate_write(const char *dir, const raft_hard_state_t *hs);
+KP_MUST_CHECK int bk_quorum_state_write(const char *dir, const raft_hard_state_t *hs);
 
 #endif

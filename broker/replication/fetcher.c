@@ -2,7 +2,7 @@
  * (its Kafka listener, from the image's registration), one Fetch in flight
  * carrying every partition followed from it whose core asked for a fetch.
  *
- * Fetch v13 (BK_RW_FETCH_VERSION): ReplicaId = this node, sessionless
+ * Fetch v13 (BK_REPL_RW_FETCH_VERSION): ReplicaId = this node, sessionless
  * (session epoch -1), per partition the current leader epoch, the fetch
  * offset (our LEO) and the last fetched epoch; the leader long-polls
  * replica.fetch.wait.max.ms. The answer's batches are described to the core
@@ -29,7 +29,7 @@
 #define FETCH_TIMEOUT_EXTRA_MS 3000      /* beyond the long-poll wait */
 
 typedef struct {
-    bk_uuid_t topic_id;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
     bk_repl_fetch_req_t req;
 } fsent_t;
@@ -37,18 +37,18 @@ typedef struct {
 struct fetcher {
     bk_node_t *n;
     int32_t id;                      /* source broker */
-    char host[BK_HOST_NAME_MAX + 1];
+    char host[BK_NODE_HOST_NAME_MAX + 1];
     uint16_t port;
-    bk_qc_peer_t *qc;
+    bk_net_qc_peer_t *qc;
     bool inflight;
     int32_t corr;
     int64_t sent_ms;
-    fsent_t sent[BK_FETCHER_PARTS_MAX];
+    fsent_t sent[BK_REPL_FETCHER_PARTS_MAX];
     size_t nsent;
     struct event *retry;             /* re-send after a lost connection */
 };
 
-static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len);
+static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len);
 static void send_now(fetcher_t *f);
 static bool fetcher_for_id(fetcher_t *f);
 
@@ -61,7 +61,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg) {
     if (f->n && !f->inflight && !f->n->stopping && fetcher_for_id(f)) send_now(f);
 }
 
-static fetcher_t *find(struct bk_rm *rm, int32_t id) {
+static fetcher_t *find(struct bk_repl_rm *rm, int32_t id) {
     for (size_t i = 0; i < rm->nfetchers; i++)
         if (rm->fetchers[i]->id == id) return rm->fetchers[i];
     return NULL;
@@ -69,15 +69,15 @@ static fetcher_t *find(struct bk_rm *rm, int32_t id) {
 
 /* The fetcher for broker `id`, (re)connected to its registered address. */
 static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
-    struct bk_rm *rm = bk_rm_get(n);
+    struct bk_repl_rm *rm = bk_rm_get(n);
     if (!rm || id < 0 || id == n->id) return NULL;
-    const bk_broker_t *b = bk_image_broker(&n->img, id);
+    const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, id);
     if (!b || b->nendpoints == 0) return NULL;
     fetcher_t *f = find(rm, id);
     if (f && (strcmp(f->host, b->endpoints[0].host) != 0 || f->port != b->endpoints[0].port) && !f->inflight) {
-        bk_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
+        bk_net_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
         f->qc = NULL;
-        bk_qc_free(qc);
+        bk_net_qc_free(qc);
     }
     if (!f) {
         if (rm->nfetchers >= BK_FETCHERS_MAX) return NULL;
@@ -92,7 +92,7 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
     if (!f->qc) {
         snprintf(f->host, sizeof f->host, "%s", b->endpoints[0].host);
         f->port = b->endpoints[0].port;
-        f->qc = bk_qc_new(n->base, id, f->host, f->port, on_resp, f);
+        f->qc = bk_net_qc_new(n->base, id, f->host, f->port, on_resp, f);
     }
     return f->qc ? f : NULL;
 }
@@ -106,10 +106,10 @@ typedef struct {
     fetcher_t *f;
 } collect_t;
 
-static void collect(bk_part_t *p, void *ctx) {
+static void collect(bk_repl_part_t *p, void *ctx) {
     collect_t *c = ctx;
     fetcher_t *f = c->f;
-    if (!p->rp || !p->rp->want_fetch || p->rp->fetch.leader_id != f->id || f->nsent >= BK_FETCHER_PARTS_MAX) return;
+    if (!p->rp || !p->rp->want_fetch || p->rp->fetch.leader_id != f->id || f->nsent >= BK_REPL_FETCHER_PARTS_MAX) return;
     p->rp->want_fetch = false;
     f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, p->rp->fetch };
 }
@@ -122,7 +122,7 @@ static void fail_sent(fetcher_t *f, int16_t err) {
     f->inflight = false;
     if (n->rm) n->rm->st.fetch_errors++;
     for (size_t i = 0; i < cnt; i++) {
-        bk_part_t *p = bk_parts_get(n->parts, &f->sent[i].topic_id, f->sent[i].partition);
+        bk_repl_part_t *p = bk_repl_parts_get(n->parts, &f->sent[i].topic_id, f->sent[i].partition);
         if (!p || !p->rp) continue;
         bk_repl_fetch_resp_t r;
         memset(&r, 0, sizeof r);
@@ -131,14 +131,14 @@ static void fail_sent(fetcher_t *f, int16_t err) {
         r.req_fetch_offset = f->sent[i].req.fetch_offset;
         r.req_seq = f->sent[i].req.seq;
         bk_repl_out_t out;
-        bk_repl_on_fetch_resp(p->rp->core, &r, bk_now_ms(), &out);
+        bk_repl_on_fetch_resp(p->rp->core, &r, bk_net_now_ms(), &out);
         bk_rp_exec(n, p, &out, NULL);
     }
 }
 
 static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
     bk_node_t *n = f->n;
-    bk_rw_part_t *ps = calloc(f->nsent, sizeof *ps);
+    bk_repl_rw_part_t *ps = calloc(f->nsent, sizeof *ps);
     if (!ps) return KP_ERR_NOMEM;
     for (size_t i = 0; i < f->nsent; i++) {
         const fsent_t *s = &f->sent[i];
@@ -148,16 +148,16 @@ static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
         ps[i].fetch_offset = s->req.fetch_offset;
         ps[i].last_fetched_epoch = s->req.last_fetched_epoch;
     }
-    f->corr = bk_qc_next_corr(f->qc);
-    bk_rw_fetch_opts_t o = {
+    f->corr = bk_net_qc_next_corr(f->qc);
+    bk_repl_rw_fetch_opts_t o = {
         .replica_id = n->id,
         .correlation_id = f->corr,
-        .max_wait_ms = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS),
-        .min_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MIN_BYTES),
+        .max_wait_ms = (int32_t)bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS),
+        .min_bytes = (int32_t)bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_MIN_BYTES),
         .max_bytes = FETCH_MAX_BYTES,
-        .partition_max_bytes = (int32_t)bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES),
+        .partition_max_bytes = (int32_t)bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES),
     };
-    int rc = bk_rw_fetch_encode(&o, ps, f->nsent, buf_out, len_out);
+    int rc = bk_repl_rw_fetch_encode(&o, ps, f->nsent, buf_out, len_out);
     free(ps);
     return rc;
 }
@@ -165,19 +165,19 @@ static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
 static void send_now(fetcher_t *f) {
     collect_t c = { f };
     f->nsent = 0;
-    bk_parts_each(f->n->parts, collect, &c);
+    bk_repl_parts_each(f->n->parts, collect, &c);
     if (f->nsent == 0) return;
     uint8_t *buf = NULL;
     size_t len = 0;
-    int64_t now = bk_now_ms();
-    bk_qc_pending_t pend;
+    int64_t now = bk_net_now_ms();
+    bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
-    pend.kind = BK_QC_REPL_FETCH;
+    pend.kind = BK_NET_QC_REPL_FETCH;
     f->inflight = true;
     f->sent_ms = now;
     if (encode(f, &buf, &len) != KP_OK) { fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     pend.corr = f->corr;
-    int rc = bk_qc_send(f->qc, buf, len, &pend, now);
+    int rc = bk_net_qc_send(f->qc, buf, len, &pend, now);
     free(buf);
     if (rc != 0) { fail_sent(f, KP_ERROR_NETWORK_EXCEPTION); return; }
     if (f->n->rm) f->n->rm->st.fetch_requests++;
@@ -194,32 +194,32 @@ void bk_fetcher_kick(bk_node_t *n, int32_t leader_id) {
 }
 
 void bk_fetcher_tick(bk_node_t *n, int64_t now_ms) {
-    struct bk_rm *rm = n->rm;
+    struct bk_repl_rm *rm = n->rm;
     if (!rm) return;
-    int64_t limit = bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + FETCH_TIMEOUT_EXTRA_MS;
+    int64_t limit = bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + FETCH_TIMEOUT_EXTRA_MS;
     for (size_t i = 0; i < rm->nfetchers; i++) {
         fetcher_t *f = rm->fetchers[i];
         if (f->inflight && now_ms - f->sent_ms > limit) {
             /* unanswered (a stopped peer): drop the connection; the pending
              * request is reported lost through on_resp */
-            bk_qc_peer_t *qc = f->qc;
+            bk_net_qc_peer_t *qc = f->qc;
             f->qc = NULL;      /* a kick from the callback makes a new one */
-            bk_qc_free(qc);
+            bk_net_qc_free(qc);
             if (f->inflight) fail_sent(f, KP_ERROR_REQUEST_TIMED_OUT);
             if (fetcher_for(n, f->id) == f) send_now(f);   /* fetches queued meanwhile */
         }
     }
 }
 
-void bk_fetcher_free_all(struct bk_rm *rm) {
+void bk_fetcher_free_all(struct bk_repl_rm *rm) {
     for (size_t i = 0; i < rm->nfetchers; i++) {
         fetcher_t *f = rm->fetchers[i];
         f->nsent = 0;          /* the cores are gone: nothing to report */
         f->inflight = false;
-        bk_qc_peer_t *qc = f->qc;
+        bk_net_qc_peer_t *qc = f->qc;
         f->qc = NULL;
         f->n = NULL;
-        bk_qc_free(qc);
+        bk_net_qc_free(qc);
         event_free(f->retry);
         free(f);
     }
@@ -230,7 +230,7 @@ void bk_fetcher_free_all(struct bk_rm *rm) {
 
 static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp_src_t *src) {
     src->data = recs->p;
-    r->n_batches = bk_rw_describe_batches(recs->p, recs->len, r->batches, src->sizes, BK_REPL_BATCHES_MAX);
+    r->n_batches = bk_repl_rw_describe_batches(recs->p, recs->len, r->batches, src->sizes, BK_REPL_BATCHES_MAX);
     src->n = r->n_batches;
 }
 
@@ -246,7 +246,7 @@ static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_respon
 
 static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_partition_data_t *pd, int16_t top_err) {
     bk_node_t *n = f->n;
-    bk_part_t *p = bk_parts_get(n->parts, &s->topic_id, s->partition);
+    bk_repl_part_t *p = bk_repl_parts_get(n->parts, &s->topic_id, s->partition);
     if (!p || !p->rp) return;
     bk_repl_fetch_resp_t r;
     memset(&r, 0, sizeof r);
@@ -273,11 +273,11 @@ static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_part
         }
     }
     bk_repl_out_t out;
-    bk_repl_on_fetch_resp(p->rp->core, &r, bk_now_ms(), &out);
+    bk_repl_on_fetch_resp(p->rp->core, &r, bk_net_now_ms(), &out);
     bk_rp_exec(n, p, &out, &src);
 }
 
-static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len) {
+static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len) {
     (void)peer_id;
     fetcher_t *f = ctx;
     if (!f->n || !f->inflight || pend->corr != f->corr) return;
@@ -293,7 +293,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
     kp_arena_init(&a, len * 2 + 65536);
     int32_t corr = 0;
     void *body = NULL;
-    int rc = kp_response_decode(KP_API_FETCH, BK_RW_FETCH_VERSION, frame, len, &corr, &body, &a);
+    int rc = kp_response_decode(KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, frame, len, &corr, &body, &a);
     if (rc != KP_OK || corr != f->corr) {
         fprintf(stderr, "skiff: node %d: bad replica fetch answer from node %d (%s)\n", f->n->id, f->id,
                 rc == KP_OK ? "correlation id" : kp_status_str(rc));

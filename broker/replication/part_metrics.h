@@ -10,7 +10,7 @@
 #include "broker/replication/parts.h"
 
 /* No-op with m NULL (metrics not started). */
-void bk_part_metrics_in(bk_metrics_t *m, bk_part_t *p, uint64_t bytes, uint64_t records);
-void bk_part_metrics_out(bk_metrics_t *m, bk_part_t *p, uint64_t bytes);
+void bk_repl_part_metrics_in(bk_mx_t *m, bk_repl_part_t *p, uint64_t bytes, uint64_t records);
+void bk_repl_part_metrics_out(bk_mx_t *m, bk_repl_part_t *p, uint64_t bytes);
 
 #endif

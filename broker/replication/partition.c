@@ -27,10 +27,10 @@
 
 /* ---- step 1: find and check ------------------------------------------------------ */
 
-int16_t bk_ps_find(bk_node_t *n, const bk_topic_t *t, int32_t partition, bk_part_t **out) {
+int16_t bk_repl_ps_find(bk_node_t *n, const bk_meta_topic_t *t, int32_t partition, bk_repl_part_t **out) {
     *out = NULL;
     if (!t || partition < 0 || partition >= t->nparts) return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-    bk_part_t *p = bk_parts_get(n->parts, &t->id, partition);
+    bk_repl_part_t *p = bk_repl_parts_get(n->parts, &t->id, partition);
     if (!p || !p->leader) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
     /* a log being opened on the worker pool is retriable; one that failed is offline */
     if (!p->log) return p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR;
@@ -38,19 +38,19 @@ int16_t bk_ps_find(bk_node_t *n, const bk_topic_t *t, int32_t partition, bk_part
     return 0;
 }
 
-static int32_t min_insync_of(bk_node_t *n, const bk_part_t *p, const bk_ps_opts_t *o) {
+static int32_t min_insync_of(bk_node_t *n, const bk_repl_part_t *p, const bk_repl_ps_opts_t *o) {
     if (o->min_insync > 0) return o->min_insync;
-    int64_t v = bk_topic_config_int(n->cfg, bk_node_topic_config(n, p->topic), BK_TC_MIN_INSYNC_REPLICAS);
+    int64_t v = bk_cfg_topic_int(n->cfg, bk_node_topic_config(n, p->topic), BK_CFG_TC_MIN_INSYNC_REPLICAS);
     return v > INT32_MAX ? INT32_MAX : v < 1 ? 1 : (int32_t)v;
 }
 
 /* The leader epoch batches are stamped with is the partition's (from the
  * image); the replica core must lead that very epoch, or this node would
  * append for an epoch it no longer (or not yet) leads. */
-static int16_t check(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o, int32_t min_insync) {
+static int16_t check(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, int32_t min_insync) {
     if (!p || !p->leader) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
     if (!p->log) return p->opening ? KP_ERROR_NOT_LEADER_OR_FOLLOWER : KP_ERROR_KAFKA_STORAGE_ERROR;
-    const bk_repl_t *core = bk_replica_core(p);
+    const bk_repl_t *core = bk_repl_replica_core(p);
     if (!core || bk_repl_role(core) != BK_REPL_LEADER || bk_repl_leader_epoch(core) != p->leader_epoch)
         return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
     if (o->leader_epoch >= 0 && o->leader_epoch != p->leader_epoch)
@@ -58,7 +58,7 @@ static int16_t check(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o, int32_t 
     return bk_replica_check_produce(n, p, o->acks == -1, min_insync);
 }
 
-int16_t bk_ps_check(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o) {
+int16_t bk_repl_ps_check(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o) {
     if (!p || !p->leader || !p->log) return check(n, p, o, 1);
     return check(n, p, o, min_insync_of(n, p, o));
 }
@@ -90,8 +90,8 @@ static int16_t verdict_error(st_ps_verdict_t v) {
  * produced batch), not a control batch, a transactional batch only with a
  * transactional id, zstd only from v7, records (decompressed into a
  * scratch arena), idempotence. Fills the duplicate / transaction fields. */
-static int16_t check_batches(const st_log_t *log, const bk_ps_producer_t *pr, int64_t max_message_bytes,
-                             bk_ps_set_t *set) {
+static int16_t check_batches(const st_log_t *log, const bk_repl_ps_producer_t *pr, int64_t max_message_bytes,
+                             bk_repl_ps_set_t *set) {
     kp_rd_t r;
     kp_rd_init(&r, set->buf, set->len);
     int nbatches = 0;
@@ -148,7 +148,7 @@ static int16_t check_batches(const st_log_t *log, const bk_ps_producer_t *pr, in
 /* Legacy magic 0/1: validated and converted to one uncompressed v2 batch
  * in `arena` (recompressing would cost CPU on a path only old clients
  * use); the arena's memory is the caller's and writable. */
-static int16_t convert_legacy(bk_ps_set_t *set, kp_arena_t *arena) {
+static int16_t convert_legacy(bk_repl_ps_set_t *set, kp_arena_t *arena) {
     const uint8_t *b = NULL;
     size_t blen = 0;
     int rc = kp_msgset_to_batch(set->buf, set->len, KP_MSGSET_ASSIGN_OFFSETS, KP_CODEC_NONE, arena,
@@ -159,24 +159,24 @@ static int16_t convert_legacy(bk_ps_set_t *set, kp_arena_t *arena) {
     return 0;
 }
 
-static void set_init(bk_ps_set_t *set, uint8_t *buf, size_t len) {
-    *set = (bk_ps_set_t){ .buf = buf, .len = len, .dup_first = -1, .dup_last = -1, .txn_pid = -1, .txn_epoch = -1 };
+static void set_init(bk_repl_ps_set_t *set, uint8_t *buf, size_t len) {
+    *set = (bk_repl_ps_set_t){ .buf = buf, .len = len, .dup_first = -1, .dup_last = -1, .txn_pid = -1, .txn_epoch = -1 };
 }
 
-int16_t bk_ps_validate(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o, const bk_ps_producer_t *pr, uint8_t *buf,
-                       size_t len, kp_arena_t *arena, bk_ps_set_t *set) {
+int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
+                       size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set) {
     set_init(set, buf, len);
     if (!p || !p->leader || !p->log) return check(n, p, o, 1);
     /* one lookup (resolved when the topic's configs last changed) for
      * min.insync, segment.bytes, max.message.bytes */
-    const bk_topic_config_t *tcp = bk_node_topic_config(n, p->topic);
-    int64_t min_isr = o->min_insync > 0 ? o->min_insync : bk_topic_config_int(n->cfg, tcp, BK_TC_MIN_INSYNC_REPLICAS);
+    const bk_cfg_topic_t *tcp = bk_node_topic_config(n, p->topic);
+    int64_t min_isr = o->min_insync > 0 ? o->min_insync : bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_MIN_INSYNC_REPLICAS);
     set->min_insync = min_isr > INT32_MAX ? INT32_MAX : min_isr < 1 ? 1 : (int32_t)min_isr;
     int16_t err = check(n, p, o, set->min_insync);
     if (err) return err;
     if (buf == NULL || len == 0) return KP_ERROR_CORRUPT_MESSAGE;
-    if ((int64_t)len > bk_topic_config_int(n->cfg, tcp, BK_TC_SEGMENT_BYTES)) return KP_ERROR_RECORD_LIST_TOO_LARGE;
-    int64_t max_msg = bk_topic_config_int(n->cfg, tcp, BK_TC_MAX_MESSAGE_BYTES);
+    if ((int64_t)len > bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_SEGMENT_BYTES)) return KP_ERROR_RECORD_LIST_TOO_LARGE;
+    int64_t max_msg = bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_MAX_MESSAGE_BYTES);
     if (len > PS_LEGACY_MAGIC_OFFSET && buf[PS_LEGACY_MAGIC_OFFSET] < KP_BATCH_MAGIC_V2) {
         if ((int64_t)len > max_msg + PS_LEGACY_OVERHEAD_BYTES) return KP_ERROR_MESSAGE_TOO_LARGE;
         if ((err = convert_legacy(set, arena)) != 0) return err;
@@ -186,8 +186,8 @@ int16_t bk_ps_validate(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o, const 
     return 0;
 }
 
-bk_ps_set_t bk_ps_set_internal(uint8_t *buf, size_t len) {
-    bk_ps_set_t set;
+bk_repl_ps_set_t bk_repl_ps_set_internal(uint8_t *buf, size_t len) {
+    bk_repl_ps_set_t set;
     set_init(&set, buf, len);
     return set;
 }
@@ -198,7 +198,7 @@ bk_ps_set_t bk_ps_set_internal(uint8_t *buf, size_t len) {
  * when due, the fsync runs on the worker pool (parts.h); acks never wait
  * for it (Kafka's meaning of the flush settings). A failed fsync takes the
  * log offline in its completion. */
-static void ps_flush_policy(bk_node_t *n, bk_part_t *p, int64_t now_ms) { bk_parts_flush_maybe(n->parts, p, now_ms); }
+static void ps_flush_policy(bk_node_t *n, bk_repl_part_t *p, int64_t now_ms) { bk_repl_parts_flush_maybe(n->parts, p, now_ms); }
 
 static int16_t append_error(int rc) {
     if (rc == KP_ERR_CORRUPT) return KP_ERROR_CORRUPT_MESSAGE;
@@ -206,8 +206,8 @@ static int16_t append_error(int rc) {
     return KP_ERROR_KAFKA_STORAGE_ERROR;
 }
 
-static bool append_duplicate(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set, const bk_ps_opts_t *o,
-                             int64_t deadline_ms, bk_ps_done_fn fn, void *ctx, void *part_ctx, bk_ps_result_t *res) {
+static bool append_duplicate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_set_t *set, const bk_repl_ps_opts_t *o,
+                             int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx, void *part_ctx, bk_repl_ps_result_t *res) {
     res->base_offset = set->dup_first;
     res->last_offset = set->dup_last;
     res->duplicate = true;
@@ -217,16 +217,16 @@ static bool append_duplicate(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set,
     return bk_replica_wait_duplicate(n, p, deadline_ms, fn, ctx, part_ctx, res);
 }
 
-bool bk_ps_append(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set, const bk_ps_opts_t *o, bk_ps_done_fn fn,
-                  void *ctx, void *part_ctx, bk_ps_result_t *res) {
-    *res = (bk_ps_result_t){ 0, -1, -1, -1, -1, false };
+bool bk_repl_ps_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_set_t *set, const bk_repl_ps_opts_t *o, bk_repl_ps_done_fn fn,
+                  void *ctx, void *part_ctx, bk_repl_ps_result_t *res) {
+    *res = (bk_repl_ps_result_t){ 0, -1, -1, -1, -1, false };
     assert(o->acks == 0 || o->acks == 1 || o->acks == -1);
     assert(o->acks != -1 || fn != NULL);
     int32_t min_insync = set->min_insync > 0 ? set->min_insync
                        : p && p->leader && p->log ? min_insync_of(n, p, o) : 1;
     if ((res->error = check(n, p, o, min_insync)) != 0) return false;
     res->log_start_offset = st_log_start_offset(p->log);
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     int64_t deadline = now + (o->timeout_ms > 0 ? o->timeout_ms : 0);
     if (set->dup_first >= 0) return append_duplicate(n, p, set, o, deadline, fn, ctx, part_ctx, res);
     st_append_info_t info;
@@ -243,13 +243,13 @@ bool bk_ps_append(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set, const bk_p
     res->base_offset = info.base_offset;
     res->last_offset = info.last_offset;
     res->log_append_time_ms = info.log_append_time_ms;
-    bk_part_metrics_in(n->metrics, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
+    bk_repl_part_metrics_in(n->metrics, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
     /* The core counts the records; a HW it moves wakes this partition's
      * fetches from inside (bk_rp_exec). Otherwise only the LEO moved:
      * wake them here for the followers, which read up to the LEO. */
     int64_t hw = st_log_high_watermark(p->log);
-    bk_purg_key_t key = { p->topic_id, p->partition };
+    bk_repl_purg_key_t key = { p->topic_id, p->partition };
     bool waits = bk_replica_appended(n, p, &info, o->acks == -1, deadline, fn, ctx, part_ctx, res);
-    if (st_log_high_watermark(p->log) == hw) bk_purg_notify(n->purg, &key.topic_id, key.partition);
+    if (st_log_high_watermark(p->log) == hw) bk_repl_purg_notify(n->purg, &key.topic_id, key.partition);
     return waits;
 }

@@ -1,5 +1,5 @@
 /* broker/replication/partition.h — the partition service: the one way to
- * append to a partition this node leads (bk_ps_*).
+ * append to a partition this node leads (bk_repl_ps_*).
  *
  * Every leader append goes through here — Produce (api/h_produce.c), the
  * group coordinator's __consumer_offsets records (group/group_driver.c),
@@ -7,15 +7,15 @@
  * (txn/txn_write.c) and transaction markers (txn/txn_markers.c) — so each
  * step is written once:
  *
- *   1. find / check  bk_ps_find, bk_ps_check: the partition exists, this
+ *   1. find / check  bk_repl_ps_find, bk_repl_ps_check: the partition exists, this
  *                    node leads it at the leader epoch its replica core
  *                    leads (and the caller's, if given), the log is open;
  *                    acks=all: ISR >= min.insync.replicas, wait bound.
- *   2. validate      bk_ps_validate (a producer's bytes) — sizes, legacy
+ *   2. validate      bk_repl_ps_validate (a producer's bytes) — sizes, legacy
  *                    conversion, every batch's header, CRC, records and
- *                    idempotence — once; or bk_ps_set_internal for bytes
+ *                    idempotence — once; or bk_repl_ps_set_internal for bytes
  *                    this node built (storage checks those).
- *   3. append        bk_ps_append: offsets and leader epoch patched in
+ *   3. append        bk_repl_ps_append: offsets and leader epoch patched in
  *                    place, one write (st_log_append_verified when step 2
  *                    checked the CRCs: the CRC is verified once per
  *                    produced batch), producer state and epoch cache
@@ -26,7 +26,7 @@
  *   4. complete      acks 0/1: done when it returns; acks=all (-1): the
  *                    produce purgatory of the replication driver
  *                    (replica.c) holds the wait until the HW passes the
- *                    records, then the one callback type, bk_ps_done_fn.
+ *                    records, then the one callback type, bk_repl_ps_done_fn.
  *
  * Errors are Kafka codes, the same for every caller: UNKNOWN_TOPIC_OR_
  * PARTITION, NOT_LEADER_OR_FOLLOWER (not led, log still opening, the core
@@ -70,7 +70,7 @@ typedef struct {
                                   the topic's min.insync.replicas */
     int64_t timeout_ms;        /* acks=-1: REQUEST_TIMED_OUT after this */
     int32_t leader_epoch;      /* the epoch the caller expects; -1: any */
-} bk_ps_opts_t;
+} bk_repl_ps_opts_t;
 
 /* The outcome of an append. */
 typedef struct {
@@ -82,61 +82,61 @@ typedef struct {
     int64_t log_start_offset;  /* -1 when refused before the log was looked at */
     bool duplicate;            /* an idempotent retry: the records were
                                   already in the log at [base, last] */
-} bk_ps_result_t;
+} bk_repl_ps_result_t;
 
 /* Completion of an acks=-1 append that had to wait: exactly once, with the
- * offsets of the result bk_ps_append gave and the final error (0, NOT_
+ * offsets of the result bk_repl_ps_append gave and the final error (0, NOT_
  * ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER).
  * On an error the records may still be in the log: they are just not
  * known to be replicated. `res` is valid during the call only. */
-typedef void (*bk_ps_done_fn)(void *ctx, void *part_ctx, const bk_ps_result_t *res);
+typedef void (*bk_repl_ps_done_fn)(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res);
 
-/* A batch set ready for bk_ps_append (step 2). */
+/* A batch set ready for bk_repl_ps_append (step 2). */
 typedef struct {
     uint8_t *buf;              /* one or more v2 batches back to back; patched in place */
     size_t len;
-    bool crc_verified;         /* only bk_ps_validate sets it */
-    int32_t min_insync;        /* resolved by bk_ps_validate; 0 = not yet */
+    bool crc_verified;         /* only bk_repl_ps_validate sets it */
+    int32_t min_insync;        /* resolved by bk_repl_ps_validate; 0 = not yet */
     int64_t dup_first;         /* >= 0: a retried duplicate of the records at */
     int64_t dup_last;          /*       [dup_first, dup_last]: nothing is appended */
     int64_t txn_pid;           /* >= 0: holds a transactional batch of this producer */
     int16_t txn_epoch;
-} bk_ps_set_t;
+} bk_repl_ps_set_t;
 
 /* What a Produce request says about its batches. */
 typedef struct {
     int16_t api_version;       /* zstd needs v7+ */
     bool transactional;        /* the request names a transactional id */
-} bk_ps_producer_t;
+} bk_repl_ps_producer_t;
 
 /* The partition `partition` of topic t (NULL: unknown topic) for an
  * append: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (not led
  * here, or its log still opening), KAFKA_STORAGE_ERROR (offline); 0 and
  * *out set otherwise. *out is valid until the return to the loop. */
-int16_t bk_ps_find(bk_node_t *n, const bk_topic_t *t, int32_t partition, bk_part_t **out);
+int16_t bk_repl_ps_find(bk_node_t *n, const bk_meta_topic_t *t, int32_t partition, bk_repl_part_t **out);
 
 /* Step 1 alone (for a caller that must refuse before other checks of its
  * own, e.g. a marker's producer epoch): 0 when an append with o may go
  * ahead now. p may be NULL (NOT_LEADER_OR_FOLLOWER). */
-int16_t bk_ps_check(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o);
+int16_t bk_repl_ps_check(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o);
 
 /* Steps 1-2 for a producer's bytes buf[0..len) (the caller's writable
  * copy: offsets are later patched into it). Legacy magic 0/1 sets are
  * converted to one uncompressed v2 batch allocated in `arena`, which must
- * live until the append. 0: *set is ready for bk_ps_append. */
-int16_t bk_ps_validate(bk_node_t *n, bk_part_t *p, const bk_ps_opts_t *o, const bk_ps_producer_t *pr, uint8_t *buf,
-                       size_t len, kp_arena_t *arena, bk_ps_set_t *set);
+ * live until the append. 0: *set is ready for bk_repl_ps_append. */
+int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
+                       size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set);
 
 /* A set this node built itself (coordinator records, markers): storage
  * checks each batch's header and CRC on append. */
-bk_ps_set_t bk_ps_set_internal(uint8_t *buf, size_t len);
+bk_repl_ps_set_t bk_repl_ps_set_internal(uint8_t *buf, size_t len);
 
 /* Steps 1, 3 and 4. Returns true when the append waits for its replicas
  * (acks=-1): fn(ctx, part_ctx, res) comes later, exactly once, never from
  * inside this call. Returns false when done now: *res is final and fn is
  * never called. In both cases *res holds the offsets assigned (or, for a
  * duplicate, the original ones) and log_start_offset. */
-bool bk_ps_append(bk_node_t *n, bk_part_t *p, const bk_ps_set_t *set, const bk_ps_opts_t *o, bk_ps_done_fn fn,
-                  void *ctx, void *part_ctx, bk_ps_result_t *res);
+bool bk_repl_ps_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_set_t *set, const bk_repl_ps_opts_t *o, bk_repl_ps_done_fn fn,
+                  void *ctx, void *part_ctx, bk_repl_ps_result_t *res);
 
 #endif

@@ -14,39 +14,39 @@
 
 typedef struct drop_batch drop_batch_t;
 
-struct bk_parts {
-    bk_part_t *slots;       /* open addressing, linear probing */
+struct bk_repl_parts {
+    bk_repl_part_t *slots;       /* open addressing, linear probing */
     size_t cap;             /* power of two */
     size_t count;
     st_logdir_t *dirs;
     size_t ndirs;
-    size_t dir_parts[BK_PARTS_DIRS_MAX];   /* held partitions per dir (placement) */
-    bk_popen_t *opener;                    /* NULL: logs open on the loop */
+    size_t dir_parts[BK_REPL_PARTS_DIRS_MAX];   /* held partitions per dir (placement) */
+    bk_repl_popen_t *opener;                    /* NULL: logs open on the loop */
     bool defer;                            /* this apply opens on the pool */
-    bk_parts_opened_fn on_opened;
+    bk_repl_parts_opened_fn on_opened;
     void *opened_ctx;
-    bk_parts_trash_fn trash_fn;            /* of the latest apply: for deferred work */
+    bk_repl_parts_trash_fn trash_fn;            /* of the latest apply: for deferred work */
     void *trash_ctx;
-    bk_parts_cfg_fn cfg_fn;
-    bk_worker_pool_t *pool;                /* NULL until bk_parts_set_pool */
+    bk_repl_parts_cfg_fn cfg_fn;
+    bk_net_worker_pool_t *pool;                /* NULL until bk_repl_parts_set_pool */
     uint64_t next_gen;                     /* log_gen source */
     size_t jobs_inflight;                  /* flush, removal, checkpoint jobs */
     drop_batch_t *drops_waiting;           /* removal jobs the pool refused (FIFO) */
     size_t drops_waiting_n;
     bool ckpt_inflight;
-    bk_parts_io_stats_t st;
+    bk_repl_parts_io_stats_t st;
 };
 
-static uint64_t tp_hash(const bk_uuid_t *id, int32_t partition) {
+static uint64_t tp_hash(const bk_meta_uuid_t *id, int32_t partition) {
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < BK_UUID_BYTES; i++) h = (h ^ id->b[i]) * 1099511628211ull;
+    for (int i = 0; i < BK_META_UUID_BYTES; i++) h = (h ^ id->b[i]) * 1099511628211ull;
     h = (h ^ (uint32_t)partition) * 1099511628211ull;
     return h ^ (h >> 29);
 }
 
-bk_parts_t *bk_parts_new(st_logdir_t *dirs, size_t ndirs) {
+bk_repl_parts_t *bk_repl_parts_new(st_logdir_t *dirs, size_t ndirs) {
     assert(ndirs >= 1);
-    bk_parts_t *p = calloc(1, sizeof *p);
+    bk_repl_parts_t *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->cap = 64;
     p->slots = calloc(p->cap, sizeof *p->slots);
@@ -56,28 +56,28 @@ bk_parts_t *bk_parts_new(st_logdir_t *dirs, size_t ndirs) {
     return p;
 }
 
-static bk_part_t *find_slot(bk_part_t *slots, size_t cap, const bk_uuid_t *id, int32_t partition) {
+static bk_repl_part_t *find_slot(bk_repl_part_t *slots, size_t cap, const bk_meta_uuid_t *id, int32_t partition) {
     size_t i = (size_t)tp_hash(id, partition) & (cap - 1);
     for (size_t probes = 0; probes < cap; probes++, i = (i + 1) & (cap - 1)) {
-        bk_part_t *s = &slots[i];
+        bk_repl_part_t *s = &slots[i];
         if (!s->used) return s;
-        if (s->partition == partition && memcmp(s->topic_id.b, id->b, BK_UUID_BYTES) == 0) return s;
+        if (s->partition == partition && memcmp(s->topic_id.b, id->b, BK_META_UUID_BYTES) == 0) return s;
     }
     return NULL;
 }
 
-bk_part_t *bk_parts_get(bk_parts_t *p, const bk_uuid_t *topic_id, int32_t partition) {
-    bk_part_t *s = find_slot(p->slots, p->cap, topic_id, partition);
+bk_repl_part_t *bk_repl_parts_get(bk_repl_parts_t *p, const bk_meta_uuid_t *topic_id, int32_t partition) {
+    bk_repl_part_t *s = find_slot(p->slots, p->cap, topic_id, partition);
     return (s && s->used) ? s : NULL;
 }
 
-static int grow(bk_parts_t *p) {
+static int grow(bk_repl_parts_t *p) {
     size_t ncap = p->cap * 2;
-    bk_part_t *ns = calloc(ncap, sizeof *ns);
+    bk_repl_part_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return KP_ERR_NOMEM;
     for (size_t i = 0; i < p->cap; i++) {
         if (!p->slots[i].used) continue;
-        bk_part_t *d = find_slot(ns, ncap, &p->slots[i].topic_id, p->slots[i].partition);
+        bk_repl_part_t *d = find_slot(ns, ncap, &p->slots[i].topic_id, p->slots[i].partition);
         assert(d && !d->used);
         *d = p->slots[i];
     }
@@ -88,15 +88,15 @@ static int grow(bk_parts_t *p) {
 }
 
 /* Removal with re-insertion of the rest of the probe run (no tombstones). */
-static void remove_slot(bk_parts_t *p, bk_part_t *s) {
+static void remove_slot(bk_repl_parts_t *p, bk_repl_part_t *s) {
     size_t i = (size_t)(s - p->slots);
-    if (s->dir >= 0 && (size_t)s->dir < BK_PARTS_DIRS_MAX && p->dir_parts[s->dir] > 0) p->dir_parts[s->dir]--;
+    if (s->dir >= 0 && (size_t)s->dir < BK_REPL_PARTS_DIRS_MAX && p->dir_parts[s->dir] > 0) p->dir_parts[s->dir]--;
     memset(s, 0, sizeof *s);
     p->count--;
     for (size_t j = (i + 1) & (p->cap - 1); p->slots[j].used; j = (j + 1) & (p->cap - 1)) {
-        bk_part_t tmp = p->slots[j];
+        bk_repl_part_t tmp = p->slots[j];
         memset(&p->slots[j], 0, sizeof tmp);
-        bk_part_t *d = find_slot(p->slots, p->cap, &tmp.topic_id, tmp.partition);
+        bk_repl_part_t *d = find_slot(p->slots, p->cap, &tmp.topic_id, tmp.partition);
         assert(d && !d->used);
         *d = tmp;
     }
@@ -105,8 +105,8 @@ static void remove_slot(bk_parts_t *p, bk_part_t *s) {
 /* Fewest held partitions wins. Counted here, not by listing the dirs
  * (st_logdirs_pick): a listing per new partition made bulk creation
  * quadratic in the number of partitions. */
-static int pick_dir(bk_parts_t *p) {
-    size_t n = p->ndirs < BK_PARTS_DIRS_MAX ? p->ndirs : BK_PARTS_DIRS_MAX;
+static int pick_dir(bk_repl_parts_t *p) {
+    size_t n = p->ndirs < BK_REPL_PARTS_DIRS_MAX ? p->ndirs : BK_REPL_PARTS_DIRS_MAX;
     size_t best = 0;
     for (size_t i = 1; i < n; i++)
         if (p->dir_parts[i] < p->dir_parts[best]) best = i;
@@ -114,7 +114,7 @@ static int pick_dir(bk_parts_t *p) {
 }
 
 /* An existing partition directory wins over placement (restart). */
-static int find_existing_dir(bk_parts_t *p, const char *topic, int32_t partition) {
+static int find_existing_dir(bk_repl_parts_t *p, const char *topic, int32_t partition) {
     char path[ST_PATH_MAX + 300];
     for (size_t i = 0; i < p->ndirs; i++) {
         snprintf(path, sizeof path, "%s/%s-%d", p->dirs[i].path, topic, partition);
@@ -125,8 +125,8 @@ static int find_existing_dir(bk_parts_t *p, const char *topic, int32_t partition
 }
 
 /* Queues the open on the worker pool; false: open it here. */
-static bool open_later(bk_parts_t *p, bk_part_t *s, const st_log_config_t *lc, const st_log_open_opts_t *opts) {
-    bk_popen_item_t it;
+static bool open_later(bk_repl_parts_t *p, bk_repl_part_t *s, const st_log_config_t *lc, const st_log_open_opts_t *opts) {
+    bk_repl_popen_item_t it;
     memset(&it, 0, sizeof it);
     it.topic_id = s->topic_id;
     it.partition = s->partition;
@@ -137,37 +137,37 @@ static bool open_later(bk_parts_t *p, bk_part_t *s, const st_log_config_t *lc, c
     it.opts = *opts;
     s->log = NULL;
     s->opening = true;
-    if (bk_popen_add(p->opener, &it) == KP_OK) return true;
+    if (bk_repl_popen_add(p->opener, &it) == KP_OK) return true;
     s->opening = false;
     return false;
 }
 
 /* A log just opened for slot s: from now on jobs know it by its gen, and
- * its segment removals wait for bk_parts_tick (never renamed on the loop). */
-static void log_installed(bk_parts_t *p, bk_part_t *s) {
+ * its segment removals wait for bk_repl_parts_tick (never renamed on the loop). */
+static void log_installed(bk_repl_parts_t *p, bk_repl_part_t *s) {
     assert(s->log);
     s->log_gen = ++p->next_gen;
     st_log_set_deferred_removal(s->log, true);
 }
 
-static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void *cfg_ctx,
+static void open_part(bk_repl_parts_t *p, bk_repl_part_t *s, bk_repl_parts_cfg_fn cfg_fn, void *cfg_ctx,
                       int64_t now_ms) {
     int d = find_existing_dir(p, s->topic, s->partition);
     if (d < 0) d = pick_dir(p);
     s->dir = d;
-    if ((size_t)d < BK_PARTS_DIRS_MAX) p->dir_parts[d]++;
+    if ((size_t)d < BK_REPL_PARTS_DIRS_MAX) p->dir_parts[d]++;
     st_log_config_t lc;
     cfg_fn(cfg_ctx, s->topic, &lc);
     st_log_open_opts_t opts;
     st_logdir_opts_for(&p->dirs[d], s->topic, s->partition, now_ms, &opts);
     opts.create = true;
     /* behind anything queued (a deletion of this very directory may be) */
-    bool defer = p->opener && (p->defer || bk_popen_pending(p->opener) > 0);
+    bool defer = p->opener && (p->defer || bk_repl_popen_pending(p->opener) > 0);
     if (defer && open_later(p, s, &lc, &opts)) return;
     /* a small apply opens here so a client producing right after its
      * CreateTopics finds the log (kafka-python with retries=0): the one
      * documented open on the loop, a few ms per log, at most
-     * BK_PARTS_SYNC_OPENS of them */
+     * BK_REPL_PARTS_SYNC_OPENS of them */
     st_guard_allow_begin();
     int rc = st_log_open(p->dirs[d].path, s->topic, s->partition, &lc, &opts, &s->log);
     st_guard_allow_end();
@@ -180,7 +180,7 @@ static void open_part(bk_parts_t *p, bk_part_t *s, bk_parts_cfg_fn cfg_fn, void 
     log_installed(p, s);
 }
 
-bool bk_parts_is_trash(const char *name) {
+bool bk_repl_parts_is_trash(const char *name) {
     size_t n = strlen(name), k = strlen("-delete");
     return n > k && strcmp(name + n - k, "-delete") == 0;
 }
@@ -188,7 +188,7 @@ bool bk_parts_is_trash(const char *name) {
 /* Deletion without a pool (start-up replay): close, rename out of the way
  * (atomic: a restart never sees a half-deleted partition under its real
  * name), hand over the unlinking. */
-static int delete_now(st_log_t *log, bk_parts_trash_fn trash_fn, void *ctx, int64_t now_ms) {
+static int delete_now(st_log_t *log, bk_repl_parts_trash_fn trash_fn, void *ctx, int64_t now_ms) {
     if (!trash_fn) return st_log_delete(log);
     char dir[ST_PATH_MAX], trash[ST_PATH_MAX + 48];
     snprintf(dir, sizeof dir, "%s", st_log_dir(log));
@@ -203,14 +203,14 @@ static int delete_now(st_log_t *log, bk_parts_trash_fn trash_fn, void *ctx, int6
  * on the pool (queued behind earlier operations on any directory), else
  * inline. The log is handed over; s->log is cleared. Returns a status only
  * for inline work (queued work reports in the completion). */
-static int stop_log(bk_parts_t *p, bk_part_t *s, bool deleted, bk_parts_trash_fn trash_fn, void *ctx,
+static int stop_log(bk_repl_parts_t *p, bk_repl_part_t *s, bool deleted, bk_repl_parts_trash_fn trash_fn, void *ctx,
                     int64_t now_ms, bool front) {
     st_log_t *log = s->log;
     s->log = NULL;
     if (p->opener) {
-        bk_popen_item_t it;
+        bk_repl_popen_item_t it;
         memset(&it, 0, sizeof it);
-        it.kind = deleted ? BK_POPEN_DELETE : BK_POPEN_CLOSE;
+        it.kind = deleted ? BK_REPL_POPEN_DELETE : BK_REPL_POPEN_CLOSE;
         it.remove_now = !trash_fn;
         it.topic_id = s->topic_id;
         it.partition = s->partition;
@@ -218,7 +218,7 @@ static int stop_log(bk_parts_t *p, bk_part_t *s, bool deleted, bk_parts_trash_fn
         snprintf(it.topic, sizeof it.topic, "%s", s->topic);
         it.opts.now_ms = now_ms;
         it.log = log;
-        if ((front ? bk_popen_add_front(p->opener, &it) : bk_popen_add(p->opener, &it)) == KP_OK) return KP_OK;
+        if ((front ? bk_repl_popen_add_front(p->opener, &it) : bk_repl_popen_add(p->opener, &it)) == KP_OK) return KP_OK;
     }
     /* no pool (start-up replay) or no memory for the queue entry */
     st_guard_allow_begin();
@@ -229,12 +229,12 @@ static int stop_log(bk_parts_t *p, bk_part_t *s, bool deleted, bk_parts_trash_fn
 
 /* A finished async open: install the log, or carry out a STOP that came
  * meanwhile. Slots are found again by key: others may have moved. */
-static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
-    bk_part_t *s = bk_parts_get(p, &it->topic_id, it->partition);
+static void install_opened(bk_repl_parts_t *p, const bk_repl_popen_item_t *it) {
+    bk_repl_part_t *s = bk_repl_parts_get(p, &it->topic_id, it->partition);
     assert(s && s->opening);   /* an opening slot is never removed */
     s->opening = false;
     s->log = it->log;
-    if (!s->log && it->rc == BK_ERR_CANCELLED)
+    if (!s->log && it->rc == BK_NET_ERR_CANCELLED)
         st_logf(ST_LOG_WARN, "partition %s-%d: not opened, the node is stopping", s->topic, s->partition);
     else if (!s->log)
         st_logf(ST_LOG_ERROR, "partition %s-%d in %s: cannot open (%s); it stays offline", s->topic, s->partition,
@@ -255,26 +255,26 @@ static void install_opened(bk_parts_t *p, const bk_popen_item_t *it) {
         p->cfg_fn(p->trash_ctx, s->topic, &lc);
         st_log_set_config(s->log, &lc);
     }
-    /* the HW is the replication driver's: it attaches (bk_replica_attach_opened) */
+    /* the HW is the replication driver's: it attaches (bk_repl_replica_attach_opened) */
 }
 
 /* A queued close or deletion finished: its log is gone (the slot left the
  * table when it was queued). */
-static void stopped(bk_parts_t *p, const bk_popen_item_t *it) {
+static void stopped(bk_repl_parts_t *p, const bk_repl_popen_item_t *it) {
     assert(!it->log);
     if (it->rc != KP_OK) {
         st_logf(ST_LOG_WARN, "partition %s-%d: %s failed: %s", it->topic, it->partition,
-                it->kind == BK_POPEN_DELETE ? "delete" : "close", st_status_str(it->rc));
+                it->kind == BK_REPL_POPEN_DELETE ? "delete" : "close", st_status_str(it->rc));
         return;
     }
-    if (it->kind == BK_POPEN_DELETE && !it->remove_now && p->trash_fn) p->trash_fn(p->trash_ctx, it->trash);
+    if (it->kind == BK_REPL_POPEN_DELETE && !it->remove_now && p->trash_fn) p->trash_fn(p->trash_ctx, it->trash);
 }
 
-static void opened(void *ctx, bk_popen_item_t *items, size_t n) {
-    bk_parts_t *p = ctx;
+static void opened(void *ctx, bk_repl_popen_item_t *items, size_t n) {
+    bk_repl_parts_t *p = ctx;
     bool any_open = false;
     for (size_t i = 0; i < n; i++) {
-        if (items[i].kind == BK_POPEN_OPEN) {
+        if (items[i].kind == BK_REPL_POPEN_OPEN) {
             install_opened(p, &items[i]);
             any_open = true;
         } else {
@@ -284,9 +284,9 @@ static void opened(void *ctx, bk_popen_item_t *items, size_t n) {
     if (any_open && p->on_opened) p->on_opened(p->opened_ctx);
 }
 
-int bk_parts_set_pool(bk_parts_t *p, bk_worker_pool_t *pool, bk_parts_opened_fn fn, void *ctx) {
+int bk_repl_parts_set_pool(bk_repl_parts_t *p, bk_net_worker_pool_t *pool, bk_repl_parts_opened_fn fn, void *ctx) {
     assert(!p->opener);
-    p->opener = bk_popen_new(pool, opened, p);
+    p->opener = bk_repl_popen_new(pool, opened, p);
     if (!p->opener) return KP_ERR_NOMEM;
     p->pool = pool;
     p->on_opened = fn;
@@ -294,10 +294,10 @@ int bk_parts_set_pool(bk_parts_t *p, bk_worker_pool_t *pool, bk_parts_opened_fn 
     return KP_OK;
 }
 
-static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t *c,
-                        bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms) {
-    bk_part_t *s = bk_parts_get(p, &c->topic_id, c->partition);
-    if (c->kind == BK_CHANGE_STOP) {
+static size_t apply_one(bk_repl_parts_t *p, const bk_meta_image_t *img, const bk_meta_change_t *c,
+                        bk_repl_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_repl_parts_trash_fn trash_fn, int64_t now_ms) {
+    bk_repl_part_t *s = bk_repl_parts_get(p, &c->topic_id, c->partition);
+    if (c->kind == BK_META_CHANGE_STOP) {
         if (!s) return 0;
         if (s->opening) {
             /* the open in flight finishes first (bk_parts_opened) */
@@ -314,8 +314,8 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
         return rc != KP_OK;
     }
     if (!s) {
-        const bk_topic_t *t = bk_image_topic_by_id(img, &c->topic_id);
-        if (!t || p->count >= BK_PARTS_MAX) return 1;
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, &c->topic_id);
+        if (!t || p->count >= BK_REPL_PARTS_MAX) return 1;
         if ((p->count + 1) * 2 > p->cap && grow(p) != KP_OK) return 1;
         s = find_slot(p->slots, p->cap, &c->topic_id, c->partition);
         assert(s && !s->used);
@@ -329,39 +329,39 @@ static size_t apply_one(bk_parts_t *p, const bk_image_t *img, const bk_change_t 
     }
     s->stop_pending = false;   /* held again before its pending stop ran */
     s->delete_pending = false;
-    s->leader = c->kind == BK_CHANGE_LEADER;
+    s->leader = c->kind == BK_META_CHANGE_LEADER;
     s->leader_epoch = c->leader_epoch;
     /* the HW is the replication driver's (replica.h): never set here */
     return s->log == NULL && !s->opening;
 }
 
-size_t bk_parts_apply(bk_parts_t *p, const bk_image_t *img, const bk_change_t *ch, size_t n,
-                      bk_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_parts_trash_fn trash_fn, int64_t now_ms) {
+size_t bk_repl_parts_apply(bk_repl_parts_t *p, const bk_meta_image_t *img, const bk_meta_change_t *ch, size_t n,
+                      bk_repl_parts_cfg_fn cfg_fn, void *cfg_ctx, bk_repl_parts_trash_fn trash_fn, int64_t now_ms) {
     size_t failed = 0, fresh = 0;
-    for (size_t i = 0; i < n && fresh <= BK_PARTS_SYNC_OPENS; i++)
-        if (ch[i].kind != BK_CHANGE_STOP && !bk_parts_get(p, &ch[i].topic_id, ch[i].partition)) fresh++;
+    for (size_t i = 0; i < n && fresh <= BK_REPL_PARTS_SYNC_OPENS; i++)
+        if (ch[i].kind != BK_META_CHANGE_STOP && !bk_repl_parts_get(p, &ch[i].topic_id, ch[i].partition)) fresh++;
     /* while opens are queued, new ones queue behind them: a topic deleted
      * and re-created under its name must not be opened beside its old open */
-    p->defer = p->opener && (fresh > BK_PARTS_SYNC_OPENS || bk_popen_pending(p->opener) > 0);
+    p->defer = p->opener && (fresh > BK_REPL_PARTS_SYNC_OPENS || bk_repl_popen_pending(p->opener) > 0);
     p->trash_fn = trash_fn;
     p->trash_ctx = cfg_ctx;
     p->cfg_fn = cfg_fn;
     for (size_t i = 0; i < n; i++) failed += apply_one(p, img, &ch[i], cfg_fn, cfg_ctx, trash_fn, now_ms);
     /* after the loop: a refused job completes its opens right away, which
      * may remove slots (pending stops) */
-    if (p->opener) bk_popen_kick(p->opener);
+    if (p->opener) bk_repl_popen_kick(p->opener);
     return failed;
 }
 
-void bk_parts_each(bk_parts_t *p, void (*fn)(bk_part_t *part, void *ctx), void *ctx) {
+void bk_repl_parts_each(bk_repl_parts_t *p, void (*fn)(bk_repl_part_t *part, void *ctx), void *ctx) {
     for (size_t i = 0; i < p->cap; i++)
         if (p->slots[i].used) fn(&p->slots[i], ctx);
 }
 
-size_t bk_parts_count(const bk_parts_t *p) { return p->count; }
+size_t bk_repl_parts_count(const bk_repl_parts_t *p) { return p->count; }
 
 /* Builds one dir's rows: offsets come from `final` when closing. */
-static int checkpoint_dirs(bk_parts_t *p, const st_log_offsets_t *final,
+static int checkpoint_dirs(bk_repl_parts_t *p, const st_log_offsets_t *final,
                            const st_logdir_entry_t *extra, int extra_dir) {
     int first_rc = KP_OK;
     st_logdir_entry_t *rows = malloc((p->count + 1) * sizeof *rows);
@@ -369,7 +369,7 @@ static int checkpoint_dirs(bk_parts_t *p, const st_log_offsets_t *final,
     for (size_t d = 0; d < p->ndirs; d++) {
         size_t n = 0, k = 0;
         for (size_t i = 0; i < p->cap; i++) {
-            bk_part_t *s = &p->slots[i];
+            bk_repl_part_t *s = &p->slots[i];
             if (!s->used) continue;
             size_t idx = k++;
             if ((size_t)s->dir != d) continue;
@@ -396,23 +396,23 @@ static int checkpoint_dirs(bk_parts_t *p, const st_log_offsets_t *final,
     return first_rc;
 }
 
-int bk_parts_checkpoint(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+int bk_repl_parts_checkpoint(bk_repl_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
     return checkpoint_dirs(p, NULL, extra, extra_dir);
 }
 
 /* ---- jobs: finding the partition again ----------------------------------------- */
 
 typedef struct {
-    bk_uuid_t topic_id;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
     uint64_t gen;
 } part_key_t;
 
-static part_key_t key_of(const bk_part_t *s) { return (part_key_t){ s->topic_id, s->partition, s->log_gen }; }
+static part_key_t key_of(const bk_repl_part_t *s) { return (part_key_t){ s->topic_id, s->partition, s->log_gen }; }
 
 /* The slot whose log is still the one the job began on, or NULL. */
-static bk_part_t *find_key(bk_parts_t *p, const part_key_t *k) {
-    bk_part_t *s = bk_parts_get(p, &k->topic_id, k->partition);
+static bk_repl_part_t *find_key(bk_repl_parts_t *p, const part_key_t *k) {
+    bk_repl_part_t *s = bk_repl_parts_get(p, &k->topic_id, k->partition);
     return s && s->log && s->log_gen == k->gen ? s : NULL;
 }
 
@@ -424,9 +424,9 @@ typedef struct {
 } flush_item_t;
 
 typedef struct {
-    bk_parts_t *p;
+    bk_repl_parts_t *p;
     size_t n;
-    flush_item_t items[BK_PARTS_IO_BATCH];
+    flush_item_t items[BK_REPL_PARTS_IO_BATCH];
 } flush_batch_t;
 
 /* Worker: touches only the sync jobs. */
@@ -437,8 +437,8 @@ static int flush_job(void *arg) {
 }
 
 /* Ends one item on the loop; true when it ran and its log is still here. */
-static bool flush_finish(bk_parts_t *p, flush_item_t *it, bool ran) {
-    bk_part_t *s = find_key(p, &it->key);
+static bool flush_finish(bk_repl_parts_t *p, flush_item_t *it, bool ran) {
+    bk_repl_part_t *s = find_key(p, &it->key);
     if (!s) {
         st_log_sync_free(it->sync);
         p->st.flushes_orphaned++;
@@ -453,25 +453,25 @@ static bool flush_finish(bk_parts_t *p, flush_item_t *it, bool ran) {
 
 static void flush_done(void *arg, int status) {
     flush_batch_t *b = arg;
-    bk_parts_t *p = b->p;
+    bk_repl_parts_t *p = b->p;
     assert(p->jobs_inflight > 0);
     p->jobs_inflight--;
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     for (size_t i = 0; i < b->n; i++) {
         if (!flush_finish(p, &b->items[i], status == KP_OK)) continue;
         /* appends made while it ran may have made the next one due */
-        bk_part_t *s = find_key(p, &b->items[i].key);
-        if (s) bk_parts_flush_maybe(p, s, now);
+        bk_repl_part_t *s = find_key(p, &b->items[i].key);
+        if (s) bk_repl_parts_flush_maybe(p, s, now);
     }
     free(b);
 }
 
-static void flush_submit(bk_parts_t *p, flush_batch_t *b) {
+static void flush_submit(bk_repl_parts_t *p, flush_batch_t *b) {
     if (b->n == 0) {
         free(b);
         return;
     }
-    if (bk_worker_submit(p->pool, flush_job, flush_done, b) == BK_OK) {
+    if (bk_net_worker_submit(p->pool, flush_job, flush_done, b) == BK_NET_OK) {
         p->jobs_inflight++;
         return;
     }
@@ -482,8 +482,8 @@ static void flush_submit(bk_parts_t *p, flush_batch_t *b) {
 }
 
 /* Begins s's fsync into b when one is due. */
-static void flush_add(bk_parts_t *p, flush_batch_t *b, bk_part_t *s, int64_t now_ms) {
-    assert(b->n < BK_PARTS_IO_BATCH);
+static void flush_add(bk_repl_parts_t *p, flush_batch_t *b, bk_repl_part_t *s, int64_t now_ms) {
+    assert(b->n < BK_REPL_PARTS_IO_BATCH);
     if (!s->log || !st_log_flush_due(s->log, now_ms)) return;
     st_log_sync_t *j = NULL;
     int rc = st_log_sync_begin(s->log, now_ms, &j);
@@ -498,7 +498,7 @@ static void flush_add(bk_parts_t *p, flush_batch_t *b, bk_part_t *s, int64_t now
     p->st.flushes_started++;
 }
 
-static flush_batch_t *flush_batch_new(bk_parts_t *p) {
+static flush_batch_t *flush_batch_new(bk_repl_parts_t *p) {
     flush_batch_t *b = malloc(sizeof *b);
     if (b) {
         b->p = p;
@@ -507,7 +507,7 @@ static flush_batch_t *flush_batch_new(bk_parts_t *p) {
     return b;
 }
 
-void bk_parts_flush_maybe(bk_parts_t *p, bk_part_t *part, int64_t now_ms) {
+void bk_repl_parts_flush_maybe(bk_repl_parts_t *p, bk_repl_part_t *part, int64_t now_ms) {
     if (!p->pool || !part->log || !st_log_flush_due(part->log, now_ms)) return;
     flush_batch_t *b = flush_batch_new(p);
     if (!b) return;   /* still due: the next call tries again */
@@ -518,10 +518,10 @@ void bk_parts_flush_maybe(bk_parts_t *p, bk_part_t *part, int64_t now_ms) {
 /* ---- retention: segments detached on the loop, files removed on the pool ---------- */
 
 struct drop_batch {
-    bk_parts_t *p;
+    bk_repl_parts_t *p;
     drop_batch_t *next;                   /* in drops_waiting */
     size_t n;
-    st_log_drop_t *d[BK_PARTS_IO_BATCH];
+    st_log_drop_t *d[BK_REPL_PARTS_IO_BATCH];
 };
 
 /* Worker: touches only the drop descriptions. */
@@ -542,14 +542,14 @@ static void drop_batch_free(drop_batch_t *b) {
 
 static void drop_done(void *arg, int status) {
     drop_batch_t *b = arg;
-    bk_parts_t *p = b->p;
+    bk_repl_parts_t *p = b->p;
     assert(p->jobs_inflight > 0);
     p->jobs_inflight--;
     /* leftovers are "*.deleted" (removed at the next open) or segments below
      * the log start (detached again at the next open's first tick) */
     if (status != KP_OK) {
         p->st.drop_failures++;
-        if (status != BK_ERR_CANCELLED)
+        if (status != BK_NET_ERR_CANCELLED)
             st_logf(ST_LOG_WARN, "retention: removing %zu segment file set(s) failed in part (%s); what is left "
                     "goes at the next start", b->n, st_status_str(status));
     }
@@ -557,12 +557,12 @@ static void drop_done(void *arg, int status) {
 }
 
 /* Submits b, or keeps it (in order) until the pool has room. */
-static void drop_submit(bk_parts_t *p, drop_batch_t *b) {
+static void drop_submit(bk_repl_parts_t *p, drop_batch_t *b) {
     if (b->n == 0) {
         free(b);
         return;
     }
-    if (!p->drops_waiting && bk_worker_submit(p->pool, drop_job, drop_done, b) == BK_OK) {
+    if (!p->drops_waiting && bk_net_worker_submit(p->pool, drop_job, drop_done, b) == BK_NET_OK) {
         p->jobs_inflight++;
         return;
     }
@@ -574,10 +574,10 @@ static void drop_submit(bk_parts_t *p, drop_batch_t *b) {
 }
 
 /* Resubmits refused removal jobs; true when none waits any more. */
-static bool drops_retry(bk_parts_t *p) {
+static bool drops_retry(bk_repl_parts_t *p) {
     while (p->drops_waiting) {
         drop_batch_t *b = p->drops_waiting;
-        if (bk_worker_submit(p->pool, drop_job, drop_done, b) != BK_OK) return false;
+        if (bk_net_worker_submit(p->pool, drop_job, drop_done, b) != BK_NET_OK) return false;
         p->drops_waiting = b->next;
         p->drops_waiting_n--;
         p->jobs_inflight++;
@@ -585,7 +585,7 @@ static bool drops_retry(bk_parts_t *p) {
     return true;
 }
 
-static drop_batch_t *drop_batch_new(bk_parts_t *p) {
+static drop_batch_t *drop_batch_new(bk_repl_parts_t *p) {
     drop_batch_t *b = malloc(sizeof *b);
     if (b) {
         b->p = p;
@@ -596,8 +596,8 @@ static drop_batch_t *drop_batch_new(bk_parts_t *p) {
 }
 
 /* One log's retention into b. */
-static void retention_one(bk_parts_t *p, drop_batch_t *b, bk_part_t *s, int64_t now_ms) {
-    assert(b->n < BK_PARTS_IO_BATCH);
+static void retention_one(bk_repl_parts_t *p, drop_batch_t *b, bk_repl_part_t *s, int64_t now_ms) {
+    assert(b->n < BK_REPL_PARTS_IO_BATCH);
     st_log_drop_t *d = NULL;
     int deleted = 0;
     int rc = st_log_retention_detach(s->log, now_ms, &d, &deleted);
@@ -608,7 +608,7 @@ static void retention_one(bk_parts_t *p, drop_batch_t *b, bk_part_t *s, int64_t 
     p->st.segments_dropped += (uint64_t)deleted;
 }
 
-void bk_parts_tick(bk_parts_t *p, int64_t now_ms) {
+void bk_repl_parts_tick(bk_repl_parts_t *p, int64_t now_ms) {
     if (!p->pool) return;
     /* removal waiting for room: detach nothing new (bounds what waits to
      * one tick's worth; retention is never urgent) */
@@ -621,17 +621,17 @@ void bk_parts_tick(bk_parts_t *p, int64_t now_ms) {
         return;   /* next tick */
     }
     for (size_t i = 0; i < p->cap; i++) {
-        bk_part_t *s = &p->slots[i];
+        bk_repl_part_t *s = &p->slots[i];
         if (!s->used || !s->log) continue;
         if (db) {
             retention_one(p, db, s, now_ms);
-            if (db->n == BK_PARTS_IO_BATCH) {
+            if (db->n == BK_REPL_PARTS_IO_BATCH) {
                 drop_submit(p, db);
                 db = drop_batch_new(p);
             }
         }
         flush_add(p, fb, s, now_ms);
-        if (fb->n == BK_PARTS_IO_BATCH) {
+        if (fb->n == BK_REPL_PARTS_IO_BATCH) {
             flush_submit(p, fb);
             fb = flush_batch_new(p);
             if (!fb) break;
@@ -650,7 +650,7 @@ typedef struct {
 } ckpt_dir_t;
 
 typedef struct {
-    bk_parts_t *p;
+    bk_repl_parts_t *p;
     size_t ndirs;
     ckpt_dir_t *dirs;
     st_logdir_entry_t *rows;
@@ -678,13 +678,13 @@ static int ckpt_job(void *arg) {
 
 static void ckpt_done(void *arg, int status) {
     ckpt_job_t *j = arg;
-    bk_parts_t *p = j->p;
+    bk_repl_parts_t *p = j->p;
     assert(p->jobs_inflight > 0 && p->ckpt_inflight);
     p->jobs_inflight--;
     p->ckpt_inflight = false;
     if (status == KP_OK) {
         p->st.checkpoints_written++;
-    } else if (status != BK_ERR_CANCELLED) {
+    } else if (status != BK_NET_ERR_CANCELLED) {
         p->st.checkpoints_failed++;
         st_logf(ST_LOG_ERROR, "checkpoint of the log dirs failed: %s", st_status_str(status));
     }
@@ -705,7 +705,7 @@ static void ckpt_row(ckpt_job_t *j, size_t *nrows, size_t *name_at, const char *
 
 /* The rows of every dir, as checkpoint_dirs builds them, with names copied:
  * O(partitions x dirs) on the loop, no I/O. */
-static ckpt_job_t *ckpt_build(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+static ckpt_job_t *ckpt_build(bk_repl_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
     ckpt_job_t *j = calloc(1, sizeof *j);
     if (!j) return NULL;
     size_t name_bytes = extra ? strlen(extra->topic) + 1 : 0;
@@ -727,7 +727,7 @@ static ckpt_job_t *ckpt_build(bk_parts_t *p, const st_logdir_entry_t *extra, int
         cd->rows = j->rows + nrows;
         size_t first = nrows;
         for (size_t i = 0; i < p->cap; i++) {
-            bk_part_t *s = &p->slots[i];
+            bk_repl_part_t *s = &p->slots[i];
             if (!s->used || !s->log || (size_t)s->dir != d) continue;
             st_log_offsets_t off = { st_log_start_offset(s->log), st_log_recovery_point(s->log),
                                      st_log_high_watermark(s->log), st_log_end_offset(s->log),
@@ -741,9 +741,9 @@ static ckpt_job_t *ckpt_build(bk_parts_t *p, const st_logdir_entry_t *extra, int
     return j;
 }
 
-void bk_parts_checkpoint_async(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+void bk_repl_parts_checkpoint_async(bk_repl_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
     if (!p->pool) {
-        int rc = bk_parts_checkpoint(p, extra, extra_dir);
+        int rc = bk_repl_parts_checkpoint(p, extra, extra_dir);
         if (rc != KP_OK) st_logf(ST_LOG_ERROR, "checkpoint of the log dirs failed: %s", st_status_str(rc));
         return;
     }
@@ -756,7 +756,7 @@ void bk_parts_checkpoint_async(bk_parts_t *p, const st_logdir_entry_t *extra, in
         p->st.checkpoints_skipped++;
         return;
     }
-    if (bk_worker_submit(p->pool, ckpt_job, ckpt_done, j) != BK_OK) {
+    if (bk_net_worker_submit(p->pool, ckpt_job, ckpt_done, j) != BK_NET_OK) {
         p->st.checkpoints_skipped++;
         ckpt_free(j);
         return;
@@ -765,17 +765,17 @@ void bk_parts_checkpoint_async(bk_parts_t *p, const st_logdir_entry_t *extra, in
     p->jobs_inflight++;
 }
 
-void bk_parts_io_stats(const bk_parts_t *p, bk_parts_io_stats_t *out) { *out = p->st; }
+void bk_repl_parts_io_stats(const bk_repl_parts_t *p, bk_repl_parts_io_stats_t *out) { *out = p->st; }
 
-size_t bk_parts_io_pending(const bk_parts_t *p) {
-    return (p->opener ? bk_popen_pending(p->opener) : 0) + p->jobs_inflight + p->drops_waiting_n;
+size_t bk_repl_parts_io_pending(const bk_repl_parts_t *p) {
+    return (p->opener ? bk_repl_popen_pending(p->opener) : 0) + p->jobs_inflight + p->drops_waiting_n;
 }
 
-int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
+int bk_repl_parts_close_all(bk_repl_parts_t *p, const st_logdir_entry_t *extra, int extra_dir) {
     if (!p) return KP_OK;
     /* the pool is drained or gone: every job's completion ran */
     assert(p->jobs_inflight == 0);
-    bk_popen_free(p->opener);
+    bk_repl_popen_free(p->opener);
     p->opener = NULL;
     /* removals the full pool refused: the node is stopping, the loop serves
      * nothing, so they run here (else they would wait for the next start) */
@@ -791,7 +791,7 @@ int bk_parts_close_all(bk_parts_t *p, const st_logdir_entry_t *extra, int extra_
     st_log_offsets_t *final = calloc(p->count + 1, sizeof *final);
     size_t k = 0;
     for (size_t i = 0; i < p->cap; i++) {
-        bk_part_t *s = &p->slots[i];
+        bk_repl_part_t *s = &p->slots[i];
         if (!s->used) continue;
         size_t idx = k++;
         if (!s->log) { if (final) final[idx].log_end_offset = -1; continue; }

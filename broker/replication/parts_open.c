@@ -13,24 +13,24 @@
 
 /* One job: the loop fills it, the worker opens, the loop takes it back. */
 typedef struct {
-    bk_popen_t *o;               /* read on the loop only */
+    bk_repl_popen_t *o;               /* read on the loop only */
     size_t n;
-    bk_popen_item_t items[];
+    bk_repl_popen_item_t items[];
 } batch_t;
 
-struct bk_popen {
-    bk_worker_pool_t *pool;
-    bk_popen_done_fn done;
+struct bk_repl_popen {
+    bk_net_worker_pool_t *pool;
+    bk_repl_popen_done_fn done;
     void *ctx;
-    bk_popen_item_t *q;          /* FIFO [head, head + len) of waiting opens */
+    bk_repl_popen_item_t *q;          /* FIFO [head, head + len) of waiting opens */
     size_t head, len, cap;
     batch_t *batch;              /* the running batch, or NULL */
-    bool kicking;                /* inside bk_popen_kick: no recursion */
+    bool kicking;                /* inside bk_repl_popen_kick: no recursion */
 };
 
-bk_popen_t *bk_popen_new(bk_worker_pool_t *pool, bk_popen_done_fn done, void *ctx) {
+bk_repl_popen_t *bk_repl_popen_new(bk_net_worker_pool_t *pool, bk_repl_popen_done_fn done, void *ctx) {
     assert(pool && done);
-    bk_popen_t *o = calloc(1, sizeof *o);
+    bk_repl_popen_t *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->pool = pool;
     o->done = done;
@@ -38,12 +38,12 @@ bk_popen_t *bk_popen_new(bk_worker_pool_t *pool, bk_popen_done_fn done, void *ct
     return o;
 }
 
-size_t bk_popen_pending(const bk_popen_t *o) { return o->len + (o->batch ? o->batch->n : 0); }
+size_t bk_repl_popen_pending(const bk_repl_popen_t *o) { return o->len + (o->batch ? o->batch->n : 0); }
 
 /* A deletion: nothing of the log is worth writing (no flush, no producer
  * snapshot); the rename is atomic, so a restart never sees half a
  * partition under its real name. */
-static int delete_one(bk_popen_item_t *it) {
+static int delete_one(bk_repl_popen_item_t *it) {
     if (it->remove_now) {
         int rc = st_log_delete(it->log);
         it->log = NULL;
@@ -62,18 +62,18 @@ static int delete_one(bk_popen_item_t *it) {
     return KP_OK;
 }
 
-static void run_one(bk_popen_item_t *it) {
+static void run_one(bk_repl_popen_item_t *it) {
     switch (it->kind) {
-    case BK_POPEN_OPEN:
+    case BK_REPL_POPEN_OPEN:
         it->log = NULL;
         it->rc = st_log_open(it->parent, it->topic, it->partition, &it->cfg, &it->opts, &it->log);
         if (it->rc != KP_OK) it->log = NULL;
         break;
-    case BK_POPEN_CLOSE:
+    case BK_REPL_POPEN_CLOSE:
         it->rc = st_log_close(it->log, NULL);
         it->log = NULL;
         break;
-    case BK_POPEN_DELETE:
+    case BK_REPL_POPEN_DELETE:
         it->rc = delete_one(it);
         break;
     }
@@ -88,8 +88,8 @@ static int file_job(void *arg) {
 
 static void batch_done(void *arg, int status) {
     batch_t *bt = arg;
-    bk_popen_t *o = bt->o;
-    bk_popen_item_t *b = bt->items;
+    bk_repl_popen_t *o = bt->o;
+    bk_repl_popen_item_t *b = bt->items;
     size_t n = bt->n;
     assert(o->batch == bt);
     if (status != KP_OK) {
@@ -98,7 +98,7 @@ static void batch_done(void *arg, int status) {
          * done, but a log handed over must still be closed or deleted */
         st_guard_allow_begin();
         for (size_t i = 0; i < n; i++) {
-            if (b[i].kind != BK_POPEN_OPEN) {
+            if (b[i].kind != BK_REPL_POPEN_OPEN) {
                 run_one(&b[i]);
                 continue;
             }
@@ -110,15 +110,15 @@ static void batch_done(void *arg, int status) {
     o->batch = NULL;
     o->done(o->ctx, b, n);
     free(bt);
-    bk_popen_kick(o);
+    bk_repl_popen_kick(o);
 }
 
 /* Starts the next batch. A refused job runs here: every operation completes. */
-void bk_popen_kick(bk_popen_t *o) {
+void bk_repl_popen_kick(bk_repl_popen_t *o) {
     if (o->kicking) return;
     o->kicking = true;
     while (!o->batch && o->len > 0) {
-        size_t n = o->len < BK_POPEN_BATCH_MAX ? o->len : BK_POPEN_BATCH_MAX;
+        size_t n = o->len < BK_REPL_POPEN_BATCH_MAX ? o->len : BK_REPL_POPEN_BATCH_MAX;
         batch_t *bt = malloc(sizeof *bt + n * sizeof bt->items[0]);
         if (!bt) break;   /* retried at the next apply or completion */
         bt->o = o;
@@ -128,7 +128,7 @@ void bk_popen_kick(bk_popen_t *o) {
         o->len -= n;
         if (o->len == 0) o->head = 0;
         o->batch = bt;
-        if (bk_worker_submit(o->pool, file_job, batch_done, bt) != BK_OK) {
+        if (bk_net_worker_submit(o->pool, file_job, batch_done, bt) != BK_NET_OK) {
             /* the pool is full (num.io.threads busy with 1024 jobs) or
              * stopping: doing it here is late but keeps every open, close
              * and deletion in order and complete (documented exception) */
@@ -141,14 +141,14 @@ void bk_popen_kick(bk_popen_t *o) {
     o->kicking = false;
 }
 
-int bk_popen_add(bk_popen_t *o, const bk_popen_item_t *it) {
+int bk_repl_popen_add(bk_repl_popen_t *o, const bk_repl_popen_item_t *it) {
     if (o->head + o->len == o->cap) {
         if (o->head > 0) {
             memmove(o->q, o->q + o->head, o->len * sizeof *o->q);
             o->head = 0;
         } else {
             size_t nc = o->cap ? o->cap * 2 : 64;
-            bk_popen_item_t *nq = realloc(o->q, nc * sizeof *nq);
+            bk_repl_popen_item_t *nq = realloc(o->q, nc * sizeof *nq);
             if (!nq) return KP_ERR_NOMEM;
             o->q = nq;
             o->cap = nc;
@@ -158,11 +158,11 @@ int bk_popen_add(bk_popen_t *o, const bk_popen_item_t *it) {
     return KP_OK;
 }
 
-int bk_popen_add_front(bk_popen_t *o, const bk_popen_item_t *it) {
+int bk_repl_popen_add_front(bk_repl_popen_t *o, const bk_repl_popen_item_t *it) {
     if (o->head == 0) {
         if (o->len == o->cap) {
             size_t nc = o->cap ? o->cap * 2 : 64;
-            bk_popen_item_t *nq = realloc(o->q, nc * sizeof *nq);
+            bk_repl_popen_item_t *nq = realloc(o->q, nc * sizeof *nq);
             if (!nq) return KP_ERR_NOMEM;
             o->q = nq;
             o->cap = nc;
@@ -175,15 +175,15 @@ int bk_popen_add_front(bk_popen_t *o, const bk_popen_item_t *it) {
     return KP_OK;
 }
 
-void bk_popen_free(bk_popen_t *o) {
+void bk_repl_popen_free(bk_repl_popen_t *o) {
     if (!o) return;
     assert(!o->batch);
-    /* only reachable when an allocation failed in bk_popen_kick: the logs
+    /* only reachable when an allocation failed in bk_repl_popen_kick: the logs
      * handed over must not leak; the node is stopping */
     st_guard_allow_begin();
     for (size_t i = 0; i < o->len; i++) {
-        bk_popen_item_t *it = &o->q[o->head + i];
-        if (it->kind != BK_POPEN_OPEN && it->log) run_one(it);
+        bk_repl_popen_item_t *it = &o->q[o->head + i];
+        if (it->kind != BK_REPL_POPEN_OPEN && it->log) run_one(it);
     }
     st_guard_allow_end();
     free(o->q);

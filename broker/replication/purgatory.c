@@ -32,16 +32,16 @@ typedef struct link {
 } link_t;
 
 struct head {
-    bk_purg_key_t key;
+    bk_repl_purg_key_t key;
     link_t *first;
     size_t n;                      /* links in the list */
 };
 
 struct waiter {
-    bk_purg_t *pg;
+    bk_repl_purg_t *pg;
     void *ctx;
-    bk_purg_ready_fn ready;
-    bk_purg_done_fn done;
+    bk_repl_purg_ready_fn ready;
+    bk_repl_purg_done_fn done;
     struct event *timer;
     waiter_t *prev, *next;         /* every waiter, oldest first (flush) */
     size_t nlinks;
@@ -53,7 +53,7 @@ typedef struct walk {
     struct walk *outer;
 } walk_t;
 
-struct bk_purg {
+struct bk_repl_purg {
     struct event_base *base;
     size_t max;
     size_t count;                  /* waiters */
@@ -66,7 +66,7 @@ struct bk_purg {
 
 /* ---- the table ------------------------------------------------------------------ */
 
-static uint64_t key_hash(const bk_uuid_t *id, int32_t partition) {
+static uint64_t key_hash(const bk_meta_uuid_t *id, int32_t partition) {
     uint64_t a, b;
     memcpy(&a, id->b, 8);
     memcpy(&b, id->b + 8, 8);
@@ -77,20 +77,20 @@ static uint64_t key_hash(const bk_uuid_t *id, int32_t partition) {
     return x;
 }
 
-static bool key_eq(const head_t *h, const bk_uuid_t *id, int32_t partition) {
+static bool key_eq(const head_t *h, const bk_meta_uuid_t *id, int32_t partition) {
     return h->key.partition == partition && memcmp(h->key.topic_id.b, id->b, sizeof id->b) == 0;
 }
 
 /* The slot holding the head of (id, partition), or the empty slot ending its
  * probe run. The table is never full (load <= 50%), so this ends. */
-static size_t slot_of(const bk_purg_t *pg, const bk_uuid_t *id, int32_t partition) {
+static size_t slot_of(const bk_repl_purg_t *pg, const bk_meta_uuid_t *id, int32_t partition) {
     size_t mask = pg->cap - 1;
     size_t i = (size_t)key_hash(id, partition) & mask;
     while (pg->slots[i] && !key_eq(pg->slots[i], id, partition)) i = (i + 1) & mask;
     return i;
 }
 
-static int table_grow(bk_purg_t *pg) {
+static int table_grow(bk_repl_purg_t *pg) {
     size_t ncap = pg->cap ? pg->cap * 2 : TABLE_MIN;
     head_t **ns = calloc(ncap, sizeof *ns);
     if (!ns) return KP_ERR_NOMEM;
@@ -104,12 +104,12 @@ static int table_grow(bk_purg_t *pg) {
     return KP_OK;
 }
 
-static head_t *head_find(const bk_purg_t *pg, const bk_uuid_t *id, int32_t partition) {
+static head_t *head_find(const bk_repl_purg_t *pg, const bk_meta_uuid_t *id, int32_t partition) {
     if (pg->used == 0) return NULL;
     return pg->slots[slot_of(pg, id, partition)];
 }
 
-static head_t *head_get(bk_purg_t *pg, const bk_purg_key_t *k) {
+static head_t *head_get(bk_repl_purg_t *pg, const bk_repl_purg_key_t *k) {
     head_t *h = head_find(pg, &k->topic_id, k->partition);
     if (h) return h;
     if ((pg->used + 1) * 2 > pg->cap && table_grow(pg) != KP_OK) return NULL;
@@ -124,7 +124,7 @@ static head_t *head_get(bk_purg_t *pg, const bk_purg_key_t *k) {
 /* Removes an empty head: the entries after it in its probe run move back
  * into the hole when their home slot does not lie between the hole and
  * them (Knuth's deletion for linear probing). */
-static void head_drop(bk_purg_t *pg, head_t *h) {
+static void head_drop(bk_repl_purg_t *pg, head_t *h) {
     assert(h->n == 0 && h->first == NULL);
     size_t mask = pg->cap - 1;
     size_t i = slot_of(pg, &h->key.topic_id, h->key.partition);
@@ -144,7 +144,7 @@ static void head_drop(bk_purg_t *pg, head_t *h) {
 
 /* ---- waiters -------------------------------------------------------------------- */
 
-static void unlink_link(bk_purg_t *pg, link_t *l) {
+static void unlink_link(bk_repl_purg_t *pg, link_t *l) {
     for (walk_t *wk = pg->walks; wk; wk = wk->outer)
         if (wk->cursor == l) wk->cursor = l->next;
     head_t *h = l->h;
@@ -159,7 +159,7 @@ static void unlink_link(bk_purg_t *pg, link_t *l) {
 /* Removes w from every list, frees it, then calls its done: by then the
  * purgatory holds nothing of it. */
 static void complete(waiter_t *w) {
-    bk_purg_t *pg = w->pg;
+    bk_repl_purg_t *pg = w->pg;
     for (size_t i = 0; i < w->nlinks; i++) unlink_link(pg, &w->links[i]);
     if (w->prev) w->prev->next = w->next;
     else pg->first = w->next;
@@ -168,7 +168,7 @@ static void complete(waiter_t *w) {
     assert(pg->count > 0);
     pg->count--;
     event_free(w->timer);
-    bk_purg_done_fn done = w->done;
+    bk_repl_purg_done_fn done = w->done;
     void *ctx = w->ctx;
     free(w);
     done(ctx);
@@ -180,8 +180,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     complete(arg);
 }
 
-bk_purg_t *bk_purg_new(struct event_base *base, size_t waiters_max) {
-    bk_purg_t *pg = calloc(1, sizeof *pg);
+bk_repl_purg_t *bk_repl_purg_new(struct event_base *base, size_t waiters_max) {
+    bk_repl_purg_t *pg = calloc(1, sizeof *pg);
     if (!pg) return NULL;
     pg->base = base;
     pg->max = waiters_max;
@@ -192,24 +192,24 @@ bk_purg_t *bk_purg_new(struct event_base *base, size_t waiters_max) {
     return pg;
 }
 
-void bk_purg_flush(bk_purg_t *pg) {
+void bk_repl_purg_flush(bk_repl_purg_t *pg) {
     if (!pg) return;
     /* bounded by the waiters of now: one that a done registers (it
      * should not while stopping) goes to the end and is left waiting */
     for (size_t n = pg->count; n > 0 && pg->first; n--) complete(pg->first);
 }
 
-void bk_purg_free(bk_purg_t *pg) {
+void bk_repl_purg_free(bk_repl_purg_t *pg) {
     if (!pg) return;
-    bk_purg_flush(pg);
+    bk_repl_purg_flush(pg);
     assert(pg->count == 0 && pg->first == NULL);   /* done did not wait again */
     assert(pg->used == 0);
     free(pg->slots);
     free(pg);
 }
 
-int bk_purg_wait(bk_purg_t *pg, const bk_purg_key_t *keys, size_t nkeys, int32_t wait_ms, bk_purg_ready_fn ready,
-                 bk_purg_done_fn done, void *ctx) {
+int bk_repl_purg_wait(bk_repl_purg_t *pg, const bk_repl_purg_key_t *keys, size_t nkeys, int32_t wait_ms, bk_repl_purg_ready_fn ready,
+                 bk_repl_purg_done_fn done, void *ctx) {
     assert(ready && done);
     if (pg->count >= pg->max) return KP_ERR_TOO_LARGE;
     if (nkeys > (SIZE_MAX - sizeof(waiter_t)) / sizeof(link_t)) return KP_ERR_NOMEM;
@@ -220,7 +220,7 @@ int bk_purg_wait(bk_purg_t *pg, const bk_purg_key_t *keys, size_t nkeys, int32_t
     w->ready = ready;
     w->done = done;
     if (wait_ms < 0) wait_ms = 0;
-    if (wait_ms > BK_PURG_WAIT_MAX_MS) wait_ms = BK_PURG_WAIT_MAX_MS;
+    if (wait_ms > BK_REPL_PURG_WAIT_MAX_MS) wait_ms = BK_REPL_PURG_WAIT_MAX_MS;
     w->timer = evtimer_new(pg->base, on_timer, w);
     struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
     if (!w->timer || evtimer_add(w->timer, &tv) != 0) goto fail;
@@ -249,7 +249,7 @@ fail:
     return KP_ERR_NOMEM;
 }
 
-void bk_purg_notify(bk_purg_t *pg, const bk_uuid_t *topic_id, int32_t partition) {
+void bk_repl_purg_notify(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition) {
     if (!pg) return;
     head_t *h = head_find(pg, topic_id, partition);
     if (!h) return;
@@ -267,6 +267,6 @@ void bk_purg_notify(bk_purg_t *pg, const bk_uuid_t *topic_id, int32_t partition)
     pg->walks = wk.outer;
 }
 
-size_t bk_purg_waiting(const bk_purg_t *pg) { return pg ? pg->count : 0; }
+size_t bk_repl_purg_waiting(const bk_repl_purg_t *pg) { return pg ? pg->count : 0; }
 
-size_t bk_purg_partitions(const bk_purg_t *pg) { return pg ? pg->used : 0; }
+size_t bk_repl_purg_partitions(const bk_repl_purg_t *pg) { return pg ? pg->used : 0; }

@@ -21,16 +21,16 @@
 #define RP_FETCH_TIMEOUT_EXTRA_MS 2000
 #define RP_ALTER_RETRY_MS 2000
 
-int64_t bk_rp_now_ms(void) { return bk_now_ms(); }
+int64_t bk_rp_now_ms(void) { return bk_net_now_ms(); }
 
-bk_repl_t *bk_replica_core(const bk_part_t *p) { return p && p->rp ? p->rp->core : NULL; }
+bk_repl_t *bk_repl_replica_core(const bk_repl_part_t *p) { return p && p->rp ? p->rp->core : NULL; }
 
 /* ---- the node-wide state ------------------------------------------------------ */
 
-static void each_tick(bk_part_t *p, void *ctx) {
+static void each_tick(bk_repl_part_t *p, void *ctx) {
     if (!p->rp) return;
     bk_repl_out_t out;
-    bk_repl_tick(p->rp->core, bk_now_ms(), &out);
+    bk_repl_tick(p->rp->core, bk_net_now_ms(), &out);
     bk_rp_exec(ctx, p, &out, NULL);
 }
 
@@ -39,19 +39,19 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     bk_node_t *n = arg;
     if (n->stopping || !n->parts) return;
-    bk_parts_each(n->parts, each_tick, n);
-    bk_fetcher_tick(n, bk_now_ms());
+    bk_repl_parts_each(n->parts, each_tick, n);
+    bk_fetcher_tick(n, bk_net_now_ms());
 }
 
-struct bk_rm *bk_rm_get(bk_node_t *n) {
+struct bk_repl_rm *bk_rm_get(bk_node_t *n) {
     if (n->rm) return n->rm;
-    if (n->stopping) return NULL;   /* bk_replica_stop has run or will */
-    struct bk_rm *rm = calloc(1, sizeof *rm);
+    if (n->stopping) return NULL;   /* bk_repl_replica_stop has run or will */
+    struct bk_repl_rm *rm = calloc(1, sizeof *rm);
     if (!rm) return NULL;
     rm->n = n;
     rm->next_ack_id = 1;
     rm->timer = event_new(n->base, -1, EV_PERSIST, on_timer, n);
-    struct timeval tv = { 0, BK_REPLICA_TICK_MS * 1000 };
+    struct timeval tv = { 0, BK_REPL_REPLICA_TICK_MS * 1000 };
     if (!rm->timer || event_add(rm->timer, &tv) != 0) {
         if (rm->timer) event_free(rm->timer);
         free(rm);
@@ -64,20 +64,20 @@ struct bk_rm *bk_rm_get(bk_node_t *n) {
 /* ---- core construction -------------------------------------------------------- */
 
 static int32_t min_insync_of(bk_node_t *n, const char *topic) {
-    bk_topic_config_t tc;
+    bk_cfg_topic_t tc;
     tc = *bk_node_topic_config(n, topic);
-    int64_t v = bk_topic_config_int(n->cfg, &tc, BK_TC_MIN_INSYNC_REPLICAS);
+    int64_t v = bk_cfg_topic_int(n->cfg, &tc, BK_CFG_TC_MIN_INSYNC_REPLICAS);
     return v > INT32_MAX ? INT32_MAX : (int32_t)v;
 }
 
-static bk_repl_t *core_from_log(bk_node_t *n, bk_part_t *p) {
+static bk_repl_t *core_from_log(bk_node_t *n, bk_repl_part_t *p) {
     bk_repl_config_t c;
     bk_repl_config_default(&c);
     c.node_id = n->id;
     c.min_insync = min_insync_of(n, p->topic);
-    c.lag_max_ms = bk_config_int(n->cfg, BK_CFG_REPLICA_LAG_TIME_MAX_MS);
+    c.lag_max_ms = bk_cfg_int(n->cfg, BK_CFG_REPLICA_LAG_TIME_MAX_MS);
     c.fetch_backoff_ms = RP_FETCH_BACKOFF_MS;
-    c.fetch_timeout_ms = bk_config_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + RP_FETCH_TIMEOUT_EXTRA_MS;
+    c.fetch_timeout_ms = bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_WAIT_MAX_MS) + RP_FETCH_TIMEOUT_EXTRA_MS;
     c.alter_retry_ms = RP_ALTER_RETRY_MS;
     c.empty_fetch_pause_ms = 0;   /* our leader parks empty fetches (long poll) */
     st_epoch_cache_t *ec = st_log_epochs(p->log);
@@ -106,7 +106,7 @@ static void fail_waits(bk_rp_t *rp, int16_t err) {
     }
 }
 
-static void rp_free(bk_node_t *n, bk_part_t *p) {
+static void rp_free(bk_node_t *n, bk_repl_part_t *p) {
     bk_rp_t *rp = p->rp;
     if (!rp) return;
     p->rp = NULL;
@@ -116,10 +116,10 @@ static void rp_free(bk_node_t *n, bk_part_t *p) {
     free(rp);
 }
 
-static void feed_image(bk_node_t *n, bk_part_t *p) {
-    const bk_topic_t *t = bk_image_topic_by_id(&n->img, &p->topic_id);
+static void feed_image(bk_node_t *n, bk_repl_part_t *p) {
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_id(&n->img, &p->topic_id);
     if (!t || p->partition >= t->nparts || !p->rp) return;
-    const bk_partition_t *ip = &t->parts[p->partition];
+    const bk_meta_partition_t *ip = &t->parts[p->partition];
     bk_repl_image_t im;
     memset(&im, 0, sizeof im);
     im.leader_id = ip->leader;
@@ -131,7 +131,7 @@ static void feed_image(bk_node_t *n, bk_part_t *p) {
     bk_repl_set_min_insync(p->rp->core, min_insync_of(n, p->topic));
     bk_repl_out_t out;
     int32_t old_epoch = bk_repl_leader_epoch(p->rp->core);
-    bk_repl_on_image(p->rp->core, &im, bk_now_ms(), &out);
+    bk_repl_on_image(p->rp->core, &im, bk_net_now_ms(), &out);
     const char *tr = getenv("SKIFF_REPL_TRACE");
     if (tr && *tr == '1' && bk_repl_leader_epoch(p->rp->core) != old_epoch) {
         bk_repl_epoch_t ep[BK_REPL_EPOCHS_MAX];
@@ -150,7 +150,7 @@ static void feed_image(bk_node_t *n, bk_part_t *p) {
 
 /* (Re)creates p's core from its log. Used at the first LEADER/FOLLOWER
  * change and whenever the log and the core disagree (a failed write). */
-static void rp_build(bk_node_t *n, bk_part_t *p) {
+static void rp_build(bk_node_t *n, bk_repl_part_t *p) {
     rp_free(n, p);
     if (!p->log || !bk_rm_get(n)) return;
     bk_rp_t *rp = calloc(1, sizeof *rp);
@@ -165,47 +165,47 @@ static void rp_build(bk_node_t *n, bk_part_t *p) {
     p->rp = rp;
 }
 
-static void rebuild(bk_node_t *n, bk_part_t *p, const char *why, int rc) {
+static void rebuild(bk_node_t *n, bk_repl_part_t *p, const char *why, int rc) {
     fprintf(stderr, "skiff: node %d: %s-%d: %s failed (%s); replica state rebuilt from the log\n", n->id, p->topic,
             p->partition, why, st_status_str(rc));
     rp_build(n, p);
     feed_image(n, p);
 }
 
-void bk_replica_before_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt) {
+void bk_repl_replica_before_apply(bk_node_t *n, const bk_meta_change_t *ch, size_t cnt) {
     for (size_t i = 0; i < cnt; i++) {
-        if (ch[i].kind != BK_CHANGE_STOP) continue;
-        bk_part_t *p = bk_parts_get(n->parts, &ch[i].topic_id, ch[i].partition);
+        if (ch[i].kind != BK_META_CHANGE_STOP) continue;
+        bk_repl_part_t *p = bk_repl_parts_get(n->parts, &ch[i].topic_id, ch[i].partition);
         if (p) rp_free(n, p);
     }
 }
 
-void bk_replica_after_apply(bk_node_t *n, const bk_change_t *ch, size_t cnt) {
+void bk_repl_replica_after_apply(bk_node_t *n, const bk_meta_change_t *ch, size_t cnt) {
     if (n->stopping) return;
     for (size_t i = 0; i < cnt; i++) {
-        if (ch[i].kind == BK_CHANGE_STOP) continue;
-        bk_part_t *p = bk_parts_get(n->parts, &ch[i].topic_id, ch[i].partition);
+        if (ch[i].kind == BK_META_CHANGE_STOP) continue;
+        bk_repl_part_t *p = bk_repl_parts_get(n->parts, &ch[i].topic_id, ch[i].partition);
         if (!p || !p->log) continue;
         if (!p->rp) rp_build(n, p);
         feed_image(n, p);
     }
 }
 
-static void attach_one(bk_part_t *p, void *ctx) {
+static void attach_one(bk_repl_part_t *p, void *ctx) {
     if (!p->log || p->rp) return;
     rp_build(ctx, p);
     feed_image(ctx, p);
 }
 
-void bk_replica_attach_opened(bk_node_t *n) {
-    if (!n->stopping && n->parts) bk_parts_each(n->parts, attach_one, n);
+void bk_repl_replica_attach_opened(bk_node_t *n) {
+    if (!n->stopping && n->parts) bk_repl_parts_each(n->parts, attach_one, n);
 }
 
-static void free_one(bk_part_t *p, void *ctx) { rp_free(ctx, p); }
+static void free_one(bk_repl_part_t *p, void *ctx) { rp_free(ctx, p); }
 
-void bk_replica_stop(bk_node_t *n) {
-    if (n->parts) bk_parts_each(n->parts, free_one, n);
-    struct bk_rm *rm = n->rm;
+void bk_repl_replica_stop(bk_node_t *n) {
+    if (n->parts) bk_repl_parts_each(n->parts, free_one, n);
+    struct bk_repl_rm *rm = n->rm;
     if (!rm) return;
     bk_fetcher_free_all(rm);
     if (rm->timer) event_free(rm->timer);
@@ -230,7 +230,7 @@ static void complete_acks(bk_node_t *n, bk_rp_t *rp, const bk_repl_out_t *out) {
     }
 }
 
-static bool follower_append(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_src_t *src) {
+static bool follower_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const rp_src_t *src) {
     if (!src || out->n_append > src->n) {
         rebuild(n, p, "append (no bytes for the core's batches)", KP_ERR_BAD_VALUE);
         return false;
@@ -241,11 +241,11 @@ static bool follower_append(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out
     if (!buf) return false;
     memcpy(buf, src->data, len);
     st_append_info_t info;
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     int rc = st_log_append_replica(p->log, buf, len, now, &info);
     free(buf);
     /* flush.messages / flush.ms: the fsync runs on the worker pool */
-    if (rc == KP_OK) bk_parts_flush_maybe(n->parts, p, now);
+    if (rc == KP_OK) bk_repl_parts_flush_maybe(n->parts, p, now);
     if (rc != KP_OK || st_log_end_offset(p->log) != bk_repl_leo(p->rp->core)) {
         rebuild(n, p, "follower append", rc);
         return false;
@@ -253,7 +253,7 @@ static bool follower_append(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out
     return true;
 }
 
-void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_src_t *src) {
+void bk_rp_exec(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const rp_src_t *src) {
     bk_rp_t *rp = p->rp;
     if (!rp) return;
     if (out->truncate) {
@@ -266,7 +266,7 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        bk_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
+        bk_repl_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;
@@ -291,7 +291,7 @@ void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_s
 
 /* ---- produce --------------------------------------------------------------------- */
 
-int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int32_t min_insync) {
+int16_t bk_replica_check_produce(bk_node_t *n, bk_repl_part_t *p, bool acks_all, int32_t min_insync) {
     (void)n;
     if (!p->rp || bk_repl_role(p->rp->core) != BK_REPL_LEADER) return KP_ERROR_NOT_LEADER_OR_FOLLOWER;
     bk_repl_set_min_insync(p->rp->core, min_insync);
@@ -305,8 +305,8 @@ int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int3
 /* After the core registered wait `id` (acks_all) in *out: either it
  * completed in the same output (res->error = its error) or the driver keeps it
  * until complete_acks. Executes out. Returns true when the caller waits. */
-static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk_ps_done_fn fn, void *ctx,
-                      void *part_ctx, bk_repl_out_t *out, bk_ps_result_t *res) {
+static bool park_wait(bk_node_t *n, bk_repl_part_t *p, uint64_t id, bool acks_all, bk_repl_ps_done_fn fn, void *ctx,
+                      void *part_ctx, bk_repl_out_t *out, bk_repl_ps_result_t *res) {
     bk_rp_t *rp = p->rp;
     bool done_now = !acks_all;
     for (uint32_t i = 0; i < out->n_acks; i++)
@@ -325,11 +325,11 @@ static bool park_wait(bk_node_t *n, bk_part_t *p, uint64_t id, bool acks_all, bk
     return !done_now;
 }
 
-bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
-                         int64_t deadline_ms, bk_ps_done_fn fn, void *ctx, void *part_ctx, bk_ps_result_t *res) {
+bool bk_replica_appended(bk_node_t *n, bk_repl_part_t *p, const st_append_info_t *info, bool acks_all,
+                         int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx, void *part_ctx, bk_repl_ps_result_t *res) {
     res->error = 0;
     bk_rp_t *rp = p->rp;
-    struct bk_rm *rm = bk_rm_get(n);
+    struct bk_repl_rm *rm = bk_rm_get(n);
     if (!rp || !rm) { res->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     int64_t nrec = info->last_offset - info->base_offset + 1;
     if (bk_repl_leo(rp->core) != info->base_offset || nrec <= 0 || nrec > UINT32_MAX) {
@@ -341,7 +341,7 @@ bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *inf
     uint64_t id = rm->next_ack_id++;
     int64_t base = 0;
     bk_repl_out_t out;
-    int16_t e = bk_repl_produce(rp->core, (uint32_t)nrec, acks_all, id, deadline_ms, bk_now_ms(), &base, &out);
+    int16_t e = bk_repl_produce(rp->core, (uint32_t)nrec, acks_all, id, deadline_ms, bk_net_now_ms(), &base, &out);
     if (e != KP_ERROR_NONE) {
         /* checked before the append; only a bug gets here */
         rebuild(n, p, "core produce", KP_ERR_BAD_VALUE);
@@ -352,17 +352,17 @@ bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *inf
     return park_wait(n, p, id, acks_all, fn, ctx, part_ctx, &out, res);
 }
 
-bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t deadline_ms, bk_ps_done_fn fn, void *ctx,
-                               void *part_ctx, bk_ps_result_t *res) {
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_repl_part_t *p, int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx,
+                               void *part_ctx, bk_repl_ps_result_t *res) {
     res->error = 0;
     bk_rp_t *rp = p->rp;
-    struct bk_rm *rm = bk_rm_get(n);
+    struct bk_repl_rm *rm = bk_rm_get(n);
     if (!rp || !rm) { res->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     assert(res->base_offset >= 0 && res->last_offset >= res->base_offset);
     uint64_t id = rm->next_ack_id++;
     bk_repl_out_t out;
     int16_t e = bk_repl_wait_replicated(rp->core, res->base_offset, res->last_offset + 1, id, deadline_ms,
-                                        bk_now_ms(), &out);
+                                        bk_net_now_ms(), &out);
     /* INVALID_RECORD: the producer state names offsets the core does not
      * hold (e.g. below the log start): never acknowledged as replicated */
     if (e != KP_ERROR_NONE) {
@@ -374,8 +374,8 @@ bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t deadline_ms, 
 
 /* ---- leader side of a replica fetch ---------------------------------------------- */
 
-void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int32_t current_leader_epoch,
-                            int64_t fetch_offset, int32_t last_fetched_epoch, bk_replica_verdict_t *v) {
+void bk_repl_replica_serve_fetch(bk_node_t *n, bk_repl_part_t *p, int32_t replica_id, int32_t current_leader_epoch,
+                            int64_t fetch_offset, int32_t last_fetched_epoch, bk_repl_replica_verdict_t *v) {
     memset(v, 0, sizeof *v);
     if (!p->rp) { v->error = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return; }
     if (bk_repl_role(p->rp->core) == BK_REPL_LEADER && fetch_offset < st_log_start_offset(p->log)) {
@@ -394,7 +394,7 @@ void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int3
     };
     bk_repl_fetch_resp_t resp;
     bk_repl_out_t out;
-    bk_repl_on_fetch(p->rp->core, &rq, bk_now_ms(), &resp, &out);
+    bk_repl_on_fetch(p->rp->core, &rq, bk_net_now_ms(), &resp, &out);
     v->error = resp.error;
     v->diverging = resp.diverging;
     v->diverging_epoch = resp.diverging_epoch;
@@ -408,16 +408,16 @@ void bk_replica_serve_fetch(bk_node_t *n, bk_part_t *p, int32_t replica_id, int3
     bk_rp_exec(n, p, &out, NULL);
 }
 
-void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start) {
+void bk_replica_restart_log(bk_node_t *n, bk_repl_part_t *p, int64_t new_start) {
     if (!p->log || new_start <= st_log_end_offset(p->log)) return;
-    int rc = st_log_truncate_fully(p->log, new_start, bk_now_ms());
+    int rc = st_log_truncate_fully(p->log, new_start, bk_net_now_ms());
     fprintf(stderr, "skiff: node %d: %s-%d: leader's log starts at %lld, past ours: log restarted there (%s)\n",
             n->id, p->topic, p->partition, (long long)new_start, st_status_str(rc));
     rp_build(n, p);
     feed_image(n, p);
 }
 
-void bk_replica_stats(const bk_node_t *n, bk_replica_stats_t *out) {
+void bk_repl_replica_stats(const bk_node_t *n, bk_repl_replica_stats_t *out) {
     if (n->rm) *out = n->rm->st;
     else memset(out, 0, sizeof *out);
 }

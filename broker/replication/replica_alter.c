@@ -9,7 +9,7 @@
  * image change the commit makes reaches the core through the normal change
  * notifications. A lost request is re-sent by the core (alter_retry_ms).
  *
- * Controller side: bk_replica_serve_alter runs bk_ctrl_alter_partition for
+ * Controller side: bk_repl_replica_serve_alter runs bk_meta_ctrl_alter_partition for
  * every partition of the request, commits the records as one decision and
  * answers after the commit. */
 #include "broker/replication/replica_int.h"
@@ -36,8 +36,8 @@ static bool trace_on(void) {
     return e && *e == '1';
 }
 
-static void deliver(bk_node_t *n, const bk_uuid_t *tid, int32_t partition, const bk_repl_alter_resp_t *resp0) {
-    bk_part_t *p = bk_parts_get(n->parts, tid, partition);
+static void deliver(bk_node_t *n, const bk_meta_uuid_t *tid, int32_t partition, const bk_repl_alter_resp_t *resp0) {
+    bk_repl_part_t *p = bk_repl_parts_get(n->parts, tid, partition);
     if (!p || !p->rp) return;
     if (trace_on())
         fprintf(stderr, "repl %d: %s-%d: AlterPartition answer error %d leader epoch %d partition epoch %d isr %u\n",
@@ -46,7 +46,7 @@ static void deliver(bk_node_t *n, const bk_uuid_t *tid, int32_t partition, const
     bk_repl_alter_resp_t resp = *resp0;
     resp.req_seq = p->rp->alter_seq;
     bk_repl_out_t out;
-    bk_repl_on_alter_resp(p->rp->core, &resp, bk_now_ms(), &out);
+    bk_repl_on_alter_resp(p->rp->core, &resp, bk_net_now_ms(), &out);
     bk_rp_exec(n, p, &out, NULL);
 }
 
@@ -63,10 +63,10 @@ static void fill_resp(bk_repl_alter_resp_t *r, int16_t err, int32_t leader_epoch
 
 typedef struct {
     bk_node_t *n;
-    bk_uuid_t topic_id;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
     bk_repl_alter_req_t a;
-    bk_ctrl_alter_partition_result_t res;
+    bk_meta_ctrl_alter_partition_result_t res;
 } local_t;
 
 static void local_done(void *arg, int status) {
@@ -85,13 +85,13 @@ static void local_run(evutil_socket_t fd, short what, void *arg) {
     local_t *c = arg;
     bk_node_t *n = c->n;
     if (n->stopping || (n->quorum && !bk_quorum_is_leader(n->quorum))) { free(c); return; }
-    bk_ctrl_alter_partition_t rq = { n->id, n->broker_epoch, c->topic_id, c->partition, c->a.leader_epoch,
+    bk_meta_ctrl_alter_partition_t rq = { n->id, n->broker_epoch, c->topic_id, c->partition, c->a.leader_epoch,
                                      c->a.partition_epoch, c->a.isr, c->a.n_isr };
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_alter_partition(&n->ctrl, &n->img, &rq, &recs, &c->res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_alter_partition(&n->ctrl, &n->img, &rq, &recs, &c->res);
     if (c->res.error) {
-        bk_recs_free(&recs);
+        bk_meta_recs_free(&recs);
         bk_repl_alter_resp_t r;
         fill_resp(&r, c->res.error, c->a.leader_epoch, c->a.partition_epoch, NULL, 0);
         deliver(n, &c->topic_id, c->partition, &r);
@@ -99,12 +99,12 @@ static void local_run(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     bk_node_commit(n, &recs, local_done, c);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
 /* ---- remote (another node is the controller) ----------------------------------------- */
 
-static int send_remote(bk_node_t *n, const bk_part_t *p, const bk_repl_alter_req_t *a) {
+static int send_remote(bk_node_t *n, const bk_repl_part_t *p, const bk_repl_alter_req_t *a) {
     kp_alter_partition_request_partition_data_t pd;
     kp_alter_partition_request_partition_data_init(&pd);
     pd.partition_index = p->partition;
@@ -129,10 +129,10 @@ static int send_remote(bk_node_t *n, const bk_part_t *p, const bk_repl_alter_req
     kp_wr_t w;
     kp_wr_init(&w, buf, sizeof buf);
     if (kp_request_encode(&w, &h, &q) != KP_OK) return -1;
-    return bk_quorum_send_to_leader(n->quorum, BK_QC_ALTER, buf, w.pos, corr);
+    return bk_quorum_send_to_leader(n->quorum, BK_NET_QC_ALTER, buf, w.pos, corr);
 }
 
-void bk_alter_send(bk_node_t *n, bk_part_t *p, const bk_repl_alter_req_t *a) {
+void bk_alter_send(bk_node_t *n, bk_repl_part_t *p, const bk_repl_alter_req_t *a) {
     if (n->stopping) return;
     if (trace_on())
         fprintf(stderr, "repl %d: %s-%d: AlterPartition isr %u (first %d) leader epoch %d partition epoch %d seq %llu %s\n",
@@ -155,7 +155,7 @@ void bk_alter_send(bk_node_t *n, bk_part_t *p, const bk_repl_alter_req_t *a) {
     if (event_base_once(n->base, -1, EV_TIMEOUT, local_run, c, &zero) != 0) free(c);
 }
 
-void bk_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len) {
+void bk_repl_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len) {
     if (!frame) return;   /* lost: the core re-sends */
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
@@ -168,11 +168,11 @@ void bk_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len) {
     const kp_alter_partition_response_t *r = body;
     for (int32_t i = 0; i < r->topics.count && r->error_code == 0; i++) {
         const kp_alter_partition_response_topic_data_t *t = &r->topics.items[i];
-        bk_uuid_t tid;
+        bk_meta_uuid_t tid;
         memcpy(tid.b, t->topic_id.b, 16);
         for (int32_t k = 0; k < t->partitions.count; k++) {
             const kp_alter_partition_response_partition_data_t *pd = &t->partitions.items[k];
-            bk_part_t *p = bk_parts_get(n->parts, &tid, pd->partition_index);
+            bk_repl_part_t *p = bk_repl_parts_get(n->parts, &tid, pd->partition_index);
             if (!p || !p->rp) continue;
             bk_repl_alter_resp_t rr;
             int32_t pe = pd->partition_epoch;
@@ -190,13 +190,13 @@ void bk_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len) {
 
 typedef struct {
     bk_node_t *n;
-    bk_slot_t slot;
+    bk_net_slot_t slot;
     int16_t version;
     int32_t corr;
     kp_alter_partition_response_t resp;
     kp_alter_partition_response_topic_data_t *ts;
     kp_alter_partition_response_partition_data_t *ps;
-    int32_t *isrs;                  /* BK_REPLICAS_MAX per partition */
+    int32_t *isrs;                  /* BK_META_REPLICAS_MAX per partition */
 } serve_t;
 
 static void serve_free(serve_t *s) {
@@ -232,34 +232,34 @@ static void serve_done(void *arg, int status) {
     serve_answer(s, status == KP_OK ? 0 : KP_ERROR_NOT_CONTROLLER);
 }
 
-static const bk_topic_t *req_topic(bk_node_t *n, int16_t version, const kp_alter_partition_request_topic_data_t *t) {
-    if (version >= 2) return bk_image_topic_by_id(&n->img, (const bk_uuid_t *)t->topic_id.b);
-    char name[BK_TOPIC_NAME_MAX + 1];
-    if (t->topic_name.len > BK_TOPIC_NAME_MAX) return NULL;
+static const bk_meta_topic_t *req_topic(bk_node_t *n, int16_t version, const kp_alter_partition_request_topic_data_t *t) {
+    if (version >= 2) return bk_meta_image_topic_by_id(&n->img, (const bk_meta_uuid_t *)t->topic_id.b);
+    char name[BK_META_TOPIC_NAME_MAX + 1];
+    if (t->topic_name.len > BK_META_TOPIC_NAME_MAX) return NULL;
     memcpy(name, t->topic_name.p, t->topic_name.len);
     name[t->topic_name.len] = '\0';
-    return bk_image_topic_by_name(&n->img, name);
+    return bk_meta_image_topic_by_name(&n->img, name);
 }
 
 static void serve_partition(serve_t *s, int16_t version, int32_t broker_id, int64_t broker_epoch,
-                            const bk_topic_t *t, const kp_alter_partition_request_partition_data_t *pd,
-                            kp_alter_partition_response_partition_data_t *o, int32_t *isr_out, bk_recs_t *recs) {
+                            const bk_meta_topic_t *t, const kp_alter_partition_request_partition_data_t *pd,
+                            kp_alter_partition_response_partition_data_t *o, int32_t *isr_out, bk_meta_recs_t *recs) {
     kp_alter_partition_response_partition_data_init(o);
     o->partition_index = pd->partition_index;
     o->leader_id = -1;
-    int32_t isr[BK_REPLICAS_MAX];
+    int32_t isr[BK_META_REPLICAS_MAX];
     size_t nisr = 0;
     if (version >= 3) {
-        for (int32_t i = 0; i < pd->new_isr_with_epochs.count && nisr < BK_REPLICAS_MAX; i++)
+        for (int32_t i = 0; i < pd->new_isr_with_epochs.count && nisr < BK_META_REPLICAS_MAX; i++)
             isr[nisr++] = pd->new_isr_with_epochs.items[i].broker_id;
     } else {
-        for (int32_t i = 0; i < pd->new_isr.count && nisr < BK_REPLICAS_MAX; i++) isr[nisr++] = pd->new_isr.items[i];
+        for (int32_t i = 0; i < pd->new_isr.count && nisr < BK_META_REPLICAS_MAX; i++) isr[nisr++] = pd->new_isr.items[i];
     }
     if (!t) { o->error_code = version >= 2 ? KP_ERROR_UNKNOWN_TOPIC_ID : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION; return; }
-    bk_ctrl_alter_partition_t rq = { broker_id, broker_epoch, t->id, pd->partition_index, pd->leader_epoch,
+    bk_meta_ctrl_alter_partition_t rq = { broker_id, broker_epoch, t->id, pd->partition_index, pd->leader_epoch,
                                      pd->partition_epoch, isr, nisr };
-    bk_ctrl_alter_partition_result_t res;
-    bk_ctrl_alter_partition(&s->n->ctrl, &s->n->img, &rq, recs, &res);
+    bk_meta_ctrl_alter_partition_result_t res;
+    bk_meta_ctrl_alter_partition(&s->n->ctrl, &s->n->img, &rq, recs, &res);
     o->error_code = res.error;
     if (res.error) return;
     o->leader_id = res.leader;
@@ -270,12 +270,12 @@ static void serve_partition(serve_t *s, int16_t version, int32_t broker_id, int6
     o->isr.count = res.isr.n;
 }
 
-void bk_replica_serve_alter(bk_node_t *n, bk_conn_t *conn, const kp_request_header_t *h, const void *body) {
+void bk_repl_replica_serve_alter(bk_node_t *n, bk_net_conn_t *conn, const kp_request_header_t *h, const void *body) {
     const kp_alter_partition_request_t *q = body;
     serve_t *s = calloc(1, sizeof *s);
-    if (!s) { bk_conn_close(conn); return; }
+    if (!s) { bk_net_conn_close(conn); return; }
     s->n = n;
-    s->slot = bk_conn_slot(conn);
+    s->slot = bk_net_conn_slot(conn);
     s->version = h->api_version;
     s->corr = h->correlation_id;
     kp_alter_partition_response_init(&s->resp);
@@ -284,31 +284,31 @@ void bk_replica_serve_alter(bk_node_t *n, bk_conn_t *conn, const kp_request_head
     if (np > ALTER_SERVE_PARTS_MAX) { serve_answer(s, KP_ERROR_INVALID_REQUEST); return; }
     s->ts = calloc(nt ? nt : 1, sizeof *s->ts);
     s->ps = calloc(np ? np : 1, sizeof *s->ps);
-    s->isrs = calloc((np ? np : 1) * BK_REPLICAS_MAX, sizeof *s->isrs);
+    s->isrs = calloc((np ? np : 1) * BK_META_REPLICAS_MAX, sizeof *s->isrs);
     if (!s->ts || !s->ps || !s->isrs) { serve_answer(s, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     if (!bk_quorum_is_leader(n->quorum)) { serve_answer(s, KP_ERROR_NOT_CONTROLLER); return; }
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     size_t k = 0;
     for (size_t i = 0; i < nt; i++) {
         const kp_alter_partition_request_topic_data_t *td = &q->topics.items[i];
-        const bk_topic_t *t = req_topic(n, s->version, td);
+        const bk_meta_topic_t *t = req_topic(n, s->version, td);
         kp_alter_partition_response_topic_data_init(&s->ts[i]);
         s->ts[i].topic_name = td->topic_name;
         s->ts[i].topic_id = td->topic_id;
         s->ts[i].partitions.items = &s->ps[k];
         for (int32_t j = 0; j < td->partitions.count; j++, k++)
             serve_partition(s, s->version, q->broker_id, q->broker_epoch, t, &td->partitions.items[j], &s->ps[k],
-                            &s->isrs[k * BK_REPLICAS_MAX], &recs);
+                            &s->isrs[k * BK_META_REPLICAS_MAX], &recs);
         s->ts[i].partitions.count = td->partitions.count;
     }
     s->resp.topics.items = s->ts;
     s->resp.topics.count = (int32_t)nt;
-    if (recs.err) { bk_recs_free(&recs); serve_answer(s, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
+    if (recs.err) { bk_meta_recs_free(&recs); serve_answer(s, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     /* the request's strings point into the caller's arena: answered below
      * only after the commit, so copy nothing but ids (names are < v2) */
     for (size_t i = 0; i < nt; i++) s->ts[i].topic_name = kp_slice_null();
-    if (recs.n == 0) { bk_recs_free(&recs); serve_answer(s, 0); return; }
+    if (recs.n == 0) { bk_meta_recs_free(&recs); serve_answer(s, 0); return; }
     bk_node_commit(n, &recs, serve_done, s);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }

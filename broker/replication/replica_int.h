@@ -12,14 +12,14 @@ typedef struct fetcher fetcher_t;
 /* An acks=all append waiting for the core (the produce purgatory). */
 typedef struct rp_wait {
     uint64_t id;
-    bk_ps_done_fn fn;
+    bk_repl_ps_done_fn fn;
     void *ctx;
     void *part_ctx;
-    bk_ps_result_t res;              /* handed to fn with the final error */
+    bk_repl_ps_result_t res;              /* handed to fn with the final error */
     struct rp_wait *next;
 } rp_wait_t;
 
-/* Driver state of one held partition (bk_part_t.rp). */
+/* Driver state of one held partition (bk_repl_part_t.rp). */
 typedef struct bk_rp {
     bk_repl_t *core;
     bool want_fetch;                 /* the core asked for `fetch`, not sent yet */
@@ -29,15 +29,15 @@ typedef struct bk_rp {
     uint32_t n_waits;
 } bk_rp_t;
 
-#define BK_FETCHERS_MAX 1024         /* = source brokers (BK_BROKERS_MAX) */
+#define BK_FETCHERS_MAX 1024         /* = source brokers (BK_META_BROKERS_MAX) */
 
-struct bk_rm {
+struct bk_repl_rm {
     bk_node_t *n;
     struct event *timer;
     uint64_t next_ack_id;
     fetcher_t *fetchers[BK_FETCHERS_MAX];
     size_t nfetchers;
-    bk_replica_stats_t st;
+    bk_repl_replica_stats_t st;
 };
 
 /* Follower's batches from a fetch response, for the append action. */
@@ -49,14 +49,14 @@ typedef struct {
 
 /* Executes a core output on p in the contract order (replica.c). src: the
  * follower's batches (NULL for other outputs). */
-void bk_rp_exec(bk_node_t *n, bk_part_t *p, const bk_repl_out_t *out, const rp_src_t *src);
-struct bk_rm *bk_rm_get(bk_node_t *n);
+void bk_rp_exec(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const rp_src_t *src);
+struct bk_repl_rm *bk_rm_get(bk_node_t *n);
 int64_t bk_rp_now_ms(void);
 
 /* Follower whose LEO is below the leader's log start: empties the log,
  * restarts it at new_start and rebuilds the core (Kafka's
  * truncateFullyAndStartAt). */
-void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start);
+void bk_replica_restart_log(bk_node_t *n, bk_repl_part_t *p, int64_t new_start);
 
 /* ---- the partition service's side (partition.c only) ----
  * Every leader append reaches the core through these, called by the
@@ -66,15 +66,15 @@ void bk_replica_restart_log(bk_node_t *n, bk_part_t *p, int64_t new_start);
  * NOT_ENOUGH_REPLICAS for acks=all when the ISR is below min_insync,
  * REQUEST_TIMED_OUT when the wait bound is reached; 0 = go ahead. Sets the
  * core's min.insync to min_insync. */
-int16_t bk_replica_check_produce(bk_node_t *n, bk_part_t *p, bool acks_all, int32_t min_insync);
+int16_t bk_replica_check_produce(bk_node_t *n, bk_repl_part_t *p, bool acks_all, int32_t min_insync);
 
 /* After a leader append of [info->base_offset, info->last_offset]: the core
  * counts it, the HW and waiters follow. With acks_all, returns true when
  * the caller must wait: fn(ctx, part_ctx, res') comes later, exactly once,
  * res' being *res (the offsets) with the final error. Returns false when
  * done now; res->error is then the final error (0 = ok). */
-bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *info, bool acks_all,
-                         int64_t deadline_ms, bk_ps_done_fn fn, void *ctx, void *part_ctx, bk_ps_result_t *res);
+bool bk_replica_appended(bk_node_t *n, bk_repl_part_t *p, const st_append_info_t *info, bool acks_all,
+                         int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx, void *part_ctx, bk_repl_ps_result_t *res);
 
 /* An acks=all retried duplicate of an idempotent producer, whose records
  * are already in the log at [res->base_offset, res->last_offset]: answered
@@ -83,15 +83,15 @@ bool bk_replica_appended(bk_node_t *n, bk_part_t *p, const st_append_info_t *inf
  * bk_replica_appended; res->error may also be NOT_ENOUGH_REPLICAS (ISR
  * below min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on
  * the core's log). Call after bk_replica_check_produce. */
-bool bk_replica_wait_duplicate(bk_node_t *n, bk_part_t *p, int64_t deadline_ms, bk_ps_done_fn fn, void *ctx,
-                               void *part_ctx, bk_ps_result_t *res);
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_repl_part_t *p, int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx,
+                               void *part_ctx, bk_repl_ps_result_t *res);
 
 /* fetcher.c */
 void bk_fetcher_kick(bk_node_t *n, int32_t leader_id);
 void bk_fetcher_tick(bk_node_t *n, int64_t now_ms);
-void bk_fetcher_free_all(struct bk_rm *rm);
+void bk_fetcher_free_all(struct bk_repl_rm *rm);
 
 /* replica_alter.c */
-void bk_alter_send(bk_node_t *n, bk_part_t *p, const bk_repl_alter_req_t *a);
+void bk_alter_send(bk_node_t *n, bk_repl_part_t *p, const bk_repl_alter_req_t *a);
 
 #endif

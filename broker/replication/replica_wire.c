@@ -11,7 +11,7 @@
 #define RW_FIXED_BYTES 256        /* header + top-level fields */
 #define RW_PART_BYTES 64          /* one topic entry with one partition (v13) */
 
-int bk_rw_fetch_encode(const bk_rw_fetch_opts_t *o, const bk_rw_part_t *parts, size_t n, uint8_t **out,
+int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, const bk_repl_rw_part_t *parts, size_t n, uint8_t **out,
                        size_t *len) {
     if (n == 0 || n > INT32_MAX / RW_PART_BYTES) return KP_ERR_BAD_VALUE;
     kp_fetch_request_t q;
@@ -41,7 +41,7 @@ int bk_rw_fetch_encode(const bk_rw_fetch_opts_t *o, const bk_rw_part_t *parts, s
     }
     q.topics.items = ts;
     q.topics.count = (int32_t)n;
-    kp_request_header_t h = { KP_API_FETCH, BK_RW_FETCH_VERSION, o->correlation_id,
+    kp_request_header_t h = { KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, o->correlation_id,
                               kp_slice_cstr("skiff-replica-fetcher") };
     kp_wr_t w;
     if (rc == KP_OK) {
@@ -56,7 +56,7 @@ int bk_rw_fetch_encode(const bk_rw_fetch_opts_t *o, const bk_rw_part_t *parts, s
     return KP_OK;
 }
 
-uint32_t bk_rw_describe_batches(const uint8_t *recs, size_t len, bk_repl_batch_t *out, size_t *sizes,
+uint32_t bk_repl_rw_describe_batches(const uint8_t *recs, size_t len, bk_repl_batch_t *out, size_t *sizes,
                                 uint32_t max) {
     if (!recs) return 0;
     if (max > BK_REPL_BATCHES_MAX) max = BK_REPL_BATCHES_MAX;

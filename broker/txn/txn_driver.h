@@ -9,11 +9,11 @@
  * Kafka listener); a timer drives bk_txn_tick (transaction.timeout.ms) and
  * re-sends markers that are still missing.
  *
- * Also here: the partition-leader side of a marker (bk_td_write_marker,
+ * Also here: the partition-leader side of a marker (bk_txn_td_write_marker,
  * used by the local path and the WriteTxnMarkers handler); on
  * __consumer_offsets a replicated marker completes the producer's pending
  * TxnOffsetCommit offsets, which the group driver holds
- * (bk_gd_txn_complete).
+ * (bk_grp_gd_txn_complete).
  *
  * Requests come in decoded, with a completion callback (see "requests"
  * below): this folder never sees the dispatcher's request object.
@@ -30,81 +30,81 @@
 #include "broker/core/node.h"
 #include "broker/txn/txn.h"
 
-#define BK_TD_TOPIC "__transaction_state"
-#define BK_TD_TICK_MS 250                    /* timeouts + marker re-sends */
-#define BK_TD_MARKER_RESEND_MS 5000          /* a marker request unanswered this long is re-sent */
-#define BK_TD_DRAIN_ROUNDS_MAX 64            /* records -> markers -> records rounds per call */
-#define BK_TD_WRITE_TIMEOUT_MS 5000          /* a log write or marker not replicated by then fails (retriable) */
-#define BK_TD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20)
-#define BK_TD_INFLIGHT_MAX 4096              /* marker requests out to other leaders */
-#define BK_TD_PEERS_MAX 256                  /* other brokers we talk to */
-#define BK_TD_LIST_MAX 100000                /* transactions listed per ListTransactions */
+#define BK_TXN_TD_TOPIC "__transaction_state"
+#define BK_TXN_TD_TICK_MS 250                    /* timeouts + marker re-sends */
+#define BK_TXN_TD_MARKER_RESEND_MS 5000          /* a marker request unanswered this long is re-sent */
+#define BK_TXN_TD_DRAIN_ROUNDS_MAX 64            /* records -> markers -> records rounds per call */
+#define BK_TXN_TD_WRITE_TIMEOUT_MS 5000          /* a log write or marker not replicated by then fails (retriable) */
+#define BK_TXN_TD_REPLAY_BATCH_MAX_BYTES ((size_t)128 << 20)
+#define BK_TXN_TD_INFLIGHT_MAX 4096              /* marker requests out to other leaders */
+#define BK_TXN_TD_PEERS_MAX 256                  /* other brokers we talk to */
+#define BK_TXN_TD_LIST_MAX 100000                /* transactions listed per ListTransactions */
 
-typedef struct bk_td bk_td_t;
+typedef struct bk_txn_td bk_txn_td_t;
 
 /* Creates the driver of node n and starts its timer; no core is loaded until
- * the first bk_td_sync (the node calls it once the group driver has loaded).
+ * the first bk_txn_td_sync (the node calls it once the group driver has loaded).
  * NULL when out of memory. */
-bk_td_t *bk_td_new(bk_node_t *n);
+bk_txn_td_t *bk_txn_td_new(bk_node_t *n);
 /* Stops the timer and the peer connections (before the net drains). Idempotent. */
-void bk_td_stop(bk_td_t *td);
-/* Frees everything (after bk_td_stop). NULL is allowed. */
-void bk_td_free(bk_td_t *td);
+void bk_txn_td_stop(bk_txn_td_t *td);
+/* Frees everything (after bk_txn_td_stop). NULL is allowed. */
+void bk_txn_td_free(bk_txn_td_t *td);
 
 /* Follows leadership of __transaction_state: loads a core for each newly
  * led partition (replay, then the markers of Prepare* transactions are
  * sent), drops the cores of partitions lost. Cheap when nothing changed. */
-void bk_td_sync(bk_td_t *td);
+void bk_txn_td_sync(bk_txn_td_t *td);
 
 /* FindCoordinator key type 1: the leader of partition
  * bk_txn_partition_for(key) of __transaction_state; creates the topic on
  * first use (COORDINATOR_NOT_AVAILABLE meanwhile). host points into the image. */
-int16_t bk_td_find(bk_td_t *td, kp_str_t key, int32_t *node_id, const char **host, int32_t *port);
+int16_t bk_txn_td_find(bk_txn_td_t *td, kp_str_t key, int32_t *node_id, const char **host, int32_t *port);
 
 /* The core owning transactional_id (NUL-terminated) on this node and its
  * partition, or NULL with *err = COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR. */
-bk_txn_coord_t *bk_td_coord(bk_td_t *td, const char *transactional_id, int32_t *pidx, int16_t *err);
+bk_txn_coord_t *bk_txn_td_coord(bk_txn_td_t *td, const char *transactional_id, int32_t *pidx, int16_t *err);
 
 /* The answer of one request after its core call has been completed. */
 typedef struct {
     int16_t error;
     int64_t producer_id;
     int16_t producer_epoch;
-} bk_td_answer_t;
+} bk_txn_td_answer_t;
 
 /* Cores by __transaction_state partition (ListTransactions, admin): NULL
  * when not led here; ncoords is the partition count seen so far. */
-int32_t bk_td_ncoords(const bk_td_t *td);
-bk_txn_coord_t *bk_td_coord_at(bk_td_t *td, int32_t p);
+int32_t bk_txn_td_ncoords(const bk_txn_td_t *td);
+bk_txn_coord_t *bk_txn_td_coord_at(bk_txn_td_t *td, int32_t p);
 
 /* The final answer of one request's core call: called exactly once, maybe
  * before bk_td_finish returns, maybe later (its records replicated). */
-typedef void (*bk_td_answer_fn)(void *ctx, const bk_td_answer_t *ans);
+typedef void (*bk_txn_td_answer_fn)(void *ctx, const bk_txn_td_answer_t *ans);
 
-/* Completion of one marker written on a led partition (bk_td_write_marker):
+/* Completion of one marker written on a led partition (bk_txn_td_write_marker):
  * err NONE once replicated to the ISR, else REQUEST_TIMED_OUT /
  * NOT_LEADER_OR_FOLLOWER / NOT_ENOUGH_REPLICAS_AFTER_APPEND (not final:
  * the coordinator re-sends). */
-typedef void (*bk_td_marker_fn)(void *ctx, int16_t err);
+typedef void (*bk_txn_td_marker_fn)(void *ctx, int16_t err);
 
 /* Partition-leader side of one marker: checks it (bk_txn_part_check_marker)
  * and appends a COMMIT/ABORT control batch to the local log (storage ends
  * the producer's transaction, indexes an abort, moves the LSO), then waits
- * (acks=all, BK_TD_WRITE_TIMEOUT_MS) until the ISR has it, as Kafka writes
+ * (acks=all, BK_TXN_TD_WRITE_TIMEOUT_MS) until the ISR has it, as Kafka writes
  * markers with acks=-1; on a __consumer_offsets partition the producer's
  * pending offsets are then committed or dropped. Returns true when the
  * answer comes later through fn(ctx, err), exactly once; false when *err
  * is final now: NONE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
  * KAFKA_STORAGE_ERROR, INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_
  * FENCED, REQUEST_TIMED_OUT. */
-bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
-                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_td_marker_fn fn, void *ctx,
+bool bk_txn_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_txn_td_marker_fn fn, void *ctx,
                         int16_t *err);
 
 /* A producer id from the node's block; false when it is empty (a refill
  * has been started: committed here on the controller, else one id asked of
  * the controller). */
-bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
+bool bk_txn_td_alloc_pid(bk_txn_td_t *td, int64_t *producer_id);
 
 /* ---- requests ----------------------------------------------------------------
  * The transactional APIs as the Kafka handlers (broker/api/) call them: each
@@ -120,56 +120,56 @@ bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id);
  * is replicated. ans->error is the core's for every version: the caller
  * turns PRODUCER_FENCED into what old versions know
  * (bk_txn_fenced_error), as for the three below. */
-void bk_td_init_producer_id(bk_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
-                            bk_td_answer_fn fn, void *arg);
+void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
+                            bk_txn_td_answer_fn fn, void *arg);
 /* AddPartitionsToTxn v0-3 (the v3_and_below fields): one error for the
  * whole request, which the caller copies to every partition. The caller
  * checks first that the partitions exist (Kafka answers unknown ones
  * without asking the coordinator). */
-void bk_td_add_partitions(bk_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_td_answer_fn fn,
+void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
                           void *arg);
 /* AddOffsetsToTxn: adds the group's __consumer_offsets partition. */
-void bk_td_add_offsets(bk_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_td_answer_fn fn, void *arg);
+void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
 /* EndTxn: answered once PrepareCommit/PrepareAbort is replicated (the
  * markers follow). */
-void bk_td_end_txn(bk_td_t *td, const kp_end_txn_request_t *q, bk_td_answer_fn fn, void *arg);
+void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
 
 /* One transactional id as DescribeTransactions / ListTransactions show it. */
 typedef struct {
     const char *transactional_id;
     int16_t error;                       /* Describe: NOT_COORDINATOR, TRANSACTIONAL_ID_NOT_FOUND, ... */
     const bk_txn_meta_t *meta;           /* NULL unless error is NONE */
-} bk_td_txn_t;
+} bk_txn_td_txn_t;
 
 /* What a query produced, valid only during the callback. */
 typedef struct {
     const char *unsent;                  /* NULL: answer; else why not (out of memory: close) */
     int16_t error;                       /* ListTransactions' top-level error */
-    const bk_td_txn_t *txns;
+    const bk_txn_td_txn_t *txns;
     size_t ntxns;
     const bool *unknown_states;          /* ListTransactions: per q->state_filters, not a state */
-} bk_td_query_t;
+} bk_txn_td_query_t;
 
-typedef void (*bk_td_query_fn)(void *arg, const bk_td_query_t *res);
+typedef void (*bk_txn_td_query_fn)(void *arg, const bk_txn_td_query_t *res);
 
 /* DescribeTransactions: res->txns per q->transactional_ids, from the cores
  * this node holds (ids coordinated elsewhere: NOT_COORDINATOR, as Kafka;
  * clients ask each broker). Answered during the call. */
-void bk_td_describe_transactions(bk_td_t *td, const kp_describe_transactions_request_t *q, bk_td_query_fn fn,
+void bk_txn_td_describe_transactions(bk_txn_td_t *td, const kp_describe_transactions_request_t *q, bk_txn_td_query_fn fn,
                                  void *arg);
 /* ListTransactions: res->txns matching the state, producer id and (v1+)
  * duration filters over every core this node holds, at most
- * BK_TD_LIST_MAX; res->error UNKNOWN_SERVER_ERROR when the list could not
+ * BK_TXN_TD_LIST_MAX; res->error UNKNOWN_SERVER_ERROR when the list could not
  * be completed (out of memory). Answered during the call. */
-void bk_td_list_transactions(bk_td_t *td, const kp_list_transactions_request_t *q, int16_t version,
-                             bk_td_query_fn fn, void *arg);
+void bk_txn_td_list_transactions(bk_txn_td_t *td, const kp_list_transactions_request_t *q, int16_t version,
+                             bk_txn_td_query_fn fn, void *arg);
 
 /* Produce of a transactional batch: NONE; INVALID_PRODUCER_EPOCH for an
  * epoch older than the coordinator's; INVALID_TXN_STATE when this
  * node coordinates the id and the partition is not in its ongoing
  * transaction for (producer_id, epoch). Coordinated elsewhere: NONE (as
  * Kafka before KIP-890, the partition leader does not ask). */
-int16_t bk_td_check_produce(bk_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t epoch,
+int16_t bk_txn_td_check_produce(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t epoch,
                             const char *topic, int32_t partition);
 
 #endif

@@ -24,17 +24,17 @@ typedef struct td_flight {
 
 typedef struct {
     int32_t broker;
-    bk_qc_peer_t *peer;
+    bk_net_qc_peer_t *peer;
     char host[256];
     int32_t port;
 } td_peer_t;
 
-struct bk_td {
+struct bk_txn_td {
     bk_node_t *node;
     bk_txn_config_t cfg;
     bk_txn_coord_t **coords;     /* [ncoords]; NULL: not led here */
     int32_t ncoords;
-    td_peer_t peers[BK_TD_PEERS_MAX];
+    td_peer_t peers[BK_TXN_TD_PEERS_MAX];
     size_t npeers;
     td_flight_t *flights;        /* marker requests out */
     size_t nflights;
@@ -46,12 +46,12 @@ struct bk_td {
 
 /* txn_driver.c: partition `partition` of __transaction_state when this node
  * leads it with an open log, else NULL. */
-bk_part_t *td_led_part(bk_td_t *td, int32_t partition);
+bk_repl_part_t *td_led_part(bk_txn_td_t *td, int32_t partition);
 
 /* txn_write.c */
 /* Completes a core call made for transactional_id on partition pidx:
  * appends out's records (one batch) and tells the replication driver
- * (acks=all, deadline BK_TD_WRITE_TIMEOUT_MS); once the HW passes them (or
+ * (acks=all, deadline BK_TXN_TD_WRITE_TIMEOUT_MS); once the HW passes them (or
  * the wait fails: timeout, leadership lost) each write is reported with
  * bk_txn_write_done, the markers that result are sent (the local ones wait
  * for their own replication), and whatever that produces is appended the
@@ -60,18 +60,18 @@ bk_part_t *td_led_part(bk_td_t *td, int32_t partition);
  * timer, marker answers, a load). A core dropped or reloaded meanwhile
  * answers NOT_COORDINATOR: a new coordinator acts only on what it
  * replayed. Resets out. */
-void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
-                  bk_td_answer_fn fn, void *ctx);
+void bk_td_finish(bk_txn_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
+                  bk_txn_td_answer_fn fn, void *ctx);
 
 /* txn_markers.c */
 /* Sends or applies every marker of m (local partitions at once: acks go to
  * bk_txn_marker_done into out). */
-void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out);
+void td_send_markers(bk_txn_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out);
 /* True while a marker request for (pidx, id) is out and young. */
-bool td_in_flight(const bk_td_t *td, int32_t pidx, const char *id, int64_t now_ms);
+bool td_in_flight(const bk_txn_td_t *td, int32_t pidx, const char *id, int64_t now_ms);
 /* Forgets flights of partition pidx (core dropped) or all (pidx < 0). */
-void td_flights_drop(bk_td_t *td, int32_t pidx);
-void td_peers_free(bk_td_t *td);
+void td_flights_drop(bk_txn_td_t *td, int32_t pidx);
+void td_peers_free(bk_txn_td_t *td);
 /* bk_txn_alloc_pid_fn: the node's producer-id block; starts a refill when empty. */
 bool td_alloc_pid(void *ctx, int64_t *producer_id);
 

@@ -35,35 +35,35 @@ typedef struct {
     int32_t partition;
     int64_t producer_id;
     bool commit;
-    bk_td_marker_fn fn;
+    bk_txn_td_marker_fn fn;
     void *ctx;
 } marker_wait_t;
 
 /* The marker is replicated (err NONE) or not (REQUEST_TIMED_OUT,
  * NOT_LEADER_OR_FOLLOWER, ...): only a replicated marker makes offsets of
  * the transaction visible; a failed one is re-sent by the coordinator. */
-static void marker_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
+static void marker_replicated(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
     (void)ctx;
     marker_wait_t *w = part_ctx;
     int16_t err = res->error;
     if (err)
         fprintf(stderr, "skiff: node %d: marker on %s-%d not replicated: %s\n", w->n->id, w->topic, w->partition,
                 kp_error_name(err));
-    else if (strcmp(w->topic, BK_GD_TOPIC) == 0 && !w->n->stopping)
-        bk_gd_txn_complete(w->n->groups, w->partition, w->producer_id, w->commit);
+    else if (strcmp(w->topic, BK_GRP_GD_TOPIC) == 0 && !w->n->stopping)
+        bk_grp_gd_txn_complete(w->n->groups, w->partition, w->producer_id, w->commit);
     w->fn(w->ctx, err);
     free(w->topic);
     free(w);
 }
 
-bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
-                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_td_marker_fn fn, void *ctx,
+bool bk_txn_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit, int32_t coordinator_epoch, bk_txn_td_marker_fn fn, void *ctx,
                         int16_t *err) {
-    bk_part_t *p = NULL;
-    if ((*err = bk_ps_find(n, bk_image_topic_by_name(&n->img, topic), partition, &p)) != 0) return false;
+    bk_repl_part_t *p = NULL;
+    if ((*err = bk_repl_ps_find(n, bk_meta_image_topic_by_name(&n->img, topic), partition, &p)) != 0) return false;
     /* acks=-1 as Kafka: the topic's min.insync.replicas holds */
-    bk_ps_opts_t po = { .acks = -1, .min_insync = 0, .timeout_ms = BK_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
-    if ((*err = bk_ps_check(n, p, &po)) != 0) return false;
+    bk_repl_ps_opts_t po = { .acks = -1, .min_insync = 0, .timeout_ms = BK_TXN_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
+    if ((*err = bk_repl_ps_check(n, p, &po)) != 0) return false;
     const st_producer_state_t *ps = st_log_producers(p->log);
     if ((*err = bk_txn_part_check_marker(ps, producer_id, producer_epoch, coordinator_epoch)) != 0) return false;
     const st_ps_entry_t *pe = st_ps_get(ps, producer_id);
@@ -75,10 +75,10 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
      * answer waits for the ISR. Pending TxnOffsetCommit offsets of the
      * producer always get one: a later replay of __consumer_offsets
      * resolves its transactional batch only at a control batch. */
-    bool offsets = strcmp(topic, BK_GD_TOPIC) == 0;
-    if (offsets && bk_gd_txn_has_offsets(n->groups, partition, producer_id)) open = true;
+    bool offsets = strcmp(topic, BK_GRP_GD_TOPIC) == 0;
+    if (offsets && bk_grp_gd_txn_has_offsets(n->groups, partition, producer_id)) open = true;
     if (!open && st_log_high_watermark(p->log) >= st_log_end_offset(p->log)) {
-        if (offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
+        if (offsets) bk_grp_gd_txn_complete(n->groups, partition, producer_id, commit);
         return false;
     }
     /* allocated before the append: nothing may fail after it */
@@ -95,19 +95,19 @@ bool bk_td_write_marker(bk_node_t *n, const char *topic, int32_t partition, int6
     kp_arena_init(&a, 1 << 16);
     const uint8_t *b = NULL;
     size_t len = 0;
-    bk_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
+    bk_repl_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
     bool waits = false;
-    if (kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, bk_now_ms(), &a, &b, &len) ==
+    if (kp_batch_build_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, bk_net_now_ms(), &a, &b, &len) ==
         KP_OK) {
-        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
-        waits = bk_ps_append(n, p, &set, &po, marker_replicated, NULL, w, &res);
+        bk_repl_ps_set_t set = bk_repl_ps_set_internal((uint8_t *)b, len);
+        waits = bk_repl_ps_append(n, p, &set, &po, marker_replicated, NULL, w, &res);
     } else {
         fprintf(stderr, "skiff: node %d: marker on %s-%d not built (out of memory)\n", n->id, topic, partition);
     }
     kp_arena_free(&a);
     if (waits) return true;
     *err = res.error;
-    if (*err == 0 && offsets) bk_gd_txn_complete(n->groups, partition, producer_id, commit);
+    if (*err == 0 && offsets) bk_grp_gd_txn_complete(n->groups, partition, producer_id, commit);
     free(w->topic);
     free(w);
     return false;
@@ -123,12 +123,12 @@ static void note_refused(const bk_node_t *n, const char *id, const char *topic, 
 
 /* ---- peers ----------------------------------------------------------------------- */
 
-static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len);
+static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len);
 
-static bk_qc_peer_t *peer_for(bk_td_t *td, int32_t broker) {
-    const bk_broker_t *b = bk_image_broker(&td->node->img, broker);
+static bk_net_qc_peer_t *peer_for(bk_txn_td_t *td, int32_t broker) {
+    const bk_meta_broker_t *b = bk_meta_image_broker(&td->node->img, broker);
     if (!b || b->fenced || b->nendpoints == 0) return NULL;
-    const bk_endpoint_t *ep = &b->endpoints[0];
+    const bk_meta_endpoint_t *ep = &b->endpoints[0];
     for (int32_t k = 0; k < b->nendpoints; k++)
         if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
     td_peer_t *slot = NULL;
@@ -136,25 +136,25 @@ static bk_qc_peer_t *peer_for(bk_td_t *td, int32_t broker) {
         if (td->peers[i].broker == broker) slot = &td->peers[i];
     if (slot && slot->peer && slot->port == ep->port && strcmp(slot->host, ep->host) == 0) return slot->peer;
     if (!slot) {
-        if (td->npeers >= BK_TD_PEERS_MAX) return NULL;
+        if (td->npeers >= BK_TXN_TD_PEERS_MAX) return NULL;
         slot = &td->peers[td->npeers++];
         memset(slot, 0, sizeof *slot);
         slot->broker = broker;
     }
-    bk_qc_free(slot->peer);   /* its requests are reported lost: re-sent by the timer */
+    bk_net_qc_free(slot->peer);   /* its requests are reported lost: re-sent by the timer */
     slot->peer = NULL;
     if (strlen(ep->host) >= sizeof slot->host || ep->port == 0) return NULL;
     snprintf(slot->host, sizeof slot->host, "%s", ep->host);
     slot->port = ep->port;
-    slot->peer = bk_qc_new(td->node->base, broker, ep->host, (uint16_t)ep->port, on_resp, td);
+    slot->peer = bk_net_qc_new(td->node->base, broker, ep->host, (uint16_t)ep->port, on_resp, td);
     return slot->peer;
 }
 
-void td_peers_free(bk_td_t *td) {
+void td_peers_free(bk_txn_td_t *td) {
     for (size_t i = 0; i < td->npeers; i++) {
-        bk_qc_peer_t *p = td->peers[i].peer;
+        bk_net_qc_peer_t *p = td->peers[i].peer;
         td->peers[i].peer = NULL;
-        bk_qc_free(p);
+        bk_net_qc_free(p);
     }
     td->npeers = 0;
 }
@@ -173,19 +173,19 @@ static uint8_t *encode(const kp_request_header_t *h, const void *body, size_t *l
     return buf;
 }
 
-static int send_frame(bk_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq) {
-    bk_qc_peer_t *p = peer_for(td, broker);
+static int send_frame(bk_txn_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq) {
+    bk_net_qc_peer_t *p = peer_for(td, broker);
     if (!p) return -1;
-    kp_request_header_t h = { api, ver, bk_qc_next_corr(p), kp_slice_cstr("skiff-txn") };
+    kp_request_header_t h = { api, ver, bk_net_qc_next_corr(p), kp_slice_cstr("skiff-txn") };
     size_t len = 0;
     uint8_t *buf = encode(&h, body, &len);
     if (!buf) return -1;
-    bk_qc_pending_t pend;
+    bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
-    pend.kind = BK_QC_FORWARD;
+    pend.kind = BK_NET_QC_FORWARD;
     pend.corr = h.correlation_id;
     pend.arg = (void *)(uintptr_t)seq;
-    int rc = bk_qc_send(p, buf, len, &pend, bk_now_ms());
+    int rc = bk_net_qc_send(p, buf, len, &pend, bk_net_now_ms());
     free(buf);
     return rc;
 }
@@ -200,7 +200,7 @@ static void flight_free(td_flight_t *f) {
 }
 
 /* Unlinks and returns the flight with this sequence number, or NULL. */
-static td_flight_t *flight_take(bk_td_t *td, uint64_t seq) {
+static td_flight_t *flight_take(bk_txn_td_t *td, uint64_t seq) {
     for (td_flight_t **pp = &td->flights; *pp; pp = &(*pp)->next) {
         td_flight_t *f = *pp;
         if (f->seq != seq) continue;
@@ -211,13 +211,13 @@ static td_flight_t *flight_take(bk_td_t *td, uint64_t seq) {
     return NULL;
 }
 
-bool td_in_flight(const bk_td_t *td, int32_t pidx, const char *id, int64_t now_ms) {
+bool td_in_flight(const bk_txn_td_t *td, int32_t pidx, const char *id, int64_t now_ms) {
     for (const td_flight_t *f = td->flights; f; f = f->next)
-        if (f->pidx == pidx && strcmp(f->id, id) == 0 && now_ms - f->sent_ms < BK_TD_MARKER_RESEND_MS) return true;
+        if (f->pidx == pidx && strcmp(f->id, id) == 0 && now_ms - f->sent_ms < BK_TXN_TD_MARKER_RESEND_MS) return true;
     return false;
 }
 
-void td_flights_drop(bk_td_t *td, int32_t pidx) {
+void td_flights_drop(bk_txn_td_t *td, int32_t pidx) {
     for (td_flight_t **pp = &td->flights; *pp;) {
         td_flight_t *f = *pp;
         if (pidx >= 0 && f->pidx != pidx) { pp = &f->next; continue; }
@@ -228,7 +228,7 @@ void td_flights_drop(bk_td_t *td, int32_t pidx) {
 }
 
 /* Sends the flight's partitions as one WriteTxnMarkers request. */
-static bool flight_send(bk_td_t *td, td_flight_t *f, bool commit) {
+static bool flight_send(bk_txn_td_t *td, td_flight_t *f, bool commit) {
     kp_write_txn_markers_request_writable_txn_marker_topic_t *ts = calloc(f->nparts, sizeof *ts);
     int32_t *idx = calloc(f->nparts, sizeof *idx);
     bool ok = ts && idx;
@@ -266,9 +266,9 @@ static bool flight_send(bk_td_t *td, td_flight_t *f, bool commit) {
 }
 
 /* A flight for broker holding m's partitions that broker leads (sorted as m). */
-static void send_remote(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, int32_t broker,
+static void send_remote(bk_txn_td_t *td, int32_t pidx, const bk_txn_markers_t *m, int32_t broker,
                         const int32_t *leader) {
-    if (td->nflights >= BK_TD_INFLIGHT_MAX) return;       /* the timer re-sends */
+    if (td->nflights >= BK_TXN_TD_INFLIGHT_MAX) return;       /* the timer re-sends */
     td_flight_t *f = calloc(1, sizeof *f);
     if (!f) return;
     f->parts = calloc(m->nparts, sizeof *f->parts);
@@ -287,7 +287,7 @@ static void send_remote(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, in
     f->broker = broker;
     f->producer_id = m->producer_id;
     f->producer_epoch = m->producer_epoch;
-    f->sent_ms = bk_now_ms();
+    f->sent_ms = bk_net_now_ms();
     f->commit = m->commit;
     if (!flight_send(td, f, m->commit)) { flight_free(f); return; }
     f->next = td->flights;
@@ -297,7 +297,7 @@ static void send_remote(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, in
 
 /* A local marker's wait: the flight (broker = this node) it belongs to. */
 typedef struct {
-    bk_td_t *td;
+    bk_txn_td_t *td;
     uint64_t seq;
 } local_wait_t;
 
@@ -305,7 +305,7 @@ typedef struct {
  * may emit the Complete* record), others are re-sent by the timer. */
 static void local_marker_done(void *ctx, int16_t err) {
     local_wait_t *lw = ctx;
-    bk_td_t *td = lw->td;
+    bk_txn_td_t *td = lw->td;
     td_flight_t *f = flight_take(td, lw->seq);
     free(lw);
     if (!f) return;                                       /* core dropped meanwhile */
@@ -313,7 +313,7 @@ static void local_marker_done(void *ctx, int16_t err) {
     if (c && c->coordinator_epoch == f->coord_epoch && bk_txn_part_marker_final(err) && !td->stopped) {
         bk_txn_out_t out;
         bk_txn_out_init(&out);
-        bk_txn_marker_done(c, f->id, f->producer_id, f->producer_epoch, f->parts[0], bk_now_ms(), &out);
+        bk_txn_marker_done(c, f->id, f->producer_id, f->producer_epoch, f->parts[0], bk_net_now_ms(), &out);
         bk_td_finish(td, f->pidx, &out, NULL, NULL, NULL);
     }
     flight_free(f);
@@ -321,10 +321,10 @@ static void local_marker_done(void *ctx, int16_t err) {
 
 /* Writes the marker of m on tp, led here: done now (into out) or later
  * through a flight to ourselves, which keeps the timer from re-sending it. */
-static void write_local(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, const bk_txn_tp_t *tp,
+static void write_local(bk_txn_td_t *td, int32_t pidx, const bk_txn_markers_t *m, const bk_txn_tp_t *tp,
                         bk_txn_out_t *out) {
     bk_node_t *n = td->node;
-    if (td->nflights >= BK_TD_INFLIGHT_MAX) return;       /* the timer re-sends */
+    if (td->nflights >= BK_TXN_TD_INFLIGHT_MAX) return;       /* the timer re-sends */
     td_flight_t *f = calloc(1, sizeof *f);
     local_wait_t *lw = calloc(1, sizeof *lw);
     if (f) {
@@ -346,14 +346,14 @@ static void write_local(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, co
     f->broker = n->id;
     f->producer_id = m->producer_id;
     f->producer_epoch = m->producer_epoch;
-    f->sent_ms = bk_now_ms();
+    f->sent_ms = bk_net_now_ms();
     f->commit = m->commit;
     *lw = (local_wait_t){ td, f->seq };
     f->next = td->flights;                                /* linked first: a nested completion finds it */
     td->flights = f;
     td->nflights++;
     int16_t e = 0;
-    if (bk_td_write_marker(n, tp->topic, tp->partition, m->producer_id, m->producer_epoch, m->commit,
+    if (bk_txn_td_write_marker(n, tp->topic, tp->partition, m->producer_id, m->producer_epoch, m->commit,
                            m->coordinator_epoch, local_marker_done, lw, &e))
         return;
     free(lw);
@@ -362,18 +362,18 @@ static void write_local(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, co
     note_refused(n, m->transactional_id, tp->topic, strlen(tp->topic), tp->partition, e);
     if (bk_txn_part_marker_final(e))
         bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp,
-                           bk_now_ms(), out);
+                           bk_net_now_ms(), out);
     flight_free(f);
 }
 
-void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out) {
+void td_send_markers(bk_txn_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_txn_out_t *out) {
     bk_node_t *n = td->node;
     int32_t *leader = calloc(m->nparts ? m->nparts : 1, sizeof *leader);
     if (!leader) return;                                  /* the timer re-sends */
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     for (size_t i = 0; i < m->nparts; i++) {
         const bk_txn_tp_t *tp = &m->parts[i];
-        const bk_topic_t *t = bk_image_topic_by_name(&n->img, tp->topic);
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, tp->topic);
         leader[i] = -1;
         if (!t || tp->partition < 0 || tp->partition >= t->nparts) {
             bk_txn_marker_done(td->coords[pidx], m->transactional_id, m->producer_id, m->producer_epoch, *tp, now, out);
@@ -392,12 +392,12 @@ void td_send_markers(bk_td_t *td, int32_t pidx, const bk_txn_markers_t *m, bk_tx
     free(leader);
 }
 
-static void marker_answer(bk_td_t *td, td_flight_t *f, const kp_write_txn_markers_response_t *r) {
+static void marker_answer(bk_txn_td_t *td, td_flight_t *f, const kp_write_txn_markers_response_t *r) {
     bk_txn_coord_t *c = f->pidx < td->ncoords ? td->coords[f->pidx] : NULL;
     if (!c || c->coordinator_epoch != f->coord_epoch) return;  /* reloaded since: stale answer */
     bk_txn_out_t out;
     bk_txn_out_init(&out);
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     for (int32_t i = 0; i < r->markers.count; i++) {
         const kp_write_txn_markers_response_writable_txn_marker_result_t *m = &r->markers.items[i];
         if (m->producer_id != f->producer_id) continue;
@@ -420,7 +420,7 @@ static void marker_answer(bk_td_t *td, td_flight_t *f, const kp_write_txn_marker
     bk_td_finish(td, f->pidx, &out, NULL, NULL, NULL);
 }
 
-static void pid_answer(bk_td_t *td, const kp_init_producer_id_response_t *r) {
+static void pid_answer(bk_txn_td_t *td, const kp_init_producer_id_response_t *r) {
     bk_node_t *n = td->node;
     if (r->error_code != 0 || r->producer_id < 0) return;
     if (n->pid_next < n->pid_end) return;               /* refilled meanwhile */
@@ -428,9 +428,9 @@ static void pid_answer(bk_td_t *td, const kp_init_producer_id_response_t *r) {
     n->pid_end = r->producer_id + 1;
 }
 
-static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, const uint8_t *frame, size_t len) {
+static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len) {
     (void)peer_id;
-    bk_td_t *td = ctx;
+    bk_txn_td_t *td = ctx;
     uint64_t seq = (uint64_t)(uintptr_t)pend->arg;
     td_flight_t *f = NULL;
     if (seq == PID_REFILL_SEQ) td->pid_refill = false;
@@ -454,7 +454,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_qc_pending_t *pend, con
 /* ---- producer ids ---------------------------------------------------------------- */
 
 typedef struct {
-    bk_td_t *td;
+    bk_txn_td_t *td;
     int64_t first;
     int32_t count;
 } refill_t;
@@ -472,7 +472,7 @@ static void block_committed(void *arg, int status) {
 
 /* A new block: committed here on the controller, else one id asked of the
  * controller with an idempotent InitProducerId (it hands out of its block). */
-static void refill(bk_td_t *td) {
+static void refill(bk_txn_td_t *td) {
     bk_node_t *n = td->node;
     if (td->pid_refill || td->stopped) return;
     int32_t ctl = bk_node_controller_id(n);
@@ -489,23 +489,23 @@ static void refill(bk_td_t *td) {
     refill_t *r = calloc(1, sizeof *r);
     if (!r) return;
     r->td = td;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    int16_t e = bk_ctrl_alloc_producer_ids(&n->ctrl, &n->img, n->id, n->broker_epoch, &recs, &r->first, &r->count);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    int16_t e = bk_meta_ctrl_alloc_producer_ids(&n->ctrl, &n->img, n->id, n->broker_epoch, &recs, &r->first, &r->count);
     if (e != 0 || r->count <= 0 || recs.err != KP_OK) {
-        bk_recs_free(&recs);
+        bk_meta_recs_free(&recs);
         free(r);
         return;
     }
     td->pid_refill = true;
     bk_node_commit(n, &recs, block_committed, r);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
 }
 
-bool bk_td_alloc_pid(bk_td_t *td, int64_t *producer_id) { return td_alloc_pid(td, producer_id); }
+bool bk_txn_td_alloc_pid(bk_txn_td_t *td, int64_t *producer_id) { return td_alloc_pid(td, producer_id); }
 
 bool td_alloc_pid(void *ctx, int64_t *producer_id) {
-    bk_td_t *td = ctx;
+    bk_txn_td_t *td = ctx;
     bk_node_t *n = td->node;
     if (n->pid_next >= n->pid_end) refill(td);   /* a local commit may fill it at once */
     if (n->pid_next >= n->pid_end) return false; /* COORDINATOR_LOAD_IN_PROGRESS: retried */

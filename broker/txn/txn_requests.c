@@ -8,7 +8,7 @@
  * copies what it keeps and bk_td_finish copies the id it waits on. So
  * nothing here points into the request after the entry returns. Bounds:
  * the arrays follow the decoded request's counts; ListTransactions stops
- * at BK_TD_LIST_MAX. */
+ * at BK_TXN_TD_LIST_MAX. */
 #include "broker/txn/txn_driver_int.h"
 
 #include <assert.h>
@@ -31,23 +31,23 @@ static char *cstr(kp_str_t s) {
     return c;
 }
 
-static void answer_now(bk_td_answer_fn fn, void *arg, int16_t err) {
-    bk_td_answer_t a = { err, -1, -1 };
+static void answer_now(bk_txn_td_answer_fn fn, void *arg, int16_t err) {
+    bk_txn_td_answer_t a = { err, -1, -1 };
     fn(arg, &a);
 }
 
 /* The core of transactional id `id`, or NULL with *err (td NULL:
  * COORDINATOR_NOT_AVAILABLE). */
-static bk_txn_coord_t *coord_of(bk_td_t *td, const char *id, int32_t *pidx, int16_t *err) {
+static bk_txn_coord_t *coord_of(bk_txn_td_t *td, const char *id, int32_t *pidx, int16_t *err) {
     *pidx = -1;
     *err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    return td ? bk_td_coord(td, id, pidx, err) : NULL;
+    return td ? bk_txn_td_coord(td, id, pidx, err) : NULL;
 }
 
 /* ---- client requests --------------------------------------------------------------- */
 
-void bk_td_init_producer_id(bk_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
-                            bk_td_answer_fn fn, void *arg) {
+void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
+                            bk_txn_td_answer_fn fn, void *arg) {
     char *id = cstr(q->transactional_id);
     if (!id) { answer_now(fn, arg, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     int32_t pidx = -1;
@@ -63,12 +63,12 @@ void bk_td_init_producer_id(bk_td_t *td, const kp_init_producer_id_request_t *q,
                              version >= 3 ? q->producer_epoch : -1 };
     bk_txn_out_t out;
     bk_txn_out_init(&out);
-    bk_txn_init_producer_id(c, &in, bk_now_ms(), &out);
+    bk_txn_init_producer_id(c, &in, bk_net_now_ms(), &out);
     bk_td_finish(td, pidx, &out, id, fn, arg);
     free(id);
 }
 
-void bk_td_add_partitions(bk_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_td_answer_fn fn,
+void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
                           void *arg) {
     const kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t *ts = q->v3_and_below_topics.items;
     size_t nt = cnt(q->v3_and_below_topics.count), total = 0;
@@ -90,7 +90,7 @@ void bk_td_add_partitions(bk_td_t *td, const kp_add_partitions_to_txn_request_t 
         bk_txn_out_t out;
         bk_txn_out_init(&out);
         bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n,
-                              bk_now_ms(), &out);   /* copies the topics it keeps */
+                              bk_net_now_ms(), &out);   /* copies the topics it keeps */
         bk_td_finish(td, pidx, &out, id, fn, arg);
     } else {
         answer_now(fn, arg, err);
@@ -104,11 +104,11 @@ void bk_td_add_partitions(bk_td_t *td, const kp_add_partitions_to_txn_request_t 
 /* __consumer_offsets' partition count: the topic's, or the configured one
  * before it exists (the group's coordinator partition will be that). */
 static int32_t offsets_partitions(const bk_node_t *n) {
-    const bk_topic_t *t = bk_image_topic_by_name(&n->img, BK_GD_TOPIC);
-    return t && t->nparts > 0 ? t->nparts : (int32_t)bk_config_int(n->cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, BK_GRP_GD_TOPIC);
+    return t && t->nparts > 0 ? t->nparts : (int32_t)bk_cfg_int(n->cfg, BK_CFG_OFFSETS_TOPIC_NUM_PARTITIONS);
 }
 
-void bk_td_add_offsets(bk_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_td_answer_fn fn, void *arg) {
+void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg) {
     char *id = cstr(q->transactional_id);
     int32_t pidx = -1;
     int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -117,7 +117,7 @@ void bk_td_add_offsets(bk_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk
         int32_t gp = bk_grp_partition_for(q->group_id, offsets_partitions(td->node));
         bk_txn_out_t out;
         bk_txn_out_init(&out);
-        bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_now_ms(), &out);
+        bk_txn_add_offsets(c, id, q->producer_id, q->producer_epoch, gp, bk_net_now_ms(), &out);
         bk_td_finish(td, pidx, &out, id, fn, arg);
     } else {
         answer_now(fn, arg, err);
@@ -125,7 +125,7 @@ void bk_td_add_offsets(bk_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk
     free(id);
 }
 
-void bk_td_end_txn(bk_td_t *td, const kp_end_txn_request_t *q, bk_td_answer_fn fn, void *arg) {
+void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg) {
     char *id = cstr(q->transactional_id);
     int32_t pidx = -1;
     int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -133,7 +133,7 @@ void bk_td_end_txn(bk_td_t *td, const kp_end_txn_request_t *q, bk_td_answer_fn f
     if (c) {
         bk_txn_out_t out;
         bk_txn_out_init(&out);
-        bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_now_ms(), &out);
+        bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_net_now_ms(), &out);
         bk_td_finish(td, pidx, &out, id, fn, arg);
     } else {
         answer_now(fn, arg, err);
@@ -143,15 +143,15 @@ void bk_td_end_txn(bk_td_t *td, const kp_end_txn_request_t *q, bk_td_answer_fn f
 
 /* ---- queries ------------------------------------------------------------------------- */
 
-static void query_nomem(bk_td_query_fn fn, void *arg) {
-    bk_td_query_t res = { .unsent = "out of memory" };
+static void query_nomem(bk_txn_td_query_fn fn, void *arg) {
+    bk_txn_td_query_t res = { .unsent = "out of memory" };
     fn(arg, &res);
 }
 
-void bk_td_describe_transactions(bk_td_t *td, const kp_describe_transactions_request_t *q, bk_td_query_fn fn,
+void bk_txn_td_describe_transactions(bk_txn_td_t *td, const kp_describe_transactions_request_t *q, bk_txn_td_query_fn fn,
                                  void *arg) {
     size_t n = cnt(q->transactional_ids.count);
-    bk_td_txn_t *v = calloc(n ? n : 1, sizeof *v);
+    bk_txn_td_txn_t *v = calloc(n ? n : 1, sizeof *v);
     char **ids = calloc(n ? n : 1, sizeof *ids);
     bool ok = v && ids;
     for (size_t i = 0; ok && i < n; i++) ok = (ids[i] = cstr(q->transactional_ids.items[i])) != NULL;
@@ -163,7 +163,7 @@ void bk_td_describe_transactions(bk_td_t *td, const kp_describe_transactions_req
         if (v[i].error) v[i].meta = NULL;
     }
     if (ok) {
-        bk_td_query_t res = { .txns = v, .ntxns = n };
+        bk_txn_td_query_t res = { .txns = v, .ntxns = n };
         fn(arg, &res);
     } else {
         query_nomem(fn, arg);
@@ -174,7 +174,7 @@ void bk_td_describe_transactions(bk_td_t *td, const kp_describe_transactions_req
 }
 
 typedef struct {
-    bk_td_txn_t *v;
+    bk_txn_td_txn_t *v;
     size_t n, cap;
     bool nomem;
 } list_ctx_t;
@@ -182,19 +182,19 @@ typedef struct {
 /* Pointers into the core: valid until it changes, i.e. past the callback. */
 static void list_one(void *ctx, const char *id, const bk_txn_meta_t *m) {
     list_ctx_t *l = ctx;
-    if (l->n >= BK_TD_LIST_MAX || l->nomem) return;
+    if (l->n >= BK_TXN_TD_LIST_MAX || l->nomem) return;
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
-        bk_td_txn_t *nv = realloc(l->v, nc * sizeof *nv);
+        bk_txn_td_txn_t *nv = realloc(l->v, nc * sizeof *nv);
         if (!nv) { l->nomem = true; return; }
         l->v = nv;
         l->cap = nc;
     }
-    l->v[l->n++] = (bk_td_txn_t){ id, 0, m };
+    l->v[l->n++] = (bk_txn_td_txn_t){ id, 0, m };
 }
 
-void bk_td_list_transactions(bk_td_t *td, const kp_list_transactions_request_t *q, int16_t version,
-                             bk_td_query_fn fn, void *arg) {
+void bk_txn_td_list_transactions(bk_txn_td_t *td, const kp_list_transactions_request_t *q, int16_t version,
+                             bk_txn_td_query_fn fn, void *arg) {
     size_t ns = cnt(q->state_filters.count);
     size_t np = cnt(q->producer_id_filters.count);
     char **states = calloc(ns ? ns : 1, sizeof *states);
@@ -204,15 +204,15 @@ void bk_td_list_transactions(bk_td_t *td, const kp_list_transactions_request_t *
     list_ctx_t l = { NULL, 0, 0, false };
     if (ok) {
         int64_t duration = version >= 1 ? q->duration_filter : -1;
-        int64_t now = bk_now_ms();
-        int32_t ncoords = td ? bk_td_ncoords(td) : 0;
+        int64_t now = bk_net_now_ms();
+        int32_t ncoords = td ? bk_txn_td_ncoords(td) : 0;
         for (int32_t p = 0; p < ncoords; p++) {
-            bk_txn_coord_t *c = bk_td_coord_at(td, p);
+            bk_txn_coord_t *c = bk_txn_td_coord_at(td, p);
             if (c)
                 bk_txn_list(c, (const char *const *)states, ns, q->producer_id_filters.items, np, duration, now,
                             unknown, list_one, &l);
         }
-        bk_td_query_t res = { .error = l.nomem ? KP_ERROR_UNKNOWN_SERVER_ERROR : 0, .txns = l.v, .ntxns = l.n,
+        bk_txn_td_query_t res = { .error = l.nomem ? KP_ERROR_UNKNOWN_SERVER_ERROR : 0, .txns = l.v, .ntxns = l.n,
                               .unknown_states = unknown };
         fn(arg, &res);
     } else {

@@ -14,7 +14,7 @@
  *
  * Bounds: one wait per append, at most BK_REPL_WAITS_MAX per partition
  * (the replication driver; beyond it the write fails REQUEST_TIMED_OUT);
- * each completion drains at most BK_TD_DRAIN_ROUNDS_MAX synchronous rounds. */
+ * each completion drains at most BK_TXN_TD_DRAIN_ROUNDS_MAX synchronous rounds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +29,13 @@
 /* The request waiting for the write of `id` (fn NULL: nobody). */
 typedef struct {
     char *id;                    /* owned */
-    bk_td_answer_fn fn;
+    bk_txn_td_answer_fn fn;
     void *ctx;
 } waiter_t;
 
 /* One append waiting for its replication. */
 typedef struct {
-    bk_td_t *td;
+    bk_txn_td_t *td;
     int32_t pidx;
     int32_t coord_epoch;         /* the core that emitted the records */
     char **ids;                  /* transactional id of each record (owned) */
@@ -45,8 +45,8 @@ typedef struct {
 
 static void answer(waiter_t *w, int16_t error, int64_t producer_id, int16_t producer_epoch) {
     if (!w->fn) return;
-    bk_td_answer_fn fn = w->fn;
-    bk_td_answer_t a = { error, error ? -1 : producer_id, error ? -1 : producer_epoch };
+    bk_txn_td_answer_fn fn = w->fn;
+    bk_txn_td_answer_t a = { error, error ? -1 : producer_id, error ? -1 : producer_epoch };
     w->fn = NULL;
     free(w->id);
     w->id = NULL;
@@ -78,27 +78,27 @@ static int build_batch(const bk_txn_out_t *out, int64_t now, kp_arena_t *a, cons
     return rc;
 }
 
-static void drive(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w);
+static void drive(bk_txn_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w);
 
 /* Reports the writes of ids with err to core c (into out), answering w when
  * its id is among them. */
 static void writes_done(bk_txn_coord_t *c, char *const *ids, size_t nids, int16_t err, bk_txn_out_t *out,
                         waiter_t *w) {
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     for (size_t i = 0; i < nids; i++) {
         bk_txn_write_done(c, ids[i], err, now, out);
         if (w->fn && strcmp(ids[i], w->id) == 0) answer(w, out->error, out->producer_id, out->producer_epoch);
     }
 }
 
-/* The partition service's completion of a write (bk_ps_done_fn). */
-static void on_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
-    bk_td_t *td = ctx;
+/* The partition service's completion of a write (bk_repl_ps_done_fn). */
+static void on_replicated(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
+    bk_txn_td_t *td = ctx;
     write_t *wr = part_ctx;
     int16_t err = res->error;
     bk_txn_coord_t *c = wr->pidx < td->ncoords ? td->coords[wr->pidx] : NULL;
     if (err)
-        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not replicated: %s\n", td->node->id, BK_TD_TOPIC,
+        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not replicated: %s\n", td->node->id, BK_TXN_TD_TOPIC,
                 wr->pidx, kp_error_name(err));
     if (!c || c->coordinator_epoch != wr->coord_epoch) {
         answer(&wr->w, KP_ERROR_NOT_COORDINATOR, -1, -1);   /* reloaded: it acts on its replay */
@@ -116,8 +116,8 @@ static void on_replicated(void *ctx, void *part_ctx, const bk_ps_result_t *res) 
 /* Appends cur's records; takes its record ids. Returns true when the
  * replication wait owns them now (and w, when its id is among them); false
  * when done now with *err (NONE: replicated already). */
-static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w, int16_t *err) {
-    bk_part_t *p = td_led_part(td, pidx);
+static bool write_recs(bk_txn_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w, int16_t *err) {
+    bk_repl_part_t *p = td_led_part(td, pidx);
     *err = KP_ERROR_NONE;
     if (!p) { *err = KP_ERROR_NOT_LEADER_OR_FOLLOWER; return false; }
     /* allocated before the append: nothing may fail after it */
@@ -128,21 +128,21 @@ static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w
         *err = KP_ERROR_REQUEST_TIMED_OUT;
         return false;
     }
-    int64_t now = bk_now_ms();
+    int64_t now = bk_net_now_ms();
     kp_arena_t a;
     kp_arena_init(&a, (size_t)1 << 30);
     const uint8_t *b = NULL;
     size_t len = 0;
     int rc = build_batch(cur, now, &a, &b, &len);
-    bk_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
+    bk_repl_ps_result_t res = { KP_ERROR_KAFKA_STORAGE_ERROR, -1, -1, -1, -1, false };
     bool waits = false;
     if (rc == KP_OK) {
         *wr = (write_t){ td, pidx, td->coords[pidx]->coordinator_epoch, ids, cur->nrecs, { NULL, NULL, NULL } };
-        bk_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
-        bk_ps_set_t set = bk_ps_set_internal((uint8_t *)b, len);
-        waits = bk_ps_append(td->node, p, &set, &po, on_replicated, td, wr, &res);
+        bk_repl_ps_opts_t po = { .acks = -1, .min_insync = 1, .timeout_ms = BK_TXN_TD_WRITE_TIMEOUT_MS, .leader_epoch = -1 };
+        bk_repl_ps_set_t set = bk_repl_ps_set_internal((uint8_t *)b, len);
+        waits = bk_repl_ps_append(td->node, p, &set, &po, on_replicated, td, wr, &res);
     } else {
-        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not built: %s\n", td->node->id, BK_TD_TOPIC,
+        fprintf(stderr, "skiff: node %d: %s-%d: transaction records not built: %s\n", td->node->id, BK_TXN_TD_TOPIC,
                 pidx, st_status_str(rc));
     }
     kp_arena_free(&a);
@@ -164,8 +164,8 @@ static bool write_recs(bk_td_t *td, int32_t pidx, bk_txn_out_t *cur, waiter_t *w
 /* Sends cur's markers and writes its records, then loops on what the
  * synchronous completions produce; what waits for replication continues
  * in on_replicated. */
-static void drive(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w) {
-    for (int round = 0; round < BK_TD_DRAIN_ROUNDS_MAX && (out->nrecs > 0 || out->nmarkers > 0); round++) {
+static void drive(bk_txn_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w) {
+    for (int round = 0; round < BK_TXN_TD_DRAIN_ROUNDS_MAX && (out->nrecs > 0 || out->nmarkers > 0); round++) {
         bk_txn_coord_t *c = pidx < td->ncoords ? td->coords[pidx] : NULL;
         if (!c || out->err != KP_OK) break;
         bk_txn_out_t cur = *out;
@@ -180,12 +180,12 @@ static void drive(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, waiter_t *w) {
     bk_txn_out_free(out);
 }
 
-void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
-                  bk_td_answer_fn fn, void *ctx) {
+void bk_td_finish(bk_txn_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *transactional_id,
+                  bk_txn_td_answer_fn fn, void *ctx) {
     waiter_t w = { NULL, NULL, NULL };
     if (fn && out->err != KP_OK) {
         bk_txn_out_free(out);
-        bk_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 };
+        bk_txn_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 };
         fn(ctx, &a);
         return;
     }
@@ -194,7 +194,7 @@ void bk_td_finish(bk_td_t *td, int32_t pidx, bk_txn_out_t *out, const char *tran
         answer(&w, out->error, out->producer_id, out->producer_epoch);
     } else if (fn) {
         w = (waiter_t){ strdup(transactional_id), fn, ctx };
-        if (!w.id) { w.fn = NULL; bk_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 }; fn(ctx, &a); }
+        if (!w.id) { w.fn = NULL; bk_txn_td_answer_t a = { KP_ERROR_UNKNOWN_SERVER_ERROR, -1, -1 }; fn(ctx, &a); }
     }
     drive(td, pidx, out, &w);
     answer(&w, KP_ERROR_COORDINATOR_NOT_AVAILABLE, -1, -1);   /* the write never came back */

@@ -50,7 +50,7 @@ static void bench_resp_errors(void) {
     for (int32_t np = 1; np <= 100; np += 99) {
         t.partition_responses.count = np;
         double w0 = now_s();
-        for (unsigned i = 0; i < WALKS; i++) sink += bk_resp_errors(KP_API_PRODUCE, 9, &r, count_code, &sink);
+        for (unsigned i = 0; i < WALKS; i++) sink += bk_api_resp_errors(KP_API_PRODUCE, 9, &r, count_code, &sink);
         double w1 = now_s();
         printf("error-code walk of a Produce response, %d partition(s): %.1f ns\n", np, (w1 - w0) * 1e9 / WALKS);
     }
@@ -58,7 +58,7 @@ static void bench_resp_errors(void) {
 }
 
 int main(void) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     if (m == NULL || bk_mx_catalogue_register(m) != KP_OK) return 1;
     bk_mx_series_t *c = bk_mx_series(m, BK_MX_REQUESTS_TOTAL, (const char *[]){ "Produce" });
     bk_mx_series_t *h = bk_mx_series(m, BK_MX_REQUEST_LATENCY_SECONDS,
@@ -77,7 +77,7 @@ int main(void) {
         bk_mx_inc(bk_mx_series(m, BK_MX_BYTES_IN_TOTAL, (const char *[]){ t }), i);
     }
     /* per-topic update on produce/fetch: by name (the old path) vs the
-     * handle kept in bk_part_t (the path now) */
+     * handle kept in bk_repl_part_t (the path now) */
     bk_mx_series_t *held = bk_mx_series(m, BK_MX_BYTES_IN_TOTAL, (const char *[]){ "t0500" });
     double l0 = now_s();
     for (unsigned i = 0; i < LOOKUPS; i++)
@@ -93,13 +93,13 @@ int main(void) {
     double t3 = now_s();
     for (unsigned r = 0; r < RENDERS; r++) {
         struct evbuffer *b = evbuffer_new();
-        if (b == NULL || bk_metrics_render(m, b) != KP_OK) return 1;
+        if (b == NULL || bk_mx_render(m, b) != KP_OK) return 1;
         bytes = evbuffer_get_length(b);
         evbuffer_free(b);
     }
     double t4 = now_s();
     printf("render: %.3f ms per scrape, %zu bytes (%u topic series + %u collected)\n",
            (t4 - t3) * 1e3 / RENDERS, bytes, TOPICS, TOPICS);
-    bk_metrics_free(m);
+    bk_mx_free(m);
     return 0;
 }

@@ -15,7 +15,7 @@
  * name (Fetch < v13: strlen + memcmp) or the topic id (v13+)). The copy
  * keeps its data layout (waiter -> request -> plan of targets) and its
  * comparisons; only the answer path is cut, as in "new".
- * "new": bk_purg_notify of broker/replication/purgatory.c, the real code.
+ * "new": bk_repl_purg_notify of broker/replication/purgatory.c, the real code.
  *
  * Prints ns per append (one notify) and the ratio. Fixed iteration counts,
  * well under a second; never asserts on time. */
@@ -49,7 +49,7 @@ static void die(const char *what) {
 
 typedef struct {
     char topic[32];
-    bk_uuid_t topic_id;
+    bk_meta_uuid_t topic_id;
     int32_t partition;
 } part_t;
 
@@ -159,28 +159,28 @@ static void never_done(void *ctx) { (void)ctx; }
 
 static double run_new(int span) {
     struct event_base *base = event_base_new();
-    bk_purg_t *pg = base ? bk_purg_new(base, FETCHES) : NULL;
+    bk_repl_purg_t *pg = base ? bk_repl_purg_new(base, FETCHES) : NULL;
     if (!pg) die("purgatory");
     for (int f = 0; f < FETCHES; f++) {
-        bk_purg_key_t keys[MAX_SPAN];
+        bk_repl_purg_key_t keys[MAX_SPAN];
         for (int k = 0; k < span; k++) {
             const part_t *p = &g_parts[part_of(f, k)];
             keys[k].topic_id = p->topic_id;
             keys[k].partition = p->partition;
         }
-        if (bk_purg_wait(pg, keys, (size_t)span, BK_PURG_WAIT_MAX_MS, not_ready, never_done, NULL) != KP_OK)
+        if (bk_repl_purg_wait(pg, keys, (size_t)span, BK_REPL_PURG_WAIT_MAX_MS, not_ready, never_done, NULL) != KP_OK)
             die("wait");
     }
-    if (bk_purg_partitions(pg) != PARTITIONS || bk_purg_waiting(pg) != FETCHES) die("registration");
+    if (bk_repl_purg_partitions(pg) != PARTITIONS || bk_repl_purg_waiting(pg) != FETCHES) die("registration");
     g_ready_calls = 0;
     double t0 = now_s();
     for (unsigned r = 0; r < ROUNDS_NEW; r++) {
         const part_t *p = &g_parts[(r * 7u) % PARTITIONS];
-        bk_purg_notify(pg, &p->topic_id, p->partition);
+        bk_repl_purg_notify(pg, &p->topic_id, p->partition);
     }
     double ns = (now_s() - t0) * 1e9 / ROUNDS_NEW;
     if (g_ready_calls != (unsigned long long)ROUNDS_NEW * 4u * (unsigned)span) die("new: wrong waiters asked");
-    bk_purg_free(pg);   /* completes the 4,000 (never_done) */
+    bk_repl_purg_free(pg);   /* completes the 4,000 (never_done) */
     event_base_free(base);
     return ns;
 }

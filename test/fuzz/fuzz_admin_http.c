@@ -28,24 +28,24 @@
 #define RESPONSE_MAX_BYTES (1 << 20)
 
 static struct event_base *g_base;
-static bk_admin_t *g_admin;
+static bk_http_t *g_admin;
 
-static void echo(bk_admin_req_t *req, void *ctx) {
+static void echo(bk_http_req_t *req, void *ctx) {
     const char *const *names = ctx;
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "method", bk_admin_method(req));
-    bk_json_kv_str(j, "path", bk_admin_path(req));
-    for (size_t i = 0; names[i]; i++) bk_json_kv_str(j, names[i], bk_admin_param(req, names[i]));
-    bk_json_kv_str(j, "q", bk_admin_query(req, "q"));
-    bk_json_kv_u64(j, "body", evbuffer_get_length(bk_admin_request_body(req)));
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "method", bk_http_method(req));
+    bk_http_json_kv_str(j, "path", bk_http_path(req));
+    for (size_t i = 0; names[i]; i++) bk_http_json_kv_str(j, names[i], bk_http_param(req, names[i]));
+    bk_http_json_kv_str(j, "q", bk_http_query(req, "q"));
+    bk_http_json_kv_u64(j, "body", evbuffer_get_length(bk_http_request_body(req)));
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void fail_route(bk_admin_req_t *req, void *ctx) {
+static void fail_route(bk_http_req_t *req, void *ctx) {
     (void)ctx;
-    bk_admin_reply_error(req, 409, "conflict on %s", bk_admin_param(req, "name"));
+    bk_http_reply_error(req, 409, "conflict on %s", bk_http_param(req, "name"));
 }
 
 static void setup(void) {
@@ -55,12 +55,12 @@ static void setup(void) {
     char err[256];
     g_base = event_base_new();
     if (!g_base) abort();
-    g_admin = bk_admin_start(g_base, "127.0.0.1:0", err, sizeof err);
+    g_admin = bk_http_start(g_base, "127.0.0.1:0", err, sizeof err);
     if (!g_admin) abort();
-    if (bk_admin_route(g_admin, "GET", "/v1/topics/{name}", echo, topic_names) != KP_OK ||
-        bk_admin_route(g_admin, "GET", "/v1/topics/{name}/partitions/{p}", echo, part_names) != KP_OK ||
-        bk_admin_route(g_admin, "POST", "/v1/topics/{name}", fail_route, NULL) != KP_OK ||
-        bk_admin_route(g_admin, "GET", "/v1/cluster", echo, none) != KP_OK)
+    if (bk_http_route(g_admin, "GET", "/v1/topics/{name}", echo, topic_names) != KP_OK ||
+        bk_http_route(g_admin, "GET", "/v1/topics/{name}/partitions/{p}", echo, part_names) != KP_OK ||
+        bk_http_route(g_admin, "POST", "/v1/topics/{name}", fail_route, NULL) != KP_OK ||
+        bk_http_route(g_admin, "GET", "/v1/cluster", echo, none) != KP_OK)
         abort();
 }
 
@@ -224,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    sa.sin_port = htons(bk_admin_port(g_admin));
+    sa.sin_port = htons(bk_http_port(g_admin));
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) abort();

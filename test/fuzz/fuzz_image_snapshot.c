@@ -1,4 +1,4 @@
-/* libFuzzer target: metadata image snapshots (bk_image_load).
+/* libFuzzer target: metadata image snapshots (bk_meta_image_load).
  *
  * The whole input is snapshot bytes, loaded into an image that already
  * holds a small state (so that a failed load can be seen to leave it
@@ -17,8 +17,8 @@
 
 #define LOCAL_ID 1
 
-static void snap(const bk_image_t *img, uint8_t **out, size_t *len) {
-    if (bk_image_snapshot(img, out, len) != KP_OK) abort();
+static void snap(const bk_meta_image_t *img, uint8_t **out, size_t *len) {
+    if (bk_meta_image_snapshot(img, out, len) != KP_OK) abort();
 }
 
 static bool same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
@@ -26,18 +26,18 @@ static bool same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
 }
 
 /* A topic with one partition led by LOCAL_ID and a config, via records. */
-static void base_image(bk_image_t *img) {
-    bk_image_init(img, LOCAL_ID);
-    static const uint8_t id[BK_UUID_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+static void base_image(bk_meta_image_t *img) {
+    bk_meta_image_init(img, LOCAL_ID);
+    static const uint8_t id[BK_META_UUID_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
     Skiff__Metadata__Topic t = SKIFF__METADATA__TOPIC__INIT;
     t.name = "base";
     t.has_topic_id = true;
-    t.topic_id.len = BK_UUID_BYTES;
+    t.topic_id.len = BK_META_UUID_BYTES;
     t.topic_id.data = (uint8_t *)id;
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC;
     r.topic = &t;
-    if (bk_image_apply(img, &r, 0) != KP_OK) abort();
+    if (bk_meta_image_apply(img, &r, 0) != KP_OK) abort();
     int32_t reps[1] = { LOCAL_ID };
     Skiff__Metadata__Partition p = SKIFF__METADATA__PARTITION__INIT;
     p.has_topic_id = true;
@@ -49,34 +49,34 @@ static void base_image(bk_image_t *img) {
     p.leader = LOCAL_ID;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PARTITION;
     r.partition = &p;
-    if (bk_image_apply(img, &r, 1) != KP_OK) abort();
-    bk_change_t c[4];
-    if (bk_image_take_changes(img, c, 4) != 1) abort();
+    if (bk_meta_image_apply(img, &r, 1) != KP_OK) abort();
+    bk_meta_change_t c[4];
+    if (bk_meta_image_take_changes(img, c, 4) != 1) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    bk_image_t img;
+    bk_meta_image_t img;
     base_image(&img);
     uint8_t *before;
     size_t before_len;
     snap(&img, &before, &before_len);
-    int rc = bk_image_load(&img, data, size);
+    int rc = bk_meta_image_load(&img, data, size);
     if (rc != KP_OK) {
         if (rc != KP_ERR_CORRUPT && rc != KP_ERR_BAD_VALUE) abort();
         uint8_t *after;
         size_t after_len;
         snap(&img, &after, &after_len);
         if (!same(before, before_len, after, after_len)) abort(); /* unchanged on error */
-        if (bk_image_pending_changes(&img) != 0) abort();
+        if (bk_meta_image_pending_changes(&img) != 0) abort();
         free(after);
     } else {
         fz_check_image(&img);
         uint8_t *s1, *s2;
         size_t l1, l2;
         snap(&img, &s1, &l1);
-        bk_image_t again;
-        bk_image_init(&again, -1);
-        if (bk_image_load(&again, s1, l1) != KP_OK) abort();
+        bk_meta_image_t again;
+        bk_meta_image_init(&again, -1);
+        if (bk_meta_image_load(&again, s1, l1) != KP_OK) abort();
         fz_check_image(&again);
         snap(&again, &s2, &l2);
         if (!same(s1, l1, s2, l2)) abort();
@@ -84,11 +84,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if ((again.cluster_id == NULL) != (img.cluster_id == NULL) ||
             (img.cluster_id && strcmp(img.cluster_id, again.cluster_id) != 0))
             abort();
-        bk_image_free(&again);
+        bk_meta_image_free(&again);
         free(s1);
         free(s2);
     }
     free(before);
-    bk_image_free(&img);
+    bk_meta_image_free(&img);
     return 0;
 }

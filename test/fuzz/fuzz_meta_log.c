@@ -35,8 +35,8 @@ static void quiet(void *ctx, st_log_level_t lvl, const char *msg) {
     (void)ctx; (void)lvl; (void)msg;
 }
 
-static void snap(const bk_image_t *img, uint8_t **out, size_t *len) {
-    if (bk_image_snapshot(img, out, len) != KP_OK) abort();
+static void snap(const bk_meta_image_t *img, uint8_t **out, size_t *len) {
+    if (bk_meta_image_snapshot(img, out, len) != KP_OK) abort();
 }
 
 static st_log_t *open_log(void) {
@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         st_io_set_sync(false);
     }
     st_log_t *log = open_log();
-    bk_image_t ref;
-    bk_image_init(&ref, -1);
+    bk_meta_image_t ref;
+    bk_meta_image_init(&ref, -1);
     bool ref_ok = true;
     kp_arena_t a;
     kp_arena_init(&a, (size_t)8 << 20);
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (flags & 2) continue;
         for (int32_t i = 0; i < n && ref_ok; i++) {
             if (flags & 1) { ref_ok = false; break; }   /* replay refuses compressed batches */
-            ref_ok = bk_image_apply_bytes(&ref, vals[i], lens[i], info.base_offset + i) == KP_OK;
+            ref_ok = bk_meta_image_apply_bytes(&ref, vals[i], lens[i], info.base_offset + i) == KP_OK;
         }
     }
     kp_arena_free(&a);
@@ -111,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     st_logdir_t ld;
     if (st_logdir_load(&ld, g_dir) != KP_OK) abort();
-    bk_image_t img;
-    bk_image_init(&img, -1);
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, -1);
     char err[512] = "";
     bk_meta_log_t *m = bk_meta_log_open(&ld, &img, 1, err, sizeof err);
     if ((m != NULL) != ref_ok) abort();
@@ -130,8 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     }
     st_logdir_free(&ld);
-    bk_image_free(&img);
-    bk_image_free(&ref);
+    bk_meta_image_free(&img);
+    bk_meta_image_free(&ref);
     log = open_log();
     if (st_log_delete(log) != KP_OK) abort();
     return 0;

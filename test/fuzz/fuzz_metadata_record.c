@@ -1,5 +1,5 @@
 /* libFuzzer target: metadata log records applied to an image
- * (bk_image_apply_bytes), as a follower replays the metadata log.
+ * (bk_meta_image_apply_bytes), as a follower replays the metadata log.
  *
  * Input: a sequence of records "u16 length (big-endian), bytes" (length
  * clamped to what is left), applied at offsets 0, 1, 2, ... to one image
@@ -18,8 +18,8 @@
 
 #define RECS_MAX 256 /* bound on records per input */
 
-static void snap(const bk_image_t *img, uint8_t **out, size_t *len) {
-    if (bk_image_snapshot(img, out, len) != KP_OK) abort();
+static void snap(const bk_meta_image_t *img, uint8_t **out, size_t *len) {
+    if (bk_meta_image_snapshot(img, out, len) != KP_OK) abort();
 }
 
 static bool same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
@@ -27,8 +27,8 @@ static bool same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    bk_image_t img;
-    bk_image_init(&img, 1);
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, 1);
     size_t at = 0;
     int64_t off = 0;
     for (int n = 0; n < RECS_MAX && size - at >= 2; n++) {
@@ -38,10 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t *before;
         size_t before_len;
         snap(&img, &before, &before_len);
-        int rc = bk_image_apply_bytes(&img, data + at, len, off);
+        int rc = bk_meta_image_apply_bytes(&img, data + at, len, off);
         if (rc == KP_OK) {
             if (img.last_offset != off) abort();
-            if (bk_image_apply_bytes(&img, data + at, len, off) != KP_ERR_BAD_VALUE) abort();
+            if (bk_meta_image_apply_bytes(&img, data + at, len, off) != KP_ERR_BAD_VALUE) abort();
             off++;
         } else {
             if (rc != KP_ERR_CORRUPT && rc != KP_ERR_BAD_VALUE) abort();
@@ -58,14 +58,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *s1, *s2;
     size_t l1, l2;
     snap(&img, &s1, &l1);
-    bk_image_t again;
-    bk_image_init(&again, -1);
-    if (bk_image_load(&again, s1, l1) != KP_OK) abort();
+    bk_meta_image_t again;
+    bk_meta_image_init(&again, -1);
+    if (bk_meta_image_load(&again, s1, l1) != KP_OK) abort();
     snap(&again, &s2, &l2);
     if (!same(s1, l1, s2, l2)) abort();
     free(s1);
     free(s2);
-    bk_image_free(&again);
-    bk_image_free(&img);
+    bk_meta_image_free(&again);
+    bk_meta_image_free(&img);
     return 0;
 }

@@ -92,98 +92,98 @@ static void get(struct event_base *base, uint16_t port, const char *method, cons
 
 /* --- handlers used by the tests --- */
 
-static void echo_topic(bk_admin_req_t *req, void *ctx) {
+static void echo_topic(bk_http_req_t *req, void *ctx) {
     ck_assert_ptr_eq(ctx, (void *)0x1234);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "name", bk_admin_param(req, "name"));
-    bk_json_kv_str(j, "missing", bk_admin_param(req, "nope"));
-    bk_json_kv_str(j, "q", bk_admin_query(req, "q"));
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "name", bk_http_param(req, "name"));
+    bk_http_json_kv_str(j, "missing", bk_http_param(req, "nope"));
+    bk_http_json_kv_str(j, "q", bk_http_query(req, "q"));
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void echo_partition(bk_admin_req_t *req, void *ctx) {
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "topic", bk_admin_param(req, "topic"));
-    bk_json_kv_str(j, "partition", bk_admin_param(req, "p"));
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+static void echo_partition(bk_http_req_t *req, void *ctx) {
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "topic", bk_http_param(req, "topic"));
+    bk_http_json_kv_str(j, "partition", bk_http_param(req, "p"));
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void literal_special(bk_admin_req_t *req, void *ctx) {
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_bool(j, "special", true);
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 200);
+static void literal_special(bk_http_req_t *req, void *ctx) {
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_bool(j, "special", true);
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 200);
 }
 
-static void handler_error(bk_admin_req_t *req, void *ctx) {
-    bk_admin_reply_error(req, 409, "topic '%s' exists", "a\"b");
+static void handler_error(bk_http_req_t *req, void *ctx) {
+    bk_http_reply_error(req, 409, "topic '%s' exists", "a\"b");
 }
 
-static void metrics(bk_admin_req_t *req, void *ctx) {
-    evbuffer_add_printf(bk_admin_body(req), "skiff_up 1\n");
-    bk_admin_reply_raw(req, 200, "text/plain; version=0.0.4; charset=utf-8");
+static void metrics(bk_http_req_t *req, void *ctx) {
+    evbuffer_add_printf(bk_http_body(req), "skiff_up 1\n");
+    bk_http_reply_raw(req, 200, "text/plain; version=0.0.4; charset=utf-8");
 }
 
-static void post_body(bk_admin_req_t *req, void *ctx) {
-    struct evbuffer *in = bk_admin_request_body(req);
-    bk_json_t *j = bk_admin_json(req);
-    bk_json_obj_begin(j);
-    bk_json_kv_u64(j, "len", evbuffer_get_length(in));
-    bk_json_kv_str(j, "method", bk_admin_method(req));
-    bk_json_obj_end(j);
-    bk_admin_reply_json(req, 202);
+static void post_body(bk_http_req_t *req, void *ctx) {
+    struct evbuffer *in = bk_http_request_body(req);
+    bk_http_json_t *j = bk_http_admin_json(req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_u64(j, "len", evbuffer_get_length(in));
+    bk_http_json_kv_str(j, "method", bk_http_method(req));
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(req, 202);
 }
 
 /* Deferred reply: the handler parks the request; a timer answers it. */
-static bk_admin_req_t *parked;
+static bk_http_req_t *parked;
 static void reply_parked(evutil_socket_t fd, short what, void *arg) {
-    bk_json_t *j = bk_admin_json(parked);
-    bk_json_obj_begin(j);
-    bk_json_kv_str(j, "deferred", "yes");
-    bk_json_obj_end(j);
-    bk_admin_reply_json(parked, 200);
+    bk_http_json_t *j = bk_http_admin_json(parked);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "deferred", "yes");
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(parked, 200);
     parked = NULL;
 }
-static void park(bk_admin_req_t *req, void *ctx) {
+static void park(bk_http_req_t *req, void *ctx) {
     struct event_base *base = ctx;
     parked = req;
     struct timeval tv = { 0, 20000 };
     ck_assert_int_eq(event_base_once(base, -1, EV_TIMEOUT, reply_parked, NULL, &tv), 0);
 }
-static void park_forever(bk_admin_req_t *req, void *ctx) { parked = req; }
+static void park_forever(bk_http_req_t *req, void *ctx) { parked = req; }
 
-static void noop(bk_admin_req_t *req, void *ctx) { bk_admin_reply_error(req, 500, "noop"); }
+static void noop(bk_http_req_t *req, void *ctx) { bk_http_reply_error(req, 500, "noop"); }
 
 /* --- fixture --- */
 
 static struct event_base *base;
-static bk_admin_t *admin;
+static bk_http_t *admin;
 static uint16_t port;
 
 static void setup(void) {
     char err[256] = "";
     base = event_base_new();
     ck_assert_ptr_nonnull(base);
-    admin = bk_admin_start(base, "127.0.0.1:0", err, sizeof err);
+    admin = bk_http_start(base, "127.0.0.1:0", err, sizeof err);
     ck_assert_msg(admin != NULL, "start: %s", err);
-    port = bk_admin_port(admin);
+    port = bk_http_port(admin);
     ck_assert_uint_gt(port, 0);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/topics/{name}", echo_topic, (void *)0x1234), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/topics/special", literal_special, NULL), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/topics/{topic}/partitions/{p}", echo_partition, NULL), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "DELETE", "/v1/topics/{name}", handler_error, NULL), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/metrics", metrics, NULL), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "POST", "/v1/echo", post_body, NULL), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/slow", park, base), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/topics/{name}", echo_topic, (void *)0x1234), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/topics/special", literal_special, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/topics/{topic}/partitions/{p}", echo_partition, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "DELETE", "/v1/topics/{name}", handler_error, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/metrics", metrics, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "POST", "/v1/echo", post_body, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/slow", park, base), KP_OK);
 }
 
 static void teardown(void) {
-    bk_admin_stop(admin);
+    bk_http_stop(admin);
     admin = NULL;
     event_base_free(base);
     base = NULL;
@@ -267,15 +267,15 @@ START_TEST(test_malformed_path_400) {
         assert_json_ct(&r);
         ck_assert_msg(strncmp(r.body, "{\"error\":\"", 10) == 0, "%s -> %s", bad[i], r.body);
     }
-    /* a segment longer than BK_ADMIN_SEGMENT_MAX */
+    /* a segment longer than BK_HTTP_SEGMENT_MAX */
     char path[600] = "/v1/topics/";
-    memset(path + strlen(path), 'x', BK_ADMIN_SEGMENT_MAX + 1);
+    memset(path + strlen(path), 'x', BK_HTTP_SEGMENT_MAX + 1);
     resp_t r;
     get(base, port, "GET", path, &r);
     ck_assert_int_eq(r.status, 400);
     ck_assert_str_eq(r.body, "{\"error\":\"path segment too long\"}");
-    /* exactly BK_ADMIN_SEGMENT_MAX is fine */
-    path[strlen("/v1/topics/") + BK_ADMIN_SEGMENT_MAX] = '\0';
+    /* exactly BK_HTTP_SEGMENT_MAX is fine */
+    path[strlen("/v1/topics/") + BK_HTTP_SEGMENT_MAX] = '\0';
     get(base, port, "GET", path, &r);
     ck_assert_int_eq(r.status, 200);
 }
@@ -307,8 +307,8 @@ START_TEST(test_deferred_reply) {
 END_TEST
 
 START_TEST(test_stop_with_parked_request) {
-    /* A request never answered is freed by bk_admin_stop (ASan checks leaks). */
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
+    /* A request never answered is freed by bk_http_stop (ASan checks leaks). */
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -357,13 +357,13 @@ static void pump(int ms) {
 }
 
 START_TEST(test_reply_after_client_left) {
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
     int fd = send_and_park("/v1/forever");
     close(fd);
     pump(100);
-    bk_admin_req_t *req = parked;
+    bk_http_req_t *req = parked;
     parked = NULL;
-    bk_admin_reply_error(req, 503, "too late"); /* must neither crash nor leak */
+    bk_http_reply_error(req, 503, "too late"); /* must neither crash nor leak */
     resp_t r; /* and the server keeps serving */
     get(base, port, "GET", "/healthz", &r);
     ck_assert_int_eq(r.status, 200);
@@ -371,8 +371,8 @@ START_TEST(test_reply_after_client_left) {
 END_TEST
 
 START_TEST(test_stop_with_orphaned_request) {
-    /* client gone and no reply ever: bk_admin_stop frees it (ASan: no leak) */
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
+    /* client gone and no reply ever: bk_http_stop frees it (ASan: no leak) */
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/forever", park_forever, NULL), KP_OK);
     int fd = send_and_park("/v1/forever");
     close(fd);
     pump(100);
@@ -381,28 +381,28 @@ START_TEST(test_stop_with_orphaned_request) {
 END_TEST
 
 START_TEST(test_route_registration_errors) {
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/topics/{name}", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/v1/topics/{other}", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "FETCH", "/x", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "x", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a//b", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a/", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a/{}", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a/{b", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a/%41", noop, NULL), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", noop, NULL),
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/topics/{name}", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/v1/topics/{other}", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "FETCH", "/x", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "x", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a//b", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a/", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a/{}", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a/{b", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a/%41", noop, NULL), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", noop, NULL),
                      KP_ERR_BAD_VALUE);
     /* fill the table: 8 registered in setup (incl. /healthz) */
     int added = 0, rc = KP_OK;
-    for (int i = 0; rc == KP_OK && i < 2 * BK_ADMIN_ROUTES_MAX; i++) {
+    for (int i = 0; rc == KP_OK && i < 2 * BK_HTTP_ROUTES_MAX; i++) {
         char p[32];
         snprintf(p, sizeof p, "/r%d", i);
-        rc = bk_admin_route(admin, "GET", p, noop, NULL);
+        rc = bk_http_route(admin, "GET", p, noop, NULL);
         if (rc == KP_OK)
             added++;
     }
     ck_assert_int_eq(rc, KP_ERR_TOO_LARGE);
-    ck_assert_int_eq(added, BK_ADMIN_ROUTES_MAX - 8);
+    ck_assert_int_eq(added, BK_HTTP_ROUTES_MAX - 8);
     resp_t r; /* the server still works with a full table */
     get(base, port, "GET", "/r0", &r);
     ck_assert_int_eq(r.status, 500);
@@ -414,37 +414,37 @@ START_TEST(test_bind_errors) {
     char err[256] = "";
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%u", port);
-    ck_assert_ptr_null(bk_admin_start(base, addr, err, sizeof err));
+    ck_assert_ptr_null(bk_http_start(base, addr, err, sizeof err));
     ck_assert_msg(strstr(err, addr) != NULL && strstr(err, "cannot bind") != NULL, "%s", err);
-    ck_assert_ptr_null(bk_admin_start(base, "127.0.0.1", err, sizeof err));
+    ck_assert_ptr_null(bk_http_start(base, "127.0.0.1", err, sizeof err));
     ck_assert_str_eq(err, "admin listener '127.0.0.1': expected host:port");
-    ck_assert_ptr_null(bk_admin_start(base, "127.0.0.1:70000", err, sizeof err));
+    ck_assert_ptr_null(bk_http_start(base, "127.0.0.1:70000", err, sizeof err));
     ck_assert_str_eq(err, "admin listener '127.0.0.1:70000': port out of range 0..65535");
 }
 END_TEST
 
 START_TEST(test_hostport_parse) {
-    char host[BK_HOST_MAX + 1];
+    char host[BK_CFG_HOST_MAX + 1];
     uint16_t p;
     const char *why;
-    ck_assert_int_eq(bk_hostport_parse("h:1", 3, host, &p, &why), KP_OK);
+    ck_assert_int_eq(bk_cfg_hostport_parse("h:1", 3, host, &p, &why), KP_OK);
     ck_assert_str_eq(host, "h"); ck_assert_uint_eq(p, 1);
-    ck_assert_int_eq(bk_hostport_parse(":9092", 5, host, &p, &why), KP_OK);
+    ck_assert_int_eq(bk_cfg_hostport_parse(":9092", 5, host, &p, &why), KP_OK);
     ck_assert_str_eq(host, ""); ck_assert_uint_eq(p, 9092);
-    ck_assert_int_eq(bk_hostport_parse("[::1]:65535", 11, host, &p, &why), KP_OK);
+    ck_assert_int_eq(bk_cfg_hostport_parse("[::1]:65535", 11, host, &p, &why), KP_OK);
     ck_assert_str_eq(host, "::1"); ck_assert_uint_eq(p, 65535);
     const char *bad[] = { "h", "h:", "h:x", "h:-1", "h:65536", "h:123456", "::1:5", "[::1]5",
                           "[::1", "a b:1", "a,b:1" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
-        ck_assert_msg(bk_hostport_parse(bad[i], strlen(bad[i]), host, &p, &why) == KP_ERR_BAD_VALUE,
+        ck_assert_msg(bk_cfg_hostport_parse(bad[i], strlen(bad[i]), host, &p, &why) == KP_ERR_BAD_VALUE,
                       "%s accepted", bad[i]);
         ck_assert_ptr_nonnull(why);
     }
     /* every truncation of a valid address is either valid or an error, never a crash */
     const char *ok = "[fe80::1]:9644";
     for (size_t n = 0; n <= strlen(ok); n++) {
-        int rc = bk_hostport_parse(ok, n, host, &p, &why);
+        int rc = bk_cfg_hostport_parse(ok, n, host, &p, &why);
         ck_assert(rc == KP_OK || rc == KP_ERR_BAD_VALUE);
     }
 }

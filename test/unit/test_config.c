@@ -48,8 +48,8 @@ static void write_n(const char *text, size_t n) {
 static void write_text(const char *text) { write_n(text, strlen(text)); }
 
 /* BASE followed by `extra`, loaded for `node` with `sets`. */
-static bk_config_t *load(const char *extra, int32_t node, const char *const *sets, size_t nsets,
-                         bk_config_err_t *err) {
+static bk_cfg_t *load(const char *extra, int32_t node, const char *const *sets, size_t nsets,
+                         bk_cfg_err_t *err) {
     /* A BASE line whose key `extra` sets again becomes "#", so line numbers
      * stay put and there is no duplicate key. */
     char text[8192] = "";
@@ -65,12 +65,12 @@ static bk_config_t *load(const char *extra, int32_t node, const char *const *set
     }
     strncat(text, extra, sizeof text - strlen(text) - 1);
     write_text(text);
-    return bk_config_load(path, node, sets, nsets, err);
+    return bk_cfg_load(path, node, sets, nsets, err);
 }
 
-static bk_config_t *load_ok(const char *extra) {
-    bk_config_err_t err;
-    bk_config_t *cfg = load(extra, -1, NULL, 0, &err);
+static bk_cfg_t *load_ok(const char *extra) {
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = load(extra, -1, NULL, 0, &err);
     ck_assert_msg(cfg != NULL, "load failed: %s", err.msg);
     return cfg;
 }
@@ -78,8 +78,8 @@ static bk_config_t *load_ok(const char *extra) {
 /* Expects load(extra) to fail with exactly "<path><suffix>". */
 static void expect_err(const char *extra, int32_t node, const char *const *sets, size_t nsets,
                        const char *suffix) {
-    bk_config_err_t err;
-    bk_config_t *cfg = load(extra, node, sets, nsets, &err);
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = load(extra, node, sets, nsets, &err);
     char want[2048];
     snprintf(want, sizeof want, "%s%s", path, suffix);
     ck_assert_msg(cfg == NULL, "accepted: %s", extra);
@@ -89,8 +89,8 @@ static void expect_err(const char *extra, int32_t node, const char *const *sets,
 /* Expects failure with exactly `msg` (no path prefix: --set and arg errors). */
 static void expect_err_exact(const char *extra, const char *const *sets, size_t nsets,
                              const char *msg) {
-    bk_config_err_t err;
-    bk_config_t *cfg = load(extra, -1, sets, nsets, &err);
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = load(extra, -1, sets, nsets, &err);
     ck_assert_msg(cfg == NULL, "accepted");
     ck_assert_str_eq(err.msg, msg);
 }
@@ -100,42 +100,42 @@ static void expect_err_exact(const char *extra, const char *const *sets, size_t 
 START_TEST(test_single_node_conf) {
     int32_t nodes[] = { -1, 1 };
     for (size_t i = 0; i < 2; i++) {
-        bk_config_err_t err;
-        bk_config_t *cfg = bk_config_load("etc/single-node.conf", nodes[i], NULL, 0, &err);
+        bk_cfg_err_t err;
+        bk_cfg_t *cfg = bk_cfg_load("etc/single-node.conf", nodes[i], NULL, 0, &err);
         ck_assert_msg(cfg != NULL, "%s", err.msg);
-        ck_assert_int_eq(bk_config_node_id(cfg), 1);
-        ck_assert(bk_config_is_broker(cfg) && bk_config_is_controller(cfg));
+        ck_assert_int_eq(bk_cfg_node_id(cfg), 1);
+        ck_assert(bk_cfg_is_broker(cfg) && bk_cfg_is_controller(cfg));
         size_t n;
-        const bk_listener_t *l = bk_config_advertised(cfg, &n);
+        const bk_cfg_listener_t *l = bk_cfg_advertised(cfg, &n);
         ck_assert_uint_eq(n, 1);
         ck_assert_str_eq(l[0].name, "PLAINTEXT");
         ck_assert_str_eq(l[0].host, "127.0.0.1");
         ck_assert_uint_eq(l[0].port, 9092);
-        const bk_voter_t *v = bk_config_voters(cfg, &n);
+        const bk_cfg_voter_t *v = bk_cfg_voters(cfg, &n);
         ck_assert_uint_eq(n, 1);
         ck_assert_int_eq(v[0].id, 1);
         ck_assert_uint_eq(v[0].port, 9192);
-        ck_assert_str_eq(bk_config_admin_listener(cfg), "127.0.0.1:9644");
-        ck_assert_uint_eq(bk_config_log_dir_count(cfg), 1);
-        ck_assert_str_eq(bk_config_log_dir(cfg, 0), "./data/single");
-        ck_assert_str_eq(bk_config_metadata_log_dir(cfg), "./data/single");
-        bk_config_free(cfg);
+        ck_assert_str_eq(bk_cfg_admin_listener(cfg), "127.0.0.1:9644");
+        ck_assert_uint_eq(bk_cfg_log_dir_count(cfg), 1);
+        ck_assert_str_eq(bk_cfg_log_dir(cfg, 0), "./data/single");
+        ck_assert_str_eq(bk_cfg_metadata_log_dir(cfg), "./data/single");
+        bk_cfg_free(cfg);
     }
-    bk_config_err_t err;
-    ck_assert_ptr_null(bk_config_load("etc/single-node.conf", 2, NULL, 0, &err));
+    bk_cfg_err_t err;
+    ck_assert_ptr_null(bk_cfg_load("etc/single-node.conf", 2, NULL, 0, &err));
     ck_assert_str_eq(err.msg, "etc/single-node.conf:12: node.id=1 but --node 2");
 }
 END_TEST
 
 START_TEST(test_cluster_conf_every_node) {
     for (int32_t node = 1; node <= 3; node++) {
-        bk_config_err_t err;
-        bk_config_t *cfg = bk_config_load("etc/cluster.conf", node, NULL, 0, &err);
+        bk_cfg_err_t err;
+        bk_cfg_t *cfg = bk_cfg_load("etc/cluster.conf", node, NULL, 0, &err);
         ck_assert_msg(cfg != NULL, "node %d: %s", node, err.msg);
-        ck_assert_int_eq(bk_config_node_id(cfg), node);
-        ck_assert_str_eq(bk_config_str(cfg, BK_CFG_CLUSTER_ID), "1fIEe0JbQl2pWDBo-WU3OA");
+        ck_assert_int_eq(bk_cfg_node_id(cfg), node);
+        ck_assert_str_eq(bk_cfg_str(cfg, BK_CFG_CLUSTER_ID), "1fIEe0JbQl2pWDBo-WU3OA");
         size_t n;
-        const bk_listener_t *l = bk_config_listeners(cfg, &n);
+        const bk_cfg_listener_t *l = bk_cfg_listeners(cfg, &n);
         ck_assert_uint_eq(n, 2);
         ck_assert_str_eq(l[0].name, "PLAINTEXT");
         ck_assert_uint_eq(l[0].port, 9091 + node);
@@ -143,11 +143,11 @@ START_TEST(test_cluster_conf_every_node) {
         ck_assert_str_eq(l[1].name, "CONTROLLER");
         ck_assert_uint_eq(l[1].port, 9191 + node);
         ck_assert(l[1].controller);
-        const bk_listener_t *a = bk_config_advertised(cfg, &n);
+        const bk_cfg_listener_t *a = bk_cfg_advertised(cfg, &n);
         ck_assert_uint_eq(n, 1);
         ck_assert_str_eq(a[0].host, "127.0.0.1");
         ck_assert_uint_eq(a[0].port, 9091 + node);
-        const bk_voter_t *v = bk_config_voters(cfg, &n);
+        const bk_cfg_voter_t *v = bk_cfg_voters(cfg, &n);
         ck_assert_uint_eq(n, 3);
         for (int k = 0; k < 3; k++) {
             ck_assert_int_eq(v[k].id, k + 1);
@@ -156,22 +156,22 @@ START_TEST(test_cluster_conf_every_node) {
         }
         char want[64];
         snprintf(want, sizeof want, "127.0.0.1:%d", 9643 + node);
-        ck_assert_str_eq(bk_config_admin_listener(cfg), want);
+        ck_assert_str_eq(bk_cfg_admin_listener(cfg), want);
         snprintf(want, sizeof want, "./data/node-%d", node);
-        ck_assert_str_eq(bk_config_log_dir(cfg, 0), want);
+        ck_assert_str_eq(bk_cfg_log_dir(cfg, 0), want);
         /* --set applies to the node being started */
-        bk_config_free(cfg);
+        bk_cfg_free(cfg);
         const char *sets[] = { "log.dirs=/tmp/x" };
-        cfg = bk_config_load("etc/cluster.conf", node, sets, 1, &err);
+        cfg = bk_cfg_load("etc/cluster.conf", node, sets, 1, &err);
         ck_assert_msg(cfg != NULL, "%s", err.msg);
-        ck_assert_str_eq(bk_config_log_dir(cfg, 0), "/tmp/x");
-        bk_config_free(cfg);
+        ck_assert_str_eq(bk_cfg_log_dir(cfg, 0), "/tmp/x");
+        bk_cfg_free(cfg);
     }
-    bk_config_err_t err;
-    ck_assert_ptr_null(bk_config_load("etc/cluster.conf", -1, NULL, 0, &err));
+    bk_cfg_err_t err;
+    ck_assert_ptr_null(bk_cfg_load("etc/cluster.conf", -1, NULL, 0, &err));
     ck_assert_str_eq(err.msg, "etc/cluster.conf: the file describes 3 nodes ([node.N] sections); "
                               "choose one with --node N");
-    ck_assert_ptr_null(bk_config_load("etc/cluster.conf", 4, NULL, 0, &err));
+    ck_assert_ptr_null(bk_cfg_load("etc/cluster.conf", 4, NULL, 0, &err));
     ck_assert_str_eq(err.msg, "etc/cluster.conf: no section [node.4] for --node 4");
 }
 END_TEST
@@ -238,24 +238,24 @@ START_TEST(test_defaults_are_kafkas) {
     bk_cfg_key_t nulls[] = { BK_CFG_LOG_RETENTION_MS, BK_CFG_LOG_RETENTION_MINUTES,
                              BK_CFG_LOG_ROLL_MS, BK_CFG_LOG_FLUSH_INTERVAL_MS, BK_CFG_BROKER_RACK,
                              BK_CFG_LOG_DIRS, BK_CFG_METADATA_LOG_DIR, BK_CFG_ADVERTISED_LISTENERS };
-    bk_config_t *cfg = load_ok("");
+    bk_cfg_t *cfg = load_ok("");
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        ck_assert_msg(bk_config_int(cfg, ints[i].k) == ints[i].v, "%s", bk_cfg_desc(ints[i].k)->name);
-        ck_assert_int_eq(bk_config_source(cfg, ints[i].k), BK_SRC_DEFAULT);
+        ck_assert_msg(bk_cfg_int(cfg, ints[i].k) == ints[i].v, "%s", bk_cfg_desc(ints[i].k)->name);
+        ck_assert_int_eq(bk_cfg_source(cfg, ints[i].k), BK_CFG_SRC_DEFAULT);
     }
     for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++)
-        ck_assert_msg(bk_config_bool(cfg, bools[i].k) == bools[i].v, "%s", bk_cfg_desc(bools[i].k)->name);
+        ck_assert_msg(bk_cfg_bool(cfg, bools[i].k) == bools[i].v, "%s", bk_cfg_desc(bools[i].k)->name);
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-        ck_assert_str_eq(bk_config_str(cfg, strs[i].k), strs[i].v);
+        ck_assert_str_eq(bk_cfg_str(cfg, strs[i].k), strs[i].v);
     for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
-        ck_assert_msg(bk_config_is_null(cfg, nulls[i]), "%s", bk_cfg_desc(nulls[i])->name);
-    ck_assert(bk_config_double(cfg, BK_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO) == 0.5);
-    ck_assert(bk_config_retention_ms(cfg) == 7LL * 24 * 3600 * 1000);
-    ck_assert(bk_config_roll_ms(cfg) == 7LL * 24 * 3600 * 1000);
-    ck_assert(bk_config_roll_jitter_ms(cfg) == 0);
-    ck_assert(bk_config_flush_ms(cfg) == INT64_MAX);
-    ck_assert_str_eq(bk_config_log_dir(cfg, 0), "/tmp/kafka-logs"); /* log.dir fallback */
-    bk_config_free(cfg);
+        ck_assert_msg(bk_cfg_is_null(cfg, nulls[i]), "%s", bk_cfg_desc(nulls[i])->name);
+    ck_assert(bk_cfg_double(cfg, BK_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO) == 0.5);
+    ck_assert(bk_cfg_retention_ms(cfg) == 7LL * 24 * 3600 * 1000);
+    ck_assert(bk_cfg_roll_ms(cfg) == 7LL * 24 * 3600 * 1000);
+    ck_assert(bk_cfg_roll_jitter_ms(cfg) == 0);
+    ck_assert(bk_cfg_flush_ms(cfg) == INT64_MAX);
+    ck_assert_str_eq(bk_cfg_log_dir(cfg, 0), "/tmp/kafka-logs"); /* log.dir fallback */
+    bk_cfg_free(cfg);
 }
 END_TEST
 
@@ -265,14 +265,14 @@ START_TEST(test_key_table_sane) {
     for (int k = 0; k < BK_CFG__COUNT; k++) {
         const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)k);
         ck_assert_int_eq(bk_cfg_key_by_name(d->name, strlen(d->name)), k);
-        if (d->flags & BK_CF_DYNAMIC)
-            ck_assert_msg(d->type != BK_CT_STRING, "%s", d->name);
-        if (d->flags & BK_CF_REQUIRED)
+        if (d->flags & BK_CFG_CF_DYNAMIC)
+            ck_assert_msg(d->type != BK_CFG_CT_STRING, "%s", d->name);
+        if (d->flags & BK_CFG_CF_REQUIRED)
             ck_assert_ptr_null(d->def);
     }
     ck_assert_int_eq(bk_cfg_key_by_name("log.retention.msx", 17), BK_CFG__COUNT);
-    for (int k = 0; k < BK_TC__COUNT; k++)
-        ck_assert_int_eq(bk_topic_key_by_name(bk_topic_key_name((bk_topic_key_t)k)), k);
+    for (int k = 0; k < BK_CFG_TC__COUNT; k++)
+        ck_assert_int_eq(bk_cfg_topic_key_by_name(bk_cfg_topic_key_name((bk_cfg_topic_key_t)k)), k);
 }
 END_TEST
 
@@ -294,26 +294,26 @@ START_TEST(test_precedence_file_section_set) {
         "[node.2]\n"
         "num.partitions=5\n";
     write_text(text);
-    bk_config_err_t err;
-    bk_config_t *cfg = bk_config_load(path, 1, NULL, 0, &err);
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = bk_cfg_load(path, 1, NULL, 0, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    ck_assert_int_eq(bk_config_node_id(cfg), 1);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_NUM_PARTITIONS), 4);       /* section */
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_LOG_SEGMENT_BYTES), 1000); /* top level */
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_MESSAGE_MAX_BYTES), 77);
-    ck_assert_int_eq(bk_config_source(cfg, BK_CFG_NUM_PARTITIONS), BK_SRC_STATIC_BROKER);
-    bk_config_free(cfg);
-    cfg = bk_config_load(path, 2, NULL, 0, &err);
+    ck_assert_int_eq(bk_cfg_node_id(cfg), 1);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_NUM_PARTITIONS), 4);       /* section */
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_LOG_SEGMENT_BYTES), 1000); /* top level */
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_MESSAGE_MAX_BYTES), 77);
+    ck_assert_int_eq(bk_cfg_source(cfg, BK_CFG_NUM_PARTITIONS), BK_CFG_SRC_STATIC_BROKER);
+    bk_cfg_free(cfg);
+    cfg = bk_cfg_load(path, 2, NULL, 0, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_NUM_PARTITIONS), 5);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_MESSAGE_MAX_BYTES), 1048588); /* node 1 only */
-    bk_config_free(cfg);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_NUM_PARTITIONS), 5);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_MESSAGE_MAX_BYTES), 1048588); /* node 1 only */
+    bk_cfg_free(cfg);
     const char *sets[] = { "num.partitions=6", "log.segment.bytes = 2000 ", "num.partitions=7" };
-    cfg = bk_config_load(path, 1, sets, 3, &err);
+    cfg = bk_cfg_load(path, 1, sets, 3, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_NUM_PARTITIONS), 7); /* last --set wins */
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_LOG_SEGMENT_BYTES), 2000);
-    bk_config_free(cfg);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_NUM_PARTITIONS), 7); /* last --set wins */
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_LOG_SEGMENT_BYTES), 2000);
+    bk_cfg_free(cfg);
 }
 END_TEST
 
@@ -331,25 +331,25 @@ START_TEST(test_retention_ms_over_minutes_over_hours) {
         { "log.retention.ms=0\n", 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        bk_config_t *cfg = load_ok(cases[i].extra);
-        ck_assert_msg(bk_config_retention_ms(cfg) == cases[i].want, "case %zu: %lld", i,
-                      (long long)bk_config_retention_ms(cfg));
-        bk_config_free(cfg);
+        bk_cfg_t *cfg = load_ok(cases[i].extra);
+        ck_assert_msg(bk_cfg_retention_ms(cfg) == cases[i].want, "case %zu: %lld", i,
+                      (long long)bk_cfg_retention_ms(cfg));
+        bk_cfg_free(cfg);
     }
-    bk_config_t *cfg = load_ok("log.roll.hours=2\nlog.roll.jitter.hours=1\n");
-    ck_assert(bk_config_roll_ms(cfg) == 7200000);
-    ck_assert(bk_config_roll_jitter_ms(cfg) == 3600000);
-    bk_config_free(cfg);
+    bk_cfg_t *cfg = load_ok("log.roll.hours=2\nlog.roll.jitter.hours=1\n");
+    ck_assert(bk_cfg_roll_ms(cfg) == 7200000);
+    ck_assert(bk_cfg_roll_jitter_ms(cfg) == 3600000);
+    bk_cfg_free(cfg);
     cfg = load_ok("log.roll.hours=2\nlog.roll.ms=9\nlog.roll.jitter.ms=3\nlog.flush.interval.ms=4\n");
-    ck_assert(bk_config_roll_ms(cfg) == 9);
-    ck_assert(bk_config_roll_jitter_ms(cfg) == 3);
-    ck_assert(bk_config_flush_ms(cfg) == 4);
-    bk_config_free(cfg);
+    ck_assert(bk_cfg_roll_ms(cfg) == 9);
+    ck_assert(bk_cfg_roll_jitter_ms(cfg) == 3);
+    ck_assert(bk_cfg_flush_ms(cfg) == 4);
+    bk_cfg_free(cfg);
 }
 END_TEST
 
 START_TEST(test_value_syntax_accepted) {
-    bk_config_t *cfg = load_ok(
+    bk_cfg_t *cfg = load_ok(
         "  # indented comment\n"
         "! bang comment\n"
         "\n"
@@ -361,32 +361,32 @@ START_TEST(test_value_syntax_accepted) {
         "log.cleaner.min.cleanable.ratio=0.25\n"
         "log.message.timestamp.type=LogAppendTime\n"
         "cluster.id=\n");
-    ck_assert(!bk_config_bool(cfg, BK_CFG_AUTO_CREATE_TOPICS_ENABLE));
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_LOG_CLEANUP_POLICY), 3);
-    ck_assert_str_eq(bk_config_str(cfg, BK_CFG_LOG_CLEANUP_POLICY), "compact,delete");
-    ck_assert_uint_eq(bk_config_log_dir_count(cfg), 3);
-    ck_assert_str_eq(bk_config_log_dir(cfg, 1), "/b");
-    ck_assert_str_eq(bk_config_metadata_log_dir(cfg), "/m");
-    ck_assert_str_eq(bk_config_str(cfg, BK_CFG_BROKER_RACK), "rack 1");
-    ck_assert(bk_config_double(cfg, BK_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO) == 0.25);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_LOG_MESSAGE_TIMESTAMP_TYPE), 1);
-    ck_assert_str_eq(bk_config_str(cfg, BK_CFG_CLUSTER_ID), "");
-    bk_config_free(cfg);
+    ck_assert(!bk_cfg_bool(cfg, BK_CFG_AUTO_CREATE_TOPICS_ENABLE));
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_LOG_CLEANUP_POLICY), 3);
+    ck_assert_str_eq(bk_cfg_str(cfg, BK_CFG_LOG_CLEANUP_POLICY), "compact,delete");
+    ck_assert_uint_eq(bk_cfg_log_dir_count(cfg), 3);
+    ck_assert_str_eq(bk_cfg_log_dir(cfg, 1), "/b");
+    ck_assert_str_eq(bk_cfg_metadata_log_dir(cfg), "/m");
+    ck_assert_str_eq(bk_cfg_str(cfg, BK_CFG_BROKER_RACK), "rack 1");
+    ck_assert(bk_cfg_double(cfg, BK_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO) == 0.25);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_LOG_MESSAGE_TIMESTAMP_TYPE), 1);
+    ck_assert_str_eq(bk_cfg_str(cfg, BK_CFG_CLUSTER_ID), "");
+    bk_cfg_free(cfg);
     /* a file with exactly one section needs no --node; no trailing newline */
     const char *one = "[node.7]\nprocess.roles=broker\nlisteners=PLAINTEXT://:1,CONTROLLER://:2\n"
                       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
                       "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=1@h:2";
     write_text(one);
-    bk_config_err_t err;
-    cfg = bk_config_load(path, -1, NULL, 0, &err);
+    bk_cfg_err_t err;
+    cfg = bk_cfg_load(path, -1, NULL, 0, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    ck_assert_int_eq(bk_config_node_id(cfg), 7);
-    ck_assert(bk_config_is_broker(cfg) && !bk_config_is_controller(cfg));
+    ck_assert_int_eq(bk_cfg_node_id(cfg), 7);
+    ck_assert(bk_cfg_is_broker(cfg) && !bk_cfg_is_controller(cfg));
     size_t n;
-    const bk_listener_t *a = bk_config_advertised(cfg, &n);
+    const bk_cfg_listener_t *a = bk_cfg_advertised(cfg, &n);
     ck_assert_uint_eq(n, 1);
     ck_assert_str_eq(a[0].host, "");
-    bk_config_free(cfg);
+    bk_cfg_free(cfg);
 }
 END_TEST
 
@@ -453,7 +453,7 @@ START_TEST(test_set_errors) {
     const char *s5[] = { "log.retention.msx=1" };
     expect_err_exact("", s5, 1, "--set log.retention.msx=1: unknown key 'log.retention.msx'");
     const char *s6[] = { "node.id=9" };
-    bk_config_err_t err;
+    bk_cfg_err_t err;
     ck_assert_ptr_null(load("", 1, s6, 1, &err));
     ck_assert_str_eq(err.msg, "--set node.id=9: conflicts with --node 1");
     /* without --node, --set node.id is an ordinary override; node 9 then is
@@ -467,42 +467,42 @@ START_TEST(test_set_errors) {
 END_TEST
 
 START_TEST(test_missing_required_and_io_errors) {
-    bk_config_err_t err;
+    bk_cfg_err_t err;
     write_text("process.roles=broker\n");
-    ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
+    ck_assert_ptr_null(bk_cfg_load(path, -1, NULL, 0, &err));
     char want[512];
     snprintf(want, sizeof want, "%s: missing required key 'node.id'", path);
     ck_assert_str_eq(err.msg, want);
     write_text("node.id=1\n");
-    ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
+    ck_assert_ptr_null(bk_cfg_load(path, -1, NULL, 0, &err));
     snprintf(want, sizeof want, "%s: missing required key 'process.roles'", path);
     ck_assert_str_eq(err.msg, want);
-    ck_assert_ptr_null(bk_config_load("/nonexistent/skiff.conf", -1, NULL, 0, &err));
+    ck_assert_ptr_null(bk_cfg_load("/nonexistent/skiff.conf", -1, NULL, 0, &err));
     ck_assert_str_eq(err.msg, "/nonexistent/skiff.conf: cannot open: No such file or directory");
-    ck_assert_ptr_null(bk_config_load(dir, -1, NULL, 0, &err)); /* a directory */
+    ck_assert_ptr_null(bk_cfg_load(dir, -1, NULL, 0, &err)); /* a directory */
     snprintf(want, sizeof want, "%s: not a regular file", dir);
     ck_assert_str_eq(err.msg, want);
     write_n("node.id=1\n\0x=1\n", 15);
-    ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
+    ck_assert_ptr_null(bk_cfg_load(path, -1, NULL, 0, &err));
     snprintf(want, sizeof want, "%s: file contains a NUL byte (not a text file?)", path);
     ck_assert_str_eq(err.msg, want);
-    /* a line over BK_CONFIG_LINE_MAX */
-    char *big = malloc(BK_CONFIG_LINE_MAX + 64);
-    memset(big, 'x', BK_CONFIG_LINE_MAX + 10);
+    /* a line over BK_CFG_LINE_MAX */
+    char *big = malloc(BK_CFG_LINE_MAX + 64);
+    memset(big, 'x', BK_CFG_LINE_MAX + 10);
     memcpy(big, "broker.rack=", 12);
-    big[BK_CONFIG_LINE_MAX + 10] = '\n';
-    write_n(big, BK_CONFIG_LINE_MAX + 11);
-    ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
-    snprintf(want, sizeof want, "%s:1: line longer than %d bytes", path, BK_CONFIG_LINE_MAX);
+    big[BK_CFG_LINE_MAX + 10] = '\n';
+    write_n(big, BK_CFG_LINE_MAX + 11);
+    ck_assert_ptr_null(bk_cfg_load(path, -1, NULL, 0, &err));
+    snprintf(want, sizeof want, "%s:1: line longer than %d bytes", path, BK_CFG_LINE_MAX);
     ck_assert_str_eq(err.msg, want);
-    /* a file over BK_CONFIG_FILE_MAX_BYTES */
-    char *huge = malloc(BK_CONFIG_FILE_MAX_BYTES + 1);
-    for (size_t i = 0; i <= BK_CONFIG_FILE_MAX_BYTES; i++)
+    /* a file over BK_CFG_FILE_MAX_BYTES */
+    char *huge = malloc(BK_CFG_FILE_MAX_BYTES + 1);
+    for (size_t i = 0; i <= BK_CFG_FILE_MAX_BYTES; i++)
         huge[i] = i % 64 == 63 ? '\n' : '#';
-    write_n(huge, BK_CONFIG_FILE_MAX_BYTES + 1);
+    write_n(huge, BK_CFG_FILE_MAX_BYTES + 1);
     free(huge);
-    ck_assert_ptr_null(bk_config_load(path, -1, NULL, 0, &err));
-    snprintf(want, sizeof want, "%s: file larger than %d bytes", path, BK_CONFIG_FILE_MAX_BYTES);
+    ck_assert_ptr_null(bk_cfg_load(path, -1, NULL, 0, &err));
+    snprintf(want, sizeof want, "%s: file larger than %d bytes", path, BK_CFG_FILE_MAX_BYTES);
     ck_assert_str_eq(err.msg, want);
     free(big);
 }
@@ -576,9 +576,9 @@ START_TEST(test_cross_key_errors) {
     expect_err("broker.session.timeout.ms=1000\n", -1, NULL, 0,
                " (default of broker.heartbeat.interval.ms): broker.heartbeat.interval.ms must be "
                "below broker.session.timeout.ms");
-    bk_config_t *cfg = load_ok("admin.listener=\n"); /* disabled */
-    ck_assert_str_eq(bk_config_admin_listener(cfg), "");
-    bk_config_free(cfg);
+    bk_cfg_t *cfg = load_ok("admin.listener=\n"); /* disabled */
+    ck_assert_str_eq(bk_cfg_admin_listener(cfg), "");
+    bk_cfg_free(cfg);
 }
 END_TEST
 
@@ -593,11 +593,11 @@ START_TEST(test_malformed_at_every_byte) {
     size_t ok = 0;
     for (size_t cut = 0; cut <= n; cut++) {
         write_n(text, cut);
-        bk_config_err_t err = { "" };
-        bk_config_t *cfg = bk_config_load(path, 1, NULL, 0, &err);
+        bk_cfg_err_t err = { "" };
+        bk_cfg_t *cfg = bk_cfg_load(path, 1, NULL, 0, &err);
         ck_assert(cfg != NULL || err.msg[0] != '\0');
         ok += cfg != NULL;
-        bk_config_free(cfg);
+        bk_cfg_free(cfg);
     }
     ck_assert_uint_ge(ok, 1); /* at least the whole file */
     for (size_t i = 0; i < n; i++) {
@@ -606,10 +606,10 @@ START_TEST(test_malformed_at_every_byte) {
             memcpy(copy, text, n);
             copy[i] = subst[s];
             write_n(copy, n);
-            bk_config_err_t err = { "" };
-            bk_config_t *cfg = bk_config_load(path, 1, NULL, 0, &err);
+            bk_cfg_err_t err = { "" };
+            bk_cfg_t *cfg = bk_cfg_load(path, 1, NULL, 0, &err);
             ck_assert(cfg != NULL || err.msg[0] != '\0');
-            bk_config_free(cfg);
+            bk_cfg_free(cfg);
         }
     }
 }
@@ -619,37 +619,37 @@ START_TEST(test_load_args) {
     char text[4096];
     snprintf(text, sizeof text, "%s", BASE);
     write_text(text);
-    bk_config_err_t err;
+    bk_cfg_err_t err;
     char *argv1[] = { "skiff", "--config", path, "--node", "1", "--set", "num.partitions=9",
                       "--set=log.dirs=/x" };
-    bk_config_t *cfg = bk_config_load_args(8, argv1, &err);
+    bk_cfg_t *cfg = bk_cfg_load_args(8, argv1, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_NUM_PARTITIONS), 9);
-    ck_assert_str_eq(bk_config_log_dir(cfg, 0), "/x");
-    ck_assert_str_eq(bk_config_path(cfg), path);
-    bk_config_free(cfg);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_NUM_PARTITIONS), 9);
+    ck_assert_str_eq(bk_cfg_log_dir(cfg, 0), "/x");
+    ck_assert_str_eq(bk_cfg_path(cfg), path);
+    bk_cfg_free(cfg);
     char cfgarg[256];
     snprintf(cfgarg, sizeof cfgarg, "--config=%s", path);
     char *argv2[] = { "skiff", cfgarg };
-    cfg = bk_config_load_args(2, argv2, &err);
+    cfg = bk_cfg_load_args(2, argv2, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
-    bk_config_free(cfg);
+    bk_cfg_free(cfg);
     char *argv3[] = { "skiff", "--node", "1" };
-    ck_assert_ptr_null(bk_config_load_args(3, argv3, &err));
+    ck_assert_ptr_null(bk_cfg_load_args(3, argv3, &err));
     ck_assert_str_eq(err.msg, "missing --config FILE (usage: skiff --config FILE [--node N] "
                               "[--set key=value ...])");
     char *argv4[] = { "skiff", "--config", path, "--nodes", "1" };
-    ck_assert_ptr_null(bk_config_load_args(5, argv4, &err));
+    ck_assert_ptr_null(bk_cfg_load_args(5, argv4, &err));
     ck_assert_str_eq(err.msg, "unknown argument '--nodes' (usage: skiff --config FILE [--node N] "
                               "[--set key=value ...])");
     char *argv5[] = { "skiff", "--config", path, "--node", "one" };
-    ck_assert_ptr_null(bk_config_load_args(5, argv5, &err));
+    ck_assert_ptr_null(bk_cfg_load_args(5, argv5, &err));
     ck_assert_str_eq(err.msg, "--node one: expected a node id (0..2147483647)");
     char *argv6[] = { "skiff", "--config", path, "--set" };
-    ck_assert_ptr_null(bk_config_load_args(4, argv6, &err));
+    ck_assert_ptr_null(bk_cfg_load_args(4, argv6, &err));
     ck_assert_str_eq(err.msg, "--set: missing value");
     char *argv7[] = { "skiff", "--config", path, "--set", "log.retention.ms=abc" };
-    ck_assert_ptr_null(bk_config_load_args(5, argv7, &err));
+    ck_assert_ptr_null(bk_cfg_load_args(5, argv7, &err));
     ck_assert_str_eq(err.msg, "--set log.retention.ms=abc: expected an integer >= -1 and <= "
                               "9223372036854775807");
 }
@@ -662,13 +662,13 @@ typedef struct rows {
     char names[128][64];
     char values[128][128];
     bool value_null[128];
-    bk_config_source_t source[128];
+    bk_cfg_source_t source[128];
     bool is_default[128], read_only[128];
     char synonym[128][64];
     int type[128];
 } rows_t;
 
-static void collect(const bk_config_entry_t *e, void *ctx) {
+static void collect(const bk_cfg_entry_t *e, void *ctx) {
     rows_t *r = ctx;
     ck_assert_int_lt(r->n, 128);
     snprintf(r->names[r->n], 64, "%s", e->name);
@@ -691,59 +691,59 @@ static int find_row(const rows_t *r, const char *name) {
 }
 
 START_TEST(test_dynamic_broker_config) {
-    bk_config_t *cfg = load_ok("log.retention.hours=2\n");
+    bk_cfg_t *cfg = load_ok("log.retention.hours=2\n");
     char why[256];
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "node.id", "2", false, false, why, sizeof why),
-                     BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "node.id", "2", false, false, why, sizeof why),
+                     BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "broker config 'node.id' cannot be changed without a restart");
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "no.such", "2", false, false, why, sizeof why),
-                     BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "no.such", "2", false, false, why, sizeof why),
+                     BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "unknown broker config 'no.such'");
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", "-7", false, false, why, sizeof why),
-                     BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", "-7", false, false, why, sizeof why),
+                     BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "log.retention.ms=-7: expected an integer >= -1 and <= 9223372036854775807");
     /* validate_only changes nothing */
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", "5", false, true, why, sizeof why), 0);
-    ck_assert(bk_config_retention_ms(cfg) == 7200000);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", "5", false, true, why, sizeof why), 0);
+    ck_assert(bk_cfg_retention_ms(cfg) == 7200000);
     /* cluster default, then per-broker on top, then removal in reverse */
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", "5", true, false, why, sizeof why), 0);
-    ck_assert(bk_config_retention_ms(cfg) == 5);
-    ck_assert_int_eq(bk_config_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_SRC_DYNAMIC_DEFAULT_BROKER);
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", "6", false, false, why, sizeof why), 0);
-    ck_assert(bk_config_retention_ms(cfg) == 6);
-    ck_assert_int_eq(bk_config_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_SRC_DYNAMIC_BROKER);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", "5", true, false, why, sizeof why), 0);
+    ck_assert(bk_cfg_retention_ms(cfg) == 5);
+    ck_assert_int_eq(bk_cfg_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_CFG_SRC_DYNAMIC_DEFAULT_BROKER);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", "6", false, false, why, sizeof why), 0);
+    ck_assert(bk_cfg_retention_ms(cfg) == 6);
+    ck_assert_int_eq(bk_cfg_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_CFG_SRC_DYNAMIC_BROKER);
     /* topics without an override follow the broker */
-    ck_assert(bk_topic_config_int(cfg, NULL, BK_TC_RETENTION_MS) == 6);
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", NULL, false, false, why, sizeof why), 0);
-    ck_assert(bk_config_retention_ms(cfg) == 5);
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.retention.ms", NULL, true, false, why, sizeof why), 0);
-    ck_assert(bk_config_retention_ms(cfg) == 7200000);
-    ck_assert_int_eq(bk_config_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_SRC_DEFAULT);
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "log.cleanup.policy", "compact", false, false, why, sizeof why), 0);
-    ck_assert_str_eq(bk_config_str(cfg, BK_CFG_LOG_CLEANUP_POLICY), "compact");
-    ck_assert_int_eq(bk_config_set_dynamic(cfg, "min.insync.replicas", "0", false, false, why, sizeof why),
-                     BK_INVALID_CONFIG);
-    ck_assert_int_eq(bk_config_int(cfg, BK_CFG_MIN_INSYNC_REPLICAS), 1);
+    ck_assert(bk_cfg_topic_int(cfg, NULL, BK_CFG_TC_RETENTION_MS) == 6);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", NULL, false, false, why, sizeof why), 0);
+    ck_assert(bk_cfg_retention_ms(cfg) == 5);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.retention.ms", NULL, true, false, why, sizeof why), 0);
+    ck_assert(bk_cfg_retention_ms(cfg) == 7200000);
+    ck_assert_int_eq(bk_cfg_source(cfg, BK_CFG_LOG_RETENTION_MS), BK_CFG_SRC_DEFAULT);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "log.cleanup.policy", "compact", false, false, why, sizeof why), 0);
+    ck_assert_str_eq(bk_cfg_str(cfg, BK_CFG_LOG_CLEANUP_POLICY), "compact");
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "min.insync.replicas", "0", false, false, why, sizeof why),
+                     BK_CFG_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_int(cfg, BK_CFG_MIN_INSYNC_REPLICAS), 1);
 
     rows_t *r = calloc(1, sizeof *r);
-    bk_config_describe_broker(cfg, collect, r);
+    bk_cfg_describe_broker(cfg, collect, r);
     ck_assert_int_eq(r->n, BK_CFG__COUNT);
     int i = find_row(r, "log.retention.hours");
     ck_assert_str_eq(r->values[i], "2");
-    ck_assert_int_eq(r->source[i], BK_SRC_STATIC_BROKER);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_STATIC_BROKER);
     ck_assert(!r->is_default[i] && r->read_only[i]);
     i = find_row(r, "log.cleanup.policy");
-    ck_assert_int_eq(r->source[i], BK_SRC_DYNAMIC_BROKER);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_DYNAMIC_BROKER);
     ck_assert(!r->read_only[i]);
-    ck_assert_int_eq(r->type[i], BK_CONFIG_TYPE_LIST);
+    ck_assert_int_eq(r->type[i], BK_CFG_TYPE_LIST);
     i = find_row(r, "num.partitions");
     ck_assert(r->is_default[i]);
-    ck_assert_int_eq(r->source[i], BK_SRC_DEFAULT);
-    ck_assert_int_eq(r->type[i], BK_CONFIG_TYPE_INT);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_DEFAULT);
+    ck_assert_int_eq(r->type[i], BK_CFG_TYPE_INT);
     i = find_row(r, "log.retention.ms");
     ck_assert(r->value_null[i]);
     free(r);
-    bk_config_free(cfg);
+    bk_cfg_free(cfg);
 }
 END_TEST
 
@@ -781,85 +781,85 @@ START_TEST(test_topic_validation) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char why[256] = "";
-        int rc = bk_topic_config_validate(cases[i].name, cases[i].value, why, sizeof why);
+        int rc = bk_cfg_topic_validate(cases[i].name, cases[i].value, why, sizeof why);
         ck_assert_msg((rc == 0) == cases[i].ok, "%s=%s -> %d (%s)", cases[i].name, cases[i].value,
                       rc, why);
         if (!cases[i].ok) {
-            ck_assert_int_eq(rc, BK_INVALID_CONFIG);
+            ck_assert_int_eq(rc, BK_CFG_INVALID_CONFIG);
             ck_assert_msg(strstr(why, cases[i].name) != NULL, "message lacks name: %s", why);
         }
     }
     char why[256];
-    ck_assert_int_eq(bk_topic_config_validate("retention.ms", NULL, why, sizeof why), BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_topic_validate("retention.ms", NULL, why, sizeof why), BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "retention.ms: null value");
-    ck_assert_int_eq(bk_topic_config_validate("segment.bytes", "13", why, sizeof why), BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_topic_validate("segment.bytes", "13", why, sizeof why), BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "invalid value '13' for segment.bytes: expected an integer >= 14 and <= 2147483647");
-    ck_assert_int_eq(bk_topic_config_validate("nope", "1", why, sizeof why), BK_INVALID_CONFIG);
+    ck_assert_int_eq(bk_cfg_topic_validate("nope", "1", why, sizeof why), BK_CFG_INVALID_CONFIG);
     ck_assert_str_eq(why, "unknown topic config 'nope'");
 }
 END_TEST
 
 START_TEST(test_topic_effective_and_describe) {
-    bk_config_t *cfg = load_ok("log.retention.minutes=3\nlog.segment.bytes=5000\n"
+    bk_cfg_t *cfg = load_ok("log.retention.minutes=3\nlog.segment.bytes=5000\n"
                                "log.roll.hours=1\nlog.cleaner.min.cleanable.ratio=0.3\n");
-    bk_topic_config_t tc = { 0 };
+    bk_cfg_topic_t tc = { 0 };
     char why[256], text[64];
     /* defaults come from the broker, with Kafka's derivations */
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS) == 180000);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES) == 5000);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_MS) == 3600000);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_FLUSH_MS) == INT64_MAX);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_MAX_MESSAGE_BYTES) == 1048588);
-    ck_assert(bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO) == 0.3);
-    bk_topic_config_text(cfg, &tc, BK_TC_CLEANUP_POLICY, text, sizeof text);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_RETENTION_MS) == 180000);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_SEGMENT_BYTES) == 5000);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_SEGMENT_MS) == 3600000);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_FLUSH_MS) == INT64_MAX);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_MAX_MESSAGE_BYTES) == 1048588);
+    ck_assert(bk_cfg_topic_double(cfg, &tc, BK_CFG_TC_MIN_CLEANABLE_DIRTY_RATIO) == 0.3);
+    bk_cfg_topic_text(cfg, &tc, BK_CFG_TC_CLEANUP_POLICY, text, sizeof text);
     ck_assert_str_eq(text, "delete");
     /* overrides */
-    ck_assert_int_eq(bk_topic_config_set(&tc, "retention.ms", "1000", why, sizeof why), 0);
-    ck_assert_int_eq(bk_topic_config_set(&tc, "cleanup.policy", "compact,delete", why, sizeof why), 0);
-    ck_assert_int_eq(bk_topic_config_set(&tc, "min.cleanable.dirty.ratio", "0.75", why, sizeof why), 0);
-    ck_assert_int_eq(bk_topic_config_set(&tc, "message.timestamp.type", "LogAppendTime", why, sizeof why), 0);
-    ck_assert_int_eq(bk_topic_config_set(&tc, "segment.bytes", "1", why, sizeof why), BK_INVALID_CONFIG);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_SEGMENT_BYTES) == 5000); /* unchanged on error */
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS) == 1000);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_CLEANUP_POLICY) == 3);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_MESSAGE_TIMESTAMP_TYPE) == 1);
-    ck_assert(bk_topic_config_double(cfg, &tc, BK_TC_MIN_CLEANABLE_DIRTY_RATIO) == 0.75);
-    bk_topic_config_text(cfg, &tc, BK_TC_CLEANUP_POLICY, text, sizeof text);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "retention.ms", "1000", why, sizeof why), 0);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "cleanup.policy", "compact,delete", why, sizeof why), 0);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "min.cleanable.dirty.ratio", "0.75", why, sizeof why), 0);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "message.timestamp.type", "LogAppendTime", why, sizeof why), 0);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "segment.bytes", "1", why, sizeof why), BK_CFG_INVALID_CONFIG);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_SEGMENT_BYTES) == 5000); /* unchanged on error */
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_RETENTION_MS) == 1000);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_CLEANUP_POLICY) == 3);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_MESSAGE_TIMESTAMP_TYPE) == 1);
+    ck_assert(bk_cfg_topic_double(cfg, &tc, BK_CFG_TC_MIN_CLEANABLE_DIRTY_RATIO) == 0.75);
+    bk_cfg_topic_text(cfg, &tc, BK_CFG_TC_CLEANUP_POLICY, text, sizeof text);
     ck_assert_str_eq(text, "delete,compact");
 
     rows_t *r = calloc(1, sizeof *r);
-    bk_topic_config_describe(cfg, &tc, collect, r);
-    ck_assert_int_eq(r->n, BK_TC__COUNT);
+    bk_cfg_topic_describe(cfg, &tc, collect, r);
+    ck_assert_int_eq(r->n, BK_CFG_TC__COUNT);
     int i = find_row(r, "retention.ms");
     ck_assert_str_eq(r->values[i], "1000");
-    ck_assert_int_eq(r->source[i], BK_SRC_DYNAMIC_TOPIC);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_DYNAMIC_TOPIC);
     ck_assert(!r->is_default[i] && !r->read_only[i]);
     ck_assert_str_eq(r->synonym[i], "log.retention.ms");
-    ck_assert_int_eq(r->type[i], BK_CONFIG_TYPE_LONG);
+    ck_assert_int_eq(r->type[i], BK_CFG_TYPE_LONG);
     i = find_row(r, "segment.bytes");
     ck_assert_str_eq(r->values[i], "5000");
-    ck_assert_int_eq(r->source[i], BK_SRC_STATIC_BROKER);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_STATIC_BROKER);
     i = find_row(r, "segment.ms");
     ck_assert_str_eq(r->values[i], "3600000");
-    ck_assert_int_eq(r->source[i], BK_SRC_STATIC_BROKER); /* from log.roll.hours */
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_STATIC_BROKER); /* from log.roll.hours */
     i = find_row(r, "max.message.bytes");
     ck_assert_str_eq(r->values[i], "1048588");
     ck_assert(r->is_default[i]);
-    ck_assert_int_eq(r->source[i], BK_SRC_DEFAULT);
+    ck_assert_int_eq(r->source[i], BK_CFG_SRC_DEFAULT);
     i = find_row(r, "min.cleanable.dirty.ratio");
     ck_assert_str_eq(r->values[i], "0.75");
     i = find_row(r, "message.timestamp.type");
     ck_assert_str_eq(r->values[i], "LogAppendTime");
     i = find_row(r, "compression.type");
     ck_assert_str_eq(r->values[i], "producer");
-    ck_assert_int_eq(r->type[i], BK_CONFIG_TYPE_STRING);
+    ck_assert_int_eq(r->type[i], BK_CFG_TYPE_STRING);
     free(r);
 
     /* removing an override returns to the broker value */
-    ck_assert_int_eq(bk_topic_config_set(&tc, "retention.ms", NULL, why, sizeof why), 0);
-    ck_assert(bk_topic_config_int(cfg, &tc, BK_TC_RETENTION_MS) == 180000);
-    ck_assert_int_eq(bk_topic_config_set(&tc, "bogus", NULL, why, sizeof why), BK_INVALID_CONFIG);
-    bk_config_free(cfg);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "retention.ms", NULL, why, sizeof why), 0);
+    ck_assert(bk_cfg_topic_int(cfg, &tc, BK_CFG_TC_RETENTION_MS) == 180000);
+    ck_assert_int_eq(bk_cfg_topic_set(&tc, "bogus", NULL, why, sizeof why), BK_CFG_INVALID_CONFIG);
+    bk_cfg_free(cfg);
 }
 END_TEST
 

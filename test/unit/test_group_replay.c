@@ -55,7 +55,7 @@ static void append_commit(st_log_t *log, int64_t pid, const char *group, const c
     bk_grp_out_free(&out);
 }
 
-/* The COMMIT/ABORT control batch bk_td_write_marker appends. */
+/* The COMMIT/ABORT control batch bk_txn_td_write_marker appends. */
 static void append_marker(st_log_t *log, int64_t pid, bool commit) {
     kp_arena_t a;
     kp_arena_init(&a, 1 << 16);
@@ -107,7 +107,7 @@ static void fx_restart_and_load(fx_t *f, bk_grp_txn_offsets_t *pend) {
     bk_grp_coord_init(&f->c, &f->gcfg, 0, 7);
     bk_grp_txn_offsets_free(&f->pend);
     bk_grp_txn_offsets_init(&f->pend);
-    ck_assert_int_eq(bk_gd_replay(&f->c, f->log, pend), KP_OK);
+    ck_assert_int_eq(bk_grp_gd_replay(&f->c, f->log, pend), KP_OK);
     bk_grp_load_done(&f->c, 3000);
     f->loaded = true;
 }

@@ -3,7 +3,7 @@
  * (issue 5), expected brokers that are missing or fenced are listed down
  * (ascending, repeats counted once, the list bounded), partitions without a
  * leader or a full ISR count, and the healthy case. Also the coordinator
- * lookup behind FindCoordinator (bk_internal_coordinator), which judges a
+ * lookup behind FindCoordinator (bk_cluster_internal_coordinator), which judges a
  * broker from the same image: not this node before its coordinator has
  * loaded, not a fenced or unknown leader. */
 #include <check.h>
@@ -18,17 +18,17 @@
 
 typedef Skiff__Metadata__MetadataRecord rec_t;
 
-static void apply_rec(bk_image_t *img, rec_t *r, int64_t off) {
+static void apply_rec(bk_meta_image_t *img, rec_t *r, int64_t off) {
     size_t len = skiff__metadata__metadata_record__get_packed_size(r);
     uint8_t *buf = malloc(len + 1);
     ck_assert_ptr_nonnull(buf);
     skiff__metadata__metadata_record__pack(r, buf);
-    ck_assert_int_eq(bk_image_apply_bytes(img, buf, len, off), KP_OK);
+    ck_assert_int_eq(bk_meta_image_apply_bytes(img, buf, len, off), KP_OK);
     free(buf);
 }
 
 /* A registration record as the controller writes it (fenced unless told). */
-static void reg(bk_image_t *img, int32_t id, bool fenced, int64_t off) {
+static void reg(bk_meta_image_t *img, int32_t id, bool fenced, int64_t off) {
     Skiff__Metadata__Endpoint ep = SKIFF__METADATA__ENDPOINT__INIT;
     Skiff__Metadata__Endpoint *eps[1] = { &ep };
     ep.listener = "PLAINTEXT";
@@ -48,7 +48,7 @@ static void reg(bk_image_t *img, int32_t id, bool fenced, int64_t off) {
     apply_rec(img, &r, off);
 }
 
-static void topic_with_part(bk_image_t *img, uint8_t tag, const int32_t *reps, size_t nreps,
+static void topic_with_part(bk_meta_image_t *img, uint8_t tag, const int32_t *reps, size_t nreps,
                             const int32_t *isr, size_t nisr, int32_t leader, int64_t off) {
     uint8_t id[16] = { 0xab };
     id[15] = tag;
@@ -79,35 +79,35 @@ static const int32_t THREE[] = { 1, 2, 3 };
 START_TEST(test_known_controller_no_registrations_is_not_healthy) {
     /* the state every node is in between the first election and the first
      * committed registration: it used to read as healthy */
-    bk_image_t img;
-    bk_image_init(&img, 2);
-    bk_health_t h;
-    bk_health_judge(&img, 1, THREE, 3, &h);
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, 2);
+    bk_meta_health_t h;
+    bk_meta_health_judge(&img, 1, THREE, 3, &h);
     ck_assert(!h.healthy);
     ck_assert(!h.no_controller);
     ck_assert_uint_eq(h.ndown, 3);
     ck_assert_uint_eq(h.ndown_listed, 3);
     for (int i = 0; i < 3; i++) ck_assert_int_eq(h.down[i], i + 1);
     /* nothing expected and nothing registered: only the controller matters */
-    bk_health_judge(&img, 1, NULL, 0, &h);
+    bk_meta_health_judge(&img, 1, NULL, 0, &h);
     ck_assert(h.healthy);
-    bk_health_judge(&img, -1, NULL, 0, &h);
+    bk_meta_health_judge(&img, -1, NULL, 0, &h);
     ck_assert(!h.healthy);
     ck_assert(h.no_controller);
-    bk_image_free(&img);
+    bk_meta_image_free(&img);
 }
 END_TEST
 
 START_TEST(test_registration_steps) {
-    bk_image_t img;
-    bk_image_init(&img, 1);
-    bk_health_t h;
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, 1);
+    bk_meta_health_t h;
     int64_t off = 0;
     /* registered but fenced (as registrations land), in an order that is not
      * sorted, with one expected id repeated */
     const int32_t expected[] = { 3, 1, 2, 3, 1 };
     reg(&img, 3, true, off++);
-    bk_health_judge(&img, 1, expected, 5, &h);
+    bk_meta_health_judge(&img, 1, expected, 5, &h);
     ck_assert(!h.healthy);
     ck_assert_uint_eq(h.ndown, 3);
     ck_assert_int_eq(h.down[0], 1);
@@ -115,69 +115,69 @@ START_TEST(test_registration_steps) {
     ck_assert_int_eq(h.down[2], 3);
     reg(&img, 3, false, off++);        /* unfenced */
     reg(&img, 1, false, off++);
-    bk_health_judge(&img, 1, expected, 5, &h);
+    bk_meta_health_judge(&img, 1, expected, 5, &h);
     ck_assert(!h.healthy);
     ck_assert_uint_eq(h.ndown, 1);
     ck_assert_int_eq(h.down[0], 2);
     reg(&img, 2, false, off++);
-    bk_health_judge(&img, 1, expected, 5, &h);
+    bk_meta_health_judge(&img, 1, expected, 5, &h);
     ck_assert(h.healthy);
     ck_assert_uint_eq(h.ndown, 0);
     /* a registered broker nobody expected still counts when fenced */
     reg(&img, 9, true, off++);
-    bk_health_judge(&img, 1, expected, 5, &h);
+    bk_meta_health_judge(&img, 1, expected, 5, &h);
     ck_assert(!h.healthy);
     ck_assert_uint_eq(h.ndown, 1);
     ck_assert_int_eq(h.down[0], 9);
-    bk_health_judge(&img, -1, expected, 5, &h);
+    bk_meta_health_judge(&img, -1, expected, 5, &h);
     ck_assert(h.no_controller);
-    bk_image_free(&img);
+    bk_meta_image_free(&img);
 }
 END_TEST
 
 START_TEST(test_partitions_count) {
-    bk_image_t img;
-    bk_image_init(&img, 1);
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, 1);
     int64_t off = 0;
     for (int32_t b = 1; b <= 3; b++) reg(&img, b, false, off++);
-    bk_health_t h;
+    bk_meta_health_t h;
     topic_with_part(&img, 0, THREE, 3, THREE, 3, 1, off);
     off += 2;
-    bk_health_judge(&img, 1, THREE, 3, &h);
+    bk_meta_health_judge(&img, 1, THREE, 3, &h);
     ck_assert(h.healthy);
     topic_with_part(&img, 1, THREE, 3, THREE, 2, 2, off);   /* ISR {1,2} of 3 */
     off += 2;
-    bk_health_judge(&img, 1, THREE, 3, &h);
+    bk_meta_health_judge(&img, 1, THREE, 3, &h);
     ck_assert(!h.healthy);
     ck_assert_uint_eq(h.under, 1);
     ck_assert_uint_eq(h.leaderless, 0);
     topic_with_part(&img, 2, THREE, 3, THREE + 2, 1, -1, off);   /* no leader */
-    bk_health_judge(&img, 1, THREE, 3, &h);
+    bk_meta_health_judge(&img, 1, THREE, 3, &h);
     ck_assert_uint_eq(h.under, 1);
     ck_assert_uint_eq(h.leaderless, 1);
     ck_assert_uint_eq(h.ndown, 0);
-    bk_image_free(&img);
+    bk_meta_image_free(&img);
 }
 END_TEST
 
 START_TEST(test_down_list_bounded) {
     /* more down brokers than the list holds: all counted, the lowest ids
      * listed in order, whatever order they arrive in */
-    bk_image_t img;
-    bk_image_init(&img, 1);
-    size_t total = BK_HEALTH_DOWN_LIST_MAX + 20;
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, 1);
+    size_t total = BK_META_HEALTH_DOWN_LIST_MAX + 20;
     int64_t off = 0;
     for (size_t i = 0; i < total / 2; i++) reg(&img, (int32_t)(2 * i + 100), true, off++);   /* even */
     int32_t *expected = calloc(total, sizeof *expected);
     ck_assert_ptr_nonnull(expected);
     for (size_t i = 0; i < total / 2; i++) expected[i] = (int32_t)(total + 100 - 1 - 2 * i);    /* odd, descending */
-    bk_health_t h;
-    bk_health_judge(&img, 1, expected, total / 2, &h);
+    bk_meta_health_t h;
+    bk_meta_health_judge(&img, 1, expected, total / 2, &h);
     ck_assert_uint_eq(h.ndown, total);
-    ck_assert_uint_eq(h.ndown_listed, BK_HEALTH_DOWN_LIST_MAX);
-    for (size_t i = 0; i < BK_HEALTH_DOWN_LIST_MAX; i++) ck_assert_int_eq(h.down[i], (int32_t)(100 + i));
+    ck_assert_uint_eq(h.ndown_listed, BK_META_HEALTH_DOWN_LIST_MAX);
+    for (size_t i = 0; i < BK_META_HEALTH_DOWN_LIST_MAX; i++) ck_assert_int_eq(h.down[i], (int32_t)(100 + i));
     free(expected);
-    bk_image_free(&img);
+    bk_meta_image_free(&img);
 }
 END_TEST
 
@@ -185,34 +185,34 @@ START_TEST(test_coordinator_lookup) {
     bk_node_t *n = calloc(1, sizeof *n);
     ck_assert_ptr_nonnull(n);
     n->id = 1;
-    bk_image_init(&n->img, 1);
+    bk_meta_image_init(&n->img, 1);
     reg(&n->img, 1, false, 0);
     reg(&n->img, 2, false, 1);
     reg(&n->img, 3, true, 2);
-    bk_partition_t p;
+    bk_meta_partition_t p;
     memset(&p, 0, sizeof p);
     int32_t id;
     const char *host;
     int32_t port;
     p.leader = 1;   /* here, still opening/replaying: ask again, not "load in progress" */
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, false, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, false, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     ck_assert_int_eq(id, -1);
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), 0);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, true, &id, &host, &port), 0);
     ck_assert_int_eq(id, 1);
     ck_assert_int_eq(port, 9001);
     ck_assert_str_eq(host, "127.0.0.1");
     p.leader = 2;   /* elsewhere: that node judges its own loading */
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, false, &id, &host, &port), 0);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, false, &id, &host, &port), 0);
     ck_assert_int_eq(id, 2);
     ck_assert_int_eq(port, 9002);
     p.leader = 3;   /* fenced */
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     p.leader = 4;   /* unknown */
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     p.leader = -1;
-    ck_assert_int_eq(bk_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
+    ck_assert_int_eq(bk_cluster_internal_coordinator(n, &p, true, &id, &host, &port), KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     ck_assert_int_eq(port, -1);
-    bk_image_free(&n->img);
+    bk_meta_image_free(&n->img);
     free(n);
 }
 END_TEST

@@ -27,10 +27,10 @@ static char *take(struct evbuffer *b) {
 /* One string value rendered as a top-level document. */
 static char *render_str(const char *s, size_t n) {
     struct evbuffer *b = evbuffer_new();
-    bk_json_t j;
-    bk_json_init(&j, b);
-    bk_json_str_n(&j, s, n);
-    ck_assert_int_eq(bk_json_finish(&j), KP_OK);
+    bk_http_json_t j;
+    bk_http_json_init(&j, b);
+    bk_http_json_str_n(&j, s, n);
+    ck_assert_int_eq(bk_http_json_finish(&j), KP_OK);
     char *out = take(b);
     evbuffer_free(b);
     return out;
@@ -100,33 +100,33 @@ END_TEST
 
 START_TEST(test_nesting_and_scalars) {
     struct evbuffer *b = evbuffer_new();
-    bk_json_t j;
-    bk_json_init(&j, b);
-    bk_json_obj_begin(&j);
-    bk_json_kv_str(&j, "name", "t");
-    bk_json_kv_i64(&j, "min", INT64_MIN);
-    bk_json_kv_u64(&j, "max", UINT64_MAX);
-    bk_json_kv_f64(&j, "half", 0.5);
-    bk_json_kv_f64(&j, "nan", NAN);
-    bk_json_kv_f64(&j, "inf", -INFINITY);
-    bk_json_kv_bool(&j, "t", true);
-    bk_json_kv_null(&j, "n");
-    bk_json_kv_str(&j, "nullstr", NULL);
-    bk_json_key(&j, "a");
-    bk_json_arr_begin(&j);
-    bk_json_i64(&j, 1);
-    bk_json_arr_begin(&j);
-    bk_json_arr_end(&j);
-    bk_json_obj_begin(&j);
-    bk_json_obj_end(&j);
-    bk_json_bool(&j, false);
-    bk_json_arr_end(&j);
-    bk_json_key_n(&j, "k\"ey", 4);
-    bk_json_obj_begin(&j);
-    bk_json_kv_i64(&j, "x", -7);
-    bk_json_obj_end(&j);
-    bk_json_obj_end(&j);
-    ck_assert_int_eq(bk_json_finish(&j), KP_OK);
+    bk_http_json_t j;
+    bk_http_json_init(&j, b);
+    bk_http_json_obj_begin(&j);
+    bk_http_json_kv_str(&j, "name", "t");
+    bk_http_json_kv_i64(&j, "min", INT64_MIN);
+    bk_http_json_kv_u64(&j, "max", UINT64_MAX);
+    bk_http_json_kv_f64(&j, "half", 0.5);
+    bk_http_json_kv_f64(&j, "nan", NAN);
+    bk_http_json_kv_f64(&j, "inf", -INFINITY);
+    bk_http_json_kv_bool(&j, "t", true);
+    bk_http_json_kv_null(&j, "n");
+    bk_http_json_kv_str(&j, "nullstr", NULL);
+    bk_http_json_key(&j, "a");
+    bk_http_json_arr_begin(&j);
+    bk_http_json_i64(&j, 1);
+    bk_http_json_arr_begin(&j);
+    bk_http_json_arr_end(&j);
+    bk_http_json_obj_begin(&j);
+    bk_http_json_obj_end(&j);
+    bk_http_json_bool(&j, false);
+    bk_http_json_arr_end(&j);
+    bk_http_json_key_n(&j, "k\"ey", 4);
+    bk_http_json_obj_begin(&j);
+    bk_http_json_kv_i64(&j, "x", -7);
+    bk_http_json_obj_end(&j);
+    bk_http_json_obj_end(&j);
+    ck_assert_int_eq(bk_http_json_finish(&j), KP_OK);
     char *got = take(b);
     ck_assert_str_eq(got,
         "{\"name\":\"t\",\"min\":-9223372036854775808,\"max\":18446744073709551615,"
@@ -139,77 +139,77 @@ END_TEST
 
 START_TEST(test_max_depth_allowed) {
     struct evbuffer *b = evbuffer_new();
-    bk_json_t j;
-    bk_json_init(&j, b);
-    for (int i = 0; i < BK_JSON_DEPTH_MAX; i++)
-        bk_json_arr_begin(&j);
-    for (int i = 0; i < BK_JSON_DEPTH_MAX; i++)
-        bk_json_arr_end(&j);
-    ck_assert_int_eq(bk_json_finish(&j), KP_OK);
-    ck_assert_uint_eq(evbuffer_get_length(b), 2 * BK_JSON_DEPTH_MAX);
+    bk_http_json_t j;
+    bk_http_json_init(&j, b);
+    for (int i = 0; i < BK_HTTP_JSON_DEPTH_MAX; i++)
+        bk_http_json_arr_begin(&j);
+    for (int i = 0; i < BK_HTTP_JSON_DEPTH_MAX; i++)
+        bk_http_json_arr_end(&j);
+    ck_assert_int_eq(bk_http_json_finish(&j), KP_OK);
+    ck_assert_uint_eq(evbuffer_get_length(b), 2 * BK_HTTP_JSON_DEPTH_MAX);
     evbuffer_free(b);
 }
 END_TEST
 
 /* Misuse: each must abort (assert). */
-static bk_json_t mj;
+static bk_http_json_t mj;
 static struct evbuffer *mb;
-static void misuse_setup(void) { mb = evbuffer_new(); bk_json_init(&mj, mb); }
+static void misuse_setup(void) { mb = evbuffer_new(); bk_http_json_init(&mj, mb); }
 
 START_TEST(test_value_without_key_aborts) {
     misuse_setup();
-    bk_json_obj_begin(&mj);
-    bk_json_i64(&mj, 1);
+    bk_http_json_obj_begin(&mj);
+    bk_http_json_i64(&mj, 1);
 }
 END_TEST
 
 START_TEST(test_key_in_array_aborts) {
     misuse_setup();
-    bk_json_arr_begin(&mj);
-    bk_json_key(&mj, "k");
+    bk_http_json_arr_begin(&mj);
+    bk_http_json_key(&mj, "k");
 }
 END_TEST
 
 START_TEST(test_mismatched_close_aborts) {
     misuse_setup();
-    bk_json_obj_begin(&mj);
-    bk_json_arr_end(&mj);
+    bk_http_json_obj_begin(&mj);
+    bk_http_json_arr_end(&mj);
 }
 END_TEST
 
 START_TEST(test_unbalanced_finish_aborts) {
     misuse_setup();
-    bk_json_arr_begin(&mj);
-    int rc = bk_json_finish(&mj);
+    bk_http_json_arr_begin(&mj);
+    int rc = bk_http_json_finish(&mj);
     (void)rc;
 }
 END_TEST
 
 START_TEST(test_close_after_key_aborts) {
     misuse_setup();
-    bk_json_obj_begin(&mj);
-    bk_json_key(&mj, "k");
-    bk_json_obj_end(&mj);
+    bk_http_json_obj_begin(&mj);
+    bk_http_json_key(&mj, "k");
+    bk_http_json_obj_end(&mj);
 }
 END_TEST
 
 START_TEST(test_two_top_values_abort) {
     misuse_setup();
-    bk_json_i64(&mj, 1);
-    bk_json_i64(&mj, 2);
+    bk_http_json_i64(&mj, 1);
+    bk_http_json_i64(&mj, 2);
 }
 END_TEST
 
 START_TEST(test_too_deep_aborts) {
     misuse_setup();
-    for (int i = 0; i <= BK_JSON_DEPTH_MAX; i++)
-        bk_json_arr_begin(&mj);
+    for (int i = 0; i <= BK_HTTP_JSON_DEPTH_MAX; i++)
+        bk_http_json_arr_begin(&mj);
 }
 END_TEST
 
 START_TEST(test_close_without_open_aborts) {
     misuse_setup();
-    bk_json_obj_end(&mj);
+    bk_http_json_obj_end(&mj);
 }
 END_TEST
 
@@ -235,9 +235,9 @@ START_TEST(test_parsed_back_by_python) {
     FILE *hex = fopen(hpath, "w");
     ck_assert_ptr_nonnull(hex);
     struct evbuffer *b = evbuffer_new();
-    bk_json_t j;
-    bk_json_init(&j, b);
-    bk_json_arr_begin(&j);
+    bk_http_json_t j;
+    bk_http_json_init(&j, b);
+    bk_http_json_arr_begin(&j);
     static const unsigned char edge[] = { 0x00, 0x1f, 0x22, 0x5c, 0x7f, 0x80, 0xbf, 0xc0,
                                           0xc2, 0xdf, 0xe0, 0xa0, 0xed, 0x9f, 0xef, 0xf0,
                                           0x90, 0xf4, 0x8f, 0xf5, 0xff, 'a', '/' };
@@ -247,18 +247,18 @@ START_TEST(test_parsed_back_by_python) {
         size_t n = (size_t)(rand() % 24);
         for (size_t k = 0; k < n; k++)
             s[k] = rand() % 2 ? edge[rand() % sizeof edge] : (unsigned char)(rand() % 256);
-        bk_json_obj_begin(&j);
-        bk_json_key_n(&j, (const char *)s, n); /* keys are escaped the same way */
-        bk_json_arr_begin(&j);
-        bk_json_str_n(&j, (const char *)s, n);
-        bk_json_i64(&j, (int64_t)i * -1000003);
-        bk_json_arr_end(&j);
-        bk_json_obj_end(&j);
+        bk_http_json_obj_begin(&j);
+        bk_http_json_key_n(&j, (const char *)s, n); /* keys are escaped the same way */
+        bk_http_json_arr_begin(&j);
+        bk_http_json_str_n(&j, (const char *)s, n);
+        bk_http_json_i64(&j, (int64_t)i * -1000003);
+        bk_http_json_arr_end(&j);
+        bk_http_json_obj_end(&j);
         write_hex(hex, s, n);
         fprintf(hex, "\n");
     }
-    bk_json_arr_end(&j);
-    ck_assert_int_eq(bk_json_finish(&j), KP_OK);
+    bk_http_json_arr_end(&j);
+    ck_assert_int_eq(bk_http_json_finish(&j), KP_OK);
     fclose(hex);
     FILE *f = fopen(jpath, "w");
     ck_assert_ptr_nonnull(f);

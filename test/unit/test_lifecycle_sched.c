@@ -12,30 +12,30 @@
 #define INTERVAL_MS 2000   /* broker.heartbeat.interval.ms default */
 
 /* The first time in [from, from + limit) at which a round is due; -1 if none. */
-static int64_t first_due(const bk_lc_sched_t *s, int64_t from, int64_t limit, int64_t interval_ms) {
+static int64_t first_due(const bk_cluster_lc_sched_t *s, int64_t from, int64_t limit, int64_t interval_ms) {
     for (int64_t t = from; t < from + limit; t++)
-        if (bk_lc_sched_due(s, t, interval_ms)) return t;
+        if (bk_cluster_lc_sched_due(s, t, interval_ms)) return t;
     return -1;
 }
 
 START_TEST(test_unregistered_is_always_due) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
     ck_assert(!s.registered);
     ck_assert(s.fenced);
-    ck_assert(bk_lc_sched_due(&s, 0, INTERVAL_MS));
+    ck_assert(bk_cluster_lc_sched_due(&s, 0, INTERVAL_MS));
     /* registration attempts are paced by the lifecycle timer, not here */
-    bk_lc_sched_sent(&s, 1000);
-    ck_assert(bk_lc_sched_due(&s, 1000, INTERVAL_MS));
-    ck_assert(bk_lc_sched_due(&s, 1001, INTERVAL_MS));
+    bk_cluster_lc_sched_sent(&s, 1000);
+    ck_assert(bk_cluster_lc_sched_due(&s, 1000, INTERVAL_MS));
+    ck_assert(bk_cluster_lc_sched_due(&s, 1001, INTERVAL_MS));
 }
 END_TEST
 
 START_TEST(test_first_heartbeat_right_after_registration) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_sent(&s, 5000);            /* the registration request */
-    bk_lc_sched_registered(&s);             /* its answer, 40 ms later */
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_sent(&s, 5000);            /* the registration request */
+    bk_cluster_lc_sched_registered(&s);             /* its answer, 40 ms later */
     ck_assert(s.registered);
     ck_assert(s.fenced);
     ck_assert_int_eq(first_due(&s, 5040, 10 * INTERVAL_MS, INTERVAL_MS), 5040);
@@ -43,56 +43,56 @@ START_TEST(test_first_heartbeat_right_after_registration) {
 END_TEST
 
 START_TEST(test_fenced_broker_heartbeats_fast_until_unfenced) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_registered(&s);
-    bk_lc_sched_sent(&s, 10000);
-    bk_lc_sched_heartbeat_ok(&s, true);     /* not caught up yet */
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_registered(&s);
+    bk_cluster_lc_sched_sent(&s, 10000);
+    bk_cluster_lc_sched_heartbeat_ok(&s, true);     /* not caught up yet */
     int64_t t = first_due(&s, 10001, 10 * INTERVAL_MS, INTERVAL_MS);
-    ck_assert_int_eq(t, 10000 + BK_LC_FENCED_HB_MS);
-    ck_assert_int_lt(BK_LC_FENCED_HB_MS, INTERVAL_MS);
-    bk_lc_sched_sent(&s, t);
-    bk_lc_sched_heartbeat_ok(&s, false);    /* unfenced: back to the interval */
+    ck_assert_int_eq(t, 10000 + BK_CLUSTER_LC_FENCED_HB_MS);
+    ck_assert_int_lt(BK_CLUSTER_LC_FENCED_HB_MS, INTERVAL_MS);
+    bk_cluster_lc_sched_sent(&s, t);
+    bk_cluster_lc_sched_heartbeat_ok(&s, false);    /* unfenced: back to the interval */
     ck_assert(!s.fenced);
     ck_assert_int_eq(first_due(&s, t + 1, 10 * INTERVAL_MS, INTERVAL_MS), t + INTERVAL_MS);
 }
 END_TEST
 
 START_TEST(test_short_interval_is_not_slowed_down) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_registered(&s);
-    bk_lc_sched_sent(&s, 0);
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_registered(&s);
+    bk_cluster_lc_sched_sent(&s, 0);
     /* fenced, interval below the fenced pace: the interval wins */
     ck_assert_int_eq(first_due(&s, 1, 1000, 50), 50);
-    bk_lc_sched_heartbeat_ok(&s, false);
+    bk_cluster_lc_sched_heartbeat_ok(&s, false);
     ck_assert_int_eq(first_due(&s, 1, 1000, 50), 50);
 }
 END_TEST
 
 START_TEST(test_unregistered_answer_registers_again_at_once) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_registered(&s);
-    bk_lc_sched_sent(&s, 100);
-    bk_lc_sched_heartbeat_ok(&s, false);
-    ck_assert(!bk_lc_sched_due(&s, 150, INTERVAL_MS));
-    bk_lc_sched_unregistered(&s);           /* STALE_BROKER_EPOCH */
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_registered(&s);
+    bk_cluster_lc_sched_sent(&s, 100);
+    bk_cluster_lc_sched_heartbeat_ok(&s, false);
+    ck_assert(!bk_cluster_lc_sched_due(&s, 150, INTERVAL_MS));
+    bk_cluster_lc_sched_unregistered(&s);           /* STALE_BROKER_EPOCH */
     ck_assert(!s.registered);
     ck_assert(s.fenced);
-    ck_assert(bk_lc_sched_due(&s, 150, INTERVAL_MS));
+    ck_assert(bk_cluster_lc_sched_due(&s, 150, INTERVAL_MS));
 }
 END_TEST
 
 START_TEST(test_abandoned_round_retries_at_once) {
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_registered(&s);
-    bk_lc_sched_sent(&s, 100);
-    bk_lc_sched_heartbeat_ok(&s, false);
-    ck_assert(!bk_lc_sched_due(&s, 300, INTERVAL_MS));
-    bk_lc_sched_retry_now(&s);              /* the controller changed */
-    ck_assert(bk_lc_sched_due(&s, 300, INTERVAL_MS));
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_registered(&s);
+    bk_cluster_lc_sched_sent(&s, 100);
+    bk_cluster_lc_sched_heartbeat_ok(&s, false);
+    ck_assert(!bk_cluster_lc_sched_due(&s, 300, INTERVAL_MS));
+    bk_cluster_lc_sched_retry_now(&s);              /* the controller changed */
+    ck_assert(bk_cluster_lc_sched_due(&s, 300, INTERVAL_MS));
     ck_assert(s.registered);
     ck_assert(!s.fenced);
 }
@@ -101,12 +101,12 @@ END_TEST
 START_TEST(test_error_answer_keeps_the_pace) {
     /* an answer with another error (NOT_CONTROLLER...) changes nothing: the
      * next round comes at the usual pace, never later */
-    bk_lc_sched_t s;
-    bk_lc_sched_init(&s);
-    bk_lc_sched_registered(&s);
-    bk_lc_sched_sent(&s, 0);
-    ck_assert_int_eq(first_due(&s, 1, 10 * INTERVAL_MS, INTERVAL_MS), BK_LC_FENCED_HB_MS);
-    bk_lc_sched_heartbeat_ok(&s, false);
+    bk_cluster_lc_sched_t s;
+    bk_cluster_lc_sched_init(&s);
+    bk_cluster_lc_sched_registered(&s);
+    bk_cluster_lc_sched_sent(&s, 0);
+    ck_assert_int_eq(first_due(&s, 1, 10 * INTERVAL_MS, INTERVAL_MS), BK_CLUSTER_LC_FENCED_HB_MS);
+    bk_cluster_lc_sched_heartbeat_ok(&s, false);
     ck_assert_int_eq(first_due(&s, 1, 10 * INTERVAL_MS, INTERVAL_MS), INTERVAL_MS);
 }
 END_TEST

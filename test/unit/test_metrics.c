@@ -36,10 +36,10 @@
     "# TYPE skiff_metrics_series_dropped_total counter\n"
 
 /* The registry rendered into a NUL-terminated heap string. */
-static char *render(bk_metrics_t *m) {
+static char *render(bk_mx_t *m) {
     struct evbuffer *b = evbuffer_new();
     ck_assert_ptr_nonnull(b);
-    ck_assert_int_eq(bk_metrics_render(m, b), KP_OK);
+    ck_assert_int_eq(bk_mx_render(m, b), KP_OK);
     size_t n = evbuffer_get_length(b);
     char *s = malloc(n + 1);
     ck_assert_ptr_nonnull(s);
@@ -64,23 +64,23 @@ static void expect_text(const char *got, const char *want) {
     }
 }
 
-static void expect_render(bk_metrics_t *m, const char *want) {
+static void expect_render(bk_mx_t *m, const char *want) {
     char *got = render(m);
     expect_text(got, want);
     free(got);
 }
 
-static uint32_t reg(bk_metrics_t *m, const bk_mx_desc_t *d) {
+static uint32_t reg(bk_mx_t *m, const bk_mx_desc_t *d) {
     uint32_t id = UINT32_MAX;
-    ck_assert_int_eq(bk_metrics_register(m, d, &id), KP_OK);
+    ck_assert_int_eq(bk_mx_register(m, d, &id), KP_OK);
     return id;
 }
 
-static bk_mx_series_t *ser1(bk_metrics_t *m, uint32_t id, const char *v) {
+static bk_mx_series_t *ser1(bk_mx_t *m, uint32_t id, const char *v) {
     return bk_mx_series(m, id, (const char *[]){ v });
 }
 
-static bk_mx_series_t *ser2(bk_metrics_t *m, uint32_t id, const char *a, const char *b) {
+static bk_mx_series_t *ser2(bk_mx_t *m, uint32_t id, const char *a, const char *b) {
     return bk_mx_series(m, id, (const char *[]){ a, b });
 }
 
@@ -235,7 +235,7 @@ static void expect_invalid(const char *text, const char *why) {
 /* ---------------------------------------------------------------- tests */
 
 START_TEST(test_counter_labels_escaping_and_order) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     ck_assert_ptr_nonnull(m);
     /* help holds a backslash and a newline; values a quote, backslash, newline */
     bk_mx_desc_t d = { .name = "t_requests_total", .help = "Requests \\ counted\nper \"api\".",
@@ -263,12 +263,12 @@ START_TEST(test_counter_labels_escaping_and_order) {
     char *s = render(m);
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_counter_extremes_and_metric_order) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t z = { .name = "t_z_total", .help = "", .type = BK_MX_COUNTER };
     bk_mx_desc_t a = { .name = "t:a_total", .help = "A.", .type = BK_MX_COUNTER,
                        .label_count = 1, .labels = { "k" } };
@@ -294,12 +294,12 @@ START_TEST(test_counter_extremes_and_metric_order) {
         DROPPED_HEAD
         "skiff_metrics_series_dropped_total{metric=\"t_z_total\"} 0\n"
         "skiff_metrics_series_dropped_total{metric=\"t:a_total\"} 0\n");
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_gauge_values_spelling) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t t = { .name = "t_temp", .help = "T.", .type = BK_MX_GAUGE };
     bk_mx_desc_t g = { .name = "t_g", .help = "G.", .type = BK_MX_GAUGE,
                        .label_count = 1, .labels = { "k" } };
@@ -342,12 +342,12 @@ START_TEST(test_gauge_values_spelling) {
         "skiff_metrics_series_dropped_total{metric=\"t_g\"} 0\n");
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_histogram_cumulative_buckets) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     static const double b[] = { 0.25, 0.5, 1 };
     bk_mx_desc_t d = { .name = "t_lat_seconds", .help = "Latency.", .type = BK_MX_HISTOGRAM,
                        .label_count = 1, .labels = { "api" }, .bucket_count = 3, .buckets = b };
@@ -389,12 +389,12 @@ START_TEST(test_histogram_cumulative_buckets) {
         "skiff_metrics_series_dropped_total{metric=\"t_h\"} 0\n");
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_series_bound_overflow) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t d = { .name = "t_c_total", .help = "C.", .type = BK_MX_COUNTER,
                        .label_count = 1, .labels = { "topic" }, .series_max = 2 };
     uint32_t id = reg(m, &d);
@@ -417,12 +417,12 @@ START_TEST(test_series_bound_overflow) {
         "t_c_total{topic=\"b\"} 2\n"
         DROPPED_HEAD
         "skiff_metrics_series_dropped_total{metric=\"t_c_total\"} 2\n");
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_default_bound_and_many_series) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t d = { .name = "t_many", .help = "M.", .type = BK_MX_GAUGE,
                        .label_count = 1, .labels = { "i" } };
     uint32_t id = reg(m, &d);
@@ -451,12 +451,12 @@ START_TEST(test_default_bound_and_many_series) {
     ck_assert(strncmp(p, "# HELP skiff_metrics_series_dropped_total", 41) == 0);
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_invalid_label_values_dropped) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t d = { .name = "t_v_total", .help = "V.", .type = BK_MX_COUNTER,
                        .label_count = 1, .labels = { "topic" } };
     uint32_t id = reg(m, &d);
@@ -484,7 +484,7 @@ START_TEST(test_invalid_label_values_dropped) {
     ck_assert_ptr_nonnull(strstr(s, "t_v_total{topic=\"tab\there\"} 0\n"));
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
@@ -511,7 +511,7 @@ static void collect_one(bk_mx_emit_t *e, void *arg) {
 }
 
 START_TEST(test_callbacks_evaluated_at_render) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t g = { .name = "t_epoch", .help = "E.", .type = BK_MX_GAUGE };
     bk_mx_desc_t sz = { .name = "t_size_bytes", .help = "S.", .type = BK_MX_GAUGE,
                         .label_count = 2, .labels = { "topic", "partition" }, .series_max = 3 };
@@ -566,12 +566,12 @@ START_TEST(test_callbacks_evaluated_at_render) {
     ck_assert_ptr_null(strstr(s, "t_size_bytes{"));
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_registration_errors) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     static const double ok_b[] = { 1, 2 }, eq_b[] = { 1, 1 }, dn_b[] = { 2, 1 };
     static const double nan_b[] = { NAN }, inf_b[] = { 1, INFINITY };
     const bk_mx_desc_t bad[] = {
@@ -605,7 +605,7 @@ START_TEST(test_registration_errors) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint32_t id = 99;
-        ck_assert_msg(bk_metrics_register(m, &bad[i], &id) == KP_ERR_BAD_VALUE, "desc %zu", i);
+        ck_assert_msg(bk_mx_register(m, &bad[i], &id) == KP_ERR_BAD_VALUE, "desc %zu", i);
         ck_assert_uint_eq(id, 99);
     }
     char long_name[BK_MX_NAME_MAX_BYTES + 2];
@@ -613,22 +613,22 @@ START_TEST(test_registration_errors) {
     long_name[BK_MX_NAME_MAX_BYTES + 1] = '\0';
     bk_mx_desc_t ln = { .name = long_name, .help = "", .type = BK_MX_COUNTER };
     uint32_t id;
-    ck_assert_int_eq(bk_metrics_register(m, &ln, &id), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_mx_register(m, &ln, &id), KP_ERR_BAD_VALUE);
     long_name[BK_MX_NAME_MAX_BYTES] = '\0';
-    ck_assert_int_eq(bk_metrics_register(m, &ln, &id), KP_OK);
+    ck_assert_int_eq(bk_mx_register(m, &ln, &id), KP_OK);
     ck_assert_uint_eq(id, 0);  /* failed registrations took no id */
     /* "le" is an ordinary label name outside histograms; names are unique */
     bk_mx_desc_t le = { .name = "ok", .help = "", .type = BK_MX_GAUGE, .label_count = 1,
                         .labels = { "le" } };
-    ck_assert_int_eq(bk_metrics_register(m, &le, &id), KP_OK);
-    ck_assert_int_eq(bk_metrics_register(m, &le, &id), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(bk_mx_register(m, &le, &id), KP_OK);
+    ck_assert_int_eq(bk_mx_register(m, &le, &id), KP_ERR_BAD_VALUE);
     ck_assert_uint_eq(id, 1);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
 START_TEST(test_registry_full) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     for (uint32_t i = 0; i < BK_MX_METRICS_MAX; i++) {
         char name[32];
         snprintf(name, sizeof name, "t_m%u", i);
@@ -637,25 +637,25 @@ START_TEST(test_registry_full) {
     }
     bk_mx_desc_t d = { .name = "t_one_more", .help = "", .type = BK_MX_GAUGE };
     uint32_t id;
-    ck_assert_int_eq(bk_metrics_register(m, &d, &id), KP_ERR_TOO_LARGE);
+    ck_assert_int_eq(bk_mx_register(m, &d, &id), KP_ERR_TOO_LARGE);
     char *s = render(m);
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
-    bk_metrics_free(NULL);
+    bk_mx_free(m);
+    bk_mx_free(NULL);
 }
 END_TEST
 
 START_TEST(test_render_out_of_memory) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t d = { .name = "t_x", .help = "X.", .type = BK_MX_GAUGE };
     (void)reg(m, &d);
     struct evbuffer *b = evbuffer_new();
     /* a buffer frozen at its end refuses every add, like a failed allocation */
     ck_assert_int_eq(evbuffer_freeze(b, 0), 0);
-    ck_assert_int_eq(bk_metrics_render(m, b), KP_ERR_NOMEM);
+    ck_assert_int_eq(bk_mx_render(m, b), KP_ERR_NOMEM);
     evbuffer_free(b);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
@@ -685,7 +685,7 @@ START_TEST(test_validator_rejects_broken_text) {
 END_TEST
 
 START_TEST(test_catalogue) {
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     ck_assert_int_eq(bk_mx_catalogue_register(m), KP_OK);
     for (uint32_t i = 0; i < BK_MX_CATALOGUE_COUNT; i++) {
         const bk_mx_desc_t *d = bk_mx_catalogue_desc((bk_mx_id_t)i);
@@ -727,7 +727,7 @@ START_TEST(test_catalogue) {
     ck_assert_ptr_nonnull(strstr(s, "\nskiff_log_size_bytes{topic=\"a\",partition=\"1\"} 20\n"));
     expect_valid(s);
     free(s);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
@@ -753,7 +753,7 @@ static void escape_model(const char *in, char *out) {
 START_TEST(test_random_against_model) {
     static const char *alpha[] = { "a", "\\", "\"", "\n", "\xc3\xa9", "z" };
     uint64_t seed = 0x5eedULL + (uint64_t)_i;
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     bk_mx_desc_t d = { .name = "t_r_total", .help = "R.", .type = BK_MX_COUNTER,
                        .label_count = 1, .labels = { "k" }, .series_max = RAND_MAX_SERIES };
     uint32_t id = reg(m, &d);
@@ -798,7 +798,7 @@ START_TEST(test_random_against_model) {
     expect_valid(s);
     free(s);
     free(model);
-    bk_metrics_free(m);
+    bk_mx_free(m);
 }
 END_TEST
 
@@ -850,16 +850,16 @@ START_TEST(test_get_metrics_over_http) {
     struct event_base *base = event_base_new();
     ck_assert_ptr_nonnull(base);
     char err[256];
-    bk_admin_t *admin = bk_admin_start(base, "127.0.0.1:0", err, sizeof err);
+    bk_http_t *admin = bk_http_start(base, "127.0.0.1:0", err, sizeof err);
     ck_assert_msg(admin != NULL, "%s", err);
-    bk_metrics_t *m = bk_metrics_new();
+    bk_mx_t *m = bk_mx_new();
     ck_assert_int_eq(bk_mx_catalogue_register(m), KP_OK);
-    ck_assert_int_eq(bk_admin_route(admin, "GET", "/metrics", bk_metrics_serve, m), KP_OK);
+    ck_assert_int_eq(bk_http_route(admin, "GET", "/metrics", bk_mx_serve, m), KP_OK);
     bk_mx_inc(ser1(m, BK_MX_REQUESTS_TOTAL, "Fetch"), 3);
     static char reply[262144];
-    http_get(base, bk_admin_port(admin), "/metrics", reply, sizeof reply);
+    http_get(base, bk_http_port(admin), "/metrics", reply, sizeof reply);
     ck_assert_msg(strncmp(reply, "HTTP/1.1 200", 12) == 0, "%.80s", reply);
-    ck_assert_ptr_nonnull(strcasestr(reply, "\r\nContent-Type: " BK_METRICS_CONTENT_TYPE "\r\n"));
+    ck_assert_ptr_nonnull(strcasestr(reply, "\r\nContent-Type: " BK_MX_CONTENT_TYPE "\r\n"));
     char *body = strstr(reply, "\r\n\r\n");
     ck_assert_ptr_nonnull(body);
     body += 4;
@@ -868,8 +868,8 @@ START_TEST(test_get_metrics_over_http) {
     ck_assert_ptr_nonnull(strstr(body, "\nskiff_requests_total{api=\"Fetch\"} 3\n"));
     expect_valid(body);
     free(direct);
-    bk_admin_stop(admin);
-    bk_metrics_free(m);
+    bk_http_stop(admin);
+    bk_mx_free(m);
     event_base_free(base);
 }
 END_TEST

@@ -8,7 +8,7 @@
  *   W echo after a worker job sleeping arg ms             X bad request: close after flush
  *   C close now           F "HEAD" + file[arg, arg+len) + "TAIL" (len = u32 payload)
  *   B respond with arg bytes of pattern
- *   K take the frame (bk_conn_take_frame), answer after arg ms from a timer
+ *   K take the frame (bk_net_conn_take_frame), answer after arg ms from a timer
  *     with its length and FNV-1a hash, computed from the taken bytes then */
 #include <arpa/inet.h>
 #include <check.h>
@@ -38,7 +38,7 @@
 #define OP_BYTES_MAX 256
 
 typedef struct {
-    bk_slot_t slot;
+    bk_net_slot_t slot;
     uint32_t delay_ms;
     size_t len;
     uint8_t bytes[OP_BYTES_MAX];
@@ -47,8 +47,8 @@ typedef struct {
 typedef struct {
     struct event_base *base;
     bk_net_t *net;
-    bk_worker_pool_t *pool;
-    bk_signals_t *sig;
+    bk_net_worker_pool_t *pool;
+    bk_net_signals_t *sig;
     uint16_t port;
     pthread_t thr;
     bool running;
@@ -77,7 +77,7 @@ static void put32(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
 
-static op_t *op_new(bk_slot_t slot, uint32_t delay_ms, const uint8_t *f, size_t len) {
+static op_t *op_new(bk_net_slot_t slot, uint32_t delay_ms, const uint8_t *f, size_t len) {
     ck_assert_int_lt(S.ops_n, OPS_MAX);
     ck_assert_uint_le(len, OP_BYTES_MAX);
     op_t *op = &S.ops[S.ops_n++];
@@ -92,12 +92,12 @@ static void op_answer(op_t *op) {
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, op->bytes, op->len), 0);
     int rc = bk_net_respond(S.net, op->slot, b);
-    if (rc == BK_ERR_GONE) S.gone++;
-    else ck_assert_int_eq(rc, BK_OK);
+    if (rc == BK_NET_ERR_GONE) S.gone++;
+    else ck_assert_int_eq(rc, BK_NET_OK);
 }
 
 /* The delayed-operation pattern: keep the slot (ids, not pointers), answer
- * from a timer; a connection that closed meanwhile makes this BK_ERR_GONE. */
+ * from a timer; a connection that closed meanwhile makes this BK_NET_ERR_GONE. */
 static void delayed_cb(evutil_socket_t fd, short what, void *arg) { op_answer(arg); }
 
 static int job_sleep(void *arg) {
@@ -109,12 +109,12 @@ static int job_sleep(void *arg) {
 
 static void job_done(void *arg, int status) {
     if (!pthread_equal(pthread_self(), S.loop_tid) && S.running) S.done_thread_wrong++;
-    if (status == BK_ERR_CANCELLED) return;
+    if (status == BK_NET_ERR_CANCELLED) return;
     ck_assert_int_eq(status, 7);
     op_answer(arg);
 }
 
-static void respond_file(bk_conn_t *conn, bk_slot_t slot, uint32_t off, const uint8_t *f, size_t len) {
+static void respond_file(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t off, const uint8_t *f, size_t len) {
     ck_assert_uint_ge(len, 9);
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, "HEAD", 4), 0);
@@ -122,17 +122,17 @@ static void respond_file(bk_conn_t *conn, bk_slot_t slot, uint32_t off, const ui
      * depend on the caller keeping it open */
     int tmp = dup(S.file_fd);
     ck_assert_int_ge(tmp, 0);
-    ck_assert_int_eq(bk_resp_add_file(b, tmp, off, be32(f + 5)), BK_OK);
+    ck_assert_int_eq(bk_net_resp_add_file(b, tmp, off, be32(f + 5)), BK_NET_OK);
     close(tmp);
     ck_assert_int_eq(evbuffer_add(b, "TAIL", 4), 0);
-    ck_assert_int_eq(bk_conn_respond(conn, slot, b), BK_OK);
+    ck_assert_int_eq(bk_net_conn_respond(conn, slot, b), BK_NET_OK);
 }
 
-static void respond_big(bk_conn_t *conn, bk_slot_t slot, uint32_t n) {
+static void respond_big(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t n) {
     uint8_t *bytes = malloc(n ? n : 1);
     ck_assert_ptr_nonnull(bytes);
     for (uint32_t i = 0; i < n; i++) bytes[i] = (uint8_t)(i * 7);
-    ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, bytes, n), BK_OK);
+    ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, bytes, n), BK_NET_OK);
     free(bytes);
 }
 
@@ -144,7 +144,7 @@ static uint32_t fnv1a(const uint8_t *p, size_t n) {
 
 /* A request that outlives its frame callback, holding the frame it took. */
 typedef struct {
-    bk_slot_t slot;
+    bk_net_slot_t slot;
     uint8_t *bytes;
     size_t len;
 } kept_t;
@@ -158,41 +158,41 @@ static void kept_cb(evutil_socket_t fd, short what, void *arg) {
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, out, sizeof out), 0);
     int rc = bk_net_respond(S.net, k->slot, b);
-    if (rc == BK_ERR_GONE) S.gone++;
-    else ck_assert_int_eq(rc, BK_OK);
+    if (rc == BK_NET_ERR_GONE) S.gone++;
+    else ck_assert_int_eq(rc, BK_NET_OK);
     free(k);
 }
 
-static void keep_frame(bk_conn_t *conn, bk_slot_t slot, uint32_t delay_ms, const uint8_t *f, size_t len) {
+static void keep_frame(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t delay_ms, const uint8_t *f, size_t len) {
     kept_t *k = malloc(sizeof *k);
     ck_assert_ptr_nonnull(k);
     k->slot = slot;
     k->len = len;
-    k->bytes = bk_conn_take_frame(conn);
+    k->bytes = bk_net_conn_take_frame(conn);
     ck_assert_ptr_nonnull(k->bytes);
     ck_assert_int_eq(memcmp(k->bytes, f, len), 0);
     struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
     ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, kept_cb, k, &tv), 0);
 }
 
-static void on_frame(bk_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
+static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
     ck_assert_ptr_eq(ctx, &S);
     S.frames++;
     bk_net_stats_t st;
     bk_net_stats(S.net, &st);
     if ((int)st.requests_inflight > S.max_inflight) S.max_inflight = (int)st.requests_inflight;
-    bk_slot_t slot = bk_conn_slot(conn);
-    ck_assert(slot.conn_id == bk_conn_id(conn));
-    S.last_conn_id = bk_conn_id(conn);
+    bk_net_slot_t slot = bk_net_conn_slot(conn);
+    ck_assert(slot.conn_id == bk_net_conn_id(conn));
+    S.last_conn_id = bk_net_conn_id(conn);
     if (len < 5) {
-        ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, f, len), BK_OK);
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
         return;
     }
     uint32_t arg = be32(f + 1);
     switch (f[0]) {
     case 'E':
-        ck_assert_int_eq(bk_conn_respond_bytes(conn, slot, f, len), BK_OK);
-        if (bk_conn_respond_none(conn, slot) != BK_ERR_INVALID) S.double_ok++;
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
+        if (bk_net_conn_respond_none(conn, slot) != BK_NET_ERR_INVALID) S.double_ok++;
         break;
     case 'D': {
         struct timeval tv = { arg / 1000, (arg % 1000) * 1000 };
@@ -200,18 +200,18 @@ static void on_frame(bk_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
         break;
     }
     case 'W': {
-        int rc = bk_worker_submit(S.pool, job_sleep, job_done, op_new(slot, arg, f, len));
-        ck_assert_int_eq(rc, BK_OK);
+        int rc = bk_net_worker_submit(S.pool, job_sleep, job_done, op_new(slot, arg, f, len));
+        ck_assert_int_eq(rc, BK_NET_OK);
         break;
     }
-    case 'N': ck_assert_int_eq(bk_conn_respond_none(conn, slot), BK_OK); break;
+    case 'N': ck_assert_int_eq(bk_net_conn_respond_none(conn, slot), BK_NET_OK); break;
     case 'X':
-        ck_assert_int_eq(bk_conn_respond_none(conn, slot), BK_OK);
-        bk_conn_close_after_flush(conn);
+        ck_assert_int_eq(bk_net_conn_respond_none(conn, slot), BK_NET_OK);
+        bk_net_conn_close_after_flush(conn);
         break;
     case 'C':
-        bk_conn_close(conn);
-        if (bk_conn_respond_none(conn, slot) != BK_ERR_GONE) S.close_then_respond++;
+        bk_net_conn_close(conn);
+        if (bk_net_conn_respond_none(conn, slot) != BK_NET_ERR_GONE) S.close_then_respond++;
         break;
     case 'F': respond_file(conn, slot, arg, f, len); break;
     case 'B': respond_big(conn, slot, arg); break;
@@ -237,9 +237,9 @@ static void srv_start_cfg(const bk_net_config_t *cfg_in) {
     cfg.ctx = &S;
     S.net = bk_net_new(S.base, &cfg);
     ck_assert_ptr_nonnull(S.net);
-    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", 0, &S.port), BK_OK);
+    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", 0, &S.port), BK_NET_OK);
     ck_assert_uint_ne(S.port, 0);
-    S.pool = bk_worker_pool_new(S.base, 2, OPS_MAX);
+    S.pool = bk_net_worker_pool_new(S.base, 2, OPS_MAX);
     ck_assert_ptr_nonnull(S.pool);
 }
 
@@ -262,9 +262,9 @@ static void srv_stop(void) {
         pthread_join(S.thr, NULL);
         S.running = false;
     }
-    bk_worker_pool_free(S.pool, false);
+    bk_net_worker_pool_free(S.pool, false);
     bk_net_free(S.net);
-    bk_signals_free(S.sig);
+    bk_net_signals_free(S.sig);
     event_base_free(S.base);
     if (S.file_fd >= 0) close(S.file_fd);
     S.base = NULL;
@@ -504,11 +504,11 @@ static void bogus_slots_fn(void *arg) {
     struct evbuffer *b = evbuffer_new();
     evbuffer_add(b, "x", 1);
     /* a slot that was never handed out */
-    ck_assert_int_eq(bk_net_respond(S.net, (bk_slot_t){ id, 1000 }, b), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_net_respond(S.net, (bk_net_slot_t){ id, 1000 }, b), BK_NET_ERR_INVALID);
     /* an already completed one */
-    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id, 0 }), BK_ERR_INVALID);
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_net_slot_t){ id, 0 }), BK_NET_ERR_INVALID);
     /* same table entry, other generation: a connection that no longer exists */
-    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_slot_t){ id + (1ull << 32), 1 }), BK_ERR_GONE);
+    ck_assert_int_eq(bk_net_respond_none(S.net, (bk_net_slot_t){ id + (1ull << 32), 1 }), BK_NET_ERR_GONE);
     ck_assert_ptr_null(bk_net_conn(S.net, id + (1ull << 32)));
     ck_assert_ptr_null(bk_net_conn(S.net, 0xffffffffull)); /* index out of the table */
     ck_assert_ptr_nonnull(bk_net_conn(S.net, id));
@@ -616,7 +616,7 @@ START_TEST(test_max_size_frame_accepted) {
 }
 END_TEST
 
-/* Frames kept past their callback (bk_conn_take_frame) stay intact while the
+/* Frames kept past their callback (bk_net_conn_take_frame) stay intact while the
  * net reads and hands out the frames after them, and every kept byte was
  * copied exactly once in user space: small frames (in place in the input
  * buffer) at the take, large ones (spread over input chains) when the net
@@ -804,11 +804,11 @@ END_TEST
 
 START_TEST(test_resp_add_file_rejects_bad_args) {
     struct evbuffer *b = evbuffer_new();
-    ck_assert_int_eq(bk_resp_add_file(b, -1, 0, 10), BK_ERR_INVALID);
-    ck_assert_int_eq(bk_resp_add_file(b, 0, -1, 10), BK_ERR_INVALID);
-    ck_assert_int_eq(bk_resp_add_file(b, 0, 0, -1), BK_ERR_INVALID);
-    ck_assert_int_eq(bk_resp_add_file(b, 0, 0, (int64_t)INT32_MAX + 1), BK_ERR_INVALID);
-    ck_assert_int_eq(bk_resp_add_file(b, 12345, 0, 10), BK_ERR_SYS); /* not open */
+    ck_assert_int_eq(bk_net_resp_add_file(b, -1, 0, 10), BK_NET_ERR_INVALID);
+    ck_assert_int_eq(bk_net_resp_add_file(b, 0, -1, 10), BK_NET_ERR_INVALID);
+    ck_assert_int_eq(bk_net_resp_add_file(b, 0, 0, -1), BK_NET_ERR_INVALID);
+    ck_assert_int_eq(bk_net_resp_add_file(b, 0, 0, (int64_t)INT32_MAX + 1), BK_NET_ERR_INVALID);
+    ck_assert_int_eq(bk_net_resp_add_file(b, 12345, 0, 10), BK_NET_ERR_SYS); /* not open */
     ck_assert_uint_eq(evbuffer_get_length(b), 0);
     evbuffer_free(b);
 }
@@ -923,7 +923,7 @@ START_TEST(test_ipv6_loopback) {
     srv_start_cfg(&cfg);
     uint16_t port6 = 0;
     int rc = bk_net_listen(S.net, "::1", 0, &port6);
-    if (rc != BK_OK) { /* no IPv6 on this host: nothing to test */
+    if (rc != BK_NET_OK) { /* no IPv6 on this host: nothing to test */
         srv_stop();
         return;
     }
@@ -941,8 +941,8 @@ START_TEST(test_listen_bad_address) {
     bk_net_config_t cfg;
     bk_net_config_default(&cfg);
     srv_start_cfg(&cfg);
-    ck_assert_int_eq(bk_net_listen(S.net, "not-an-ip", 0, NULL), BK_ERR_INVALID);
-    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", S.port, NULL), BK_ERR_SYS); /* in use */
+    ck_assert_int_eq(bk_net_listen(S.net, "not-an-ip", 0, NULL), BK_NET_ERR_INVALID);
+    ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", S.port, NULL), BK_NET_ERR_SYS); /* in use */
     srv_stop();
 }
 END_TEST
@@ -975,8 +975,8 @@ static void stopped_cb(bk_net_t *net, void *arg) {
 
 static void shutdown_fn(void *arg) {
     uint32_t deadline_ms = *(uint32_t *)arg;
-    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_OK);
-    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_ERR_STOPPED);
+    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_NET_OK);
+    ck_assert_int_eq(bk_net_shutdown(S.net, deadline_ms, stopped_cb, NULL), BK_NET_ERR_STOPPED);
 }
 
 START_TEST(test_graceful_shutdown_finishes_inflight) {
@@ -1042,14 +1042,14 @@ END_TEST
 static void on_stop_signal(int signo, unsigned count, void *arg) {
     ck_assert_int_eq(signo, SIGTERM);
     S.stop_signals = (int)count;
-    if (count == 1) ck_assert_int_eq(bk_net_shutdown(S.net, 2000, stopped_cb, NULL), BK_OK);
+    if (count == 1) ck_assert_int_eq(bk_net_shutdown(S.net, 2000, stopped_cb, NULL), BK_NET_OK);
 }
 
 START_TEST(test_sigterm_graceful_stop) {
     bk_net_config_t cfg;
     bk_net_config_default(&cfg);
     srv_start_cfg(&cfg);
-    S.sig = bk_signals_new(S.base, on_stop_signal, NULL);
+    S.sig = bk_net_signals_new(S.base, on_stop_signal, NULL);
     ck_assert_ptr_nonnull(S.sig);
     struct sigaction old;
     ck_assert_int_eq(sigaction(SIGPIPE, NULL, &old), 0);
@@ -1076,7 +1076,7 @@ START_TEST(test_peer_reset_during_write) {
     bk_net_config_t cfg;
     bk_net_config_default(&cfg);
     srv_start_cfg(&cfg);
-    S.sig = bk_signals_new(S.base, on_stop_signal, NULL);
+    S.sig = bk_net_signals_new(S.base, on_stop_signal, NULL);
     ck_assert_ptr_nonnull(S.sig);
     srv_run();
     int fd = cli_connect();

@@ -15,7 +15,7 @@
  * - flush: flush.messages=1 has each append fsynced on the pool (recovery
  *   point = LEO once it completes); a failed fsync takes the log offline,
  *   and later appends get KAFKA_STORAGE_ERROR;
- * - a coordinator append (a transaction marker through bk_td_write_marker)
+ * - a coordinator append (a transaction marker through bk_txn_td_write_marker)
  *   updates the topic's skiff_{bytes,messages}_in_total like a produce. */
 #include <check.h>
 #include <errno.h>
@@ -40,19 +40,19 @@ typedef struct {
     char *dir;
     char conf[512];
     struct event_base *base;
-    bk_config_t *cfg;
+    bk_cfg_t *cfg;
     bk_node_t n;
     bool started;
 } fx_t;
 
 static void fx_start(fx_t *f) {
-    bk_config_err_t ce;
-    f->cfg = bk_config_load(f->conf, 1, NULL, 0, &ce);
+    bk_cfg_err_t ce;
+    f->cfg = bk_cfg_load(f->conf, 1, NULL, 0, &ce);
     ck_assert_msg(f->cfg != NULL, "config: %s", ce.msg);
     f->base = event_base_new();
     ck_assert_ptr_nonnull(f->base);
     char err[512];
-    int rc = bk_node_start(&f->n, f->base, f->cfg, err, sizeof err);
+    int rc = bk_broker_start(&f->n, f->base, f->cfg, err, sizeof err);
     ck_assert_msg(rc == 0, "start: %s", err);
     f->started = true;
 }
@@ -64,11 +64,11 @@ static void stopped(bk_node_t *n, void *arg) {
 
 static void fx_stop(fx_t *f) {
     bool done = false;
-    bk_node_shutdown(&f->n, stopped, &done);
+    bk_broker_shutdown(&f->n, stopped, &done);
     for (int i = 0; i < 2000 && !done; i++) event_base_loop(f->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     ck_assert(done);
-    bk_node_free(&f->n);
-    bk_config_free(f->cfg);
+    bk_broker_free(&f->n);
+    bk_cfg_free(f->cfg);
     event_base_free(f->base);
     f->started = false;
 }
@@ -107,24 +107,24 @@ static void fx_free(fx_t *f) {
 
 static void on_commit(void *arg, int status) { *(int *)arg = status; }
 
-static void create_topic(fx_t *f, const char *name, int32_t parts, const bk_ctrl_kv_t *cfgs, size_t ncfgs) {
-    bk_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, cfgs, ncfgs };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f->n.ctrl, bk_node_decision_image(&f->n), &t, 1, false, &recs, &res);
+static void create_topic(fx_t *f, const char *name, int32_t parts, const bk_meta_ctrl_kv_t *cfgs, size_t ncfgs) {
+    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, cfgs, ncfgs };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f->n.ctrl, bk_node_decision_image(&f->n), &t, 1, false, &recs, &res);
     ck_assert_int_eq(res.error, 0);
     int status = -99;
     bk_node_commit(&f->n, &recs, on_commit, &status);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     /* the local committer commits in its fsync job's completion (pool) */
     for (int i = 0; i < 2000 && status == -99; i++) event_base_loop(f->base, EVLOOP_ONCE);
     ck_assert_int_eq(status, KP_OK);
 }
 
-static bk_part_t *part(fx_t *f, const char *topic, int32_t partition) {
-    bk_part_t *p = NULL;
-    ck_assert_int_eq(bk_ps_find(&f->n, bk_image_topic_by_name(&f->n.img, topic), partition, &p), 0);
+static bk_repl_part_t *part(fx_t *f, const char *topic, int32_t partition) {
+    bk_repl_part_t *p = NULL;
+    ck_assert_int_eq(bk_repl_ps_find(&f->n, bk_meta_image_topic_by_name(&f->n.img, topic), partition, &p), 0);
     ck_assert_ptr_nonnull(p);
     return p;
 }
@@ -133,11 +133,11 @@ static uint64_t counter(fx_t *f, uint32_t id, const char *topic) {
     return bk_mx_counter_value(bk_mx_series(f->n.metrics, id, (const char *[]){ topic }));
 }
 
-static const bk_ps_opts_t ACKS1 = { .acks = 1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
-static const bk_ps_opts_t ACKS_ALL = { .acks = -1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
-static const bk_ps_producer_t PRODUCER = { 9, false };
+static const bk_repl_ps_opts_t ACKS1 = { .acks = 1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
+static const bk_repl_ps_opts_t ACKS_ALL = { .acks = -1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
+static const bk_repl_ps_producer_t PRODUCER = { 9, false };
 
-static void never(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
+static void never(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
     (void)ctx;
     (void)part_ctx;
     (void)res;
@@ -145,16 +145,16 @@ static void never(void *ctx, void *part_ctx, const bk_ps_result_t *res) {
 }
 
 /* Validates and appends buf as a producer would; returns the result. */
-static bk_ps_result_t produce(fx_t *f, bk_part_t *p, const bk_ps_opts_t *o, const bk_ps_producer_t *pr, uint8_t *buf,
+static bk_repl_ps_result_t produce(fx_t *f, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
                               size_t len, int16_t *verr) {
-    bk_ps_set_t set;
+    bk_repl_ps_set_t set;
     kp_arena_t a;
     kp_arena_init(&a, 1 << 20);
-    bk_ps_result_t res = { -1, -1, -1, -1, -1, false };
-    *verr = bk_ps_validate(&f->n, p, o, pr, buf, len, &a, &set);
+    bk_repl_ps_result_t res = { -1, -1, -1, -1, -1, false };
+    *verr = bk_repl_ps_validate(&f->n, p, o, pr, buf, len, &a, &set);
     if (*verr == 0) {
         ck_assert(set.crc_verified);
-        ck_assert(!bk_ps_append(&f->n, p, &set, o, never, NULL, NULL, &res));
+        ck_assert(!bk_repl_ps_append(&f->n, p, &set, o, never, NULL, NULL, &res));
     }
     kp_arena_free(&a);
     return res;
@@ -164,11 +164,11 @@ START_TEST(test_produce_validate_append_metrics) {
     fx_t f;
     fx_init(&f);
     create_topic(&f, "t", 4, NULL, 0);
-    bk_part_t *p = part(&f, "t", 2);
+    bk_repl_part_t *p = part(&f, "t", 2);
     uint8_t buf[8192];
     size_t len = tu_batch(buf, sizeof buf, 5, 1000, 1, 20);
     int16_t verr = 0;
-    bk_ps_result_t r = produce(&f, p, &ACKS1, &PRODUCER, buf, len, &verr);
+    bk_repl_ps_result_t r = produce(&f, p, &ACKS1, &PRODUCER, buf, len, &verr);
     ck_assert_int_eq(verr, 0);
     ck_assert_int_eq(r.error, 0);
     ck_assert_int_eq(r.base_offset, 0);
@@ -177,7 +177,7 @@ START_TEST(test_produce_validate_append_metrics) {
     ck_assert(!r.duplicate);
     ck_assert_int_eq(st_log_end_offset(p->log), 5);
     ck_assert_int_eq(st_log_high_watermark(p->log), 5);   /* one replica: HW follows */
-    ck_assert_int_eq(bk_repl_leo(bk_replica_core(p)), 5);  /* the core counted it */
+    ck_assert_int_eq(bk_repl_leo(bk_repl_replica_core(p)), 5);  /* the core counted it */
     ck_assert_uint_eq(counter(&f, BK_MX_MESSAGES_IN_TOTAL, "t"), 5);
     ck_assert_uint_eq(counter(&f, BK_MX_BYTES_IN_TOTAL, "t"), len);
     /* stamped with the partition's leader epoch, offsets patched in place */
@@ -226,7 +226,7 @@ START_TEST(test_duplicate_gets_original_offsets) {
     fx_t f;
     fx_init(&f);
     create_topic(&f, "t", 1, NULL, 0);
-    bk_part_t *p = part(&f, "t", 0);
+    bk_repl_part_t *p = part(&f, "t", 0);
     kp_batch_opts_t o = kp_batch_opts_default();
     o.producer_id = 1000;
     o.producer_epoch = 0;
@@ -236,7 +236,7 @@ START_TEST(test_duplicate_gets_original_offsets) {
     uint8_t buf[4096];
     size_t len = tu_build(buf, sizeof buf, &o, recs, 3);
     int16_t verr = 0;
-    bk_ps_result_t r = produce(&f, p, &ACKS1, &PRODUCER, buf, len, &verr);
+    bk_repl_ps_result_t r = produce(&f, p, &ACKS1, &PRODUCER, buf, len, &verr);
     ck_assert_int_eq(verr + r.error, 0);
     ck_assert_int_eq(r.base_offset, 0);
     uint64_t msgs = counter(&f, BK_MX_MESSAGES_IN_TOTAL, "t");
@@ -263,23 +263,23 @@ START_TEST(test_internal_set_checked_by_storage) {
     fx_t f;
     fx_init(&f);
     create_topic(&f, "t", 1, NULL, 0);
-    bk_part_t *p = part(&f, "t", 0);
+    bk_repl_part_t *p = part(&f, "t", 0);
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
-    bk_ps_set_t set = bk_ps_set_internal(buf, len);
+    bk_repl_ps_set_t set = bk_repl_ps_set_internal(buf, len);
     ck_assert(!set.crc_verified);
-    bk_ps_result_t r;
-    ck_assert(!bk_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    bk_repl_ps_result_t r;
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, 0);
     ck_assert_int_eq(r.last_offset, 1);
     len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
     buf[len - 2] ^= 1;
-    set = bk_ps_set_internal(buf, len);
-    ck_assert(!bk_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    set = bk_repl_ps_set_internal(buf, len);
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, KP_ERROR_CORRUPT_MESSAGE);
     ck_assert_int_eq(r.base_offset, -1);
     ck_assert_int_eq(st_log_end_offset(p->log), 2);
-    ck_assert_int_eq(bk_repl_leo(bk_replica_core(p)), 2);
+    ck_assert_int_eq(bk_repl_leo(bk_repl_replica_core(p)), 2);
     fx_free(&f);
 }
 END_TEST
@@ -288,29 +288,29 @@ START_TEST(test_checks) {
     fx_t f;
     fx_init(&f);
     create_topic(&f, "t", 2, NULL, 0);
-    bk_part_t *p = NULL;
-    const bk_topic_t *t = bk_image_topic_by_name(&f.n.img, "t");
-    ck_assert_int_eq(bk_ps_find(&f.n, NULL, 0, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
-    ck_assert_int_eq(bk_ps_find(&f.n, t, 2, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
-    ck_assert_int_eq(bk_ps_find(&f.n, t, -1, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    bk_repl_part_t *p = NULL;
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&f.n.img, "t");
+    ck_assert_int_eq(bk_repl_ps_find(&f.n, NULL, 0, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    ck_assert_int_eq(bk_repl_ps_find(&f.n, t, 2, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    ck_assert_int_eq(bk_repl_ps_find(&f.n, t, -1, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
     ck_assert_ptr_null(p);
-    ck_assert_int_eq(bk_ps_check(&f.n, NULL, &ACKS1), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, NULL, &ACKS1), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     p = part(&f, "t", 0);
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &ACKS1), 0);
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &ACKS_ALL), 0);
-    bk_ps_opts_t two = ACKS_ALL;
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &ACKS1), 0);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &ACKS_ALL), 0);
+    bk_repl_ps_opts_t two = ACKS_ALL;
     two.min_insync = 2;   /* one replica in the ISR */
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &two), KP_ERROR_NOT_ENOUGH_REPLICAS);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &two), KP_ERROR_NOT_ENOUGH_REPLICAS);
     two.acks = 1;         /* min.insync binds acks=all only */
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &two), 0);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &two), 0);
     /* the partition's epoch and its core's must agree */
     p->leader_epoch++;
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &ACKS1), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &ACKS1), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
-    bk_ps_result_t r;
-    bk_ps_set_t set = bk_ps_set_internal(buf, len);
-    ck_assert(!bk_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    bk_repl_ps_result_t r;
+    bk_repl_ps_set_t set = bk_repl_ps_set_internal(buf, len);
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     ck_assert_int_eq(r.log_start_offset, -1);
     p->leader_epoch--;
@@ -320,11 +320,11 @@ START_TEST(test_checks) {
     fx_start(&f);
     p = part(&f, "t", 0);
     ck_assert_int_ge(p->leader_epoch, 1);
-    bk_ps_opts_t e = ACKS1;
+    bk_repl_ps_opts_t e = ACKS1;
     e.leader_epoch = p->leader_epoch - 1;
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &e), KP_ERROR_FENCED_LEADER_EPOCH);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &e), KP_ERROR_FENCED_LEADER_EPOCH);
     e.leader_epoch = p->leader_epoch + 1;
-    ck_assert_int_eq(bk_ps_check(&f.n, p, &e), KP_ERROR_UNKNOWN_LEADER_EPOCH);
+    ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &e), KP_ERROR_UNKNOWN_LEADER_EPOCH);
     e.leader_epoch = p->leader_epoch;
     len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
     int16_t verr = 0;
@@ -354,17 +354,17 @@ static bool w_ready(void *ctx) {
 }
 static void w_done(void *ctx) { ((waiter_t *)ctx)->done_calls++; }
 
-static void wait_on(fx_t *f, waiter_t *w, bk_part_t *const *ps, size_t n) {
-    bk_purg_key_t keys[4];
-    for (size_t i = 0; i < n; i++) keys[i] = (bk_purg_key_t){ ps[i]->topic_id, ps[i]->partition };
-    ck_assert_int_eq(bk_purg_wait(f->n.purg, keys, n, 60000, w_ready, w_done, w), KP_OK);
+static void wait_on(fx_t *f, waiter_t *w, bk_repl_part_t *const *ps, size_t n) {
+    bk_repl_purg_key_t keys[4];
+    for (size_t i = 0; i < n; i++) keys[i] = (bk_repl_purg_key_t){ ps[i]->topic_id, ps[i]->partition };
+    ck_assert_int_eq(bk_repl_purg_wait(f->n.purg, keys, n, 60000, w_ready, w_done, w), KP_OK);
 }
 
-static void append_one(fx_t *f, bk_part_t *p) {
+static void append_one(fx_t *f, bk_repl_part_t *p) {
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 1, 1000, 1, 10);
     int16_t verr = 0;
-    bk_ps_result_t r = produce(f, p, &ACKS1, &PRODUCER, buf, len, &verr);
+    bk_repl_ps_result_t r = produce(f, p, &ACKS1, &PRODUCER, buf, len, &verr);
     ck_assert_int_eq(verr + r.error, 0);
 }
 
@@ -373,14 +373,14 @@ START_TEST(test_append_wakes_only_its_partition) {
     fx_init(&f);
     create_topic(&f, "t", 3, NULL, 0);
     create_topic(&f, "u", 1, NULL, 0);
-    bk_part_t *t0 = part(&f, "t", 0), *t1 = part(&f, "t", 1), *u0 = part(&f, "u", 0);
+    bk_repl_part_t *t0 = part(&f, "t", 0), *t1 = part(&f, "t", 1), *u0 = part(&f, "u", 0);
     waiter_t a = { 0 }, b = { 0 }, c = { 0 }, multi = { 0 };
     wait_on(&f, &a, &t0, 1);
     wait_on(&f, &b, &t1, 1);
     wait_on(&f, &c, &u0, 1);   /* same partition index, other topic */
-    bk_part_t *two[2] = { t1, u0 };
+    bk_repl_part_t *two[2] = { t1, u0 };
     wait_on(&f, &multi, two, 2);
-    ck_assert_uint_eq(bk_purg_waiting(f.n.purg), 4);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.n.purg), 4);
     append_one(&f, part(&f, "t", 0));
     /* one wake-up per append (the HW moved: the driver's; no second one
      * from the service for the LEO) */
@@ -398,8 +398,8 @@ START_TEST(test_append_wakes_only_its_partition) {
     ck_assert_int_eq(b.ready_calls, 1);
     ck_assert_int_eq(multi.ready_calls, 1);
     ck_assert_int_eq(multi.done_calls, 1);
-    ck_assert_uint_eq(bk_purg_waiting(f.n.purg), 3);
-    ck_assert_uint_eq(bk_purg_partitions(f.n.purg), 3);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.n.purg), 3);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.n.purg), 3);
     fx_free(&f);   /* the stop answers the rest */
     ck_assert_int_eq(a.done_calls + b.done_calls + c.done_calls + multi.done_calls, 4);
 }
@@ -410,10 +410,10 @@ END_TEST
 START_TEST(test_flush_policy_once_and_failure) {
     fx_t f;
     fx_init(&f);
-    bk_ctrl_kv_t every[1] = { { "flush.messages", "1" } };
+    bk_meta_ctrl_kv_t every[1] = { { "flush.messages", "1" } };
     create_topic(&f, "durable", 1, every, 1);
     create_topic(&f, "lazy", 1, NULL, 0);
-    bk_part_t *d = part(&f, "durable", 0), *l = part(&f, "lazy", 0);
+    bk_repl_part_t *d = part(&f, "durable", 0), *l = part(&f, "lazy", 0);
     append_one(&f, d);
     append_one(&f, l);
     /* flush.messages=1: the append asked for one fsync, which runs on the
@@ -429,7 +429,7 @@ START_TEST(test_flush_policy_once_and_failure) {
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 1, 1000, 1, 10);
     int16_t verr = 0;
-    bk_ps_result_t r = produce(&f, d, &ACKS1, &PRODUCER, buf, len, &verr);
+    bk_repl_ps_result_t r = produce(&f, d, &ACKS1, &PRODUCER, buf, len, &verr);
     ck_assert_int_eq(verr, 0);
     ck_assert_int_eq(r.error, 0);
     for (int i = 0; i < 2000 && !strstr(tu_log_buf, "offline"); i++) event_base_loop(f.base, EVLOOP_ONCE);
@@ -459,7 +459,7 @@ START_TEST(test_coordinator_append_counts_in_metrics) {
     fx_t f;
     fx_init(&f);
     create_topic(&f, "t", 2, NULL, 0);
-    bk_part_t *p = part(&f, "t", 1);
+    bk_repl_part_t *p = part(&f, "t", 1);
     /* a transactional batch opens the producer's transaction here */
     kp_batch_opts_t o = kp_batch_opts_default();
     o.producer_id = 4242;
@@ -469,9 +469,9 @@ START_TEST(test_coordinator_append_counts_in_metrics) {
     kp_record_in_t rec = { .timestamp = 1, .key = kp_slice_cstr("k"), .value = kp_slice_cstr("v") };
     uint8_t buf[4096];
     size_t len = tu_build(buf, sizeof buf, &o, &rec, 1);
-    bk_ps_producer_t txp = { 9, true };
+    bk_repl_ps_producer_t txp = { 9, true };
     int16_t verr = 0;
-    bk_ps_result_t r = produce(&f, p, &ACKS1, &txp, buf, len, &verr);
+    bk_repl_ps_result_t r = produce(&f, p, &ACKS1, &txp, buf, len, &verr);
     ck_assert_int_eq(verr + r.error, 0);
     ck_assert_int_eq(st_log_last_stable_offset(p->log), 0);
     uint64_t msgs = counter(&f, BK_MX_MESSAGES_IN_TOTAL, "t");
@@ -479,15 +479,15 @@ START_TEST(test_coordinator_append_counts_in_metrics) {
     ck_assert_uint_eq(msgs, 1);
     /* the coordinator's marker goes through the service like a produce */
     int16_t err = -1;
-    ck_assert(!bk_td_write_marker(&f.n, "t", 1, 4242, 0, true, 0, marker_done, NULL, &err));
+    ck_assert(!bk_txn_td_write_marker(&f.n, "t", 1, 4242, 0, true, 0, marker_done, NULL, &err));
     ck_assert_int_eq(err, 0);
     ck_assert_int_eq(st_log_end_offset(p->log), 2);
     ck_assert_int_eq(st_log_last_stable_offset(p->log), 2);
     ck_assert_uint_eq(counter(&f, BK_MX_MESSAGES_IN_TOTAL, "t"), msgs + 1);
     ck_assert_uint_gt(counter(&f, BK_MX_BYTES_IN_TOTAL, "t"), bytes);
-    ck_assert_int_eq(bk_repl_leo(bk_replica_core(p)), 2);
+    ck_assert_int_eq(bk_repl_leo(bk_repl_replica_core(p)), 2);
     /* a marker for a partition not here: the service's error */
-    ck_assert(!bk_td_write_marker(&f.n, "t", 5, 4242, 0, true, 0, marker_done, NULL, &err));
+    ck_assert(!bk_txn_td_write_marker(&f.n, "t", 5, 4242, 0, true, 0, marker_done, NULL, &err));
     ck_assert_int_eq(err, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
     fx_free(&f);
 }

@@ -1,7 +1,7 @@
 /* test_parts_io.c — the partition manager's and the metadata committer's
- * disk work off the loop: fsyncs (bk_parts_flush_maybe, coalesced, one per
- * log in flight), retention and flush.ms from the timer (bk_parts_tick),
- * periodic checkpoints (bk_parts_checkpoint_async), deletion of a partition
+ * disk work off the loop: fsyncs (bk_repl_parts_flush_maybe, coalesced, one per
+ * log in flight), retention and flush.ms from the timer (bk_repl_parts_tick),
+ * periodic checkpoints (bk_repl_parts_checkpoint_async), deletion of a partition
  * (rename on the pool), a log deleted or re-created while its fsync runs, a
  * refused job, and the single-node metadata log committing in its fsync's
  * completion. The test thread is the loop and the storage guard is fatal on
@@ -35,12 +35,12 @@ static void on_done(void *arg, int status, int64_t first) {
 typedef struct {
     char *dir, *mdir;
     st_logdir_t ld, mld;
-    bk_image_t img;
+    bk_meta_image_t img;
     bk_meta_log_t *m;
-    bk_ctrl_t c;
+    bk_meta_ctrl_t c;
     struct event_base *base;
-    bk_worker_pool_t *pool;
-    bk_parts_t *p;
+    bk_net_worker_pool_t *pool;
+    bk_repl_parts_t *p;
     size_t trashed;
     st_log_config_t lc;           /* every topic's log settings */
 } fx_t;
@@ -53,22 +53,22 @@ static void trash_collect(void *ctx, const char *path) {
     fx_t *f = ctx;
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);   /* renamed, not yet removed */
-    ck_assert(bk_parts_is_trash(strrchr(path, '/') + 1));
+    ck_assert(bk_repl_parts_is_trash(strrchr(path, '/') + 1));
     f->trashed++;
 }
 
 /* Commits through the committer, waiting on the loop if it went async. */
-static void commit(fx_t *f, bk_recs_t *recs) {
+static void commit(fx_t *f, bk_meta_recs_t *recs) {
     done_t d = { 0, -99, -1 };
     bk_meta_log_propose(f->m, recs, 0, on_done, &d);
-    bk_recs_free(recs);
+    bk_meta_recs_free(recs);
     for (int i = 0; i < 1000 && d.calls == 0; i++) event_base_loop(f->base, EVLOOP_ONCE);
     ck_assert_int_eq(d.calls, 1);
     ck_assert_int_eq(d.status, KP_OK);
 }
 
 static int submit(void *pool, int (*job)(void *), void (*done)(void *, int), void *arg) {
-    return bk_worker_submit(pool, job, done, arg) == BK_OK ? 0 : -1;
+    return bk_net_worker_submit(pool, job, done, arg) == BK_NET_OK ? 0 : -1;
 }
 
 static void fx_init(fx_t *f, uint32_t queue_max) {
@@ -81,38 +81,38 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
     f->mdir = tu_tmpdir();
     ck_assert_int_eq(st_logdir_load(&f->ld, f->dir), KP_OK);
     ck_assert_int_eq(st_logdir_load(&f->mld, f->mdir), KP_OK);
-    bk_image_init(&f->img, 1);
+    bk_meta_image_init(&f->img, 1);
     char err[512];
     f->m = bk_meta_log_open(&f->mld, &f->img, 0, err, sizeof err);
     ck_assert_ptr_nonnull(f->m);
-    bk_ctrl_config_t cc;
-    bk_ctrl_config_defaults(&cc);
-    bk_ctrl_init(&f->c, &cc, 7);
+    bk_meta_ctrl_config_t cc;
+    bk_meta_ctrl_config_defaults(&cc);
+    bk_meta_ctrl_init(&f->c, &cc, 7);
     f->base = event_base_new();
     ck_assert_ptr_nonnull(f->base);
-    f->pool = bk_worker_pool_new(f->base, 2, queue_max);
+    f->pool = bk_net_worker_pool_new(f->base, 2, queue_max);
     ck_assert_ptr_nonnull(f->pool);
     /* one registered, unfenced broker: node 1 leads everything */
-    bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
-    bk_ctrl_register_t rq;
+    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
+    bk_meta_ctrl_register_t rq;
     memset(&rq, 0, sizeof rq);
     rq.broker_id = 1;
     rq.incarnation[0] = 1;
     rq.endpoints = &ep;
     rq.nendpoints = 1;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     int64_t epoch = 0;
-    ck_assert_int_eq(bk_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
+    ck_assert_int_eq(bk_meta_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
     commit(f, &recs);
-    bk_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
-    bk_ctrl_heartbeat_result_t hr;
-    bk_recs_init(&recs);
-    bk_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
+    bk_meta_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
+    bk_meta_ctrl_heartbeat_result_t hr;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
     commit(f, &recs);
-    f->p = bk_parts_new(&f->ld, 1);
+    f->p = bk_repl_parts_new(&f->ld, 1);
     ck_assert_ptr_nonnull(f->p);
-    ck_assert_int_eq(bk_parts_set_pool(f->p, f->pool, NULL, f), KP_OK);
+    ck_assert_int_eq(bk_repl_parts_set_pool(f->p, f->pool, NULL, f), KP_OK);
     bk_meta_log_set_pool(f->m, submit, f->pool);
     /* from here the test thread is the loop: a blocking call aborts */
     st_guard_reset();
@@ -122,10 +122,10 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
 
 static void fx_free(fx_t *f) {
     st_guard_leave_loop();   /* shutdown: the final close may block */
-    if (f->pool) bk_worker_pool_free(f->pool, true);
-    ck_assert_int_eq(bk_parts_close_all(f->p, NULL, -1), KP_OK);
+    if (f->pool) bk_net_worker_pool_free(f->pool, true);
+    ck_assert_int_eq(bk_repl_parts_close_all(f->p, NULL, -1), KP_OK);
     ck_assert_int_eq(bk_meta_log_close(f->m, NULL), KP_OK);
-    bk_image_free(&f->img);
+    bk_meta_image_free(&f->img);
     event_base_free(f->base);
     st_logdir_free(&f->ld);
     st_logdir_free(&f->mld);
@@ -137,20 +137,20 @@ static void fx_free(fx_t *f) {
 }
 
 static size_t feed(fx_t *f) {
-    size_t max = bk_image_pending_changes(&f->img);
-    bk_change_t *ch = calloc(max + 1, sizeof *ch);
-    size_t n = bk_image_take_changes(&f->img, ch, max);
-    size_t failed = bk_parts_apply(f->p, &f->img, ch, n, cfg_of, f, trash_collect, 0);
+    size_t max = bk_meta_image_pending_changes(&f->img);
+    bk_meta_change_t *ch = calloc(max + 1, sizeof *ch);
+    size_t n = bk_meta_image_take_changes(&f->img, ch, max);
+    size_t failed = bk_repl_parts_apply(f->p, &f->img, ch, n, cfg_of, f, trash_collect, 0);
     free(ch);
     return failed;
 }
 
 static void create_topic(fx_t *f, const char *name, int32_t parts) {
-    bk_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
+    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
     ck_assert_int_eq(res.error, 0);
     commit(f, &recs);
     ck_assert_uint_eq(feed(f), 0);
@@ -159,15 +159,15 @@ static void create_topic(fx_t *f, const char *name, int32_t parts) {
 /* direct: applied to the image without the committer, so no loop turn
  * delivers completions in between (a job stays "in flight") */
 static void delete_topic_at(fx_t *f, const char *name, bool direct) {
-    bk_ctrl_delete_topic_t del = { name, { { 0 } } };
-    bk_ctrl_delete_result_t dres;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
+    bk_meta_ctrl_delete_topic_t del = { name, { { 0 } } };
+    bk_meta_ctrl_delete_result_t dres;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
     ck_assert_int_eq(dres.error, 0);
     if (direct) {
-        ck_assert_int_eq(bk_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
-        bk_recs_free(&recs);
+        ck_assert_int_eq(bk_meta_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
+        bk_meta_recs_free(&recs);
     } else {
         commit(f, &recs);
     }
@@ -176,27 +176,27 @@ static void delete_topic_at(fx_t *f, const char *name, bool direct) {
 static void delete_topic(fx_t *f, const char *name) { delete_topic_at(f, name, false); }
 
 static void create_topic_direct(fx_t *f, const char *name, int32_t parts) {
-    bk_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
+    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
     ck_assert_int_eq(res.error, 0);
-    ck_assert_int_eq(bk_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
-    bk_recs_free(&recs);
+    ck_assert_int_eq(bk_meta_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
+    bk_meta_recs_free(&recs);
     ck_assert_uint_eq(feed(f), 0);
 }
 
-static bk_part_t *part(fx_t *f, const char *topic, int32_t i) {
-    const bk_topic_t *t = bk_image_topic_by_name(&f->img, topic);
+static bk_repl_part_t *part(fx_t *f, const char *topic, int32_t i) {
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&f->img, topic);
     ck_assert_ptr_nonnull(t);
-    bk_part_t *x = bk_parts_get(f->p, &t->id, i);
+    bk_repl_part_t *x = bk_repl_parts_get(f->p, &t->id, i);
     ck_assert(x && x->log);
     return x;
 }
 
 /* Appends n batches of 2 records with timestamps ts.. on the loop. */
-static void append(bk_part_t *x, int n, int64_t ts) {
+static void append(bk_repl_part_t *x, int n, int64_t ts) {
     uint8_t buf[4096];
     for (int i = 0; i < n; i++) {
         size_t len = tu_batch(buf, sizeof buf, 2, ts + i, (uint32_t)i, 20);
@@ -207,12 +207,12 @@ static void append(bk_part_t *x, int n, int64_t ts) {
 
 /* Runs the loop until no file work is pending (bounded: 10 s). */
 static void settle(fx_t *f) {
-    for (int i = 0; i < 1000 && (bk_parts_io_pending(f->p) > 0 || bk_meta_log_pending(f->m) > 0); i++) {
+    for (int i = 0; i < 1000 && (bk_repl_parts_io_pending(f->p) > 0 || bk_meta_log_pending(f->m) > 0); i++) {
         struct timeval tv = { 0, 10000 };
         event_base_loopexit(f->base, &tv);
         event_base_dispatch(f->base);
     }
-    ck_assert_uint_eq(bk_parts_io_pending(f->p), 0);
+    ck_assert_uint_eq(bk_repl_parts_io_pending(f->p), 0);
     ck_assert_uint_eq(bk_meta_log_pending(f->m), 0);
 }
 
@@ -247,22 +247,22 @@ START_TEST(test_flush_on_pool_one_in_flight) {
     fx_init(&f, 64);
     f.lc.flush_messages = 1;
     create_topic(&f, "a", 1);
-    bk_part_t *x = part(&f, "a", 0);
+    bk_repl_part_t *x = part(&f, "a", 0);
     append(x, 1, 100);
-    bk_parts_flush_maybe(f.p, x, 0);
-    bk_parts_io_stats_t st;
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_flush_maybe(f.p, x, 0);
+    bk_repl_parts_io_stats_t st;
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.flushes_started, 1);
     ck_assert_int_eq(st_log_recovery_point(x->log), 0);   /* nothing changes before the completion */
     for (int i = 0; i < 5; i++) {
         append(x, 1, 100);
-        bk_parts_flush_maybe(f.p, x, 0);
+        bk_repl_parts_flush_maybe(f.p, x, 0);
     }
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.flushes_started, 1);              /* coalesced */
     settle(&f);
     x = part(&f, "a", 0);
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.flushes_started, 2);              /* the completion started the next */
     ck_assert_uint_eq(st.flushes_done, 2);
     ck_assert_int_eq(st_log_recovery_point(x->log), 12);
@@ -279,18 +279,18 @@ START_TEST(test_flush_log_deleted_or_recreated_meanwhile) {
     fx_init(&f, 64);
     f.lc.flush_messages = 1;
     create_topic(&f, "d", 2);
-    bk_part_t *x = part(&f, "d", 0);
+    bk_repl_part_t *x = part(&f, "d", 0);
     append(x, 3, 100);
-    bk_parts_flush_maybe(f.p, x, 0);
+    bk_repl_parts_flush_maybe(f.p, x, 0);
     x = part(&f, "d", 1);
     append(x, 3, 100);
-    bk_parts_flush_maybe(f.p, x, 0);
+    bk_repl_parts_flush_maybe(f.p, x, 0);
     delete_topic_at(&f, "d", true);           /* both fsyncs still in flight */
-    ck_assert_uint_eq(bk_parts_count(f.p), 0);
+    ck_assert_uint_eq(bk_repl_parts_count(f.p), 0);
     create_topic_direct(&f, "d", 1);           /* same name, queued behind the deletion */
     settle(&f);
-    bk_parts_io_stats_t st;
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_io_stats_t st;
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.flushes_started, 2);
     ck_assert_uint_eq(st.flushes_orphaned, 2);
     ck_assert_uint_eq(st.flushes_done, 0);
@@ -328,26 +328,26 @@ START_TEST(test_flush_refused_stays_due) {
     fx_init(&f, 1);
     f.lc.flush_messages = 1;
     create_topic(&f, "r", 1);
-    bk_part_t *x = part(&f, "r", 0);
+    bk_repl_part_t *x = part(&f, "r", 0);
     gate_t g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
+    ck_assert_int_eq(bk_net_worker_submit(f.pool, gate_job, gate_done, &g), BK_NET_OK);
     append(x, 2, 100);
-    bk_parts_flush_maybe(f.p, x, 0);
-    bk_parts_io_stats_t st;
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_flush_maybe(f.p, x, 0);
+    bk_repl_parts_io_stats_t st;
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.flushes_skipped, 1);
     ck_assert(st_log_flush_due(x->log, 0));
     ck_assert_int_eq(st_log_recovery_point(x->log), 0);
     gate_open(&g);
-    bk_worker_stats_t ws;
-    bk_worker_stats(f.pool, &ws);
+    bk_net_worker_stats_t ws;
+    bk_net_worker_stats(f.pool, &ws);
     for (int i = 0; i < 1000 && ws.outstanding > 0; i++) {   /* the gate job's completion */
         event_base_loop(f.base, EVLOOP_ONCE);
-        bk_worker_stats(f.pool, &ws);
+        bk_net_worker_stats(f.pool, &ws);
     }
     ck_assert_uint_eq(ws.outstanding, 0);
     x = part(&f, "r", 0);
-    bk_parts_flush_maybe(f.p, x, 0);
+    bk_repl_parts_flush_maybe(f.p, x, 0);
     settle(&f);
     x = part(&f, "r", 0);
     ck_assert_int_eq(st_log_recovery_point(x->log), 4);
@@ -357,7 +357,7 @@ END_TEST
 
 /* ---- the timer: retention and flush.ms ------------------------------------------ */
 
-/* Retention from bk_parts_tick: the segments leave the log at once, their
+/* Retention from bk_repl_parts_tick: the segments leave the log at once, their
  * files are renamed and unlinked on the pool; flush.ms fsyncs there too. */
 START_TEST(test_tick_retention_and_flush_ms_on_pool) {
     fx_t f;
@@ -367,21 +367,21 @@ START_TEST(test_tick_retention_and_flush_ms_on_pool) {
     f.lc.segment_bytes = 1024;
     create_topic(&f, "t", 3);
     for (int32_t i = 0; i < 3; i++) append(part(&f, "t", i), 80, 100);
-    bk_part_t *x = part(&f, "t", 1);
+    bk_repl_part_t *x = part(&f, "t", 1);
     size_t before = st_log_segment_count(x->log);
     ck_assert_int_gt(before, 3);
     char pdir[600];
     snprintf(pdir, sizeof pdir, "%s/t-1", f.dir);
     ck_assert_int_eq(count_files(pdir, ".log"), (int)before);
-    bk_parts_tick(f.p, 100000);
+    bk_repl_parts_tick(f.p, 100000);
     x = part(&f, "t", 1);
     ck_assert_int_eq(st_log_segment_count(x->log), 1);          /* at once, in memory */
     ck_assert_int_eq(st_log_start_offset(x->log), st_log_active_base_offset(x->log));
     settle(&f);
     ck_assert_int_eq(count_files(pdir, ".log"), 1);              /* by the pool */
     ck_assert_int_eq(count_files(pdir, ".deleted"), 0);
-    bk_parts_io_stats_t st;
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_io_stats_t st;
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.segments_dropped, 3 * (before - 1));
     ck_assert_uint_eq(st.flushes_done, 3);                       /* flush.ms: one job for the three */
     for (int32_t i = 0; i < 3; i++) {
@@ -399,13 +399,13 @@ START_TEST(test_delete_records_removed_by_tick) {
     fx_init(&f, 64);
     f.lc.cleanup_policy = ST_CLEANUP_COMPACT;
     create_topic(&f, "c", 1);
-    bk_part_t *x = part(&f, "c", 0);
+    bk_repl_part_t *x = part(&f, "c", 0);
     append(x, 80, 100);
     size_t before = st_log_segment_count(x->log);
     int64_t leo = st_log_end_offset(x->log);
     ck_assert_int_eq(st_log_advance_start(x->log, leo - 1), KP_OK);   /* on the loop: no violation */
     ck_assert_uint_eq(st_log_segment_count(x->log), before);
-    bk_parts_tick(f.p, 0);
+    bk_repl_parts_tick(f.p, 0);
     settle(&f);
     x = part(&f, "c", 0);
     ck_assert_int_eq(st_log_segment_count(x->log), 1);
@@ -424,11 +424,11 @@ START_TEST(test_checkpoint_on_pool) {
     create_topic(&f, "k", 2);
     append(part(&f, "k", 1), 5, 100);
     st_logdir_entry_t extra = { "__cluster_metadata", 0, { 0, 3, 3, 3, 0 } };
-    bk_parts_checkpoint_async(f.p, &extra, 0);
-    bk_parts_checkpoint_async(f.p, &extra, 0);   /* one in flight: skipped */
+    bk_repl_parts_checkpoint_async(f.p, &extra, 0);
+    bk_repl_parts_checkpoint_async(f.p, &extra, 0);   /* one in flight: skipped */
     settle(&f);
-    bk_parts_io_stats_t st;
-    bk_parts_io_stats(f.p, &st);
+    bk_repl_parts_io_stats_t st;
+    bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.checkpoints_written, 1);
     ck_assert_uint_eq(st.checkpoints_skipped, 1);
     char path[600], *text = NULL;
@@ -453,7 +453,7 @@ START_TEST(test_delete_renames_on_pool) {
     create_topic(&f, "keep", 1);
     append(part(&f, "x", 2), 3, 100);
     delete_topic(&f, "x");
-    ck_assert_uint_eq(bk_parts_count(f.p), 1);
+    ck_assert_uint_eq(bk_repl_parts_count(f.p), 1);
     settle(&f);
     ck_assert_uint_eq(f.trashed, 3);
     ck_assert(!dir_exists(&f, "x-0"));
@@ -470,17 +470,17 @@ START_TEST(test_delete_without_trash_fn_on_pool) {
     fx_init(&f, 64);
     create_topic(&f, "y", 2);
     append(part(&f, "y", 1), 3, 100);
-    bk_ctrl_delete_topic_t del = { "y", { { 0 } } };
-    bk_ctrl_delete_result_t dres;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_delete_topics(&f.c, &f.img, &del, 1, &recs, &dres);
+    bk_meta_ctrl_delete_topic_t del = { "y", { { 0 } } };
+    bk_meta_ctrl_delete_result_t dres;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_delete_topics(&f.c, &f.img, &del, 1, &recs, &dres);
     ck_assert_int_eq(dres.error, 0);
     commit(&f, &recs);
-    size_t max = bk_image_pending_changes(&f.img);
-    bk_change_t *ch = calloc(max + 1, sizeof *ch);
-    size_t n = bk_image_take_changes(&f.img, ch, max);
-    ck_assert_uint_eq(bk_parts_apply(f.p, &f.img, ch, n, cfg_of, &f, NULL, 0), 0);
+    size_t max = bk_meta_image_pending_changes(&f.img);
+    bk_meta_change_t *ch = calloc(max + 1, sizeof *ch);
+    size_t n = bk_meta_image_take_changes(&f.img, ch, max);
+    ck_assert_uint_eq(bk_repl_parts_apply(f.p, &f.img, ch, n, cfg_of, &f, NULL, 0), 0);
     free(ch);
     settle(&f);
     ck_assert_uint_eq(f.trashed, 0);
@@ -503,31 +503,31 @@ START_TEST(test_meta_log_commits_in_completion) {
     fx_t f;
     fx_init(&f, 64);
     int64_t applied = f.img.last_offset;
-    bk_ctrl_create_topic_t t1 = { "m1", 1, 1, NULL, 0, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
+    bk_meta_ctrl_create_topic_t t1 = { "m1", 1, 1, NULL, 0, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
     ck_assert_int_eq(res.error, 0);
     done_t d1 = { 0, -99, -1 }, d2 = { 0, -99, -1 };
     bk_meta_log_propose(f.m, &recs, 0, on_done, &d1);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     ck_assert_int_eq(d1.calls, 0);                       /* not before its fsync */
     ck_assert_int_eq(f.img.last_offset, applied);        /* nothing applied yet */
-    ck_assert_ptr_null(bk_image_topic_by_name(&f.img, "m1"));
+    ck_assert_ptr_null(bk_meta_image_topic_by_name(&f.img, "m1"));
     ck_assert_uint_eq(bk_meta_log_pending(f.m), 1);
     /* a second decision sees m1: creating it again is refused, m2 is not */
-    const bk_image_t *dimg = bk_meta_log_decision_image(f.m);
+    const bk_meta_image_t *dimg = bk_meta_log_decision_image(f.m);
     ck_assert_ptr_ne(dimg, &f.img);
-    ck_assert_ptr_nonnull(bk_image_topic_by_name(dimg, "m1"));
-    bk_ctrl_create_topic_t t2[2] = { { "m1", 1, 1, NULL, 0, NULL, 0 }, { "m2", 1, 1, NULL, 0, NULL, 0 } };
-    bk_ctrl_create_result_t res2[2];
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f.c, dimg, t2, 2, false, &recs, res2);
+    ck_assert_ptr_nonnull(bk_meta_image_topic_by_name(dimg, "m1"));
+    bk_meta_ctrl_create_topic_t t2[2] = { { "m1", 1, 1, NULL, 0, NULL, 0 }, { "m2", 1, 1, NULL, 0, NULL, 0 } };
+    bk_meta_ctrl_create_result_t res2[2];
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f.c, dimg, t2, 2, false, &recs, res2);
     ck_assert_int_ne(res2[0].error, 0);
     ck_assert_int_eq(res2[1].error, 0);
     bk_meta_log_propose(f.m, &recs, 0, on_done, &d2);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     ck_assert_uint_eq(bk_meta_log_pending(f.m), 2);
     settle(&f);
     ck_assert_int_eq(d1.calls, 1);
@@ -535,8 +535,8 @@ START_TEST(test_meta_log_commits_in_completion) {
     ck_assert_int_eq(d2.calls, 1);
     ck_assert_int_eq(d2.status, KP_OK);
     ck_assert_int_gt(d2.first, d1.first);
-    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "m1"));
-    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "m2"));
+    ck_assert_ptr_nonnull(bk_meta_image_topic_by_name(&f.img, "m1"));
+    ck_assert_ptr_nonnull(bk_meta_image_topic_by_name(&f.img, "m2"));
     ck_assert_ptr_eq(bk_meta_log_decision_image(f.m), &f.img);   /* nothing pending: the image itself */
     st_log_offsets_t o;
     bk_meta_log_offsets(f.m, &o);
@@ -552,18 +552,18 @@ START_TEST(test_meta_log_refused_job_commits_inline) {
     fx_t f;
     fx_init(&f, 1);
     gate_t g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
-    bk_ctrl_create_topic_t t1 = { "q", 1, 1, NULL, 0, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
+    ck_assert_int_eq(bk_net_worker_submit(f.pool, gate_job, gate_done, &g), BK_NET_OK);
+    bk_meta_ctrl_create_topic_t t1 = { "q", 1, 1, NULL, 0, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f.c, bk_meta_log_decision_image(f.m), &t1, 1, false, &recs, &res);
     done_t d = { 0, -99, -1 };
     bk_meta_log_propose(f.m, &recs, 0, on_done, &d);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     ck_assert_int_eq(d.calls, 1);
     ck_assert_int_eq(d.status, KP_OK);
-    ck_assert_ptr_nonnull(bk_image_topic_by_name(&f.img, "q"));
+    ck_assert_ptr_nonnull(bk_meta_image_topic_by_name(&f.img, "q"));
     gate_open(&g);
     fx_free(&f);
 }

@@ -1,8 +1,8 @@
 /* test_parts_open.c — partition logs opened on the worker pool (parts_open.c
- * through bk_parts_set_pool): slots exist at once with `opening` set and no
+ * through bk_repl_parts_set_pool): slots exist at once with `opening` set and no
  * log, the logs arrive on the loop; a STOP (delete or plain) that comes while
  * the open runs is carried out when it finishes; a re-add cancels a pending
- * stop; a small apply (<= BK_PARTS_SYNC_OPENS new logs) opens on the loop;
+ * stop; a small apply (<= BK_REPL_PARTS_SYNC_OPENS new logs) opens on the loop;
  * a pool that refuses the job opens on the loop; a pool freed without
  * draining leaves the partitions offline, never half-open. */
 #include <check.h>
@@ -27,23 +27,23 @@ static void on_done(void *arg, int status, int64_t first) {
     d->status = status;
 }
 
-static void commit(bk_meta_log_t *m, bk_recs_t *recs) {
+static void commit(bk_meta_log_t *m, bk_meta_recs_t *recs) {
     done_t d = { 0, -99 };
     bk_meta_log_propose(m, recs, 0, on_done, &d);
     ck_assert_int_eq(d.calls, 1);
     ck_assert_int_eq(d.status, KP_OK);
-    bk_recs_free(recs);
+    bk_meta_recs_free(recs);
 }
 
 typedef struct {
     char *dir, *mdir;
     st_logdir_t ld, mld;
-    bk_image_t img;
+    bk_meta_image_t img;
     bk_meta_log_t *m;
-    bk_ctrl_t c;
+    bk_meta_ctrl_t c;
     struct event_base *base;
-    bk_worker_pool_t *pool;
-    bk_parts_t *p;
+    bk_net_worker_pool_t *pool;
+    bk_repl_parts_t *p;
     int opened_calls;
     size_t trashed;
 } fx_t;
@@ -68,45 +68,45 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
     f->mdir = tu_tmpdir();
     ck_assert_int_eq(st_logdir_load(&f->ld, f->dir), KP_OK);
     ck_assert_int_eq(st_logdir_load(&f->mld, f->mdir), KP_OK);
-    bk_image_init(&f->img, 1);
+    bk_meta_image_init(&f->img, 1);
     char err[512];
     f->m = bk_meta_log_open(&f->mld, &f->img, 0, err, sizeof err);
     ck_assert_ptr_nonnull(f->m);
-    bk_ctrl_config_t cc;
-    bk_ctrl_config_defaults(&cc);
-    bk_ctrl_init(&f->c, &cc, 7);
+    bk_meta_ctrl_config_t cc;
+    bk_meta_ctrl_config_defaults(&cc);
+    bk_meta_ctrl_init(&f->c, &cc, 7);
     /* one registered, unfenced broker: node 1 leads everything */
-    bk_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
-    bk_ctrl_register_t rq;
+    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
+    bk_meta_ctrl_register_t rq;
     memset(&rq, 0, sizeof rq);
     rq.broker_id = 1;
     rq.incarnation[0] = 1;
     rq.endpoints = &ep;
     rq.nendpoints = 1;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     int64_t epoch = 0;
-    ck_assert_int_eq(bk_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
+    ck_assert_int_eq(bk_meta_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
     commit(f->m, &recs);
-    bk_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
-    bk_ctrl_heartbeat_result_t hr;
-    bk_recs_init(&recs);
-    bk_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
+    bk_meta_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
+    bk_meta_ctrl_heartbeat_result_t hr;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
     commit(f->m, &recs);
     f->base = event_base_new();
     ck_assert_ptr_nonnull(f->base);
-    f->pool = bk_worker_pool_new(f->base, 2, queue_max);
+    f->pool = bk_net_worker_pool_new(f->base, 2, queue_max);
     ck_assert_ptr_nonnull(f->pool);
-    f->p = bk_parts_new(&f->ld, 1);
+    f->p = bk_repl_parts_new(&f->ld, 1);
     ck_assert_ptr_nonnull(f->p);
-    ck_assert_int_eq(bk_parts_set_pool(f->p, f->pool, opened, f), KP_OK);
+    ck_assert_int_eq(bk_repl_parts_set_pool(f->p, f->pool, opened, f), KP_OK);
 }
 
 static void fx_free(fx_t *f) {
-    if (f->pool) bk_worker_pool_free(f->pool, true);
-    ck_assert_int_eq(bk_parts_close_all(f->p, NULL, -1), KP_OK);
+    if (f->pool) bk_net_worker_pool_free(f->pool, true);
+    ck_assert_int_eq(bk_repl_parts_close_all(f->p, NULL, -1), KP_OK);
     ck_assert_int_eq(bk_meta_log_close(f->m, NULL), KP_OK);
-    bk_image_free(&f->img);
+    bk_meta_image_free(&f->img);
     event_base_free(f->base);
     st_logdir_free(&f->ld);
     st_logdir_free(&f->mld);
@@ -117,36 +117,36 @@ static void fx_free(fx_t *f) {
 }
 
 static void create_topic(fx_t *f, const char *name, int32_t parts) {
-    bk_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
+    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
     ck_assert_int_eq(res.error, 0);
     commit(f->m, &recs);
 }
 
 static void delete_topic(fx_t *f, const char *name) {
-    bk_ctrl_delete_topic_t del = { name, { { 0 } } };
-    bk_ctrl_delete_result_t dres;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    bk_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
+    bk_meta_ctrl_delete_topic_t del = { name, { { 0 } } };
+    bk_meta_ctrl_delete_result_t dres;
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
     ck_assert_int_eq(dres.error, 0);
     commit(f->m, &recs);
 }
 
 static size_t feed(fx_t *f) {
-    size_t max = bk_image_pending_changes(&f->img);
-    bk_change_t *ch = calloc(max + 1, sizeof *ch);
-    size_t n = bk_image_take_changes(&f->img, ch, max);
-    size_t failed = bk_parts_apply(f->p, &f->img, ch, n, small_cfg, f, trash_collect, 0);
+    size_t max = bk_meta_image_pending_changes(&f->img);
+    bk_meta_change_t *ch = calloc(max + 1, sizeof *ch);
+    size_t n = bk_meta_image_take_changes(&f->img, ch, max);
+    size_t failed = bk_repl_parts_apply(f->p, &f->img, ch, n, small_cfg, f, trash_collect, 0);
     free(ch);
     return failed;
 }
 
 typedef struct { size_t opening, with_log, total; } census_t;
-static void census_one(bk_part_t *p, void *ctx) {
+static void census_one(bk_repl_part_t *p, void *ctx) {
     census_t *c = ctx;
     c->total++;
     if (p->opening) {
@@ -157,14 +157,14 @@ static void census_one(bk_part_t *p, void *ctx) {
 }
 static census_t census(fx_t *f) {
     census_t c = { 0, 0, 0 };
-    bk_parts_each(f->p, census_one, &c);
+    bk_repl_parts_each(f->p, census_one, &c);
     return c;
 }
 
 /* Runs the loop until no partition is opening and every queued close or
  * deletion is done (bounded: 10 s). */
 static void settle(fx_t *f) {
-    for (int i = 0; i < 1000 && (census(f).opening > 0 || bk_parts_io_pending(f->p) > 0); i++) {
+    for (int i = 0; i < 1000 && (census(f).opening > 0 || bk_repl_parts_io_pending(f->p) > 0); i++) {
         struct timeval tv = { 0, 10000 };
         event_base_loopexit(f->base, &tv);
         event_base_dispatch(f->base);
@@ -191,8 +191,8 @@ START_TEST(test_open_on_pool) {
     c = census(&f);
     ck_assert_uint_eq(c.with_log, 150);
     ck_assert_int_ge(f.opened_calls, 3);   /* 150 / 64 batches */
-    const bk_topic_t *t = bk_image_topic_by_name(&f.img, "a");
-    bk_part_t *x = bk_parts_get(f.p, &t->id, 149);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&f.img, "a");
+    bk_repl_part_t *x = bk_repl_parts_get(f.p, &t->id, 149);
     ck_assert(x && x->leader && x->log);
     ck_assert_int_eq(st_log_high_watermark(x->log), st_log_end_offset(x->log));
     ck_assert(dir_exists(&f, "a-149"));
@@ -204,17 +204,17 @@ END_TEST
 START_TEST(test_small_apply_opens_on_loop) {
     fx_t f;
     fx_init(&f, 64);
-    create_topic(&f, "s", BK_PARTS_SYNC_OPENS);
+    create_topic(&f, "s", BK_REPL_PARTS_SYNC_OPENS);
     ck_assert_uint_eq(feed(&f), 0);
     census_t c = census(&f);
     ck_assert_uint_eq(c.opening, 0);
-    ck_assert_uint_eq(c.with_log, BK_PARTS_SYNC_OPENS);
+    ck_assert_uint_eq(c.with_log, BK_REPL_PARTS_SYNC_OPENS);
     ck_assert_int_eq(f.opened_calls, 0);
-    create_topic(&f, "t", BK_PARTS_SYNC_OPENS + 1);   /* one more: the pool */
+    create_topic(&f, "t", BK_REPL_PARTS_SYNC_OPENS + 1);   /* one more: the pool */
     ck_assert_uint_eq(feed(&f), 0);
     ck_assert_uint_gt(census(&f).opening, 0);
     settle(&f);
-    ck_assert_uint_eq(census(&f).with_log, 2 * BK_PARTS_SYNC_OPENS + 1);
+    ck_assert_uint_eq(census(&f).with_log, 2 * BK_REPL_PARTS_SYNC_OPENS + 1);
     fx_free(&f);
 }
 END_TEST
@@ -257,11 +257,11 @@ START_TEST(test_recreate_while_opening) {
     ck_assert_uint_eq(feed(&f), 0);
     create_topic(&f, "r", 1);
     ck_assert_uint_eq(feed(&f), 0);
-    const bk_topic_t *t = bk_image_topic_by_name(&f.img, "r");
-    bk_part_t *x = bk_parts_get(f.p, &t->id, 0);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&f.img, "r");
+    bk_repl_part_t *x = bk_repl_parts_get(f.p, &t->id, 0);
     ck_assert(x && x->opening && !x->log);   /* queued, not opened on the loop */
     settle(&f);
-    x = bk_parts_get(f.p, &t->id, 0);
+    x = bk_repl_parts_get(f.p, &t->id, 0);
     ck_assert(x && x->log);
     ck_assert_int_eq(st_log_end_offset(x->log), 0);
     census_t c = census(&f);
@@ -287,7 +287,7 @@ START_TEST(test_refused_job_opens_on_loop) {
     fx_t f;
     fx_init(&f, 1);
     gate_t g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
+    ck_assert_int_eq(bk_net_worker_submit(f.pool, gate_job, gate_done, &g), BK_NET_OK);
     create_topic(&f, "c", 70);
     ck_assert_uint_eq(feed(&f), 0);
     census_t c = census(&f);
@@ -307,8 +307,8 @@ START_TEST(test_cancelled_leaves_offline) {
     fx_init(&f, 64);
     gate_t g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
     /* two threads, both blocked: the open batch stays queued */
-    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
-    ck_assert_int_eq(bk_worker_submit(f.pool, gate_job, gate_done, &g), BK_OK);
+    ck_assert_int_eq(bk_net_worker_submit(f.pool, gate_job, gate_done, &g), BK_NET_OK);
+    ck_assert_int_eq(bk_net_worker_submit(f.pool, gate_job, gate_done, &g), BK_NET_OK);
     create_topic(&f, "d", 40);
     ck_assert_uint_eq(feed(&f), 0);
     ck_assert_uint_eq(census(&f).opening, 40);
@@ -316,7 +316,7 @@ START_TEST(test_cancelled_leaves_offline) {
     g.go = true;
     pthread_cond_broadcast(&g.cv);
     pthread_mutex_unlock(&g.mu);
-    bk_worker_pool_free(f.pool, false);   /* the batch may be cancelled or run */
+    bk_net_worker_pool_free(f.pool, false);   /* the batch may be cancelled or run */
     f.pool = NULL;
     census_t c = census(&f);
     ck_assert_uint_eq(c.opening, 0);

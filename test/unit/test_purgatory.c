@@ -21,7 +21,7 @@ typedef struct w {
     bool ready_answer;
     int done_order;            /* sequence number of its done call */
     void (*on_done)(struct w *);
-    bk_purg_t *pg;
+    bk_repl_purg_t *pg;
     void *arg;
 } w_t;
 
@@ -40,38 +40,38 @@ static void t_done(void *ctx) {
     if (w->on_done) w->on_done(w);
 }
 
-static bk_purg_key_t key(uint8_t topic, int32_t partition) {
-    bk_purg_key_t k;
+static bk_repl_purg_key_t key(uint8_t topic, int32_t partition) {
+    bk_repl_purg_key_t k;
     memset(&k, 0, sizeof k);
     for (int i = 0; i < 16; i++) k.topic_id.b[i] = (uint8_t)(topic * 17 + i);
     k.partition = partition;
     return k;
 }
 
-static void notify(bk_purg_t *pg, uint8_t topic, int32_t partition) {
-    bk_purg_key_t k = key(topic, partition);
-    bk_purg_notify(pg, &k.topic_id, k.partition);
+static void notify(bk_repl_purg_t *pg, uint8_t topic, int32_t partition) {
+    bk_repl_purg_key_t k = key(topic, partition);
+    bk_repl_purg_notify(pg, &k.topic_id, k.partition);
 }
 
-static void wait_on(bk_purg_t *pg, w_t *w, const bk_purg_key_t *keys, size_t n, int32_t ms) {
-    ck_assert_int_eq(bk_purg_wait(pg, keys, n, ms, t_ready, t_done, w), KP_OK);
+static void wait_on(bk_repl_purg_t *pg, w_t *w, const bk_repl_purg_key_t *keys, size_t n, int32_t ms) {
+    ck_assert_int_eq(bk_repl_purg_wait(pg, keys, n, ms, t_ready, t_done, w), KP_OK);
 }
 
 typedef struct {
     struct event_base *base;
-    bk_purg_t *pg;
+    bk_repl_purg_t *pg;
 } fx_t;
 
 static void fx_init(fx_t *f, size_t max) {
     f->base = event_base_new();
     ck_assert_ptr_nonnull(f->base);
-    f->pg = bk_purg_new(f->base, max);
+    f->pg = bk_repl_purg_new(f->base, max);
     ck_assert_ptr_nonnull(f->pg);
     g_done_seq = 0;
 }
 
 static void fx_free(fx_t *f) {
-    bk_purg_free(f->pg);
+    bk_repl_purg_free(f->pg);
     event_base_free(f->base);
 }
 
@@ -79,13 +79,13 @@ START_TEST(test_notify_asks_only_its_partition) {
     fx_t f;
     fx_init(&f, 16);
     w_t a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
-    bk_purg_key_t ka = key(1, 0), kb = key(1, 1), kc = key(2, 0), kd = key(1, 0);
+    bk_repl_purg_key_t ka = key(1, 0), kb = key(1, 1), kc = key(2, 0), kd = key(1, 0);
     wait_on(f.pg, &a, &ka, 1, 60000);
     wait_on(f.pg, &b, &kb, 1, 60000);
     wait_on(f.pg, &c, &kc, 1, 60000);   /* same partition index, other topic */
     wait_on(f.pg, &d, &kd, 1, 60000);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 4);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 3);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 4);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 3);
     notify(f.pg, 1, 0);
     ck_assert_int_eq(a.ready_calls, 1);
     ck_assert_int_eq(d.ready_calls, 1);
@@ -99,7 +99,7 @@ START_TEST(test_notify_asks_only_its_partition) {
     notify(f.pg, 1, 0);
     ck_assert_int_eq(a.done_calls, 1);
     ck_assert_int_eq(d.done_calls, 0);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 3);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 3);
     notify(f.pg, 1, 0);
     ck_assert_int_eq(a.ready_calls, 2);   /* gone: not asked again */
     ck_assert_int_eq(d.ready_calls, 3);
@@ -112,18 +112,18 @@ START_TEST(test_multi_partition_waiter_completed_once_removed_everywhere) {
     fx_t f;
     fx_init(&f, 16);
     w_t m = { 0 }, other = { 0 };
-    bk_purg_key_t ks[3] = { key(1, 0), key(1, 5), key(2, 9) };
+    bk_repl_purg_key_t ks[3] = { key(1, 0), key(1, 5), key(2, 9) };
     wait_on(f.pg, &m, ks, 3, 60000);
     wait_on(f.pg, &other, &ks[2], 1, 60000);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 3);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 3);
     notify(f.pg, 1, 5);
     ck_assert_int_eq(m.ready_calls, 1);
     m.ready_answer = true;
     notify(f.pg, 1, 0);
     ck_assert_int_eq(m.done_calls, 1);
     /* removed from all three: its partitions without other waiters went */
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 1);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 1);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 1);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 1);
     notify(f.pg, 1, 5);
     notify(f.pg, 2, 9);
     ck_assert_int_eq(m.ready_calls, 2);
@@ -139,15 +139,15 @@ START_TEST(test_duplicate_keys_count_once) {
     fx_t f;
     fx_init(&f, 16);
     w_t w = { 0 };
-    bk_purg_key_t ks[4] = { key(1, 0), key(1, 0), key(1, 1), key(1, 0) };
+    bk_repl_purg_key_t ks[4] = { key(1, 0), key(1, 0), key(1, 1), key(1, 0) };
     wait_on(f.pg, &w, ks, 4, 60000);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 2);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 2);
     notify(f.pg, 1, 0);
     ck_assert_int_eq(w.ready_calls, 1);
     w.ready_answer = true;
     notify(f.pg, 1, 0);
     ck_assert_int_eq(w.done_calls, 1);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 0);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 0);
     fx_free(&f);
     ck_assert_int_eq(w.done_calls, 1);
 }
@@ -157,7 +157,7 @@ START_TEST(test_timeout_completes_and_removes) {
     fx_t f;
     fx_init(&f, 16);
     w_t fast = { 0 }, slow = { 0 }, none = { 0 };
-    bk_purg_key_t ks[2] = { key(1, 0), key(1, 1) };
+    bk_repl_purg_key_t ks[2] = { key(1, 0), key(1, 1) };
     wait_on(f.pg, &fast, ks, 2, 10);
     wait_on(f.pg, &slow, ks, 1, 60000);
     wait_on(f.pg, &none, NULL, 0, 0);   /* no partition, no wait: the next loop turn */
@@ -165,7 +165,7 @@ START_TEST(test_timeout_completes_and_removes) {
     ck_assert_int_eq(fast.done_calls, 1);
     ck_assert_int_eq(none.done_calls, 1);
     ck_assert_int_eq(slow.done_calls, 0);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 1);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 1);
     notify(f.pg, 1, 0);
     ck_assert_int_eq(fast.ready_calls, 0);
     ck_assert_int_eq(slow.ready_calls, 1);
@@ -179,13 +179,13 @@ START_TEST(test_flush_oldest_first_and_bound) {
     fx_t f;
     fx_init(&f, 3);
     w_t w[4] = { { 0 } };
-    bk_purg_key_t k = key(1, 0);
+    bk_repl_purg_key_t k = key(1, 0);
     for (int i = 0; i < 3; i++) wait_on(f.pg, &w[i], &k, 1, 60000);
-    ck_assert_int_eq(bk_purg_wait(f.pg, &k, 1, 60000, t_ready, t_done, &w[3]), KP_ERR_TOO_LARGE);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 3);
-    bk_purg_flush(f.pg);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 0);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 0);
+    ck_assert_int_eq(bk_repl_purg_wait(f.pg, &k, 1, 60000, t_ready, t_done, &w[3]), KP_ERR_TOO_LARGE);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 3);
+    bk_repl_purg_flush(f.pg);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 0);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 0);
     for (int i = 0; i < 3; i++) ck_assert_int_eq(w[i].done_order, i + 1);
     ck_assert_int_eq(w[3].done_calls, 0);
     /* room again */
@@ -201,16 +201,16 @@ static void done_notifies(w_t *w) { notify(w->pg, 1, 1); }
 
 /* re-registers on (1,0) while (1,0) is being walked: not visited by it */
 static void done_waits_again(w_t *w) {
-    bk_purg_key_t k = key(1, 0);
-    ck_assert_int_eq(bk_purg_wait(w->pg, &k, 1, 60000, t_ready, t_done, w->arg), KP_OK);
+    bk_repl_purg_key_t k = key(1, 0);
+    ck_assert_int_eq(bk_repl_purg_wait(w->pg, &k, 1, 60000, t_ready, t_done, w->arg), KP_OK);
 }
 
 START_TEST(test_reentrant_callbacks) {
     fx_t f;
     fx_init(&f, 16);
     w_t a = { 0 }, b = { 0 }, c = { 0 }, later = { 0 };
-    bk_purg_key_t k0 = key(1, 0), k1 = key(1, 1);
-    bk_purg_key_t both[2] = { k0, k1 };
+    bk_repl_purg_key_t k0 = key(1, 0), k1 = key(1, 1);
+    bk_repl_purg_key_t both[2] = { k0, k1 };
     /* list of (1,0) is newest first: a, b, c */
     wait_on(f.pg, &c, &k0, 1, 60000);
     wait_on(f.pg, &b, both, 2, 60000);
@@ -231,11 +231,11 @@ START_TEST(test_reentrant_callbacks) {
     ck_assert_int_eq(c.done_calls, 1);
     ck_assert_int_eq(later.ready_calls, 0);
     ck_assert_int_eq(later.done_calls, 0);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 1);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 1);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 1);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 1);
     notify(f.pg, 1, 0);
     ck_assert_int_eq(later.done_calls, 1);
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), 0);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), 0);
     fx_free(&f);
 }
 END_TEST
@@ -248,11 +248,11 @@ START_TEST(test_many_partitions_grow_and_empty) {
     static w_t w[MANY];
     memset(w, 0, sizeof w);
     for (int i = 0; i < MANY; i++) {
-        bk_purg_key_t k = key((uint8_t)(i % 7), i);
+        bk_repl_purg_key_t k = key((uint8_t)(i % 7), i);
         wait_on(f.pg, &w[i], &k, 1, 60000);
         w[i].ready_answer = true;
     }
-    ck_assert_uint_eq(bk_purg_partitions(f.pg), MANY);
+    ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), MANY);
     /* complete in a scrambled order; after each, a few survivors must still
      * be found through the table (deletion keeps probe runs intact) */
     int order[MANY];
@@ -268,7 +268,7 @@ START_TEST(test_many_partitions_grow_and_empty) {
         int i = order[n];
         notify(f.pg, (uint8_t)(i % 7), i);
         ck_assert_int_eq(w[i].done_calls, 1);
-        ck_assert_uint_eq(bk_purg_partitions(f.pg), (size_t)(MANY - n - 1));
+        ck_assert_uint_eq(bk_repl_purg_partitions(f.pg), (size_t)(MANY - n - 1));
         if (n % 97 == 0) {
             for (int m = n + 1; m < MANY; m += 53) {
                 int s = order[m];
@@ -282,7 +282,7 @@ START_TEST(test_many_partitions_grow_and_empty) {
         }
     }
     for (int i = 0; i < MANY; i++) ck_assert_int_eq(w[i].done_calls, 1);
-    ck_assert_uint_eq(bk_purg_waiting(f.pg), 0);
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 0);
     fx_free(&f);
 }
 END_TEST

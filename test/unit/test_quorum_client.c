@@ -31,12 +31,12 @@ typedef struct {
 
 typedef struct {
     struct event_base *base;
-    bk_qc_peer_t *peer;
+    bk_net_qc_peer_t *peer;
     report_t r[REPORTS_MAX];
     size_t n;
     size_t stop_after;        /* loopbreak once this many reports arrived */
     bool resend_on_loss;      /* the handler sends again from the callback */
-    int64_t fake_now_ms;      /* caller clock given to bk_qc_send (reconnect pacing) */
+    int64_t fake_now_ms;      /* caller clock given to bk_net_qc_send (reconnect pacing) */
 } ctx_t;
 
 static int64_t mono_ms(void) {
@@ -45,9 +45,9 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int send_req(ctx_t *c, bk_qc_kind_t kind, int32_t timeout_ms);
+static int send_req(ctx_t *c, bk_net_qc_kind_t kind, int32_t timeout_ms);
 
-static void on_resp(void *arg, int32_t peer_id, const bk_qc_pending_t *p, const uint8_t *frame, size_t len) {
+static void on_resp(void *arg, int32_t peer_id, const bk_net_qc_pending_t *p, const uint8_t *frame, size_t len) {
     ctx_t *c = arg;
     ck_assert_int_eq(peer_id, 7);
     ck_assert_uint_lt(c->n, REPORTS_MAX);
@@ -55,7 +55,7 @@ static void on_resp(void *arg, int32_t peer_id, const bk_qc_pending_t *p, const 
     if (frame) ck_assert_uint_eq(len, 4);
     if (!frame && c->resend_on_loss) {
         c->resend_on_loss = false;
-        ck_assert_int_eq(send_req(c, BK_QC_HEARTBEAT, 60000), 0);
+        ck_assert_int_eq(send_req(c, BK_NET_QC_HEARTBEAT, 60000), 0);
     }
     if (c->n >= c->stop_after) event_base_loopbreak(c->base);
 }
@@ -77,15 +77,15 @@ static int listen_silent(uint16_t *port) {
 }
 
 /* A request frame: size prefix + 8 bytes (the peer never parses it). */
-static int send_req(ctx_t *c, bk_qc_kind_t kind, int32_t timeout_ms) {
+static int send_req(ctx_t *c, bk_net_qc_kind_t kind, int32_t timeout_ms) {
     uint8_t frame[12] = { 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
-    bk_qc_pending_t pend;
+    bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
     pend.kind = kind;
-    pend.corr = bk_qc_next_corr(c->peer);
+    pend.corr = bk_net_qc_next_corr(c->peer);
     pend.timeout_ms = timeout_ms;
     c->fake_now_ms += 1000;   /* past the reconnect pause */
-    return bk_qc_send(c->peer, frame, sizeof frame, &pend, c->fake_now_ms);
+    return bk_net_qc_send(c->peer, frame, sizeof frame, &pend, c->fake_now_ms);
 }
 
 static void run_loop(ctx_t *c, int bound_ms) {
@@ -98,12 +98,12 @@ static void setup(ctx_t *c, uint16_t port) {
     memset(c, 0, sizeof *c);
     c->base = event_base_new();
     ck_assert_ptr_nonnull(c->base);
-    c->peer = bk_qc_new(c->base, 7, "127.0.0.1", port, on_resp, c);
+    c->peer = bk_net_qc_new(c->base, 7, "127.0.0.1", port, on_resp, c);
     ck_assert_ptr_nonnull(c->peer);
 }
 
 static void teardown(ctx_t *c) {
-    bk_qc_free(c->peer);
+    bk_net_qc_free(c->peer);
     event_base_free(c->base);
 }
 
@@ -135,9 +135,9 @@ START_TEST(test_silent_peer_times_out_with_everything_behind) {
     setup(&c, port);
     c.stop_after = 2;
     int64_t t0 = mono_ms();
-    ck_assert_int_eq(send_req(&c, BK_QC_HEARTBEAT, 300), 0);
-    ck_assert_int_eq(send_req(&c, BK_QC_RAFT, 60000), 0);   /* its own deadline is far */
-    ck_assert_uint_eq(bk_qc_pending_count(c.peer), 2);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_HEARTBEAT, 300), 0);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_RAFT, 60000), 0);   /* its own deadline is far */
+    ck_assert_uint_eq(bk_net_qc_pending_count(c.peer), 2);
     run_loop(&c, 5000);
     ck_assert_uint_eq(c.n, 2);
     ck_assert(c.r[0].lost && c.r[1].lost);
@@ -145,8 +145,8 @@ START_TEST(test_silent_peer_times_out_with_everything_behind) {
     ck_assert_int_ge(c.r[0].at_ms - t0, 300);
     ck_assert_int_lt(c.r[0].at_ms - t0, 300 + 1500);
     ck_assert_int_lt(c.r[1].at_ms - t0, 300 + 1500);   /* cut with the first */
-    ck_assert_uint_eq(bk_qc_timeouts(c.peer), 1);
-    ck_assert_uint_eq(bk_qc_pending_count(c.peer), 0);
+    ck_assert_uint_eq(bk_net_qc_timeouts(c.peer), 1);
+    ck_assert_uint_eq(bk_net_qc_pending_count(c.peer), 0);
     teardown(&c);
     close(lfd);
 }
@@ -158,7 +158,7 @@ START_TEST(test_answered_request_is_not_lost_later_one_is) {
     ctx_t c;
     setup(&c, port);
     c.stop_after = 1;
-    ck_assert_int_eq(send_req(&c, BK_QC_HEARTBEAT, 300), 0);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_HEARTBEAT, 300), 0);
     run_loop(&c, 50);   /* connect and write */
     int cfd = accept_and_answer(lfd);
     run_loop(&c, 2000);
@@ -168,15 +168,15 @@ START_TEST(test_answered_request_is_not_lost_later_one_is) {
     c.stop_after = 2;
     run_loop(&c, 500);
     ck_assert_uint_eq(c.n, 1);
-    ck_assert_uint_eq(bk_qc_timeouts(c.peer), 0);
+    ck_assert_uint_eq(bk_net_qc_timeouts(c.peer), 0);
     /* the same connection, now silent: the next request is lost */
     int64_t t0 = mono_ms();
-    ck_assert_int_eq(send_req(&c, BK_QC_ALTER, 200), 0);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_ALTER, 200), 0);
     run_loop(&c, 5000);
     ck_assert_uint_eq(c.n, 2);
     ck_assert(c.r[1].lost);
     ck_assert_int_ge(c.r[1].at_ms - t0, 200);
-    ck_assert_uint_eq(bk_qc_timeouts(c.peer), 1);
+    ck_assert_uint_eq(bk_net_qc_timeouts(c.peer), 1);
     close(cfd);
     teardown(&c);
     close(lfd);
@@ -190,12 +190,12 @@ START_TEST(test_resend_from_loss_callback_goes_on_a_new_connection) {
     setup(&c, port);
     c.stop_after = 1;
     c.resend_on_loss = true;
-    ck_assert_int_eq(send_req(&c, BK_QC_HEARTBEAT, 200), 0);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_HEARTBEAT, 200), 0);
     run_loop(&c, 5000);
     /* the request sent from the callback is not reported with the old ones */
     ck_assert_uint_eq(c.n, 1);
     ck_assert(c.r[0].lost);
-    ck_assert_uint_eq(bk_qc_pending_count(c.peer), 1);
+    ck_assert_uint_eq(bk_net_qc_pending_count(c.peer), 1);
     /* it went out on a second connection, which can answer it */
     int first = accept(lfd, NULL, NULL);   /* the timed-out one, from the backlog */
     ck_assert_int_ge(first, 0);
@@ -205,7 +205,7 @@ START_TEST(test_resend_from_loss_callback_goes_on_a_new_connection) {
     run_loop(&c, 2000);
     ck_assert_uint_eq(c.n, 2);
     ck_assert(!c.r[1].lost);
-    ck_assert_uint_eq(bk_qc_timeouts(c.peer), 1);
+    ck_assert_uint_eq(bk_net_qc_timeouts(c.peer), 1);
     close(cfd);
     close(first);
     teardown(&c);
@@ -220,12 +220,12 @@ START_TEST(test_kind_default_deadline) {
     setup(&c, port);
     c.stop_after = 1;
     int64_t t0 = mono_ms();
-    ck_assert_int_eq(send_req(&c, BK_QC_RAFT, 0), 0);
-    run_loop(&c, BK_QC_RAFT_TIMEOUT_MS + 3000);
+    ck_assert_int_eq(send_req(&c, BK_NET_QC_RAFT, 0), 0);
+    run_loop(&c, BK_NET_QC_RAFT_TIMEOUT_MS + 3000);
     ck_assert_uint_eq(c.n, 1);
     ck_assert(c.r[0].lost);
-    ck_assert_int_ge(c.r[0].at_ms - t0, BK_QC_RAFT_TIMEOUT_MS);
-    ck_assert_int_lt(c.r[0].at_ms - t0, BK_QC_RAFT_TIMEOUT_MS + 1500);
+    ck_assert_int_ge(c.r[0].at_ms - t0, BK_NET_QC_RAFT_TIMEOUT_MS);
+    ck_assert_int_lt(c.r[0].at_ms - t0, BK_NET_QC_RAFT_TIMEOUT_MS + 1500);
     teardown(&c);
     close(lfd);
 }

@@ -23,8 +23,8 @@ static raft_msg_t empty_resp(int32_t to, int64_t hw) {
     return m;
 }
 
-static bk_qhold_entry_t entry(int32_t from, int64_t deadline, int64_t end, int64_t hw, int32_t epoch) {
-    bk_qhold_entry_t e;
+static bk_quorum_hold_entry_t entry(int32_t from, int64_t deadline, int64_t end, int64_t hw, int32_t epoch) {
+    bk_quorum_hold_entry_t e;
     memset(&e, 0, sizeof e);
     e.req.type = RAFT_MSG_FETCH_REQ;
     e.req.from = from;
@@ -38,61 +38,61 @@ static bk_qhold_entry_t entry(int32_t from, int64_t deadline, int64_t end, int64
 
 START_TEST(test_wait_bound) {
     /* Kafka's defaults (fetch 2000, request 2000): the 500 ms cap */
-    ck_assert_int_eq(bk_qhold_wait_ms(2000, 2000), 500);
+    ck_assert_int_eq(bk_quorum_hold_wait_ms(2000, 2000), 500);
     /* the tests' fast fetch timeout: a quarter of it */
-    ck_assert_int_eq(bk_qhold_wait_ms(500, 2000), 125);
-    ck_assert_int_eq(bk_qhold_wait_ms(2000, 400), 100);
-    ck_assert_int_eq(bk_qhold_wait_ms(3, 2000), 0);      /* below 1 ms: never hold */
-    ck_assert_int_eq(bk_qhold_wait_ms(1, 1), 0);
+    ck_assert_int_eq(bk_quorum_hold_wait_ms(500, 2000), 125);
+    ck_assert_int_eq(bk_quorum_hold_wait_ms(2000, 400), 100);
+    ck_assert_int_eq(bk_quorum_hold_wait_ms(3, 2000), 0);      /* below 1 ms: never hold */
+    ck_assert_int_eq(bk_quorum_hold_wait_ms(1, 1), 0);
 }
 END_TEST
 
 START_TEST(test_only_nothing_new_is_held) {
-    bk_qhold_t *h = malloc(sizeof *h);
+    bk_quorum_hold_t *h = malloc(sizeof *h);
     ck_assert_ptr_nonnull(h);
-    bk_qhold_init(h, 500);
+    bk_quorum_hold_init(h, 500);
     raft_msg_t m = empty_resp(2, 10);
     /* a follower not answered yet in this leadership: answered at once */
-    ck_assert(!bk_qhold_should_hold(h, &m));
-    bk_qhold_told(h, 2, 10);
-    ck_assert(bk_qhold_should_hold(h, &m));
+    ck_assert(!bk_quorum_hold_should_hold(h, &m));
+    bk_quorum_hold_told(h, 2, 10);
+    ck_assert(bk_quorum_hold_should_hold(h, &m));
     /* a new HW for it, entries, divergence, snapshot or an error: at once */
     raft_msg_t x = empty_resp(2, 11);
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     x = m; x.u.fetch_resp.n_entries = 1;
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     x = m; x.u.fetch_resp.diverging = true;
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     x = m; x.u.fetch_resp.need_snapshot = true;
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     x = m; x.error = 6;
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     x = m; x.type = RAFT_MSG_VOTE_RESP;
-    ck_assert(!bk_qhold_should_hold(h, &x));
+    ck_assert(!bk_quorum_hold_should_hold(h, &x));
     /* another follower's memory is its own */
     raft_msg_t other = empty_resp(3, 10);
-    ck_assert(!bk_qhold_should_hold(h, &other));
+    ck_assert(!bk_quorum_hold_should_hold(h, &other));
     /* a new leadership forgets what was told */
-    bk_qhold_forget(h);
-    ck_assert(!bk_qhold_should_hold(h, &m));
+    bk_quorum_hold_forget(h);
+    ck_assert(!bk_quorum_hold_should_hold(h, &m));
     /* wait 0 never holds */
-    bk_qhold_init(h, 0);
-    bk_qhold_told(h, 2, 10);
-    ck_assert(!bk_qhold_should_hold(h, &m));
+    bk_quorum_hold_init(h, 0);
+    bk_quorum_hold_told(h, 2, 10);
+    ck_assert(!bk_quorum_hold_should_hold(h, &m));
     free(h);
 }
 END_TEST
 
 START_TEST(test_due_conditions) {
-    bk_qhold_t *h = malloc(sizeof *h);
+    bk_quorum_hold_t *h = malloc(sizeof *h);
     ck_assert_ptr_nonnull(h);
-    bk_qhold_init(h, 500);
-    bk_qhold_entry_t out;
-    bk_qhold_entry_t e = entry(2, 1500, 40, 38, 3);
-    ck_assert(bk_qhold_add(h, &e));
+    bk_quorum_hold_init(h, 500);
+    bk_quorum_hold_entry_t out;
+    bk_quorum_hold_entry_t e = entry(2, 1500, 40, 38, 3);
+    ck_assert(bk_quorum_hold_add(h, &e));
     ck_assert_uint_eq(h->held_total, 1);
     /* nothing moved, before the deadline: stays */
-    ck_assert(!bk_qhold_take_due(h, 1499, 40, 38, 3, true, &out));
+    ck_assert(!bk_quorum_hold_take_due(h, 1499, 40, 38, 3, true, &out));
     ck_assert_uint_eq(h->n, 1);
     /* each change alone releases it */
     struct { int64_t now, end, hw; int32_t epoch; bool leader; } moves[] = {
@@ -103,54 +103,54 @@ START_TEST(test_due_conditions) {
         { 1000, 40, 38, 3, false },  /* role */
     };
     for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
-        if (h->n == 0) ck_assert(bk_qhold_add(h, &e));
-        ck_assert(bk_qhold_take_due(h, moves[i].now, moves[i].end, moves[i].hw, moves[i].epoch, moves[i].leader,
+        if (h->n == 0) ck_assert(bk_quorum_hold_add(h, &e));
+        ck_assert(bk_quorum_hold_take_due(h, moves[i].now, moves[i].end, moves[i].hw, moves[i].epoch, moves[i].leader,
                                     &out));
         ck_assert_int_eq(out.req.from, 2);
         ck_assert_int_eq(out.deadline_ms, 1500);
         ck_assert_uint_eq(h->n, 0);
-        ck_assert(!bk_qhold_take_due(h, 9999, 0, 0, 0, false, &out));
+        ck_assert(!bk_quorum_hold_take_due(h, 9999, 0, 0, 0, false, &out));
     }
     free(h);
 }
 END_TEST
 
 START_TEST(test_peer_supersedes_and_bounds) {
-    bk_qhold_t *h = malloc(sizeof *h);
+    bk_quorum_hold_t *h = malloc(sizeof *h);
     ck_assert_ptr_nonnull(h);
-    bk_qhold_init(h, 500);
-    for (int32_t i = 0; i < BK_QHOLD_MAX; i++) {
-        bk_qhold_entry_t e = entry(100 + i, 1000 + i, 5, 5, 1);
-        ck_assert(bk_qhold_add(h, &e));
+    bk_quorum_hold_init(h, 500);
+    for (int32_t i = 0; i < BK_QUORUM_HOLD_MAX; i++) {
+        bk_quorum_hold_entry_t e = entry(100 + i, 1000 + i, 5, 5, 1);
+        ck_assert(bk_quorum_hold_add(h, &e));
     }
-    bk_qhold_entry_t extra = entry(999, 1000, 5, 5, 1);
-    ck_assert(!bk_qhold_add(h, &extra));            /* full: the caller answers at once */
-    bk_qhold_told(h, 7, 5);
+    bk_quorum_hold_entry_t extra = entry(999, 1000, 5, 5, 1);
+    ck_assert(!bk_quorum_hold_add(h, &extra));            /* full: the caller answers at once */
+    bk_quorum_hold_told(h, 7, 5);
     raft_msg_t m = empty_resp(7, 5);
-    ck_assert(!bk_qhold_should_hold(h, &m));        /* no room */
-    bk_qhold_entry_t out;
-    ck_assert(bk_qhold_take_peer(h, 110, &out));
+    ck_assert(!bk_quorum_hold_should_hold(h, &m));        /* no room */
+    bk_quorum_hold_entry_t out;
+    ck_assert(bk_quorum_hold_take_peer(h, 110, &out));
     ck_assert_int_eq(out.req.from, 110);
     ck_assert_int_eq(out.deadline_ms, 1010);
-    ck_assert(!bk_qhold_take_peer(h, 110, &out));
-    ck_assert_uint_eq(h->n, BK_QHOLD_MAX - 1);
-    ck_assert(bk_qhold_should_hold(h, &m));
+    ck_assert(!bk_quorum_hold_take_peer(h, 110, &out));
+    ck_assert_uint_eq(h->n, BK_QUORUM_HOLD_MAX - 1);
+    ck_assert(bk_quorum_hold_should_hold(h, &m));
     /* due ones come out oldest first, only those past their deadline */
     size_t n = 0;
-    while (bk_qhold_take_due(h, 1020, 5, 5, 1, true, &out)) {
+    while (bk_quorum_hold_take_due(h, 1020, 5, 5, 1, true, &out)) {
         ck_assert_int_le(out.deadline_ms, 1020);
         n++;
     }
     ck_assert_uint_eq(n, 20);                       /* 1000..1020 without 1010 */
     /* the told table is bounded: the oldest peer is forgotten */
-    bk_qhold_init(h, 500);
-    for (int32_t i = 0; i < BK_QHOLD_PEERS_MAX + 1; i++) bk_qhold_told(h, i, 1);
-    ck_assert_uint_eq(h->ntold, BK_QHOLD_PEERS_MAX);
-    raft_msg_t first = empty_resp(0, 1), last = empty_resp(BK_QHOLD_PEERS_MAX, 1);
-    ck_assert(!bk_qhold_should_hold(h, &first));
-    ck_assert(bk_qhold_should_hold(h, &last));
-    bk_qhold_told(h, BK_QHOLD_PEERS_MAX, 2);        /* an update, not a new row */
-    ck_assert_uint_eq(h->ntold, BK_QHOLD_PEERS_MAX);
+    bk_quorum_hold_init(h, 500);
+    for (int32_t i = 0; i < BK_QUORUM_HOLD_PEERS_MAX + 1; i++) bk_quorum_hold_told(h, i, 1);
+    ck_assert_uint_eq(h->ntold, BK_QUORUM_HOLD_PEERS_MAX);
+    raft_msg_t first = empty_resp(0, 1), last = empty_resp(BK_QUORUM_HOLD_PEERS_MAX, 1);
+    ck_assert(!bk_quorum_hold_should_hold(h, &first));
+    ck_assert(bk_quorum_hold_should_hold(h, &last));
+    bk_quorum_hold_told(h, BK_QUORUM_HOLD_PEERS_MAX, 2);        /* an update, not a new row */
+    ck_assert_uint_eq(h->ntold, BK_QUORUM_HOLD_PEERS_MAX);
     free(h);
 }
 END_TEST
@@ -168,13 +168,13 @@ START_TEST(test_max_wait_round_trip) {
     for (size_t i = 0; i < 4; i++) {
         uint8_t *frame = NULL;
         size_t len = 0;
-        ck_assert_int_eq(bk_qrpc_encode_fetch(&m, 9, "cid", waits[i], &frame, &len), KP_OK);
+        ck_assert_int_eq(bk_quorum_rpc_encode_fetch(&m, 9, "cid", waits[i], &frame, &len), KP_OK);
         kp_arena_t a;
         kp_arena_init(&a, 65536);
         kp_request_header_t hdr;
         raft_msg_t got;
         int32_t wait = -1;
-        ck_assert_int_eq(bk_qrpc_decode_request_wait(frame + 4, len - 4, 1, &a, &hdr, &got, &wait), KP_OK);
+        ck_assert_int_eq(bk_quorum_rpc_decode_request_wait(frame + 4, len - 4, 1, &a, &hdr, &got, &wait), KP_OK);
         ck_assert_int_eq(wait, waits[i] < 0 ? 0 : waits[i]);
         ck_assert_int_eq(got.u.fetch_req.fetch_offset, 77);
         ck_assert_int_eq(hdr.correlation_id, 9);
@@ -182,7 +182,7 @@ START_TEST(test_max_wait_round_trip) {
         for (size_t cut = 0; cut < len - 4; cut++) {
             kp_arena_t b;
             kp_arena_init(&b, 65536);
-            ck_assert_int_ne(bk_qrpc_decode_request_wait(frame + 4, cut, 1, &b, &hdr, &got, &wait), KP_OK);
+            ck_assert_int_ne(bk_quorum_rpc_decode_request_wait(frame + 4, cut, 1, &b, &hdr, &got, &wait), KP_OK);
             kp_arena_free(&b);
         }
         kp_arena_free(&a);
@@ -191,13 +191,13 @@ START_TEST(test_max_wait_round_trip) {
     /* the plain encoder asks for no wait */
     uint8_t *frame = NULL;
     size_t len = 0;
-    ck_assert_int_eq(bk_qrpc_encode_request(&m, 10, "cid", &frame, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_encode_request(&m, 10, "cid", &frame, &len), KP_OK);
     kp_arena_t a;
     kp_arena_init(&a, 65536);
     kp_request_header_t hdr;
     raft_msg_t got;
     int32_t wait = -1;
-    ck_assert_int_eq(bk_qrpc_decode_request_wait(frame + 4, len - 4, 1, &a, &hdr, &got, &wait), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_decode_request_wait(frame + 4, len - 4, 1, &a, &hdr, &got, &wait), KP_OK);
     ck_assert_int_eq(wait, 0);
     kp_arena_free(&a);
     free(frame);

@@ -40,15 +40,15 @@ static void check_request(raft_msg_type_t t) {
     raft_msg_t m = request_of(t);
     uint8_t *frame = NULL;
     size_t len = 0;
-    ck_assert_int_eq(bk_qrpc_encode_request(&m, 42, "cid", &frame, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_encode_request(&m, 42, "cid", &frame, &len), KP_OK);
     ck_assert_uint_eq(((size_t)frame[0] << 24 | frame[1] << 16 | frame[2] << 8 | frame[3]) + 4, len);
     kp_arena_t a;
     kp_arena_init(&a, ARENA_BYTES);
     kp_request_header_t h;
     raft_msg_t d;
-    ck_assert_int_eq(bk_qrpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_OK);
     ck_assert_int_eq(h.correlation_id, 42);
-    ck_assert_int_eq(h.api_key, bk_qrpc_api_key(t));
+    ck_assert_int_eq(h.api_key, bk_quorum_rpc_api_key(t));
     ck_assert_int_eq(d.type, t);
     ck_assert_int_eq(d.from, 3);
     ck_assert_int_eq(d.to, 1);
@@ -79,7 +79,7 @@ static void check_request(raft_msg_type_t t) {
     /* truncated at every byte: an error, never a crash */
     for (size_t cut = 0; cut < len - 4; cut++) {
         kp_arena_reset(&a);
-        ck_assert_int_ne(bk_qrpc_decode_request(frame + 4, cut, 1, &a, &h, &d), KP_OK);
+        ck_assert_int_ne(bk_quorum_rpc_decode_request(frame + 4, cut, 1, &a, &h, &d), KP_OK);
     }
     kp_arena_free(&a);
     free(frame);
@@ -99,12 +99,12 @@ START_TEST(test_vote_not_prevote) {
     m.u.vote_req.prevote = false;
     uint8_t *frame = NULL;
     size_t len = 0;
-    ck_assert_int_eq(bk_qrpc_encode_request(&m, 1, NULL, &frame, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_encode_request(&m, 1, NULL, &frame, &len), KP_OK);
     kp_arena_t a;
     kp_arena_init(&a, ARENA_BYTES);
     kp_request_header_t h;
     raft_msg_t d;
-    ck_assert_int_eq(bk_qrpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_OK);
     ck_assert(!d.u.vote_req.prevote);
     kp_arena_free(&a);
     free(frame);
@@ -114,10 +114,10 @@ END_TEST
 /* The response to `req` built by the "server", decoded by the "client". */
 static void round_trip_response(const raft_msg_t *req, const raft_msg_t *resp, raft_msg_t *out, kp_arena_t *a,
                                 uint8_t **frame_out, size_t *len_out) {
-    kp_request_header_t h = { bk_qrpc_api_key(req->type), bk_qrpc_api_version(req->type), 9, kp_slice_cstr("x") };
-    ck_assert_int_eq(bk_qrpc_encode_response(resp, &h, frame_out, len_out), KP_OK);
+    kp_request_header_t h = { bk_quorum_rpc_api_key(req->type), bk_quorum_rpc_api_version(req->type), 9, kp_slice_cstr("x") };
+    ck_assert_int_eq(bk_quorum_rpc_encode_response(resp, &h, frame_out, len_out), KP_OK);
     int32_t corr = -1;
-    ck_assert_int_eq(bk_qrpc_decode_response(req, *frame_out + 4, *len_out - 4, a, &corr, out), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_decode_response(req, *frame_out + 4, *len_out - 4, a, &corr, out), KP_OK);
     ck_assert_int_eq(corr, 9);
     ck_assert_int_eq(out->type, req->type + 1);
     ck_assert_int_eq(out->from, req->to);
@@ -157,7 +157,7 @@ START_TEST(test_simple_responses) {
         for (size_t cut = 0; cut < len - 4; cut++) {
             int32_t corr;
             kp_arena_reset(&a);
-            ck_assert_int_ne(bk_qrpc_decode_response(&req, frame + 4, cut, &a, &corr, &out), KP_OK);
+            ck_assert_int_ne(bk_quorum_rpc_decode_response(&req, frame + 4, cut, &a, &corr, &out), KP_OK);
         }
         kp_arena_free(&a);
         free(frame);
@@ -210,7 +210,7 @@ START_TEST(test_fetch_response_entries) {
     hit[0] ^= 1;
     int32_t corr;
     kp_arena_reset(&a);
-    ck_assert_int_ne(bk_qrpc_decode_response(&req, frame + 4, len - 4, &a, &corr, &out), KP_OK);
+    ck_assert_int_ne(bk_quorum_rpc_decode_response(&req, frame + 4, len - 4, &a, &corr, &out), KP_OK);
     kp_arena_free(&a);
     free(frame);
 }
@@ -267,26 +267,26 @@ START_TEST(test_entries_decode_rejects_bad_batches) {
     raft_entry_t e[2] = { { 5, 2, RAFT_ENTRY_DATA, p, 1 }, { 7, 2, RAFT_ENTRY_DATA, p, 1 } };
     uint8_t *buf = NULL;
     size_t len = 0, cap = 0;
-    ck_assert_int_eq(bk_qrpc_entries_encode(e, 2, &buf, &len, &cap), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_entries_encode(e, 2, &buf, &len, &cap), KP_OK);
     kp_arena_t a;
     kp_arena_init(&a, ARENA_BYTES);
     raft_entry_t *out;
     uint32_t n;
     /* offsets 5 then 7: not contiguous */
-    ck_assert_int_ne(bk_qrpc_entries_decode(buf, len, &a, &out, &n), KP_OK);
+    ck_assert_int_ne(bk_quorum_rpc_entries_decode(buf, len, &a, &out, &n), KP_OK);
     /* one batch alone is fine; truncated anywhere it is not */
     size_t one = len / 2;
-    ck_assert_int_eq(bk_qrpc_entries_decode(buf, one, &a, &out, &n), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_entries_decode(buf, one, &a, &out, &n), KP_OK);
     ck_assert_uint_eq(n, 1);
     for (size_t cut = 1; cut < one; cut++) {
         kp_arena_reset(&a);
-        ck_assert_int_ne(bk_qrpc_entries_decode(buf, cut, &a, &out, &n), KP_OK);
+        ck_assert_int_ne(bk_quorum_rpc_entries_decode(buf, cut, &a, &out, &n), KP_OK);
     }
     /* epoch 0 is never a raft entry's epoch */
     raft_entry_t z = { 0, 0, RAFT_ENTRY_DATA, p, 1 };
     len = 0;
-    ck_assert_int_eq(bk_qrpc_entries_encode(&z, 1, &buf, &len, &cap), KP_OK);
-    ck_assert_int_ne(bk_qrpc_entries_decode(buf, len, &a, &out, &n), KP_OK);
+    ck_assert_int_eq(bk_quorum_rpc_entries_encode(&z, 1, &buf, &len, &cap), KP_OK);
+    ck_assert_int_ne(bk_quorum_rpc_entries_decode(buf, len, &a, &out, &n), KP_OK);
     kp_arena_free(&a);
     free(buf);
 }
@@ -299,7 +299,7 @@ START_TEST(test_non_raft_api_is_unsupported) {
     kp_arena_init(&a, ARENA_BYTES);
     kp_request_header_t h;
     raft_msg_t d;
-    ck_assert_int_eq(bk_qrpc_decode_request(f, sizeof f, 1, &a, &h, &d), KP_ERR_UNSUPPORTED);
+    ck_assert_int_eq(bk_quorum_rpc_decode_request(f, sizeof f, 1, &a, &h, &d), KP_ERR_UNSUPPORTED);
     ck_assert_int_eq(h.api_key, 18);
     kp_arena_free(&a);
 }

@@ -31,7 +31,7 @@ START_TEST(test_empty_dir_has_no_snapshot) {
     raft_snapshot_id_t id = { 5, 5 };
     uint8_t *d = (uint8_t *)1;
     size_t len = 9;
-    ck_assert_int_eq(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     ck_assert_int_eq(id.end_offset, 0);
     ck_assert_ptr_null(d);
 }
@@ -40,18 +40,18 @@ END_TEST
 START_TEST(test_newest_wins_and_prune) {
     static const uint8_t a[] = "image at 10", b[] = "image at 250!";
     raft_snapshot_id_t ia = { 10, 1 }, ib = { 250, 3 };
-    ck_assert_int_eq(bk_qsnap_write(dir, ia, a, sizeof a), KP_OK);
-    ck_assert_int_eq(bk_qsnap_write(dir, ib, b, sizeof b), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_write(dir, ia, a, sizeof a), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_write(dir, ib, b, sizeof b), KP_OK);
     raft_snapshot_id_t id;
     uint8_t *d;
     size_t len;
-    ck_assert_int_eq(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     ck_assert_int_eq(id.end_offset, 250);
     ck_assert_int_eq(id.epoch, 3);
     ck_assert_uint_eq(len, sizeof b);
     ck_assert(memcmp(d, b, len) == 0);
     free(d);
-    bk_qsnap_prune(dir, ib);
+    bk_quorum_snap_prune(dir, ib);
     char p[600];
     path_of(ia, p, sizeof p);
     ck_assert_int_ne(access(p, F_OK), 0);
@@ -62,11 +62,11 @@ END_TEST
 
 START_TEST(test_empty_image_round_trips) {
     raft_snapshot_id_t i0 = { 1, 1 };
-    ck_assert_int_eq(bk_qsnap_write(dir, i0, NULL, 0), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_write(dir, i0, NULL, 0), KP_OK);
     raft_snapshot_id_t id;
     uint8_t *d;
     size_t len = 7;
-    ck_assert_int_eq(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     ck_assert_uint_eq(len, 0);
     free(d);
 }
@@ -82,8 +82,8 @@ static void rewrite(const char *p, const uint8_t *buf, size_t len) {
 START_TEST(test_damaged_newest_refused) {
     static const uint8_t old[] = "older", img[] = "the newest image bytes";
     raft_snapshot_id_t io = { 5, 1 }, in = { 9, 2 };
-    ck_assert_int_eq(bk_qsnap_write(dir, io, old, sizeof old), KP_OK);
-    ck_assert_int_eq(bk_qsnap_write(dir, in, img, sizeof img), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_write(dir, io, old, sizeof old), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_write(dir, in, img, sizeof img), KP_OK);
     char p[600];
     path_of(in, p, sizeof p);
     uint8_t good[128];
@@ -102,17 +102,17 @@ START_TEST(test_damaged_newest_refused) {
         bad[i] ^= 0x40;
         rewrite(p, bad, n);
         d = NULL;
-        ck_assert_int_ne(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+        ck_assert_int_ne(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
         ck_assert_ptr_null(d);
     }
     /* every truncation */
     for (size_t cut = 0; cut < n; cut++) {
         rewrite(p, good, cut);
-        ck_assert_int_ne(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+        ck_assert_int_ne(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     }
     /* restored: accepted again */
     rewrite(p, good, n);
-    ck_assert_int_eq(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     ck_assert_int_eq(id.end_offset, 9);
     free(d);
 }
@@ -127,7 +127,7 @@ START_TEST(test_foreign_names_ignored) {
     raft_snapshot_id_t id;
     uint8_t *d;
     size_t len;
-    ck_assert_int_eq(bk_qsnap_load_latest(dir, &id, &d, &len), KP_OK);
+    ck_assert_int_eq(bk_quorum_snap_load_latest(dir, &id, &d, &len), KP_OK);
     ck_assert_int_eq(id.end_offset, 0);
 }
 END_TEST

@@ -20,14 +20,14 @@ static void setup(void) {
 
 static void teardown(void) {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, BK_QSTATE_FILE);
+    snprintf(path, sizeof path, "%s/%s", dir, BK_QUORUM_STATE_FILE);
     unlink(path);
     rmdir(dir);
 }
 
 static void write_raw(const char *text) {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, BK_QSTATE_FILE);
+    snprintf(path, sizeof path, "%s/%s", dir, BK_QUORUM_STATE_FILE);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
@@ -37,7 +37,7 @@ static void write_raw(const char *text) {
 START_TEST(test_missing_file_is_fresh) {
     raft_hard_state_t hs = { 9, 9, 9 };
     char why[256];
-    ck_assert_int_eq(bk_qstate_read(dir, &hs, why, sizeof why), KP_OK);
+    ck_assert_int_eq(bk_quorum_state_read(dir, &hs, why, sizeof why), KP_OK);
     ck_assert_int_eq(hs.epoch, 0);
     ck_assert_int_eq(hs.voted_for, RAFT_NO_NODE);
     ck_assert_int_eq(hs.leader_id, RAFT_NO_NODE);
@@ -47,17 +47,17 @@ END_TEST
 START_TEST(test_write_read_round_trip) {
     raft_hard_state_t in[] = { { 0, -1, -1 }, { 7, 2, 3 }, { INT32_MAX, 1, -1 } };
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
-        ck_assert_int_eq(bk_qstate_write(dir, &in[i]), KP_OK);
+        ck_assert_int_eq(bk_quorum_state_write(dir, &in[i]), KP_OK);
         raft_hard_state_t out = { -5, -5, -5 };
         char why[256];
-        ck_assert_int_eq(bk_qstate_read(dir, &out, why, sizeof why), KP_OK);
+        ck_assert_int_eq(bk_quorum_state_read(dir, &out, why, sizeof why), KP_OK);
         ck_assert_int_eq(out.epoch, in[i].epoch);
         ck_assert_int_eq(out.voted_for, in[i].voted_for);
         ck_assert_int_eq(out.leader_id, in[i].leader_id);
     }
     /* no temp file is left behind */
     char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, BK_QSTATE_FILE);
+    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, BK_QUORUM_STATE_FILE);
     ck_assert_int_ne(access(tmp, F_OK), 0);
 }
 END_TEST
@@ -67,7 +67,7 @@ START_TEST(test_kafka_style_text_parses) {
     const char *t = " { \"voted_id\" : 3 ,\n\"leader_epoch\":12, \"leader_id\":-1, \"data_version\":0, \"x\":5 }\n";
     raft_hard_state_t hs;
     char why[128];
-    ck_assert_int_eq(bk_qstate_parse(t, strlen(t), &hs, why, sizeof why), KP_OK);
+    ck_assert_int_eq(bk_quorum_state_parse(t, strlen(t), &hs, why, sizeof why), KP_OK);
     ck_assert_int_eq(hs.epoch, 12);
     ck_assert_int_eq(hs.voted_for, 3);
     ck_assert_int_eq(hs.leader_id, -1);
@@ -77,14 +77,14 @@ END_TEST
 START_TEST(test_truncated_at_every_byte) {
     raft_hard_state_t hs = { 41, 2, 2 };
     char buf[256];
-    int n = bk_qstate_format(&hs, buf, sizeof buf);
+    int n = bk_quorum_state_format(&hs, buf, sizeof buf);
     ck_assert_int_gt(n, 0);
     /* the trailing newline may go; anything shorter than the closing brace may not */
     size_t brace = (size_t)(strrchr(buf, '}') - buf);
     for (size_t cut = 0; cut <= brace; cut++) {
         raft_hard_state_t out = { 1, 1, 1 };
         char why[128];
-        ck_assert_int_eq(bk_qstate_parse(buf, cut, &out, why, sizeof why), KP_ERR_CORRUPT);
+        ck_assert_int_eq(bk_quorum_state_parse(buf, cut, &out, why, sizeof why), KP_ERR_CORRUPT);
         ck_assert_int_eq(out.epoch, 1);   /* untouched */
     }
 }
@@ -110,30 +110,30 @@ START_TEST(test_corrupt_files_refused) {
         write_raw(bad[i]);
         raft_hard_state_t hs = { 3, 3, 3 };
         char why[512] = "";
-        ck_assert_msg(bk_qstate_read(dir, &hs, why, sizeof why) != KP_OK, "accepted: %s", bad[i]);
-        ck_assert_ptr_nonnull(strstr(why, BK_QSTATE_FILE));   /* the message names the file */
+        ck_assert_msg(bk_quorum_state_read(dir, &hs, why, sizeof why) != KP_OK, "accepted: %s", bad[i]);
+        ck_assert_ptr_nonnull(strstr(why, BK_QUORUM_STATE_FILE));   /* the message names the file */
         ck_assert_int_eq(hs.epoch, 3);
     }
 }
 END_TEST
 
 START_TEST(test_oversized_file_refused) {
-    char *big = malloc(BK_QSTATE_MAX_BYTES + 100);
+    char *big = malloc(BK_QUORUM_STATE_MAX_BYTES + 100);
     ck_assert_ptr_nonnull(big);
-    memset(big, ' ', BK_QSTATE_MAX_BYTES + 99);
-    big[BK_QSTATE_MAX_BYTES + 99] = '\0';
+    memset(big, ' ', BK_QUORUM_STATE_MAX_BYTES + 99);
+    big[BK_QUORUM_STATE_MAX_BYTES + 99] = '\0';
     write_raw(big);
     free(big);
     raft_hard_state_t hs;
     char why[512];
-    ck_assert_int_ne(bk_qstate_read(dir, &hs, why, sizeof why), KP_OK);
+    ck_assert_int_ne(bk_quorum_state_read(dir, &hs, why, sizeof why), KP_OK);
 }
 END_TEST
 
 START_TEST(test_format_bounds) {
     raft_hard_state_t hs = { 1, 2, 3 };
     char small[8];
-    ck_assert_int_eq(bk_qstate_format(&hs, small, sizeof small), -1);
+    ck_assert_int_eq(bk_quorum_state_format(&hs, small, sizeof small), -1);
 }
 END_TEST
 

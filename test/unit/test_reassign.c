@@ -12,23 +12,23 @@
 
 /* brokers 1..4; topic "t": p0 [1,2,3], p1 [2,3,1], p2 [3,1,2] */
 static void cl_setup(cl_t *cl) {
-    bk_ctrl_config_t cfg;
-    bk_ctrl_config_defaults(&cfg);
+    bk_meta_ctrl_config_t cfg;
+    bk_meta_ctrl_config_defaults(&cfg);
     cl_init_cfg(cl, &cfg, 5);
     for (int32_t b = 1; b <= 4; b++) add_broker(cl, b, NULL);
     static const int32_t r0[] = { 1, 2, 3 }, r1[] = { 2, 3, 1 }, r2[] = { 3, 1, 2 };
-    bk_ctrl_assignment_t as[] = { { 0, r0, 3 }, { 1, r1, 3 }, { 2, r2, 3 } };
-    bk_ctrl_create_topic_t t = { "t", -1, -1, as, 3, NULL, 0 };
-    bk_ctrl_create_result_t res;
-    bk_recs_t r;
-    bk_recs_init(&r);
-    bk_ctrl_create_topics(&cl->ctrl, &cl->img, &t, 1, false, &r, &res);
+    bk_meta_ctrl_assignment_t as[] = { { 0, r0, 3 }, { 1, r1, 3 }, { 2, r2, 3 } };
+    bk_meta_ctrl_create_topic_t t = { "t", -1, -1, as, 3, NULL, 0 };
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_recs_t r;
+    bk_meta_recs_init(&r);
+    bk_meta_ctrl_create_topics(&cl->ctrl, &cl->img, &t, 1, false, &r, &res);
     ck_assert_int_eq(res.error, 0);
     commit(cl, &r);
 }
 
-static const bk_partition_t *part(cl_t *cl, int32_t p) {
-    return &bk_image_topic_by_name(&cl->img, "t")->parts[p];
+static const bk_meta_partition_t *part(cl_t *cl, int32_t p) {
+    return &bk_meta_image_topic_by_name(&cl->img, "t")->parts[p];
 }
 
 /* ---- ElectLeaders ---------------------------------------------------------- */
@@ -49,7 +49,7 @@ START_TEST(test_elect_named) {
     ck_assert_int_eq(heartbeat(&cl, 1, true, false, NULL), 0);
     ck_assert_int_eq(heartbeat(&cl, 1, false, false, NULL), 0);
     ck_assert_int_eq(part(&cl, 0)->leader, 2);
-    ck_assert(!bk_ids_has(&part(&cl, 0)->isr, 1));
+    ck_assert(!bk_meta_ids_has(&part(&cl, 0)->isr, 1));
 
     int32_t ps[] = { 0, 1, 9, 0 }, ps_u[] = { 0 };
     el_tp_t tps[2];
@@ -66,9 +66,9 @@ START_TEST(test_elect_named) {
     q.topic_partitions.items = tps;
     q.topic_partitions.count = 2;
     kp_elect_leaders_response_t r;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_uint_eq(recs.n, 0);
     ck_assert_int_eq(r.error_code, 0);
     ck_assert_int_eq(r.replica_election_results.count, 2);
@@ -88,7 +88,7 @@ START_TEST(test_elect_named) {
     int32_t epoch = part(&cl, 0)->leader_epoch;
     tps[0].partitions.count = 2;
     q.topic_partitions.count = 1;
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(el_result(&r, 0, 0)->error_code, 0);
     ck_assert(kp_slice_is_null(el_result(&r, 0, 0)->error_message));
     ck_assert_int_eq(el_result(&r, 0, 1)->error_code, KP_ERROR_ELECTION_NOT_NEEDED);
@@ -96,27 +96,27 @@ START_TEST(test_elect_named) {
     ck_assert_int_eq(part(&cl, 0)->leader, 1);
     ck_assert_int_eq(part(&cl, 0)->leader_epoch, epoch + 1);
     /* a failed commit turns the successes (only) into its error */
-    bk_elect_commit_failed(&r, KP_ERROR_NOT_CONTROLLER);
+    bk_meta_elect_commit_failed(&r, KP_ERROR_NOT_CONTROLLER);
     ck_assert_int_eq(el_result(&r, 0, 0)->error_code, KP_ERROR_NOT_CONTROLLER);
     ck_assert(!kp_slice_is_null(el_result(&r, 0, 0)->error_message));
     ck_assert_int_eq(el_result(&r, 0, 1)->error_code, KP_ERROR_ELECTION_NOT_NEEDED);
     /* again: not needed */
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(el_result(&r, 0, 0)->error_code, KP_ERROR_ELECTION_NOT_NEEDED);
     ck_assert_uint_eq(recs.n, 0);
 
     /* unclean on a partition with a leader: not needed */
-    q.election_type = BK_ELECT_UNCLEAN;
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    q.election_type = BK_META_ELECT_UNCLEAN;
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(el_result(&r, 0, 0)->error_code, KP_ERROR_ELECTION_NOT_NEEDED);
     /* unknown election type: top-level and per partition INVALID_REQUEST */
     q.election_type = 7;
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(r.error_code, KP_ERROR_INVALID_REQUEST);
     ck_assert_int_eq(el_result(&r, 0, 0)->error_code, KP_ERROR_INVALID_REQUEST);
     ck_assert_int_eq(el_result(&r, 0, 1)->error_code, KP_ERROR_INVALID_REQUEST);
     ck_assert_uint_eq(recs.n, 0);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     cl_free(&cl);
 }
 END_TEST
@@ -128,10 +128,10 @@ START_TEST(test_elect_all) {
     kp_elect_leaders_request_init(&q);
     q.topic_partitions.count = -1;
     kp_elect_leaders_response_t r;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     /* every preferred replica leads: nothing in the answer */
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(r.replica_election_results.count, 0);
     ck_assert_uint_eq(recs.n, 0);
     /* broker 3 fenced and back in the ISRs: only p2 (preferred 3) is answered */
@@ -139,7 +139,7 @@ START_TEST(test_elect_all) {
     ck_assert_int_eq(heartbeat(&cl, 3, false, false, NULL), 0);
     for (int32_t p = 0; p < 3; p++) ck_assert_int_eq(alter_isr(&cl, "t", p, part(&cl, p)->replicas.v, 3), 0);
     ck_assert_int_ne(part(&cl, 2)->leader, 3);
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(r.replica_election_results.count, 1);
     ck_assert_int_eq(r.replica_election_results.items[0].partition_result.count, 1);
     ck_assert_int_eq(memcmp(r.replica_election_results.items[0].topic.p, "t", 1), 0);
@@ -149,10 +149,10 @@ START_TEST(test_elect_all) {
     ck_assert_int_eq(part(&cl, 2)->leader, 3);
     /* unknown type with a null list: top-level error, no results */
     q.election_type = -1;
-    ck_assert_int_eq(bk_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_elect_leaders_decide(&cl.ctrl, &cl.img, &q, &cl.arena, &recs, &r), KP_OK);
     ck_assert_int_eq(r.error_code, KP_ERROR_INVALID_REQUEST);
     ck_assert_int_eq(r.replica_election_results.count, 0);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     cl_free(&cl);
 }
 END_TEST
@@ -168,7 +168,7 @@ static int16_t ar_err(const kp_alter_partition_reassignments_response_t *r, size
 }
 
 /* One topic, the given partitions. */
-static void reassign(cl_t *cl, const char *topic, ar_p_t *ps, int32_t n, bk_recs_t *recs,
+static void reassign(cl_t *cl, const char *topic, ar_p_t *ps, int32_t n, bk_meta_recs_t *recs,
                      kp_alter_partition_reassignments_response_t *r) {
     kp_alter_partition_reassignments_request_reassignable_topic_t t;
     kp_alter_partition_reassignments_request_reassignable_topic_init(&t);
@@ -179,7 +179,7 @@ static void reassign(cl_t *cl, const char *topic, ar_p_t *ps, int32_t n, bk_recs
     kp_alter_partition_reassignments_request_init(&q);
     q.topics.items = &t;
     q.topics.count = 1;
-    ck_assert_int_eq(bk_reassign_decide(&cl->ctrl, &cl->img, &q, &cl->arena, recs, r), KP_OK);
+    ck_assert_int_eq(bk_meta_reassign_decide(&cl->ctrl, &cl->img, &q, &cl->arena, recs, r), KP_OK);
     ck_assert_int_eq(r->error_code, 0);
     for (int32_t i = 0; i < n; i++) ck_assert_int_eq(r->responses.items[0].partitions.items[i].partition_index,
                                                      ps[i].partition_index);
@@ -199,7 +199,7 @@ static kp_list_partition_reassignments_response_t list_all(cl_t *cl) {
     kp_list_partition_reassignments_request_init(&q);
     q.topics.count = -1;
     kp_list_partition_reassignments_response_t r;
-    ck_assert_int_eq(bk_list_reassign_answer(&cl->img, &q, &cl->arena, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_list_reassign_answer(&cl->img, &q, &cl->arena, &r), KP_OK);
     return r;
 }
 
@@ -209,8 +209,8 @@ START_TEST(test_reassign_errors_and_cancel) {
     int32_t dup[] = { 2, 2 }, unknown[] = { 2, 9 }, neg[] = { -1 }, target[] = { 2, 3, 4 };
     ar_p_t ps[] = { ar_part(0, dup, 2), ar_part(1, unknown, 2), ar_part(2, neg, 1), ar_part(7, target, 3) };
     kp_alter_partition_reassignments_response_t r;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     reassign(&cl, "t", ps, 4, &recs, &r);
     ck_assert_int_eq(ar_err(&r, 0, 0), KP_ERROR_INVALID_REPLICA_ASSIGNMENT);
     ck_assert_int_eq(ar_err(&r, 0, 1), KP_ERROR_INVALID_REPLICA_ASSIGNMENT);
@@ -259,12 +259,12 @@ START_TEST(test_reassign_errors_and_cancel) {
     kp_list_partition_reassignments_request_init(&lq);
     lq.topics.items = lt;
     lq.topics.count = 2;
-    ck_assert_int_eq(bk_list_reassign_answer(&cl.img, &lq, &cl.arena, &l), KP_OK);
+    ck_assert_int_eq(bk_meta_list_reassign_answer(&cl.img, &lq, &cl.arena, &l), KP_OK);
     ck_assert_int_eq(l.topics.count, 1);
     ck_assert_int_eq(l.topics.items[0].partitions.count, 1);
     ck_assert_int_eq(l.topics.items[0].partitions.items[0].partition_index, 0);
     lt[0].partition_indexes.count = 1;   /* only p1 */
-    ck_assert_int_eq(bk_list_reassign_answer(&cl.img, &lq, &cl.arena, &l), KP_OK);
+    ck_assert_int_eq(bk_meta_list_reassign_answer(&cl.img, &lq, &cl.arena, &l), KP_OK);
     ck_assert_int_eq(l.topics.count, 0);
 
     /* cancel: back to [1,2,3], nothing listed */
@@ -280,9 +280,9 @@ START_TEST(test_reassign_errors_and_cancel) {
     ck_assert_int_eq(list_all(&cl).topics.count, 0);
     /* failed commit mapping */
     reassign(&cl, "t", mv, 1, &recs, &r);
-    bk_reassign_commit_failed(&r, KP_ERROR_NOT_CONTROLLER);
+    bk_meta_reassign_commit_failed(&r, KP_ERROR_NOT_CONTROLLER);
     ck_assert_int_eq(ar_err(&r, 0, 0), KP_ERROR_NOT_CONTROLLER);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     cl_free(&cl);
 }
 END_TEST
@@ -293,21 +293,21 @@ START_TEST(test_reassign_completes_and_moves_leader) {
     int32_t target[] = { 4 };
     ar_p_t mv = ar_part(0, target, 1);
     kp_alter_partition_reassignments_response_t r;
-    bk_recs_t recs;
-    bk_recs_init(&recs);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
     reassign(&cl, "t", &mv, 1, &recs, &r);
     ck_assert_int_eq(ar_err(&r, 0, 0), 0);
     commit(&cl, &recs);
     ck_assert_int_eq(part(&cl, 0)->leader, 1);   /* 1 leads until 4 has caught up */
     const int32_t isr[] = { 1, 2, 3, 4 };
     ck_assert_int_eq(alter_isr(&cl, "t", 0, isr, 4), 0);
-    const bk_partition_t *p = part(&cl, 0);
+    const bk_meta_partition_t *p = part(&cl, 0);
     ck_assert_int_eq(p->replicas.n, 1);
     ck_assert_int_eq(p->replicas.v[0], 4);
     ck_assert_int_eq(p->isr.n, 1);
     ck_assert_int_eq(p->leader, 4);
     ck_assert_int_eq(list_all(&cl).topics.count, 0);
-    bk_recs_free(&recs);
+    bk_meta_recs_free(&recs);
     cl_free(&cl);
 }
 END_TEST
@@ -319,7 +319,7 @@ START_TEST(test_dispatch_entries) {
         { KP_API_LIST_PARTITION_REASSIGNMENTS, 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        const bk_api_entry_t *e = bk_dispatch_find(want[i].key);
+        const bk_api_entry_t *e = bk_api_dispatch_find(want[i].key);
         ck_assert_ptr_nonnull(e);
         ck_assert_int_eq(e->min_version, 0);
         ck_assert_int_eq(e->max_version, want[i].max);

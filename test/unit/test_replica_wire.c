@@ -39,7 +39,7 @@ static size_t make_batch(uint8_t *dst, size_t cap, int64_t base, int32_t epoch, 
 }
 
 START_TEST(test_request_round_trip) {
-    bk_rw_part_t parts[3];
+    bk_repl_rw_part_t parts[3];
     memset(parts, 0, sizeof parts);
     for (int i = 0; i < 3; i++) {
         memset(parts[i].topic_id, 0x10 + i, 16);
@@ -48,11 +48,11 @@ START_TEST(test_request_round_trip) {
         parts[i].fetch_offset = 1000 * i + 5;
         parts[i].last_fetched_epoch = i == 0 ? -1 : 30 + i;
     }
-    bk_rw_fetch_opts_t o = { .replica_id = 2, .correlation_id = 77, .max_wait_ms = 500, .min_bytes = 1,
+    bk_repl_rw_fetch_opts_t o = { .replica_id = 2, .correlation_id = 77, .max_wait_ms = 500, .min_bytes = 1,
                              .max_bytes = 1 << 20, .partition_max_bytes = 4096 };
     uint8_t *buf = NULL;
     size_t len = 0;
-    ck_assert_int_eq(bk_rw_fetch_encode(&o, parts, 3, &buf, &len), KP_OK);
+    ck_assert_int_eq(bk_repl_rw_fetch_encode(&o, parts, 3, &buf, &len), KP_OK);
     uint32_t size = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
     ck_assert_uint_eq(size + 4, len);
     kp_arena_t a;
@@ -61,7 +61,7 @@ START_TEST(test_request_round_trip) {
     void *body = NULL;
     ck_assert_int_eq(kp_request_decode(buf + 4, len - 4, &h, &body, &a), KP_OK);
     ck_assert_int_eq(h.api_key, KP_API_FETCH);
-    ck_assert_int_eq(h.api_version, BK_RW_FETCH_VERSION);
+    ck_assert_int_eq(h.api_version, BK_REPL_RW_FETCH_VERSION);
     ck_assert_int_eq(h.correlation_id, 77);
     const kp_fetch_request_t *q = body;
     ck_assert_int_eq(q->replica_id, 2);
@@ -89,7 +89,7 @@ START_TEST(test_request_round_trip) {
     }
     kp_arena_free(&a);
     free(buf);
-    ck_assert_int_ne(bk_rw_fetch_encode(&o, parts, 0, &buf, &len), KP_OK);
+    ck_assert_int_ne(bk_repl_rw_fetch_encode(&o, parts, 0, &buf, &len), KP_OK);
 }
 END_TEST
 
@@ -109,7 +109,7 @@ START_TEST(test_describe_every_truncation) {
         memcpy(c, recs, cut);
         bk_repl_batch_t out[BK_REPL_BATCHES_MAX];
         size_t sizes[BK_REPL_BATCHES_MAX];
-        uint32_t n = bk_rw_describe_batches(c, cut, out, sizes, BK_REPL_BATCHES_MAX);
+        uint32_t n = bk_repl_rw_describe_batches(c, cut, out, sizes, BK_REPL_BATCHES_MAX);
         uint32_t want = 0;
         while (want < 3 && ends[want] <= cut) want++;
         ck_assert_uint_eq(n, want);
@@ -125,13 +125,13 @@ START_TEST(test_describe_every_truncation) {
     }
     bk_repl_batch_t out[BK_REPL_BATCHES_MAX];
     size_t sizes[BK_REPL_BATCHES_MAX];
-    ck_assert_uint_eq(bk_rw_describe_batches(recs, len, out, sizes, 2), 2);   /* the bound */
-    ck_assert_uint_eq(bk_rw_describe_batches(NULL, 0, out, sizes, 16), 0);
+    ck_assert_uint_eq(bk_repl_rw_describe_batches(recs, len, out, sizes, 2), 2);   /* the bound */
+    ck_assert_uint_eq(bk_repl_rw_describe_batches(NULL, 0, out, sizes, 16), 0);
     /* damage the second batch's length: the description stops before it */
     uint8_t bad[8192];
     memcpy(bad, recs, len);
     bad[ends[0] + 8] = 0x7f;
-    ck_assert_uint_eq(bk_rw_describe_batches(bad, len, out, sizes, 16), 1);
+    ck_assert_uint_eq(bk_repl_rw_describe_batches(bad, len, out, sizes, 16), 1);
 }
 END_TEST
 

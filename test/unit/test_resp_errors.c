@@ -35,7 +35,7 @@ START_TEST(test_produce_nested_partitions) {
     r.responses.items = t; r.responses.count = 2;
     for (int16_t v = 0; v <= 9; v++) {
         got_t g = { { 0 }, 0 };
-        ck_assert_uint_eq(bk_resp_errors(KP_API_PRODUCE, v, &r, take, &g), 3);
+        ck_assert_uint_eq(bk_api_resp_errors(KP_API_PRODUCE, v, &r, take, &g), 3);
         ck_assert_int_eq(g.n, 3);
         ck_assert_int_eq(g.codes[0], 6);    /* NOT_LEADER_OR_FOLLOWER */
         ck_assert_int_eq(g.codes[1], 2);    /* CORRUPT_MESSAGE */
@@ -44,7 +44,7 @@ START_TEST(test_produce_nested_partitions) {
     /* no errors at all: nothing reported */
     p1[1].error_code = p1[2].error_code = p2[0].error_code = 0;
     got_t g = { { 0 }, 0 };
-    ck_assert_uint_eq(bk_resp_errors(KP_API_PRODUCE, 9, &r, take, &g), 0);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_PRODUCE, 9, &r, take, &g), 0);
     ck_assert_int_eq(g.n, 0);
 }
 END_TEST
@@ -61,10 +61,10 @@ START_TEST(test_fields_outside_the_version_skipped) {
     r.topics.items = &t; r.topics.count = 1;
     r.error_code = KP_ERROR_COORDINATOR_LOAD_IN_PROGRESS;   /* top level: v2-7 only */
     got_t g1 = { { 0 }, 0 };
-    ck_assert_uint_eq(bk_resp_errors(KP_API_OFFSET_FETCH, 1, &r, take, &g1), 1);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_OFFSET_FETCH, 1, &r, take, &g1), 1);
     ck_assert_int_eq(g1.codes[0], 30);   /* GROUP_AUTHORIZATION_FAILED */
     got_t g3 = { { 0 }, 0 };
-    ck_assert_uint_eq(bk_resp_errors(KP_API_OFFSET_FETCH, 3, &r, take, &g3), 2);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_OFFSET_FETCH, 3, &r, take, &g3), 2);
     ck_assert_int_eq(g3.codes[0], 30);
     ck_assert_int_eq(g3.codes[1], 14);   /* COORDINATOR_LOAD_IN_PROGRESS */
     /* v8: topics and the top-level code are gone; groups[] carries them */
@@ -73,7 +73,7 @@ START_TEST(test_fields_outside_the_version_skipped) {
     grp.error_code = KP_ERROR_NOT_COORDINATOR;
     r.groups.items = &grp; r.groups.count = 1;
     got_t g8 = { { 0 }, 0 };
-    ck_assert_uint_eq(bk_resp_errors(KP_API_OFFSET_FETCH, 8, &r, take, &g8), 1);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_OFFSET_FETCH, 8, &r, take, &g8), 1);
     ck_assert_int_eq(g8.codes[0], 16);   /* NOT_COORDINATOR */
 }
 END_TEST
@@ -83,11 +83,11 @@ START_TEST(test_top_level_and_unknown) {
     kp_join_group_response_init(&j);
     j.error_code = KP_ERROR_MEMBER_ID_REQUIRED;
     got_t g = { { 0 }, 0 };
-    ck_assert_uint_eq(bk_resp_errors(KP_API_JOIN_GROUP, 5, &j, take, &g), 1);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_JOIN_GROUP, 5, &j, take, &g), 1);
     ck_assert_int_eq(g.codes[0], 79);    /* MEMBER_ID_REQUIRED */
     g.n = 0;
-    ck_assert_uint_eq(bk_resp_errors(9999, 0, &j, take, &g), 0);
-    ck_assert_uint_eq(bk_resp_errors(KP_API_JOIN_GROUP, 5, NULL, take, &g), 0);
+    ck_assert_uint_eq(bk_api_resp_errors(9999, 0, &j, take, &g), 0);
+    ck_assert_uint_eq(bk_api_resp_errors(KP_API_JOIN_GROUP, 5, NULL, take, &g), 0);
     ck_assert_int_eq(g.n, 0);
 }
 END_TEST

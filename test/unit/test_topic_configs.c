@@ -28,28 +28,28 @@ static void log_fn(void *ctx, st_log_level_t lvl, const char *msg) {
 }
 
 static int64_t next_off;
-static void config(bk_image_t *img, const char *topic, const char *name, const char *value) {
+static void config(bk_meta_image_t *img, const char *topic, const char *name, const char *value) {
     Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
     m.has_resource_type = true;
-    m.resource_type = BK_RESOURCE_TOPIC;
+    m.resource_type = BK_META_RESOURCE_TOPIC;
     m.resource_name = (char *)topic;
     m.name = (char *)name;
     m.value = (char *)value;
     rec_t r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
-    ck_assert_int_eq(bk_image_apply(img, &r, next_off++), KP_OK);
+    ck_assert_int_eq(bk_meta_image_apply(img, &r, next_off++), KP_OK);
 }
 
 static bk_node_t node;
 
 static void setup(void) {
     memset(&node, 0, sizeof node);
-    bk_config_err_t err;
-    node.cfg = bk_config_load("etc/single-node.conf", 1, NULL, 0, &err);
+    bk_cfg_err_t err;
+    node.cfg = bk_cfg_load("etc/single-node.conf", 1, NULL, 0, &err);
     ck_assert_msg(node.cfg != NULL, "%s", err.msg);
     node.id = 1;
-    bk_image_init(&node.img, 1);
+    bk_meta_image_init(&node.img, 1);
     next_off = 0;
     warnings = 0;
     st_set_log_fn(log_fn, NULL);
@@ -57,23 +57,23 @@ static void setup(void) {
 
 static void teardown(void) {
     bk_node_topic_configs_free(&node);
-    bk_image_free(&node.img);
-    bk_config_free(node.cfg);
+    bk_meta_image_free(&node.img);
+    bk_cfg_free(node.cfg);
     st_set_log_fn(NULL, NULL);
 }
 
 static void sync_now(void) { ck_assert_int_eq(bk_node_topic_configs_sync(&node), KP_OK); }
 
-static bool is_set(const bk_topic_config_t *tc, bk_topic_key_t k) { return (tc->set >> k) & 1u; }
+static bool is_set(const bk_cfg_topic_t *tc, bk_cfg_topic_key_t k) { return (tc->set >> k) & 1u; }
 
 START_TEST(test_no_overrides) {
     sync_now();
-    const bk_topic_config_t *a = bk_node_topic_config(&node, "a");
+    const bk_cfg_topic_t *a = bk_node_topic_config(&node, "a");
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(a->set, 0);
     ck_assert_ptr_eq(bk_node_topic_config(&node, "zzz"), a);   /* one shared empty set */
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, a, BK_TC_RETENTION_MS),
-                     bk_config_retention_ms(node.cfg));
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, a, BK_CFG_TC_RETENTION_MS),
+                     bk_cfg_retention_ms(node.cfg));
 }
 END_TEST
 
@@ -86,19 +86,19 @@ START_TEST(test_resolved_once_warned_once) {
     ck_assert_int_eq(warnings, 1);
     ck_assert_ptr_nonnull(strstr(last_warning, "topic orders"));
     ck_assert_ptr_nonnull(strstr(last_warning, "segment.bytes=abc"));
-    const bk_topic_config_t *o = bk_node_topic_config(&node, "orders");
-    ck_assert(is_set(o, BK_TC_RETENTION_MS));
-    ck_assert(is_set(o, BK_TC_MAX_MESSAGE_BYTES));
-    ck_assert(!is_set(o, BK_TC_SEGMENT_BYTES));
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, o, BK_TC_RETENTION_MS), 1000);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, o, BK_TC_MAX_MESSAGE_BYTES), 2048);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, o, BK_TC_SEGMENT_BYTES),
-                     bk_config_int(node.cfg, BK_CFG_LOG_SEGMENT_BYTES));
+    const bk_cfg_topic_t *o = bk_node_topic_config(&node, "orders");
+    ck_assert(is_set(o, BK_CFG_TC_RETENTION_MS));
+    ck_assert(is_set(o, BK_CFG_TC_MAX_MESSAGE_BYTES));
+    ck_assert(!is_set(o, BK_CFG_TC_SEGMENT_BYTES));
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, o, BK_CFG_TC_RETENTION_MS), 1000);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, o, BK_CFG_TC_MAX_MESSAGE_BYTES), 2048);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, o, BK_CFG_TC_SEGMENT_BYTES),
+                     bk_cfg_int(node.cfg, BK_CFG_LOG_SEGMENT_BYTES));
     /* the request path: a lookup per produced partition parses and logs nothing */
     for (int i = 0; i < 10000; i++) {
         ck_assert_ptr_eq(bk_node_topic_config(&node, "orders"), o);
-        ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "other"),
-                                             BK_TC_MIN_INSYNC_REPLICAS), 2);
+        ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "other"),
+                                             BK_CFG_TC_MIN_INSYNC_REPLICAS), 2);
     }
     ck_assert_int_eq(warnings, 1);
     /* another topic's change re-resolves everything but does not re-warn,
@@ -107,7 +107,7 @@ START_TEST(test_resolved_once_warned_once) {
     sync_now();
     ck_assert_int_eq(warnings, 1);
     ck_assert_ptr_eq(bk_node_topic_config(&node, "orders"), o);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "other"), BK_TC_RETENTION_MS), 5);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "other"), BK_CFG_TC_RETENTION_MS), 5);
     /* a new bad value is a new warning, once */
     config(&node.img, "orders", "segment.bytes", "xyz");
     sync_now();
@@ -119,7 +119,7 @@ START_TEST(test_resolved_once_warned_once) {
     sync_now();
     ck_assert_int_eq(warnings, 2);
     ck_assert_ptr_eq(bk_node_topic_config(&node, "orders"), o);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, o, BK_TC_SEGMENT_BYTES), 1048576);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, o, BK_CFG_TC_SEGMENT_BYTES), 1048576);
 }
 END_TEST
 
@@ -128,23 +128,23 @@ START_TEST(test_changes_without_sync_are_seen) {
     ck_assert_uint_eq(bk_node_topic_config(&node, "t")->set, 0);
     /* applied without the commit hook: the image's configs_gen moved */
     config(&node.img, "t", "retention.ms", "77");
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "t"), BK_TC_RETENTION_MS), 77);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "t"), BK_CFG_TC_RETENTION_MS), 77);
     /* removal of the only override: the topic has none again */
     config(&node.img, "t", "retention.ms", NULL);
     ck_assert_uint_eq(bk_node_topic_config(&node, "t")->set, 0);
     /* a snapshot load replaces every config */
     config(&node.img, "t", "retention.ms", "88");
     config(&node.img, "u", "retention.ms", "99");
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "u"), BK_TC_RETENTION_MS), 99);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "u"), BK_CFG_TC_RETENTION_MS), 99);
     uint8_t *snap;
     size_t len;
-    ck_assert_int_eq(bk_image_snapshot(&node.img, &snap, &len), KP_OK);
+    ck_assert_int_eq(bk_meta_image_snapshot(&node.img, &snap, &len), KP_OK);
     config(&node.img, "u", "retention.ms", "1");
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "u"), BK_TC_RETENTION_MS), 1);
-    ck_assert_int_eq(bk_image_load(&node.img, snap, len), KP_OK);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "u"), BK_CFG_TC_RETENTION_MS), 1);
+    ck_assert_int_eq(bk_meta_image_load(&node.img, snap, len), KP_OK);
     free(snap);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "u"), BK_TC_RETENTION_MS), 99);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "t"), BK_TC_RETENTION_MS), 88);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "u"), BK_CFG_TC_RETENTION_MS), 99);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "t"), BK_CFG_TC_RETENTION_MS), 88);
 }
 END_TEST
 
@@ -159,7 +159,7 @@ START_TEST(test_log_config_follows) {
     ck_assert_uint_eq(lc.cleanup_policy, 2);   /* bitmask of "delete,compact": compact */
     ck_assert(lc.log_append_time);
     bk_node_log_config(&node, "d", &lc);          /* no overrides: the broker's */
-    ck_assert_int_eq(lc.retention_ms, bk_config_retention_ms(node.cfg));
+    ck_assert_int_eq(lc.retention_ms, bk_cfg_retention_ms(node.cfg));
     ck_assert(!lc.log_append_time);
 }
 END_TEST
@@ -175,7 +175,7 @@ START_TEST(test_many_topics_sorted) {
     ck_assert_uint_eq(node.topic_cfgs.n, 1000);
     for (int i = 0; i < 1000; i++) {
         snprintf(name, sizeof name, "t%d", i);
-        ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, name), BK_TC_RETENTION_MS),
+        ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, name), BK_CFG_TC_RETENTION_MS),
                          1000 + i);
     }
     ck_assert_uint_eq(bk_node_topic_config(&node, "t")->set, 0);
@@ -188,7 +188,7 @@ START_TEST(test_many_topics_sorted) {
     sync_now();
     ck_assert_uint_eq(node.topic_cfgs.n, 500);
     ck_assert_uint_eq(bk_node_topic_config(&node, "t2")->set, 0);
-    ck_assert_int_eq(bk_topic_config_int(node.cfg, bk_node_topic_config(&node, "t3"), BK_TC_RETENTION_MS), 1003);
+    ck_assert_int_eq(bk_cfg_topic_int(node.cfg, bk_node_topic_config(&node, "t3"), BK_CFG_TC_RETENTION_MS), 1003);
 }
 END_TEST
 

@@ -173,7 +173,7 @@ START_TEST(test_marker_answers_final_or_retried) {
 }
 END_TEST
 
-/* bk_td_write_marker's question: does this producer hold offsets here? */
+/* bk_txn_td_write_marker's question: does this producer hold offsets here? */
 START_TEST(test_pending_offsets_by_producer) {
     bk_grp_txn_offsets_t t;
     bk_grp_txn_offsets_init(&t);

@@ -1,7 +1,7 @@
 /* test_txn_wiring.c — the pieces the transaction driver wires together,
  * through the same calls it makes: COMMIT/ABORT control batches appended to
  * a real log (kp_batch_build_txn_marker + st_log_append, as
- * bk_td_write_marker does) move the LSO and fill the aborted-transaction
+ * bk_txn_td_write_marker does) move the LSO and fill the aborted-transaction
  * index that read_committed fetches return, across a restart; pending
  * TxnOffsetCommit offsets reach the group core only on commit
  * (bk_grp_offset_commit_txn) and TxnOffsetCommit's member check; the
@@ -229,13 +229,13 @@ START_TEST(test_dispatch_serves_txn_apis) {
                                     KP_API_DESCRIBE_PRODUCERS, KP_API_DESCRIBE_TRANSACTIONS,
                                     KP_API_LIST_TRANSACTIONS };
     for (size_t i = 0; i < sizeof apis / sizeof apis[0]; i++) {
-        const bk_api_entry_t *e = bk_dispatch_find(apis[i]);
+        const bk_api_entry_t *e = bk_api_dispatch_find(apis[i]);
         ck_assert_msg(e != NULL, "api %d not served", apis[i]);
         ck_assert_int_eq(e->min_version, 0);
     }
     /* v4+ is KIP-890's broker-side batched form: clients send v0-3 */
-    ck_assert_int_eq(bk_dispatch_find(KP_API_ADD_PARTITIONS_TO_TXN)->max_version, 3);
-    ck_assert_int_ge(bk_dispatch_find(KP_API_END_TXN)->max_version, 3);
+    ck_assert_int_eq(bk_api_dispatch_find(KP_API_ADD_PARTITIONS_TO_TXN)->max_version, 3);
+    ck_assert_int_ge(bk_api_dispatch_find(KP_API_END_TXN)->max_version, 3);
 }
 END_TEST
 

@@ -24,7 +24,7 @@ def pick(name):
     return found[-1] if found else []
 def files_of(inv): return {sym[fn][1] for fn, _ in inv}
 def cfiles(s): return sorted(x for x in s if x.endswith('.c'))
-prod, comp = pick('bk_h_produce'), pick('ack_done')
+prod, comp = pick('bk_api_h_produce'), pick('ack_done')
 P, C = files_of(prod), files_of(comp)
 U = cfiles(P | C)
 print(f'produce invocation: {len(cfiles(P))} .c files; completion invocation: {len(cfiles(C))} .c files; union {len(U)} .c files')
