@@ -250,7 +250,10 @@ static void answer_unsupported_api_versions(bk_api_req_t *req) {
 
 void bk_api_dispatch_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
-    if (bk_cluster_forward_frame(n, conn, frame, len)) return;   /* a metadata change: to the controller */
+    /* a metadata change reaching a node that is not the controller goes
+     * there; the api test first keeps the data path out of the quorum */
+    if (len >= 2 && bk_cluster_forwarded_api(bk_cluster_frame_api(frame)) && bk_cluster_forward_frame(n, conn, frame, len))
+        return;
     bk_api_dispatch_frame_on(n, n->net, conn, frame, len);
 }
 

@@ -150,16 +150,9 @@ static bool forward_bytes(bk_node_t *n, const uint8_t *frame, size_t len, fwd_t 
     return true;
 }
 
-static bool forwarded_api(int16_t k) {
-    return k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_PARTITIONS ||
-           k == KP_API_ALTER_CONFIGS || k == KP_API_INCREMENTAL_ALTER_CONFIGS || k == KP_API_ELECT_LEADERS ||
-           k == KP_API_ALTER_PARTITION_REASSIGNMENTS;
-}
-
 bool bk_cluster_forward_frame(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
-    if (!n->quorum || len < 2 || bk_quorum_is_leader(n->quorum)) return false;
-    int16_t api = (int16_t)((uint16_t)frame[0] << 8 | frame[1]);
-    if (!forwarded_api(api)) return false;
+    if (len < 2 || !bk_cluster_forwarded_api(bk_cluster_frame_api(frame))) return false;
+    if (!n->quorum || bk_quorum_is_leader(n->quorum)) return false;
     fwd_t *f = calloc(1, sizeof *f);
     if (!f) return false;
     f->n = n;

@@ -27,6 +27,20 @@ typedef struct bk_node bk_node_t;
 #define BK_CLUSTER_FORWARD_CATCHUP_MS 3000
 #define BK_CLUSTER_FORWARD_INFLIGHT_MAX 64
 
+/* The api key of a request frame (its first two bytes; len >= 2). */
+static inline int16_t bk_cluster_frame_api(const uint8_t *frame) {
+    return (int16_t)((uint16_t)frame[0] << 8 | frame[1]);
+}
+
+/* The metadata-changing APIs a node that is not the active controller
+ * forwards. Inline so the data path (Produce, Fetch) decides "not mine"
+ * without a call into the quorum. */
+static inline bool bk_cluster_forwarded_api(int16_t k) {
+    return k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_PARTITIONS ||
+           k == KP_API_ALTER_CONFIGS || k == KP_API_INCREMENTAL_ALTER_CONFIGS || k == KP_API_ELECT_LEADERS ||
+           k == KP_API_ALTER_PARTITION_REASSIGNMENTS;
+}
+
 /* Takes the frame when it must go to the controller: returns true and
  * completes the connection's current slot later. False: handle it here. */
 bool bk_cluster_forward_frame(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
