@@ -6,8 +6,10 @@
  * (~2-4 ms each); a CreateTopics of 100 partition replicas used to hold the
  * loop thread 120-360 ms on every node, enough to miss raft fetch timeouts
  * during bulk creation. The opener keeps a FIFO of pending opens and runs
- * them in batches, ONE batch job at a time, in the order queued. Closes and
- * deletions (a close fsyncs and writes a producer snapshot; a deletion
+ * them in batches, up to BK_REPL_POPEN_JOBS_MAX batch jobs at a time, taken
+ * from the head in the order queued; an item whose partition directory a
+ * running batch touches waits (and so does everything behind it). Closes
+ * and deletions (a close fsyncs and writes a producer snapshot; a deletion
  * renames the directory) go through the same FIFO, so a topic deleted and
  * re-created under its name is renamed away before its new log opens, and
  * two operations on one directory never overlap.
@@ -28,6 +30,9 @@
 
 #define BK_REPL_POPEN_BATCH_MAX 64   /* opens per job: bounds how stale a batch's
                                    settings get and how long one job runs */
+#define BK_REPL_POPEN_JOBS_MAX 4     /* batch jobs on the pool at once (directories
+                                        distinct); the rest of the pool stays free
+                                        for fsyncs and commits */
 
 typedef enum {
     BK_REPL_POPEN_OPEN = 0,       /* st_log_open (creating); log is the result */
