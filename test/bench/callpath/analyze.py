@@ -17,7 +17,9 @@ addrs = sorted({a for l in lines for pr in l for a in pr})
 out = subprocess.run(['addr2line', '-f', '-e', binary] + [hex(base + a) for a in addrs], capture_output=True, text=True).stdout.splitlines()
 sym = {}
 for i, a in enumerate(addrs):
-    f = re.sub(r'^.*?/(broker|storage|protocol|raft|clients|build/gen)/', r'\1/', out[2 * i + 1].split(':')[0])
+    # the generated codec lives in $(B)/gen: build-trace/gen/ is reported as build/gen/
+    f = re.sub(r'^.*?/(broker|storage|protocol|raft|clients|build[^/]*/gen)/', r'\1/', out[2 * i + 1].split(':')[0])
+    f = re.sub(r'^build[^/]*/gen/', 'build/gen/', f)
     sym[a] = (out[2 * i], f)
 def pick(name):
     found = [l for l in lines if any(sym[fn][0] == name for fn, _ in l)]
