@@ -16,8 +16,10 @@
  * error.
  *
  * Durability: hard state is written atomically before the step's messages
- * are sent; appended entries are fsynced on the loop thread right after the
- * write, then RAFT_EV_PERSISTED is reported (metadata volume is small).
+ * are sent (on the loop: a vote must be durable before the reply); appended
+ * entries are fsynced on the worker pool (a dup()ed descriptor, once
+ * bk_quorum_set_pool gave one; inline before that and when the pool refuses)
+ * and RAFT_EV_PERSISTED is reported in the job's completion.
  *
  * Threading: loop thread only. */
 #ifndef SKIFF_BK_QUORUM_H
@@ -119,8 +121,9 @@ void bk_quorum_describe(const bk_quorum_t *q, raft_quorum_info_t *out);
 void bk_quorum_offsets(const bk_quorum_t *q, st_log_offsets_t *out);
 
 /* Sends a whole request frame to the current leader's controller listener
- * (kind BK_NET_QC_REGISTER / BK_NET_QC_HEARTBEAT); the answer goes to
- * bk_cluster_lifecycle_on_response. -1 when there is no leader or it was dropped. */
+ * (kind BK_NET_QC_REGISTER / BK_NET_QC_HEARTBEAT / BK_NET_QC_ALTER); the
+ * answer goes to env->on_response. -1 when there is no leader or it was
+ * dropped. */
 int bk_quorum_send_to_leader(bk_quorum_t *q, int kind, const uint8_t *frame, size_t len, int32_t corr);
 /* A fresh correlation id for a request to the leader. */
 int32_t bk_quorum_corr(bk_quorum_t *q);
