@@ -58,14 +58,19 @@ int kp_response_header_encode(kp_wr_t *w, int hv, int32_t correlation_id) {
     return kp_wr_uvarint(w, 0);
 }
 
-/* Decodes a body of descriptor d that must fill the rest of r. */
-static int decode_body(kp_rd_t *r, const kp_struct_desc_t *d, int16_t version, void **body_out,
-                       kp_arena_t *a) {
+/* Bytes left in a frame after its body: a request ignores them, a response
+ * refuses them (kp_header.h, "Trailing-bytes policy"). */
+typedef enum { TRAILING_IGNORED, TRAILING_REFUSED } trailing_t;
+
+/* Decodes a body of descriptor d from the rest of r. The body itself is read
+ * by its schema either way: a body cut short is an error in both modes. */
+static int decode_body(kp_rd_t *r, const kp_struct_desc_t *d, int16_t version, trailing_t trailing,
+                       void **body_out, kp_arena_t *a) {
     void *body = kp_arena_alloc(a, d->size_bytes);
     if (!body) return kp_rd_fail(r, KP_ERR_NOMEM);
     int rc = kp_decode(d, r, version, body, a);
     if (rc) return rc;
-    if (kp_rd_remaining(r) != 0) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    if (trailing == TRAILING_REFUSED && kp_rd_remaining(r) != 0) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
     *body_out = body;
     return KP_OK;
 }
@@ -88,7 +93,7 @@ int kp_request_decode(const uint8_t *frame, size_t len, kp_request_header_t *h, 
     rc = kp_request_header_decode(&r, kp_request_header_version(h->api_key, h->api_version), h);
     if (rc) return rc;
     if (!supported) return KP_ERR_UNSUPPORTED;
-    return decode_body(&r, api->request, h->api_version, body_out, a);
+    return decode_body(&r, api->request, h->api_version, TRAILING_IGNORED, body_out, a);
 }
 
 int kp_response_decode(int16_t api_key, int16_t api_version, const uint8_t *frame, size_t len,
@@ -103,7 +108,7 @@ int kp_response_decode(int16_t api_key, int16_t api_version, const uint8_t *fram
     int rc = kp_response_header_decode(&r, kp_response_header_version(api_key, api_version),
                                        correlation_id);
     if (rc) return rc;
-    return decode_body(&r, api->response, api_version, body_out, a);
+    return decode_body(&r, api->response, api_version, TRAILING_REFUSED, body_out, a);
 }
 
 /* Reserves the 4-byte size, runs the header+body writer, patches the size

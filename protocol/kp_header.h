@@ -5,9 +5,13 @@
  * iff flexible, except ApiVersions responses, which always use v0. The client
  * id is always a classic INT16-length string; a null client id reads as "".
  *
- * Trailing-bytes policy: kp_request_decode / kp_response_decode reject a
- * frame with bytes left after the body (KP_ERR_BAD_LENGTH). A well-formed
- * client never sends them, and accepting them would hide a schema mismatch.
+ * Trailing-bytes policy: kp_request_decode reads a request by its schema and
+ * ignores bytes left after the body, as Kafka does: librdkafka 2.0.x sends
+ * ListGroups v4 with one extra byte and OffsetFetch v7 with three, and a
+ * broker that refused them would break those clients' admin calls. A body
+ * cut short is still an error. kp_response_decode (our own clients and
+ * inter-broker calls) keeps refusing trailing bytes (KP_ERR_BAD_LENGTH): there
+ * they would mean a schema mismatch on our side.
  */
 #ifndef SKIFF_KP_HEADER_H
 #define SKIFF_KP_HEADER_H
@@ -44,13 +48,15 @@ KP_MUST_CHECK int kp_response_header_encode(kp_wr_t *w, int header_version, int3
  *    h->api_key, api_version and correlation_id are still set (client_id too
  *    when the header parsed), *body_out is NULL. For ApiVersions the broker
  *    answers UNSUPPORTED_VERSION; for other APIs it closes the connection.
- *  any reader error — malformed header or body, or trailing bytes. */
+ *  any reader error — malformed or truncated header or body. Bytes after
+ *    the body are not an error (policy above). */
 KP_MUST_CHECK int kp_request_decode(const uint8_t *frame, size_t len, kp_request_header_t *h,
                                     void **body_out, kp_arena_t *a);
 
 /* Decodes one response frame (bytes after the size) of (api_key, version):
  * correlation id into *correlation_id, body (kp_<api>_response_t) allocated
- * in `a`. Errors as kp_request_decode. */
+ * in `a`. Errors as kp_request_decode, plus KP_ERR_BAD_LENGTH for bytes
+ * after the body. */
 KP_MUST_CHECK int kp_response_decode(int16_t api_key, int16_t api_version, const uint8_t *frame,
                                      size_t len, int32_t *correlation_id, void **body_out,
                                      kp_arena_t *a);

@@ -8,6 +8,9 @@
  * absolute offsets: magic 1 inner offsets are relative (0..n-1) and the
  * wrapper carries the last inner's absolute offset, except that a wrapper
  * offset of 0 (some librdkafka versions) leaves the inner offsets as they are.
+ * Inner offsets need not ascend: Kafka ignores them for magic 0 and rewrites
+ * non-sequential magic 1 ones, and Sarama (default version 0.8.2) sends them
+ * all at 0. Only an absolute offset that would overflow is corrupt.
  */
 #ifndef SKIFF_KP_MSGSET_H
 #define SKIFF_KP_MSGSET_H

@@ -61,8 +61,19 @@ void kp_msgset_iter_init(kp_msgset_iter_t *it, const uint8_t *buf, size_t len, k
     it->in_wrapper = false;
 }
 
-/* Checks every inner entry of a wrapper; returns the last inner offset. */
-static int scan_inner(const uint8_t *p, size_t n, int8_t wrapper_magic, int64_t *last_offset) {
+/* Inner offsets of a wrapper as scan_inner found them. */
+typedef struct inner_offsets {
+    int64_t last;             /* the last entry's (magic 1 wrappers count from it) */
+    int64_t min, max;
+} inner_offsets_t;
+
+/* Checks every inner entry of a wrapper and collects its offsets. Neither
+ * their order nor their sign is checked: Kafka ignores magic 0 inner offsets
+ * and rewrites non-sequential magic 1 ones rather than refusing them, and
+ * Sarama (default version 0.8.2) puts every inner message of a gzip/snappy
+ * wrapper at offset 0. What is refused is an offset that overflows once
+ * adjusted (open_wrapper). Cost: one pass over the decompressed set. */
+static int scan_inner(const uint8_t *p, size_t n, int8_t wrapper_magic, inner_offsets_t *o) {
     kp_rd_t r;
     kp_rd_init(&r, p, n);
     int count = 0;
@@ -71,8 +82,9 @@ static int scan_inner(const uint8_t *p, size_t n, int8_t wrapper_magic, int64_t 
         int rc = read_entry(&r, &e);
         if (rc) return rc == KP_ERR_BAD_VALUE ? rc : KP_ERR_CORRUPT;
         if (e.magic != wrapper_magic || (e.attributes & KP_BATCH_COMPRESSION_MASK) != 0) return KP_ERR_CORRUPT;
-        if (e.offset < 0 || (count > 0 && e.offset <= *last_offset)) return KP_ERR_CORRUPT;
-        *last_offset = e.offset;
+        if (count == 0 || e.offset < o->min) o->min = e.offset;
+        if (count == 0 || e.offset > o->max) o->max = e.offset;
+        o->last = e.offset;
         count++;
     }
     return count > 0 ? KP_OK : KP_ERR_CORRUPT;
@@ -86,15 +98,19 @@ static int open_wrapper(kp_msgset_iter_t *it, const entry_t *w) {
     unsigned flags = w->magic == 0 ? KP_DECOMP_LZ4_LEGACY_HC : 0;
     int rc = kp_decompress(codec, w->value.p, w->value.len, it->cap_bytes, flags, it->arena, &inner, &inner_len);
     if (rc) return rc == KP_ERR_TOO_LARGE || rc == KP_ERR_NOMEM ? rc : KP_ERR_CORRUPT;
-    int64_t last = 0;
-    if ((rc = scan_inner(inner, inner_len, w->magic, &last))) return rc;
+    inner_offsets_t off = { 0, 0, 0 };
+    if ((rc = scan_inner(inner, inner_len, w->magic, &off))) return rc;
+    assert(off.min <= off.last && off.last <= off.max);
     kp_rd_init(&it->inner, inner, inner_len);
     it->offset_adjust = 0;
-    if (w->magic == 1 && w->offset != 0 && __builtin_sub_overflow(w->offset, last, &it->offset_adjust))
+    if (w->magic == 1 && w->offset != 0 && __builtin_sub_overflow(w->offset, off.last, &it->offset_adjust))
         return KP_ERR_CORRUPT;
-    /* inner offsets ascend from a value >= 0, so adjusting the last one is enough to check */
-    int64_t abs_last;
-    if (__builtin_add_overflow(last, it->offset_adjust, &abs_last)) return KP_ERR_CORRUPT;
+    /* every inner offset lies in [min, max], so adjusting both ends proves
+     * that no absolute offset overflows */
+    int64_t abs_min, abs_max;
+    if (__builtin_add_overflow(off.min, it->offset_adjust, &abs_min) ||
+        __builtin_add_overflow(off.max, it->offset_adjust, &abs_max))
+        return KP_ERR_CORRUPT;
     it->wrapper_timestamp = w->timestamp;
     it->wrapper_log_append = w->magic == 1 && (w->attributes & KP_MSG_TIMESTAMP_LOG_APPEND) != 0;
     it->wrapper_codec = codec;

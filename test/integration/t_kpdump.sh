@@ -34,4 +34,11 @@ frame "$tmp/resp" 00000007 0000 00000001 0012 0000 0003
 expect 0 --response 18 0 "$tmp/resp"
 grep -q '"api_keys":\[{"api_key":18,"min_version":0,"max_version":3}\]' "$tmp/out" || fail "bad response JSON: $(cat "$tmp/out")"
 expect 1 --response 18 9 "$tmp/resp"
+# --default-request: a Metadata v12 frame that decodes and re-encodes as is
+"$tool" --default-request 3 12 >"$tmp/def.hex" || fail "--default-request 3 12 failed"
+xxd -r -p "$tmp/def.hex" > "$tmp/def"
+expect 0 --frame "$tmp/def"
+grep -q '"api_key":3,"api_version":12,"correlation_id":7,"client_id":"kpdump"' "$tmp/out" || fail "default request JSON: $(cat "$tmp/out")"
+expect 1 --default-request 3 99
+expect 1 --default-request 999 0
 echo "t_kpdump: ok"

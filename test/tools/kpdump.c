@@ -2,6 +2,13 @@
  *
  *   kpdump --frame FILE                       request frame (with 4-byte size)
  *   kpdump --response API_KEY VERSION FILE    response frame (with 4-byte size)
+ *   kpdump --default-request API_KEY VERSION  prints a request frame instead
+ *
+ * --default-request writes the schema's default request of (key, version)
+ * (every field at its default, arrays empty), correlation id 7, client id
+ * "kpdump", as one line of lowercase hex with its 4-byte size: raw-frame
+ * tests use it to reach every API and version without a Python encoder.
+ * Exit 1 for an unknown key or version.
  *
  * Prints one JSON object to stdout:
  *   request:  {"api_key":N,"api_version":N,"correlation_id":N,"client_id":"...","body":{...}}
@@ -183,10 +190,43 @@ static int parse_i16(const char *s, int16_t *out) {
     return 0;
 }
 
+static int default_request(int16_t key, int16_t ver, kp_arena_t *a) {
+    const kp_api_info_t *api = kp_api_info(key);
+    if (!api || !kp_ver_in(ver, api->min_version, api->max_version)) {
+        fprintf(stderr, "kpdump: no request for api key %d version %d\n", key, ver);
+        return 1;
+    }
+    void *msg = kp_arena_alloc(a, api->request->size_bytes);
+    if (!msg) return 1;
+    memset(msg, 0, api->request->size_bytes);
+    kp_msg_init(api->request, msg);
+    kp_request_header_t h = { .api_key = key, .api_version = ver, .correlation_id = 7,
+                              .client_id = kp_slice_cstr("kpdump") };
+    uint8_t out[4096];   /* a default request is a header and empty fields */
+    kp_wr_t w;
+    kp_wr_init(&w, out, sizeof out);
+    int rc = kp_request_encode(&w, &h, msg);
+    if (rc) {
+        fprintf(stderr, "kpdump: encoding failed: %s\n", kp_status_str(rc));
+        return 1;
+    }
+    for (size_t i = 0; i < w.pos; i++) printf("%02x", out[i]);
+    putchar('\n');
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *path = NULL;
     int16_t key = 0, ver = 0;
     bool response = false;
+    if (argc == 4 && strcmp(argv[1], "--default-request") == 0 && parse_i16(argv[2], &key) == 0 &&
+        parse_i16(argv[3], &ver) == 0) {
+        kp_arena_t a;
+        kp_arena_init(&a, KP_ARENA_DEFAULT_CAP_BYTES);
+        int rc = default_request(key, ver, &a);
+        kp_arena_free(&a);
+        return rc;
+    }
     if (argc == 3 && strcmp(argv[1], "--frame") == 0) {
         path = argv[2];
     } else if (argc == 5 && strcmp(argv[1], "--response") == 0 && parse_i16(argv[2], &key) == 0 &&
@@ -194,7 +234,8 @@ int main(int argc, char **argv) {
         path = argv[4];
         response = true;
     } else {
-        fprintf(stderr, "usage: kpdump --frame FILE | kpdump --response API_KEY VERSION FILE\n");
+        fprintf(stderr, "usage: kpdump --frame FILE | kpdump --response API_KEY VERSION FILE | "
+                        "kpdump --default-request API_KEY VERSION\n");
         return 1;
     }
     uint8_t *buf = NULL;

@@ -271,9 +271,16 @@ START_TEST(test_request_dispatch) {
     ck_assert_int_eq(m->topics.count, 1);
     ck_assert(kp_slice_eq_cstr(m->topics.items[0].name, "ab"));
     ck_assert(kp_slice_eq_cstr(h.client_id, "c"));
-    /* trailing garbage after the body is rejected */
+    /* bytes after the body are ignored, as Kafka does (librdkafka 2.0.x sends
+     * them): the body decodes as if they were not there */
     f[n] = 0x00;
-    ck_assert_int_eq(kp_request_decode(f, n + 1, &h, &body, &arena), KP_ERR_BAD_LENGTH);
+    f[n + 1] = 0x07;
+    ck_assert_int_eq(kp_request_decode(f, n + 2, &h, &body, &arena), KP_OK);
+    m = body;
+    ck_assert_int_eq(m->topics.count, 1);
+    ck_assert(kp_slice_eq_cstr(m->topics.items[0].name, "ab"));
+    /* a body cut short is still refused */
+    ck_assert_int_eq(kp_request_decode(f, n - 1, &h, &body, &arena), KP_ERR_TRUNCATED);
     /* truncated header */
     ck_assert_int_eq(kp_request_decode(f, 7, &h, &body, &arena), KP_ERR_TRUNCATED);
     ck_assert_int_eq(kp_request_decode(f, 9, &h, &body, &arena), KP_ERR_TRUNCATED);
@@ -303,6 +310,56 @@ START_TEST(test_request_dispatch) {
     ck_assert_int_eq(kp_request_decode(f, n - 1, &h, &body, &arena), KP_OK);
     ck_assert(!kp_slice_is_null(h.client_id));
     ck_assert_uint_eq(h.client_id.len, 0);
+}
+END_TEST
+
+/* Every API x version: the default request followed by 1..3 extra bytes
+ * decodes to the same message (re-encodes to the frame without them); the
+ * same frame one byte short is refused. Responses keep refusing extra bytes. */
+START_TEST(test_trailing_bytes_every_request) {
+    static uint8_t frame[4096], out[4096];
+    size_t checked = 0;
+    for (size_t i = 0; i < kp_api_count; i++) {
+        const kp_api_info_t *api = kp_api_at(i);
+        for (int16_t v = api->min_version; v <= api->max_version; v++) {
+            void *msg = kp_arena_alloc(&arena, api->request->size_bytes);
+            ck_assert_ptr_nonnull(msg);
+            memset(msg, 0, api->request->size_bytes);
+            kp_msg_init(api->request, msg);
+            kp_request_header_t h = { .api_key = api->api_key, .api_version = v,
+                                      .correlation_id = 9, .client_id = S("c") };
+            kp_wr_t w;
+            kp_wr_init(&w, frame, sizeof frame - 3);
+            ck_assert_int_eq(kp_request_encode(&w, &h, msg), KP_OK);
+            size_t n = w.pos;
+            for (size_t extra = 1; extra <= 3; extra++) {
+                memset(frame + n, 0, extra);
+                kp_request_header_t h2;
+                void *body = NULL;
+                int rc = kp_request_decode(frame + 4, n - 4 + extra, &h2, &body, &arena);
+                ck_assert_msg(rc == KP_OK, "%s v%d + %zu bytes: %s", api->name, v, extra,
+                              kp_status_str(rc));
+                kp_wr_init(&w, out, sizeof out);
+                ck_assert_int_eq(kp_request_encode(&w, &h2, body), KP_OK);
+                ck_assert_uint_eq(w.pos, n);
+                ck_assert_mem_eq(out, frame, n);
+            }
+            kp_request_header_t h3;
+            void *body = NULL;
+            ck_assert_msg(kp_request_decode(frame + 4, n - 5, &h3, &body, &arena) != KP_OK,
+                          "%s v%d: a body one byte short decoded", api->name, v);
+            checked++;
+        }
+    }
+    ck_assert_uint_gt(checked, 200);   /* 261 api x version pairs today */
+    /* a response frame with a byte after the body is still refused */
+    const uint8_t resp[] = { 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0 };  /* corr 7, err 0, no keys, + 1 */
+    int32_t corr = 0;
+    void *body = NULL;
+    ck_assert_int_eq(kp_response_decode(KP_API_API_VERSIONS, 0, resp, sizeof resp - 1, &corr, &body, &arena),
+                     KP_OK);
+    ck_assert_int_eq(kp_response_decode(KP_API_API_VERSIONS, 0, resp, sizeof resp, &corr, &body, &arena),
+                     KP_ERR_BAD_LENGTH);
 }
 END_TEST
 
@@ -578,6 +635,7 @@ int main(void) {
     tcase_add_test(tc, test_null_vs_empty);
     tcase_add_test(tc, test_malformed_lengths_and_varints);
     tcase_add_test(tc, test_request_dispatch);
+    tcase_add_test(tc, test_trailing_bytes_every_request);
     tcase_add_test(tc, test_header_versions);
     tcase_add_test(tc, test_encode_version_policy);
     tcase_add_test(tc, test_external_records_splice);

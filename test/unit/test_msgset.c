@@ -128,6 +128,86 @@ START_TEST(test_wrapper_offsets_and_timestamps) {
 }
 END_TEST
 
+/* Three inner messages at offsets o0, o1, o2 (values "one" "two" "three"). */
+static size_t three_at(uint8_t *buf, int8_t magic, int64_t o0, int64_t o1, int64_t o2) {
+    size_t n = 0;
+    n = put_msg(buf, n, o0, magic, 0, 100, "a", 1, "one", 3);
+    n = put_msg(buf, n, o1, magic, 0, 200, NULL, 0, "two", 3);
+    n = put_msg(buf, n, o2, magic, 0, 300, "c", 1, "three", 5);
+    return n;
+}
+
+/* Sarama with its default version (0.8.2) sends gzip/snappy wrappers whose
+ * inner messages are all at offset 0; Kafka accepts any inner offsets (magic
+ * 0: ignored; magic 1: rewritten when not 0..n-1). Every such set must
+ * iterate in order and convert, with offsets assigned, to records 0..2. */
+START_TEST(test_wrapper_inner_offsets_any_order) {
+    static const int64_t shapes[][3] = { { 0, 0, 0 }, { 5, 6, 7 }, { 2, 1, 0 }, { 0, 0, 1 }, { -1, -1, -1 } };
+    uint8_t inner[512], outer[1024];
+    kp_legacy_msg_t m[8];
+    int n;
+    for (int c = KP_CODEC_GZIP; c <= KP_CODEC_LZ4; c++)
+        for (int8_t magic = 0; magic <= 1; magic++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (int64_t woff = 0; woff <= 40; woff += 40) {
+                    const int64_t *o = shapes[s];
+                    size_t il = three_at(inner, magic, o[0], o[1], o[2]);
+                    size_t ol = wrap(outer, inner, il, magic, (kp_codec_t)c, woff, 0, 999);
+                    ck_assert_int_eq(collect(outer, ol, m, 8, &n), 0);
+                    ck_assert_int_eq(n, 3);
+                    /* absolute offsets: magic 1 with a wrapper offset counts
+                     * from the last inner one, otherwise as they are */
+                    int64_t adj = (magic == 1 && woff != 0) ? woff - o[2] : 0;
+                    for (int i = 0; i < 3; i++) ck_assert_int_eq(m[i].offset, o[i] + adj);
+                    ck_assert_mem_eq(m[2].value.p, "three", 5);
+                    const uint8_t *bp;
+                    size_t blen;
+                    ck_assert_int_eq(kp_msgset_to_batch(outer, ol, KP_MSGSET_ASSIGN_OFFSETS, KP_CODEC_NONE, &arena,
+                                                        MIB, &bp, &blen),
+                                     KP_OK);
+                    kp_rd_t r;
+                    kp_batch_t b;
+                    kp_rd_init(&r, bp, blen);
+                    ck_assert_int_eq(kp_batch_read(&r, &b), KP_OK);
+                    ck_assert_int_eq(b.base_offset, 0);
+                    ck_assert_int_eq(b.last_offset_delta, 2);
+                    ck_assert_int_eq(kp_batch_validate(&b, KP_VALIDATE_PRODUCER, &arena, MIB, NULL), KP_OK);
+                    kp_record_iter_t it;
+                    kp_record_t rec;
+                    const uint8_t *recs;
+                    size_t rlen;
+                    ck_assert_int_eq(kp_batch_records(&b, &arena, MIB, &recs, &rlen), KP_OK);
+                    kp_record_iter_init(&it, &b, recs, rlen);
+                    static const char *want[] = { "one", "two", "three" };
+                    for (int i = 0; i < 3; i++) {
+                        ck_assert_int_eq(kp_record_iter_next(&it, &rec), 1);
+                        ck_assert_int_eq(rec.offset, i);
+                        ck_assert_uint_eq(rec.value.len, strlen(want[i]));
+                        ck_assert_mem_eq(rec.value.p, want[i], strlen(want[i]));
+                    }
+                    ck_assert_int_eq(kp_record_iter_next(&it, &rec), 0);
+                    /* keeping the producer's offsets needs them ascending */
+                    bool ascending = o[0] < o[1] && o[1] < o[2] && o[0] + adj >= 0;
+                    int want_rc = ascending ? KP_OK : KP_ERR_BAD_VALUE;
+                    ck_assert_int_eq(kp_msgset_to_batch(outer, ol, 0, KP_CODEC_NONE, &arena, MIB, &bp, &blen),
+                                     want_rc);
+                    kp_arena_reset(&arena);
+                }
+    /* an inner offset that overflows once adjusted is still corrupt: wrapper
+     * INT64_MAX, last inner -1 -> adjust overflows; last inner 0 with an
+     * earlier INT64_MIN + wrapper below it -> the earliest underflows */
+    size_t il = three_at(inner, 1, 0, 0, -1);
+    size_t ol = wrap(outer, inner, il, 1, KP_CODEC_GZIP, INT64_MAX, 0, 1);
+    ck_assert_int_eq(collect(outer, ol, m, 8, &n), KP_ERR_CORRUPT);
+    il = three_at(inner, 1, INT64_MIN, 0, 0);
+    ol = wrap(outer, inner, il, 1, KP_CODEC_GZIP, -5, 0, 1);
+    ck_assert_int_eq(collect(outer, ol, m, 8, &n), KP_ERR_CORRUPT);
+    il = three_at(inner, 1, INT64_MAX, 0, 0);
+    ol = wrap(outer, inner, il, 1, KP_CODEC_GZIP, 5, 0, 1);
+    ck_assert_int_eq(collect(outer, ol, m, 8, &n), KP_ERR_CORRUPT);
+}
+END_TEST
+
 START_TEST(test_wrapper_errors) {
     uint8_t inner[1024], outer[2048], mid[1024];
     kp_legacy_msg_t m[8];
@@ -427,6 +507,7 @@ int main(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_plain_sets_v0_v1);
     tcase_add_test(tc, test_wrapper_offsets_and_timestamps);
+    tcase_add_test(tc, test_wrapper_inner_offsets_any_order);
     tcase_add_test(tc, test_wrapper_errors);
     tcase_add_test(tc, test_corruption_truncation_and_bad_fields);
     tcase_add_loop_test(tc, test_client_fixtures_and_conversion, 0, 2);
