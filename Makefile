@@ -46,10 +46,15 @@ GEN_C   := $(B)/gen/kp_msgs.c
 SCHEMAS := $(sort $(wildcard protocol/schema/*.kps))
 GEN_PY  := $(wildcard protocol/gen/*.py)
 
+# the config key table (broker/config/kafka_keys.tsv -> C rows; the
+# reference page broker/config/CONFIGURATION.md is committed, and
+# test/unit/t_config_reference.sh checks it equals the generator's output)
+KKEYS_INC := $(B)/gen/broker/config/kafka_keys.inc
+
 PROTOS  := $(sort $(wildcard broker/*.proto broker/*/*.proto))
 PROTO_C := $(patsubst %.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
-GEN_ALL_H := $(if $(SCHEMAS),$(GEN_H)) $(PROTO_H)
+GEN_ALL_H := $(if $(SCHEMAS),$(GEN_H)) $(PROTO_H) $(KKEYS_INC)
 
 lib_srcs = $(filter-out $(MAINS),$(sort $(wildcard $(1)/*.c $(1)/*/*.c)))
 lib_objs = $(patsubst %.c,$(B)/obj/%.o,$(call lib_srcs,$(1)))
@@ -108,6 +113,10 @@ gen: $(GEN_ALL_H)
 $(GEN_H) $(GEN_C) &: $(SCHEMAS) $(GEN_PY)
 	@mkdir -p $(B)/gen
 	$(PYTHON) protocol/gen/kpgen.py --out $(B)/gen $(SCHEMAS)
+
+$(KKEYS_INC): broker/config/kafka_keys.tsv broker/config/gen/cfgkeys.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) broker/config/gen/cfgkeys.py --tsv broker/config/kafka_keys.tsv --c $@
 
 # protobuf-c messages (metadata records), generated into $(B)/gen/broker/.
 # Listed as .SECONDARY so make never deletes them as "intermediate" files
@@ -198,7 +207,7 @@ test: deps
 # test/layers/t_prefixes.sh: every public identifier of a broker/ folder
 # carries its prefix (broker/README.md "Names"), with the checker's self-test.
 test-unit: $(UNIT_BINS)
-	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS) test/layers/t_folder_graph.sh test/layers/t_prefixes.sh
+	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh unit $(UNIT_BINS) test/layers/t_folder_graph.sh test/layers/t_prefixes.sh test/unit/t_config_reference.sh
 
 test-sim: $(SIM_BINS)
 	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)

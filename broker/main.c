@@ -1,6 +1,8 @@
 /* broker/main.c — bin/skiff: one node.
  *
  *   bin/skiff --config FILE [--node N] [--set key=value ...]
+ *   bin/skiff --describe-config [KEY]   the config key table: one key in
+ *                                       full, or every key on one line each
  *
  * Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 2 for a config
  * error (the message names file:line:key), 1 when start-up fails. A second
@@ -9,8 +11,10 @@
 #include <event2/thread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "broker/config/config.h"
+#include "broker/config/config_kafka.h"
 #include "broker/node.h"
 #include "broker/net/signals.h"
 
@@ -36,12 +40,33 @@ static void on_stop(int signo, unsigned count, void *arg) {
     bk_broker_shutdown(&a->node, stopped, a);
 }
 
+/* --describe-config [KEY] / --describe-config=KEY: 0, or 2 for an unknown key. */
+static int describe_config(int argc, char **argv) {
+    const char *key = NULL;
+    if (strncmp(argv[1], "--describe-config=", 18) == 0) key = argv[1] + 18;
+    else if (argc > 2) key = argv[2];
+    if (argc > 3 || (key && argc > 2 && argv[1][17] == '=')) {
+        fprintf(stderr, "usage: skiff --describe-config [KEY]\n");
+        return 2;
+    }
+    if (bk_cfg_kkey_print(stdout, key) == 0) {
+        fprintf(stderr, "skiff: unknown config key '%s' (skiff --describe-config lists them all; "
+                "see broker/config/CONFIGURATION.md)\n", key);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strncmp(argv[1], "--describe-config", 17) == 0 &&
+        (argv[1][17] == '\0' || argv[1][17] == '='))
+        return describe_config(argc, argv);
     bk_cfg_err_t cerr;
     bk_cfg_t *cfg = bk_cfg_load_args(argc, argv, &cerr);
     if (!cfg) {
         fprintf(stderr, "skiff: %s\n", cerr.msg);
-        fprintf(stderr, "usage: skiff --config FILE [--node N] [--set key=value ...]\n");
+        fprintf(stderr, "usage: skiff --config FILE [--node N] [--set key=value ...]\n"
+                        "       skiff --describe-config [KEY]\n");
         return 2;
     }
     if (evthread_use_pthreads() != 0) {

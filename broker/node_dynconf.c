@@ -31,22 +31,33 @@ static const char *find(const bk_meta_img_config_t *c, size_t n, const char *nam
     return NULL;
 }
 
+/* One level of committed broker configs, applied to every key AlterConfigs
+ * may change (a key without a record goes back to its static value). */
+typedef struct {
+    bk_node_t *n;
+    const bk_meta_img_config_t *c;
+    size_t cnt;
+    bool cluster_default;
+} sync_level_t;
+
+static void sync_key(const char *name, void *arg) {
+    sync_level_t *l = arg;
+    char why[256];
+    const char *v = find(l->c, l->cnt, name);
+    if (bk_cfg_set_dynamic(l->n->cfg, name, v, l->cluster_default, false, why, sizeof why) != 0)
+        st_logf(ST_LOG_WARN, "node %d: committed broker config %s not applied: %s", l->n->id, name, why);
+}
+
 void bk_broker_dynconf_sync(bk_node_t *n) {
     /* topic overrides first: the open logs are re-configured from them next */
     if (bk_node_topic_configs_sync(n) != KP_OK)
         st_logf(ST_LOG_ERROR, "node %d: out of memory resolving topic configs; retried at the next lookup", n->id);
-    char self[16], why[256];
+    char self[16];
     snprintf(self, sizeof self, "%d", n->id);
     const char *levels[2] = { "", self };
     for (int k = 0; k < 2; k++) {
-        size_t cnt = 0;
-        const bk_meta_img_config_t *c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_BROKER, levels[k], &cnt);
-        for (int key = 0; key < BK_CFG__COUNT; key++) {
-            const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)key);
-            if (!(d->flags & BK_CFG_CF_DYNAMIC)) continue;
-            const char *v = find(c, cnt, d->name);
-            if (bk_cfg_set_dynamic(n->cfg, d->name, v, k == 0, false, why, sizeof why) != 0)
-                st_logf(ST_LOG_WARN, "node %d: committed broker config %s not applied: %s", n->id, d->name, why);
-        }
+        sync_level_t l = { n, NULL, 0, k == 0 };
+        l.c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_BROKER, levels[k], &l.cnt);
+        bk_cfg_for_each_dynamic(sync_key, &l);
     }
 }

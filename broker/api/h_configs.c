@@ -30,6 +30,7 @@ typedef struct {
     drow_t *rows;
     int32_t n, cap;
     int err;
+    bool documentation;     /* IncludeDocumentation (v3+) */
 } describe_ctx_t;
 
 static bool wanted(const kp_describe_configs_request_describe_configs_resource_t *rq, const char *name) {
@@ -57,7 +58,12 @@ static void add_row(const bk_cfg_entry_t *e, void *arg) {
     o->is_sensitive = e->sensitive;
     o->config_type = (int8_t)e->config_type;
     o->synonyms.count = 0;
-    if (!o->name.p || (e->value && !o->value.p)) c->err = KP_ERR_NOMEM;
+    /* what skiff does with the key ("stored only (no effect in skiff)") */
+    o->documentation = c->documentation && e->documentation
+                           ? bk_api_str(bk_api_req_cstr(c->req, bk_api_str(e->documentation)))
+                           : kp_slice_null();
+    if (!o->name.p || (e->value && !o->value.p) || (c->documentation && e->documentation && !o->documentation.p))
+        c->err = KP_ERR_NOMEM;
 }
 
 static bool broker_name_ok(const bk_node_t *n, kp_str_t name, bool *cluster_default) {
@@ -68,6 +74,19 @@ static bool broker_name_ok(const bk_node_t *n, kp_str_t name, bool *cluster_defa
     return name.len == strlen(buf) && memcmp(name.p, buf, name.len) == 0;
 }
 
+/* A topic's stored value of one config, from the Config records of the image. */
+typedef struct {
+    const bk_meta_img_config_t *c;
+    size_t n;
+} topic_configs_t;
+
+static const char *topic_config_lookup(void *arg, const char *name) {
+    const topic_configs_t *t = arg;
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->c[i].name, name) == 0) return t->c[i].value;
+    return NULL;
+}
+
 static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_describe_configs_resource_t *rq,
                          kp_describe_configs_response_describe_configs_result_t *o) {
     bk_node_t *n = req->node;
@@ -76,7 +95,9 @@ static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_de
     o->resource_name = rq->resource_name;
     o->error_message = kp_slice_null();
     o->configs.count = 0;
-    describe_ctx_t c = { req, rq, NULL, 0, BK_CFG__COUNT + BK_CFG_TC__COUNT, 0 };
+    const kp_describe_configs_request_t *q = req->body;
+    describe_ctx_t c = { req, rq, NULL, 0, (int32_t)(BK_CFG__COUNT + BK_CFG_TC__COUNT + bk_cfg_kkey_count()), 0,
+                         req->hdr.api_version >= 3 && q->include_documentation };
     c.rows = bk_api_req_alloc(req, (size_t)c.cap, sizeof *c.rows);
     if (!c.rows) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
     if (rq->resource_type == BK_META_RESOURCE_TOPIC) {
@@ -87,6 +108,9 @@ static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_de
             return;
         }
         bk_cfg_topic_describe(n->cfg, bk_node_topic_config(n, name), add_row, &c);
+        topic_configs_t tc = { NULL, 0 };
+        tc.c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_TOPIC, name, &tc.n);
+        bk_cfg_topic_describe_stored(n->cfg, topic_config_lookup, &tc, add_row, &c);
     } else if (rq->resource_type == BK_META_RESOURCE_BROKER) {
         bool def;
         if (!broker_name_ok(n, rq->resource_name, &def)) {
@@ -159,11 +183,15 @@ static void validate(bk_node_t *n, resource_t *res) {
             return;
         }
         for (size_t i = 0; i < res->nch; i++) {
-            if (bk_cfg_topic_key_by_name(res->ch[i].name) == BK_CFG_TC__COUNT ||
-                (res->ch[i].value && bk_cfg_topic_validate(res->ch[i].name, res->ch[i].value, res->message,
-                                                              sizeof res->message) != 0)) {
-                if (bk_cfg_topic_key_by_name(res->ch[i].name) == BK_CFG_TC__COUNT)
-                    snprintf(res->message, sizeof res->message, "unknown topic config '%s'", res->ch[i].name);
+            /* every topic config of Kafka is known (config_kafka.h); an
+             * unknown name gets Kafka's INVALID_CONFIG "Unknown topic config name" */
+            if (!bk_cfg_topic_known(res->ch[i].name)) {
+                snprintf(res->message, sizeof res->message, "Unknown topic config name: %s", res->ch[i].name);
+                res->error = KP_ERROR_INVALID_CONFIG;
+                return;
+            }
+            if (res->ch[i].value && bk_cfg_topic_validate(res->ch[i].name, res->ch[i].value, res->message,
+                                                          sizeof res->message) != 0) {
                 res->error = KP_ERROR_INVALID_CONFIG;
                 return;
             }

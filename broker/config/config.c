@@ -14,7 +14,8 @@
 /* One key=value line of the file, kept until the node's values are chosen. */
 typedef struct entry {
     int32_t section;     /* node id, or -1 for top level */
-    bk_cfg_key_t key;
+    bk_cfg_key_t key;    /* BK_CFG__COUNT for a stored-only key (kk) */
+    const bk_cfg_kkey_t *kk; /* stored-only key, or NULL */
     int32_t line;
     bk_cfg_val_t *val;   /* parsed, heap */
 } entry_t;
@@ -124,6 +125,22 @@ static int section_header(parse_t *p, const char *s, size_t n, int32_t line,
     return KP_OK;
 }
 
+/* A broker key skiff only stores (config_kafka.h), or NULL with the reason:
+ * a topic config (named with its broker default) or no Kafka config. */
+static const bk_cfg_kkey_t *stored_key(const char *k, size_t kn, char *why, size_t why_len) {
+    const bk_cfg_kkey_t *kk = bk_cfg_kkey_find(k, kn, BK_CFG_SCOPE_BROKER);
+    if (kk != NULL && bk_cfg_kkey_stored_only(kk))
+        return kk;
+    const bk_cfg_kkey_t *tk = bk_cfg_kkey_find(k, kn, BK_CFG_SCOPE_TOPIC);
+    if (kk == NULL && tk != NULL)
+        snprintf(why, why_len, "'%.*s' is a topic config, not a broker config%s%s%s", (int)kn, k,
+                 tk->synonym ? " (its broker default is '" : "", tk->synonym ? tk->synonym : "",
+                 tk->synonym ? "')" : "");
+    else
+        snprintf(why, why_len, "unknown key '%.*s'", (int)kn, k);
+    return NULL;
+}
+
 static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_err_t *err) {
     const char *eq = memchr(s, '=', n);
     if (eq == NULL)
@@ -135,10 +152,15 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
     if (kn == 0)
         return fail(err, "%s:%d: empty key before '='", p->path, line);
     bk_cfg_key_t key = bk_cfg_key_by_name(k, kn);
-    if (key == BK_CFG__COUNT)
-        return fail(err, "%s:%d: unknown key '%.*s'", p->path, line, (int)kn, k);
+    const bk_cfg_kkey_t *kk = NULL;
+    if (key == BK_CFG__COUNT) {
+        char why[256];
+        kk = stored_key(k, kn, why, sizeof why);
+        if (kk == NULL)
+            return fail(err, "%s:%d: %s", p->path, line, why);
+    }
     for (size_t i = 0; i < p->nentries; i++)
-        if (p->entries[i].section == p->cur && p->entries[i].key == key)
+        if (p->entries[i].section == p->cur && p->entries[i].key == key && p->entries[i].kk == kk)
             return fail(err, "%s:%d: duplicate key '%.*s' (first set at line %d)", p->path, line,
                         (int)kn, k, p->entries[i].line);
     if (p->nentries == BK_CFG_ENTRIES_MAX)
@@ -155,7 +177,9 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
     if (val == NULL)
         return fail(err, "%s:%d: out of memory", p->path, line);
     char why[256];
-    if (bk_cfg_parse_value(bk_cfg_desc(key), v, vn, val, why, sizeof why) != KP_OK) {
+    int prc = kk ? bk_cfg_kkey_check(kk, v, vn, val, why, sizeof why)
+                 : bk_cfg_parse_value(bk_cfg_desc(key), v, vn, val, why, sizeof why);
+    if (prc != KP_OK) {
         free(val);
         return fail(err, "%s:%d: %.*s=%.*s: %s", p->path, line, (int)kn, k,
                     (int)(vn > 200 ? 200 : vn), v, why);
@@ -166,7 +190,7 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
         return fail(err, "%s:%d: node.id=%lld inside [node.%d] (the section implies node.id)",
                     p->path, line, (long long)got, p->cur);
     }
-    p->entries[p->nentries++] = (entry_t){ p->cur, key, line, val };
+    p->entries[p->nentries++] = (entry_t){ p->cur, key, kk, line, val };
     return KP_OK;
 }
 
@@ -210,9 +234,21 @@ static void set_defaults(bk_cfg_t *cfg) {
 }
 
 static void apply(bk_cfg_t *cfg, bk_cfg_key_t key, const bk_cfg_val_t *v, int32_t line) {
+    assert(key < BK_CFG__COUNT);
     cfg->val[key] = *v;
     cfg->source[key] = BK_CFG_SRC_STATIC_BROKER;
     cfg->line[key] = line;
+}
+
+/* One line of the file: a key skiff acts on, or a stored-only one. */
+static int apply_entry(bk_cfg_t *cfg, const parse_t *p, const entry_t *e, bk_cfg_err_t *err) {
+    if (e->kk == NULL) {
+        apply(cfg, e->key, e->val, e->line);
+        return KP_OK;
+    }
+    if (cfg_kval_set(cfg, KV_STATIC, e->kk, e->val->text) != KP_OK)
+        return fail(err, "%s:%d: out of memory", p->path, e->line);
+    return KP_OK;
 }
 
 /* Chooses the node's section and applies top-level then section values. */
@@ -230,8 +266,8 @@ static int apply_file(bk_cfg_t *cfg, parse_t *p, int32_t node_id, bk_cfg_err_t *
             return fail(err, "%s: no section [node.%d] for --node %d", p->path, sel, sel);
     }
     for (size_t i = 0; i < p->nentries; i++)
-        if (p->entries[i].section == -1)
-            apply(cfg, p->entries[i].key, p->entries[i].val, p->entries[i].line);
+        if (p->entries[i].section == -1 && apply_entry(cfg, p, &p->entries[i], err) != KP_OK)
+            return KP_ERR_BAD_VALUE;
     if (sel >= 0) {
         /* the section implies node.id, over any top-level node.id */
         size_t i = 0;
@@ -242,8 +278,8 @@ static int apply_file(bk_cfg_t *cfg, parse_t *p, int32_t node_id, bk_cfg_err_t *
         apply(cfg, BK_CFG_NODE_ID, &id, p->sections[i].line);
     }
     for (size_t i = 0; i < p->nentries; i++)
-        if (sel >= 0 && p->entries[i].section == sel)
-            apply(cfg, p->entries[i].key, p->entries[i].val, p->entries[i].line);
+        if (sel >= 0 && p->entries[i].section == sel && apply_entry(cfg, p, &p->entries[i], err) != KP_OK)
+            return KP_ERR_BAD_VALUE;
     if (node_id >= 0 && p->nsections == 0) {
         if (!cfg->val[BK_CFG_NODE_ID].is_null && cfg->val[BK_CFG_NODE_ID].i != node_id)
             return fail(err, "%s:%d: node.id=%lld but --node %d", p->path,
@@ -266,14 +302,20 @@ static int apply_set(bk_cfg_t *cfg, const char *set, int32_t node_id, bk_cfg_err
     trim(&k, &kn);
     trim(&v, &vn);
     bk_cfg_key_t key = bk_cfg_key_by_name(k, kn);
-    if (key == BK_CFG__COUNT)
-        return fail(err, "--set %s: unknown key '%.*s'", set, (int)kn, k);
+    const bk_cfg_kkey_t *kk = NULL;
+    char why[256];
+    if (key == BK_CFG__COUNT && (kk = stored_key(k, kn, why, sizeof why)) == NULL)
+        return fail(err, "--set %.300s: %s", set, why);
     bk_cfg_val_t *val = malloc(sizeof *val);
     if (val == NULL)
         return fail(err, "--set %s: out of memory", set);
-    char why[256];
     int rc = KP_OK;
-    if (bk_cfg_parse_value(bk_cfg_desc(key), v, vn, val, why, sizeof why) != KP_OK)
+    if (kk != NULL) {
+        if (bk_cfg_kkey_check(kk, v, vn, val, why, sizeof why) != KP_OK)
+            rc = fail(err, "--set %.300s: %s", set, why);
+        else if (cfg_kval_set(cfg, KV_STATIC, kk, val->text) != KP_OK)
+            rc = fail(err, "--set %.300s: out of memory", set);
+    } else if (bk_cfg_parse_value(bk_cfg_desc(key), v, vn, val, why, sizeof why) != KP_OK)
         rc = fail(err, "--set %.300s: %s", set, why);
     else if (key == BK_CFG_NODE_ID && node_id >= 0 && val->i != node_id)
         rc = fail(err, "--set %.300s: conflicts with --node %d", set, node_id);
@@ -310,6 +352,11 @@ bk_cfg_t *bk_cfg_load(const char *path, int32_t node_id, const char *const *sets
         goto done;
     }
     snprintf(cfg->path, sizeof cfg->path, "%s", path);
+    for (int l = 0; l < KV__LAYERS; l++)
+        if ((cfg->kval[l] = calloc(bk_cfg_kkey_count(), sizeof *cfg->kval[l])) == NULL) {
+            rc = fail(err, "%s: out of memory", path);
+            goto done;
+        }
     set_defaults(cfg);
     rc = read_file(path, &text, &len, err);
     if (rc == KP_OK)
@@ -328,7 +375,7 @@ done:
     free(p.entries);
     free(text);
     if (rc != KP_OK) {
-        free(cfg);
+        bk_cfg_free(cfg);
         return NULL;
     }
     return cfg;
@@ -395,7 +442,44 @@ bk_cfg_t *bk_cfg_load_args(int argc, char *const *argv, bk_cfg_err_t *err) {
     return bk_cfg_load(path, node_id, sets, nsets, err);
 }
 
-void bk_cfg_free(bk_cfg_t *cfg) { free(cfg); }
+void bk_cfg_free(bk_cfg_t *cfg) {
+    if (cfg == NULL)
+        return;
+    for (int l = 0; l < KV__LAYERS; l++) {
+        for (size_t i = 0; cfg->kval[l] && i < bk_cfg_kkey_count(); i++)
+            free(cfg->kval[l][i]);
+        free(cfg->kval[l]);
+    }
+    free(cfg);
+}
+
+int cfg_kval_set(bk_cfg_t *cfg, int layer, const bk_cfg_kkey_t *k, const char *text) {
+    assert(layer >= 0 && layer < KV__LAYERS);
+    assert(k->scope == BK_CFG_SCOPE_BROKER && bk_cfg_kkey_stored_only(k));
+    size_t i = bk_cfg_kkey_index(k);
+    char *copy = NULL;
+    if (text != NULL && (copy = strdup(text)) == NULL)
+        return KP_ERR_NOMEM;
+    free(cfg->kval[layer][i]);
+    cfg->kval[layer][i] = copy;
+    return KP_OK;
+}
+
+const char *cfg_kval(const bk_cfg_t *cfg, const bk_cfg_kkey_t *k, bk_cfg_source_t *source) {
+    size_t i = bk_cfg_kkey_index(k);
+    static const struct { int layer; bk_cfg_source_t source; } order[] = {
+        { KV_DYN_BROKER, BK_CFG_SRC_DYNAMIC_BROKER },
+        { KV_DYN_DEFAULT, BK_CFG_SRC_DYNAMIC_DEFAULT_BROKER },
+        { KV_STATIC, BK_CFG_SRC_STATIC_BROKER },
+    };
+    for (size_t l = 0; l < sizeof order / sizeof order[0]; l++)
+        if (cfg->kval[order[l].layer][i] != NULL) {
+            *source = order[l].source;
+            return cfg->kval[order[l].layer][i];
+        }
+    *source = BK_CFG_SRC_DEFAULT;
+    return k->def;
+}
 
 const char *bk_cfg_path(const bk_cfg_t *cfg) { return cfg->path; }
 

@@ -136,11 +136,19 @@ const char *bk_cfg_admin_listener(const bk_cfg_t *cfg);
  * resource). `value` NULL deletes the dynamic value (falls back to the
  * static one). `cluster_default` selects the cluster-wide default level
  * (resource name "") instead of this broker's level. With `validate_only`
- * nothing changes. Returns 0, or BK_CFG_INVALID_CONFIG with a message for an
- * unknown key, a key that cannot change at run time, or a bad value. */
+ * nothing changes. Every key of the key table (config_kafka.h) is known:
+ * a stored-only key Kafka lets change at run time is validated and stored
+ * (per-broker ones only for a broker id, as in Kafka). Returns 0, or
+ * BK_CFG_INVALID_CONFIG with a message for a name that is no broker config,
+ * a key that cannot change at run time, or a bad value. */
 KP_MUST_CHECK int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
                                         bool cluster_default, bool validate_only,
                                         char *why, size_t why_len);
+
+/* Calls fn with the name of every broker key AlterConfigs may change: the
+ * dynamic keys skiff acts on, then the stored-only ones that are not
+ * read-only in Kafka (config_kafka.h). */
+void bk_cfg_for_each_dynamic(void (*fn)(const char *name, void *ctx), void *ctx);
 
 /* One row of DescribeConfigs. */
 typedef struct bk_cfg_entry {
@@ -152,11 +160,14 @@ typedef struct bk_cfg_entry {
     bool sensitive;
     int config_type;            /* BK_CFG_TYPE_* */
     const char *synonym;        /* topic rows: the broker key they default to */
+    const char *documentation;  /* what skiff does with the key (config_kafka.h), or NULL */
 } bk_cfg_entry_t;
 
 typedef void (*bk_cfg_entry_fn)(const bk_cfg_entry_t *e, void *ctx);
 
-/* Calls fn once per broker key, in table order. */
+/* Calls fn once per broker key skiff acts on, in table order, then once per
+ * stored-only key of the key table (config_kafka.h; obsolete ones only when
+ * set). The entry's strings are valid during the call only. */
 void bk_cfg_describe_broker(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx);
 
 #endif

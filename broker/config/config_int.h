@@ -3,10 +3,15 @@
 #define SKIFF_BROKER_CONFIG_INT_H
 
 #include "broker/config/config.h"
+#include "broker/config/config_kafka.h"
 
 #define CFG_PATH_MAX 512
 
 enum { DYN_BROKER = 0, DYN_DEFAULT = 1 };
+
+/* Values of the stored-only broker keys (config_kafka.h), by layer: the
+ * config file / --set, then the two dynamic levels as in `dyn`. */
+enum { KV_DYN_BROKER = DYN_BROKER, KV_DYN_DEFAULT = DYN_DEFAULT, KV_STATIC = 2, KV__LAYERS = 3 };
 
 struct bk_cfg {
     char path[CFG_PATH_MAX];
@@ -23,11 +28,23 @@ struct bk_cfg {
     size_t nvoters;
     char log_dirs[BK_CFG_LOG_DIRS_MAX][BK_CFG_VALUE_MAX];
     size_t nlog_dirs;
+    /* kval[layer][bk_cfg_kkey_index(k)]: heap text or NULL (not set), for
+     * the STORED / OBSOLETE broker rows only; bk_cfg_kkey_count() each. */
+    char **kval[KV__LAYERS];
 };
 
 /* Writes "PATH:LINE", "--set" or "PATH (default)" for where `key` got its
  * value, for error messages. */
 void cfg_where(const bk_cfg_t *cfg, bk_cfg_key_t key, char *out, size_t out_len);
+
+/* The effective value of a stored-only broker key (dynamic per-broker >
+ * dynamic default > file / --set > Kafka's default) and where it came
+ * from; NULL (source DEFAULT) when it has none. */
+const char *cfg_kval(const bk_cfg_t *cfg, const bk_cfg_kkey_t *k, bk_cfg_source_t *source);
+
+/* Replaces the text of a stored-only key at `layer` (NULL removes it).
+ * Returns KP_OK or KP_ERR_NOMEM (nothing changed). */
+KP_MUST_CHECK int cfg_kval_set(bk_cfg_t *cfg, int layer, const bk_cfg_kkey_t *k, const char *text);
 
 /* Checks the rules between keys and fills the parsed views. Returns KP_OK or
  * KP_ERR_BAD_VALUE with err->msg set. */

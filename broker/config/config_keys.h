@@ -149,7 +149,7 @@ typedef struct bk_cfg_desc {
 enum {
     BK_CFG_TYPE_BOOLEAN = 1, BK_CFG_TYPE_STRING = 2, BK_CFG_TYPE_INT = 3,
     BK_CFG_TYPE_SHORT = 4, BK_CFG_TYPE_LONG = 5, BK_CFG_TYPE_DOUBLE = 6,
-    BK_CFG_TYPE_LIST = 7, BK_CFG_TYPE_PASSWORD = 9,
+    BK_CFG_TYPE_LIST = 7, BK_CFG_TYPE_CLASS = 8, BK_CFG_TYPE_PASSWORD = 9,
 };
 
 /* The description of `key` (asserted in range). */

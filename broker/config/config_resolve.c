@@ -390,11 +390,53 @@ const char *bk_cfg_admin_listener(const bk_cfg_t *cfg) {
 
 /* --- dynamic changes and describe ---------------------------------------- */
 
+/* AlterConfigs on a stored-only key: Kafka's update mode decides. */
+static int set_stored(bk_cfg_t *cfg, const bk_cfg_kkey_t *k, const char *value, bool cluster_default,
+                      bool validate_only, char *why, size_t why_len) {
+    if (k->mode == BK_CFG_MODE_READ_ONLY) {
+        snprintf(why, why_len, "broker config '%s' is read-only (set it in the config file or with --set; "
+                 "it needs a restart)", k->name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    if (k->mode == BK_CFG_MODE_PER_BROKER && cluster_default && value != NULL) {
+        snprintf(why, why_len, "broker config '%s' can only be set for one broker (resource name = "
+                 "the broker id), not as the cluster default", k->name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    bk_cfg_val_t *v = NULL;
+    if (value != NULL) {
+        char reason[256];
+        if ((v = malloc(sizeof *v)) == NULL) {
+            snprintf(why, why_len, "out of memory");
+            return BK_CFG_INVALID_CONFIG;
+        }
+        if (bk_cfg_kkey_check(k, value, strlen(value), v, reason, sizeof reason) != KP_OK) {
+            snprintf(why, why_len, "%s=%.200s: %s", k->name, value, reason);
+            free(v);
+            return BK_CFG_INVALID_CONFIG;
+        }
+    }
+    int rc = 0;
+    if (!validate_only &&
+        cfg_kval_set(cfg, cluster_default ? KV_DYN_DEFAULT : KV_DYN_BROKER, k, v ? v->text : NULL) != KP_OK) {
+        snprintf(why, why_len, "out of memory");
+        rc = BK_CFG_INVALID_CONFIG;
+    }
+    free(v);
+    return rc;
+}
+
 int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
                           bool cluster_default, bool validate_only, char *why, size_t why_len) {
     bk_cfg_key_t key = bk_cfg_key_by_name(name, strlen(name));
     if (key == BK_CFG__COUNT) {
-        snprintf(why, why_len, "unknown broker config '%s'", name);
+        const bk_cfg_kkey_t *k = bk_cfg_kkey_find(name, strlen(name), BK_CFG_SCOPE_BROKER);
+        if (k != NULL && bk_cfg_kkey_stored_only(k))
+            return set_stored(cfg, k, value, cluster_default, validate_only, why, why_len);
+        if (k == NULL && bk_cfg_kkey_find(name, strlen(name), BK_CFG_SCOPE_TOPIC) != NULL)
+            snprintf(why, why_len, "'%s' is a topic config, not a broker config", name);
+        else
+            snprintf(why, why_len, "unknown broker config '%s'", name);
         return BK_CFG_INVALID_CONFIG;
     }
     const bk_cfg_desc_t *d = bk_cfg_desc(key);
@@ -421,10 +463,54 @@ int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
     return 0;
 }
 
+void bk_cfg_for_each_dynamic(void (*fn)(const char *name, void *ctx), void *ctx) {
+    for (int k = 0; k < BK_CFG__COUNT; k++)
+        if (bk_cfg_desc((bk_cfg_key_t)k)->flags & BK_CFG_CF_DYNAMIC)
+            fn(bk_cfg_desc((bk_cfg_key_t)k)->name, ctx);
+    for (size_t i = 0; i < bk_cfg_kkey_count(); i++) {
+        const bk_cfg_kkey_t *k = bk_cfg_kkey_at(i);
+        if (k->scope == BK_CFG_SCOPE_BROKER && bk_cfg_kkey_stored_only(k) && k->mode != BK_CFG_MODE_READ_ONLY)
+            fn(k->name, ctx);
+    }
+}
+
+/* The stored-only rows of DescribeConfigs on a broker. */
+static void describe_stored(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx) {
+    for (size_t i = 0; i < bk_cfg_kkey_count(); i++) {
+        const bk_cfg_kkey_t *k = bk_cfg_kkey_at(i);
+        if (k->scope != BK_CFG_SCOPE_BROKER || !bk_cfg_kkey_stored_only(k))
+            continue;
+        bk_cfg_source_t source;
+        const char *value = cfg_kval(cfg, k, &source);
+        /* Kafka 4 no longer lists obsolete keys; skiff shows them once set */
+        if (k->status == BK_CFG_STATUS_OBSOLETE && source == BK_CFG_SRC_DEFAULT)
+            continue;
+        char doc[512];
+        bk_cfg_kkey_doc(k, doc, sizeof doc);
+        bool sensitive = k->type == BK_CFG_KT_PASSWORD;
+        bk_cfg_entry_t e = {
+            .name = k->name,
+            .value = sensitive ? NULL : value,
+            .source = source,
+            .is_default = source == BK_CFG_SRC_DEFAULT,
+            .read_only = k->mode == BK_CFG_MODE_READ_ONLY,
+            .sensitive = sensitive,
+            .config_type = bk_cfg_kkey_type_code(k),
+            .documentation = doc,
+        };
+        fn(&e, ctx);
+    }
+}
+
 void bk_cfg_describe_broker(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx) {
     for (int k = 0; k < BK_CFG__COUNT; k++) {
         const bk_cfg_desc_t *d = bk_cfg_desc((bk_cfg_key_t)k);
+        const bk_cfg_kkey_t *kk = bk_cfg_kkey_find(d->name, strlen(d->name), BK_CFG_SCOPE_BROKER);
+        char doc[512];
+        if (kk != NULL)
+            bk_cfg_kkey_doc(kk, doc, sizeof doc);
         bk_cfg_entry_t e = {
+            .documentation = kk ? doc : NULL,
             .name = d->name,
             .value = (d->flags & BK_CFG_CF_SENSITIVE) ? NULL : bk_cfg_str(cfg, (bk_cfg_key_t)k),
             .source = bk_cfg_source(cfg, (bk_cfg_key_t)k),
@@ -435,4 +521,5 @@ void bk_cfg_describe_broker(const bk_cfg_t *cfg, bk_cfg_entry_fn fn, void *ctx) 
         e.is_default = e.source == BK_CFG_SRC_DEFAULT;
         fn(&e, ctx);
     }
+    describe_stored(cfg, fn, ctx);
 }

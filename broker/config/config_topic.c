@@ -1,6 +1,8 @@
 /* Topic-level configs; see config_topic.h. */
 #include "broker/config/config_topic.h"
 
+#include "broker/config/config_int.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,13 +52,42 @@ static bk_cfg_desc_t topic_cfg_desc(bk_cfg_topic_key_t key) {
     return d;
 }
 
+/* The key-table row of a topic config skiff only stores, or NULL. */
+static const bk_cfg_kkey_t *stored_topic_key(const char *name) {
+    const bk_cfg_kkey_t *k = bk_cfg_kkey_find(name, strlen(name), BK_CFG_SCOPE_TOPIC);
+    return k != NULL && bk_cfg_kkey_stored_only(k) ? k : NULL;
+}
+
+bool bk_cfg_topic_known(const char *name) {
+    return bk_cfg_topic_key_by_name(name) != BK_CFG_TC__COUNT || stored_topic_key(name) != NULL;
+}
+
+/* Kafka's own words, so clients and scripts see what Kafka would say. */
+static int unknown(const char *name, char *why, size_t why_len) {
+    snprintf(why, why_len, "Unknown topic config name: %.200s", name);
+    return BK_CFG_INVALID_CONFIG;
+}
+
+/* A stored-only topic config: validated against its row, never kept in a
+ * bk_cfg_topic_t (the Config records in the image hold it). */
+static int check_stored(const bk_cfg_kkey_t *k, const char *value, char *why, size_t why_len) {
+    if (value == NULL) {
+        snprintf(why, why_len, "%s: null value", k->name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    char reason[256];
+    if (bk_cfg_kkey_check(k, value, strlen(value), NULL, reason, sizeof reason) != KP_OK) {
+        snprintf(why, why_len, "invalid value '%.200s' for %s: %s", value, k->name, reason);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    return 0;
+}
+
 static int parse(bk_cfg_topic_key_t *key, bk_cfg_val_t *v, const char *name, const char *value,
                  char *why, size_t why_len) {
     *key = bk_cfg_topic_key_by_name(name);
-    if (*key == BK_CFG_TC__COUNT) {
-        snprintf(why, why_len, "unknown topic config '%.200s'", name);
-        return BK_CFG_INVALID_CONFIG;
-    }
+    if (*key == BK_CFG_TC__COUNT)
+        return unknown(name, why, why_len);
     if (value == NULL) {
         snprintf(why, why_len, "%s: null value", name);
         return BK_CFG_INVALID_CONFIG;
@@ -75,6 +106,9 @@ static int parse(bk_cfg_topic_key_t *key, bk_cfg_val_t *v, const char *name, con
 }
 
 int bk_cfg_topic_validate(const char *name, const char *value, char *why, size_t why_len) {
+    const bk_cfg_kkey_t *sk = stored_topic_key(name);
+    if (sk != NULL)
+        return check_stored(sk, value, why, why_len);
     bk_cfg_topic_key_t key;
     bk_cfg_val_t v;
     return parse(&key, &v, name, value, why, why_len);
@@ -82,14 +116,15 @@ int bk_cfg_topic_validate(const char *name, const char *value, char *why, size_t
 
 int bk_cfg_topic_set(bk_cfg_topic_t *tc, const char *name, const char *value, char *why,
                         size_t why_len) {
+    const bk_cfg_kkey_t *sk = stored_topic_key(name);
+    if (sk != NULL)
+        return value == NULL ? 0 : check_stored(sk, value, why, why_len);
     bk_cfg_topic_key_t key;
     bk_cfg_val_t v;
     if (value == NULL) {
         key = bk_cfg_topic_key_by_name(name);
-        if (key == BK_CFG_TC__COUNT) {
-            snprintf(why, why_len, "unknown topic config '%.200s'", name);
-            return BK_CFG_INVALID_CONFIG;
-        }
+        if (key == BK_CFG_TC__COUNT)
+            return unknown(name, why, why_len);
         tc->set &= ~(1u << key);
         return 0;
     }
@@ -203,7 +238,62 @@ void bk_cfg_topic_describe(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
             .config_type = bk_cfg_type_code(d->type, 0),
             .synonym = bk_cfg_desc(tdescs[k].broker)->name,
         };
+        const bk_cfg_kkey_t *kk = bk_cfg_kkey_find(tdescs[k].name, strlen(tdescs[k].name), BK_CFG_SCOPE_TOPIC);
+        char doc[512];
+        if (kk != NULL) {
+            bk_cfg_kkey_doc(kk, doc, sizeof doc);
+            e.documentation = doc;
+        }
         e.is_default = e.source == BK_CFG_SRC_DEFAULT;
+        fn(&e, ctx);
+    }
+}
+
+/* The broker default of a stored-only topic key: its broker synonym's
+ * effective value (a key skiff acts on, or another stored-only one), else
+ * Kafka's default. */
+static const char *stored_default(const bk_cfg_t *cfg, const bk_cfg_kkey_t *k, bk_cfg_source_t *source) {
+    *source = BK_CFG_SRC_DEFAULT;
+    if (k->synonym == NULL)
+        return k->def;
+    bk_cfg_key_t bk = bk_cfg_key_by_name(k->synonym, strlen(k->synonym));
+    if (bk != BK_CFG__COUNT) {
+        *source = bk_cfg_source(cfg, bk);
+        const char *v = bk_cfg_str(cfg, bk);
+        return v ? v : k->def;
+    }
+    const bk_cfg_kkey_t *b = bk_cfg_kkey_find(k->synonym, strlen(k->synonym), BK_CFG_SCOPE_BROKER);
+    if (b == NULL || !bk_cfg_kkey_stored_only(b))
+        return k->def;
+    const char *v = cfg_kval(cfg, b, source);
+    if (*source == BK_CFG_SRC_DEFAULT)
+        return k->def;   /* the topic's own default, as Kafka shows it */
+    return v;
+}
+
+void bk_cfg_topic_describe_stored(const bk_cfg_t *cfg, bk_cfg_lookup_fn lookup, void *lctx,
+                                  bk_cfg_entry_fn fn, void *ctx) {
+    for (size_t i = 0; i < bk_cfg_kkey_count(); i++) {
+        const bk_cfg_kkey_t *k = bk_cfg_kkey_at(i);
+        if (k->scope != BK_CFG_SCOPE_TOPIC || !bk_cfg_kkey_stored_only(k))
+            continue;
+        const char *value = lookup ? lookup(lctx, k->name) : NULL;
+        bk_cfg_source_t source = BK_CFG_SRC_DYNAMIC_TOPIC;
+        if (value == NULL)
+            value = stored_default(cfg, k, &source);
+        if (k->status == BK_CFG_STATUS_OBSOLETE && source == BK_CFG_SRC_DEFAULT)
+            continue;   /* as for brokers: obsolete keys only once set */
+        char doc[512];
+        bk_cfg_kkey_doc(k, doc, sizeof doc);
+        bk_cfg_entry_t e = {
+            .name = k->name,
+            .value = value,
+            .source = source,
+            .is_default = source == BK_CFG_SRC_DEFAULT,
+            .config_type = bk_cfg_kkey_type_code(k),
+            .synonym = k->synonym,
+            .documentation = doc,
+        };
         fn(&e, ctx);
     }
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "broker/config/config.h"
+#include "broker/config/config_kafka.h"
 
 /* X(ID, "topic name", broker key, TYPE, min, max)
  * TYPE/allowed follow the broker key except where the range differs. */
@@ -64,15 +65,22 @@ bk_cfg_topic_key_t bk_cfg_topic_key_by_name(const char *name);
 /* The broker key a topic key defaults to (its DescribeConfigs synonym). */
 bk_cfg_key_t bk_cfg_topic_key_broker(bk_cfg_topic_key_t key);
 
+/* Is `name` a topic config: one skiff acts on (above) or a stored-only one
+ * of the key table (config_kafka.h; no effect in skiff)? */
+bool bk_cfg_topic_known(const char *name);
+
 /* Validates one (name, value) pair as CreateTopics / AlterConfigs must.
- * Returns 0, or BK_CFG_INVALID_CONFIG with a message in why[0..why_len) for an
- * unknown name, a NULL or malformed value or one out of range. */
+ * Every topic config of the key table is known; a stored-only one is
+ * checked against its row. Returns 0, or BK_CFG_INVALID_CONFIG with a
+ * message in why[0..why_len) for an unknown name (Kafka's "Unknown topic
+ * config name: NAME"), a NULL or malformed value or one out of range. */
 KP_MUST_CHECK int bk_cfg_topic_validate(const char *name, const char *value, char *why,
                                            size_t why_len);
 
 /* Validates and stores an override; `value` NULL removes the override (the
- * topic follows the broker default again). Same returns as validate; on
- * error `tc` is unchanged. */
+ * topic follows the broker default again). A stored-only key is validated
+ * and not kept in `tc` (nothing reads it; the caller's Config records hold
+ * it). Same returns as validate; on error `tc` is unchanged. */
 KP_MUST_CHECK int bk_cfg_topic_set(bk_cfg_topic_t *tc, const char *name, const char *value,
                                       char *why, size_t why_len);
 
@@ -94,5 +102,15 @@ void bk_cfg_topic_text(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
  * read_only=false, sensitive=false and the broker key as synonym. */
 void bk_cfg_topic_describe(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc,
                               bk_cfg_entry_fn fn, void *ctx);
+
+/* Looks up a topic's stored value of config `name` (NULL: not set). */
+typedef const char *(*bk_cfg_lookup_fn)(void *ctx, const char *name);
+
+/* Calls fn once per stored-only topic key of the key table (config_kafka.h)
+ * with the topic's value from `lookup` (source DYNAMIC_TOPIC), else its
+ * broker synonym's value, else Kafka's default; obsolete keys only when set.
+ * The documentation field says "stored only (no effect in skiff)". */
+void bk_cfg_topic_describe_stored(const bk_cfg_t *cfg, bk_cfg_lookup_fn lookup, void *lctx,
+                                  bk_cfg_entry_fn fn, void *ctx);
 
 #endif
