@@ -29,11 +29,21 @@ static void dir_of(const char *path, char *dir, size_t cap) {
     }
 }
 
+/* Each write has its own temporary file: two writers of one path at once
+ * (the periodic checkpoint on the pool and another job, two threads, two
+ * processes) once shared "<path>.tmp", and one's O_TRUNC plus shorter write
+ * under the other's longer one was renamed into place as a file of mixed
+ * lines ("malformed at line N"). Now the last rename wins and each rename
+ * installs one writer's whole file. The name keeps the ".tmp" suffix that
+ * st_log_open and st_logdir_load sweep after a crash. */
+static _Atomic unsigned long g_tmp_seq;
+
 int st_atomic_write(const char *path, const void *data, size_t len) {
-    char tmp[ST_PATH_MAX], dir[ST_PATH_MAX];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char tmp[ST_PATH_MAX + 128], dir[ST_PATH_MAX + 64];
+    unsigned long seq = ++g_tmp_seq;
+    int n = snprintf(tmp, sizeof tmp, "%s.%ld-%lu.tmp", path, (long)getpid(), seq);
     assert(n > 0 && (size_t)n < sizeof tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) goto fail_open;
     if (st_io_pwrite(fd, data, len, 0) != KP_OK || st_io_fsync(fd) != KP_OK) goto fail;
     close(fd);

@@ -3,9 +3,11 @@
 
 #include <assert.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/st_guard.h"
 #include "storage/st_status.h"
@@ -24,6 +26,23 @@ static void load_one(const char *dir, const char *name, st_tp_offset_t **e, size
     }
 }
 
+/* Temporary files of st_atomic_write ("<name>.<pid>-<seq>.tmp") that a
+ * crash left in the dir: nothing reads them, and with a name per writer they
+ * would pile up. Only called before any writer of this dir runs. */
+static void sweep_tmp(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l < 4 || strcmp(e->d_name + l - 4, ".tmp") != 0) continue;
+        char p[ST_PATH_MAX + 260];
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (unlink(p) != 0) st_logf(ST_LOG_WARN, "cannot remove %s: %s", p, strerror(errno));
+    }
+    closedir(d);
+}
+
 int st_logdir_load(st_logdir_t *ld, const char *path) {
     memset(ld, 0, sizeof *ld);
     size_t l = strlen(path);
@@ -31,6 +50,7 @@ int st_logdir_load(st_logdir_t *ld, const char *path) {
     memcpy(ld->path, path, l + 1);
     int rc = st_clean_marker_take(path, &ld->was_clean);
     if (rc != KP_OK) return rc;
+    sweep_tmp(path);
     load_one(path, "recovery-point-offset-checkpoint", &ld->rp, &ld->n_rp);
     load_one(path, "replication-offset-checkpoint", &ld->hw, &ld->n_hw);
     load_one(path, "log-start-offset-checkpoint", &ld->start, &ld->n_start);

@@ -1,8 +1,10 @@
 /* st_checkpoint.h — small files written atomically: offset checkpoints,
  * meta.properties and the clean-shutdown marker.
  *
- * Every write goes to "<path>.tmp", is fsynced, renamed over path, and the
- * directory is fsynced: a crash leaves either the old or the new file.
+ * Every write goes to its own "<path>.<pid>-<seq>.tmp", is fsynced, renamed
+ * over path, and the directory is fsynced: a crash leaves either the old or
+ * the new file, and concurrent writers of one path each install a whole
+ * file (the last rename wins).
  * Offset checkpoint format (Kafka's): "0\n<count>\n" then one line
  * "<topic> <partition> <offset>" per entry.
  */
