@@ -101,7 +101,7 @@ test-programs: $(TEST_PROGS)
 # make took it for an intermediate file and deleted it after linking; the .d
 # file left behind then named it as a target, and the next make compiled
 # every one of them again. Kept as secondary: built once, never deleted.
-.SECONDARY: $(TEST_OBJS)
+.SECONDARY: $(TEST_OBJS) $(FAULT_OBJS)
 
 deps:
 	@bash etc/install-deps.sh
