@@ -1,6 +1,7 @@
 """Raw Kafka request/response frames for the test scripts that send APIs no
-client library here speaks (reassign_raw.py, txn_misc.py): unsigned varints,
-a bounds-checked response reader, and one request/response round trip."""
+client library here speaks (reassign_raw.py, txn_misc.py, legacy_produce.py):
+unsigned varints, a bounds-checked response reader, one request/response
+round trip, and recv_exact for scripts that read their own frames."""
 import socket
 import struct
 
@@ -66,6 +67,17 @@ class Rd:
             for _ in range(self.uv()):
                 self.uv()
                 self.take(self.uv())
+
+
+def recv_exact(s, n):
+    """Exactly n bytes from socket s, or None if it closes first."""
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
 
 
 def call(addr, key, ver, body, flexible=True, client=b"test", timeout_s=30.0):

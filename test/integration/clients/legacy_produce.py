@@ -21,6 +21,8 @@ import zlib
 
 import snappy
 
+from kwire import recv_exact
+
 IO_TIMEOUT_S = 10.0
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 TOPIC = sys.argv[2].encode()
@@ -63,16 +65,6 @@ def produce_req(ver, corr, msgset):
             struct.pack(">ii", 0, len(msgset)) + msgset)
     hdr = struct.pack(">hhih", 0, ver, corr, 6) + b"legacy"
     return struct.pack(">i", len(hdr) + len(body)) + hdr + body
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 def produce(ver, msgset):
