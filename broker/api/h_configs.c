@@ -331,20 +331,36 @@ static const char *cstr_or_null(bk_api_req_t *req, kp_str_t s) {
     return kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
 }
 
-void bk_api_h_alter_configs(bk_api_req_t *req) {
-    const kp_alter_configs_request_t *q = req->body;
-    size_t nr = q->resources.count > 0 ? (size_t)q->resources.count : 0;
+/* The context and nres resources of an Alter (replace) or Incremental
+ * Alter request; NULL after closing the connection when out of memory. */
+static alter_ctx_t *alter_ctx_new(bk_api_req_t *req, int32_t nres, bool replace) {
+    size_t nr = nres > 0 ? (size_t)nres : 0;
     alter_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
     resource_t *res = bk_api_req_alloc(req, nr, sizeof *res);
-    if (!c || !res) { bk_api_req_close(req, "out of memory"); return; }
-    *c = (alter_ctx_t){ req, res, nr, true, false };
-    for (size_t i = 0; i < nr; i++) {
+    if (!c || !res) { bk_api_req_close(req, "out of memory"); return NULL; }
+    *c = (alter_ctx_t){ req, res, nr, replace, !replace };
+    return c;
+}
+
+/* Fills r's type, name and room for nch changes; false after closing the
+ * connection when out of memory. */
+static bool resource_init(bk_api_req_t *req, resource_t *r, int8_t type, kp_str_t name, int32_t nch) {
+    r->type = type;
+    r->name = bk_api_req_cstr(req, name);
+    r->nch = nch > 0 ? (size_t)nch : 0;
+    r->ch = bk_api_req_alloc(req, r->nch, sizeof *r->ch);
+    if (!r->name || !r->ch) { bk_api_req_close(req, "out of memory"); return false; }
+    return true;
+}
+
+void bk_api_h_alter_configs(bk_api_req_t *req) {
+    const kp_alter_configs_request_t *q = req->body;
+    alter_ctx_t *c = alter_ctx_new(req, q->resources.count, true);
+    if (!c) return;
+    resource_t *res = c->res;
+    for (size_t i = 0; i < c->nres; i++) {
         const kp_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
-        res[i].type = rq->resource_type;
-        res[i].name = bk_api_req_cstr(req, rq->resource_name);
-        res[i].nch = rq->configs.count > 0 ? (size_t)rq->configs.count : 0;
-        res[i].ch = bk_api_req_alloc(req, res[i].nch, sizeof *res[i].ch);
-        if (!res[i].name || !res[i].ch) { bk_api_req_close(req, "out of memory"); return; }
+        if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
         for (size_t k = 0; k < res[i].nch; k++) {
             res[i].ch[k].name = bk_api_req_cstr(req, rq->configs.items[k].name);
             res[i].ch[k].value = cstr_or_null(req, rq->configs.items[k].value);
@@ -355,18 +371,12 @@ void bk_api_h_alter_configs(bk_api_req_t *req) {
 
 void bk_api_h_incremental_alter_configs(bk_api_req_t *req) {
     const kp_incremental_alter_configs_request_t *q = req->body;
-    size_t nr = q->resources.count > 0 ? (size_t)q->resources.count : 0;
-    alter_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
-    resource_t *res = bk_api_req_alloc(req, nr, sizeof *res);
-    if (!c || !res) { bk_api_req_close(req, "out of memory"); return; }
-    *c = (alter_ctx_t){ req, res, nr, false, true };
-    for (size_t i = 0; i < nr; i++) {
+    alter_ctx_t *c = alter_ctx_new(req, q->resources.count, false);
+    if (!c) return;
+    resource_t *res = c->res;
+    for (size_t i = 0; i < c->nres; i++) {
         const kp_incremental_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
-        res[i].type = rq->resource_type;
-        res[i].name = bk_api_req_cstr(req, rq->resource_name);
-        res[i].nch = rq->configs.count > 0 ? (size_t)rq->configs.count : 0;
-        res[i].ch = bk_api_req_alloc(req, res[i].nch, sizeof *res[i].ch);
-        if (!res[i].name || !res[i].ch) { bk_api_req_close(req, "out of memory"); return; }
+        if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
         for (size_t k = 0; k < res[i].nch; k++) {
             const kp_incremental_alter_configs_request_alterable_config_t *a = &rq->configs.items[k];
             res[i].ch[k].name = bk_api_req_cstr(req, a->name);
