@@ -11,29 +11,9 @@
 
 #include "broker/config/config.h"
 #include "broker/config/config_topic.h"
+#include "test/unit/cfg_test_util.h"
 
-static char dir[64];
-static char path[128];
-
-/* A minimal valid node (ports are never bound by this test). */
-static const char *BASE =
-    "node.id=1\n"
-    "process.roles=broker,controller\n"
-    "listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29192\n"
-    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-    "controller.listener.names=CONTROLLER\n"
-    "controller.quorum.voters=1@127.0.0.1:29192\n"; /* 6 lines */
-
-static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/skiff-config-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.conf", dir);
-}
-
-static void teardown(void) {
-    unlink(path);
-    rmdir(dir);
-}
+static void setup(void) { cfg_tmp_setup("skiff-config-"); }
 
 static void write_n(const char *text, size_t n) {
     /* A fresh file each time: rewriting a truncated file makes ext4 flush it
