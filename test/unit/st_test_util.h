@@ -4,6 +4,7 @@
 #define SKIFF_ST_TEST_UTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,21 @@ static inline void tu_count_batch(const kp_batch_t *b, void *ctx) {
 static inline int tu_scan(st_log_t *log, int64_t from, int64_t *end) {
     int n = 0;
     *end = tu_each_batch(log, from, tu_count_batch, &n);
+    return n;
+}
+
+/* How many files in dir have a name ending with suffix (-1: no dir). */
+static inline int tu_count_suffix(const char *dir, const char *suffix) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    size_t sl = strlen(suffix);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > sl && strcmp(e->d_name + l - sl, suffix) == 0) n++;
+    }
+    closedir(d);
     return n;
 }
 

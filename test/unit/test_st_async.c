@@ -33,26 +33,34 @@ static void append_n(st_log_t *log, int n, int recs, int64_t ts) {
     }
 }
 
-/* Files in dir whose name ends with suffix. */
-static int count_suffix(const char *dir, const char *suffix) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    size_t sl = strlen(suffix);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l > sl && strcmp(e->d_name + l - sl, suffix) == 0) n++;
-    }
-    closedir(d);
-    return n;
-}
-
 static bool file_exists(const char *dir, int64_t base, const char *suffix) {
     char p[700];
     snprintf(p, sizeof p, "%s/%020lld%s", dir, (long long)base, suffix);
     struct stat st;
     return stat(p, &st) == 0;
+}
+
+/* Closes the log, removes its directory. */
+static void close_rm(st_log_t *log, char *dir) {
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+
+/* One whole fsync job at now: begun, run, ended as ran. */
+static void sync_once(st_log_t *log, int64_t now) {
+    st_log_sync_t *j = NULL;
+    ck_assert_int_eq(st_log_sync_begin(log, now, &j), KP_OK);
+    ck_assert_int_eq(st_log_sync_run(j), KP_OK);
+    ck_assert_int_eq(st_log_sync_end(log, j, true), KP_OK);
+}
+
+/* Retention at now must detach something: the drop job; *deleted its count. */
+static st_log_drop_t *detach(st_log_t *log, int64_t now, int *deleted) {
+    st_log_drop_t *d = NULL;
+    ck_assert_int_eq(st_log_retention_detach(log, now, &d, deleted), KP_OK);
+    ck_assert_ptr_nonnull(d);
+    return d;
 }
 
 static void setup(void) {
@@ -100,9 +108,7 @@ START_TEST(test_sync_job_moves_recovery_point_at_end) {
     ck_assert_int_eq(st_log_sync_begin(log, 0, &j), KP_OK);
     ck_assert_ptr_null(j);
     ck_assert(!st_log_flush_due(log, 0));
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -116,16 +122,11 @@ START_TEST(test_sync_flush_ms) {
     append_n(log, 1, 1, 100);
     ck_assert(!st_log_flush_due(log, 1099));
     ck_assert(st_log_flush_due(log, 1100));
-    st_log_sync_t *j = NULL;
-    ck_assert_int_eq(st_log_sync_begin(log, 1100, &j), KP_OK);
-    ck_assert_int_eq(st_log_sync_run(j), KP_OK);
-    ck_assert_int_eq(st_log_sync_end(log, j, true), KP_OK);
+    sync_once(log, 1100);
     append_n(log, 1, 1, 100);
     ck_assert(!st_log_flush_due(log, 1199));
     ck_assert(st_log_flush_due(log, 1200));
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -142,9 +143,7 @@ START_TEST(test_sync_not_ran_stays_due) {
     ck_assert_int_eq(st_log_sync_end(log, j, false), KP_OK);
     ck_assert_int_eq(st_log_recovery_point(log), 0);
     ck_assert(st_log_flush_due(log, 0));
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -166,13 +165,9 @@ START_TEST(test_sync_after_truncation_keeps_recovery_point) {
     ck_assert_int_eq(st_log_recovery_point(log), 0);
     /* the next job covers them */
     ck_assert(st_log_flush_due(log, 0));
-    ck_assert_int_eq(st_log_sync_begin(log, 0, &j), KP_OK);
-    ck_assert_int_eq(st_log_sync_run(j), KP_OK);
-    ck_assert_int_eq(st_log_sync_end(log, j, true), KP_OK);
+    sync_once(log, 0);
     ck_assert_int_eq(st_log_recovery_point(log), 16);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -184,13 +179,11 @@ START_TEST(test_sync_roll_meanwhile_keeps_dir_dirty) {
     cfg.flush_messages = 1;
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     append_n(log, 1, 1, 100);
-    st_log_sync_t *j = NULL;
-    ck_assert_int_eq(st_log_sync_begin(log, 0, &j), KP_OK);
-    ck_assert_int_eq(st_log_sync_run(j), KP_OK);
-    ck_assert_int_eq(st_log_sync_end(log, j, true), KP_OK);
+    sync_once(log, 0);
     int fd = st_log_dup_sync_fd(log);
     ck_assert_int_ge(fd, 0);                            /* clean: one file to sync */
     close(fd);
+    st_log_sync_t *j = NULL;
     ck_assert_int_eq(st_log_sync_begin(log, 0, &j), KP_OK);
     ck_assert_ptr_null(j);
     append_n(log, 1, 1, 100);
@@ -204,9 +197,7 @@ START_TEST(test_sync_roll_meanwhile_keeps_dir_dirty) {
     fd = st_log_dup_sync_fd(log);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -232,9 +223,7 @@ START_TEST(test_sync_failure_takes_log_offline) {
     ck_assert_int_eq(st_log_append(log, buf, len, 3, 0, &info), ST_ERR_OFFLINE);
     ck_assert(!st_log_flush_due(log, 0));
     ck_assert_int_eq(st_log_sync_begin(log, 0, &j), ST_ERR_OFFLINE);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -286,9 +275,7 @@ START_TEST(test_sync_job_bounded) {
     ck_assert_int_eq(st_log_sync_run(j), KP_OK);
     ck_assert_int_eq(st_log_sync_end(log, j, true), KP_OK);
     ck_assert_int_eq(st_log_recovery_point(log), st_log_end_offset(log));
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -307,16 +294,15 @@ START_TEST(test_retention_detach_then_drop) {
     ck_assert_int_gt(before, 3);
     char pdir[600];
     snprintf(pdir, sizeof pdir, "%s/t-0", dir);
-    int logs_before = count_suffix(pdir, ".log");
+    int logs_before = tu_count_suffix(pdir, ".log");
     ck_assert_int_eq(logs_before, (int)before);
-    ck_assert_int_gt(count_suffix(pdir, ".snapshot"), 1);
+    ck_assert_int_gt(tu_count_suffix(pdir, ".snapshot"), 1);
     st_log_drop_t *d = NULL;
     int deleted = -1;
     ck_assert_int_eq(st_log_retention_detach(log, 1050, &d, &deleted), KP_OK);   /* all young */
     ck_assert_ptr_null(d);
     ck_assert_int_eq(deleted, 0);
-    ck_assert_int_eq(st_log_retention_detach(log, 100000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    d = detach(log, 100000, &deleted);
     ck_assert_int_eq((size_t)deleted, before - 1);
     ck_assert_uint_eq(st_log_drop_count(d), before - 1);
     ck_assert_str_eq(st_log_drop_dir(d), pdir);
@@ -326,8 +312,8 @@ START_TEST(test_retention_detach_then_drop) {
     st_read_result_t rr;
     ck_assert_int_eq(st_log_read(log, 0, 100, -1, 0, &rr), ST_ERR_OUT_OF_RANGE);
     /* nothing on disk changed yet: the owner renamed nothing */
-    ck_assert_int_eq(count_suffix(pdir, ".log"), logs_before);
-    ck_assert_int_eq(count_suffix(pdir, ".deleted"), 0);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".log"), logs_before);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".deleted"), 0);
     ck_assert(file_exists(pdir, 0, ".log"));
     /* appends go on meanwhile */
     append_n(log, 3, 2, 200000);
@@ -337,8 +323,8 @@ START_TEST(test_retention_detach_then_drop) {
     ck_assert(!file_exists(pdir, 0, ".index"));
     ck_assert(!file_exists(pdir, 0, ".timeindex"));
     ck_assert(file_exists(pdir, start, ".log"));
-    ck_assert_int_eq(count_suffix(pdir, ".deleted"), 0);
-    ck_assert_int_eq(count_suffix(pdir, ".log"), (int)st_log_segment_count(log));
+    ck_assert_int_eq(tu_count_suffix(pdir, ".deleted"), 0);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".log"), (int)st_log_segment_count(log));
     /* snapshots below the first kept segment went with them */
     DIR *dd = opendir(pdir);
     struct dirent *e;
@@ -353,9 +339,7 @@ START_TEST(test_retention_detach_then_drop) {
     log = tu_open(dir, &cfg, fin.recovery_point, true);
     ck_assert_int_eq(st_log_start_offset(log), start);
     ck_assert_int_eq(st_log_end_offset(log), leo);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -368,10 +352,8 @@ START_TEST(test_retention_detached_not_dropped_survives_reopen) {
     cfg.retention_ms = 1000;
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     append_n(log, 60, 2, 100);
-    st_log_drop_t *d = NULL;
     int deleted = 0;
-    ck_assert_int_eq(st_log_retention_detach(log, 100000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    st_log_drop_t *d = detach(log, 100000, &deleted);
     st_log_drop_free(d);                                /* never ran */
     st_log_offsets_t fin;
     ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
@@ -381,14 +363,11 @@ START_TEST(test_retention_detached_not_dropped_survives_reopen) {
     ck_assert_int_eq(st_log_start_offset(log), fin.log_start_offset);
     ck_assert_int_gt(st_log_segment_count(log), 1);
     st_log_set_deferred_removal(log, true);
-    ck_assert_int_eq(st_log_retention_detach(log, 100000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    d = detach(log, 100000, &deleted);
     ck_assert_int_eq(st_log_drop_run(d), KP_OK);
     st_log_drop_free(d);
     ck_assert_int_eq(st_log_segment_count(log), 1);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -401,10 +380,8 @@ START_TEST(test_drop_never_touches_a_recreated_directory) {
     cfg.retention_ms = 1000;
     st_log_t *log = tu_open(dir, &cfg, 0, false);
     append_n(log, 60, 2, 100);
-    st_log_drop_t *d = NULL;
     int deleted = 0;
-    ck_assert_int_eq(st_log_retention_detach(log, 100000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    st_log_drop_t *d = detach(log, 100000, &deleted);
     char pdir[600], trash[700];
     snprintf(pdir, sizeof pdir, "%s/t-0", dir);
     snprintf(trash, sizeof trash, "%s.1-delete", pdir);
@@ -417,15 +394,14 @@ START_TEST(test_drop_never_touches_a_recreated_directory) {
     st_log_drop_free(d);
     ck_assert(file_exists(pdir, 0, ".log"));
     ck_assert(file_exists(pdir, 0, ".index"));
-    ck_assert_int_eq(count_suffix(pdir, ".deleted"), 0);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".deleted"), 0);
     int64_t end;
     ck_assert_int_eq(tu_scan(log, 0, &end), 30);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     /* and a job whose directory is simply gone does nothing */
     log = tu_open(dir, &cfg, 0, true);
     append_n(log, 60, 2, 100000);
-    ck_assert_int_eq(st_log_retention_detach(log, 1000000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    d = detach(log, 1000000, &deleted);
     ck_assert_int_eq(st_log_delete(log), KP_OK);
     ck_assert_int_eq(st_log_drop_run(d), KP_OK);
     st_log_drop_free(d);
@@ -451,14 +427,12 @@ START_TEST(test_deferred_advance_start) {
     ck_assert_int_eq(st_log_advance_start(log, leo - 2), KP_OK);
     ck_assert_int_eq(st_log_start_offset(log), leo - 2);
     ck_assert_uint_eq(st_log_segment_count(log), before);
-    ck_assert_int_eq(count_suffix(pdir, ".deleted"), 0);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".deleted"), 0);
     ck_assert(file_exists(pdir, 0, ".log"));
     st_read_result_t rr;
     ck_assert_int_eq(st_log_read(log, 0, 100, -1, 0, &rr), ST_ERR_OUT_OF_RANGE);
-    st_log_drop_t *d = NULL;
     int deleted = 0;
-    ck_assert_int_eq(st_log_retention_detach(log, 0, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    st_log_drop_t *d = detach(log, 0, &deleted);
     ck_assert_int_eq((size_t)deleted, before - 1);
     ck_assert_int_eq(st_log_drop_run(d), KP_OK);
     st_log_drop_free(d);
@@ -468,9 +442,7 @@ START_TEST(test_deferred_advance_start) {
     ck_assert_int_eq(st_log_truncate_fully(log, 0, 0), ST_ERR_BAD_OFFSET);
     ck_assert_int_eq(st_log_truncate_fully(log, leo + 100, 0), KP_OK);
     ck_assert_int_eq(st_log_start_offset(log), leo + 100);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
+    close_rm(log, dir);
 }
 END_TEST
 
@@ -492,12 +464,10 @@ START_TEST(test_guard_counts_blocking_calls_on_the_loop) {
     /* the owner halves: no violation */
     st_log_sync_t *j = NULL;
     ck_assert_int_eq(st_log_sync_begin(log, 0, &j), KP_OK);
-    st_log_drop_t *d = NULL;
     int deleted = 0;
     st_log_set_deferred_removal(log, true);
     ck_assert_int_eq(st_log_advance_start(log, 10), KP_OK);
-    ck_assert_int_eq(st_log_retention_detach(log, 100000, &d, &deleted), KP_OK);
-    ck_assert_ptr_nonnull(d);
+    st_log_drop_t *d = detach(log, 100000, &deleted);
     ck_assert_int_eq(st_log_sync_end(log, j, false), KP_OK);
     ck_assert_uint_eq(st_guard_violations(), 0);
     /* the blocking forms: each one counts */
