@@ -22,6 +22,7 @@
 #include "storage/st_checkpoint.h"
 #include "storage/st_guard.h"
 #include "storage/st_log.h"
+#include "test/unit/parts_test_util.h"
 #include "test/unit/st_test_util.h"
 
 typedef struct { int calls; int status; int64_t first; } done_t;
@@ -67,6 +68,8 @@ static void commit(fx_t *f, bk_meta_recs_t *recs) {
     ck_assert_int_eq(d.status, KP_OK);
 }
 
+static void commit_ctx(void *f, bk_meta_recs_t *recs) { commit(f, recs); }
+
 static int submit(void *pool, int (*job)(void *), void (*done)(void *, int), void *arg) {
     return bk_net_worker_submit(pool, job, done, arg) == BK_NET_OK ? 0 : -1;
 }
@@ -93,23 +96,7 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
     f->pool = bk_net_worker_pool_new(f->base, 2, queue_max);
     ck_assert_ptr_nonnull(f->pool);
     /* one registered, unfenced broker: node 1 leads everything */
-    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
-    bk_meta_ctrl_register_t rq;
-    memset(&rq, 0, sizeof rq);
-    rq.broker_id = 1;
-    rq.incarnation[0] = 1;
-    rq.endpoints = &ep;
-    rq.nendpoints = 1;
-    bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    int64_t epoch = 0;
-    ck_assert_int_eq(bk_meta_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
-    commit(f, &recs);
-    bk_meta_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
-    bk_meta_ctrl_heartbeat_result_t hr;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
-    commit(f, &recs);
+    pt_register_leader(&f->c, &f->img, f->m, commit_ctx, f);
     f->p = bk_repl_parts_new(&f->ld, 1);
     ck_assert_ptr_nonnull(f->p);
     ck_assert_int_eq(bk_repl_parts_set_pool(f->p, f->pool, NULL, f), KP_OK);
@@ -136,22 +123,11 @@ static void fx_free(fx_t *f) {
     ck_assert_uint_eq(st_guard_violations(), 0);
 }
 
-static size_t feed(fx_t *f) {
-    size_t max = bk_meta_image_pending_changes(&f->img);
-    bk_meta_change_t *ch = calloc(max + 1, sizeof *ch);
-    size_t n = bk_meta_image_take_changes(&f->img, ch, max);
-    size_t failed = bk_repl_parts_apply(f->p, &f->img, ch, n, cfg_of, f, trash_collect, 0);
-    free(ch);
-    return failed;
-}
+static size_t feed(fx_t *f) { return pt_feed(f->p, &f->img, cfg_of, f, trash_collect); }
 
 static void create_topic(fx_t *f, const char *name, int32_t parts) {
-    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_meta_ctrl_create_result_t res;
     bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
-    ck_assert_int_eq(res.error, 0);
+    pt_create_recs(&f->c, &f->img, name, parts, &recs);
     commit(f, &recs);
     ck_assert_uint_eq(feed(f), 0);
 }
@@ -159,12 +135,8 @@ static void create_topic(fx_t *f, const char *name, int32_t parts) {
 /* direct: applied to the image without the committer, so no loop turn
  * delivers completions in between (a job stays "in flight") */
 static void delete_topic_at(fx_t *f, const char *name, bool direct) {
-    bk_meta_ctrl_delete_topic_t del = { name, { { 0 } } };
-    bk_meta_ctrl_delete_result_t dres;
     bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
-    ck_assert_int_eq(dres.error, 0);
+    pt_delete_recs(&f->c, &f->img, name, &recs);
     if (direct) {
         ck_assert_int_eq(bk_meta_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
         bk_meta_recs_free(&recs);
@@ -176,12 +148,8 @@ static void delete_topic_at(fx_t *f, const char *name, bool direct) {
 static void delete_topic(fx_t *f, const char *name) { delete_topic_at(f, name, false); }
 
 static void create_topic_direct(fx_t *f, const char *name, int32_t parts) {
-    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_meta_ctrl_create_result_t res;
     bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
-    ck_assert_int_eq(res.error, 0);
+    pt_create_recs(&f->c, &f->img, name, parts, &recs);
     ck_assert_int_eq(bk_meta_recs_apply(&recs, &f->img, f->img.last_offset + 1), KP_OK);
     bk_meta_recs_free(&recs);
     ck_assert_uint_eq(feed(f), 0);
@@ -216,26 +184,7 @@ static void settle(fx_t *f) {
     ck_assert_uint_eq(bk_meta_log_pending(f->m), 0);
 }
 
-static bool dir_exists(fx_t *f, const char *name) {
-    char path[600];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    return stat(path, &st) == 0;
-}
-
-static int count_files(const char *dir, const char *suffix) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    size_t sl = strlen(suffix);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l > sl && strcmp(e->d_name + l - sl, suffix) == 0) n++;
-    }
-    closedir(d);
-    return n;
-}
+static bool dir_exists(fx_t *f, const char *name) { return pt_exists(f->dir, name); }
 
 /* ---- flush -------------------------------------------------------------------- */
 
@@ -304,23 +253,6 @@ START_TEST(test_flush_log_deleted_or_recreated_meanwhile) {
 }
 END_TEST
 
-/* The slow worker job that fills a one-slot pool. */
-typedef struct { pthread_mutex_t mu; pthread_cond_t cv; bool go; } gate_t;
-static int gate_job(void *arg) {
-    gate_t *g = arg;
-    pthread_mutex_lock(&g->mu);
-    while (!g->go) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-    return 0;
-}
-static void gate_done(void *arg, int status) { (void)arg; (void)status; }
-static void gate_open(gate_t *g) {
-    pthread_mutex_lock(&g->mu);
-    g->go = true;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 /* A full pool refuses the job: nothing blocks, nothing is lost, the flush
  * stays due and the next call starts it. */
 START_TEST(test_flush_refused_stays_due) {
@@ -372,14 +304,14 @@ START_TEST(test_tick_retention_and_flush_ms_on_pool) {
     ck_assert_int_gt(before, 3);
     char pdir[600];
     snprintf(pdir, sizeof pdir, "%s/t-1", f.dir);
-    ck_assert_int_eq(count_files(pdir, ".log"), (int)before);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".log"), (int)before);
     bk_repl_parts_tick(f.p, 100000);
     x = part(&f, "t", 1);
     ck_assert_int_eq(st_log_segment_count(x->log), 1);          /* at once, in memory */
     ck_assert_int_eq(st_log_start_offset(x->log), st_log_active_base_offset(x->log));
     settle(&f);
-    ck_assert_int_eq(count_files(pdir, ".log"), 1);              /* by the pool */
-    ck_assert_int_eq(count_files(pdir, ".deleted"), 0);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".log"), 1);              /* by the pool */
+    ck_assert_int_eq(tu_count_suffix(pdir, ".deleted"), 0);
     bk_repl_parts_io_stats_t st;
     bk_repl_parts_io_stats(f.p, &st);
     ck_assert_uint_eq(st.segments_dropped, 3 * (before - 1));
@@ -411,7 +343,7 @@ START_TEST(test_delete_records_removed_by_tick) {
     ck_assert_int_eq(st_log_segment_count(x->log), 1);
     char pdir[600];
     snprintf(pdir, sizeof pdir, "%s/c-0", f.dir);
-    ck_assert_int_eq(count_files(pdir, ".log"), 1);
+    ck_assert_int_eq(tu_count_suffix(pdir, ".log"), 1);
     fx_free(&f);
 }
 END_TEST

@@ -18,6 +18,7 @@
 #include "broker/replication/parts_open.h"
 #include "broker/net/worker.h"
 #include "storage/st_log.h"
+#include "test/unit/parts_test_util.h"
 #include "test/unit/st_test_util.h"
 
 typedef struct { int calls; int status; } done_t;
@@ -35,6 +36,8 @@ static void commit(bk_meta_log_t *m, bk_meta_recs_t *recs) {
     ck_assert_int_eq(d.status, KP_OK);
     bk_meta_recs_free(recs);
 }
+
+static void commit_ctx(void *m, bk_meta_recs_t *recs) { commit(m, recs); }
 
 typedef struct {
     char *dir, *mdir;
@@ -77,23 +80,7 @@ static void fx_init(fx_t *f, uint32_t queue_max) {
     bk_meta_ctrl_config_defaults(&cc);
     bk_meta_ctrl_init(&f->c, &cc, 7);
     /* one registered, unfenced broker: node 1 leads everything */
-    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", "127.0.0.1", 9000 };
-    bk_meta_ctrl_register_t rq;
-    memset(&rq, 0, sizeof rq);
-    rq.broker_id = 1;
-    rq.incarnation[0] = 1;
-    rq.endpoints = &ep;
-    rq.nendpoints = 1;
-    bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    int64_t epoch = 0;
-    ck_assert_int_eq(bk_meta_ctrl_register(&f->c, &f->img, &rq, bk_meta_log_next_offset(f->m), 0, &recs, &epoch), 0);
-    commit(f->m, &recs);
-    bk_meta_ctrl_heartbeat_t hb = { 1, epoch, f->img.last_offset, false, false };
-    bk_meta_ctrl_heartbeat_result_t hr;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_heartbeat(&f->c, &f->img, &hb, 0, &recs, &hr);
-    commit(f->m, &recs);
+    pt_register_leader(&f->c, &f->img, f->m, commit_ctx, f->m);
     f->base = event_base_new();
     ck_assert_ptr_nonnull(f->base);
     f->pool = bk_net_worker_pool_new(f->base, 2, queue_max);
@@ -118,33 +105,18 @@ static void fx_free(fx_t *f) {
 }
 
 static void create_topic(fx_t *f, const char *name, int32_t parts) {
-    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, NULL, 0 };
-    bk_meta_ctrl_create_result_t res;
     bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&f->c, &f->img, &t, 1, false, &recs, &res);
-    ck_assert_int_eq(res.error, 0);
+    pt_create_recs(&f->c, &f->img, name, parts, &recs);
     commit(f->m, &recs);
 }
 
 static void delete_topic(fx_t *f, const char *name) {
-    bk_meta_ctrl_delete_topic_t del = { name, { { 0 } } };
-    bk_meta_ctrl_delete_result_t dres;
     bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_delete_topics(&f->c, &f->img, &del, 1, &recs, &dres);
-    ck_assert_int_eq(dres.error, 0);
+    pt_delete_recs(&f->c, &f->img, name, &recs);
     commit(f->m, &recs);
 }
 
-static size_t feed(fx_t *f) {
-    size_t max = bk_meta_image_pending_changes(&f->img);
-    bk_meta_change_t *ch = calloc(max + 1, sizeof *ch);
-    size_t n = bk_meta_image_take_changes(&f->img, ch, max);
-    size_t failed = bk_repl_parts_apply(f->p, &f->img, ch, n, small_cfg, f, trash_collect, 0);
-    free(ch);
-    return failed;
-}
+static size_t feed(fx_t *f) { return pt_feed(f->p, &f->img, small_cfg, f, trash_collect); }
 
 typedef struct { size_t opening, with_log, total; } census_t;
 static void census_one(bk_repl_part_t *p, void *ctx) {
@@ -173,12 +145,7 @@ static void settle(fx_t *f) {
     ck_assert_uint_eq(census(f).opening, 0);
 }
 
-static bool dir_exists(fx_t *f, const char *name) {
-    char path[600];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    return stat(path, &st) == 0;
-}
+static bool dir_exists(fx_t *f, const char *name) { return pt_exists(f->dir, name); }
 
 START_TEST(test_open_on_pool) {
     fx_t f;
@@ -273,17 +240,6 @@ START_TEST(test_recreate_while_opening) {
 }
 END_TEST
 
-/* The slow worker job that fills a one-slot pool. */
-typedef struct { pthread_mutex_t mu; pthread_cond_t cv; bool go; } gate_t;
-static int gate_job(void *arg) {
-    gate_t *g = arg;
-    pthread_mutex_lock(&g->mu);
-    while (!g->go) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-    return 0;
-}
-static void gate_done(void *arg, int status) { (void)arg; (void)status; }
-
 START_TEST(test_refused_job_opens_on_loop) {
     fx_t f;
     fx_init(&f, 1);
@@ -295,10 +251,7 @@ START_TEST(test_refused_job_opens_on_loop) {
     ck_assert_uint_eq(c.opening, 0);
     ck_assert_uint_eq(c.with_log, 70);
     ck_assert_int_ge(f.opened_calls, 2);
-    pthread_mutex_lock(&g.mu);
-    g.go = true;
-    pthread_cond_signal(&g.cv);
-    pthread_mutex_unlock(&g.mu);
+    gate_open(&g);
     fx_free(&f);
 }
 END_TEST
@@ -313,10 +266,7 @@ START_TEST(test_cancelled_leaves_offline) {
     create_topic(&f, "d", 40);
     ck_assert_uint_eq(feed(&f), 0);
     ck_assert_uint_eq(census(&f).opening, 40);
-    pthread_mutex_lock(&g.mu);
-    g.go = true;
-    pthread_cond_broadcast(&g.cv);
-    pthread_mutex_unlock(&g.mu);
+    gate_open(&g);
     bk_net_worker_pool_free(f.pool, false);   /* each batch may be cancelled or run */
     f.pool = NULL;
     census_t c = census(&f);
