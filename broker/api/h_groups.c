@@ -142,13 +142,21 @@ static void sync_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_respond(req, &r);
 }
 
+/* A held Join/Sync answer can still reach its client: the connection is
+ * open (a closed one drops the answer; the coordinator then does not start
+ * the session the answer would have started). */
+static bool req_alive(void *arg) {
+    const bk_api_req_t *req = arg;
+    return bk_net_conn(req->net, req->slot.conn_id) != NULL;
+}
+
 void bk_api_h_join_group(bk_api_req_t *req) {
     bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
-                     join_done, req);
+                     join_done, req_alive, req);
 }
 
 void bk_api_h_sync_group(bk_api_req_t *req) {
-    bk_grp_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req);
+    bk_grp_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req_alive, req);
 }
 
 /* ---- Heartbeat / LeaveGroup ------------------------------------------------ */

@@ -86,7 +86,11 @@ typedef struct {
     bk_grp_protocol_t *protocols;            /* in preference order */
     size_t nprotocols;
     bk_grp_str_t assignment;                 /* of the current generation ("" none) */
-    int64_t heartbeat_ms;                    /* last sign of life */
+    int64_t heartbeat_ms;                    /* the session runs from here: the last
+                                                request, or a held Join/Sync answer
+                                                handed to the member since */
+    int64_t request_ms;                      /* the member's last request (Join, Sync,
+                                                Heartbeat, OffsetCommit) */
     bool is_new;                             /* joined, not yet through a generation */
     bool awaiting_join, awaiting_sync;
     uint64_t join_token, sync_token;
@@ -259,6 +263,16 @@ typedef struct {
 void bk_grp_sync(bk_grp_coord_t *c, const bk_grp_sync_t *req, int64_t now_ms,
                  bk_grp_out_t *out);
 
+/* The held Join/Sync answer for `token` could not be handed over: the
+ * requester's connection had closed. The session that answer started
+ * (join completion, assignment propagation) is taken back: the member's
+ * session runs from its last request again, so a member that went away
+ * without LeaveGroup (librdkafka's close of a static member) expires
+ * session.timeout.ms after its last request, at the next tick past that,
+ * not a session after a join that completed without it. No-op when no
+ * member has that token. O(groups + members). */
+void bk_grp_answer_lost(bk_grp_coord_t *c, uint64_t token);
+
 /* Heartbeat: the error to answer (NONE, REBALANCE_IN_PROGRESS, ...). */
 int16_t bk_grp_heartbeat(bk_grp_coord_t *c, kp_str_t group_id, kp_str_t member_id,
                          kp_str_t instance_id, int32_t generation, int64_t now_ms);
@@ -355,6 +369,15 @@ int16_t bk_grp_offset_delete(bk_grp_coord_t *c, kp_str_t group_id, const bk_grp_
 /* Drops expired offsets (tombstones) and removes Empty groups left with no
  * offsets (GroupMetadata tombstone). */
 void bk_grp_expire_offsets(bk_grp_coord_t *c, int64_t now_ms, bk_grp_out_t *out);
+
+/* Kafka's onPartitionsDeleted: drops (tombstones) every committed offset
+ * for which gone(ctx, topic, partition) is true, in every group, and
+ * removes Empty groups left with no offsets (GroupMetadata tombstone).
+ * A topic deleted and re-created under its name must not hand its old
+ * offsets to the new topic's consumers. Returns how many offsets went.
+ * O(offsets) calls of gone. Nothing while loading. */
+typedef bool (*bk_grp_gone_fn)(void *ctx, kp_str_t topic, int32_t partition);
+size_t bk_grp_drop_offsets(bk_grp_coord_t *c, bk_grp_gone_fn gone, void *ctx, bk_grp_out_t *out);
 
 /* Log end offset of a partition, or -1 when unknown. */
 typedef int64_t (*bk_grp_leo_fn)(void *ctx, kp_str_t topic, int32_t partition);

@@ -42,7 +42,8 @@ static const bk_meta_topic_t *offsets_topic(const bk_grp_gd_t *gd) {
 
 uint64_t bk_gd_token(bk_grp_gd_t *gd) { return ++gd->next_token; }
 
-bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done, void *arg) {
+bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done,
+                bk_grp_gd_alive_fn alive, void *arg) {
     assert(done != NULL);
     if (gd->stopped || gd->nheld >= BK_GRP_GD_HELD_MAX) return false;
     if (gd->nheld == gd->held_cap) {
@@ -52,7 +53,7 @@ bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, b
         gd->held = nv;
         gd->held_cap = ncap;
     }
-    gd->held[gd->nheld++] = (held_t){ token, partition, join, done, arg };
+    gd->held[gd->nheld++] = (held_t){ token, partition, join, done, alive, arg };
     return true;
 }
 
@@ -171,6 +172,9 @@ int bk_gd_finish(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out) {
     for (size_t i = 0; i < out->nresps; i++) {
         held_t h;
         if (!unhold(gd, out->resps[i].token, &h)) continue;   /* failed meanwhile */
+        /* the member cannot get this answer: the session it would start
+         * must not start (asked before done, which frees the request) */
+        if (h.alive && !h.alive(h.arg)) bk_grp_answer_lost(c, out->resps[i].token);
         bk_grp_gd_result_t res = { .error = KP_ERROR_COORDINATOR_NOT_AVAILABLE };
         if (rc == KP_OK) res = (bk_grp_gd_result_t){ .resp = &out->resps[i] };
         bk_gd_reply(gd, &h.partition, 1, &res, h.done, h.arg);
@@ -251,6 +255,7 @@ void bk_grp_gd_sync(bk_grp_gd_t *gd) {
         if (!p) drop_core(gd, i);
         else if (!gd->coords[i]) start_core(gd, i, p);
     }
+    bk_gd_topics_sync(gd);
 }
 
 bk_grp_coord_t *bk_grp_gd_coord(bk_grp_gd_t *gd, kp_str_t group_id, int16_t *err) {
@@ -433,6 +438,7 @@ void bk_grp_gd_free(bk_grp_gd_t *gd) {
     free(gd->need_end);
     free(gd->waiters);
     free(gd->held);
+    bk_gd_topics_free(gd);
     free(gd);
 }
 

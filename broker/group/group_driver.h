@@ -120,6 +120,12 @@ typedef struct {
 } bk_grp_gd_result_t;
 
 typedef void (*bk_grp_gd_done_fn)(void *arg, const bk_grp_gd_result_t *res);
+/* Whether the requester of a held Join/Sync (its arg) can still receive an
+ * answer (its connection is open). Asked just before a held answer is
+ * delivered: when it cannot, the session that answer would start does not
+ * start (bk_grp_answer_lost), so a client gone without LeaveGroup expires
+ * a session after its last request. NULL: always reachable. */
+typedef bool (*bk_grp_gd_alive_fn)(void *arg);
 
 /* JoinGroup: res->resp, or res->error alone. Held until the core completes
  * the join (bound BK_GRP_GD_HELD_MAX). client_id and client_host (Kafka's
@@ -127,11 +133,11 @@ typedef void (*bk_grp_gd_done_fn)(void *arg, const bk_grp_gd_result_t *res);
  * has no rebalance timeout (the session timeout is used), MEMBER_ID_REQUIRED
  * only for v4+. */
 void bk_grp_gd_join_group(bk_grp_gd_t *gd, const kp_join_group_request_t *q, int16_t version, kp_str_t client_id,
-                      kp_str_t client_host, bk_grp_gd_done_fn done, void *arg);
+                      kp_str_t client_host, bk_grp_gd_done_fn done, bk_grp_gd_alive_fn alive, void *arg);
 /* SyncGroup: res->resp, or res->error alone; protocol type and name are
  * checked only v5+. Held like a join. */
 void bk_grp_gd_sync_group(bk_grp_gd_t *gd, const kp_sync_group_request_t *q, int16_t version, bk_grp_gd_done_fn done,
-                      void *arg);
+                      bk_grp_gd_alive_fn alive, void *arg);
 /* Heartbeat: res->error. */
 void bk_grp_gd_heartbeat(bk_grp_gd_t *gd, const kp_heartbeat_request_t *q, bk_grp_gd_done_fn done, void *arg);
 /* LeaveGroup: res->error (top level) and res->errors per member — v3+ the

@@ -20,6 +20,7 @@ typedef struct {
     int32_t partition;                  /* the core's (answers wait on it) */
     bool join;                          /* JoinGroup, else SyncGroup (metrics) */
     bk_grp_gd_done_fn done;
+    bk_grp_gd_alive_fn alive;           /* NULL: always reachable */
     void *arg;
 } held_t;
 
@@ -47,6 +48,12 @@ typedef struct {
     int64_t end;
 } ack_t;
 
+/* A topic of the image the driver last looked at (group_topics.c). */
+typedef struct {
+    char *name;                         /* owned */
+    bk_meta_uuid_t id;
+} gd_topic_t;
+
 struct bk_grp_gd {
     bk_node_t *node;
     bk_grp_config_t cfg;
@@ -66,6 +73,11 @@ struct bk_grp_gd {
                                            is absent, rebuilt by its next replay */
     waiter_t *waiters;                  /* answers waiting for the HW, in order */
     size_t nwaiters, waiters_cap;
+    gd_topic_t *topics;                 /* [ntopics] sorted by name: the image's topics
+                                           at metadata offset topics_at */
+    size_t ntopics;
+    int64_t topics_at;
+    bool topics_known;                  /* false until the first look */
 };
 
 /* The led, open partition `partition` of __consumer_offsets, or NULL. */
@@ -92,7 +104,8 @@ int bk_gd_append_txn(bk_grp_gd_t *gd, bk_grp_coord_t *c, bk_grp_out_t *out, int6
  * is full (BK_GRP_GD_HELD_MAX) or the driver stopped (the caller answers an
  * error itself). The answer for the token is delivered by bk_gd_finish. */
 uint64_t bk_gd_token(bk_grp_gd_t *gd);
-bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done, void *arg);
+bool bk_gd_hold(bk_grp_gd_t *gd, uint64_t token, int32_t partition, bool join, bk_grp_gd_done_fn done,
+                bk_grp_gd_alive_fn alive, void *arg);
 /* The pending transactional offsets of partition p, NULL when p is not a
  * partition seen so far. Valid until the next bk_grp_gd_sync. */
 bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_grp_gd_t *gd, int32_t p);
@@ -101,6 +114,14 @@ bk_grp_txn_offsets_t *bk_gd_txn_offsets(bk_grp_gd_t *gd, int32_t p);
 bool bk_gd_txn_pending(const bk_grp_gd_t *gd, int32_t p, kp_str_t group, kp_str_t topic, int32_t partition);
 /* Whether partition topic/partition exists in this node's image. */
 bool bk_gd_part_exists(const bk_grp_gd_t *gd, kp_str_t topic, int32_t partition);
+
+/* group_topics.c -------------------------------------------------------- */
+
+/* Drops the committed offsets of topics deleted (or deleted and
+ * re-created) since the last call, from every loaded core; the first call
+ * only remembers the image's topics. Cheap when the image did not move. */
+void bk_gd_topics_sync(bk_grp_gd_t *gd);
+void bk_gd_topics_free(bk_grp_gd_t *gd);
 
 /* group_wait.c ---------------------------------------------------------- */
 

@@ -59,6 +59,11 @@ void rec_offset_tombstone(bk_grp_out_t *o, kp_str_t group_id, kp_str_t topic, in
 /* ---- rebalance (group_join.c) ---- */
 /* Removes member i, answering its pending join/sync with `err`, then moves
  * the group on (rebalance or join completion). */
+/* A request from member m at now_ms: its session starts again. */
+static inline void grp_member_seen(bk_grp_member_t *m, int64_t now_ms) {
+    m->heartbeat_ms = now_ms;
+    m->request_ms = now_ms;
+}
 void grp_remove_member(bk_grp_coord_t *c, bk_grp_t *g, size_t i, int16_t err, int64_t now_ms,
                        bk_grp_out_t *out);
 

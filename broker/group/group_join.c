@@ -261,7 +261,7 @@ static void add_member(bk_grp_coord_t *c, bk_grp_t *g, bk_grp_str_t id, const bk
     gs_set(&m->assignment, kp_slice_cstr(""));
     member_update(m, req);
     m->is_new = true;
-    m->heartbeat_ms = now_ms;
+    grp_member_seen(m, now_ms);
     await_join(m, req->token, out);
     if (g->nmembers == 1) gs_set(&g->protocol_type, req->protocol_type);
     if (!g->leader.p) gs_set(&g->leader, gs_slice(&id));
@@ -285,7 +285,7 @@ static void replace_static(bk_grp_coord_t *c, bk_grp_t *g, size_t s, bk_grp_str_
     m->member_id = new_id;
     if (leader) gs_set(&g->leader, gs_slice(&new_id));
     member_update(m, req);
-    m->heartbeat_ms = now_ms;
+    grp_member_seen(m, now_ms);
     if (g->state == BK_GRP_STABLE && kp_slice_eq(select_protocol(g), gs_slice(&g->protocol))) {
         bk_grp_resp_t *r;
         join_answer(g, m, req->token, leader, out);
@@ -343,7 +343,7 @@ static void join_known(bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_join_t *req,
     else if (self < 0) err = KP_ERROR_UNKNOWN_MEMBER_ID;
     if (err) { out_join_error(out, req->token, req->member_id, err); return; }
     bk_grp_member_t *m = &g->members[self];
-    m->heartbeat_ms = now_ms;
+    grp_member_seen(m, now_ms);
     bool same = protocols_match(m, req);
     if (g->state == BK_GRP_COMPLETING_REBALANCE && same) {
         join_answer(g, m, req->token, grp_is_leader(g, m), out);
@@ -439,6 +439,10 @@ static void sync_leader(bk_grp_t *g, const bk_grp_sync_t *req, int64_t now_ms, b
         bk_grp_member_t *m = &g->members[i];
         if (!m->awaiting_sync) continue;
         m->awaiting_sync = false;
+        /* Kafka's propagateAssignment: the session restarts with the
+         * answer (the member could not heartbeat while its sync was held;
+         * bk_grp_answer_lost takes this back if the answer is lost) */
+        m->heartbeat_ms = now_ms;
         sync_answer(g, m, m->sync_token, out);
     }
 }
@@ -449,7 +453,7 @@ void bk_grp_sync(bk_grp_coord_t *c, const bk_grp_sync_t *req, int64_t now_ms, bk
     int16_t err = sync_check(c, g, req, &idx);
     if (err) { out_sync_error(out, req->token, err); return; }
     bk_grp_member_t *m = &g->members[idx];
-    m->heartbeat_ms = now_ms;
+    grp_member_seen(m, now_ms);
     if (g->state == BK_GRP_STABLE) { sync_answer(g, m, req->token, out); return; }
     if (m->awaiting_sync) out_sync_error(out, m->sync_token, KP_ERROR_REBALANCE_IN_PROGRESS);
     m->awaiting_sync = true;
@@ -469,7 +473,7 @@ int16_t bk_grp_heartbeat(bk_grp_coord_t *c, kp_str_t group_id, kp_str_t member_i
     ptrdiff_t i = grp_member_idx(g, member_id);
     if (i < 0 || g->state == BK_GRP_EMPTY) return KP_ERROR_UNKNOWN_MEMBER_ID;
     if (generation != g->generation) return KP_ERROR_ILLEGAL_GENERATION;
-    g->members[i].heartbeat_ms = now_ms;
+    grp_member_seen(&g->members[i], now_ms);
     return g->state == BK_GRP_PREPARING_REBALANCE ? KP_ERROR_REBALANCE_IN_PROGRESS : KP_ERROR_NONE;
 }
 
@@ -504,6 +508,21 @@ int16_t bk_grp_leave(bk_grp_coord_t *c, kp_str_t group_id, const bk_grp_leave_in
     for (size_t k = 0; k < n; k++)
         errors[k] = g ? leave_one(c, g, &members[k], now_ms, out) : KP_ERROR_UNKNOWN_MEMBER_ID;
     return KP_ERROR_NONE;
+}
+
+void bk_grp_answer_lost(bk_grp_coord_t *c, uint64_t token) {
+    for (size_t k = 0; k < c->ngroups; k++) {
+        bk_grp_t *g = c->groups[k];
+        for (size_t i = 0; i < g->nmembers; i++) {
+            bk_grp_member_t *m = &g->members[i];
+            bool join = m->join_token == token && !m->awaiting_join;
+            bool sync = m->sync_token == token && !m->awaiting_sync;
+            if (!join && !sync) continue;
+            /* never later than now: the tick may expire it at once */
+            if (m->request_ms < m->heartbeat_ms) m->heartbeat_ms = m->request_ms;
+            return;
+        }
+    }
 }
 
 /* ---- timeouts ------------------------------------------------------------------ */

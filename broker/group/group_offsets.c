@@ -114,7 +114,10 @@ int16_t bk_grp_offset_commit(bk_grp_coord_t *c, const bk_grp_commit_t *req, int6
     err = commit_check(g, req);
     if (err) return fill(errors, req->nparts, err);
     ptrdiff_t m = grp_member_idx(g, req->member_id);
-    if (m >= 0) g->members[m].heartbeat_ms = now_ms;
+    /* Kafka's coordinator (classic groups, Stable or PreparingRebalance:
+     * commit_check refuses CompletingRebalance) keeps the session of a
+     * member that commits, as a heartbeat would */
+    if (m >= 0) grp_member_seen(&g->members[m], now_ms);
     int16_t common = KP_ERROR_NONE;
     for (size_t k = 0; k < req->nparts; k++) {
         errors[k] = commit_one(c, g, req, &req->parts[k], now_ms, out);
@@ -265,6 +268,27 @@ void bk_grp_expire_offsets(bk_grp_coord_t *c, int64_t now_ms, bk_grp_out_t *out)
         rec_group_tombstone(out, gs_slice(&g->id));
         grp_destroy(c, g);
     }
+}
+
+size_t bk_grp_drop_offsets(bk_grp_coord_t *c, bk_grp_gone_fn gone, void *ctx, bk_grp_out_t *out) {
+    size_t dropped = 0;
+    if (c->loading) return 0;
+    for (size_t k = c->ngroups; k-- > 0;) {
+        bk_grp_t *g = c->groups[k];
+        size_t before = dropped;
+        for (size_t i = g->noffsets; i-- > 0;) {
+            if (!gone(ctx, gs_slice(&g->offsets[i].topic), g->offsets[i].partition)) continue;
+            rec_offset_tombstone(out, gs_slice(&g->id), gs_slice(&g->offsets[i].topic),
+                                 g->offsets[i].partition);
+            grp_offset_del(g, i);
+            dropped++;
+        }
+        if (dropped == before) continue;   /* groups untouched here stay as they are */
+        if (g->state != BK_GRP_EMPTY || g->noffsets || g->nmembers || g->npending) continue;
+        rec_group_tombstone(out, gs_slice(&g->id));
+        grp_destroy(c, g);
+    }
+    return dropped;
 }
 
 size_t bk_grp_lags(const bk_grp_coord_t *c, kp_str_t group_id, bk_grp_leo_fn leo, void *ctx,

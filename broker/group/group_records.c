@@ -261,7 +261,7 @@ void bk_grp_load_done(bk_grp_coord_t *c, int64_t now_ms) {
         bk_grp_t *g = c->groups[k];
         g->state = g->nmembers > 0 ? BK_GRP_STABLE : BK_GRP_EMPTY;
         if (g->state_ts_ms < 0) g->state_ts_ms = now_ms;
-        for (size_t i = 0; i < g->nmembers; i++) g->members[i].heartbeat_ms = now_ms;
+        for (size_t i = 0; i < g->nmembers; i++) grp_member_seen(&g->members[i], now_ms);
     }
 }
 

@@ -34,13 +34,13 @@ static void fail_nomem(bk_grp_gd_done_fn done, void *arg) {
 
 /* The core of group_id with the request held under *token, or NULL when
  * the request has been answered here (no core here, table full). */
-static bk_grp_coord_t *hold_for(bk_grp_gd_t *gd, kp_str_t group_id, bool join, bk_grp_gd_done_fn done, void *arg,
-                                uint64_t *token) {
+static bk_grp_coord_t *hold_for(bk_grp_gd_t *gd, kp_str_t group_id, bool join, bk_grp_gd_done_fn done,
+                                bk_grp_gd_alive_fn alive, void *arg, uint64_t *token) {
     int16_t err = 0;
     bk_grp_coord_t *c = bk_grp_gd_coord(gd, group_id, &err);
     if (c) {
         *token = bk_gd_token(gd);
-        if (!bk_gd_hold(gd, *token, c->partition, join, done, arg)) {
+        if (!bk_gd_hold(gd, *token, c->partition, join, done, alive, arg)) {
             c = NULL;
             err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
         }
@@ -53,12 +53,12 @@ static bk_grp_coord_t *hold_for(bk_grp_gd_t *gd, kp_str_t group_id, bool join, b
 }
 
 void bk_grp_gd_join_group(bk_grp_gd_t *gd, const kp_join_group_request_t *q, int16_t version, kp_str_t client_id,
-                      kp_str_t client_host, bk_grp_gd_done_fn done, void *arg) {
+                      kp_str_t client_host, bk_grp_gd_done_fn done, bk_grp_gd_alive_fn alive, void *arg) {
     size_t np = cnt(q->protocols.count);
     bk_grp_protocol_in_t *ps = calloc(np ? np : 1, sizeof *ps);
     if (!ps) { fail_nomem(done, arg); return; }
     uint64_t token = 0;
-    bk_grp_coord_t *c = hold_for(gd, q->group_id, true, done, arg, &token);
+    bk_grp_coord_t *c = hold_for(gd, q->group_id, true, done, alive, arg, &token);
     if (!c) { free(ps); return; }
     bk_grp_join_t j;
     memset(&j, 0, sizeof j);
@@ -88,12 +88,12 @@ void bk_grp_gd_join_group(bk_grp_gd_t *gd, const kp_join_group_request_t *q, int
 }
 
 void bk_grp_gd_sync_group(bk_grp_gd_t *gd, const kp_sync_group_request_t *q, int16_t version, bk_grp_gd_done_fn done,
-                      void *arg) {
+                      bk_grp_gd_alive_fn alive, void *arg) {
     size_t na = cnt(q->assignments.count);
     bk_grp_assign_in_t *as = calloc(na ? na : 1, sizeof *as);
     if (!as) { fail_nomem(done, arg); return; }
     uint64_t token = 0;
-    bk_grp_coord_t *c = hold_for(gd, q->group_id, false, done, arg, &token);
+    bk_grp_coord_t *c = hold_for(gd, q->group_id, false, done, alive, arg, &token);
     if (!c) { free(as); return; }
     bk_grp_sync_t s;
     memset(&s, 0, sizeof s);
