@@ -31,8 +31,15 @@
 typedef struct {
     bk_meta_uuid_t topic_id;
     int32_t partition;
+    uint32_t pos;                    /* position in the manager's iteration (round-robin) */
     bk_repl_fetch_req_t req;
 } fsent_t;
+
+/* A partition that wants a fetch from this source, while one is chosen. */
+typedef struct {
+    uint32_t pos;
+    bk_repl_part_t *p;
+} fcand_t;
 
 struct fetcher {
     bk_node_t *n;
@@ -43,8 +50,16 @@ struct fetcher {
     bool inflight;
     int32_t corr;
     int64_t sent_ms;
-    fsent_t sent[BK_REPL_FETCHER_PARTS_MAX];
-    size_t nsent;
+    fsent_t *sent;                   /* the request in flight: nsent of cap_sent */
+    size_t nsent, cap_sent;
+    bool capped;                     /* the cap left wanting partitions out */
+    uint32_t cursor;                 /* round-robin start (bk_repl_rw_rr_pick) */
+    fcand_t *cand;                   /* scratch of send_now: ncand of cap_cand */
+    uint32_t *cand_pos, *picked;     /* same capacity as cand */
+    size_t ncand, cap_cand;
+    bool cand_short;                 /* a candidate did not fit (allocation failed) */
+    int64_t bad_log_ms;              /* last "bad answer" line; others counted */
+    uint32_t bad_suppressed;
     struct event *retry;             /* re-send after a lost connection */
 };
 
@@ -104,14 +119,57 @@ static bool fetcher_for_id(fetcher_t *f) { return fetcher_for(f->n, f->id) == f;
 
 typedef struct {
     fetcher_t *f;
+    uint32_t pos;                    /* iteration position of the next partition */
 } collect_t;
+
+/* Grows the candidate scratch to hold one more; allocation follows the
+ * partitions actually followed from this source (never an outside count). */
+static bool cand_room(fetcher_t *f) {
+    if (f->ncand < f->cap_cand) return true;
+    size_t cap = f->cap_cand ? f->cap_cand * 2 : 256;
+    fcand_t *c = realloc(f->cand, cap * sizeof *c);
+    if (c) f->cand = c;
+    uint32_t *ps = c ? realloc(f->cand_pos, cap * sizeof *ps) : NULL;
+    if (ps) f->cand_pos = ps;
+    uint32_t *pk = ps ? realloc(f->picked, cap * sizeof *pk) : NULL;
+    if (pk) f->picked = pk;
+    if (!pk) return false;
+    f->cap_cand = cap;
+    return true;
+}
 
 static void collect(bk_repl_part_t *p, void *ctx) {
     collect_t *c = ctx;
     fetcher_t *f = c->f;
-    if (!p->rp || !p->rp->want_fetch || p->rp->fetch.leader_id != f->id || f->nsent >= BK_REPL_FETCHER_PARTS_MAX) return;
-    p->rp->want_fetch = false;
-    f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, p->rp->fetch };
+    uint32_t pos = c->pos++;
+    if (!p->rp || !p->rp->want_fetch || p->rp->fetch.leader_id != f->id) return;
+    if (!cand_room(f)) { f->cand_short = true; return; }
+    f->cand[f->ncand] = (fcand_t){ pos, p };
+    f->cand_pos[f->ncand++] = pos;
+}
+
+/* Chooses the request: every partition wanting a fetch from this source,
+ * or BK_REPL_FETCHER_PARTS_MAX of them round-robin from the cursor. */
+static void choose(fetcher_t *f) {
+    f->nsent = 0;
+    f->ncand = 0;
+    f->cand_short = false;
+    collect_t c = { f, 0 };
+    bk_repl_parts_each(f->n->parts, collect, &c);
+    if (f->ncand == 0) return;
+    size_t cnt = bk_repl_rw_rr_pick(f->cand_pos, f->ncand, f->cursor, BK_REPL_FETCHER_PARTS_MAX, f->picked);
+    if (cnt > f->cap_sent) {
+        fsent_t *s = realloc(f->sent, cnt * sizeof *s);
+        if (s) { f->sent = s; f->cap_sent = cnt; }
+        else cnt = f->cap_sent;      /* fewer this time; the rest stay wanting */
+    }
+    f->capped = f->cand_short || cnt < f->ncand;
+    for (size_t k = 0; k < cnt; k++) {
+        const fcand_t *cd = &f->cand[f->picked[k]];
+        bk_repl_part_t *p = cd->p;
+        p->rp->want_fetch = false;
+        f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, cd->pos, p->rp->fetch };
+    }
 }
 
 /* Every partition of the request gets an error answer (core backs off). */
@@ -163,9 +221,7 @@ static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
 }
 
 static void send_now(fetcher_t *f) {
-    collect_t c = { f };
-    f->nsent = 0;
-    bk_repl_parts_each(f->n->parts, collect, &c);
+    choose(f);
     if (f->nsent == 0) return;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -221,6 +277,10 @@ void bk_fetcher_free_all(struct bk_repl_rm *rm) {
         f->n = NULL;
         bk_net_qc_free(qc);
         event_free(f->retry);
+        free(f->sent);
+        free(f->cand);
+        free(f->cand_pos);
+        free(f->picked);
         free(f);
     }
     rm->nfetchers = 0;
@@ -234,7 +294,17 @@ static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp
     src->n = r->n_batches;
 }
 
-static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, const fsent_t *s) {
+static bool is_part(const kp_fetch_response_fetchable_topic_response_t *t, int32_t k, const fsent_t *s) {
+    return k >= 0 && k < t->partitions.count && memcmp(t->topic_id.b, s->topic_id.b, 16) == 0 &&
+           t->partitions.items[k].partition_index == s->partition;
+}
+
+/* The answer of request partition `i`: our leader answers one topic entry
+ * per partition in request order, so entry i is tried first (a search of
+ * every entry for each of thousands of partitions would be quadratic). */
+static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, size_t i0, const fsent_t *s) {
+    if (i0 < (size_t)r->responses.count && is_part(&r->responses.items[i0], 0, s))
+        return &r->responses.items[i0].partitions.items[0];
     for (int32_t i = 0; i < r->responses.count; i++) {
         const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[i];
         if (memcmp(t->topic_id.b, s->topic_id.b, 16) != 0) continue;
@@ -244,10 +314,11 @@ static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_respon
     return NULL;
 }
 
-static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_partition_data_t *pd, int16_t top_err) {
+/* Hands partition s its answer; true when the answer carried records. */
+static bool deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_partition_data_t *pd, int16_t top_err) {
     bk_node_t *n = f->n;
     bk_repl_part_t *p = bk_repl_parts_get(n->parts, &s->topic_id, s->partition);
-    if (!p || !p->rp) return;
+    if (!p || !p->rp) return false;
     bk_repl_fetch_resp_t r;
     memset(&r, 0, sizeof r);
     rp_src_t src = { 0 };
@@ -259,7 +330,7 @@ static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_part
     } else if (pd->error_code == KP_ERROR_OFFSET_OUT_OF_RANGE && pd->log_start_offset > st_log_end_offset(p->log) &&
                s->req.fetch_offset == bk_repl_leo(p->rp->core)) {
         bk_replica_restart_log(n, p, pd->log_start_offset);
-        return;
+        return false;
     } else {
         r.error = pd->error_code;
         r.high_watermark = pd->high_watermark;
@@ -275,6 +346,18 @@ static void deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_part
     bk_repl_out_t out;
     bk_repl_on_fetch_resp(p->rp->core, &r, bk_net_now_ms(), &out);
     bk_rp_exec(n, p, &out, &src);
+    return r.n_batches > 0;
+}
+
+#define BAD_LOG_INTERVAL_MS 10000        /* one "bad answer" line per source per interval */
+
+static void log_bad(fetcher_t *f, int rc) {
+    int64_t now = bk_net_now_ms();
+    if (f->bad_log_ms != 0 && now - f->bad_log_ms < BAD_LOG_INTERVAL_MS) { f->bad_suppressed++; return; }
+    fprintf(stderr, "skiff: node %d: bad replica fetch answer from node %d (%s; %zu partitions asked); %u more since the last report\n",
+            f->n->id, f->id, rc == KP_OK ? "correlation id" : kp_status_str(rc), f->nsent, f->bad_suppressed);
+    f->bad_log_ms = now;
+    f->bad_suppressed = 0;
 }
 
 static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len) {
@@ -290,27 +373,41 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
         return;
     }
     kp_arena_t a;
-    kp_arena_init(&a, len * 2 + 65536);
     int32_t corr = 0;
-    void *body = NULL;
-    int rc = kp_response_decode(KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, frame, len, &corr, &body, &a);
+    const void *body = NULL;
+    int rc = bk_repl_rw_fetch_decode(frame, len, f->nsent, FETCH_MAX_BYTES, &a, &corr, &body);
     if (rc != KP_OK || corr != f->corr) {
-        fprintf(stderr, "skiff: node %d: bad replica fetch answer from node %d (%s)\n", f->n->id, f->id,
-                rc == KP_OK ? "correlation id" : kp_status_str(rc));
+        log_bad(f, rc);
         kp_arena_free(&a);
         fail_sent(f, KP_ERROR_CORRUPT_MESSAGE);
         return;
     }
     const kp_fetch_response_t *r = body;
     size_t cnt = f->nsent;
+    /* the cores' new fetches are gathered into f->sent while these run */
     fsent_t *copy = malloc(cnt * sizeof *copy);
-    if (!copy) { kp_arena_free(&a); fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
+    uint32_t *pos = malloc(cnt * sizeof *pos);
+    bool *got = malloc(cnt * sizeof *got);
+    if (!copy || !pos || !got) {
+        free(copy);
+        free(pos);
+        free(got);
+        kp_arena_free(&a);
+        fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR);
+        return;
+    }
     memcpy(copy, f->sent, cnt * sizeof *copy);
     f->nsent = 0;
     /* still "in flight" while the cores run, so their new fetch requests
      * are gathered into one request below */
-    for (size_t i = 0; i < cnt; i++) deliver(f, &copy[i], find_part(r, &copy[i]), r->error_code);
+    for (size_t i = 0; i < cnt; i++) {
+        pos[i] = copy[i].pos;
+        got[i] = deliver(f, &copy[i], find_part(r, i, &copy[i]), r->error_code);
+    }
+    f->cursor = bk_repl_rw_rr_next(pos, got, cnt, f->capped, f->cursor);
     free(copy);
+    free(pos);
+    free(got);
     kp_arena_free(&a);
     f->inflight = false;
     if (f->n->rm && !f->n->stopping) send_now(f);

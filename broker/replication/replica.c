@@ -41,6 +41,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     if (n->stopping || !n->parts) return;
     bk_repl_parts_each(n->parts, each_tick, n);
     bk_fetcher_tick(n, bk_net_now_ms());
+    bk_alter_tick(n, bk_net_now_ms());
 }
 
 struct bk_repl_rm *bk_rm_get(bk_node_t *n) {
@@ -208,6 +209,7 @@ void bk_repl_replica_stop(bk_node_t *n) {
     struct bk_repl_rm *rm = n->rm;
     if (!rm) return;
     bk_fetcher_free_all(rm);
+    bk_alter_free(rm);
     if (rm->timer) event_free(rm->timer);
     free(rm);
     n->rm = NULL;

@@ -33,7 +33,7 @@
 #include "storage/st_log.h"
 
 #define BK_REPL_REPLICA_TICK_MS 10          /* core timers (fetch due, ack deadlines) */
-#define BK_REPL_FETCHER_PARTS_MAX 1000      /* partitions in one replica Fetch */
+#define BK_REPL_FETCHER_PARTS_MAX 10000     /* partitions in one replica Fetch (chosen round-robin) */
 
 struct bk_repl_rm;                          /* node-wide driver state (replica.c) */
 

@@ -59,104 +59,283 @@ static void fill_resp(bk_repl_alter_resp_t *r, int16_t err, int32_t leader_epoch
     for (size_t i = 0; i < nisr && r->n_isr < BK_REPL_REPLICAS_MAX; i++) r->isr[r->n_isr++] = isr[i];
 }
 
-/* ---- local decision (this node is the controller) ------------------------------- */
+/* ---- batching ---------------------------------------------------------------------
+ * Kafka's leaders send one AlterPartition per broker carrying every pending
+ * ISR change, with at most one in flight. Sending one request per partition
+ * overran the lifecycle connection's queue (BK_NET_QC_INFLIGHT_MAX) after a
+ * restart of a node leading ~2,000 partitions: every send beyond it failed,
+ * was logged as "no controller" and re-sent by each core 2 s later, some
+ * 350 lines a second, and the ISRs never grew back. Here a proposal queues
+ * (once per partition: a newer one replaces it), the queue is flushed on
+ * the next loop turn in batches of BK_ALTER_BATCH_MAX, one batch in flight
+ * (remote request or local commit); the answer flushes the next. A batch
+ * that cannot be sent stays queued and is re-tried every ALTER_RETRY_MS;
+ * that condition is logged once per ALTER_LOG_INTERVAL_MS with a count.
+ * Bounds: the queue holds at most one entry per partition led here. */
+
+#define BK_ALTER_BATCH_MAX 2000          /* partitions in one request (server takes 10,000) */
+#define ALTER_RETRY_MS 100               /* a batch that could not be sent */
+#define ALTER_INFLIGHT_MAX_MS 30000      /* a batch never answered is forgotten */
+#define ALTER_LOG_INTERVAL_MS 10000
 
 typedef struct {
-    bk_node_t *n;
     bk_meta_uuid_t topic_id;
     int32_t partition;
     bk_repl_alter_req_t a;
     bk_meta_ctrl_alter_partition_result_t res;
+} alter_item_t;
+
+/* A batch decided here (this node is the controller) and committed once. */
+typedef struct {
+    bk_node_t *n;
+    uint64_t gen;
+    size_t cnt;
+    alter_item_t items[];
 } local_t;
+
+static void batch_done(bk_node_t *n, uint64_t gen) {
+    struct bk_repl_rm *rm = n->rm;
+    if (!rm || !rm->alter_inflight || rm->alter_gen != gen) return;
+    rm->alter_inflight = false;
+    if (rm->naq > 0 && rm->alter_ev) {
+        struct timeval zero = { 0, 0 };
+        (void)evtimer_add(rm->alter_ev, &zero);
+    }
+}
 
 static void local_done(void *arg, int status) {
     local_t *c = arg;
-    if (status == KP_OK) {
+    for (size_t i = 0; i < c->cnt && status == KP_OK; i++) {
+        alter_item_t *it = &c->items[i];
+        if (it->res.error) continue;         /* answered before the commit */
         bk_repl_alter_resp_t r;
-        fill_resp(&r, 0, c->res.leader_epoch, c->res.partition_epoch, c->res.isr.v, (size_t)c->res.isr.n);
-        deliver(c->n, &c->topic_id, c->partition, &r);
+        fill_resp(&r, 0, it->res.leader_epoch, it->res.partition_epoch, it->res.isr.v, (size_t)it->res.isr.n);
+        deliver(c->n, &it->topic_id, it->partition, &r);
     }
+    batch_done(c->n, c->gen);
     free(c);
 }
 
-static void local_run(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    local_t *c = arg;
-    bk_node_t *n = c->n;
-    if (n->stopping || (n->quorum && !bk_quorum_is_leader(n->quorum))) { free(c); return; }
-    bk_meta_ctrl_alter_partition_t rq = { n->id, n->broker_epoch, c->topic_id, c->partition, c->a.leader_epoch,
-                                     c->a.partition_epoch, c->a.isr, c->a.n_isr };
+/* Decides and commits the batch here; refused partitions are answered at
+ * once, the rest after the commit. Returns 0 (the batch owns c) or -1. */
+static int run_local(bk_node_t *n, local_t *c) {
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_alter_partition(&n->ctrl, &n->img, &rq, &recs, &c->res);
-    if (c->res.error) {
-        bk_meta_recs_free(&recs);
+    size_t ok = 0;
+    for (size_t i = 0; i < c->cnt; i++) {
+        alter_item_t *it = &c->items[i];
+        bk_meta_ctrl_alter_partition_t rq = { n->id, n->broker_epoch, it->topic_id, it->partition, it->a.leader_epoch,
+                                              it->a.partition_epoch, it->a.isr, it->a.n_isr };
+        bk_meta_ctrl_alter_partition(&n->ctrl, &n->img, &rq, &recs, &it->res);
+        if (!it->res.error) { ok++; continue; }
         bk_repl_alter_resp_t r;
-        fill_resp(&r, c->res.error, c->a.leader_epoch, c->a.partition_epoch, NULL, 0);
-        deliver(n, &c->topic_id, c->partition, &r);
-        free(c);
-        return;
+        fill_resp(&r, it->res.error, it->a.leader_epoch, it->a.partition_epoch, NULL, 0);
+        deliver(n, &it->topic_id, it->partition, &r);
+    }
+    if (recs.err) { bk_meta_recs_free(&recs); return -1; }
+    if (ok == 0 || recs.n == 0) {
+        bk_meta_recs_free(&recs);
+        local_done(c, KP_OK);
+        return 0;
     }
     bk_node_commit(n, &recs, local_done, c);
     bk_meta_recs_free(&recs);
+    return 0;
 }
 
-/* ---- remote (another node is the controller) ----------------------------------------- */
-
-static int send_remote(bk_node_t *n, const bk_repl_part_t *p, const bk_repl_alter_req_t *a) {
-    kp_alter_partition_request_partition_data_t pd;
-    kp_alter_partition_request_partition_data_init(&pd);
-    pd.partition_index = p->partition;
-    pd.leader_epoch = a->leader_epoch;
-    pd.new_isr.items = (int32_t *)a->isr;
-    pd.new_isr.count = (int32_t)a->n_isr;
-    pd.partition_epoch = a->partition_epoch;
-    kp_alter_partition_request_topic_data_t td;
-    kp_alter_partition_request_topic_data_init(&td);
-    memcpy(td.topic_id.b, p->topic_id.b, 16);
-    td.partitions.items = &pd;
-    td.partitions.count = 1;
+/* One AlterPartition v2 for the batch, to the raft leader's controller
+ * listener. 0 = sent (the answer comes through bk_repl_replica_alter_response). */
+static int send_remote(bk_node_t *n, const local_t *c) {
+    kp_alter_partition_request_topic_data_t *ts = calloc(c->cnt, sizeof *ts);
+    kp_alter_partition_request_partition_data_t *ps = calloc(c->cnt, sizeof *ps);
+    size_t cap = 256 + c->cnt * (64 + 4 * BK_REPL_REPLICAS_MAX);
+    uint8_t *buf = malloc(cap);
+    int rc = -1;
+    if (!ts || !ps || !buf) goto out;
+    /* one topic entry per partition: the controller serves any grouping */
+    for (size_t i = 0; i < c->cnt; i++) {
+        const alter_item_t *it = &c->items[i];
+        kp_alter_partition_request_partition_data_init(&ps[i]);
+        ps[i].partition_index = it->partition;
+        ps[i].leader_epoch = it->a.leader_epoch;
+        ps[i].new_isr.items = (int32_t *)it->a.isr;
+        ps[i].new_isr.count = (int32_t)it->a.n_isr;
+        ps[i].partition_epoch = it->a.partition_epoch;
+        kp_alter_partition_request_topic_data_init(&ts[i]);
+        memcpy(ts[i].topic_id.b, it->topic_id.b, 16);
+        ts[i].partitions.items = &ps[i];
+        ts[i].partitions.count = 1;
+    }
     kp_alter_partition_request_t q;
     kp_alter_partition_request_init(&q);
     q.broker_id = n->id;
     q.broker_epoch = n->broker_epoch;
-    q.topics.items = &td;
-    q.topics.count = 1;
+    q.topics.items = ts;
+    q.topics.count = (int32_t)c->cnt;
     int32_t corr = bk_quorum_corr(n->quorum);
     kp_request_header_t h = { KP_API_ALTER_PARTITION, ALTER_VERSION, corr, kp_slice_cstr("skiff-broker") };
-    uint8_t buf[1024];
     kp_wr_t w;
-    kp_wr_init(&w, buf, sizeof buf);
-    if (kp_request_encode(&w, &h, &q) != KP_OK) return -1;
-    return bk_quorum_send_to_leader(n->quorum, BK_NET_QC_ALTER, buf, w.pos, corr);
+    kp_wr_init(&w, buf, cap);
+    if (kp_request_encode(&w, &h, &q) != KP_OK) goto out;
+    rc = bk_quorum_send_to_leader(n->quorum, BK_NET_QC_ALTER, buf, w.pos, corr);
+out:
+    free(ts);
+    free(ps);
+    free(buf);
+    return rc;
+}
+
+static void log_unsent(bk_node_t *n, size_t cnt, int64_t now) {
+    struct bk_repl_rm *rm = n->rm;
+    rm->alter_unsent++;
+    if (rm->alter_log_ms != 0 && now - rm->alter_log_ms < ALTER_LOG_INTERVAL_MS) return;
+    int32_t l = bk_quorum_leader(n->quorum);
+    fprintf(stderr,
+            "skiff: node %d: AlterPartition for %zu partitions not sent (%s %d); %llu attempts failed in the "
+            "last %d s; retrying every %d ms\n",
+            n->id, cnt, l < 0 ? "no controller known, last" : "no connection to controller node", l,
+            (unsigned long long)rm->alter_unsent, ALTER_LOG_INTERVAL_MS / 1000, ALTER_RETRY_MS);
+    rm->alter_log_ms = now;
+    rm->alter_unsent = 0;
+}
+
+/* Takes up to BK_ALTER_BATCH_MAX live proposals off the queue into a batch. */
+static local_t *take_batch(bk_node_t *n) {
+    struct bk_repl_rm *rm = n->rm;
+    size_t want = rm->naq < BK_ALTER_BATCH_MAX ? rm->naq : BK_ALTER_BATCH_MAX;
+    local_t *c = calloc(1, sizeof *c + want * sizeof c->items[0]);
+    if (!c) return NULL;
+    c->n = n;
+    size_t k = 0;
+    for (; k < rm->naq && c->cnt < want; k++) {
+        bk_repl_part_t *p = bk_repl_parts_get(n->parts, &rm->aq[k].topic_id, rm->aq[k].partition);
+        if (!p || !p->rp || !p->rp->alter_queued) continue;   /* gone, or rebuilt since */
+        alter_item_t *it = &c->items[c->cnt++];
+        it->topic_id = p->topic_id;
+        it->partition = p->partition;
+        it->a = p->rp->alter_req;
+    }
+    /* the taken prefix leaves the queue; its flags are cleared by the caller
+     * once the batch is really on its way */
+    memmove(rm->aq, rm->aq + k, (rm->naq - k) * sizeof rm->aq[0]);
+    rm->naq -= k;
+    return c;
+}
+
+/* Puts a batch that could not go back at the front of the queue. */
+static void untake_batch(bk_node_t *n, local_t *c) {
+    struct bk_repl_rm *rm = n->rm;
+    /* room: the batch came off this queue and the queue never shrinks its
+     * capacity, but entries may have been queued since */
+    if (rm->naq + c->cnt > rm->cap_aq) {
+        size_t cap = rm->naq + c->cnt;
+        bk_alter_key_t *q = realloc(rm->aq, cap * sizeof *q);
+        if (!q) {   /* dropped: their cores re-propose after alter_retry_ms */
+            for (size_t i = 0; i < c->cnt; i++) {
+                bk_repl_part_t *p = bk_repl_parts_get(n->parts, &c->items[i].topic_id, c->items[i].partition);
+                if (p && p->rp) p->rp->alter_queued = false;
+            }
+            return;
+        }
+        rm->aq = q;
+        rm->cap_aq = cap;
+    }
+    memmove(rm->aq + c->cnt, rm->aq, rm->naq * sizeof rm->aq[0]);
+    for (size_t i = 0; i < c->cnt; i++) rm->aq[i] = (bk_alter_key_t){ c->items[i].topic_id, c->items[i].partition };
+    rm->naq += c->cnt;
+}
+
+static void sent_batch(bk_node_t *n, const local_t *c) {
+    for (size_t i = 0; i < c->cnt; i++) {
+        bk_repl_part_t *p = bk_repl_parts_get(n->parts, &c->items[i].topic_id, c->items[i].partition);
+        if (p && p->rp) p->rp->alter_queued = false;
+    }
+}
+
+static void alter_flush(bk_node_t *n) {
+    struct bk_repl_rm *rm = n->rm;
+    if (!rm || n->stopping || rm->alter_inflight || rm->naq == 0) return;
+    int64_t now = bk_net_now_ms();
+    local_t *c = take_batch(n);
+    if (!c) return;                                  /* re-tried by the tick */
+    if (c->cnt == 0) { free(c); return; }
+    c->gen = ++rm->alter_gen;
+    bool remote = n->quorum && !bk_quorum_is_leader(n->quorum);
+    if (trace_on())
+        fprintf(stderr, "repl %d: AlterPartition batch of %zu partitions %s\n", n->id, c->cnt, remote ? "remote" : "local");
+    rm->alter_inflight = true;
+    rm->alter_sent_ms = now;
+    if (remote) {
+        int rc = send_remote(n, c);
+        if (rc == 0) sent_batch(n, c);
+        else {
+            rm->alter_inflight = false;
+            rm->alter_try_ms = now;
+            log_unsent(n, c->cnt, now);
+            untake_batch(n, c);
+        }
+        free(c);
+        return;
+    }
+    sent_batch(n, c);
+    if (run_local(n, c) != 0) {
+        rm->alter_inflight = false;
+        free(c);
+    }
+}
+
+static void on_alter_ev(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    alter_flush(arg);
 }
 
 void bk_alter_send(bk_node_t *n, bk_repl_part_t *p, const bk_repl_alter_req_t *a) {
-    if (n->stopping) return;
+    struct bk_repl_rm *rm = n->rm;
+    if (n->stopping || !rm || !p->rp) return;
     if (trace_on())
-        fprintf(stderr, "repl %d: %s-%d: AlterPartition isr %u (first %d) leader epoch %d partition epoch %d seq %llu %s\n",
+        fprintf(stderr, "repl %d: %s-%d: AlterPartition isr %u (first %d) leader epoch %d partition epoch %d seq %llu\n",
                 n->id, p->topic, p->partition, a->n_isr, a->n_isr ? a->isr[0] : -1, a->leader_epoch,
-                a->partition_epoch, (unsigned long long)a->seq,
-                n->quorum && !bk_quorum_is_leader(n->quorum) ? "remote" : "local");
-    if (n->quorum && !bk_quorum_is_leader(n->quorum)) {
-        if (send_remote(n, p, a) != 0)
-            fprintf(stderr, "skiff: node %d: %s-%d: AlterPartition not sent (no controller); retried later\n", n->id,
-                    p->topic, p->partition);
-        return;
+                a->partition_epoch, (unsigned long long)a->seq);
+    p->rp->alter_req = *a;                            /* a newer proposal replaces a queued one */
+    if (!p->rp->alter_queued) {
+        if (rm->naq == rm->cap_aq) {
+            size_t cap = rm->cap_aq ? rm->cap_aq * 2 : 64;
+            bk_alter_key_t *q = realloc(rm->aq, cap * sizeof *q);
+            if (!q) return;                           /* the core re-proposes after alter_retry_ms */
+            rm->aq = q;
+            rm->cap_aq = cap;
+        }
+        rm->aq[rm->naq++] = (bk_alter_key_t){ p->topic_id, p->partition };
+        p->rp->alter_queued = true;
     }
-    local_t *c = calloc(1, sizeof *c);
-    if (!c) return;
-    c->n = n;
-    c->topic_id = p->topic_id;
-    c->partition = p->partition;
-    c->a = *a;
-    struct timeval zero = { 0, 0 };
-    if (event_base_once(n->base, -1, EV_TIMEOUT, local_run, c, &zero) != 0) free(c);
+    if (!rm->alter_ev) rm->alter_ev = evtimer_new(n->base, on_alter_ev, n);
+    if (rm->alter_ev && !evtimer_pending(rm->alter_ev, NULL)) {
+        struct timeval zero = { 0, 0 };
+        (void)evtimer_add(rm->alter_ev, &zero);
+    }
+}
+
+void bk_alter_tick(bk_node_t *n, int64_t now_ms) {
+    struct bk_repl_rm *rm = n->rm;
+    if (!rm) return;
+    if (rm->alter_inflight && now_ms - rm->alter_sent_ms > ALTER_INFLIGHT_MAX_MS) rm->alter_inflight = false;
+    if (!rm->alter_inflight && rm->naq > 0 && now_ms - rm->alter_try_ms >= ALTER_RETRY_MS) alter_flush(n);
+}
+
+void bk_alter_free(struct bk_repl_rm *rm) {
+    if (rm->alter_ev) event_free(rm->alter_ev);
+    rm->alter_ev = NULL;
+    free(rm->aq);
+    rm->aq = NULL;
+    rm->naq = rm->cap_aq = 0;
+    rm->alter_inflight = false;
 }
 
 void bk_repl_replica_alter_response(bk_node_t *n, const uint8_t *frame, size_t len) {
-    if (!frame) return;   /* lost: the core re-sends */
+    /* at most one batch in flight: this answer (or its loss) ends it */
+    if (n->rm) batch_done(n, n->rm->alter_gen);
+    if (!frame) return;   /* lost: the cores re-propose after alter_retry_ms */
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
     int32_t corr = 0;

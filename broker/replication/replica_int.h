@@ -25,14 +25,34 @@ typedef struct bk_rp {
     bool want_fetch;                 /* the core asked for `fetch`, not sent yet */
     bk_repl_fetch_req_t fetch;
     uint64_t alter_seq;              /* the proposal last sent */
+    bool alter_queued;               /* alter_req waits in the node's AlterPartition queue */
+    bk_repl_alter_req_t alter_req;   /* the proposal to send (latest) */
     rp_wait_t *waits;                /* at most BK_REPL_WAITS_MAX */
     uint32_t n_waits;
 } bk_rp_t;
 
 #define BK_FETCHERS_MAX 1024         /* = source brokers (BK_META_BROKERS_MAX) */
 
+/* A partition whose proposal waits for the next AlterPartition batch. */
+typedef struct {
+    bk_meta_uuid_t topic_id;
+    int32_t partition;
+} bk_alter_key_t;
+
 struct bk_repl_rm {
     bk_node_t *n;
+    /* AlterPartition batching (replica_alter.c): proposals queue here, one
+     * request (or one local commit) carries up to BK_ALTER_BATCH_MAX of
+     * them, at most one in flight. */
+    bk_alter_key_t *aq;
+    size_t naq, cap_aq;
+    struct event *alter_ev;          /* flush on the next loop turn */
+    bool alter_inflight;
+    uint64_t alter_gen;              /* numbers each batch; a stale completion is ignored */
+    int64_t alter_sent_ms;
+    int64_t alter_try_ms;            /* last failed send (retry pacing) */
+    int64_t alter_log_ms;            /* last "not sent" line; others counted */
+    uint64_t alter_unsent;
     struct event *timer;
     uint64_t next_ack_id;
     fetcher_t *fetchers[BK_FETCHERS_MAX];
@@ -91,7 +111,12 @@ void bk_fetcher_kick(bk_node_t *n, int32_t leader_id);
 void bk_fetcher_tick(bk_node_t *n, int64_t now_ms);
 void bk_fetcher_free_all(struct bk_repl_rm *rm);
 
-/* replica_alter.c */
+/* replica_alter.c: queues p's proposal a for the next batch (never sends
+ * or commits inside the caller: the batch goes on the next loop turn). */
 void bk_alter_send(bk_node_t *n, bk_repl_part_t *p, const bk_repl_alter_req_t *a);
+/* From the replica timer: re-tries a batch that could not be sent. */
+void bk_alter_tick(bk_node_t *n, int64_t now_ms);
+/* Frees the queue and its event (bk_repl_replica_stop). */
+void bk_alter_free(struct bk_repl_rm *rm);
 
 #endif

@@ -71,3 +71,34 @@ uint32_t bk_repl_rw_describe_batches(const uint8_t *recs, size_t len, bk_repl_ba
     }
     return n;
 }
+
+size_t bk_repl_rw_answer_arena_bytes(size_t n_asked, size_t frame_len, int32_t max_bytes) {
+    size_t body = max_bytes > 0 ? (size_t)max_bytes : 0;
+    if (frame_len < body) body = frame_len;          /* aborted-txn lists are within the bytes present */
+    return BK_REPL_RW_ANSWER_FIXED_BYTES + n_asked * BK_REPL_RW_ANSWER_PART_BYTES + body;
+}
+
+int bk_repl_rw_fetch_decode(const uint8_t *frame, size_t len, size_t n_asked, int32_t max_bytes, kp_arena_t *a,
+                            int32_t *corr, const void **resp) {
+    kp_arena_init(a, bk_repl_rw_answer_arena_bytes(n_asked, len, max_bytes));
+    void *body = NULL;
+    int rc = kp_response_decode(KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, frame, len, corr, &body, a);
+    if (rc != KP_OK) return rc;
+    *resp = body;
+    return KP_OK;
+}
+
+size_t bk_repl_rw_rr_pick(const uint32_t *pos, size_t n, uint32_t cursor, size_t max, uint32_t *picked) {
+    size_t first = 0;                 /* first position >= cursor (n: none, wrap to 0) */
+    while (first < n && pos[first] < cursor) first++;
+    size_t cnt = 0;
+    for (size_t k = 0; k < n && cnt < max; k++) picked[cnt++] = (uint32_t)((first + k) % n);
+    return cnt;
+}
+
+uint32_t bk_repl_rw_rr_next(const uint32_t *req_pos, const bool *got_data, size_t n, bool capped, uint32_t cursor) {
+    for (size_t i = n; i-- > 0;)
+        if (got_data[i]) return req_pos[i] + 1;
+    if (capped && n > 0) return req_pos[n - 1] + 1;
+    return cursor;
+}

@@ -11,10 +11,12 @@
 #ifndef SKIFF_BK_REPLICA_WIRE_H
 #define SKIFF_BK_REPLICA_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "broker/replication/repl.h"
+#include "protocol/kp_arena.h"
 #include "protocol/kp_wire.h"
 
 #define BK_REPL_RW_FETCH_VERSION 13
@@ -41,6 +43,48 @@ typedef struct {
  * n must be >= 1. */
 KP_MUST_CHECK int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, const bk_repl_rw_part_t *parts, size_t n, uint8_t **out,
                                      size_t *len);
+
+/* Bytes of decoded structure one answered partition may take beyond its
+ * wire bytes (its topic entry + partition entry + alignment). */
+#define BK_REPL_RW_ANSWER_PART_BYTES 256
+#define BK_REPL_RW_ANSWER_FIXED_BYTES 65536
+
+/* The arena cap for decoding the answer to a request of n_asked partitions
+ * and max_bytes: what an honest answer can need, whatever the frame's size.
+ * The decoded form of an answer is its structs (a topic and a partition
+ * entry per partition asked: bounded by n_asked, not by the frame length,
+ * since an empty partition decodes to ~3x its ~55 wire bytes) plus its
+ * aborted-transaction lists (no larger decoded than on the wire, and part
+ * of the max_bytes the leader keeps to); records stay slices of the frame.
+ * Hard bound: max_bytes + n_asked * BK_REPL_RW_ANSWER_PART_BYTES + 64 KiB. */
+size_t bk_repl_rw_answer_arena_bytes(size_t n_asked, size_t frame_len, int32_t max_bytes);
+
+/* Decodes the Fetch answer frame[0..len) (without its size prefix) to a
+ * request of n_asked partitions and max_bytes into `a`, which this
+ * initialises with the cap above (caller frees it, also on error). The
+ * arena grows chunk by chunk with what the decoder finds in the bytes
+ * present (every array count is checked against the bytes left before its
+ * allocation), so a claimed count or length larger than the frame fails
+ * with KP_ERR_* without allocating for it. */
+KP_MUST_CHECK int bk_repl_rw_fetch_decode(const uint8_t *frame, size_t len, size_t n_asked, int32_t max_bytes,
+                                          kp_arena_t *a, int32_t *corr, const void **resp);
+
+/* Round-robin choice of the partitions of one replica Fetch, so that
+ * neither the request's partition cap nor the answer's byte limit (the
+ * leader fills partitions in request order and stops at max_bytes) starves
+ * the same partitions every time.
+ * pos[0..n): iteration positions of the partitions that want a fetch, in
+ * increasing order. Picks up to max of them, starting at the first
+ * position >= cursor and wrapping; writes their indexes into pos[] to
+ * picked[] in request order. Returns the count. */
+size_t bk_repl_rw_rr_pick(const uint32_t *pos, size_t n, uint32_t cursor, size_t max, uint32_t *picked);
+/* The cursor for the next request: just after the last partition of the
+ * request (in request order) that got records, so the partitions after it
+ * — cut off by the byte limit or not yet answered — come first next time;
+ * else just after the last one picked when the cap left some out; else
+ * unchanged. req_pos[0..n): the request's positions in request order;
+ * got_data[i]: partition i of the request got records. */
+uint32_t bk_repl_rw_rr_next(const uint32_t *req_pos, const bool *got_data, size_t n, bool capped, uint32_t cursor);
 
 /* Describes the whole v2 batches at the start of recs[0..len): up to `max`
  * (<= BK_REPL_BATCHES_MAX) of them into out[] (offsets, epoch) and sizes[]

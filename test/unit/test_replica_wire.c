@@ -135,11 +135,157 @@ START_TEST(test_describe_every_truncation) {
 }
 END_TEST
 
+
+/* The answer our leader gives to a replica fetch of n partitions: one topic
+ * entry per partition, no records (an idle cluster after a restart). Frame
+ * without its size prefix, malloc'd. */
+static uint8_t *make_empty_answer(size_t n, int32_t corr, size_t *len) {
+    kp_fetch_response_t r;
+    kp_fetch_response_init(&r);
+    kp_fetch_response_fetchable_topic_response_t *ts = calloc(n, sizeof *ts);
+    kp_fetch_response_partition_data_t *ps = calloc(n, sizeof *ps);
+    ck_assert_ptr_nonnull(ts);
+    ck_assert_ptr_nonnull(ps);
+    for (size_t i = 0; i < n; i++) {
+        kp_fetch_response_fetchable_topic_response_init(&ts[i]);
+        kp_fetch_response_partition_data_init(&ps[i]);
+        memset(ts[i].topic_id.b, (int)(i % 251) + 1, 16);
+        ps[i].partition_index = (int32_t)i;
+        ps[i].high_watermark = 10;
+        ps[i].last_stable_offset = 10;
+        ts[i].partitions.items = &ps[i];
+        ts[i].partitions.count = 1;
+    }
+    r.responses.items = ts;
+    r.responses.count = (int32_t)n;
+    size_t cap = 4096 + n * 128;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    kp_wr_t w;
+    kp_wr_init(&w, buf, cap);
+    ck_assert_int_eq(kp_response_encode(&w, KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, corr, &r, NULL), KP_OK);
+    free(ts);
+    free(ps);
+    *len = w.pos - 4;
+    memmove(buf, buf + 4, *len);
+    return buf;
+}
+
+/* Issue 22: a follower asking 1,000 partitions of one leader could not
+ * decode the (empty) answer: the arena was capped at twice the frame, and
+ * an empty partition decodes to ~3x its wire bytes ("bad replica fetch
+ * answer ... (out of memory)", the same 1,000 partitions failing forever). */
+START_TEST(test_decode_thousands_of_empty_partitions) {
+    static const size_t counts[] = { 1, 999, 1000, 3000, 10000 };
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        size_t n = counts[c], len = 0;
+        uint8_t *frame = make_empty_answer(n, 42, &len);
+        kp_arena_t a;
+        int32_t corr = 0;
+        const void *body = NULL;
+        int rc = bk_repl_rw_fetch_decode(frame, len, n, 10 << 20, &a, &corr, &body);
+        ck_assert_msg(rc == KP_OK, "%zu partitions: %s", n, kp_status_str(rc));
+        const kp_fetch_response_t *r = body;
+        ck_assert_int_eq(corr, 42);
+        ck_assert_int_eq(r->responses.count, (int32_t)n);
+        ck_assert_int_eq(r->responses.items[n - 1].partitions.items[0].partition_index, (int32_t)(n - 1));
+        kp_arena_free(&a);
+        free(frame);
+    }
+}
+END_TEST
+
+/* Claimed counts and lengths far beyond the bytes present: refused without
+ * allocating for the claim (the arena holds only what the bytes make). */
+START_TEST(test_decode_claims_beyond_bytes) {
+    size_t len = 0;
+    uint8_t *frame = make_empty_answer(3, 7, &len);
+    /* v13 answer: corr(4) header tags(1) throttle(4) error(2) session(4),
+     * then the compact array length of responses: claim ~2^28 entries */
+    size_t at = 4 + 1 + 4 + 2 + 4;
+    uint8_t big[64];
+    memcpy(big, frame, at);
+    big[at] = 0xff; big[at + 1] = 0xff; big[at + 2] = 0xff; big[at + 3] = 0x7f;   /* uvarint */
+    memcpy(big + at + 4, frame + at + 1, 16);
+    kp_arena_t a;
+    int32_t corr = 0;
+    const void *body = NULL;
+    ck_assert_int_ne(bk_repl_rw_fetch_decode(big, at + 20, 3, 10 << 20, &a, &corr, &body), KP_OK);
+    ck_assert_uint_lt(a.used_bytes, 4096);
+    kp_arena_free(&a);
+    /* every truncation of a real answer fails cleanly */
+    for (size_t cut = 0; cut < len; cut++) {
+        ck_assert_int_ne(bk_repl_rw_fetch_decode(frame, cut, 3, 10 << 20, &a, &corr, &body), KP_OK);
+        kp_arena_free(&a);
+    }
+    /* more partitions answered than asked, beyond the bound: refused */
+    size_t blen = 0;
+    uint8_t *many = make_empty_answer(5000, 7, &blen);
+    ck_assert_int_ne(bk_repl_rw_fetch_decode(many, blen, 10, 1 << 10, &a, &corr, &body), KP_OK);
+    ck_assert_uint_le(a.used_bytes, bk_repl_rw_answer_arena_bytes(10, blen, 1 << 10));
+    kp_arena_free(&a);
+    free(many);
+    free(frame);
+}
+END_TEST
+
+/* Model of a follower fetching `n` always-wanting partitions from a leader
+ * that fills its answer in request order, `per_part` bytes each, and stops
+ * at `max_bytes`; the request holds at most `cap` partitions. Returns the
+ * number of partitions that got data within `rounds` fetches. */
+static size_t rr_model(size_t n, size_t cap, size_t per_part, size_t max_bytes, int rounds) {
+    uint32_t *pos = malloc(n * sizeof *pos), *picked = malloc(n * sizeof *picked), *rpos = malloc(n * sizeof *rpos);
+    bool *got = malloc(n * sizeof *got), *ever = calloc(n, sizeof *ever);
+    ck_assert(pos && picked && rpos && got && ever);
+    for (size_t i = 0; i < n; i++) pos[i] = (uint32_t)(i * 3 + 1);   /* positions with gaps */
+    uint32_t cursor = 0;
+    for (int r = 0; r < rounds; r++) {
+        size_t cnt = bk_repl_rw_rr_pick(pos, n, cursor, cap, picked);
+        ck_assert_uint_eq(cnt, n < cap ? n : cap);
+        size_t bytes = 0;
+        for (size_t k = 0; k < cnt; k++) {
+            rpos[k] = pos[picked[k]];
+            got[k] = bytes + per_part <= max_bytes;
+            if (got[k]) { bytes += per_part; ever[picked[k]] = true; }
+        }
+        cursor = bk_repl_rw_rr_next(rpos, got, cnt, cnt < n, cursor);
+    }
+    size_t served = 0;
+    for (size_t i = 0; i < n; i++) served += ever[i];
+    free(pos); free(picked); free(rpos); free(got); free(ever);
+    return served;
+}
+
+/* Issue 22: with thousands of partitions the same first ones filled every
+ * answer (and every capped request) and the rest starved. */
+START_TEST(test_round_robin_no_starvation) {
+    /* byte limit: 10 of 3,000 partitions fit an answer -> 300 rounds serve all */
+    ck_assert_uint_eq(rr_model(3000, 10000, 1 << 20, 10 << 20, 300), 3000);
+    /* partition cap: 25,000 partitions, 10,000 per request, data for all */
+    ck_assert_uint_eq(rr_model(25000, 10000, 1, 1 << 30, 3), 25000);
+    /* idle partitions past the cap are still asked (cap hit, no data) */
+    ck_assert_uint_eq(rr_model(25, 10, 1, 0, 3), 0);
+    uint32_t pos[5] = { 2, 4, 6, 8, 10 }, picked[5];
+    ck_assert_uint_eq(bk_repl_rw_rr_pick(pos, 5, 7, 3, picked), 3);
+    ck_assert_uint_eq(picked[0], 3);
+    ck_assert_uint_eq(picked[1], 4);
+    ck_assert_uint_eq(picked[2], 0);
+    uint32_t rp[3] = { 8, 10, 2 };
+    bool none[3] = { false, false, false }, mid[3] = { false, true, false };
+    ck_assert_uint_eq(bk_repl_rw_rr_next(rp, none, 3, true, 7), 3);
+    ck_assert_uint_eq(bk_repl_rw_rr_next(rp, none, 3, false, 7), 7);
+    ck_assert_uint_eq(bk_repl_rw_rr_next(rp, mid, 3, false, 7), 11);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("replica_wire");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_request_round_trip);
     tcase_add_test(tc, test_describe_every_truncation);
+    tcase_add_test(tc, test_decode_thousands_of_empty_partitions);
+    tcase_add_test(tc, test_decode_claims_beyond_bytes);
+    tcase_add_test(tc, test_round_robin_no_starvation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
