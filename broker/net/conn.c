@@ -13,8 +13,8 @@
  *   recv(2) takes what the socket holds into a flat buffer that is made
  *   large enough for the whole current frame, so a frame is handed to the
  *   handler where it was read. Bound: the buffer holds max(chunk, one frame
- *   + 4) bytes, and the chunk is at most request_max_bytes + 4 (README
- *   "Bounds").
+ *   + 4) bytes, and the chunk is at most request_max_bytes + 4; a frame's
+ *   room grows with its bytes, not its size prefix (README "Bounds").
  * - Output: a bufferevent writes only from an EV_WRITE callback, i.e. every
  *   batch of responses cost an epoll_ctl to add the event, one more loop
  *   pass, the writev, and an epoll_ctl to remove it. Here pump() writes what
@@ -74,7 +74,13 @@ void bk__conn_in_pool_free(bk_net_t *net) {
  * the current frame when its size prefix is in, else for a chunk. The
  * unconsumed bytes (at most one partial frame: complete ones were handed
  * out before reading resumes) move to the front only when the frame would
- * not fit behind them. Returns false when out of memory. */
+ * not fit behind them. Returns false when out of memory.
+ *
+ * A frame above the chunk is not given its announced size at once: the
+ * room grows with the bytes that arrived (at most doubling them), so a peer
+ * that announces request_max_bytes and sends little holds little (10,000
+ * such connections would otherwise claim 10,000 x 100 MiB). Doubling keeps
+ * the realloc copies below the frame's size in all. */
 static bool in_make_room(bk_net_conn_t *c) {
     bk_net_t *net = c->net;
     size_t chunk = in_chunk(net);
@@ -84,6 +90,8 @@ static bool in_make_room(bk_net_conn_t *c) {
         int32_t size = (int32_t)load_be32(c->in + c->in_off);
         assert(size >= 0 && size <= net->cfg.request_max_bytes);
         want = 4 + (size_t)size;
+        size_t grown = 2 * c->in_len > chunk ? 2 * c->in_len : chunk;
+        if (want > grown) want = grown;
     }
     assert(want > c->in_len); /* a complete frame would have been handed out */
     if (!c->in) {
