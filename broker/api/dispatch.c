@@ -261,9 +261,8 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     assert(net != NULL);
     /* The request owns its frame: decoded fields point into it, handlers may
      * finish later (purgatory, commits, replication) and Produce patches
-     * offsets into its batches. Taking it from the net costs no copy when
-     * the net already gathered it and one otherwise (net.h), instead of a
-     * copy here on top of the net's. */
+     * offsets into its batches. Taking it from the net is the one copy of
+     * these bytes (net.h), not a second one on top of the net's. */
     (void)frame;                    /* the same bytes, taken from conn below */
     bk_api_req_t *req = calloc(1, sizeof *req);
     uint8_t *own = req ? bk_net_conn_take_frame(conn) : NULL;

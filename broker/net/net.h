@@ -101,8 +101,8 @@ typedef struct {
     uint64_t requests_total;
     uint64_t bytes_in;          /* frame bytes consumed, prefixes included */
     uint64_t bytes_out;         /* response bytes queued, prefixes included */
-    uint64_t frame_copy_bytes;  /* frame bytes copied in user space to make frames
-                                   contiguous or owned (<= one copy per frame byte) */
+    uint64_t frame_copy_bytes;  /* frame bytes copied in user space by
+                                   bk_net_conn_take_frame (one copy per taken byte) */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -149,12 +149,11 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 /* Only inside the frame handler, at most once per frame: the frame's `len`
  * bytes as a malloc'd block the caller now owns (free() it), for a request
  * that outlives the call (its decoded fields point into the bytes; Produce
- * patches offsets into them). Use the returned block, not `frame`. When the
- * net had to gather the frame from several input buffers it already copied
- * it into such a block, which is handed over without another copy; else
- * the bytes are copied now. Either way a frame's bytes are copied once in
- * user space on their way to a handler that keeps them. NULL when out of
- * memory (the frame is still valid for the rest of the call). */
+ * patches offsets into them). Use the returned block, not `frame`. The
+ * frame lies in the connection's input buffer, which later frames reuse,
+ * so its bytes are copied now: the one user-space copy on their way to a
+ * handler that keeps them. NULL when out of memory (the frame is still
+ * valid for the rest of the call). */
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_net_conn_peer(const bk_net_conn_t *conn);

@@ -679,10 +679,9 @@ END_TEST
 
 /* Frames kept past their callback (bk_net_conn_take_frame) stay intact while the
  * net reads and hands out the frames after them, and every kept byte was
- * copied exactly once in user space: small frames (in place in the input
- * buffer) at the take, large ones (spread over input chains) when the net
- * gathered them, with nothing more at the take. The old path (pullup, then
- * a copy in the dispatcher) copied a large frame twice. */
+ * copied exactly once in user space, at the take (the socket reads every
+ * frame into place in the input buffer). The old path (pullup, then a copy
+ * in the dispatcher) copied a large frame twice. */
 START_TEST(test_taken_frames_copied_once) {
     bk_net_config_t cfg;
     bk_net_config_default(&cfg);
