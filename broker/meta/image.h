@@ -131,7 +131,8 @@ typedef struct {
     uint64_t configs_gen;           /* moves on whenever `configs` may have changed
                                        (a Config record, a topic removal, a load or
                                        a free): what is derived from the configs
-                                       (core/'s resolved topic configs) compares it */
+                                       (core/'s resolved topic configs, the root's
+                                       commit hook) compares it */
 
     bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
