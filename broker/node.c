@@ -143,9 +143,8 @@ void bk_broker_after_commit(bk_node_t *n) {
     /* Config records reach every node's running config and open logs here
      * (not only the node that handled the request); only when they changed:
      * re-configuring every log per commit is O(partitions). */
-    uint64_t fp = bk_broker_dynconf_fingerprint(&n->img);
-    bool cfg_changed = fp != n->configs_fp;
-    n->configs_fp = fp;
+    bool cfg_changed = n->img.configs_gen != n->configs_gen;
+    n->configs_gen = n->img.configs_gen;
     if (cfg_changed) bk_broker_dynconf_sync(n);
     size_t max = bk_meta_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
@@ -386,6 +385,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->id = bk_cfg_node_id(cfg);
     n->meta_dir_idx = -1;
     bk_meta_image_init(&n->img, n->id);
+    n->configs_gen = UINT64_MAX;   /* never a real generation: the first commit hook syncs */
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;

@@ -8,23 +8,6 @@
 #include "broker/node.h"
 #include "storage/st_status.h"
 
-static uint64_t mix(uint64_t h, const char *s) {
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return (h ^ 0xff) * 1099511628211ull;   /* separator: "ab","c" != "a","bc" */
-}
-
-uint64_t bk_broker_dynconf_fingerprint(const bk_meta_image_t *img) {
-    uint64_t h = 1469598103934665603ull ^ img->nconfigs;
-    for (size_t i = 0; i < img->nconfigs; i++) {
-        const bk_meta_img_config_t *c = &img->configs[i];
-        h = (h ^ (uint32_t)c->resource_type) * 1099511628211ull;
-        h = mix(h, c->resource_name);
-        h = mix(h, c->name);
-        h = mix(h, c->value ? c->value : "");
-    }
-    return h;
-}
-
 static const char *find(const bk_meta_img_config_t *c, size_t n, const char *name) {
     for (size_t i = 0; i < n; i++)
         if (strcmp(c[i].name, name) == 0) return c[i].value;

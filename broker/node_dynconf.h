@@ -4,16 +4,7 @@
 #ifndef SKIFF_BK_NODE_DYNCONF_H
 #define SKIFF_BK_NODE_DYNCONF_H
 
-#include <stdint.h>
-
-#include "broker/meta/image.h"
-
 struct bk_node;
-
-/* A hash of every config record of the image (type, resource, name, value):
- * equal sets give equal values, so a caller can tell "configs changed" in
- * O(configs) without a version counter in the image. */
-uint64_t bk_broker_dynconf_fingerprint(const bk_meta_image_t *img);
 
 /* Makes this node's running config equal to the image's Config records:
  * the TOPIC records are resolved into n->topic_cfgs

@@ -80,7 +80,7 @@ struct bk_node {
     char cluster_id[BK_NODE_CLUSTER_ID_MAX + 1];
 
     bk_meta_image_t img;                     /* committed metadata */
-    uint64_t configs_fp;                /* bk_broker_dynconf_fingerprint at the last commit */
+    uint64_t configs_gen;               /* img.configs_gen at the last commit hook */
     bk_node_topic_cfgs_t topic_cfgs;         /* img's topic Config records, resolved */
     bk_meta_ctrl_t ctrl;                     /* controller soft state (quorum of one) */
     bk_meta_log_t *meta;                /* who commits metadata records: the local

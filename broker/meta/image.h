@@ -131,7 +131,8 @@ typedef struct {
     uint64_t configs_gen;           /* moves on whenever `configs` may have changed
                                        (a Config record, a topic removal, a load or
                                        a free): what is derived from the configs
-                                       (core/'s resolved topic configs) compares it */
+                                       (core/'s resolved topic configs, the root's
+                                       commit hook) compares it */
 
     bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
@@ -242,5 +243,10 @@ KP_MUST_CHECK int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **o
  * bk_meta_image_take_changes as if it were new (the old roles are kept, so a
  * partition the node no longer holds is reported as STOP). */
 KP_MUST_CHECK int bk_meta_image_load(bk_meta_image_t *img, const uint8_t *data, size_t len);
+/* A new heap image equal to src (snapshot + load: O(image)) with nothing
+ * pending for bk_meta_image_take_changes: a throw-away copy to decide
+ * against (the decision views of meta_log.c and quorum/). NULL when out of
+ * memory. Free with bk_meta_image_free, then free(). */
+bk_meta_image_t *bk_meta_image_copy(const bk_meta_image_t *src);
 
 #endif

@@ -242,3 +242,24 @@ int bk_meta_image_load(bk_meta_image_t *img, const uint8_t *data, size_t len) {
     *img = n;
     return KP_OK;
 }
+
+bk_meta_image_t *bk_meta_image_copy(const bk_meta_image_t *src) {
+    bk_meta_image_t *img = calloc(1, sizeof *img);
+    if (!img) return NULL;
+    /* loaded as local -1: no touches to carry (O(partitions) of entries the
+     * copy would only discard); the local id is set after */
+    bk_meta_image_init(img, -1);
+    uint8_t *snap = NULL;
+    size_t len = 0;
+    int rc = bk_meta_image_snapshot(src, &snap, &len);
+    if (rc == KP_OK) rc = bk_meta_image_load(img, snap, len);
+    free(snap);
+    if (rc != KP_OK) {
+        bk_meta_image_free(img);
+        free(img);
+        return NULL;
+    }
+    img->local_id = src->local_id;
+    (void)bk_meta_image_take_changes(img, NULL, 0);   /* a copy drives nothing */
+    return img;
+}

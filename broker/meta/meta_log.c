@@ -148,15 +148,8 @@ static void view_apply(bk_meta_log_t *m, const pending_t *pd) {
 /* Copy of the committed image (snapshot + load: O(image), once per burst
  * of concurrent decisions) plus every pending proposal. */
 static bool view_build(bk_meta_log_t *m) {
-    m->view = calloc(1, sizeof *m->view);
+    m->view = bk_meta_image_copy(m->img);
     if (!m->view) return false;
-    bk_meta_image_init(m->view, -1);
-    uint8_t *snap = NULL;
-    size_t len = 0;
-    int rc = bk_meta_image_snapshot(m->img, &snap, &len);
-    if (rc == KP_OK) rc = bk_meta_image_load(m->view, snap, len);
-    free(snap);
-    if (rc != KP_OK) return false;
     for (const pending_t *pd = m->head; pd; pd = pd->next) view_apply(m, pd);
     return true;
 }

@@ -145,16 +145,9 @@ static bool view_catch_up(bk_quorum_t *q, int64_t end) {
 }
 
 static bool view_build(bk_quorum_t *q) {
-    uint8_t *snap = NULL;
-    size_t len = 0;
-    q->view = calloc(1, sizeof *q->view);
-    if (!q->view) return false;
-    bk_meta_image_init(q->view, q->env.id);
+    q->view = bk_meta_image_copy(q->env.img);
     q->view_end = q->applied;
-    int rc = bk_meta_image_snapshot(q->env.img, &snap, &len);
-    if (rc == KP_OK) rc = bk_meta_image_load(q->view, snap, len);
-    free(snap);
-    return rc == KP_OK;
+    return q->view != NULL;
 }
 
 /* The view is kept while the log only grows (it catches up from view_end,

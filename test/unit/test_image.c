@@ -737,6 +737,34 @@ START_TEST(test_changes_for_local_node) {
 }
 END_TEST
 
+START_TEST(test_copy_equal_and_quiet) {
+    /* the decision views' copy: equal content and local id, nothing pending,
+     * and later records report changes as on the original */
+    bk_meta_image_t a;
+    bk_meta_image_init(&a, 2);
+    int64_t off = build(&a);
+    bk_meta_image_t *c = bk_meta_image_copy(&a);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(same_snapshot(&a, c));
+    ck_assert_int_eq(c->local_id, 2);
+    ck_assert_int_eq(c->last_offset, a.last_offset);
+    ck_assert_uint_eq(bk_meta_image_take_changes(c, NULL, 0), 0);
+    (void)bk_meta_image_take_changes(&a, NULL, 0);
+    bk_meta_uuid_t o = uuid_n(1);
+    ck_assert_int_eq(change(&a, o, 1, 3, false, IV0, false, IV0, IV0, IV0, off), KP_OK);
+    ck_assert_int_eq(change(c, o, 1, 3, false, IV0, false, IV0, IV0, IV0, off), KP_OK);
+    bk_meta_change_t ca[4], cc[4];
+    size_t na = bk_meta_image_take_changes(&a, ca, 4);
+    ck_assert_uint_eq(bk_meta_image_take_changes(c, cc, 4), na);
+    ck_assert_uint_ge(na, 1);
+    ck_assert_int_eq(find_change(cc, na, o, 1)->kind, find_change(ca, na, o, 1)->kind);
+    ck_assert(same_snapshot(&a, c));
+    bk_meta_image_free(c);
+    free(c);
+    bk_meta_image_free(&a);
+}
+END_TEST
+
 START_TEST(test_changes_after_snapshot_load) {
     /* node 2 had an image; it loads a snapshot of a later state */
     bk_meta_image_t a, b;
@@ -813,6 +841,7 @@ int main(void) {
     tcase_add_test(tc, test_snapshot_truncated_and_corrupted);
     tcase_add_test(tc, test_changes_for_local_node);
     tcase_add_test(tc, test_changes_after_snapshot_load);
+    tcase_add_test(tc, test_copy_equal_and_quiet);
     tcase_add_test(tc, test_records_list_apply);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
