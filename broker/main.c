@@ -57,6 +57,12 @@ static int describe_config(int argc, char **argv) {
     return 0;
 }
 
+/* bk_cfg_stored_fn: one start-up line per accepted key that does nothing. */
+static void log_stored(void *ctx, const char *name, const char *value, const char *doc) {
+    (void)ctx;
+    fprintf(stderr, "skiff: config key %s=%s is accepted but has no effect: %s\n", name, value, doc);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strncmp(argv[1], "--describe-config", 17) == 0 &&
         (argv[1][17] == '\0' || argv[1][17] == '='))
@@ -69,6 +75,7 @@ int main(int argc, char **argv) {
                         "       skiff --describe-config [KEY]\n");
         return 2;
     }
+    (void)bk_cfg_stored_set(cfg, log_stored, NULL);
     if (evthread_use_pthreads() != 0) {
         fprintf(stderr, "skiff: libevent threads unavailable\n");
         bk_cfg_free(cfg);

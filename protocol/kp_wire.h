@@ -88,6 +88,10 @@ kp_slice_t kp_slice_cstr(const char *s);
 /* True when the slice holds exactly the C string s. */
 bool kp_slice_eq_cstr(kp_slice_t a, const char *s);
 bool kp_slice_eq(kp_slice_t a, kp_slice_t b);
+/* A heap C string (free()) of s: "" for the null slice; a NUL inside ends
+ * it, as for every name a caller keeps as a C string. NULL when out of
+ * memory. */
+char *kp_slice_strdup(kp_slice_t s);
 
 typedef struct kp_rd {
     const uint8_t *buf;

@@ -2,6 +2,7 @@
 #include "protocol/kp_wire.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *kp_status_str(int status) {
@@ -25,6 +26,14 @@ bool kp_slice_eq(kp_slice_t a, kp_slice_t b) {
 }
 
 bool kp_slice_eq_cstr(kp_slice_t a, const char *s) { return kp_slice_eq(a, kp_slice_cstr(s)); }
+
+char *kp_slice_strdup(kp_slice_t s) {
+    char *c = malloc(s.len + 1);
+    if (!c) return NULL;
+    if (s.len) memcpy(c, s.p, s.len);
+    c[s.len] = '\0';
+    return c;
+}
 
 /* ---- reader ------------------------------------------------------------ */
 

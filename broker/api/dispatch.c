@@ -160,7 +160,8 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
     return KP_OK;
 }
 
-int bk_api_req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out) {
+/* Encodes `resp` into a new evbuffer (*body_out, owned by the caller). */
+static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out) {
     int16_t key = req->hdr.api_key, ver = req->hdr.api_version;
     kp_wr_t w;
     kp_wr_init_count(&w);
@@ -196,7 +197,8 @@ int bk_api_req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
     return KP_OK;
 }
 
-void bk_api_req_send(bk_api_req_t *req, struct evbuffer *body) {
+/* Queues `body` (taking it) on the request's slot and frees req. */
+static void req_send(bk_api_req_t *req, struct evbuffer *body) {
     int nrc = bk_net_respond(req->net, req->slot, body);
     if (nrc == BK_NET_ERR_INVALID) {   /* e.g. a body above INT32_MAX: never leave the slot open */
         bk_api_req_close(req, "response could not be queued");
@@ -208,12 +210,12 @@ void bk_api_req_send(bk_api_req_t *req, struct evbuffer *body) {
 
 void bk_api_req_respond(bk_api_req_t *req, const void *resp) {
     struct evbuffer *body = NULL;
-    int rc = bk_api_req_encode(req, resp, &body);
+    int rc = req_encode(req, resp, &body);
     if (rc != KP_OK) {
         bk_api_req_close(req, kp_status_str(rc));
         return;
     }
-    bk_api_req_send(req, body);
+    req_send(req, body);
 }
 
 void bk_api_req_respond_none(bk_api_req_t *req) {

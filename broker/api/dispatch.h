@@ -74,14 +74,6 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
  * st_read_result_t: their file ranges are sent with sendfile. If encoding
  * fails the connection is closed (a bug or a bound hit; logged). Frees req. */
 void bk_api_req_respond(bk_api_req_t *req, const void *resp);
-/* bk_api_req_respond in two steps, for an answer that must wait (the group
- * coordinator waits for its records to replicate): encode now, while the
- * body's pointers are valid, into *body_out (owned by the caller until
- * bk_api_req_send; counted in the error metrics now). Returns KP_OK or the
- * codec status (then close the request). bk_api_req_send queues the body
- * (taking it) and frees req. */
-KP_MUST_CHECK int bk_api_req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out);
-void bk_api_req_send(bk_api_req_t *req, struct evbuffer *body);
 /* No response bytes (acks=0 Produce). Frees req. */
 void bk_api_req_respond_none(bk_api_req_t *req);
 /* Closes the connection after earlier responses flush. Frees req. */

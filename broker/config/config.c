@@ -483,6 +483,21 @@ const char *cfg_kval(const bk_cfg_t *cfg, const bk_cfg_kkey_t *k, bk_cfg_source_
 
 const char *bk_cfg_path(const bk_cfg_t *cfg) { return cfg->path; }
 
+size_t bk_cfg_stored_set(const bk_cfg_t *cfg, bk_cfg_stored_fn fn, void *ctx) {
+    size_t n = 0;
+    for (size_t i = 0; i < bk_cfg_kkey_count(); i++) {
+        const char *v = cfg->kval[KV_STATIC][i];
+        if (v == NULL)
+            continue;
+        const bk_cfg_kkey_t *k = bk_cfg_kkey_at(i);
+        char doc[512];
+        bk_cfg_kkey_doc(k, doc, sizeof doc);
+        fn(ctx, k->name, v, doc);
+        n++;
+    }
+    return n;
+}
+
 void cfg_where(const bk_cfg_t *cfg, bk_cfg_key_t key, char *out, size_t out_len) {
     if (cfg->line[key] > 0)
         snprintf(out, out_len, "%s:%d", cfg->path, cfg->line[key]);

@@ -91,6 +91,14 @@ void bk_cfg_free(bk_cfg_t *cfg);
 /* The path the config was loaded from. */
 const char *bk_cfg_path(const bk_cfg_t *cfg);
 
+/* Calls fn once for each stored-only or obsolete broker key (config_kafka.h)
+ * the config file or --set gives a value, with its name and what skiff
+ * does with it (bk_cfg_kkey_doc): such a key is accepted so that a Kafka
+ * config file loads, but it changes nothing, and the operator must be told
+ * (main.c logs one line each at start-up). Returns how many. */
+typedef void (*bk_cfg_stored_fn)(void *ctx, const char *name, const char *value, const char *doc);
+size_t bk_cfg_stored_set(const bk_cfg_t *cfg, bk_cfg_stored_fn fn, void *ctx);
+
 /* Effective values (dynamic > static > default). bk_cfg_int serves INT,
  * SHORT, LONG, BOOL (0/1) and ENUM (index into the allowed list); asserts
  * the key has a value (check bk_cfg_is_null for keys without default).

@@ -103,13 +103,6 @@ static int replay_batch(bk_grp_coord_t *c, const kp_batch_t *b, kp_arena_t *scra
     return rc;
 }
 
-static char *cdup(kp_str_t s) {
-    char *c = malloc(s.len + 1);
-    if (c && s.len) memcpy(c, s.p, s.len);
-    if (c) c[s.len] = '\0';
-    return c;
-}
-
 /* Offsets of transactions still open at the end of the replay: pending
  * (in the txn driver) until their marker arrives. */
 static int stash_to_pending(bk_grp_txn_offsets_t *pend, stash_t *s) {
@@ -122,7 +115,7 @@ static int stash_to_pending(bk_grp_txn_offsets_t *pend, stash_t *s) {
         kp_bytes_t k = { s->v[i].key, s->v[i].klen };
         kp_bytes_t v = s->v[i].value ? (kp_bytes_t){ s->v[i].value, s->v[i].vlen } : kp_slice_null();
         if (bk_grp_decode_txn_offset(k, v, &a, &t) == KP_OK) {   /* other record types: not ours */
-            char *g = cdup(t.group), *tp = cdup(t.topic), *md = t.metadata.p ? cdup(t.metadata) : NULL;
+            char *g = kp_slice_strdup(t.group), *tp = kp_slice_strdup(t.topic), *md = t.metadata.p ? kp_slice_strdup(t.metadata) : NULL;
             bk_grp_txn_pending_t o = { s->v[i].pid, g, tp, t.partition, t.offset, t.leader_epoch, md, t.commit_ts_ms, -1 };
             rc = g && tp && (md || !t.metadata.p) ? bk_grp_txn_offsets_add(pend, &o) : KP_ERR_NOMEM;
             free(g);

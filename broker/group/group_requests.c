@@ -463,16 +463,6 @@ void bk_grp_gd_offset_delete(bk_grp_gd_t *gd, const kp_offset_delete_request_t *
 typedef kp_txn_offset_commit_request_txn_offset_commit_request_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_request_txn_offset_commit_request_partition_t toc_part_t;
 
-/* A heap C string of s ("" for null; a NUL inside ends it, as for every
- * name kept as a C string), or NULL when out of memory. */
-static char *cstr(kp_str_t s) {
-    char *c = malloc(s.len + 1);
-    if (!c) return NULL;
-    if (s.len) memcpy(c, s.p, s.len);
-    c[s.len] = '\0';
-    return c;
-}
-
 /* The offsets of partitions that exist as the producer's transactional
  * batch in the group's __consumer_offsets partition (a replay holds them
  * until the marker). NONE, or COORDINATOR_NOT_AVAILABLE when the append
@@ -503,7 +493,7 @@ static int16_t log_offsets(bk_grp_gd_t *gd, bk_grp_coord_t *c, const kp_txn_offs
 static int16_t hold_offset(bk_grp_txn_offsets_t *pend, const kp_txn_offset_commit_request_t *q, int16_t version,
                            const char *group, const char *topic, const toc_part_t *p, int64_t now) {
     if (!pend) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-    char *md = kp_slice_is_null(p->committed_metadata) ? NULL : cstr(p->committed_metadata);
+    char *md = kp_slice_is_null(p->committed_metadata) ? NULL : kp_slice_strdup(p->committed_metadata);
     if (!kp_slice_is_null(p->committed_metadata) && !md) return KP_ERROR_UNKNOWN_SERVER_ERROR;
     bk_grp_txn_pending_t o = { q->producer_id, (char *)group, (char *)topic, p->partition_index, p->committed_offset,
                                version >= 2 ? p->committed_leader_epoch : -1, md, now, -1 };
@@ -518,7 +508,7 @@ void bk_grp_gd_txn_offset_commit(bk_grp_gd_t *gd, const kp_txn_offset_commit_req
     size_t total = 0;
     for (size_t i = 0; i < cnt(q->topics.count); i++) total += cnt(q->topics.items[i].partitions.count);
     int16_t *errs = calloc(total ? total : 1, sizeof *errs);
-    char *group = cstr(gid);
+    char *group = kp_slice_strdup(gid);
     if (!errs || !group) { free(errs); free(group); fail_nomem(done, arg); return; }
     int64_t now = bk_net_now_ms();
     int16_t err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
@@ -535,7 +525,7 @@ void bk_grp_gd_txn_offset_commit(bk_grp_gd_t *gd, const kp_txn_offset_commit_req
     size_t k = 0;
     for (size_t i = 0; i < cnt(q->topics.count); i++) {
         const toc_topic_t *t = &q->topics.items[i];
-        char *topic = err ? NULL : cstr(t->name);
+        char *topic = err ? NULL : kp_slice_strdup(t->name);
         for (size_t j = 0; j < cnt(t->partitions.count); j++, k++) {
             const toc_part_t *p = &t->partitions.items[j];
             errs[k] = err;

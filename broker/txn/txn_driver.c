@@ -146,10 +146,8 @@ int16_t bk_txn_td_check_produce(bk_txn_td_t *td, kp_str_t transactional_id, int6
     const bk_meta_topic_t *t = txn_topic(td);
     if (!t || t->nparts <= 0 || transactional_id.len > BK_TXN_ID_MAX_BYTES || !transactional_id.p)
         return KP_ERROR_NONE;
-    char *id = malloc(transactional_id.len + 1);
+    char *id = kp_slice_strdup(transactional_id);
     if (!id) return KP_ERROR_NONE;
-    memcpy(id, transactional_id.p, transactional_id.len);
-    id[transactional_id.len] = '\0';
     int32_t i = bk_txn_partition_for(id, t->nparts);
     const bk_txn_meta_t *m = i < td->ncoords && td->coords[i] ? bk_txn_get(td->coords[i], id) : NULL;
     free(id);
@@ -193,10 +191,8 @@ int16_t bk_txn_td_find(bk_txn_td_t *td, kp_str_t key, int32_t *node_id, const ch
         create_topic(td);
         return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
     }
-    char *id = malloc(key.len + 1);
+    char *id = kp_slice_strdup(key);
     if (!id) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
-    memcpy(id, key.p, key.len);
-    id[key.len] = '\0';
     int32_t i = bk_txn_partition_for(id, t->nparts);
     free(id);
     if (t->parts[i].leader == td->node->id && (i >= td->ncoords || !td->coords[i])) bk_txn_td_sync(td);

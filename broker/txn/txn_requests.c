@@ -21,16 +21,6 @@
 
 static size_t cnt(int32_t c) { return c > 0 ? (size_t)c : 0; }
 
-/* A heap C string of s ("" for null; a NUL inside ends it, as for every
- * id kept as a C string), or NULL when out of memory. */
-static char *cstr(kp_str_t s) {
-    char *c = malloc(s.len + 1);
-    if (!c) return NULL;
-    if (s.len) memcpy(c, s.p, s.len);
-    c[s.len] = '\0';
-    return c;
-}
-
 static void answer_now(bk_txn_td_answer_fn fn, void *arg, int16_t err) {
     bk_txn_td_answer_t a = { err, -1, -1 };
     fn(arg, &a);
@@ -48,7 +38,7 @@ static bk_txn_coord_t *coord_of(bk_txn_td_t *td, const char *id, int32_t *pidx, 
 
 void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_request_t *q, int16_t version,
                             bk_txn_td_answer_fn fn, void *arg) {
-    char *id = cstr(q->transactional_id);
+    char *id = kp_slice_strdup(q->transactional_id);
     if (!id) { answer_now(fn, arg, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     int32_t pidx = -1;
     int16_t err = KP_ERROR_INVALID_REQUEST;   /* an empty id */
@@ -73,13 +63,13 @@ void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_re
     const kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t *ts = q->v3_and_below_topics.items;
     size_t nt = cnt(q->v3_and_below_topics.count), total = 0;
     for (size_t i = 0; i < nt; i++) total += cnt(ts[i].partitions.count);
-    char *id = cstr(q->v3_and_below_transactional_id);
+    char *id = kp_slice_strdup(q->v3_and_below_transactional_id);
     char **names = calloc(nt ? nt : 1, sizeof *names);
     bk_txn_tp_t *tps = calloc(total ? total : 1, sizeof *tps);
     int16_t err = id && names && tps ? 0 : KP_ERROR_UNKNOWN_SERVER_ERROR;
     size_t n = 0;
     for (size_t i = 0; !err && i < nt; i++) {
-        if (!(names[i] = cstr(ts[i].name))) { err = KP_ERROR_UNKNOWN_SERVER_ERROR; break; }
+        if (!(names[i] = kp_slice_strdup(ts[i].name))) { err = KP_ERROR_UNKNOWN_SERVER_ERROR; break; }
         for (size_t k = 0; k < cnt(ts[i].partitions.count); k++)
             tps[n++] = (bk_txn_tp_t){ names[i], ts[i].partitions.items[k] };
     }
@@ -109,7 +99,7 @@ static int32_t offsets_partitions(const bk_node_t *n) {
 }
 
 void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg) {
-    char *id = cstr(q->transactional_id);
+    char *id = kp_slice_strdup(q->transactional_id);
     int32_t pidx = -1;
     int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
     bk_txn_coord_t *c = id ? coord_of(td, id, &pidx, &err) : NULL;
@@ -126,7 +116,7 @@ void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_
 }
 
 void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg) {
-    char *id = cstr(q->transactional_id);
+    char *id = kp_slice_strdup(q->transactional_id);
     int32_t pidx = -1;
     int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
     bk_txn_coord_t *c = id ? coord_of(td, id, &pidx, &err) : NULL;
@@ -154,7 +144,7 @@ void bk_txn_td_describe_transactions(bk_txn_td_t *td, const kp_describe_transact
     bk_txn_td_txn_t *v = calloc(n ? n : 1, sizeof *v);
     char **ids = calloc(n ? n : 1, sizeof *ids);
     bool ok = v && ids;
-    for (size_t i = 0; ok && i < n; i++) ok = (ids[i] = cstr(q->transactional_ids.items[i])) != NULL;
+    for (size_t i = 0; ok && i < n; i++) ok = (ids[i] = kp_slice_strdup(q->transactional_ids.items[i])) != NULL;
     for (size_t i = 0; ok && i < n; i++) {
         int32_t pidx = -1;
         bk_txn_coord_t *c = coord_of(td, ids[i], &pidx, &v[i].error);
@@ -200,7 +190,7 @@ void bk_txn_td_list_transactions(bk_txn_td_t *td, const kp_list_transactions_req
     char **states = calloc(ns ? ns : 1, sizeof *states);
     bool *unknown = calloc(ns ? ns : 1, sizeof *unknown);
     bool ok = states && unknown;
-    for (size_t i = 0; ok && i < ns; i++) ok = (states[i] = cstr(q->state_filters.items[i])) != NULL;
+    for (size_t i = 0; ok && i < ns; i++) ok = (states[i] = kp_slice_strdup(q->state_filters.items[i])) != NULL;
     list_ctx_t l = { NULL, 0, 0, false };
     if (ok) {
         int64_t duration = version >= 1 ? q->duration_filter : -1;

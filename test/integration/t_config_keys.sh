@@ -11,7 +11,8 @@
 # value, kept across a restart; an unknown name is still refused
 # (INVALID_CONFIG, Kafka's "Unknown topic config name"); the config file
 # takes a stored key and still gives the line-numbered error for an unknown
-# one; `skiff --describe-config [KEY]` prints the table.
+# one and logs each stored key it sets as having no effect; `skiff
+# --describe-config [KEY]` prints the table.
 . "$(dirname "$0")/lib.sh"
 
 TSV=$SK_ROOT/broker/config/kafka_keys.tsv
@@ -48,6 +49,9 @@ mv "$SK_TMP/c2.conf" "$SK_TMP/cluster.conf"
 sk_start_node 1
 sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node 1 not up"
 B=127.0.0.1:${SK_KAFKA_PORT[1]}
+# a stored key set in the file is logged at start-up as having no effect
+sk_check "file_stored_key_logged" grep -q "config key add.partitions.to.txn.retry.backoff.ms=25 is accepted but has no effect: stored only" "$SK_TMP/node-1.log"
+sk_check "file_obsolete_key_logged" grep -q "config key zookeeper.connect=zk:2181 is accepted but has no effect: obsolete" "$SK_TMP/node-1.log"
 
 py() {
 "$SK_PY" - "$B" "$TSV" "$1" <<'PY'

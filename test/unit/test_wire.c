@@ -146,6 +146,22 @@ START_TEST(test_strings_null_empty_and_bounds) {
 }
 END_TEST
 
+/* kp_slice_strdup: null -> "", a length-bounded copy (the input need not be
+ * NUL-terminated). */
+START_TEST(test_slice_strdup) {
+    char *c = kp_slice_strdup(kp_slice_null());
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(c, "");
+    free(c);
+    static const uint8_t raw[] = { 'a', 'b', 'c', 'd' };
+    kp_slice_t s = { raw, 3 };
+    c = kp_slice_strdup(s);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(c, "abc");
+    free(c);
+}
+END_TEST
+
 START_TEST(test_array_count_bounded_by_input) {
     const uint8_t huge[] = { 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0 };
     kp_rd_t r;
@@ -235,6 +251,7 @@ int main(void) {
     tcase_add_test(tc, test_varlong_extremes);
     tcase_add_test(tc, test_overlong_varint_rejected);
     tcase_add_test(tc, test_strings_null_empty_and_bounds);
+    tcase_add_test(tc, test_slice_strdup);
     tcase_add_test(tc, test_array_count_bounded_by_input);
     tcase_add_test(tc, test_tagged_fields);
     tcase_add_test(tc, test_writer_overflow_and_count_mode);

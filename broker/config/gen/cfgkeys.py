@@ -122,10 +122,11 @@ def gen_md(rows, out):
                       'INVALID_CONFIG "cannot be changed without a restart")',
             'stored': 'skiff accepts it (checked against Kafka\'s type and range), stores it and '
                       'describes it, but nothing in skiff reads it: stored only (no effect in skiff). '
-                      'DescribeConfigs says so in its documentation field',
+                      'DescribeConfigs says so in its documentation field, and a node logs one '
+                      'line at start-up for each one its config file or --set gives a value',
             'obsolete': 'Kafka 3.x had it and Kafka 4.0 removed it; skiff accepts it (any value of '
                         'its type), stores it and ignores it, so configs and clients written for '
-                        'older Kafka keep working',
+                        'older Kafka keep working (logged at start-up as for stored keys)',
         }[s]))
     w('\nKafka update mode (broker keys): **read-only** keys change only through the\n'
       'config file or `--set` (AlterConfigs refuses them); **per-broker** keys may be\n'
