@@ -64,11 +64,13 @@ struct bk_repl_rm *bk_rm_get(bk_node_t *n) {
 
 /* ---- core construction -------------------------------------------------------- */
 
+int32_t bk_replica_min_insync(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc) {
+    int64_t v = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_MIN_INSYNC_REPLICAS);
+    return v > INT32_MAX ? INT32_MAX : v < 1 ? 1 : (int32_t)v;
+}
+
 static int32_t min_insync_of(bk_node_t *n, const char *topic) {
-    bk_cfg_topic_t tc;
-    tc = *bk_node_topic_config(n, topic);
-    int64_t v = bk_cfg_topic_int(n->cfg, &tc, BK_CFG_TC_MIN_INSYNC_REPLICAS);
-    return v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    return bk_replica_min_insync(n->cfg, bk_node_topic_config(n, topic));
 }
 
 static bk_repl_t *core_from_log(bk_node_t *n, bk_repl_part_t *p) {
