@@ -241,13 +241,10 @@ static bool follower_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t
     }
     size_t len = 0;
     for (uint32_t i = 0; i < out->n_append; i++) len += src->sizes[i];
-    uint8_t *buf = malloc(len);
-    if (!buf) return false;
-    memcpy(buf, src->data, len);
     st_append_info_t info;
     int64_t now = bk_net_now_ms();
-    int rc = st_log_append_replica(p->log, buf, len, now, &info);
-    free(buf);
+    /* straight from the answer frame: a replica append patches nothing */
+    int rc = st_log_append_replica(p->log, src->data, len, now, &info);
     /* flush.messages / flush.ms: the fsync runs on the worker pool */
     if (rc == KP_OK) bk_repl_parts_flush_maybe(n->parts, p, now);
     if (rc != KP_OK || st_log_end_offset(p->log) != bk_repl_leo(p->rp->core)) {
