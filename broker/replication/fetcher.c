@@ -306,26 +306,6 @@ static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp
     src->n = r->n_batches;
 }
 
-static bool is_part(const kp_fetch_response_fetchable_topic_response_t *t, int32_t k, const fsent_t *s) {
-    return k >= 0 && k < t->partitions.count && memcmp(t->topic_id.b, s->topic_id.b, 16) == 0 &&
-           t->partitions.items[k].partition_index == s->partition;
-}
-
-/* The answer of request partition `i`: our leader answers one topic entry
- * per partition in request order, so entry i is tried first (a search of
- * every entry for each of thousands of partitions would be quadratic). */
-static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, size_t i0, const fsent_t *s) {
-    if (i0 < (size_t)r->responses.count && is_part(&r->responses.items[i0], 0, s))
-        return &r->responses.items[i0].partitions.items[0];
-    for (int32_t i = 0; i < r->responses.count; i++) {
-        const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[i];
-        if (memcmp(t->topic_id.b, s->topic_id.b, 16) != 0) continue;
-        for (int32_t k = 0; k < t->partitions.count; k++)
-            if (t->partitions.items[k].partition_index == s->partition) return &t->partitions.items[k];
-    }
-    return NULL;
-}
-
 /* Hands partition s its answer; true when the answer carried records. */
 static bool deliver(fetcher_t *f, const fsent_t *s, const kp_fetch_response_partition_data_t *pd, int16_t top_err) {
     bk_node_t *n = f->n;
@@ -401,7 +381,11 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
      * flight" while the cores run, so nothing chooses a new request into
      * it (send_now asserts that); the cores' new fetch requests wait as
      * want_fetch and are gathered into one request below */
-    for (size_t i = 0; i < cnt; i++) f->sent_got[i] = deliver(f, &f->sent[i], find_part(r, i, &f->sent[i]), r->error_code);
+    bk_repl_rw_cursor_t cur = { 0, 0 };
+    for (size_t i = 0; i < cnt; i++) {
+        const fsent_t *s = &f->sent[i];
+        f->sent_got[i] = deliver(f, s, bk_repl_rw_answer_find(r, &cur, s->topic_id.b, s->partition), r->error_code);
+    }
     f->cursor = bk_repl_rw_rr_next(f->sent_pos, f->sent_got, cnt, f->capped, f->cursor);
     kp_arena_free(&a);
     f->inflight = false;
