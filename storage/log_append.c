@@ -135,7 +135,7 @@ int st_log_append_verified(st_log_t *log, uint8_t *buf, size_t len, int32_t lead
     return leader_append(log, buf, len, leader_epoch, now_ms, false, info);
 }
 
-int st_log_append_replica(st_log_t *log, uint8_t *buf, size_t len, int64_t now_ms, st_append_info_t *info) {
+int st_log_append_replica(st_log_t *log, const uint8_t *buf, size_t len, int64_t now_ms, st_append_info_t *info) {
     if (log->offline) return ST_ERR_OFFLINE;
     int32_t n;
     int rc = validate_set(buf, len, true, &n);

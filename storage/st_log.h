@@ -153,8 +153,10 @@ KP_MUST_CHECK int st_log_append_verified(st_log_t *log, uint8_t *buf, size_t len
                                          int64_t now_ms, st_append_info_t *info);
 
 /* Follower/raft append: keeps the batches' own offsets and epochs. The
- * first base offset must be >= LEO and offsets must increase. */
-KP_MUST_CHECK int st_log_append_replica(st_log_t *log, uint8_t *buf, size_t len, int64_t now_ms,
+ * first base offset must be >= LEO and offsets must increase. buf is only
+ * read (nothing is patched): a follower appends straight from the fetch
+ * answer's bytes. */
+KP_MUST_CHECK int st_log_append_replica(st_log_t *log, const uint8_t *buf, size_t len, int64_t now_ms,
                                         st_append_info_t *info);
 
 /* Idempotence check for a batch about to be appended (see st_ps_check). */

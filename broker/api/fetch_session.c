@@ -85,6 +85,12 @@ bk_api_fs_part_t *bk_api_fs_part_find(bk_api_fs_t *s, bool by_id, kp_str_t topic
     return NULL;
 }
 
+bk_api_fs_part_t *bk_api_fs_part_find_near(bk_api_fs_t *s, size_t hint, bool by_id, kp_str_t topic,
+                                           const kp_uuid_t *topic_id, int32_t partition) {
+    if (hint < s->n && same(&s->parts[hint], by_id, topic, topic_id, partition)) return &s->parts[hint];
+    return bk_api_fs_part_find(s, by_id, topic, topic_id, partition);
+}
+
 int bk_api_fs_part_upsert(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id, int32_t partition,
                       int64_t fetch_offset, int32_t max_bytes, int32_t current_leader_epoch) {
     bk_api_fs_part_t *p = bk_api_fs_part_find(s, by_id, topic, topic_id, partition);

@@ -63,6 +63,11 @@ void bk_api_fs_remove(bk_api_fs_cache_t *c, int32_t id);
 /* Partition lookup by (name or id, partition): by id when `by_id`. */
 bk_api_fs_part_t *bk_api_fs_part_find(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,
                               int32_t partition);
+/* The same, trying parts[hint] first: a fetch plan lists a session's
+ * partitions in the session's order, so noting an answer of n partitions
+ * costs O(n) instead of n linear searches. */
+bk_api_fs_part_t *bk_api_fs_part_find_near(bk_api_fs_t *s, size_t hint, bool by_id, kp_str_t topic,
+                                           const kp_uuid_t *topic_id, int32_t partition);
 /* Adds (last_* = BK_API_FS_NEVER) or updates the partition's request fields.
  * KP_ERR_TOO_LARGE past BK_API_FS_PARTS_MAX, KP_ERR_NOMEM. */
 KP_MUST_CHECK int bk_api_fs_part_upsert(bk_api_fs_t *s, bool by_id, kp_str_t topic, const kp_uuid_t *topic_id,

@@ -402,11 +402,10 @@ static bool same_topic(const bk_api_req_t *req, const ftarget_t *a, const ftarge
     return a->topic.len == b->topic.len && memcmp(a->topic.p, b->topic.p, a->topic.len) == 0;
 }
 
-/* Remembers in the session what this answer told the client. */
-static void session_note(bk_api_req_t *req, const fplan_t *plan, const ftarget_t *t, const fpart_t *o) {
-    bk_api_fs_t *s = bk_api_fs_find(&req->node->fetch->sessions, plan->session_id);
-    if (!s) return;
-    bk_api_fs_part_t *p = bk_api_fs_part_find(s, by_id(req), t->topic, &t->topic_id, t->partition);
+/* Remembers in session s what this answer told the client about the
+ * plan's i-th partition. */
+static void session_note(bk_api_req_t *req, bk_api_fs_t *s, size_t i, const ftarget_t *t, const fpart_t *o) {
+    bk_api_fs_part_t *p = bk_api_fs_part_find_near(s, i, by_id(req), t->topic, &t->topic_id, t->partition);
     if (!p) return;
     p->last_hw = o->high_watermark;
     p->last_lso = o->last_stable_offset;
@@ -428,10 +427,12 @@ static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
     uint64_t max_total = req->hdr.api_version >= 3 && q->max_bytes > 0 ? (uint64_t)q->max_bytes : UINT64_MAX;
     size_t nt = 0, np = 0;
     const ftarget_t *cur = NULL;
+    /* looked up once per answer: the session may have gone while the fetch waited */
+    bk_api_fs_t *s = plan->session_id ? bk_api_fs_find(&req->node->fetch->sessions, plan->session_id) : NULL;
     for (size_t i = 0; i < plan->n && !plan->error; i++) {
         const ftarget_t *t = &plan->v[i];
         if (!fill_partition(req, t, &ps[np], &total, max_total)) continue;
-        if (plan->session_id) session_note(req, plan, t, &ps[np]);
+        if (s) session_note(req, s, i, t, &ps[np]);
         if (!cur || !same_topic(req, cur, t)) {
             kp_fetch_response_fetchable_topic_response_init(&ts[nt]);
             ts[nt].topic = t->topic;

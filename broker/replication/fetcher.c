@@ -13,6 +13,7 @@
  * timeout drops the connection. */
 #include "broker/replication/replica_int.h"
 
+#include <assert.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,6 @@
 typedef struct {
     bk_meta_uuid_t topic_id;
     int32_t partition;
-    uint32_t pos;                    /* position in the manager's iteration (round-robin) */
     bk_repl_fetch_req_t req;
 } fsent_t;
 
@@ -51,7 +51,9 @@ struct fetcher {
     int32_t corr;
     int64_t sent_ms;
     fsent_t *sent;                   /* the request in flight: nsent of cap_sent */
-    size_t nsent, cap_sent;
+    uint32_t *sent_pos;              /* per sent partition: its iteration position */
+    bool *sent_got;                  /* per sent partition: its answer had records */
+    size_t nsent, cap_sent;          /* (the three arrays have cap_sent entries) */
     bool capped;                     /* the cap left wanting partitions out */
     uint32_t cursor;                 /* round-robin start (bk_repl_rw_rr_pick) */
     fcand_t *cand;                   /* scratch of send_now: ncand of cap_cand */
@@ -160,7 +162,11 @@ static void choose(fetcher_t *f) {
     size_t cnt = bk_repl_rw_rr_pick(f->cand_pos, f->ncand, f->cursor, BK_REPL_FETCHER_PARTS_MAX, f->picked);
     if (cnt > f->cap_sent) {
         fsent_t *s = realloc(f->sent, cnt * sizeof *s);
-        if (s) { f->sent = s; f->cap_sent = cnt; }
+        if (s) f->sent = s;
+        uint32_t *ps = s ? realloc(f->sent_pos, cnt * sizeof *ps) : NULL;
+        if (ps) f->sent_pos = ps;
+        bool *pg = ps ? realloc(f->sent_got, cnt * sizeof *pg) : NULL;
+        if (pg) { f->sent_got = pg; f->cap_sent = cnt; }
         else cnt = f->cap_sent;      /* fewer this time; the rest stay wanting */
     }
     f->capped = f->cand_short || cnt < f->ncand;
@@ -168,7 +174,8 @@ static void choose(fetcher_t *f) {
         const fcand_t *cd = &f->cand[f->picked[k]];
         bk_repl_part_t *p = cd->p;
         p->rp->want_fetch = false;
-        f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, cd->pos, p->rp->fetch };
+        f->sent_pos[f->nsent] = cd->pos;
+        f->sent[f->nsent++] = (fsent_t){ p->topic_id, p->partition, p->rp->fetch };
     }
 }
 
@@ -221,6 +228,9 @@ static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
 }
 
 static void send_now(fetcher_t *f) {
+    /* f->sent is the request in flight: on_resp and fail_sent read it while
+     * the cores run, and only a fetcher not in flight chooses anew */
+    assert(!f->inflight);
     choose(f);
     if (f->nsent == 0) return;
     uint8_t *buf = NULL;
@@ -278,6 +288,8 @@ void bk_fetcher_free_all(struct bk_repl_rm *rm) {
         bk_net_qc_free(qc);
         event_free(f->retry);
         free(f->sent);
+        free(f->sent_pos);
+        free(f->sent_got);
         free(f->cand);
         free(f->cand_pos);
         free(f->picked);
@@ -292,26 +304,6 @@ static void describe_batches(const kp_bytes_t *recs, bk_repl_fetch_resp_t *r, rp
     src->data = recs->p;
     r->n_batches = bk_repl_rw_describe_batches(recs->p, recs->len, r->batches, src->sizes, BK_REPL_BATCHES_MAX);
     src->n = r->n_batches;
-}
-
-static bool is_part(const kp_fetch_response_fetchable_topic_response_t *t, int32_t k, const fsent_t *s) {
-    return k >= 0 && k < t->partitions.count && memcmp(t->topic_id.b, s->topic_id.b, 16) == 0 &&
-           t->partitions.items[k].partition_index == s->partition;
-}
-
-/* The answer of request partition `i`: our leader answers one topic entry
- * per partition in request order, so entry i is tried first (a search of
- * every entry for each of thousands of partitions would be quadratic). */
-static const kp_fetch_response_partition_data_t *find_part(const kp_fetch_response_t *r, size_t i0, const fsent_t *s) {
-    if (i0 < (size_t)r->responses.count && is_part(&r->responses.items[i0], 0, s))
-        return &r->responses.items[i0].partitions.items[0];
-    for (int32_t i = 0; i < r->responses.count; i++) {
-        const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[i];
-        if (memcmp(t->topic_id.b, s->topic_id.b, 16) != 0) continue;
-        for (int32_t k = 0; k < t->partitions.count; k++)
-            if (t->partitions.items[k].partition_index == s->partition) return &t->partitions.items[k];
-    }
-    return NULL;
 }
 
 /* Hands partition s its answer; true when the answer carried records. */
@@ -384,30 +376,17 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
     }
     const kp_fetch_response_t *r = body;
     size_t cnt = f->nsent;
-    /* the cores' new fetches are gathered into f->sent while these run */
-    fsent_t *copy = malloc(cnt * sizeof *copy);
-    uint32_t *pos = malloc(cnt * sizeof *pos);
-    bool *got = malloc(cnt * sizeof *got);
-    if (!copy || !pos || !got) {
-        free(copy);
-        free(pos);
-        free(got);
-        kp_arena_free(&a);
-        fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR);
-        return;
-    }
-    memcpy(copy, f->sent, cnt * sizeof *copy);
     f->nsent = 0;
-    /* still "in flight" while the cores run, so their new fetch requests
-     * are gathered into one request below */
+    /* f->sent is read in place, as fail_sent does: the fetcher stays "in
+     * flight" while the cores run, so nothing chooses a new request into
+     * it (send_now asserts that); the cores' new fetch requests wait as
+     * want_fetch and are gathered into one request below */
+    bk_repl_rw_cursor_t cur = { 0, 0 };
     for (size_t i = 0; i < cnt; i++) {
-        pos[i] = copy[i].pos;
-        got[i] = deliver(f, &copy[i], find_part(r, i, &copy[i]), r->error_code);
+        const fsent_t *s = &f->sent[i];
+        f->sent_got[i] = deliver(f, s, bk_repl_rw_answer_find(r, &cur, s->topic_id.b, s->partition), r->error_code);
     }
-    f->cursor = bk_repl_rw_rr_next(pos, got, cnt, f->capped, f->cursor);
-    free(copy);
-    free(pos);
-    free(got);
+    f->cursor = bk_repl_rw_rr_next(f->sent_pos, f->sent_got, cnt, f->capped, f->cursor);
     kp_arena_free(&a);
     f->inflight = false;
     if (f->n->rm && !f->n->stopping) send_now(f);

@@ -40,8 +40,7 @@ int16_t bk_repl_ps_find(bk_node_t *n, const bk_meta_topic_t *t, int32_t partitio
 
 static int32_t min_insync_of(bk_node_t *n, const bk_repl_part_t *p, const bk_repl_ps_opts_t *o) {
     if (o->min_insync > 0) return o->min_insync;
-    int64_t v = bk_cfg_topic_int(n->cfg, bk_node_topic_config(n, p->topic), BK_CFG_TC_MIN_INSYNC_REPLICAS);
-    return v > INT32_MAX ? INT32_MAX : v < 1 ? 1 : (int32_t)v;
+    return bk_replica_min_insync(n->cfg, bk_node_topic_config(n, p->topic));
 }
 
 /* The leader epoch batches are stamped with is the partition's (from the
@@ -170,8 +169,7 @@ int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_op
     /* one lookup (resolved when the topic's configs last changed) for
      * min.insync, segment.bytes, max.message.bytes */
     const bk_cfg_topic_t *tcp = bk_node_topic_config(n, p->topic);
-    int64_t min_isr = o->min_insync > 0 ? o->min_insync : bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_MIN_INSYNC_REPLICAS);
-    set->min_insync = min_isr > INT32_MAX ? INT32_MAX : min_isr < 1 ? 1 : (int32_t)min_isr;
+    set->min_insync = o->min_insync > 0 ? o->min_insync : bk_replica_min_insync(n->cfg, tcp);
     int16_t err = check(n, p, o, set->min_insync);
     if (err) return err;
     if (buf == NULL || len == 0) return KP_ERROR_CORRUPT_MESSAGE;

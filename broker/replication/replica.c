@@ -64,11 +64,13 @@ struct bk_repl_rm *bk_rm_get(bk_node_t *n) {
 
 /* ---- core construction -------------------------------------------------------- */
 
+int32_t bk_replica_min_insync(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc) {
+    int64_t v = bk_cfg_topic_int(cfg, tc, BK_CFG_TC_MIN_INSYNC_REPLICAS);
+    return v > INT32_MAX ? INT32_MAX : v < 1 ? 1 : (int32_t)v;
+}
+
 static int32_t min_insync_of(bk_node_t *n, const char *topic) {
-    bk_cfg_topic_t tc;
-    tc = *bk_node_topic_config(n, topic);
-    int64_t v = bk_cfg_topic_int(n->cfg, &tc, BK_CFG_TC_MIN_INSYNC_REPLICAS);
-    return v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    return bk_replica_min_insync(n->cfg, bk_node_topic_config(n, topic));
 }
 
 static bk_repl_t *core_from_log(bk_node_t *n, bk_repl_part_t *p) {
@@ -239,13 +241,10 @@ static bool follower_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t
     }
     size_t len = 0;
     for (uint32_t i = 0; i < out->n_append; i++) len += src->sizes[i];
-    uint8_t *buf = malloc(len);
-    if (!buf) return false;
-    memcpy(buf, src->data, len);
     st_append_info_t info;
     int64_t now = bk_net_now_ms();
-    int rc = st_log_append_replica(p->log, buf, len, now, &info);
-    free(buf);
+    /* straight from the answer frame: a replica append patches nothing */
+    int rc = st_log_append_replica(p->log, src->data, len, now, &info);
     /* flush.messages / flush.ms: the fsync runs on the worker pool */
     if (rc == KP_OK) bk_repl_parts_flush_maybe(n->parts, p, now);
     if (rc != KP_OK || st_log_end_offset(p->log) != bk_repl_leo(p->rp->core)) {

@@ -82,6 +82,10 @@ void bk_replica_restart_log(bk_node_t *n, bk_repl_part_t *p, int64_t new_start);
  * Every leader append reaches the core through these, called by the
  * partition service: nothing else appends to a led partition. */
 
+/* min.insync.replicas of a topic with overrides tc, as the core takes it:
+ * clamped to [1, INT32_MAX]. */
+int32_t bk_replica_min_insync(const bk_cfg_t *cfg, const bk_cfg_topic_t *tc);
+
 /* Before appending: NOT_LEADER_OR_FOLLOWER when the core is not leader,
  * NOT_ENOUGH_REPLICAS for acks=all when the ISR is below min_insync,
  * REQUEST_TIMED_OUT when the wait bound is reached; 0 = go ahead. Sets the

@@ -88,6 +88,31 @@ int bk_repl_rw_fetch_decode(const uint8_t *frame, size_t len, size_t n_asked, in
     return KP_OK;
 }
 
+const kp_fetch_response_partition_data_t *bk_repl_rw_answer_find(const kp_fetch_response_t *r, bk_repl_rw_cursor_t *c,
+                                                                 const uint8_t topic_id[16], int32_t partition) {
+    /* the next entry in answer order (skipping topic entries used up) */
+    while (c->topic < r->responses.count && c->part >= r->responses.items[c->topic].partitions.count) {
+        c->topic++;
+        c->part = 0;
+    }
+    if (c->topic < r->responses.count) {
+        const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[c->topic];
+        if (c->part >= 0 && memcmp(t->topic_id.b, topic_id, 16) == 0 &&
+            t->partitions.items[c->part].partition_index == partition)
+            return &t->partitions.items[c->part++];
+    }
+    for (int32_t i = 0; i < r->responses.count; i++) {
+        const kp_fetch_response_fetchable_topic_response_t *t = &r->responses.items[i];
+        if (memcmp(t->topic_id.b, topic_id, 16) != 0) continue;
+        for (int32_t k = 0; k < t->partitions.count; k++)
+            if (t->partitions.items[k].partition_index == partition) {
+                *c = (bk_repl_rw_cursor_t){ i, k + 1 };
+                return &t->partitions.items[k];
+            }
+    }
+    return NULL;
+}
+
 size_t bk_repl_rw_rr_pick(const uint32_t *pos, size_t n, uint32_t cursor, size_t max, uint32_t *picked) {
     size_t first = 0;                 /* first position >= cursor (n: none, wrap to 0) */
     while (first < n && pos[first] < cursor) first++;

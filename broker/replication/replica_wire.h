@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "broker/replication/repl.h"
+#include "kp_msgs.h"
 #include "protocol/kp_arena.h"
 #include "protocol/kp_wire.h"
 
@@ -68,6 +69,20 @@ size_t bk_repl_rw_answer_arena_bytes(size_t n_asked, size_t frame_len, int32_t m
  * with KP_ERR_* without allocating for it. */
 KP_MUST_CHECK int bk_repl_rw_fetch_decode(const uint8_t *frame, size_t len, size_t n_asked, int32_t max_bytes,
                                           kp_arena_t *a, int32_t *corr, const void **resp);
+
+/* Finding each asked partition in a decoded answer. The leader answers in
+ * request order, but consecutive partitions of one topic share one topic
+ * entry (api/h_fetch.c), so the answer's entry i is not request partition
+ * i: the cursor walks the answer alongside the request and the next entry
+ * is tried first; anything else (a leader answering in another order)
+ * falls back to a search. Start with a zeroed cursor. */
+typedef struct {
+    int32_t topic;                 /* index into responses */
+    int32_t part;                  /* index into that topic's partitions */
+} bk_repl_rw_cursor_t;
+/* The answer of (topic_id, partition) in r, or NULL; advances c past it. */
+const kp_fetch_response_partition_data_t *bk_repl_rw_answer_find(const kp_fetch_response_t *r, bk_repl_rw_cursor_t *c,
+                                                                 const uint8_t topic_id[16], int32_t partition);
 
 /* Round-robin choice of the partitions of one replica Fetch, so that
  * neither the request's partition cap nor the answer's byte limit (the

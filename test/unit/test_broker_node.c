@@ -397,6 +397,11 @@ START_TEST(test_fetch_sessions_bounded) {
     ck_assert_int_eq(d->parts[1].partition, 2);
     kp_str_t other = { (const uint8_t *)"order", 5 };
     ck_assert_ptr_null(bk_api_fs_part_find(d, false, other, &zero, 0));
+    /* near a hint: the hinted entry when it matches, else a search */
+    ck_assert_ptr_eq(bk_api_fs_part_find_near(d, 1, false, t, &zero, 2), &d->parts[1]);
+    ck_assert_ptr_eq(bk_api_fs_part_find_near(d, 0, false, t, &zero, 4), &d->parts[3]);
+    ck_assert_ptr_eq(bk_api_fs_part_find_near(d, 99, false, t, &zero, 3), &d->parts[2]);
+    ck_assert_ptr_null(bk_api_fs_part_find_near(d, 0, false, t, &zero, 1));
     /* by id */
     kp_uuid_t id = { { 1, 2, 3 } };
     ck_assert_int_eq(bk_api_fs_part_upsert(d, true, kp_slice_null(), &id, 0, 5, 100, -1), KP_OK);

@@ -258,6 +258,61 @@ static size_t rr_model(size_t n, size_t cap, size_t per_part, size_t max_bytes, 
 
 /* Issue 22: with thousands of partitions the same first ones filled every
  * answer (and every capped request) and the rest starved. */
+/* The leader groups consecutive partitions of one topic into one topic
+ * entry (api/h_fetch.c): the cursor still meets each asked partition at
+ * the next entry, and an answer in another order is still searched. */
+START_TEST(test_answer_find_grouped_and_reordered) {
+    kp_fetch_response_partition_data_t pa[3], pb[1], pa2[1];
+    kp_fetch_response_fetchable_topic_response_t ts[3];
+    uint8_t a[16], b[16];
+    memset(a, 0xa, 16);
+    memset(b, 0xb, 16);
+    for (int i = 0; i < 3; i++) {
+        kp_fetch_response_fetchable_topic_response_init(&ts[i]);
+        kp_fetch_response_partition_data_init(&pa[i]);
+        pa[i].partition_index = i;
+    }
+    kp_fetch_response_partition_data_init(&pb[0]);
+    kp_fetch_response_partition_data_init(&pa2[0]);
+    pb[0].partition_index = 0;
+    pa2[0].partition_index = 7;
+    /* asked: a0 a1 a2 b0 a7; answered: a{0,1,2} b{0} a{7} */
+    memcpy(ts[0].topic_id.b, a, 16);
+    ts[0].partitions.items = pa;
+    ts[0].partitions.count = 3;
+    memcpy(ts[1].topic_id.b, b, 16);
+    ts[1].partitions.items = pb;
+    ts[1].partitions.count = 1;
+    memcpy(ts[2].topic_id.b, a, 16);
+    ts[2].partitions.items = pa2;
+    ts[2].partitions.count = 1;
+    kp_fetch_response_t r;
+    kp_fetch_response_init(&r);
+    r.responses.items = ts;
+    r.responses.count = 3;
+    bk_repl_rw_cursor_t c = { 0, 0 };
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 0), &pa[0]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 1), &pa[1]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 2), &pa[2]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, b, 0), &pb[0]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 7), &pa2[0]);
+    ck_assert_int_eq(c.topic, 2);
+    ck_assert_int_eq(c.part, 1);
+    /* past the end, out of order, absent */
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 1), &pa[1]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 2), &pa[2]);   /* the cursor followed the search */
+    ck_assert_ptr_null(bk_repl_rw_answer_find(&r, &c, b, 1));
+    ck_assert_ptr_null(bk_repl_rw_answer_find(&r, &c, a, 3));
+    c = (bk_repl_rw_cursor_t){ 0, 0 };
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, b, 0), &pb[0]);
+    ck_assert_ptr_eq(bk_repl_rw_answer_find(&r, &c, a, 0), &pa[0]);
+    /* an empty answer */
+    r.responses.count = 0;
+    c = (bk_repl_rw_cursor_t){ 0, 0 };
+    ck_assert_ptr_null(bk_repl_rw_answer_find(&r, &c, a, 0));
+}
+END_TEST
+
 START_TEST(test_round_robin_no_starvation) {
     /* byte limit: 10 of 3,000 partitions fit an answer -> 300 rounds serve all */
     ck_assert_uint_eq(rr_model(3000, 10000, 1 << 20, 10 << 20, 300), 3000);
@@ -286,6 +341,7 @@ int main(void) {
     tcase_add_test(tc, test_decode_thousands_of_empty_partitions);
     tcase_add_test(tc, test_decode_claims_beyond_bytes);
     tcase_add_test(tc, test_round_robin_no_starvation);
+    tcase_add_test(tc, test_answer_find_grouped_and_reordered);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
