@@ -145,7 +145,11 @@ void bk_broker_after_commit(bk_node_t *n) {
      * re-configuring every log per commit is O(partitions). */
     bool cfg_changed = n->img.configs_gen != n->configs_gen;
     n->configs_gen = n->img.configs_gen;
-    if (cfg_changed) bk_broker_dynconf_sync(n);
+    if (cfg_changed) {
+        bk_broker_dynconf_sync(n);
+        /* the broker settings the running node reads once, not per use */
+        if (n->net) bk_net_set_conns_limit(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS));
+    }
     size_t max = bk_meta_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
         if (!n->parts) (void)bk_meta_image_take_changes(&n->img, NULL, 0);
@@ -305,6 +309,7 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
+    bk_net_set_conns_limit(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS));
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
     for (size_t i = 0; i < nl; i++) {
@@ -408,8 +413,11 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     if (!n->parts) return fail(err, len, "out of memory");
     open_initial_parts(n);
     ctrl_setup(n);
+    /* config_keys.h bounds num.io.threads by the pool's maximum: a larger
+     * value is refused with the key's range, never silently cut */
+    _Static_assert(BK_NET_WORKER_THREADS_MAX == 64, "num.io.threads' maximum (config_keys.h) is the pool's bound");
     uint32_t threads = (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_IO_THREADS);
-    if (threads > BK_NET_WORKER_THREADS_MAX) threads = BK_NET_WORKER_THREADS_MAX;
+    assert(threads >= 1 && threads <= BK_NET_WORKER_THREADS_MAX);
     n->pool = bk_net_worker_pool_new(base, threads, 1024);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
     if (n->quorum) bk_quorum_set_pool(n->quorum, n->pool);

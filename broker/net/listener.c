@@ -62,6 +62,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     /* pop order = 0, 1, 2, ... */
     for (uint32_t i = 0; i < cfg->conns_max; i++) net->free_idx[i] = cfg->conns_max - 1 - i;
     net->free_n = cfg->conns_max;
+    net->conns_limit = cfg->conns_max;
     return net;
 }
 
@@ -122,10 +123,15 @@ int bk_net_respond_none(bk_net_t *net, bk_net_slot_t slot) {
 
 void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) { *out = net->stats; }
 
+void bk_net_set_conns_limit(bk_net_t *net, int64_t limit) {
+    if (limit < 0) limit = 0;
+    net->conns_limit = limit > (int64_t)net->cfg.conns_max ? net->cfg.conns_max : (uint32_t)limit;
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg) {
     bk_net_t *net = arg;
-    if (net->stopping || net->free_n == 0) {
+    if (net->stopping || net->free_n == 0 || net->stats.conns_open >= net->conns_limit) {
         net->stats.conns_rejected++;
         evutil_closesocket(fd);
         return;

@@ -129,6 +129,12 @@ BK_NET_MUST_CHECK int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_ne
 
 void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out);
 
+/* Open connections allowed from now on (Kafka's max.connections): clamped to
+ * [0, conns_max], the size of the connection table. Connections already
+ * open above a lowered limit stay; new ones are closed at accept (counted
+ * in conns_rejected) while conns_open >= the limit. */
+void bk_net_set_conns_limit(bk_net_t *net, int64_t limit);
+
 /* The open connection with this id, or NULL if it has closed. The pointer is
  * valid until control returns to the event loop. */
 bk_net_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);

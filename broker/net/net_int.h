@@ -58,6 +58,8 @@ struct bk_net {
     struct evconnlistener *listeners[BK_NET_LISTENERS_MAX];
     uint32_t listeners_n;
     bk_net_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
+    uint32_t conns_limit;       /* open connections allowed now, <= cfg.conns_max
+                                   (max.connections, changeable at run time) */
     uint32_t *generation;   /* per table index, bumped on each reuse */
     uint32_t *free_idx;     /* stack of free indexes */
     uint32_t free_n;
