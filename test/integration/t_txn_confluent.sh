@@ -46,8 +46,9 @@ leaders=$(for t in tin tout; do adm 1 "/v1/topics/$t" | jq -r '.partitions[].lea
 sk_check "tin/tout partitions are led by more than one node ($leaders)" test "$leaders" -ge 2
 
 # ---- consume-transform-produce, killed -9 mid-stream, restarted ----------
-ctp() { $CL/txn_ctp.py "$SK_BOOTSTRAP" tin tout ctp-group ctp-1 "$1" >> "$SK_TMP/ctp-$2.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
-ctp 30 1
+# $3: hold (stop consuming, wait for the kill) once that many are committed
+ctp() { CTP_HOLD_AT="${3:-0}" $CL/txn_ctp.py "$SK_BOOTSTRAP" tin tout ctp-group ctp-1 "$1" >> "$SK_TMP/ctp-$2.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
+ctp 30 1 600
 t=0
 until [ "$(tail -n 1 "$SK_TMP/ctp-1.log" 2>/dev/null | awk '/^committed/ {print $2}')" -ge 600 ] 2>/dev/null; do
   kill -0 "$CTP_PID" 2>/dev/null || break

@@ -8,6 +8,9 @@ same transaction, and exits 0 after IDLE_S seconds without input. Prints
 "committed N" after each transaction (N = messages so far in this run);
 exits 3 when a transaction cannot be committed (the caller restarts it).
 env CTP_SLEEP_S: pause after each transaction (default 0).
+env CTP_HOLD_AT: once N messages are committed, stop consuming and wait to
+be killed (a kill test then kills it mid-stream however slowly its poller
+runs on a loaded machine).
 """
 import os
 import sys
@@ -17,6 +20,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 boot, tin, tout, group, txid, idle_s = sys.argv[1:7]
 idle_s = float(idle_s)
+hold_at = int(os.environ.get('CTP_HOLD_AT', '0'))
 c = Consumer({'bootstrap.servers': boot, 'group.id': group, 'isolation.level': 'read_committed',
               'enable.auto.commit': False, 'auto.offset.reset': 'earliest', 'session.timeout.ms': 6000})
 p = Producer({'bootstrap.servers': boot, 'transactional.id': txid, 'transaction.timeout.ms': 10000,
@@ -55,4 +59,7 @@ while time.time() - last < idle_s:
     done += len(msgs)
     time.sleep(float(os.environ.get('CTP_SLEEP_S', '0')))   # a slower stream for kill tests
     print('committed', done, flush=True)
+    if hold_at and done >= hold_at:
+        while True:
+            time.sleep(1)
 c.close()
