@@ -213,8 +213,16 @@ void bk_repl_on_image(bk_repl_t *r, const bk_repl_image_t *img, int64_t now_ms,
                       bk_repl_out_t *out);
 
 /* Timers: leader expires waits and proposes ISR shrinks; follower sends the
- * next fetch when due. Call at least every fetch_backoff_ms. */
+ * next fetch when due. Call it at bk_repl_next_tick_ms (or any time: early
+ * calls do nothing). */
 void bk_repl_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out);
+
+/* The earliest time at which bk_repl_tick can act or change state, given
+ * the state now; INT64_MAX when only another event can make it act.
+ * bk_repl_tick at any now_ms below it is a no-op; any other entry point may
+ * move it (earlier or later), so a driver asks again after each call. This
+ * lets the driver keep one timer per partition instead of ticking them all. */
+int64_t bk_repl_next_tick_ms(const bk_repl_t *r);
 
 /* Leader: a produce of `n_records` (> 0) records. Returns a Kafka error, and
  * on any error nothing is appended: NOT_LEADER_OR_FOLLOWER when not leader;

@@ -106,6 +106,12 @@ void bk_repl_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
     else if (r->role == BK_REPL_FOLLOWER) bk_repl_i_follower_tick(r, now_ms, out);
 }
 
+int64_t bk_repl_next_tick_ms(const bk_repl_t *r) {
+    if (r->role == BK_REPL_LEADER) return bk_repl_i_leader_next_tick(r);
+    if (r->role == BK_REPL_FOLLOWER) return bk_repl_i_follower_next_tick(r);
+    return INT64_MAX;
+}
+
 bk_repl_role_t bk_repl_role(const bk_repl_t *r) { return r->role; }
 int32_t bk_repl_leader_epoch(const bk_repl_t *r) { return r->leader_epoch; }
 int32_t bk_repl_partition_epoch(const bk_repl_t *r) { return r->partition_epoch; }

@@ -43,6 +43,15 @@ void bk_repl_i_follower_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
     };
 }
 
+/* The earliest time bk_repl_i_follower_tick can act (same conditions). */
+int64_t bk_repl_i_follower_next_tick(const bk_repl_t *r) {
+    if (r->leader_id == BK_REPL_NO_NODE) return INT64_MAX;
+    if (r->fetch_inflight)
+        return r->fetch_sent_ms > INT64_MAX - r->cfg.fetch_timeout_ms ? INT64_MAX
+                                                                      : r->fetch_sent_ms + r->cfg.fetch_timeout_ms;
+    return r->next_fetch_ms;
+}
+
 /* KIP-279: truncate to min(leader's end of the diverging epoch, our own end
  * of that epoch). If our epoch there differs, the next fetch (with our new
  * last epoch) goes one step further back. */

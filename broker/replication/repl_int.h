@@ -60,6 +60,10 @@ struct bk_repl {
     int64_t next_fetch_ms;
 };
 
+/* When the role's tick can next act (repl_leader.c, repl_follower.c). */
+int64_t bk_repl_i_leader_next_tick(const bk_repl_t *r);
+int64_t bk_repl_i_follower_next_tick(const bk_repl_t *r);
+
 /* Clears every action of an out struct (each public entry point does). */
 static inline void bk_repl_i_out_reset(bk_repl_out_t *out) {
     out->truncate = false;

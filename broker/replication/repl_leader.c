@@ -179,6 +179,37 @@ void bk_repl_i_leader_tick(bk_repl_t *r, int64_t now_ms, bk_repl_out_t *out) {
     maybe_shrink(r, now_ms, out);
 }
 
+/* The earliest time bk_repl_i_leader_tick can act, mirroring it condition
+ * by condition: a wait's deadline, the re-send of a pending proposal, and
+ * the moment an ISR member stops being caught up (peer_caught_up turns
+ * false once now > last_caught_up_ms + lag_max_ms), not before a refused
+ * proposal's backoff ends. */
+int64_t bk_repl_i_leader_next_tick(const bk_repl_t *r) {
+    int64_t due = INT64_MAX;
+    for (uint32_t i = 0; i < r->n_waits; i++)
+        if (r->waits[i].deadline_ms < due) due = r->waits[i].deadline_ms;
+    if (r->alter_pending) {
+        if (!r->alter_wait_image && r->alter_sent_ms + r->cfg.alter_retry_ms < due)
+            due = r->alter_sent_ms + r->cfg.alter_retry_ms;
+        return due;   /* no shrink while a proposal is pending */
+    }
+    for (uint32_t i = 0; i < r->n_isr; i++) {
+        int32_t id = r->isr[i];
+        if (id == r->cfg.node_id) continue;
+        const repl_peer_t *p = NULL;
+        for (uint32_t k = 0; k < r->n_peers; k++)
+            if (r->peers[k].id == id) p = &r->peers[k];
+        int64_t t;
+        if (!p) t = INT64_MIN;                   /* not kept: shrinks at once */
+        else if (p->leo == r->leo) continue;     /* caught up whatever the time */
+        else t = p->last_caught_up_ms > INT64_MAX - r->cfg.lag_max_ms - 1
+                     ? INT64_MAX : p->last_caught_up_ms + r->cfg.lag_max_ms + 1;
+        if (t < r->alter_backoff_until_ms) t = r->alter_backoff_until_ms;
+        if (t < due) due = t;
+    }
+    return due;
+}
+
 int16_t bk_repl_produce(bk_repl_t *r, uint32_t n_records, bool acks_all, uint64_t id,
                         int64_t deadline_ms, int64_t now_ms, int64_t *base_offset,
                         bk_repl_out_t *out) {

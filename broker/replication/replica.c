@@ -27,11 +27,37 @@ bk_repl_t *bk_repl_replica_core(const bk_repl_part_t *p) { return p && p->rp ? p
 
 /* ---- the node-wide state ------------------------------------------------------ */
 
-static void each_tick(bk_repl_part_t *p, void *ctx) {
-    if (!p->rp) return;
+/* One partition's core timer (bk_rp_t.tick_ev) fired. */
+static void on_core_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_rp_t *rp = arg;
+    bk_node_t *n = rp->n;
+    rp->tick_at = INT64_MAX;
+    if (n->stopping || !n->parts) return;
+    bk_repl_part_t *p = bk_repl_parts_get(n->parts, &rp->topic_id, rp->partition);
+    assert(p && p->rp == rp);   /* rp_free frees the timer with the core */
     bk_repl_out_t out;
-    bk_repl_tick(p->rp->core, bk_net_now_ms(), &out);
-    bk_rp_exec(ctx, p, &out, NULL);
+    bk_repl_tick(rp->core, bk_net_now_ms(), &out);
+    bk_rp_exec(n, p, &out, NULL);
+}
+
+/* Arms rp's timer for the core's next due time when that is earlier than
+ * the time it is armed for. A later due time leaves it: the early firing
+ * finds nothing to do and re-arms (cheaper than re-arming on every
+ * produce, which moves deadlines later). */
+static void rp_schedule(bk_rp_t *rp) {
+    int64_t due = bk_repl_next_tick_ms(rp->core);
+    if (due == INT64_MAX || due >= rp->tick_at) return;
+    int64_t wait = due - bk_net_now_ms();
+    if (wait < 1) wait = 1;   /* the loop's cached clock may lag: never a 0 ms spin */
+    struct timeval tv = { (time_t)(wait / 1000), (suseconds_t)(wait % 1000) * 1000 };
+    if (event_add(rp->tick_ev, &tv) != 0) {
+        /* cannot happen for a timer in a live base; the partition would stall */
+        fprintf(stderr, "skiff: node %d: partition %d: core timer not armed\n", rp->n->id, rp->partition);
+        return;
+    }
+    rp->tick_at = due;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
@@ -39,7 +65,6 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     bk_node_t *n = arg;
     if (n->stopping || !n->parts) return;
-    bk_repl_parts_each(n->parts, each_tick, n);
     bk_fetcher_tick(n, bk_net_now_ms());
     bk_alter_tick(n, bk_net_now_ms());
 }
@@ -116,6 +141,7 @@ static void rp_free(bk_node_t *n, bk_repl_part_t *p) {
     if (n->rm) n->rm->st.acks_waiting -= rp->n_waits;
     fail_waits(rp, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     bk_repl_free(rp->core);
+    event_free(rp->tick_ev);
     free(rp);
 }
 
@@ -158,14 +184,21 @@ static void rp_build(bk_node_t *n, bk_repl_part_t *p) {
     if (!p->log || !bk_rm_get(n)) return;
     bk_rp_t *rp = calloc(1, sizeof *rp);
     if (!rp) return;
-    rp->core = core_from_log(n, p);
+    rp->n = n;
+    rp->topic_id = p->topic_id;
+    rp->partition = p->partition;
+    rp->tick_at = INT64_MAX;
+    rp->tick_ev = evtimer_new(n->base, on_core_timer, rp);
+    rp->core = rp->tick_ev ? core_from_log(n, p) : NULL;
     if (!rp->core) {
-        fprintf(stderr, "skiff: node %d: %s-%d: replica state cannot be built from the log\n", n->id, p->topic,
-                p->partition);
+        fprintf(stderr, "skiff: node %d: %s-%d: replica state cannot be built from the log%s\n", n->id, p->topic,
+                p->partition, rp->tick_ev ? "" : " (out of memory)");
+        if (rp->tick_ev) event_free(rp->tick_ev);
         free(rp);
         return;
     }
     p->rp = rp;
+    rp_schedule(rp);
 }
 
 static void rebuild(bk_node_t *n, bk_repl_part_t *p, const char *why, int rc) {
@@ -287,6 +320,7 @@ void bk_rp_exec(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const
         rp->alter_seq = out->alter_req.seq;
         bk_alter_send(n, p, &out->alter_req);
     }
+    rp_schedule(rp);   /* every core call ends here: its next due time may have moved */
     complete_acks(n, rp, out);
 }
 

@@ -29,6 +29,16 @@ typedef struct bk_rp {
     bk_repl_alter_req_t alter_req;   /* the proposal to send (latest) */
     rp_wait_t *waits;                /* at most BK_REPL_WAITS_MAX */
     uint32_t n_waits;
+    /* The core's timer: one libevent timer per partition, armed for
+     * bk_repl_next_tick_ms after every core call (bk_rp_exec), so a node
+     * with 10,000 idle partitions does not tick each one 100 times a
+     * second. The callback finds the partition again by its ids (slots
+     * move when the partition table grows). */
+    struct event *tick_ev;
+    int64_t tick_at;                 /* armed for this time; INT64_MAX: not armed */
+    bk_node_t *n;
+    bk_meta_uuid_t topic_id;
+    int32_t partition;
 } bk_rp_t;
 
 #define BK_FETCHERS_MAX 1024         /* = source brokers (BK_META_BROKERS_MAX) */

@@ -10,7 +10,9 @@
 # partition led, ISR = replicas), and an acks=all produce to 3 partitions
 # succeeds. Also: graceful stop time per node, VmRSS per partition (sum of
 # the three nodes after the restart / partitions), the most repeated log
-# line per second. Prints a table; figures are reported, not judged. Exit 1
+# line per second, and the CPU the three nodes use while idle (healthy, no
+# clients: timers and replica fetches only), as a share of one core per
+# node over 10 s. Prints a table; figures are reported, not judged. Exit 1
 # only when a step could not run.
 # env: SKIFF_BIN_DIR, RBENCH_COUNTS ("1000 10000"), RBENCH_PER_TOPIC (100),
 #      RBENCH_BOUND_S (600: give up waiting for healthy)
@@ -61,6 +63,11 @@ worst_rate() {  # from byte offsets OFF[i] to now, ELAPSED seconds -> "count/ela
   echo "$worst"
 }
 declare -A OFF
+cpu_ticks() { local i s=0; for i in 1 2 3; do s=$((s + $(awk '{ print $14 + $15 }' "/proc/${SK_NODE_PID[i]}/stat"))); done; echo $s; }
+idle_cpu() {  # % of one core per node, over 10 s
+  local a b hz; hz=$(getconf CLK_TCK); a=$(cpu_ticks); sleep 10; b=$(cpu_ticks)
+  awk -v d=$((b - a)) -v hz="$hz" 'BEGIN { printf "%.1f", d * 100 / hz / 10 / 3 }'
+}
 mark_logs() { local i; for i in 1 2 3; do OFF[$i]=$(stat -c %s "$SK_TMP/node-$i.log" 2>/dev/null || echo 0); done; }
 
 rows=()
@@ -84,19 +91,20 @@ for count in $counts; do
   el=$(( ($(date +%s%3N) - t0) / 1000 + 1 ))
   clean_rep=$(worst_rate)
   rss=$(rss_kb)
+  idle=$(idle_cpu)
   for i in 1 2 3; do sk_kill9_node "$i"; done
   mark_logs
   t0=$(date +%s%3N); start_all
   k9=$(time_to_healthy "$t0") || true
   el2=$(( ($(date +%s%3N) - t0) / 1000 + 1 ))
   k9_rep=$(worst_rate)
-  rows+=("$(printf '%-10s %-12s %-14s %-12s %-12s %-16s %s' "$count" "${clean}" "${stops}" "${k9}" \
-    "$(awk -v r="$rss" -v c="$count" 'BEGIN { printf "%.1f", r / c }')" \
+  rows+=("$(printf '%-10s %-12s %-14s %-12s %-12s %-10s %-16s %s' "$count" "${clean}" "${stops}" "${k9}" \
+    "$(awk -v r="$rss" -v c="$count" 'BEGIN { printf "%.1f", r / c }')" "$idle" \
     "$clean_rep/${el}s" "$k9_rep/${el2}s")")
   for i in 1 2 3; do sk_kill9_node "$i"; done
 done
 echo
 echo "restart bench (3 nodes, RF 3, $per_topic partitions per topic; times from the start to healthy + acks=all)"
-printf '%-10s %-12s %-14s %-12s %-12s %-16s %s\n' partitions clean_s stop_s_3/2/1 kill9_s rss_kb/part \
+printf '%-10s %-12s %-14s %-12s %-12s %-10s %-16s %s\n' partitions clean_s stop_s_3/2/1 kill9_s rss_kb/part idle_cpu% \
   "top_line(clean)" "top_line(kill9)"
 for r in "${rows[@]}"; do echo "$r"; done

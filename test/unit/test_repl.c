@@ -699,6 +699,127 @@ START_TEST(test_empty_answer_refetch) {
 }
 END_TEST
 
+/* bk_repl_next_tick_ms is what the driver arms a partition's timer for:
+ * a tick before it must do nothing (else an action would be late), and a
+ * tick at or after it must act or move it past now (else the driver would
+ * spin). Checked before every step of random leader and follower runs. */
+static bool out_empty(const bk_repl_out_t *o) {
+    return !o->truncate && !o->n_append && !o->hw_changed && !o->send_fetch && !o->alter && !o->n_acks;
+}
+
+static void check_tick_at(bk_repl_t *r, int64_t now, unsigned seed, int step);
+
+/* Ticks at now, or (half the time) exactly at due - 1 and at due: the
+ * boundaries, where an off-by-one would show. Returns the time reached. */
+static int64_t check_tick(bk_repl_t *r, int64_t now, unsigned seed, int step) {
+    int64_t due = bk_repl_next_tick_ms(r);
+    if (due != INT64_MAX && due > now && rand() % 2) {
+        check_tick_at(r, due - 1, seed, step);
+        check_tick_at(r, due, seed, step);
+        return due;
+    }
+    check_tick_at(r, now, seed, step);
+    return now;
+}
+
+static void check_tick_at(bk_repl_t *r, int64_t now, unsigned seed, int step) {
+    int64_t due = bk_repl_next_tick_ms(r);
+    int64_t hw = bk_repl_hw(r);
+    int32_t isr[4];
+    uint32_t n_isr = bk_repl_isr(r, isr, 4);
+    uint32_t waits = bk_repl_n_waits(r);
+    bk_repl_out_t out;
+    bk_repl_tick(r, now, &out);
+    if (now < due) {
+        ck_assert_msg(out_empty(&out) && bk_repl_next_tick_ms(r) == due && bk_repl_hw(r) == hw &&
+                          bk_repl_isr(r, isr, 4) == n_isr && bk_repl_n_waits(r) == waits,
+                      "seed %u step %d: tick at %lld before due %lld acted", seed, step, (long long)now,
+                      (long long)due);
+    } else {
+        ck_assert_msg(!out_empty(&out) || bk_repl_next_tick_ms(r) > now,
+                      "seed %u step %d: due %lld, tick at %lld did nothing and stays due", seed, step,
+                      (long long)due, (long long)now);
+    }
+}
+
+START_TEST(test_next_tick_is_exact) {
+    for (unsigned seed = 1; seed <= 400; seed++) {
+        srand(seed);
+        bk_repl_t *r = leader(1, 0, seed % 2 ? ISR012 : ISR01, seed % 2 ? 3 : 2);
+        bk_repl_out_t out;
+        bk_repl_fetch_resp_t resp;
+        int64_t now = 0, base;
+        int32_t pe = 0;
+        uint64_t alter_seq = 0;
+        bk_repl_alter_req_t last_alter;
+        memset(&last_alter, 0, sizeof last_alter);
+        for (int step = 0; step < 200; step++) {
+            now += rand() % 400;
+            now = check_tick(r, now, seed, step);
+            int ev = rand() % 5;
+            if (ev == 0) {
+                bool all = rand() % 2;
+                int16_t e = bk_repl_produce(r, 1 + (uint32_t)(rand() % 3), all, (uint64_t)step,
+                                            now + 50 + rand() % 2000, now, &base, &out);
+                /* refused: under min.insync (a shrunk ISR) or all waits taken */
+                if (e != KP_ERROR_NONE)
+                    ck_assert(e == KP_ERROR_NOT_ENOUGH_REPLICAS || e == KP_ERROR_REQUEST_TIMED_OUT);
+            } else if (ev == 1 || ev == 2) {
+                int64_t leo = bk_repl_leo(r);
+                int64_t off = leo - rand() % 4;
+                if (off < 0) off = 0;
+                fetch(r, freq(1 + rand() % 2, 0, 1, off, off > 0 ? 1 : -1), now, &resp, &out);
+            } else if (ev == 3 && alter_seq) {
+                int16_t errs[] = { KP_ERROR_NONE, KP_ERROR_INVALID_UPDATE_VERSION, KP_ERROR_INELIGIBLE_REPLICA,
+                                   KP_ERROR_REQUEST_TIMED_OUT };
+                bk_repl_alter_resp_t ar = { .error = errs[rand() % 4], .req_seq = alter_seq, .leader_epoch = 1,
+                                            .partition_epoch = pe + 1 };
+                if (ar.error == KP_ERROR_NONE) {
+                    memcpy(ar.isr, last_alter.isr, last_alter.n_isr * sizeof ar.isr[0]);
+                    ar.n_isr = last_alter.n_isr;
+                    pe++;
+                }
+                bk_repl_on_alter_resp(r, &ar, now, &out);
+                alter_seq = 0;
+            } else if (ev == 4 && last_alter.n_isr && rand() % 3 == 0) {
+                bk_repl_image_t img = image(0, 1, ++pe, last_alter.isr, last_alter.n_isr);
+                bk_repl_on_image(r, &img, now, &out);
+            } else {
+                bk_repl_tick(r, now, &out);
+            }
+            if (out.alter) { alter_seq = out.alter_req.seq; last_alter = out.alter_req; }
+        }
+        bk_repl_free(r);
+
+        /* a follower: answers (empty, error, stale) arrive at random times, or never */
+        bk_repl_config_t c = cfg_for(1);
+        bk_repl_restore_t rs = { .log_start = 0, .leo = 0, .hw_checkpoint = 0, .epochs = NULL, .n_epochs = 0 };
+        bk_repl_t *f = bk_repl_new(&c, &rs);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(bk_repl_next_tick_ms(f), INT64_MAX);   /* no role: nothing to time */
+        bk_repl_image_t img = image(0, 2, 0, ISR012, 3);
+        now = 0;
+        bk_repl_on_image(f, &img, now, &out);
+        uint64_t fseq = out.send_fetch ? out.fetch.seq : 0;
+        for (int step = 0; step < 200; step++) {
+            now += rand() % 300;
+            now = check_tick(f, now, seed, 1000 + step);
+            int ev = rand() % 3;
+            if (ev == 0 && fseq) {
+                bk_repl_fetch_resp_t fr = { .error = rand() % 4 ? KP_ERROR_NONE : KP_ERROR_NOT_LEADER_OR_FOLLOWER,
+                                            .leader_epoch = 2, .req_fetch_offset = 0,
+                                            .req_seq = rand() % 5 ? fseq : fseq - 1, .high_watermark = 0 };
+                bk_repl_on_fetch_resp(f, &fr, now, &out);
+            } else {
+                bk_repl_tick(f, now, &out);
+            }
+            if (out.send_fetch) fseq = out.fetch.seq;
+        }
+        bk_repl_free(f);
+    }
+}
+END_TEST
+
 START_TEST(test_produce_bounds) {
     bk_repl_t *r = leader(1, 0, ISR01, 2);
     bk_repl_out_t out;
@@ -761,6 +882,7 @@ int main(void) {
     tcase_add_test(tc, test_follower_responses);
     tcase_add_test(tc, test_empty_answer_refetch);
     tcase_add_test(tc, test_produce_bounds);
+    tcase_add_test(tc, test_next_tick_is_exact);
     tcase_add_test(tc, test_not_a_replica_stops);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
