@@ -377,6 +377,35 @@ START_TEST(test_checkpoint_on_pool) {
 }
 END_TEST
 
+/* The final close runs on several threads (200 logs: 8 helpers and the
+ * caller); every log is closed once, with its own final offsets in the
+ * checkpoints (recovery point = its LEO after the flush). */
+START_TEST(test_close_all_parallel) {
+    fx_t f;
+    fx_init(&f, 64);
+    enum { N = 200 };
+    create_topic(&f, "many", N);
+    settle(&f);   /* a large apply opens its logs on the pool */
+    for (int i = 0; i < N; i++) append(part(&f, "many", i), i % 7 + 1, 100);
+    st_guard_leave_loop();
+    bk_net_worker_pool_free(f.pool, true);
+    f.pool = NULL;
+    ck_assert_int_eq(bk_repl_parts_close_all(f.p, NULL, -1), KP_OK);
+    f.p = NULL;
+    char path[600], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.dir);
+    ck_assert_int_eq(st_read_small_file(path, 1 << 20, &text, &len), KP_OK);
+    for (int i = 0; i < N; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "\nmany %d %d\n", i, 2 * (i % 7 + 1));
+        ck_assert_msg(strstr(text, line) != NULL, "no line 'many %d %d'", i, 2 * (i % 7 + 1));
+    }
+    free(text);
+    fx_free(&f);
+}
+END_TEST
+
 /* A deletion never renames on the loop, also with a small apply. */
 START_TEST(test_delete_renames_on_pool) {
     fx_t f;
@@ -511,6 +540,7 @@ int main(void) {
     tcase_add_test(tc, test_tick_retention_and_flush_ms_on_pool);
     tcase_add_test(tc, test_delete_records_removed_by_tick);
     tcase_add_test(tc, test_checkpoint_on_pool);
+    tcase_add_test(tc, test_close_all_parallel);
     tcase_add_test(tc, test_delete_renames_on_pool);
     tcase_add_test(tc, test_delete_without_trash_fn_on_pool);
     tcase_add_test(tc, test_meta_log_commits_in_completion);
