@@ -156,7 +156,12 @@ typedef struct {
  * will have: the caller passes next_offset (the log offset the first record
  * in `out` will get). A retry with the same incarnation returns the current
  * epoch and emits nothing; a new incarnation fences the old session
- * (leaderships move away, it leaves ISRs) and registers fenced. */
+ * (leaderships move away, it leaves ISRs) and registers fenced, unless the
+ * old one is not shutting down, was heard from within
+ * session_timeout_ms and registered other endpoints: then it is another
+ * live process with the same id, DUPLICATE_BROKER_REGISTRATION, nothing
+ * emitted. (The same endpoints mean the new process bound the old one's
+ * ports: a restart.) */
 int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_register_t *req,
                          int64_t next_offset, int64_t now_ms, bk_meta_recs_t *out,
                          int64_t *broker_epoch);

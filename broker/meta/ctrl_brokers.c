@@ -36,6 +36,24 @@ static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t
     bk_meta_recs_add(out, &r);
 }
 
+/* Does the request advertise exactly the endpoints `old` registered? Then
+ * the new process bound the old one's ports, so the old one is gone: a
+ * restart, not a second process with the same id. */
+static bool same_endpoints(const bk_meta_broker_t *old, const bk_meta_ctrl_register_t *req) {
+    if (old->nendpoints < 0 || (size_t)old->nendpoints != req->nendpoints) return false;
+    for (size_t i = 0; i < req->nendpoints; i++) {
+        const bk_meta_ctrl_endpoint_t *e = &req->endpoints[i];
+        bool found = false;
+        for (int32_t j = 0; j < old->nendpoints && !found; j++) {
+            const bk_meta_endpoint_t *o = &old->endpoints[j];
+            found = o->port == e->port && o->host && o->listener && strcmp(o->host, e->host) == 0 &&
+                    strcmp(o->listener, e->listener) == 0;
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
 int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_register_t *req,
                          int64_t next_offset, int64_t now_ms, bk_meta_recs_t *out,
                          int64_t *broker_epoch) {
@@ -53,6 +71,15 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
         *broker_epoch = old->epoch;
         return KP_ERROR_NONE;
     }
+    /* Another incarnation while the registered one keeps its session, from
+     * other endpoints: two live processes claim the id (a copied config,
+     * a node started twice). Kafka's DUPLICATE_BROKER_REGISTRATION; the
+     * newcomer gives up once refused for longer than a session
+     * (broker_lifecycle.c). The same endpoints are a restart (kill -9 and
+     * start again at once) and are taken at once, as before. */
+    if (old && !old->in_controlled_shutdown && !same_endpoints(old, req) &&
+        now_ms - ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms <= c->cfg.session_timeout_ms)
+        return KP_ERROR_DUPLICATE_BROKER_REGISTRATION;
     emit_registration(out, req, next_offset);
     if (old) {
         /* a new incarnation: the old process is gone, whatever its session
