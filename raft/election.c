@@ -210,7 +210,16 @@ void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         r->hs.leader_id = m->leader_id;   /* unconfirmed: may be replaced */
         r->hs_dirty = true;
         r->leader_gone = false;
-        raft_become_follower(r, m->epoch, m->leader_id, now_ms);
+        /* A claim is not contact with a leader: a follower keeps its fetch
+         * deadline (else two phantom leaders naming each other, or a forger
+         * alternating claims, keep it following nobody for ever), and only
+         * the claimant itself makes a campaigning node follow. */
+        if (r->role == RAFT_FOLLOWER) {
+            r->next_fetch_ms = now_ms;
+            abort_snapshot_fetch(r);
+        } else if (claimant) {
+            raft_become_follower(r, m->epoch, m->leader_id, now_ms);
+        }
         return;
     }
     if (m->epoch > r->hs.epoch) {
@@ -321,16 +330,14 @@ void raft_on_vote_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
 }
 
 void raft_on_begin_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
+    (void)now_ms;
     raft_msg_t resp = raft_msg_new(r, RAFT_MSG_BEGIN_EPOCH_RESP, m->from);
-    if (m->epoch < r->hs.epoch) {
-        resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
-    } else if (m->epoch == r->hs.epoch && r->role == RAFT_FOLLOWER && r->hs.leader_id == m->from) {
-        /* raft_on_epoch made us follow the sender (the epoch's only leader);
-         * a late copy after it resigned (leader_gone) changes nothing; a
-         * request for a higher epoch while our leader is alive, or naming
-         * another leader for ours, was left alone by raft_on_epoch */
-        r->fetch_deadline_ms = now_ms + r->cfg.fetch_timeout_ms;
-    }
+    if (m->epoch < r->hs.epoch) resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
+    /* Nothing else: raft_on_epoch made us follow the sender if it may (a
+     * request for a higher epoch while our leader is alive, or naming a
+     * second leader for ours, it left alone). A BeginQuorumEpoch does not
+     * extend the fetch deadline: only answers to our own Fetches show a live
+     * leader, and anyone can send a BeginQuorumEpoch naming a dead one. */
     raft_emit(r, &resp);
 }
 

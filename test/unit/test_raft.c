@@ -939,6 +939,30 @@ START_TEST(test_second_leader_for_epoch_ignored) {
 }
 END_TEST
 
+/* Only answers to our own Fetches show a live leader: BeginQuorumEpochs
+ * forged in a dead leader's name do not keep its followers from electing a
+ * new one. */
+START_TEST(test_forged_begin_does_not_extend_leader_liveness) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n1 = elect(c, 1);
+    run(c, 50);
+    drop_all(c);
+    int32_t e = raft_epoch(n1->r);
+    n1->cut = true;   /* the leader is gone */
+    for (int i = 0; i < 120; i++) {
+        for (int32_t who = 2; who <= 3; who++) {
+            raft_msg_t m = forged(RAFT_MSG_BEGIN_EPOCH_REQ, 1, who, e);
+            (void)recv_one(c, node(c, who), &m);
+        }
+        run(c, 5);
+    }
+    ck_assert(raft_role(node(c, 2)->r) == RAFT_LEADER || raft_role(node(c, 3)->r) == RAFT_LEADER);
+    ck_assert_int_gt(raft_epoch(node(c, 2)->r), e);
+    ck_assert_int_gt(raft_epoch(node(c, 3)->r), e);
+    tc_free(c);
+}
+END_TEST
+
 /* A late NOT_LEADER reply (sent by the epoch's leader while it was still a
  * candidate) makes an observer think the leader left; the leader's own next
  * reply must win it back (found by sim seed 7991, 5 nodes). */
@@ -1181,6 +1205,7 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_epoch_bounds);
     tcase_add_test(tc, test_foreign_cluster_refused);
     tcase_add_test(tc, test_second_leader_for_epoch_ignored);
+    tcase_add_test(tc, test_forged_begin_does_not_extend_leader_liveness);
     tcase_add_test(tc, test_stale_not_leader_reply_does_not_strand_observer);
     tcase_add_test(tc, test_describe_quorum);
     tcase_add_test(tc, test_restart_keeps_epoch_and_vote);
