@@ -36,6 +36,13 @@ static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t
     bk_meta_recs_add(out, &r);
 }
 
+/* A sign of life of the registered incarnation of `id`. */
+static void heard(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t id, int64_t now_ms) {
+    bk_meta_session_t *s = ctrl_session(c, img, id, now_ms);
+    s->last_heartbeat_ms = now_ms;
+    s->heard = true;
+}
+
 /* Does the request advertise exactly the endpoints `old` registered? Then
  * the new process bound the old one's ports, so the old one is gone: a
  * restart, not a second process with the same id. */
@@ -67,7 +74,7 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
     if (!old && img->nbrokers >= BK_META_BROKERS_MAX) return KP_ERROR_INVALID_REQUEST;
     if (old && memcmp(old->incarnation, req->incarnation, BK_META_UUID_BYTES) == 0) {
         /* a retry of a registration we already made: same answer, no record */
-        ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+        heard(c, img, req->broker_id, now_ms);
         *broker_epoch = old->epoch;
         return KP_ERROR_NONE;
     }
@@ -77,9 +84,15 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
      * newcomer gives up once refused for longer than a session
      * (broker_lifecycle.c). The same endpoints are a restart (kill -9 and
      * start again at once) and are taken at once, as before. */
-    if (old && !old->in_controlled_shutdown && !same_endpoints(old, req) &&
-        now_ms - ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms <= c->cfg.session_timeout_ms)
-        return KP_ERROR_DUPLICATE_BROKER_REGISTRATION;
+    if (old && !old->in_controlled_shutdown && !same_endpoints(old, req)) {
+        /* only what this controller heard counts: the fresh session a new
+         * controller gives every broker is no sign of life (a node restarted
+         * on other ports right after, or a quorum of one restarting, would
+         * otherwise be refused) */
+        const bk_meta_session_t *s = ctrl_session(c, img, req->broker_id, now_ms);
+        if (s->heard && now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms)
+            return KP_ERROR_DUPLICATE_BROKER_REGISTRATION;
+    }
     emit_registration(out, req, next_offset);
     if (old) {
         /* a new incarnation: the old process is gone, whatever its session
@@ -88,7 +101,7 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
         gone_t gone = { &id, 1 };
         ctrl_drop_brokers(c, img, &gone, out);
     }
-    ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+    heard(c, img, req->broker_id, now_ms);
     *broker_epoch = next_offset;
     return KP_ERROR_NONE;
 }
@@ -121,7 +134,7 @@ void bk_meta_ctrl_heartbeat(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const
     const bk_meta_broker_t *b = bk_meta_image_broker(img, req->broker_id);
     if (!b) { res->error = KP_ERROR_BROKER_ID_NOT_REGISTERED; return; }
     if (b->epoch != req->broker_epoch) { res->error = KP_ERROR_STALE_BROKER_EPOCH; return; }
-    ctrl_session(c, img, b->id, now_ms)->last_heartbeat_ms = now_ms;
+    heard(c, img, b->id, now_ms);
     res->is_fenced = b->fenced;
     res->in_controlled_shutdown = b->in_controlled_shutdown;
     int32_t id = b->id;

@@ -873,6 +873,28 @@ START_TEST(test_duplicate_registration_refused) {
                      KP_ERROR_NONE);
     commit(&cl, &r);
     ck_assert_int_eq(bk_meta_image_broker(&cl.img, 2)->endpoints[0].port, 19002);
+    epoch2 = epoch;
+    /* a new controller has heard nobody yet: the fresh session it gives
+     * broker 2 is no sign of life, so a process on other endpoints is taken
+     * (a node restarted on new ports right after a failover, a quorum of one
+     * restarting); once it heard the registered one, it refuses */
+    bk_meta_ctrl_config_t cfg = cl.ctrl.cfg;
+    bk_meta_ctrl_init(&cl.ctrl, &cfg, 14);
+    bk_meta_ctrl_heartbeat_t hb = { 2, epoch2, cl.next_offset, false, false };
+    bk_meta_ctrl_heartbeat_result_t res;
+    bk_meta_ctrl_heartbeat(&cl.ctrl, &cl.img, &hb, cl.now_ms, &r, &res);
+    ck_assert_int_eq(res.error, KP_ERROR_NONE);
+    commit(&cl, &r);
+    bk_meta_ctrl_endpoint_t third = { "PLAINTEXT", "127.0.0.1", 29002 };
+    bk_meta_ctrl_register_t moved = { .broker_id = 2, .endpoints = &third, .nendpoints = 1 };
+    moved.incarnation[0] = 12;
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &moved, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_DUPLICATE_BROKER_REGISTRATION);
+    bk_meta_ctrl_init(&cl.ctrl, &cfg, 15);
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &moved, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_NONE);
+    commit(&cl, &r);
+    ck_assert_int_eq(bk_meta_image_broker(&cl.img, 2)->endpoints[0].port, 29002);
     check_invariants(&cl.img);
     cl_free(&cl);
 }
