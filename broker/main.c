@@ -5,7 +5,9 @@
  *                                       full, or every key on one line each
  *
  * Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 2 for a config
- * error (the message names file:line:key), 1 when start-up fails. A second
+ * error (the message names file:line:key), 1 when start-up fails or the
+ * node stops because it must not run (its node id is held by another live
+ * process: DUPLICATE_BROKER_REGISTRATION, after a graceful stop). A second
  * stop signal exits at once (1) without the clean-shutdown marker. */
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -99,8 +101,9 @@ int main(int argc, char **argv) {
         rc = 1;
     } else {
         event_base_dispatch(app.base);
-        rc = app.stopped ? 0 : 1;
+        rc = app.stopped ? app.node.exit_status : 1;
         if (rc == 0) fprintf(stderr, "skiff: node %d stopped cleanly\n", app.node.id);
+        else if (app.stopped) fprintf(stderr, "skiff: node %d stopped, exit status %d\n", app.node.id, rc);
     }
     bk_broker_free(&app.node);
     bk_net_signals_free(sig);

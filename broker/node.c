@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <event2/event.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,16 @@ static void controller_answer(void *ctx, int kind, int32_t corr, const uint8_t *
     else bk_cluster_lifecycle_on_response(ctx, kind, corr, frame, len);
 }
 
+/* The stop goes through the signal path main() installed (bk_net_signals):
+ * the same graceful stop as SIGTERM, then main() exits with exit_status. */
+static void request_exit(bk_node_t *n, int status) {
+    n->exit_status = status;
+    if (raise(SIGTERM) != 0) {
+        fprintf(stderr, "skiff: node %d: cannot signal the stop: exiting now\n", n->id);
+        exit(status);
+    }
+}
+
 int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *err, size_t len) {
     memset(n, 0, sizeof *n);
     n->base = base;
@@ -398,6 +409,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     if (bk_meta_image_set_cluster_id(&n->img, n->cluster_id) != KP_OK) return fail(err, len, "out of memory");
     const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
     n->after_commit = bk_broker_after_commit;
+    n->request_exit = request_exit;
     if (bk_quorum_wanted(cfg)) {
         bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
                                 .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,

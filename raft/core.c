@@ -60,6 +60,7 @@ static bool config_valid(const raft_config_t *c) {
     for (size_t i = 0; i < c->n_voters; i++)
         for (size_t j = i + 1; j < c->n_voters; j++)
             if (c->voters[i] == c->voters[j]) return false;
+    if (memchr(c->cluster_id, 0, sizeof c->cluster_id) == NULL) return false;
     return c->node_id >= 0;
 }
 
@@ -95,7 +96,7 @@ static void initial_role(raft_t *r, int64_t now_ms) {
 raft_t *raft_new(const raft_config_t *cfg, const raft_hard_state_t *hs,
                  const raft_snapshot_id_t *snap, const uint8_t *snap_data, uint32_t snap_len,
                  const raft_entry_t *entries, size_t n_entries, int64_t now_ms) {
-    if (!config_valid(cfg) || hs == NULL || hs->epoch < 0) return NULL;
+    if (!config_valid(cfg) || hs == NULL || hs->epoch < 0 || hs->epoch > RAFT_EPOCH_MAX) return NULL;
     if (snap != NULL && snap->end_offset > 0 &&
         (snap_len > cfg->snapshot_bytes_max || snap->epoch > hs->epoch))
         return NULL;
@@ -105,6 +106,7 @@ raft_t *raft_new(const raft_config_t *cfg, const raft_hard_state_t *hs,
     r->hs = *hs;
     r->rng = cfg->seed ^ ((uint64_t)(uint32_t)cfg->node_id << 32);
     r->is_voter = raft_voter_index(r, cfg->node_id) >= 0;
+    r->leader_confirmed = hs->leader_id == cfg->node_id;   /* a restart confirms no one else */
     if (!r->is_voter && hs->voted_for != RAFT_NO_NODE) goto fail;
     (void)rlog_init(&r->log, snap);
     if (snap != NULL && snap->end_offset > 0) {
@@ -141,6 +143,7 @@ raft_msg_t raft_msg_new(const raft_t *r, raft_msg_type_t type, int32_t to) {
     m.from = r->cfg.node_id;
     m.to = to;
     m.epoch = r->hs.epoch;
+    memcpy(m.cluster_id, r->cfg.cluster_id, sizeof m.cluster_id);
     /* a resigned leader is no leader: advertising it would pull voters back
      * into following a node that no longer serves fetches */
     bool gone = r->leader_gone ||
@@ -174,21 +177,74 @@ void raft_truncate(raft_t *r, int64_t offset) {
 }
 
 /* Election traffic only comes from voters: a request from anyone else
- * (a misconfigured node, an observer) could otherwise raise our epoch. */
-static bool sender_ok(const raft_t *r, const raft_msg_t *m) {
-    if (m->to != r->cfg.node_id || m->from == r->cfg.node_id) return false;
-    if ((unsigned)m->type >= RAFT_MSG_TYPE_COUNT) return false;
-    if (m->leader_id != RAFT_NO_NODE && raft_voter_index(r, m->leader_id) < 0) return false;
-    switch (m->type) {
-    case RAFT_MSG_VOTE_REQ:
-    case RAFT_MSG_BEGIN_EPOCH_REQ:
-    case RAFT_MSG_END_EPOCH_REQ: return raft_voter_index(r, m->from) >= 0;
-    default: return true;
+ * (a misconfigured node, an observer, a stray client) could otherwise raise
+ * our epoch. Requests arrive from anyone who can reach the controller port,
+ * so every field that could move our state is bounded here, before any of
+ * it is looked at; responses come back on connections we opened. */
+typedef enum { ADMIT_OK, ADMIT_DROP, ADMIT_REFUSE } admit_t;
+
+static admit_t admit(const raft_t *r, const raft_msg_t *m, int16_t *err) {
+    if (m->to != r->cfg.node_id || m->from == r->cfg.node_id) return ADMIT_DROP;
+    if ((unsigned)m->type >= RAFT_MSG_TYPE_COUNT) return ADMIT_DROP;
+    if (m->leader_id != RAFT_NO_NODE && raft_voter_index(r, m->leader_id) < 0) return ADMIT_DROP;
+    if (m->type % 2 == 1) {
+        /* a peer of another cluster says nothing about our epochs */
+        if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) return ADMIT_DROP;
+        return m->epoch < 0 || m->epoch > RAFT_EPOCH_MAX ? ADMIT_DROP : ADMIT_OK;
     }
+    if (memchr(m->cluster_id, 0, sizeof m->cluster_id) == NULL ||
+        strcmp(m->cluster_id, r->cfg.cluster_id) != 0) {
+        *err = RAFT_KERR_INCONSISTENT_CLUSTER_ID;
+        return ADMIT_REFUSE;
+    }
+    bool election = m->type == RAFT_MSG_VOTE_REQ || m->type == RAFT_MSG_BEGIN_EPOCH_REQ ||
+                    m->type == RAFT_MSG_END_EPOCH_REQ;
+    /* an observer takes part in no election: it learns epochs from the
+     * answers to its own Fetches (leaders send election requests to voters
+     * only), so none of these can strand it in an epoch ahead of the
+     * quorum's */
+    if (election && raft_voter_index(r, m->from) < 0) return ADMIT_DROP;
+    if (election && !r->is_voter) {
+        *err = RAFT_KERR_NONE;   /* answered (a Vote: not granted), never acted on */
+        return ADMIT_REFUSE;
+    }
+    if (m->epoch < 0 || m->epoch > RAFT_EPOCH_MAX ||
+        (election && (int64_t)m->epoch > (int64_t)r->hs.epoch + RAFT_EPOCH_JUMP_MAX)) {
+        *err = RAFT_KERR_INVALID_REQUEST;
+        return ADMIT_REFUSE;
+    }
+    return ADMIT_OK;
+}
+
+/* Answers a refused request with `err` and our own epoch; nothing else
+ * changes. */
+static void refuse(raft_t *r, const raft_msg_t *m, int16_t err) {
+    raft_msg_t resp = raft_msg_new(r, (raft_msg_type_t)(m->type + 1), m->from);
+    resp.error = err;
+    switch (m->type) {
+    case RAFT_MSG_VOTE_REQ: resp.u.vote_resp.prevote = m->u.vote_req.prevote; break;
+    case RAFT_MSG_FETCH_REQ:
+        resp.u.fetch_resp.req_fetch_offset = m->u.fetch_req.fetch_offset;
+        resp.u.fetch_resp.req_last_epoch = m->u.fetch_req.last_fetched_epoch;
+        resp.u.fetch_resp.log_start = r->log.start;
+        resp.u.fetch_resp.high_watermark = r->hw;
+        break;
+    case RAFT_MSG_SNAP_REQ:
+        resp.u.snap_resp.snapshot = m->u.snap_req.snapshot;
+        resp.u.snap_resp.position = m->u.snap_req.position;
+        break;
+    default: break;
+    }
+    raft_emit(r, &resp);
 }
 
 static void on_recv(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
-    if (!sender_ok(r, m)) return;
+    int16_t err = RAFT_KERR_NONE;
+    switch (admit(r, m, &err)) {
+    case ADMIT_DROP: return;
+    case ADMIT_REFUSE: refuse(r, m, err); return;
+    case ADMIT_OK: break;
+    }
     raft_on_epoch(r, m, now_ms);
     switch (m->type) {
     case RAFT_MSG_VOTE_REQ: raft_on_vote_req(r, m, now_ms); break;

@@ -20,6 +20,7 @@ static void set_hs(raft_t *r, int32_t epoch, int32_t voted_for, int32_t leader) 
         assert(r->hs.leader_id == RAFT_NO_NODE || r->hs.leader_id == leader);
     }
     if (epoch > r->hs.epoch) r->leader_gone = false;
+    if (epoch > r->hs.epoch || leader != r->hs.leader_id) r->leader_confirmed = leader == r->cfg.node_id;
     r->hs.epoch = epoch;
     r->hs.voted_for = voted_for;
     r->hs.leader_id = leader;
@@ -76,6 +77,7 @@ static void become_leader(raft_t *r, int64_t now_ms) {
         p->last_fetch_ms = -1;
         p->last_caught_up_ms = -1;
         p->begin_acked = p->id == r->cfg.node_id;
+        p->probe = false;
     }
     r->n_observers = 0;
     /* The LeaderChange entry: the first entry of the epoch, so that older
@@ -104,6 +106,7 @@ static void send_votes(raft_t *r, bool prevote) {
 
 static void become_candidate(raft_t *r, int64_t now_ms) {
     assert(r->is_voter);
+    assert(r->hs.epoch < RAFT_EPOCH_MAX);   /* raft_election_timers */
     set_hs(r, r->hs.epoch + 1, r->cfg.node_id, RAFT_NO_NODE);
     r->role = RAFT_CANDIDATE;
     r->election_deadline_ms = now_ms + raft_random_timeout(r);
@@ -164,12 +167,61 @@ void raft_resign(raft_t *r, int64_t now_ms) {
     }
 }
 
+/* KIP-996: a leader we heard from within the fetch timeout (or we are the
+ * leader: check quorum resigns us once a majority stops fetching). */
+static bool leader_alive(const raft_t *r, int64_t now_ms) {
+    if (r->role == RAFT_LEADER) return true;
+    return r->role == RAFT_FOLLOWER && !r->leader_gone && now_ms < r->fetch_deadline_ms;
+}
+
 void raft_on_epoch(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     if (m->type == RAFT_MSG_VOTE_REQ && m->u.vote_req.prevote) return;
     /* As in KRaft, a Fetch from a higher epoch is answered UNKNOWN_LEADER_EPOCH
      * and changes nothing: we will hear from that epoch's leader itself, and
      * an observer can never disturb the voters. */
     if (m->type == RAFT_MSG_FETCH_REQ || m->type == RAFT_MSG_SNAP_REQ) return;
+    /* While our leader is alive, a request for a higher epoch is rejected
+     * instead of followed (KIP-996): a real election needs a majority that
+     * lost the leader, so at worst this delays following a new leader until
+     * our own fetch timeout, while a stray or forged request (any client can
+     * reach the controller port) cannot move a healthy quorum's epoch. The
+     * rejection carries our epoch and leader. */
+    if (m->type % 2 == 0 && m->epoch > r->hs.epoch && leader_alive(r, now_ms)) return;
+    /* An EndQuorumEpoch only means something for the epoch we are in (its
+     * leader resigns); one for another epoch tells us nothing to act on. */
+    if (m->type == RAFT_MSG_END_EPOCH_REQ && m->epoch != r->hs.epoch) return;
+    /* A second leader named for our epoch contradicts the one we know: at
+     * most one was elected, so one of the two claims is stale or forged.
+     * The one we know stands if it answered us as leader (or is us). Else
+     * the new claim replaces it when it comes from the claimant itself (its
+     * BeginQuorumEpoch, or an answer to us) or when the leader we know
+     * answers us naming another: a forged claim cannot keep a node from the
+     * real leader of the epoch. */
+    if (m->epoch == r->hs.epoch && m->leader_id != RAFT_NO_NODE && r->hs.leader_id != RAFT_NO_NODE &&
+        m->leader_id != r->hs.leader_id) {
+        bool resp = m->type % 2 == 1;
+        bool claimant = m->from == m->leader_id && m->error == RAFT_KERR_NONE &&
+                        (resp || m->type == RAFT_MSG_BEGIN_EPOCH_REQ);
+        bool denied = resp && m->from == r->hs.leader_id;
+        /* naming us: we know whether we lead this epoch (we do not: we
+         * know another leader for it) */
+        if (r->leader_confirmed || (!claimant && !denied) || m->leader_id == r->cfg.node_id) return;
+        assert(r->role != RAFT_LEADER && r->hs.leader_id != r->cfg.node_id);
+        r->hs.leader_id = m->leader_id;   /* unconfirmed: may be replaced */
+        r->hs_dirty = true;
+        r->leader_gone = false;
+        /* A claim is not contact with a leader: a follower keeps its fetch
+         * deadline (else two phantom leaders naming each other, or a forger
+         * alternating claims, keep it following nobody for ever), and only
+         * the claimant itself makes a campaigning node follow. */
+        if (r->role == RAFT_FOLLOWER) {
+            r->next_fetch_ms = now_ms;
+            abort_snapshot_fetch(r);
+        } else if (claimant) {
+            raft_become_follower(r, m->epoch, m->leader_id, now_ms);
+        }
+        return;
+    }
     if (m->epoch > r->hs.epoch) {
         if (m->leader_id != RAFT_NO_NODE && m->leader_id != r->cfg.node_id)
             raft_become_follower(r, m->epoch, m->leader_id, now_ms);
@@ -218,8 +270,30 @@ static bool grant_vote(const raft_t *r, const raft_msg_t *m) {
     return log_ok(r, m->u.vote_req.last_epoch, m->u.vote_req.log_end);
 }
 
+/* A voter that asks the leader for a higher epoch while it has not fetched
+ * within the fetch timeout may be stranded in an epoch ahead of ours (a
+ * vote it granted in an election that someone else won at a lower epoch,
+ * or a request it could not tell from a forged one). It cannot come back:
+ * epochs never go down, and with KIP-996 nobody with a live leader follows
+ * it up. So the leader asks it directly with a BeginQuorumEpoch: the real
+ * node answers with its own epoch, and a higher one makes us step down to
+ * it (raft_on_epoch), so the next election runs above it. The request
+ * itself changes nothing: a forged one from the id of a node that is down
+ * only costs a BeginQuorumEpoch nobody answers. */
+static void maybe_probe(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
+    if (r->role != RAFT_LEADER || m->epoch <= r->hs.epoch) return;
+    int idx = raft_voter_index(r, m->from);
+    if (idx < 0) return;
+    raft_peer_t *p = &r->voters[idx];
+    int64_t seen = p->last_fetch_ms > r->leader_since_ms ? p->last_fetch_ms : r->leader_since_ms;
+    if (now_ms - seen < r->cfg.fetch_timeout_ms) return;
+    if (!p->probe) r->next_begin_ms = now_ms;
+    p->probe = true;
+}
+
 void raft_on_vote_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
     bool prevote = m->u.vote_req.prevote;
+    maybe_probe(r, m, now_ms);
     bool granted = false;
     if (r->is_voter && raft_voter_index(r, m->from) >= 0) {
         granted = prevote ? grant_prevote(r, m, now_ms) : grant_vote(r, m);
@@ -256,15 +330,14 @@ void raft_on_vote_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
 }
 
 void raft_on_begin_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
+    (void)now_ms;
     raft_msg_t resp = raft_msg_new(r, RAFT_MSG_BEGIN_EPOCH_RESP, m->from);
-    if (m->epoch < r->hs.epoch) {
-        resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
-    } else if (r->role == RAFT_FOLLOWER) {
-        /* raft_on_epoch made us follow the sender (the epoch's only leader);
-         * a late copy after it resigned (leader_gone) changes nothing */
-        assert(r->hs.leader_id == m->from);
-        r->fetch_deadline_ms = now_ms + r->cfg.fetch_timeout_ms;
-    }
+    if (m->epoch < r->hs.epoch) resp.error = RAFT_KERR_FENCED_LEADER_EPOCH;
+    /* Nothing else: raft_on_epoch made us follow the sender if it may (a
+     * request for a higher epoch while our leader is alive, or naming a
+     * second leader for ours, it left alone). A BeginQuorumEpoch does not
+     * extend the fetch deadline: only answers to our own Fetches show a live
+     * leader, and anyone can send a BeginQuorumEpoch naming a dead one. */
     raft_emit(r, &resp);
 }
 
@@ -320,7 +393,7 @@ static void leader_timers(raft_t *r, int64_t now_ms) {
     r->next_begin_ms = now_ms + r->cfg.fetch_interval_ms;
     for (size_t i = 0; i < r->cfg.n_voters; i++) {
         const raft_peer_t *p = &r->voters[i];
-        if (p->begin_acked || p->last_fetch_ms >= r->leader_since_ms) continue;
+        if (!p->probe && (p->begin_acked || p->last_fetch_ms >= r->leader_since_ms)) continue;
         raft_msg_t m = raft_msg_new(r, RAFT_MSG_BEGIN_EPOCH_REQ, p->id);
         raft_emit(r, &m);
     }
@@ -339,6 +412,9 @@ void raft_election_timers(raft_t *r, int64_t now_ms) {
         }
         return;
     }
+    /* no epoch after RAFT_EPOCH_MAX: a node there never campaigns (messages
+     * above it are refused, and it takes ~2^31 elections to get there) */
+    if (r->hs.epoch >= RAFT_EPOCH_MAX) return;
     if (r->role == RAFT_FOLLOWER) {
         if (now_ms >= r->fetch_deadline_ms) raft_become_prospective(r, now_ms);
         return;

@@ -50,6 +50,17 @@
 #define RAFT_OBSERVERS_MAX 16      /* observers the leader tracks */
 #define RAFT_READY_MSGS_MAX 32     /* messages one step may emit */
 #define RAFT_NO_NODE (-1)
+#define RAFT_CLUSTER_ID_MAX 64     /* bytes of a cluster id (Kafka's are 22) */
+/* The highest epoch a node ever enters. A message naming a higher one is
+ * refused: from INT32_MAX no election could follow (the next epoch does not
+ * fit), so a node pushed there would be wedged for good. */
+#define RAFT_EPOCH_MAX (INT32_MAX - 1)
+/* How far above our epoch an election request (Vote, BeginQuorumEpoch,
+ * EndQuorumEpoch) may be before it is refused. With pre-vote an epoch grows
+ * by one per election, and a voter that fell far behind catches up from the
+ * responses to its own requests (which cannot be forged on the wire), so
+ * this only bounds how many epochs one forged request can burn. */
+#define RAFT_EPOCH_JUMP_MAX 1000
 
 /* Status codes of the raft layer (0 = success): X(NAME, value, description).
  * The range is raft's share of skiff's status space (the table above
@@ -84,10 +95,12 @@ const char *raft_status_str(int status);
 enum {
     RAFT_KERR_NONE = 0,
     RAFT_KERR_NOT_LEADER_OR_FOLLOWER = 6,
+    RAFT_KERR_INVALID_REQUEST = 42,
     RAFT_KERR_FENCED_LEADER_EPOCH = 74,
     RAFT_KERR_UNKNOWN_LEADER_EPOCH = 75,
     RAFT_KERR_SNAPSHOT_NOT_FOUND = 98,
     RAFT_KERR_POSITION_OUT_OF_RANGE = 99,
+    RAFT_KERR_INCONSISTENT_CLUSTER_ID = 104,
 };
 
 typedef enum raft_role {
@@ -129,6 +142,8 @@ typedef struct raft_snapshot_id {
 
 typedef struct raft_config {
     int32_t node_id;
+    char cluster_id[RAFT_CLUSTER_ID_MAX + 1];   /* requests must carry exactly
+                                                   this one ("" in tests) */
     int32_t voters[RAFT_VOTERS_MAX];   /* node ids; node_id absent = observer */
     size_t n_voters;
     int64_t election_timeout_ms;       /* randomized in [t, 2t) */
@@ -172,6 +187,10 @@ typedef struct raft_msg {
     int32_t epoch;
     int32_t leader_id;
     int16_t error;          /* RAFT_KERR_* in responses */
+    char cluster_id[RAFT_CLUSTER_ID_MAX + 1];   /* requests: the sender's
+                                                   cluster (checked against
+                                                   cfg.cluster_id); responses
+                                                   carry none on the wire */
     union {
         struct {            /* Vote / PreVote request */
             bool prevote;

@@ -59,6 +59,8 @@ typedef struct raft_peer {
     int64_t last_fetch_ms;
     int64_t last_caught_up_ms;
     bool begin_acked;
+    bool probe;                 /* asked for a higher epoch while not fetching:
+                                   re-send BeginQuorumEpoch (election.c) */
 } raft_peer_t;
 
 struct raft {
@@ -85,6 +87,9 @@ struct raft {
     bool votes_rejected[RAFT_VOTERS_MAX];
     uint32_t observer_rr;
     bool leader_gone;           /* our epoch's leader resigned (EndQuorumEpoch) */
+    bool leader_confirmed;      /* hs.leader_id answered one of our own
+                                   requests as leader of hs.epoch (a request
+                                   naming it may have been forged) */
 
     raft_peer_t voters[RAFT_VOTERS_MAX];
     raft_peer_t observers[RAFT_OBSERVERS_MAX];

@@ -111,7 +111,10 @@ void raft_on_fetch_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         resp.error = RAFT_KERR_POSITION_OUT_OF_RANGE;
     } else {
         raft_peer_t *p = peer_for(r, m->from);
-        if (p != NULL) p->last_fetch_ms = now_ms;
+        if (p != NULL) {
+            p->last_fetch_ms = now_ms;
+            p->probe = false;
+        }
         rlog_epoch_end_t div = { false, 0, 0 };
         switch (validate_fetch(r, fo, lfe, &div)) {
         case FETCH_SNAPSHOT:
@@ -175,6 +178,7 @@ void raft_on_fetch_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         return;
     }
     if (m->error != RAFT_KERR_NONE) return;   /* re-sent after fetch_interval */
+    if (m->leader_id == m->from) r->leader_confirmed = true;
     if (m->u.fetch_resp.req_fetch_offset != rlog_end(&r->log) ||
         m->u.fetch_resp.req_last_epoch != rlog_last_epoch(&r->log))
         return;   /* answers a request we no longer stand behind */
@@ -215,7 +219,10 @@ void raft_on_snap_req(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         resp.error = RAFT_KERR_POSITION_OUT_OF_RANGE;
     } else {
         raft_peer_t *p = peer_for(r, m->from);
-        if (p != NULL) p->last_fetch_ms = now_ms;
+        if (p != NULL) {
+            p->last_fetch_ms = now_ms;
+            p->probe = false;
+        }
         size_t len = r->snap_len - (size_t)pos;
         if (len > r->cfg.fetch_bytes_max) len = r->cfg.fetch_bytes_max;
         resp.u.snap_resp.size = r->snap_len;
@@ -262,6 +269,7 @@ void raft_on_snap_resp(raft_t *r, const raft_msg_t *m, int64_t now_ms) {
         r->next_fetch_ms = now_ms + r->cfg.fetch_interval_ms;
         return;
     }
+    if (m->leader_id == m->from) r->leader_confirmed = true;
     if (!snap_chunk_ok(r, m)) return;
     r->fetch_deadline_ms = now_ms + r->cfg.fetch_timeout_ms;
     uint32_t size = (uint32_t)m->u.snap_resp.size;

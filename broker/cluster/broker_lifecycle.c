@@ -35,6 +35,7 @@ typedef struct bk_lifecycle {
     int64_t inflight_since_ms;
     uint8_t incarnation[BK_META_UUID_BYTES];
     int64_t last_tick_ms;
+    int64_t dup_since_ms;        /* refused DUPLICATE_BROKER_REGISTRATION since, -1 */
 } bk_lifecycle_t;
 
 static bk_lifecycle_t *life(bk_node_t *n) { return n->life; }
@@ -73,6 +74,30 @@ static uint64_t begin_round(bk_lifecycle_t *l, int32_t to, int32_t corr, int64_t
     return l->round;
 }
 
+/* The controller refused our registration: another process with our id
+ * keeps a live session from other endpoints. It may be our own previous
+ * process on other ports that just died, whose session then ends within
+ * broker.session.timeout.ms and the registration is taken; refused for
+ * twice that, the other process is alive (it heartbeats), and we stop:
+ * two processes with one node id would each take the other's
+ * partitions. */
+static void on_duplicate(bk_node_t *n, bk_lifecycle_t *l, int64_t now) {
+    int64_t session_ms = bk_cfg_int(n->cfg, BK_CFG_BROKER_SESSION_TIMEOUT_MS);
+    if (l->dup_since_ms < 0) {
+        l->dup_since_ms = now;
+        fprintf(stderr, "skiff: node %d: registration refused: another process is registered as broker %d "
+                "(DUPLICATE_BROKER_REGISTRATION); retrying for up to %lld ms in case it has just stopped\n",
+                n->id, n->id, (long long)(2 * session_ms));
+        return;
+    }
+    if (now - l->dup_since_ms <= 2 * session_ms || n->stopping) return;
+    fprintf(stderr, "skiff: node %d: FATAL: node id %d is in use by another live process: the controller "
+            "refused this one's registration (DUPLICATE_BROKER_REGISTRATION) for %lld ms, more than twice "
+            "broker.session.timeout.ms; check node.id / --node and the listeners; stopping\n", n->id, n->id,
+            (long long)(now - l->dup_since_ms));
+    n->request_exit(n, 1);
+}
+
 static void local_done(void *arg, int status) {
     local_ctx_t *c = arg;
     if (status != KP_OK)
@@ -81,6 +106,7 @@ static void local_done(void *arg, int status) {
     if (l && !c->is_tick && c->round == l->round && l->inflight) {
         l->inflight = false;
         if (c->is_register && status == KP_OK) {
+            l->dup_since_ms = -1;
             bk_cluster_lc_sched_registered(&l->sched);
             c->n->broker_epoch = c->epoch;
             fprintf(stderr, "skiff: node %d: registered with the controller (broker epoch %lld)\n", c->n->id,
@@ -107,6 +133,12 @@ static void local_round(bk_node_t *n, int64_t now) {
         memcpy(rq.incarnation, l->incarnation, BK_META_UUID_BYTES);
         c->is_register = true;
         int16_t e = bk_meta_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
+        if (e == KP_ERROR_DUPLICATE_BROKER_REGISTRATION) {
+            on_duplicate(n, l, now);
+            bk_meta_recs_free(&recs);
+            free(c);
+            return;
+        }
         if (e != 0) {
             fprintf(stderr, "skiff: node %d: self-registration refused (error %d)\n", n->id, e);
             bk_meta_recs_free(&recs);
@@ -181,7 +213,9 @@ void bk_cluster_lifecycle_on_response(bk_node_t *n, int kind, int32_t corr_sent,
     if (kind == BK_NET_QC_REGISTER) {
         if (kp_response_decode(KP_API_BROKER_REGISTRATION, LC_REG_VERSION, frame, len, &corr, &body, &a) == KP_OK) {
             const kp_broker_registration_response_t *r = body;
+            if (r->error_code == KP_ERROR_DUPLICATE_BROKER_REGISTRATION) on_duplicate(n, l, bk_net_now_ms());
             if (r->error_code == 0) {
+                l->dup_since_ms = -1;
                 bk_cluster_lc_sched_registered(&l->sched);
                 n->broker_epoch = r->broker_epoch;
                 fprintf(stderr, "skiff: node %d: registered with controller %d (broker epoch %lld)\n", n->id,
@@ -375,6 +409,7 @@ int bk_cluster_lifecycle_start(bk_node_t *n) {
         return -1;
     }
     l->incarnation[0] |= 1;   /* never all-zero */
+    l->dup_since_ms = -1;
     bk_cluster_lc_sched_init(&l->sched);
     n->life = l;
     l->timer = event_new(n->base, -1, EV_PERSIST, on_timer, n);

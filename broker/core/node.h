@@ -121,6 +121,12 @@ struct bk_node {
     void (*after_commit)(bk_node_t *n);
     bk_node_stopped_fn on_stopped;
     void *on_stopped_arg;
+    /* set by the wiring: stops the node gracefully (as SIGTERM does) and
+     * makes the process exit with `status` (exit_status) instead of 0; for a
+     * refusal the operator must see, e.g. a node id another live process
+     * holds (broker/cluster/broker_lifecycle.c) */
+    void (*request_exit)(bk_node_t *n, int status);
+    int exit_status;
 };
 
 

@@ -61,6 +61,7 @@ bk_meta_session_t *ctrl_session(bk_meta_ctrl_t *c, const bk_meta_image_t *img, i
     bk_meta_session_t *s = &c->sessions[c->nsessions++];
     s->broker_id = broker_id;
     s->last_heartbeat_ms = now_ms;
+    s->heard = false;
     return s;
 }
 

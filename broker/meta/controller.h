@@ -44,6 +44,9 @@ typedef struct {
 typedef struct {
     int32_t broker_id;
     int64_t last_heartbeat_ms;
+    bool heard;            /* this controller heard the registered incarnation
+                              itself (its registration or a heartbeat with its
+                              epoch), not only gave it a fresh session */
 } bk_meta_session_t;
 
 /* Controller soft state: not in the log, rebuilt when a node becomes the
@@ -156,7 +159,12 @@ typedef struct {
  * will have: the caller passes next_offset (the log offset the first record
  * in `out` will get). A retry with the same incarnation returns the current
  * epoch and emits nothing; a new incarnation fences the old session
- * (leaderships move away, it leaves ISRs) and registers fenced. */
+ * (leaderships move away, it leaves ISRs) and registers fenced, unless the
+ * old one is not shutting down, was heard from by this controller within
+ * session_timeout_ms and registered other endpoints: then it is another
+ * live process with the same id, DUPLICATE_BROKER_REGISTRATION, nothing
+ * emitted. (The same endpoints mean the new process bound the old one's
+ * ports: a restart.) */
 int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_register_t *req,
                          int64_t next_offset, int64_t now_ms, bk_meta_recs_t *out,
                          int64_t *broker_epoch);

@@ -36,6 +36,31 @@ static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t
     bk_meta_recs_add(out, &r);
 }
 
+/* A sign of life of the registered incarnation of `id`. */
+static void heard(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t id, int64_t now_ms) {
+    bk_meta_session_t *s = ctrl_session(c, img, id, now_ms);
+    s->last_heartbeat_ms = now_ms;
+    s->heard = true;
+}
+
+/* Does the request advertise exactly the endpoints `old` registered? Then
+ * the new process bound the old one's ports, so the old one is gone: a
+ * restart, not a second process with the same id. */
+static bool same_endpoints(const bk_meta_broker_t *old, const bk_meta_ctrl_register_t *req) {
+    if (old->nendpoints < 0 || (size_t)old->nendpoints != req->nendpoints) return false;
+    for (size_t i = 0; i < req->nendpoints; i++) {
+        const bk_meta_ctrl_endpoint_t *e = &req->endpoints[i];
+        bool found = false;
+        for (int32_t j = 0; j < old->nendpoints && !found; j++) {
+            const bk_meta_endpoint_t *o = &old->endpoints[j];
+            found = o->port == e->port && o->host && o->listener && strcmp(o->host, e->host) == 0 &&
+                    strcmp(o->listener, e->listener) == 0;
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
 int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_register_t *req,
                          int64_t next_offset, int64_t now_ms, bk_meta_recs_t *out,
                          int64_t *broker_epoch) {
@@ -49,9 +74,24 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
     if (!old && img->nbrokers >= BK_META_BROKERS_MAX) return KP_ERROR_INVALID_REQUEST;
     if (old && memcmp(old->incarnation, req->incarnation, BK_META_UUID_BYTES) == 0) {
         /* a retry of a registration we already made: same answer, no record */
-        ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+        heard(c, img, req->broker_id, now_ms);
         *broker_epoch = old->epoch;
         return KP_ERROR_NONE;
+    }
+    /* Another incarnation while the registered one keeps its session, from
+     * other endpoints: two live processes claim the id (a copied config,
+     * a node started twice). Kafka's DUPLICATE_BROKER_REGISTRATION; the
+     * newcomer gives up once refused for longer than a session
+     * (broker_lifecycle.c). The same endpoints are a restart (kill -9 and
+     * start again at once) and are taken at once, as before. */
+    if (old && !old->in_controlled_shutdown && !same_endpoints(old, req)) {
+        /* only what this controller heard counts: the fresh session a new
+         * controller gives every broker is no sign of life (a node restarted
+         * on other ports right after, or a quorum of one restarting, would
+         * otherwise be refused) */
+        const bk_meta_session_t *s = ctrl_session(c, img, req->broker_id, now_ms);
+        if (s->heard && now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms)
+            return KP_ERROR_DUPLICATE_BROKER_REGISTRATION;
     }
     emit_registration(out, req, next_offset);
     if (old) {
@@ -61,7 +101,7 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
         gone_t gone = { &id, 1 };
         ctrl_drop_brokers(c, img, &gone, out);
     }
-    ctrl_session(c, img, req->broker_id, now_ms)->last_heartbeat_ms = now_ms;
+    heard(c, img, req->broker_id, now_ms);
     *broker_epoch = next_offset;
     return KP_ERROR_NONE;
 }
@@ -94,7 +134,7 @@ void bk_meta_ctrl_heartbeat(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const
     const bk_meta_broker_t *b = bk_meta_image_broker(img, req->broker_id);
     if (!b) { res->error = KP_ERROR_BROKER_ID_NOT_REGISTERED; return; }
     if (b->epoch != req->broker_epoch) { res->error = KP_ERROR_STALE_BROKER_EPOCH; return; }
-    ctrl_session(c, img, b->id, now_ms)->last_heartbeat_ms = now_ms;
+    heard(c, img, b->id, now_ms);
     res->is_fenced = b->fenced;
     res->in_controlled_shutdown = b->in_controlled_shutdown;
     int32_t id = b->id;

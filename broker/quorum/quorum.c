@@ -830,6 +830,14 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
         raft_config_t rc_cfg;
         raft_config_default(&rc_cfg);
         rc_cfg.node_id = q->env.id;
+        size_t cid_len = strlen(q->env.cluster_id);
+        if (cid_len > RAFT_CLUSTER_ID_MAX) {
+            free(e);
+            kp_arena_free(&a);
+            free(sdata);
+            return fail(err, len, "cluster id '%s' is longer than %d bytes", q->env.cluster_id, RAFT_CLUSTER_ID_MAX);
+        }
+        memcpy(rc_cfg.cluster_id, q->env.cluster_id, cid_len + 1);
         size_t nv = 0;
         const bk_cfg_voter_t *v = bk_cfg_voters(q->env.cfg, &nv);
         for (size_t i = 0; i < nv && i < RAFT_VOTERS_MAX; i++) rc_cfg.voters[rc_cfg.n_voters++] = v[i].id;
@@ -849,6 +857,9 @@ static int build_core(bk_quorum_t *q, char *err, size_t len) {
     kp_arena_free(&a);
     free(sdata);
     if (rc != KP_OK) return fail(err, len, "%s: metadata log unreadable: %s", q->pdir, st_status_str(rc));
+    if (!q->r && hs.epoch > RAFT_EPOCH_MAX)
+        return fail(err, len, "%s: quorum-state epoch %" PRId32 " is beyond %d, after which no election can follow; "
+                    "remove quorum-state on every voter to restart elections", q->pdir, hs.epoch, RAFT_EPOCH_MAX);
     if (!q->r) return fail(err, len, "%s: the raft state could not be rebuilt (invalid log or quorum-state)", q->pdir);
     return 0;
 }

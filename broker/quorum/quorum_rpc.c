@@ -287,6 +287,16 @@ int bk_quorum_rpc_decode_request(const uint8_t *frame, size_t len, int32_t self_
     return bk_quorum_rpc_decode_request_wait(frame, len, self_id, a, h, m, &max_wait_ms);
 }
 
+/* The request's cluster id into m (requests of another cluster are refused
+ * by the core, which compares it with its own). A null id reads as "". */
+static int set_cluster_id(raft_msg_t *m, kp_str_t cid) {
+    if (cid.len > RAFT_CLUSTER_ID_MAX || (cid.len > 0 && memchr(cid.p, 0, cid.len) != NULL))
+        return KP_ERR_BAD_VALUE;
+    if (cid.len > 0) memcpy(m->cluster_id, cid.p, cid.len);
+    m->cluster_id[cid.len] = '\0';
+    return KP_OK;
+}
+
 int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t self_id, kp_arena_t *a,
                                 kp_request_header_t *h, raft_msg_t *m, int32_t *max_wait_ms) {
     void *body = NULL;
@@ -299,6 +309,7 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
     switch (h->api_key) {
     case KP_API_VOTE: {
         const kp_vote_request_t *b = body;
+        if (set_cluster_id(m, b->cluster_id) != KP_OK) return KP_ERR_BAD_VALUE;
 #define TOPIC_NAME_FIELD topic_name
         if (!ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
         const kp_vote_request_partition_data_t *p = &b->topics.items[0].partitions.items[0];
@@ -313,6 +324,7 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
     }
     case KP_API_BEGIN_QUORUM_EPOCH: {
         const kp_begin_quorum_epoch_request_t *b = body;
+        if (set_cluster_id(m, b->cluster_id) != KP_OK) return KP_ERR_BAD_VALUE;
         if (!ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
         const kp_begin_quorum_epoch_request_partition_data_t *p = &b->topics.items[0].partitions.items[0];
         if (p->partition_index != 0) return KP_ERR_BAD_VALUE;
@@ -323,6 +335,7 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
     }
     case KP_API_END_QUORUM_EPOCH: {
         const kp_end_quorum_epoch_request_t *b = body;
+        if (set_cluster_id(m, b->cluster_id) != KP_OK) return KP_ERR_BAD_VALUE;
         if (!ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
         const kp_end_quorum_epoch_request_partition_data_t *p = &b->topics.items[0].partitions.items[0];
         if (p->partition_index != 0 || p->preferred_successors.count < 0 ||
@@ -339,6 +352,7 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
 #undef TOPIC_NAME_FIELD
     case KP_API_FETCH: {
         const kp_fetch_request_t *b = body;
+        if (set_cluster_id(m, b->cluster_id) != KP_OK) return KP_ERR_BAD_VALUE;
 #define TOPIC_NAME_FIELD topic
         if (h->api_version != BK_QUORUM_RPC_FETCH_VERSION || !ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
         const kp_fetch_request_fetch_partition_t *p = &b->topics.items[0].partitions.items[0];
@@ -354,6 +368,7 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
     }
     case KP_API_FETCH_SNAPSHOT: {
         const kp_fetch_snapshot_request_t *b = body;
+        if (set_cluster_id(m, b->cluster_id) != KP_OK) return KP_ERR_BAD_VALUE;
 #define TOPIC_NAME_FIELD name
         if (!ONE_PART(b, topics, partitions)) return KP_ERR_BAD_VALUE;
 #undef TOPIC_NAME_FIELD
@@ -397,6 +412,8 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         kp_vote_response_topic_data_t t = { topic, { &p, 1 } };
         kp_vote_response_t b;
         kp_vote_response_init(&b);
+        /* Kafka puts a request-level error (another cluster) at the top too */
+        if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
         c.body = &b;
@@ -407,6 +424,8 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         kp_begin_quorum_epoch_response_topic_data_t t = { topic, { &p, 1 } };
         kp_begin_quorum_epoch_response_t b;
         kp_msg_init(&kp_begin_quorum_epoch_response_desc, &b);
+        /* Kafka puts a request-level error (another cluster) at the top too */
+        if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
         c.body = &b;
@@ -417,6 +436,8 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         kp_end_quorum_epoch_response_topic_data_t t = { topic, { &p, 1 } };
         kp_end_quorum_epoch_response_t b;
         kp_msg_init(&kp_end_quorum_epoch_response_desc, &b);
+        /* Kafka puts a request-level error (another cluster) at the top too */
+        if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
         c.body = &b;

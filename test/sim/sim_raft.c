@@ -14,6 +14,15 @@
  * and at the end that, once every fault healed, a leader was elected and an
  * entry proposed after the heal committed everywhere within a bound.
  *
+ * A nemesis also injects forged requests during the faults, as any client
+ * reaching a controller port could: election requests from ids that are not
+ * voters, requests of another cluster, epochs at or near INT32_MAX or far
+ * above the target's, a second leader named for the current epoch, Votes,
+ * BeginQuorumEpochs and EndQuorumEpochs for a higher epoch from a voter's id
+ * while a leader is alive, Fetches from unknown ids. Those that must change
+ * nothing are checked to leave the target's hard state alone (and a
+ * leader's role); the properties above must hold with them too.
+ *
  * usage: sim_raft                       default quick set
  *        sim_raft --seeds N [--nodes K] seeds 1..N
  *        sim_raft --seed S [--nodes K] [--verbose]
@@ -38,6 +47,8 @@
 #define SIM_FAULT_MS 6000          /* faults happen in [0, FAULT_MS) */
 #define SIM_HEAL_BOUND_MS 4000     /* progress must resume within this */
 #define SIM_SNAP_EVERY 40          /* applied entries between snapshots */
+#define SIM_CLUSTER_ID "sim-cluster-0"
+#define SIM_STRANGER_ID 77         /* a node id no one has configured */
 
 /* ---- the run ----------------------------------------------------------- */
 
@@ -108,6 +119,8 @@ typedef struct sim {
     unsigned crash_x1000;          /* crash chance per ms, in 1/1000 */
     unsigned partition_x1000;      /* partition toggle chance per ms */
     unsigned drop_x1000;
+    unsigned nemesis_x1000;        /* forged request chance per ms */
+    uint64_t forged, forged_moved; /* injected; of those, ones that moved a node */
     size_t fetch_entries_max;
     int64_t fsync_delay_max_ms;    /* unsynced entries are lost on a crash */
     char fail[512];
@@ -236,7 +249,8 @@ static bool faulty(const sim_t *s) { return s->now_ms < SIM_FAULT_MS; }
 
 static void net_send(sim_t *s, const raft_msg_t *rm) {
     sim_node_t *from = node_by_id(s, rm->from), *to = node_by_id(s, rm->to);
-    assert(from != NULL && to != NULL);
+    assert(from != NULL);
+    if (to == NULL) return;   /* an answer to the nemesis's made-up sender */
     if (rm->type == RAFT_MSG_VOTE_RESP && rm->u.vote_resp.granted && !from->voter)
         failf(s, "observer %d granted a vote", rm->from);
     if (faulty(s) && (chance(s, s->drop_x1000) || from->group != to->group)) {
@@ -440,6 +454,7 @@ static void node_start(sim_t *s, sim_node_t *nd) {
     raft_config_t c;
     raft_config_default(&c);
     c.node_id = nd->id;
+    strcpy(c.cluster_id, SIM_CLUSTER_ID);
     c.n_voters = (size_t)s->k;
     for (int i = 0; i < s->k; i++) c.voters[i] = i + 1;
     c.election_timeout_ms = 150;
@@ -482,6 +497,111 @@ static void node_crash(sim_t *s, sim_node_t *nd) {
     nd->r = NULL;
     nd->up = false;
     nd->restart_ms = s->now_ms + rnd_range(s, 50, 800);
+}
+
+/* ---- the nemesis: forged requests ----------------------------------------- */
+
+static int32_t random_voter(sim_t *s) { return (int32_t)rnd_range(s, 1, s->k); }
+
+/* Builds one forged request for a live node, delivered at once (the check
+ * needs the target's state right before it). */
+static void nemesis(sim_t *s) {
+    sim_node_t *to = &s->nodes[rnd(s) % (uint64_t)s->n];
+    if (!to->up) return;
+    int32_t e = raft_epoch(to->r);
+    raft_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.to = to->id;
+    m.leader_id = RAFT_NO_NODE;
+    strcpy(m.cluster_id, SIM_CLUSTER_ID);
+    static const raft_msg_type_t elect[3] = { RAFT_MSG_VOTE_REQ, RAFT_MSG_BEGIN_EPOCH_REQ,
+                                              RAFT_MSG_END_EPOCH_REQ };
+    m.type = elect[rnd(s) % 3];
+    m.from = random_voter(s);
+    bool must_not_move = true;
+    const char *what = "";
+    switch (rnd(s) % 7) {
+    case 0: {   /* a voter's id, a slightly higher epoch: KIP-996's case */
+        m.epoch = e + (int32_t)rnd_range(s, 1, 3);
+        /* only a leader is sure to be alive here; a follower may be past
+         * its fetch timeout, and then this is a legal request */
+        must_not_move = raft_role(to->r) == RAFT_LEADER;
+        what = "higher epoch";
+        break;
+    }
+    case 1: {   /* epochs no election could follow, or far beyond ours */
+        int32_t huge[4] = { INT32_MAX, RAFT_EPOCH_MAX + 1, -1,
+                            e + RAFT_EPOCH_JUMP_MAX + (int32_t)rnd_range(s, 1, 1000) };
+        m.epoch = huge[rnd(s) % 4];
+        what = "huge epoch";
+        break;
+    }
+    case 2:   /* not a voter */
+        m.from = chance(s, 500) ? SIM_STRANGER_ID : SIM_OBSERVER_ID;
+        m.epoch = e + (int32_t)rnd_range(s, 1, 3);
+        what = "non-voter";
+        break;
+    case 3: {   /* another cluster, any request type */
+        static const char *ids[3] = { "", "sim-cluster-1", "sim-cluster-0-" };
+        strcpy(m.cluster_id, ids[rnd(s) % 3]);
+        if (chance(s, 300)) m.type = RAFT_MSG_FETCH_REQ;
+        m.epoch = e + (int32_t)rnd_range(s, 0, 3);
+        what = "foreign cluster";
+        break;
+    }
+    case 4:   /* a second leader for the current epoch */
+        m.type = RAFT_MSG_BEGIN_EPOCH_REQ;
+        m.epoch = e;
+        if (raft_leader(to->r) == RAFT_NO_NODE || raft_leader(to->r) == m.from) return;
+        /* a follower whose leader never answered it may take the claim
+         * (the leader it knows may be the forged one); a leader never */
+        must_not_move = raft_role(to->r) == RAFT_LEADER;
+        what = "second leader";
+        break;
+    case 5:   /* the leader's id resigning the current epoch: legal, disruptive */
+        m.type = RAFT_MSG_END_EPOCH_REQ;
+        m.epoch = e;
+        if (raft_leader(to->r) == RAFT_NO_NODE || raft_leader(to->r) == to->id) return;
+        m.from = raft_leader(to->r);
+        must_not_move = false;
+        what = "end epoch";
+        break;
+    default:   /* a Fetch from an id nobody configured */
+        m.type = RAFT_MSG_FETCH_REQ;
+        m.from = SIM_STRANGER_ID;
+        m.epoch = e;
+        m.u.fetch_req.fetch_offset = raft_log_end(to->r);
+        m.u.fetch_req.last_fetched_epoch = e;
+        what = "stranger fetch";
+        break;
+    }
+    if (m.from == to->id) return;
+    if (m.type == RAFT_MSG_VOTE_REQ) {
+        m.u.vote_req.prevote = chance(s, 300);
+        m.u.vote_req.last_epoch = e + 1;   /* a log that looks newer */
+        m.u.vote_req.log_end = raft_log_end(to->r) + 100;
+    }
+    if (m.type == RAFT_MSG_BEGIN_EPOCH_REQ || m.type == RAFT_MSG_END_EPOCH_REQ) m.leader_id = m.from;
+    raft_hard_state_t before = raft_hard_state(to->r);
+    bool was_leader = raft_role(to->r) == RAFT_LEADER;
+    s->forged++;
+    trace(s, "NEMESIS %s %s %d->%d epoch %d", what, raft_msg_type_str(m.type), m.from, m.to, m.epoch);
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = &m;
+    (void)drive(s, to, &ev);
+    raft_hard_state_t after = raft_hard_state(to->r);
+    bool moved = memcmp(&before, &after, sizeof before) != 0;
+    s->forged_moved += moved;
+    if (must_not_move && moved)
+        failf(s, "forged %s %s %d->%d epoch %d moved node %d: epoch %d vote %d leader %d -> "
+              "epoch %d vote %d leader %d", what, raft_msg_type_str(m.type), m.from, m.to, m.epoch,
+              to->id, before.epoch, before.voted_for, before.leader_id, after.epoch, after.voted_for,
+              after.leader_id);
+    if (was_leader && m.type % 2 == 0 && m.epoch > before.epoch && raft_role(to->r) != RAFT_LEADER &&
+        raft_role(to->r) != RAFT_RESIGNED)
+        failf(s, "forged %s made leader %d %s", raft_msg_type_str(m.type), to->id,
+              raft_role_str(raft_role(to->r)));
+    if (after.epoch > RAFT_EPOCH_MAX) failf(s, "node %d reached epoch %d", to->id, after.epoch);
 }
 
 /* ---- client, snapshots, faults ------------------------------------------ */
@@ -563,6 +683,7 @@ static void faults(sim_t *s) {
             trace(s, "node %d RESIGN", nd->id);
         }
     }
+    if (chance(s, s->nemesis_x1000)) nemesis(s);
     if (chance(s, s->crash_x1000)) {
         /* leaders crash more often than the rest: that is where it hurts */
         sim_node_t *nd = current_leader(s);
@@ -642,6 +763,7 @@ static void sim_init(sim_t *s, uint64_t seed, int k, bool verbose) {
     s->drop_x1000 = (unsigned)rnd_range(s, 0, 150);
     s->fetch_entries_max = (size_t)rnd_range(s, 1, 8);
     s->fsync_delay_max_ms = rnd_range(s, 0, 60);
+    s->nemesis_x1000 = (unsigned)rnd_range(s, 0, 20);
     for (int i = 0; i < SIM_EPOCHS_MAX; i++) s->leader_of[i] = RAFT_NO_NODE;
     for (int i = 0; i < s->n; i++) {
         sim_node_t *nd = &s->nodes[i];
@@ -679,8 +801,9 @@ static bool sim_run(uint64_t seed, int k, bool verbose) {
     bool ok = !s->fail[0];
     if (!ok) printf("sim_raft: seed %" PRIu64 " nodes %d FAILED: %s\n", seed, k, s->fail);
     if (verbose)
-        printf("seed %" PRIu64 ": %" PRIu64 " steps, committed %" PRId64 " entries\n", seed,
-               s->steps, s->chain_end);
+        printf("seed %" PRIu64 ": %" PRIu64 " steps, committed %" PRId64 " entries, %" PRIu64
+               " forged requests (%" PRIu64 " moved a node)\n", seed, s->steps, s->chain_end, s->forged,
+               s->forged_moved);
     sim_free(s);
     g_sim = NULL;
     free(s);

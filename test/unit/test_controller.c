@@ -817,6 +817,89 @@ START_TEST(test_reregistration_fences_old_session) {
 }
 END_TEST
 
+/* A second process with a registered id (another incarnation, other
+ * endpoints) is refused DUPLICATE_BROKER_REGISTRATION while the first keeps
+ * its session, and taken once that session is over (fenced by the tick) or
+ * the first shut down; the same endpoints are a restart and taken at once. */
+START_TEST(test_duplicate_registration_refused) {
+    cl_t cl;
+    cl_init(&cl, 13);
+    for (int32_t b = 1; b <= 3; b++) add_broker(&cl, b, NULL);
+    int64_t epoch2 = bk_meta_image_broker(&cl.img, 2)->epoch;
+    bk_meta_ctrl_endpoint_t other = { "PLAINTEXT", "127.0.0.1", 19002 };
+    bk_meta_ctrl_register_t dup = { .broker_id = 2, .endpoints = &other, .nendpoints = 1 };
+    dup.incarnation[0] = 9;
+    bk_meta_recs_t r;
+    bk_meta_recs_init(&r);
+    int64_t epoch = -1;
+    for (int k = 0; k < 5; k++) {   /* the first process heartbeats all along */
+        cl.now_ms += cl.ctrl.cfg.session_timeout_ms / 2;
+        bk_meta_ctrl_heartbeat_t hb = { 2, epoch2, cl.next_offset, false, false };
+        bk_meta_ctrl_heartbeat_result_t res;
+        bk_meta_ctrl_heartbeat(&cl.ctrl, &cl.img, &hb, cl.now_ms, &r, &res);
+        ck_assert_int_eq(res.error, KP_ERROR_NONE);
+        commit(&cl, &r);
+        ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &dup, cl.next_offset, cl.now_ms, &r, &epoch),
+                         KP_ERROR_DUPLICATE_BROKER_REGISTRATION);
+        ck_assert_uint_eq(r.n, 0);
+        ck_assert_int_eq(bk_meta_image_broker(&cl.img, 2)->epoch, epoch2);
+        ck_assert(!bk_meta_image_broker(&cl.img, 2)->fenced);
+    }
+    /* a restart on the same endpoints is taken at once */
+    bk_meta_ctrl_endpoint_t same = { "PLAINTEXT", "127.0.0.1", 9002 };
+    bk_meta_ctrl_register_t restart = { .broker_id = 2, .endpoints = &same, .nendpoints = 1 };
+    restart.incarnation[0] = 10;
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &restart, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_NONE);
+    commit(&cl, &r);
+    epoch2 = bk_meta_image_broker(&cl.img, 2)->epoch;
+    ck_assert_int_eq(epoch2, epoch);
+    /* the restarted process goes silent: once its session is over and the
+     * tick fenced it, the other endpoints are taken */
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &dup, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_DUPLICATE_BROKER_REGISTRATION);
+    for (int32_t b = 1; b <= 3; b += 2) {   /* the others keep their sessions */
+        cl.now_ms += cl.ctrl.cfg.session_timeout_ms / 2 + 1;
+        bk_meta_ctrl_heartbeat_t hb = { b, bk_meta_image_broker(&cl.img, b)->epoch, cl.next_offset, false, false };
+        bk_meta_ctrl_heartbeat_result_t res;
+        bk_meta_ctrl_heartbeat(&cl.ctrl, &cl.img, &hb, cl.now_ms, &r, &res);
+        commit(&cl, &r);
+    }
+    cl.now_ms += cl.ctrl.cfg.session_timeout_ms;
+    (void)bk_meta_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r);
+    commit(&cl, &r);
+    ck_assert(bk_meta_image_broker(&cl.img, 2)->fenced);
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &dup, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_NONE);
+    commit(&cl, &r);
+    ck_assert_int_eq(bk_meta_image_broker(&cl.img, 2)->endpoints[0].port, 19002);
+    epoch2 = epoch;
+    /* a new controller has heard nobody yet: the fresh session it gives
+     * broker 2 is no sign of life, so a process on other endpoints is taken
+     * (a node restarted on new ports right after a failover, a quorum of one
+     * restarting); once it heard the registered one, it refuses */
+    bk_meta_ctrl_config_t cfg = cl.ctrl.cfg;
+    bk_meta_ctrl_init(&cl.ctrl, &cfg, 14);
+    bk_meta_ctrl_heartbeat_t hb = { 2, epoch2, cl.next_offset, false, false };
+    bk_meta_ctrl_heartbeat_result_t res;
+    bk_meta_ctrl_heartbeat(&cl.ctrl, &cl.img, &hb, cl.now_ms, &r, &res);
+    ck_assert_int_eq(res.error, KP_ERROR_NONE);
+    commit(&cl, &r);
+    bk_meta_ctrl_endpoint_t third = { "PLAINTEXT", "127.0.0.1", 29002 };
+    bk_meta_ctrl_register_t moved = { .broker_id = 2, .endpoints = &third, .nendpoints = 1 };
+    moved.incarnation[0] = 12;
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &moved, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_DUPLICATE_BROKER_REGISTRATION);
+    bk_meta_ctrl_init(&cl.ctrl, &cfg, 15);
+    ck_assert_int_eq(bk_meta_ctrl_register(&cl.ctrl, &cl.img, &moved, cl.next_offset, cl.now_ms, &r, &epoch),
+                     KP_ERROR_NONE);
+    commit(&cl, &r);
+    ck_assert_int_eq(bk_meta_image_broker(&cl.img, 2)->endpoints[0].port, 29002);
+    check_invariants(&cl.img);
+    cl_free(&cl);
+}
+END_TEST
+
 START_TEST(test_controlled_shutdown) {
     cl_t cl;
     cl_init(&cl, 13);
@@ -1418,6 +1501,7 @@ int main(void) {
     tcase_add_test(tc, test_cluster_default_unclean);
     tcase_add_test(tc, test_tick_unclean_after_config_change);
     tcase_add_test(tc, test_reregistration_fences_old_session);
+    tcase_add_test(tc, test_duplicate_registration_refused);
     tcase_add_test(tc, test_controlled_shutdown);
     tcase_add_test(tc, test_alter_partition_checks);
     tcase_add_test(tc, test_preferred_election_and_rebalance);

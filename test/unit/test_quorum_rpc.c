@@ -53,6 +53,7 @@ static void check_request(raft_msg_type_t t) {
     ck_assert_int_eq(d.from, 3);
     ck_assert_int_eq(d.to, 1);
     ck_assert_int_eq(d.epoch, 7);
+    ck_assert_str_eq(d.cluster_id, "cid");   /* every request carries it */
     switch (t) {
     case RAFT_MSG_VOTE_REQ:
         ck_assert(d.u.vote_req.prevote);
@@ -292,6 +293,44 @@ START_TEST(test_entries_decode_rejects_bad_batches) {
 }
 END_TEST
 
+/* The cluster id reaches the core as sent; a null one reads as "", and one
+ * too long for the core (or with a NUL inside) is refused by the decoder. */
+START_TEST(test_request_cluster_id) {
+    raft_msg_t m = request_of(RAFT_MSG_VOTE_REQ);
+    const char *ids[3] = { NULL, "", "MkU3OEVBNTcwNTJENDM2Qk" };
+    const char *want[3] = { "", "", "MkU3OEVBNTcwNTJENDM2Qk" };
+    for (int i = 0; i < 3; i++) {
+        uint8_t *frame = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(bk_quorum_rpc_encode_request(&m, 1, ids[i], &frame, &len), KP_OK);
+        kp_arena_t a;
+        kp_arena_init(&a, ARENA_BYTES);
+        kp_request_header_t h;
+        raft_msg_t d;
+        ck_assert_int_eq(bk_quorum_rpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_OK);
+        ck_assert_str_eq(d.cluster_id, want[i]);
+        kp_arena_free(&a);
+        free(frame);
+    }
+    char big[RAFT_CLUSTER_ID_MAX + 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    for (int t = RAFT_MSG_VOTE_REQ; t < RAFT_MSG_TYPE_COUNT; t += 2) {
+        raft_msg_t r = request_of((raft_msg_type_t)t);
+        uint8_t *frame = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(bk_quorum_rpc_encode_request(&r, 1, big, &frame, &len), KP_OK);
+        kp_arena_t a;
+        kp_arena_init(&a, ARENA_BYTES);
+        kp_request_header_t h;
+        raft_msg_t d;
+        ck_assert_int_eq(bk_quorum_rpc_decode_request(frame + 4, len - 4, 1, &a, &h, &d), KP_ERR_BAD_VALUE);
+        kp_arena_free(&a);
+        free(frame);
+    }
+}
+END_TEST
+
 START_TEST(test_non_raft_api_is_unsupported) {
     /* an ApiVersions v0 request: header only, empty body */
     uint8_t f[] = { 0, 18, 0, 0, 0, 0, 0, 5, 0, 1, 'c' };
@@ -316,6 +355,7 @@ int main(void) {
     tcase_add_test(tc, test_snapshot_response);
     tcase_add_test(tc, test_entries_decode_rejects_bad_batches);
     tcase_add_test(tc, test_non_raft_api_is_unsupported);
+    tcase_add_test(tc, test_request_cluster_id);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

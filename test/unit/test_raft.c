@@ -762,6 +762,207 @@ START_TEST(test_non_voter_cannot_raise_epoch) {
 }
 END_TEST
 
+/* A forged request: what any client reaching a controller port can send. */
+static raft_msg_t forged(raft_msg_type_t type, int32_t from, int32_t to, int32_t epoch) {
+    raft_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = type;
+    m.from = from;
+    m.to = to;
+    m.epoch = epoch;
+    m.leader_id = type == RAFT_MSG_VOTE_REQ ? RAFT_NO_NODE : from;
+    return m;
+}
+
+static raft_ready_t recv_one(tc_t *c, tnode_t *nd, const raft_msg_t *m) {
+    raft_event_t ev = { .type = RAFT_EV_RECV };
+    ev.u.msg = m;
+    return step(c, nd, &ev);
+}
+
+/* KIP-996: while a voter hears from its leader, a Vote, BeginQuorumEpoch or
+ * EndQuorumEpoch for a higher epoch naming another voter is rejected and
+ * changes nothing, on the followers and on the leader; once the leader is
+ * gone (fetch timeout), the same Vote is granted. */
+START_TEST(test_live_leader_rejects_higher_epoch_requests) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n1 = elect(c, 1), *n2 = node(c, 2);
+    run(c, 50);
+    drop_all(c);
+    int32_t e = raft_epoch(n1->r);
+    raft_msg_type_t types[3] = { RAFT_MSG_VOTE_REQ, RAFT_MSG_BEGIN_EPOCH_REQ, RAFT_MSG_END_EPOCH_REQ };
+    int32_t epochs[2] = { e + 1, e + 500 };
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 2; k++)
+            for (int who = 1; who <= 2; who++) {
+                tnode_t *to = node(c, who);
+                raft_msg_t m = forged(types[t], 3, who, epochs[k]);
+                m.u.vote_req.last_epoch = 1000;   /* a log "newer" than anyone's */
+                m.u.vote_req.log_end = 1000000;
+                raft_ready_t rd = recv_one(c, to, &m);
+                ck_assert(!rd.hard_state_changed);
+                ck_assert_int_eq(raft_epoch(to->r), e);
+                ck_assert_int_eq(raft_leader(to->r), 1);
+                ck_assert_uint_eq(rd.n_msgs, 1);
+                ck_assert_int_eq(rd.msgs[0].epoch, e);
+                if (types[t] == RAFT_MSG_VOTE_REQ) ck_assert(!rd.msgs[0].u.vote_resp.granted);
+                drop_all(c);
+            }
+    ck_assert_int_eq(raft_role(n1->r), RAFT_LEADER);
+    ck_assert_int_eq(raft_role(n2->r), RAFT_FOLLOWER);
+    /* the leader goes away: after the fetch timeout the vote is granted */
+    n1->cut = true;
+    c->now += 250;   /* past fetch_timeout_ms = 200, no tick in between */
+    raft_msg_t m = forged(RAFT_MSG_VOTE_REQ, 3, 2, e + 1);
+    m.u.vote_req.last_epoch = 1000;
+    m.u.vote_req.log_end = 1000000;
+    raft_ready_t rd = recv_one(c, n2, &m);
+    ck_assert(rd.hard_state_changed);
+    ck_assert_int_eq(rd.hard_state.epoch, e + 1);
+    ck_assert_int_eq(rd.hard_state.voted_for, 3);
+    ck_assert(rd.msgs[0].u.vote_resp.granted);
+    drop_all(c);
+    tc_free(c);
+}
+END_TEST
+
+/* No message can move a node to an epoch after which no election can
+ * follow, nor jump its epoch by more than RAFT_EPOCH_JUMP_MAX. */
+START_TEST(test_epoch_bounds) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n2 = node(c, 2);   /* unattached, no leader: would grant */
+    int32_t bad[4] = { INT32_MAX, RAFT_EPOCH_MAX + 1, RAFT_EPOCH_JUMP_MAX + 1, -5 };
+    raft_msg_type_t types[3] = { RAFT_MSG_VOTE_REQ, RAFT_MSG_BEGIN_EPOCH_REQ, RAFT_MSG_END_EPOCH_REQ };
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 4; k++) {
+            raft_msg_t m = forged(types[t], 3, 2, bad[k]);
+            raft_ready_t rd = recv_one(c, n2, &m);
+            ck_assert(!rd.hard_state_changed);
+            ck_assert_int_eq(raft_epoch(n2->r), 0);
+            ck_assert_uint_eq(rd.n_msgs, 1);
+            ck_assert_int_eq(rd.msgs[0].error, RAFT_KERR_INVALID_REQUEST);
+            drop_all(c);
+        }
+    /* within the jump: granted (nothing alive to protect) */
+    raft_msg_t ok = forged(RAFT_MSG_VOTE_REQ, 3, 2, RAFT_EPOCH_JUMP_MAX);
+    ck_assert(recv_one(c, n2, &ok).hard_state_changed);
+    ck_assert_int_eq(raft_epoch(n2->r), RAFT_EPOCH_JUMP_MAX);
+    drop_all(c);
+    /* a response above the bound is dropped */
+    raft_msg_t resp = forged(RAFT_MSG_VOTE_RESP, 1, 2, INT32_MAX);
+    resp.leader_id = 1;
+    ck_assert(!recv_one(c, n2, &resp).hard_state_changed);
+    ck_assert_int_eq(raft_epoch(n2->r), RAFT_EPOCH_JUMP_MAX);
+    drop_all(c);
+    tc_free(c);
+    /* a quorum-state beyond the bound is refused at start; at the bound the
+     * node follows but never campaigns */
+    raft_config_t cfg = cfg_for(1, 3);
+    raft_hard_state_t hs = { INT32_MAX, RAFT_NO_NODE, RAFT_NO_NODE };
+    ck_assert_ptr_null(raft_new(&cfg, &hs, NULL, NULL, 0, NULL, 0, 0));
+    c = calloc(1, sizeof *c);
+    raft_hard_state_t top = { RAFT_EPOCH_MAX, RAFT_NO_NODE, RAFT_NO_NODE };
+    tc_add(c, 1, 3, NULL, &top, NULL, 0);
+    run(c, 1000);
+    ck_assert_int_eq(raft_role(c->n[0].r), RAFT_UNATTACHED);
+    ck_assert_int_eq(raft_epoch(c->n[0].r), RAFT_EPOCH_MAX);
+    tc_free(c);
+}
+END_TEST
+
+/* Requests of another cluster (or naming none) are answered
+ * INCONSISTENT_CLUSTER_ID and change nothing; a response carrying that
+ * error is ignored. */
+START_TEST(test_foreign_cluster_refused) {
+    tc_t *c = calloc(1, sizeof *c);
+    raft_config_t cfg = cfg_for(2, 3);
+    strcpy(cfg.cluster_id, "Ab3_cluster-xyz");
+    tc_add(c, 1, 3, NULL, NULL, NULL, 0);
+    tc_add(c, 2, 3, &cfg, NULL, NULL, 0);
+    tc_add(c, 3, 3, NULL, NULL, NULL, 0);
+    tnode_t *n2 = node(c, 2);
+    const char *ids[3] = { "", "Ab3_cluster-xyZ", "Ab3_cluster-xyz-" };
+    raft_msg_type_t types[4] = { RAFT_MSG_VOTE_REQ, RAFT_MSG_BEGIN_EPOCH_REQ, RAFT_MSG_END_EPOCH_REQ,
+                                 RAFT_MSG_FETCH_REQ };
+    for (int t = 0; t < 4; t++)
+        for (int k = 0; k < 3; k++) {
+            raft_msg_t m = forged(types[t], 3, 2, 1);
+            strcpy(m.cluster_id, ids[k]);
+            raft_ready_t rd = recv_one(c, n2, &m);
+            ck_assert(!rd.hard_state_changed);
+            ck_assert_int_eq(raft_epoch(n2->r), 0);
+            ck_assert_uint_eq(rd.n_msgs, 1);
+            ck_assert_int_eq(rd.msgs[0].error, RAFT_KERR_INCONSISTENT_CLUSTER_ID);
+            ck_assert_str_eq(rd.msgs[0].cluster_id, "Ab3_cluster-xyz");
+            drop_all(c);
+        }
+    raft_msg_t resp = forged(RAFT_MSG_BEGIN_EPOCH_RESP, 3, 2, 4);
+    resp.error = RAFT_KERR_INCONSISTENT_CLUSTER_ID;
+    ck_assert(!recv_one(c, n2, &resp).hard_state_changed);
+    /* the right id is served */
+    raft_msg_t m = forged(RAFT_MSG_VOTE_REQ, 3, 2, 1);
+    strcpy(m.cluster_id, "Ab3_cluster-xyz");
+    raft_ready_t rd = recv_one(c, n2, &m);
+    ck_assert(rd.hard_state_changed);
+    ck_assert(rd.msgs[0].u.vote_resp.granted);
+    drop_all(c);
+    tc_free(c);
+}
+END_TEST
+
+/* A BeginQuorumEpoch naming a second leader for the current epoch (forged
+ * from another voter's id) is ignored, not an assertion failure. */
+START_TEST(test_second_leader_for_epoch_ignored) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n1 = elect(c, 1);
+    run(c, 50);
+    drop_all(c);
+    int32_t e = raft_epoch(n1->r);
+    for (int who = 1; who <= 2; who++) {
+        tnode_t *to = node(c, who);
+        raft_msg_t m = forged(RAFT_MSG_BEGIN_EPOCH_REQ, 3, who, e);
+        raft_ready_t rd = recv_one(c, to, &m);
+        ck_assert(!rd.hard_state_changed);
+        ck_assert_int_eq(raft_leader(to->r), 1);
+        drop_all(c);
+    }
+    ck_assert_int_eq(raft_role(n1->r), RAFT_LEADER);
+    /* after the leader resigned (followers: leader gone) the same holds */
+    raft_event_t rs = { .type = RAFT_EV_RESIGN };
+    (void)step(c, n1, &rs);
+    deliver_all(c);
+    raft_msg_t m = forged(RAFT_MSG_BEGIN_EPOCH_REQ, 3, 2, e);
+    (void)recv_one(c, node(c, 2), &m);
+    ck_assert_int_ne(raft_role(node(c, 2)->r), RAFT_FOLLOWER);
+    drop_all(c);
+    tc_free(c);
+}
+END_TEST
+
+/* Only answers to our own Fetches show a live leader: BeginQuorumEpochs
+ * forged in a dead leader's name do not keep its followers from electing a
+ * new one. */
+START_TEST(test_forged_begin_does_not_extend_leader_liveness) {
+    tc_t *c = tc_new(3, false);
+    tnode_t *n1 = elect(c, 1);
+    run(c, 50);
+    drop_all(c);
+    int32_t e = raft_epoch(n1->r);
+    n1->cut = true;   /* the leader is gone */
+    for (int i = 0; i < 120; i++) {
+        for (int32_t who = 2; who <= 3; who++) {
+            raft_msg_t m = forged(RAFT_MSG_BEGIN_EPOCH_REQ, 1, who, e);
+            (void)recv_one(c, node(c, who), &m);
+        }
+        run(c, 5);
+    }
+    ck_assert(raft_role(node(c, 2)->r) == RAFT_LEADER || raft_role(node(c, 3)->r) == RAFT_LEADER);
+    ck_assert_int_gt(raft_epoch(node(c, 2)->r), e);
+    ck_assert_int_gt(raft_epoch(node(c, 3)->r), e);
+    tc_free(c);
+}
+END_TEST
+
 /* A late NOT_LEADER reply (sent by the epoch's leader while it was still a
  * candidate) makes an observer think the leader left; the leader's own next
  * reply must win it back (found by sim seed 7991, 5 nodes). */
@@ -1000,6 +1201,11 @@ static Suite *raft_suite(void) {
     tcase_add_test(tc, test_stale_epoch_fetch_is_fenced);
     tcase_add_test(tc, test_leader_without_quorum_resigns);
     tcase_add_test(tc, test_non_voter_cannot_raise_epoch);
+    tcase_add_test(tc, test_live_leader_rejects_higher_epoch_requests);
+    tcase_add_test(tc, test_epoch_bounds);
+    tcase_add_test(tc, test_foreign_cluster_refused);
+    tcase_add_test(tc, test_second_leader_for_epoch_ignored);
+    tcase_add_test(tc, test_forged_begin_does_not_extend_leader_liveness);
     tcase_add_test(tc, test_stale_not_leader_reply_does_not_strand_observer);
     tcase_add_test(tc, test_describe_quorum);
     tcase_add_test(tc, test_restart_keeps_epoch_and_vote);
