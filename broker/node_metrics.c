@@ -104,11 +104,11 @@ static double read_mem_waiting(void *arg) {
     if (n->net) bk_net_stats(n->net, &st);
     return (double)st.mem_waiting;
 }
-static double read_log_suppressed(void *arg) {
+static void collect_log_suppressed(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
     bk_net_stats_t st = { 0 };
     if (n->net) bk_net_stats(n->net, &st);
-    return (double)st.log_suppressed;
+    bk_mx_emit(e, NULL, (double)st.log_suppressed);
 }
 
 /* Produce with acks=-1 waits in the replication driver (replica.h). */
@@ -203,7 +203,7 @@ int bk_broker_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_REQUEST_MEMORY_BYTES, read_req_mem);
     gauge_fn(n, BK_MX_REQUEST_MEMORY_BUDGET_BYTES, read_req_budget);
     gauge_fn(n, BK_MX_REQUEST_MEMORY_WAITING, read_mem_waiting);
-    gauge_fn(n, BK_MX_LOG_LINES_SUPPRESSED_TOTAL, read_log_suppressed);
+    bk_mx_set_collector(n->metrics, BK_MX_LOG_LINES_SUPPRESSED_TOTAL, collect_log_suppressed, n);
     if (bk_api_metrics_start(n) != KP_OK) {
         bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;

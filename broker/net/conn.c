@@ -229,6 +229,7 @@ void bk_net_conn_close(bk_net_conn_t *c) {
     if (c->mem_wait) {
         c->mem_wait = false;
         c->net->stats.mem_waiting--;
+        event_del(c->hup_ev);
     }
     assert(c->net->stats.conns_open > 0);
     c->net->stats.conns_open--;
@@ -410,6 +411,14 @@ static void pump(bk_net_conn_t *c) {
     maybe_finish_close(c);
 }
 
+/* The peer of a connection paused for the budget went away (EV_CLOSED: the
+ * read event is off, so EOF would otherwise go unseen and its partial frame
+ * would hold the budget). */
+static void hup_cb(evutil_socket_t fd, short what, void *arg) {
+    bk_net_conn_t *c = arg;
+    if (!c->closed && !c->in_pump) bk_net_conn_close(c);
+}
+
 static void resume_cb(evutil_socket_t fd, short what, void *arg) {
     bk_net_conn_t *c = arg;
     if (c->closed) bk__net_conn_free(c->net, c);
@@ -434,6 +443,7 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
         c->mem_wait = true;
         c->net->stats.mem_waiting++;
         c->net->stats.mem_waits++;
+        if (event_add(c->hup_ev, NULL) != 0) { /* then the idle timeout is what frees it */ }
         update_read(c);
         return;
     }
@@ -480,7 +490,8 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sock
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
     c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
     c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
-    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev) goto fail;
+    c->hup_ev = event_new(net->base, fd, EV_CLOSED | EV_PERSIST, hup_cb, c);
+    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev || !c->hup_ev) goto fail;
     /* file ranges (bk_net_resp_add_file) go out with sendfile(2), not mmap */
     if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
     char host[48] = "?";
@@ -508,6 +519,7 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sock
 fail:
     if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
     if (c->write_ev) event_free(c->write_ev);
+    if (c->hup_ev) event_free(c->hup_ev);
     if (c->out) evbuffer_free(c->out);
     evutil_closesocket(fd);
     if (c->resume_ev) event_free(c->resume_ev);
@@ -522,6 +534,7 @@ void bk__conn_free(bk_net_conn_t *c) {
     event_free(c->resume_ev); /* also cancels a pending activation */
     event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_net_conn_close already */
     event_free(c->write_ev);
+    event_free(c->hup_ev);
     evbuffer_free(c->out);
     /* nothing to do about a failing close(2): the descriptor is gone either way */
     if (evutil_closesocket(c->fd) != 0) { /* see above */ }
@@ -609,6 +622,7 @@ void bk__conn_mem_released(bk_net_t *net) {
         if (!c || c->closed || !c->mem_wait) continue;
         c->mem_wait = false;
         net->stats.mem_waiting--;
+        event_del(c->hup_ev);
         update_read(c);
     }
 }

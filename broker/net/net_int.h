@@ -41,6 +41,8 @@ struct bk_net_conn_s {
     bool in_big;            /* `in` is an mmap'd block (above the chunk), counted in
                                net->stats.queued_bytes; else malloc'd / pooled chunk */
     bool mem_wait;          /* paused: the budget could not grow `in` (read_ev off) */
+    struct event *hup_ev;   /* EV_CLOSED, added while mem_wait: a peer that leaves
+                               while we do not read it still frees its buffer */
     int64_t active_ms;      /* monotonic ms of the last byte read or written */
     int64_t write_ok_ms;    /* monotonic ms the output last moved or was empty */
     uint8_t addr[16];       /* peer address (IPv4 in the first 4 bytes) */
