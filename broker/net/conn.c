@@ -296,12 +296,19 @@ static void update_read(bk_net_conn_t *c) {
 static void write_out(bk_net_conn_t *c) {
     assert(!c->closed);
     while (output_len(c) > 0) {
+        errno = 0;
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) {
             c->active_ms = c->write_ok_ms = bk__net_mono_ms();
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        /* libevent 2.1 returns 0, not -1, when sendfile(2) of a file range
+         * meets a full socket (EAGAIN): that is "wait", not EOF. Closing
+         * there cut off every consumer whose socket filled while a Fetch
+         * answer was sent from a file (found by t_net_output.sh). A 0 with
+         * errno untouched (sendfile at the end of a truncated file) still
+         * closes: waiting would spin on a writable socket. */
+        if (n <= 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         bk_net_conn_close(c);
         return;
     }
