@@ -136,7 +136,7 @@ def many(host, port, conns, hold, src=None):
         except OSError:
             continue
         socks.append(s)
-        ok += served(s)
+        ok += served(s, timeout=1)
     print("served %d of %d" % (ok, conns), flush=True)
     time.sleep(hold)
     for s in socks:
