@@ -66,9 +66,9 @@ static size_t page_round(size_t n) {
     return (n + page - 1) / page * page;
 }
 
-static void big_free(bk_net_t *net, uint8_t *p, size_t cap) {
-    assert(net->stats.queued_bytes >= cap);
-    net->stats.queued_bytes -= cap;
+static void big_free(bk_net_t *net, uint8_t *p, size_t cap, size_t counted) {
+    assert(net->stats.queued_bytes >= counted);
+    net->stats.queued_bytes -= counted;
     /* munmap of a mapping we made with this length cannot fail */
     if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
     bk__conn_mem_released(net);
@@ -81,7 +81,7 @@ static void in_release(bk_net_conn_t *c) {
     c->in_off = 0;
     if (!c->in) return;
     bk_net_t *net = c->net;
-    if (c->in_big) big_free(net, c->in, c->in_cap);
+    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
     else if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
     else free(c->in);
     c->in = NULL;
@@ -109,18 +109,23 @@ static bool budget_allows(const bk_net_t *net, size_t old_big, size_t cap) {
  * out before reading resumes) move to the front only when the frame would
  * not fit behind them.
  *
- * A frame above the chunk is not given its announced size at once: the
- * room grows with the bytes that arrived (at most doubling them), so a peer
- * that announces request_max_bytes and sends little holds little (10,000
- * such connections would otherwise claim 10,000 x 100 MiB). Doubling keeps
- * the copies below the frame's size in all (mremap usually moves no bytes).
+ * A frame above the chunk gets one mapping of its whole size, counted at
+ * once against queued.max.request.bytes (as Kafka's memory pool does): a
+ * connection either holds its frame's reservation or waits with no more
+ * than a chunk. Growing reservations piecemeal instead deadlocks: two
+ * connections each holding half the budget, each waiting for the other's
+ * half (test_request_budget_pauses_reading). The reservation is address
+ * space: anonymous pages are only backed once bytes are written into them
+ * (MAP_NORESERVE: no commit charge either), so memory follows the bytes a
+ * peer has sent, never the size it announced (10,000 connections announcing
+ * 100 MiB and sending little hold little; the budget bounds the
+ * reservations).
  *
- * Room above the chunk counts against queued.max.request.bytes over all
- * connections: ROOM_WAIT when it would exceed it (the caller pauses this
- * connection until memory is released); ROOM_NOMEM when the system refuses.
- * Chunk-sized buffers are not counted: they are bounded by connections x
- * 64 KiB, and they keep small requests (metadata, fetches, small produce
- * batches) served while large partial frames hold the budget. */
+ * ROOM_WAIT when the reservation would exceed the budget (the caller pauses
+ * this connection until memory is released); ROOM_NOMEM when the system
+ * refuses. Chunk-sized buffers are not counted: they are bounded by
+ * connections x 64 KiB, and they keep small requests (metadata, fetches,
+ * small produce batches) served while large partial frames hold the budget. */
 static room_t in_make_room(bk_net_conn_t *c) {
     bk_net_t *net = c->net;
     size_t chunk = in_chunk(net);
@@ -129,9 +134,7 @@ static room_t in_make_room(bk_net_conn_t *c) {
         /* pump() has already closed on a bad size, so this one is valid */
         int32_t size = (int32_t)load_be32(c->in + c->in_off);
         assert(size >= 0 && size <= net->cfg.request_max_bytes);
-        want = 4 + (size_t)size;
-        size_t grown = 2 * c->in_len > chunk ? 2 * c->in_len : chunk;
-        if (want > grown) want = grown;
+        if (4 + (size_t)size > want) want = 4 + (size_t)size;
     }
     assert(want > c->in_len); /* a complete frame would have been handed out */
     if (!c->in) {
@@ -152,29 +155,24 @@ static room_t in_make_room(bk_net_conn_t *c) {
         c->in_off = 0;
         return ROOM_OK;
     }
-    /* a frame above the chunk: a (bigger) mapped block, within the budget */
+    /* a frame above the chunk (or above the mapping a previous frame
+     * left): one mapping of its size, within the budget */
     size_t cap = page_round(want);
-    size_t old_big = c->in_big ? c->in_cap : 0;
-    if (!budget_allows(net, old_big, cap)) return ROOM_WAIT;
-    uint8_t *nb;
-    if (c->in_big) {
-        memmove(c->in, c->in + c->in_off, c->in_len);
-        void *m = mremap(c->in, c->in_cap, cap, MREMAP_MAYMOVE);
-        if (m == MAP_FAILED) return ROOM_NOMEM;
-        nb = m;
-    } else {
-        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) return ROOM_NOMEM;
-        nb = m;
-        memcpy(nb, c->in + c->in_off, c->in_len); /* at most one chunk */
-        if (c->in_cap == chunk && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
-        else free(c->in);
-    }
-    c->in = nb;
+    size_t counted = want - 4; /* the frame's size: a budget of socket.request.max.bytes holds one */
+    size_t old_big = c->in_big ? c->in_counted : 0;
+    if (!budget_allows(net, old_big, counted)) return ROOM_WAIT;
+    void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return ROOM_NOMEM;
+    memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
+    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
+    else if (c->in_cap == chunk && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    else free(c->in);
+    c->in = m;
     c->in_off = 0;
     c->in_cap = cap;
     c->in_big = true;
-    net->stats.queued_bytes += cap - old_big;
+    c->in_counted = counted;
+    net->stats.queued_bytes += counted;
     if (net->stats.queued_bytes > net->stats.queued_bytes_peak) net->stats.queued_bytes_peak = net->stats.queued_bytes;
     return ROOM_OK;
 }

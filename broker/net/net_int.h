@@ -40,6 +40,7 @@ struct bk_net_conn_s {
     size_t in_len;
     bool in_big;            /* `in` is an mmap'd block (above the chunk), counted in
                                net->stats.queued_bytes; else malloc'd / pooled chunk */
+    size_t in_counted;      /* bytes of `in` counted in queued_bytes (the frame's size) */
     bool mem_wait;          /* paused: the budget could not grow `in` (read_ev off) */
     struct event *hup_ev;   /* EV_CLOSED, added while mem_wait: a peer that leaves
                                while we do not read it still frees its buffer */
