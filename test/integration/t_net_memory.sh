@@ -13,6 +13,12 @@
 NAME=t_net_memory
 A="$(dirname "$0")/clients/net_attack.py"
 
+sk_write_cluster_conf 1
+"$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 --set queued.max.request.bytes=1048576 > "$SK_TMP/bad.out" 2>&1
+rc=$?
+sk_check "queued.max.request.bytes below socket.request.max.bytes refused (exit $rc)" test "$rc" -eq 2
+sk_check "the message names both keys" grep -q 'queued.max.request.bytes.*socket.request.max.bytes' "$SK_TMP/bad.out"
+
 sk_start_cluster 1 --set queued.max.request.bytes=33554432 --set socket.request.max.bytes=16777216
 PID=${SK_NODE_PID[1]}
 ADMIN=127.0.0.1:${SK_ADMIN_PORT[1]}
