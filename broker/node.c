@@ -507,6 +507,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     if (n->stopping) return;
     n->ticks++;
+    bk_http_tick(n->admin);   /* the admin port accepts again after an accept failure */
     bk_repl_parts_tick(n->parts, bk_net_now_ms());
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }
