@@ -11,6 +11,9 @@
 . "$(dirname "$0")/lib.sh"
 NAME=t_net_output
 A="$(dirname "$0")/clients/net_attack.py"
+# under ASan (SKIFF_BIN_DIR=build-asan/bin) freed memory sits in its quarantine
+# and allocator caches; let it go so the RSS checks measure skiff
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=100"
 
 sk_start_cluster 1 --set socket.write.stall.ms=3000
 PID=${SK_NODE_PID[1]}
