@@ -11,6 +11,7 @@
  * stop signal exits at once (1) without the clean-shutdown marker. */
 #include <event2/event.h>
 #include <event2/thread.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,12 @@ int main(int argc, char **argv) {
     if (argc > 1 && strncmp(argv[1], "--describe-config", 17) == 0 &&
         (argv[1][17] == '\0' || argv[1][17] == '='))
         return describe_config(argc, argv);
+    /* Blocks from 128 KiB up are mmap'd and so returned at free(). A fixed
+     * threshold also turns off glibc's dynamic one, which after the first
+     * large free (a 100 MiB request copied by the dispatcher) would put
+     * blocks of up to 32 MiB in the heap, where freed memory often stays in
+     * the process (issue 16: RSS not returned after large requests). */
+    if (mallopt(M_MMAP_THRESHOLD, 128 * 1024) != 1) fprintf(stderr, "skiff: mallopt(M_MMAP_THRESHOLD) refused\n");
     bk_cfg_err_t cerr;
     bk_cfg_t *cfg = bk_cfg_load_args(argc, argv, &cerr);
     if (!cfg) {

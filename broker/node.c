@@ -30,6 +30,7 @@
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/quorum/quorum.h"
+#include "broker/config/ip_overrides.h"
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
@@ -138,6 +139,8 @@ static void parts_opened(void *ctx) {
     if (n->groups) bk_grp_gd_sync(n->groups);
 }
 
+static bool net_limits(bk_node_t *n);
+
 /* ---- commit path ---------------------------------------------------------- */
 
 void bk_broker_after_commit(bk_node_t *n) {
@@ -149,7 +152,7 @@ void bk_broker_after_commit(bk_node_t *n) {
     if (cfg_changed) {
         bk_broker_dynconf_sync(n);
         /* the broker settings the running node reads once, not per use */
-        if (n->net) bk_net_set_conns_limit(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS));
+        if (n->net) net_limits(n);
     }
     size_t max = bk_meta_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
@@ -301,16 +304,41 @@ static void ctrl_setup(bk_node_t *n) {
     bk_meta_ctrl_init(&n->ctrl, &cc, seed);
 }
 
+/* The connection limits of the config (max.connections and the per-address
+ * ones) into the net: at start and after every config change. The override
+ * list was checked at load (config_resolve.c), so a failure here is a bug. */
+static bool net_limits(bk_node_t *n) {
+    bk_net_set_conns_limit(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS));
+    bk_cfg_ip_override_t ov[BK_CFG_IP_OVERRIDES_MAX];
+    bk_net_ip_limit_t lim[BK_CFG_IP_OVERRIDES_MAX];
+    size_t nov = 0;
+    char why[160];
+    if (bk_cfg_ip_overrides_parse(bk_cfg_str(n->cfg, BK_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES), ov, &nov, why,
+                                  sizeof why) != KP_OK) {
+        fprintf(stderr, "skiff: node %d: max.connections.per.ip.overrides: %s\n", n->id, why);
+        return false;
+    }
+    for (size_t i = 0; i < nov; i++) {
+        memcpy(lim[i].addr, ov[i].addr, sizeof lim[i].addr);
+        lim[i].addr_len = ov[i].addr_len;
+        lim[i].max = ov[i].max;
+    }
+    return bk_net_set_ip_limits(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS_PER_IP), lim, nov) == BK_NET_OK;
+}
+
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
     nc.request_max_bytes = (int32_t)bk_cfg_int(n->cfg, BK_CFG_SOCKET_REQUEST_MAX_BYTES);
+    nc.queued_bytes_max = bk_cfg_int(n->cfg, BK_CFG_QUEUED_MAX_REQUEST_BYTES);
+    nc.idle_ms = bk_cfg_int(n->cfg, BK_CFG_CONNECTIONS_MAX_IDLE_MS);
+    nc.write_stall_ms = bk_cfg_int(n->cfg, BK_CFG_SOCKET_WRITE_STALL_MS);
     nc.on_frame = bk_api_dispatch_frame;
     nc.ctx = n;
     if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
-    bk_net_set_conns_limit(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS));
+    if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
     for (size_t i = 0; i < nl; i++) {
@@ -491,6 +519,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     bk_node_t *n = arg;
     if (n->stopping) return;
     n->ticks++;
+    bk_http_tick(n->admin);   /* the admin port accepts again after an accept failure */
     bk_repl_parts_tick(n->parts, bk_net_now_ms());
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }

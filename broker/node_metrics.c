@@ -51,6 +51,66 @@ static void collect_accepted(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, (const char *[]){ "kafka" }, (double)st.conns_total);
 }
 
+/* Transport pressure: descriptors, request memory, accept failures, the
+ * connections the node closed or refused (issue 16). */
+static void collect_net(bk_mx_emit_t *e, void *arg, int what) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    switch (what) {
+    case 0:
+        bk_mx_emit(e, (const char *[]){ "fds" }, (double)st.accept_emfile);
+        bk_mx_emit(e, (const char *[]){ "other" }, (double)(st.accept_failures - st.accept_emfile));
+        break;
+    case 1:
+        bk_mx_emit(e, (const char *[]){ "idle" }, (double)st.conns_idle_closed);
+        bk_mx_emit(e, (const char *[]){ "write_stall" }, (double)st.conns_stall_closed);
+        bk_mx_emit(e, (const char *[]){ "bad_frame" }, (double)st.conns_bad_frame);
+        break;
+    default:
+        bk_mx_emit(e, (const char *[]){ "max_connections" }, (double)(st.conns_rejected - st.conns_rejected_ip));
+        bk_mx_emit(e, (const char *[]){ "per_ip" }, (double)st.conns_rejected_ip);
+        break;
+    }
+}
+static void collect_accept_failures(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 0); }
+static void collect_closed(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 1); }
+static void collect_refused(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 2); }
+
+static double read_fds(void *arg) {
+    uint64_t open_fds = 0, limit = 0;
+    (void)arg;
+    return bk_net_fd_usage(&open_fds, &limit) == BK_NET_OK ? (double)open_fds : -1;
+}
+static double read_fds_limit(void *arg) {
+    uint64_t open_fds = 0, limit = 0;
+    (void)arg;
+    if (bk_net_fd_usage(&open_fds, &limit) != BK_NET_OK) return -1;
+    return limit == UINT64_MAX ? -1 : (double)limit;
+}
+static double read_req_mem(void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    return (double)st.queued_bytes;
+}
+static double read_req_budget(void *arg) {
+    bk_node_t *n = arg;
+    return (double)bk_cfg_int(n->cfg, BK_CFG_QUEUED_MAX_REQUEST_BYTES);
+}
+static double read_mem_waiting(void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    return (double)st.mem_waiting;
+}
+static void collect_log_suppressed(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_mx_emit(e, NULL, (double)st.log_suppressed);
+}
+
 /* Produce with acks=-1 waits in the replication driver (replica.h). */
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
@@ -135,6 +195,15 @@ int bk_broker_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_PARTITIONS_LEADER, read_leaders);
     gauge_fn(n, BK_MX_UNDER_REPLICATED_PARTITIONS, read_under);
     gauge_fn(n, BK_MX_OFFLINE_PARTITIONS, read_offline);
+    bk_mx_set_collector(n->metrics, BK_MX_ACCEPT_FAILURES_TOTAL, collect_accept_failures, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_CLOSED_TOTAL, collect_closed, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_REFUSED_TOTAL, collect_refused, n);
+    gauge_fn(n, BK_MX_OPEN_FDS, read_fds);
+    gauge_fn(n, BK_MX_OPEN_FDS_LIMIT, read_fds_limit);
+    gauge_fn(n, BK_MX_REQUEST_MEMORY_BYTES, read_req_mem);
+    gauge_fn(n, BK_MX_REQUEST_MEMORY_BUDGET_BYTES, read_req_budget);
+    gauge_fn(n, BK_MX_REQUEST_MEMORY_WAITING, read_mem_waiting);
+    bk_mx_set_collector(n->metrics, BK_MX_LOG_LINES_SUPPRESSED_TOTAL, collect_log_suppressed, n);
     if (bk_api_metrics_start(n) != KP_OK) {
         bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broker/meta/health.h"
+#include "broker/net/net.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "broker/quorum/quorum.h"
 
@@ -13,6 +14,20 @@
 #define READY_META_LAG_MAX 0
 
 static int64_t meta_applied_next(const bk_node_t *n) { return n->img.last_offset + 1; }
+
+/* The transport's side of health (issue 16): descriptors, request memory,
+ * accepts. */
+static void net_json(bk_http_json_t *j, const bk_node_t *n, const bk_net_pressure_t *np) {
+    bk_net_stats_t st = { 0 };
+    if (n->net) bk_net_stats(n->net, &st);
+    bk_http_json_kv_u64(j, "open_fds", np->fds_open);
+    if (np->fds_limit == UINT64_MAX) bk_http_json_kv_i64(j, "open_fds_limit", -1);
+    else bk_http_json_kv_u64(j, "open_fds_limit", np->fds_limit);
+    bk_http_json_kv_u64(j, "request_memory_bytes", np->request_memory_bytes);
+    bk_http_json_kv_i64(j, "request_memory_budget_bytes", np->request_memory_budget);
+    bk_http_json_kv_u64(j, "request_memory_waiting_connections", st.mem_waiting);
+    bk_http_json_kv_u64(j, "accept_failures", st.accept_failures);
+}
 
 static void get_health(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
@@ -24,15 +39,21 @@ static void get_health(bk_http_req_t *req, void *ctx) {
     expected[ne++] = n->id;
     bk_meta_health_t h;
     bk_meta_health_judge(&n->img, bk_node_controller_id(n), expected, ne, &h);
+    bk_net_pressure_t np;
+    bk_net_pressure(n->net, &np);
+    bool healthy = h.healthy && !np.fds_exhausted && !np.accept_failing && !np.memory_exhausted;
     bk_http_json_t *j = bk_http_admin_json(req);
     bk_http_json_obj_begin(j);
-    bk_http_json_kv_bool(j, "healthy", h.healthy);
+    bk_http_json_kv_bool(j, "healthy", healthy);
     bk_http_json_key(j, "unhealthy_reasons");
     bk_http_json_arr_begin(j);
     if (h.no_controller) bk_http_json_str(j, "no_elected_controller");
     if (h.ndown) bk_http_json_str(j, "nodes_down");
     if (h.leaderless) bk_http_json_str(j, "leaderless_partitions");
     if (h.under) bk_http_json_str(j, "under_replicated_partitions");
+    if (np.fds_exhausted) bk_http_json_str(j, "file_descriptors_exhausted");
+    if (np.accept_failing) bk_http_json_str(j, "accept_failing");
+    if (np.memory_exhausted) bk_http_json_str(j, "request_memory_exhausted");
     bk_http_json_arr_end(j);
     bk_http_json_kv_i64(j, "controller_id", bk_node_controller_id(n));
     bk_http_json_key(j, "nodes_down");
@@ -41,13 +62,18 @@ static void get_health(bk_http_req_t *req, void *ctx) {
     bk_http_json_arr_end(j);
     bk_http_json_kv_u64(j, "leaderless_partitions", h.leaderless);
     bk_http_json_kv_u64(j, "under_replicated_partitions", h.under);
+    net_json(j, n, &np);
     bk_http_json_obj_end(j);
     bk_http_reply_json(req, 200);
 }
 
-/* NULL when ready, else why not. */
-static const char *not_ready(const bk_node_t *n) {
+/* NULL when ready, else why not. A node that cannot take new connections
+ * or read requests is not ready to serve more clients. */
+static const char *not_ready(const bk_node_t *n, const bk_net_pressure_t *np) {
     if (n->stopping) return "stopping";
+    if (np->fds_exhausted) return "file descriptors exhausted";
+    if (np->accept_failing) return "accept failing";
+    if (np->memory_exhausted) return "request memory budget (queued.max.request.bytes) exhausted";
     const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, n->id);
     if (!b) return "not registered";
     if (b->fenced) return "fenced";
@@ -58,13 +84,16 @@ static const char *not_ready(const bk_node_t *n) {
 
 static void get_readyz(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
-    const char *why = not_ready(n);
+    bk_net_pressure_t np;
+    bk_net_pressure(n->net, &np);
+    const char *why = not_ready(n, &np);
     bk_http_json_t *j = bk_http_admin_json(req);
     bk_http_json_obj_begin(j);
     bk_http_json_kv_str(j, "status", why ? "not_ready" : "ready");
     if (why) bk_http_json_kv_str(j, "reason", why);
     bk_http_json_kv_i64(j, "metadata_applied_offset", meta_applied_next(n));
     bk_http_json_kv_i64(j, "metadata_high_watermark", bk_node_metadata_hw(n));
+    net_json(j, n, &np);
     bk_http_json_obj_end(j);
     bk_http_reply_json(req, why ? 503 : 200);
 }

@@ -225,10 +225,12 @@ void bk_api_req_respond_none(bk_api_req_t *req) {
 
 void bk_api_req_close(bk_api_req_t *req, const char *why) {
     bk_net_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
+    /* one line per cause per 10 s at most: a fuzzer or a broken client
+     * would otherwise log one line per connection (issue 16) */
     if (why)
-        fprintf(stderr, "skiff: node %d: closing connection %s (api %d v%d corr %d): %s\n",
-                req->node->id, req->peer, req->hdr.api_key, req->hdr.api_version,
-                req->hdr.correlation_id, why);
+        bk_net_log_close(req->net, why, "node %d: closing connection %s (api %d v%d corr %d): %s",
+                         req->node->id, req->peer, req->hdr.api_key, req->hdr.api_version,
+                         req->hdr.correlation_id, why);
     if (c) bk_net_conn_close_after_flush(c);
     (void)bk_net_respond_none(req->net, req->slot);
     req_free(req);

@@ -14,7 +14,7 @@
  *                            broker resource); otherwise read-only
  *            BK_CFG_CF_SENSITIVE value is never shown (DescribeConfigs, logs)
  * Adding a key is one line here; the loader, --set, DescribeConfigs and the
- * tests pick it up. Keys that only skiff has: admin.listener. */
+ * tests pick it up. Keys that only skiff has: admin.listener, socket.write.stall.ms. */
 #ifndef SKIFF_BROKER_CONFIG_KEYS_H
 #define SKIFF_BROKER_CONFIG_KEYS_H
 
@@ -115,7 +115,11 @@
   X(NUM_NETWORK_THREADS, "num.network.threads", INT, "3", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(QUEUED_MAX_REQUESTS, "queued.max.requests", INT, "500", 1, BK_CFG_I32MAX, NULL, 0) \
   X(CONNECTIONS_MAX_IDLE_MS, "connections.max.idle.ms", LONG, "600000", 0, BK_CFG_I64MAX, NULL, 0) \
-  X(MAX_CONNECTIONS, "max.connections", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC)
+  X(MAX_CONNECTIONS, "max.connections", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(MAX_CONNECTIONS_PER_IP, "max.connections.per.ip", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(MAX_CONNECTIONS_PER_IP_OVERRIDES, "max.connections.per.ip.overrides", STRING, "", 0, 0, NULL, 0) \
+  X(QUEUED_MAX_REQUEST_BYTES, "queued.max.request.bytes", LONG, "268435456", -1, BK_CFG_I64MAX, NULL, 0) \
+  X(SOCKET_WRITE_STALL_MS, "socket.write.stall.ms", LONG, "60000", 0, BK_CFG_I64MAX, NULL, 0)
 
 /* Key ids: BK_CFG_NODE_ID, ... */
 typedef enum bk_cfg_key {

@@ -1,6 +1,7 @@
 /* Rules between config keys, parsed views (listeners, voters, log dirs),
  * derived values, dynamic broker changes and DescribeConfigs rows. */
 #include "broker/config/config_int.h"
+#include "broker/config/ip_overrides.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -305,6 +306,19 @@ static int resolve_misc(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     const char *why = NULL;
     if (admin[0] && bk_cfg_hostport_parse(admin, strlen(admin), host, &port, &why) != KP_OK)
         return fail_at(cfg, BK_CFG_ADMIN_LISTENER, err, "admin.listener=%s: %s", admin, why);
+    bk_cfg_ip_override_t ov[BK_CFG_IP_OVERRIDES_MAX];
+    size_t nov = 0;
+    char ovwhy[160];
+    if (bk_cfg_ip_overrides_parse(cfg->val[BK_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES].text, ov, &nov, ovwhy,
+                                  sizeof ovwhy) != KP_OK)
+        return fail_at(cfg, BK_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES, err, "max.connections.per.ip.overrides: %s",
+                       ovwhy);
+    /* Kafka's rule: a frame the budget cannot hold would never be read */
+    int64_t queued = cfg->val[BK_CFG_QUEUED_MAX_REQUEST_BYTES].i;
+    if (queued != -1 && queued < cfg->val[BK_CFG_SOCKET_REQUEST_MAX_BYTES].i)
+        return fail_at(cfg, BK_CFG_QUEUED_MAX_REQUEST_BYTES, err,
+                       "queued.max.request.bytes=%lld must be -1 (unbounded) or at least socket.request.max.bytes "
+                       "(%lld)", (long long)queued, (long long)cfg->val[BK_CFG_SOCKET_REQUEST_MAX_BYTES].i);
     return KP_OK;
 }
 

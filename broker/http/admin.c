@@ -14,6 +14,7 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
@@ -38,6 +39,7 @@ struct bk_http {
     route_t routes[BK_HTTP_ROUTES_MAX];
     size_t nroutes;
     bk_http_req_t *pending;             /* requests not yet replied */
+    struct evconnlistener *listener;    /* evhttp's; re-enabled by bk_http_tick */
 };
 
 struct bk_http_req {
@@ -282,6 +284,25 @@ static void healthz(bk_http_req_t *req, void *ctx) {
     bk_http_reply_json(req, 200);
 }
 
+/* accept(2) failed (EMFILE when the node is out of descriptors). evhttp
+ * sets no error callback, so libevent would log "Error from accept() call"
+ * and the still-readable listening socket would spin the loop at 100% CPU.
+ * Stop accepting; bk_http_tick (the node's 1 s timer) accepts again. The
+ * callback's user data is evhttp's, not ours: hence no state here, and at
+ * most one line per second. */
+static void accept_failed(struct evconnlistener *l, void *arg) {
+    (void)arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    fprintf(stderr, "skiff: admin: accept failed: %s; not accepting for up to 1 s\n",
+            evutil_socket_error_to_string(err));
+    (void)evconnlistener_disable(l);
+}
+
+void bk_http_tick(bk_http_t *a) {
+    if (a && a->listener && evconnlistener_enable(a->listener) != 0)
+        fprintf(stderr, "skiff: admin: cannot resume accepting\n");
+}
+
 static int bind_address(bk_http_t *a, const char *host_port, char *err, size_t err_len) {
     char host[BK_CFG_HOST_MAX + 1];
     uint16_t port;
@@ -297,6 +318,8 @@ static int bind_address(bk_http_t *a, const char *host_port, char *err, size_t e
                  host_port);
         return KP_ERR_BAD_VALUE;
     }
+    a->listener = evhttp_bound_socket_get_listener(s);
+    if (a->listener) evconnlistener_set_error_cb(a->listener, accept_failed);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     evutil_socket_t fd = evhttp_bound_socket_get_fd(s);
@@ -355,6 +378,7 @@ void bk_http_stop(bk_http_t *a) {
             evhttp_request_free(r->http);
             r->http = NULL;
         }
+    a->listener = NULL;   /* evhttp_free frees it */
     if (a->http)
         evhttp_free(a->http); /* frees connections and their requests */
     while (a->pending) {

@@ -111,4 +111,9 @@ void bk_http_reply_error(bk_http_req_t *req, int status, const char *fmt, ...)
  * `req`. */
 void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type);
 
+/* Once a second (the node's timer): accept again if an accept failure
+ * (EMFILE, ...) paused the admin listener. No-op otherwise; admin may be
+ * NULL. */
+void bk_http_tick(bk_http_t *admin);
+
 #endif

@@ -78,6 +78,27 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_PURGATORY_OPERATIONS] = { "skiff_purgatory_operations",
         "Requests waiting in a purgatory (produce acks=all, fetch max_wait).", G, 1,
         { "purgatory" }, 0, NULL, 0 },
+    [BK_MX_OPEN_FDS] = { "skiff_open_fds",
+        "File descriptors open in the process.", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_OPEN_FDS_LIMIT] = { "skiff_open_fds_limit",
+        "Soft limit on open file descriptors (RLIMIT_NOFILE).", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_REQUEST_MEMORY_BYTES] = { "skiff_request_memory_bytes",
+        "Request bytes buffered above the read chunk over all connections (counted against "
+        "queued.max.request.bytes).", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_REQUEST_MEMORY_BUDGET_BYTES] = { "skiff_request_memory_budget_bytes",
+        "queued.max.request.bytes; -1 when unbounded.", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_REQUEST_MEMORY_WAITING] = { "skiff_request_memory_waiting_connections",
+        "Connections not read because the request memory budget is spent.", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_ACCEPT_FAILURES_TOTAL] = { "skiff_accept_failures_total",
+        "Failed accepts, by reason (fds: EMFILE/ENFILE).", C, 1, { "reason" }, 0, NULL, 0 },
+    [BK_MX_CONNECTIONS_CLOSED_TOTAL] = { "skiff_connections_closed_total",
+        "Connections closed by the node, by reason (idle: connections.max.idle.ms; write_stall: "
+        "socket.write.stall.ms; bad_frame).", C, 1, { "reason" }, 0, NULL, 0 },
+    [BK_MX_CONNECTIONS_REFUSED_TOTAL] = { "skiff_connections_refused_total",
+        "Connections closed at accept, by limit (max_connections, per_ip).", C, 1, { "limit" }, 0,
+        NULL, 0 },
+    [BK_MX_LOG_LINES_SUPPRESSED_TOTAL] = { "skiff_log_lines_suppressed_total",
+        "Connection log lines suppressed by the rate limit.", C, 0, { 0 }, 0, NULL, 0 },
 };
 
 #undef C

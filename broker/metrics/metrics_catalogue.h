@@ -36,6 +36,15 @@ typedef enum {
     BK_MX_CONNECTIONS,             /* gauge     {listener} open now */
     BK_MX_CONNECTIONS_ACCEPTED_TOTAL, /* counter {listener} */
     BK_MX_PURGATORY_OPERATIONS,    /* gauge     {purgatory} ("produce", "fetch") */
+    BK_MX_OPEN_FDS,                /* gauge     descriptors open in the process */
+    BK_MX_OPEN_FDS_LIMIT,          /* gauge     RLIMIT_NOFILE soft limit */
+    BK_MX_REQUEST_MEMORY_BYTES,    /* gauge     request buffers counted against the budget */
+    BK_MX_REQUEST_MEMORY_BUDGET_BYTES, /* gauge queued.max.request.bytes, -1 unbounded */
+    BK_MX_REQUEST_MEMORY_WAITING,  /* gauge     connections paused for the budget */
+    BK_MX_ACCEPT_FAILURES_TOTAL,   /* counter   {reason} ("fds", "other") */
+    BK_MX_CONNECTIONS_CLOSED_TOTAL,/* counter   {reason} ("idle", "write_stall", "bad_frame") */
+    BK_MX_CONNECTIONS_REFUSED_TOTAL, /* counter {limit} ("max_connections", "per_ip") */
+    BK_MX_LOG_LINES_SUPPRESSED_TOTAL, /* counter rate-limited log lines not printed */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 

@@ -23,9 +23,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -53,35 +55,78 @@ static uint32_t load_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Gives an empty connection's buffer back: chunk-sized ones to the pool,
- * bigger ones (grown for a large frame) to free(). */
+/* Input buffers above the chunk are mmap'd, not malloc'd: munmap gives
+ * their pages back to the system the moment the frame is handed out or the
+ * connection closes. (glibc's malloc raises its mmap threshold to the size
+ * of the last freed mmap'd block, up to 32 MiB, so 1..32 MiB buffers would
+ * end up in the heap, where freed memory often stays in the process: 30
+ * connections with 100 MiB partial frames left 3.1 GB RSS behind.) */
+static size_t page_round(size_t n) {
+    const size_t page = 4096;
+    return (n + page - 1) / page * page;
+}
+
+static void big_free(bk_net_t *net, uint8_t *p, size_t cap, size_t counted) {
+    assert(net->stats.queued_bytes >= counted);
+    net->stats.queued_bytes -= counted;
+    /* munmap of a mapping we made with this length cannot fail */
+    if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
+    bk__conn_mem_released(net);
+}
+
+/* Gives an empty connection's buffer back: chunk-sized ones to the pool
+ * (or free()), big ones to the system and the budget. */
 static void in_release(bk_net_conn_t *c) {
     assert(c->in_len == 0);
     c->in_off = 0;
     if (!c->in) return;
     bk_net_t *net = c->net;
-    if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
+    else if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
     else free(c->in);
     c->in = NULL;
     c->in_cap = 0;
+    c->in_big = false;
 }
 
 void bk__conn_in_pool_free(bk_net_t *net) {
     while (net->in_pool_n > 0) free(net->in_pool[--net->in_pool_n]);
 }
 
+typedef enum { ROOM_OK, ROOM_NOMEM, ROOM_WAIT } room_t;
+
+/* Would growing the counted input memory from `old_big` to `cap` bytes for
+ * one connection stay within queued.max.request.bytes? */
+static bool budget_allows(const bk_net_t *net, size_t old_big, size_t cap) {
+    if (net->cfg.queued_bytes_max < 0) return true;
+    assert(net->stats.queued_bytes >= old_big);
+    return net->stats.queued_bytes - old_big + cap <= (uint64_t)net->cfg.queued_bytes_max;
+}
+
 /* Makes room after the unconsumed input for the next read: for the rest of
  * the current frame when its size prefix is in, else for a chunk. The
  * unconsumed bytes (at most one partial frame: complete ones were handed
  * out before reading resumes) move to the front only when the frame would
- * not fit behind them. Returns false when out of memory.
+ * not fit behind them.
  *
- * A frame above the chunk is not given its announced size at once: the
- * room grows with the bytes that arrived (at most doubling them), so a peer
- * that announces request_max_bytes and sends little holds little (10,000
- * such connections would otherwise claim 10,000 x 100 MiB). Doubling keeps
- * the realloc copies below the frame's size in all. */
-static bool in_make_room(bk_net_conn_t *c) {
+ * A frame above the chunk gets one mapping of its whole size, counted at
+ * once against queued.max.request.bytes (as Kafka's memory pool does): a
+ * connection either holds its frame's reservation or waits with no more
+ * than a chunk. Growing reservations piecemeal instead deadlocks: two
+ * connections each holding half the budget, each waiting for the other's
+ * half (test_request_budget_pauses_reading). The reservation is address
+ * space: anonymous pages are only backed once bytes are written into them
+ * (MAP_NORESERVE: no commit charge either), so memory follows the bytes a
+ * peer has sent, never the size it announced (10,000 connections announcing
+ * 100 MiB and sending little hold little; the budget bounds the
+ * reservations).
+ *
+ * ROOM_WAIT when the reservation would exceed the budget (the caller pauses
+ * this connection until memory is released); ROOM_NOMEM when the system
+ * refuses. Chunk-sized buffers are not counted: they are bounded by
+ * connections x 64 KiB, and they keep small requests (metadata, fetches,
+ * small produce batches) served while large partial frames hold the budget. */
+static room_t in_make_room(bk_net_conn_t *c) {
     bk_net_t *net = c->net;
     size_t chunk = in_chunk(net);
     size_t want = chunk;
@@ -89,34 +134,47 @@ static bool in_make_room(bk_net_conn_t *c) {
         /* pump() has already closed on a bad size, so this one is valid */
         int32_t size = (int32_t)load_be32(c->in + c->in_off);
         assert(size >= 0 && size <= net->cfg.request_max_bytes);
-        want = 4 + (size_t)size;
-        size_t grown = 2 * c->in_len > chunk ? 2 * c->in_len : chunk;
-        if (want > grown) want = grown;
+        if (4 + (size_t)size > want) want = 4 + (size_t)size;
     }
     assert(want > c->in_len); /* a complete frame would have been handed out */
     if (!c->in) {
-        assert(c->in_len == 0 && c->in_off == 0);
-        if (want <= chunk && net->in_pool_n > 0) {
+        assert(c->in_len == 0 && c->in_off == 0 && want <= chunk);
+        if (net->in_pool_n > 0) {
             c->in = net->in_pool[--net->in_pool_n];
-            c->in_cap = chunk;
         } else {
-            size_t cap = want > chunk ? want : chunk;
-            c->in = malloc(cap);
-            if (!c->in) return false;
-            c->in_cap = cap;
+            c->in = malloc(chunk);
+            if (!c->in) return ROOM_NOMEM;
         }
-        return true;
+        c->in_cap = chunk;
+        c->in_big = false;
+        return ROOM_OK;
     }
-    if (c->in_off + want <= c->in_cap) return true;
-    memmove(c->in, c->in + c->in_off, c->in_len);
+    if (c->in_off + want <= c->in_cap) return ROOM_OK;
+    if (want <= c->in_cap) {
+        memmove(c->in, c->in + c->in_off, c->in_len);
+        c->in_off = 0;
+        return ROOM_OK;
+    }
+    /* a frame above the chunk (or above the mapping a previous frame
+     * left): one mapping of its size, within the budget */
+    size_t cap = page_round(want);
+    size_t counted = want - 4; /* the frame's size: a budget of socket.request.max.bytes holds one */
+    size_t old_big = c->in_big ? c->in_counted : 0;
+    if (!budget_allows(net, old_big, counted)) return ROOM_WAIT;
+    void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return ROOM_NOMEM;
+    memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
+    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
+    else if (c->in_cap == chunk && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    else free(c->in);
+    c->in = m;
     c->in_off = 0;
-    if (want > c->in_cap) {
-        uint8_t *nb = realloc(c->in, want);
-        if (!nb) return false;
-        c->in = nb;
-        c->in_cap = want;
-    }
-    return true;
+    c->in_cap = cap;
+    c->in_big = true;
+    c->in_counted = counted;
+    net->stats.queued_bytes += counted;
+    if (net->stats.queued_bytes > net->stats.queued_bytes_peak) net->stats.queued_bytes_peak = net->stats.queued_bytes;
+    return ROOM_OK;
 }
 
 static size_t output_len(const bk_net_conn_t *c) {
@@ -166,6 +224,11 @@ void bk_net_conn_close(bk_net_conn_t *c) {
     if (set_event(c->read_ev, &c->reading, false) != 0 || set_event(c->write_ev, &c->writing, false) != 0)
         assert(!"event_del failed");
     drop_slots(c);
+    if (c->mem_wait) {
+        c->mem_wait = false;
+        c->net->stats.mem_waiting--;
+        event_del(c->hup_ev);
+    }
     assert(c->net->stats.conns_open > 0);
     c->net->stats.conns_open--;
     bk__net_conn_closed(c->net);
@@ -189,6 +252,8 @@ static void flush_slots(bk_net_conn_t *c) {
             assert(len <= INT32_MAX);
             uint8_t prefix[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16),
                                   (uint8_t)(len >> 8), (uint8_t)len };
+            /* the stall clock starts when output starts waiting */
+            if (output_len(c) == 0) c->write_ok_ms = bk__net_mono_ms();
             /* add_buffer moves the chains (file segments included): no copy */
             if (evbuffer_add(c->out, prefix, sizeof prefix) != 0 || evbuffer_add_buffer(c->out, slot->body) != 0) {
                 evbuffer_free(slot->body);
@@ -214,8 +279,8 @@ static void update_read(bk_net_conn_t *c) {
     /* A draining connection keeps reading only to discard: unread bytes in
      * the kernel would turn our final close into a RST, and a RST can make
      * the peer lose the responses we just flushed. */
-    bool can_read = c->closing || (inflight(c) < c->net->cfg.inflight_max &&
-                                   output_len(c) < c->net->cfg.output_max_bytes);
+    bool can_read = !c->mem_wait && (c->closing || (inflight(c) < c->net->cfg.inflight_max &&
+                                                    output_len(c) < c->net->cfg.output_max_bytes));
     if (set_event(c->read_ev, &c->reading, can_read) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
                 can_read ? "resume" : "pause");
@@ -229,9 +294,19 @@ static void update_read(bk_net_conn_t *c) {
 static void write_out(bk_net_conn_t *c) {
     assert(!c->closed);
     while (output_len(c) > 0) {
+        errno = 0;
         int n = evbuffer_write(c->out, c->fd);
-        if (n > 0) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        if (n > 0) {
+            c->active_ms = c->write_ok_ms = bk__net_mono_ms();
+            continue;
+        }
+        /* libevent 2.1 returns 0, not -1, when sendfile(2) of a file range
+         * meets a full socket (EAGAIN): that is "wait", not EOF. Closing
+         * there cut off every consumer whose socket filled while a Fetch
+         * answer was sent from a file (found by t_net_output.sh). A 0 with
+         * errno untouched (sendfile at the end of a truncated file) still
+         * closes: waiting would spin on a writable socket. */
+        if (n <= 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         bk_net_conn_close(c);
         return;
     }
@@ -242,8 +317,8 @@ static void write_out(bk_net_conn_t *c) {
 }
 
 static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
-    fprintf(stderr, "skiff: net: closing connection %s: frame size %d is negative or above "
-            "socket.request.max.bytes %d\n", c->peer, size, c->net->cfg.request_max_bytes);
+    bk_net_log_close(c->net, "bad frame size", "net: closing connection %s: frame size %d is negative or above "
+                     "socket.request.max.bytes %d", c->peer, size, c->net->cfg.request_max_bytes);
     c->net->stats.conns_bad_frame++;
     bk_net_conn_close(c);
 }
@@ -341,6 +416,14 @@ static void pump(bk_net_conn_t *c) {
     maybe_finish_close(c);
 }
 
+/* The peer of a connection paused for the budget went away (EV_CLOSED: the
+ * read event is off, so EOF would otherwise go unseen and its partial frame
+ * would hold the budget). */
+static void hup_cb(evutil_socket_t fd, short what, void *arg) {
+    bk_net_conn_t *c = arg;
+    if (!c->closed && !c->in_pump) bk_net_conn_close(c);
+}
+
 static void resume_cb(evutil_socket_t fd, short what, void *arg) {
     bk_net_conn_t *c = arg;
     if (c->closed) bk__net_conn_free(c->net, c);
@@ -357,8 +440,21 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
     /* a handler may have asked to close while later frames were buffered;
      * from then on everything read is discarded (pump() does the same) */
     if (c->closing) c->in_len = 0;
-    if (!in_make_room(c)) {
-        fprintf(stderr, "skiff: net: closing connection %s: out of memory for input\n", c->peer);
+    room_t room_rc = in_make_room(c);
+    if (room_rc == ROOM_WAIT) {
+        /* queued.max.request.bytes spent: read nothing more from this
+         * socket until memory is released (bk__conn_mem_released) */
+        assert(!c->mem_wait);
+        c->mem_wait = true;
+        c->net->stats.mem_waiting++;
+        c->net->stats.mem_waits++;
+        if (event_add(c->hup_ev, NULL) != 0) { /* then the idle timeout is what frees it */ }
+        update_read(c);
+        return;
+    }
+    if (room_rc == ROOM_NOMEM) {
+        bk_net_log_close(c->net, "out of memory for input", "net: closing connection %s: out of memory for input",
+                         c->peer);
         bk_net_conn_close(c);
         return;
     }
@@ -375,6 +471,7 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
     }
     assert((size_t)n <= room);
     c->in_len += (size_t)n;
+    c->active_ms = bk__net_mono_ms();
     pump(c);
 }
 
@@ -398,7 +495,8 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sock
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
     c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
     c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
-    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev) goto fail;
+    c->hup_ev = event_new(net->base, fd, EV_CLOSED | EV_PERSIST, hup_cb, c);
+    if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev || !c->hup_ev) goto fail;
     /* file ranges (bk_net_resp_add_file) go out with sendfile(2), not mmap */
     if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
     char host[48] = "?";
@@ -413,11 +511,20 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sock
         port = ntohs(in6->sin6_port);
     }
     snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
+    if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
+        memcpy(c->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        c->addr_len = 4;
+    } else if (sa->sa_family == AF_INET6 && salen >= (int)sizeof(struct sockaddr_in6)) {
+        memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+        c->addr_len = 16;
+    }
+    c->active_ms = c->write_ok_ms = bk__net_mono_ms();
     if (set_event(c->read_ev, &c->reading, true) != 0) goto fail;
     return c;
 fail:
     if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
     if (c->write_ev) event_free(c->write_ev);
+    if (c->hup_ev) event_free(c->hup_ev);
     if (c->out) evbuffer_free(c->out);
     evutil_closesocket(fd);
     if (c->resume_ev) event_free(c->resume_ev);
@@ -432,9 +539,14 @@ void bk__conn_free(bk_net_conn_t *c) {
     event_free(c->resume_ev); /* also cancels a pending activation */
     event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_net_conn_close already */
     event_free(c->write_ev);
+    event_free(c->hup_ev);
     evbuffer_free(c->out);
     /* nothing to do about a failing close(2): the descriptor is gone either way */
     if (evutil_closesocket(c->fd) != 0) { /* see above */ }
+    if (c->in_big) {
+        c->in_len = 0;
+        in_release(c);
+    }
     free(c->in);
     free(c->ring);
     free(c);
@@ -504,3 +616,59 @@ void bk_net_conn_close_after_flush(bk_net_conn_t *c) {
 }
 
 bool bk__conn_is_open(const bk_net_conn_t *c) { return !c->closed; }
+
+/* Memory went back to the budget: every connection paused for it tries
+ * again (one more read each; those that still do not fit pause again).
+ * O(table) per release, only while some connection waits. */
+void bk__conn_mem_released(bk_net_t *net) {
+    if (net->stats.mem_waiting == 0) return;
+    for (uint32_t i = 0; i < net->cfg.conns_max && net->stats.mem_waiting > 0; i++) {
+        bk_net_conn_t *c = net->conns[i];
+        if (!c || c->closed || !c->mem_wait) continue;
+        c->mem_wait = false;
+        net->stats.mem_waiting--;
+        event_del(c->hup_ev);
+        update_read(c);
+    }
+}
+
+/* Once a second: close connections idle past connections.max.idle.ms
+ * (nothing read or written and nothing in flight: a fetch waiting in the
+ * purgatory keeps its connection) and those whose output has not moved for
+ * write_stall_ms (a peer that stopped reading: its queued responses, file
+ * ranges included, would be held for as long as it stays connected).
+ * O(table) per second. */
+void bk__conn_sweep(bk_net_t *net) {
+    int64_t now = bk__net_mono_ms();
+    for (uint32_t i = 0; i < net->cfg.conns_max; i++) {
+        bk_net_conn_t *c = net->conns[i];
+        if (!c || c->closed || c->in_pump) continue;
+        if (net->cfg.write_stall_ms > 0 && output_len(c) > 0 && now - c->write_ok_ms >= net->cfg.write_stall_ms) {
+            bk_net_log_close(net, "write stalled", "net: closing connection %s: %zu response bytes not taken "
+                             "by the peer for %lld ms (socket.write.stall.ms)", c->peer, output_len(c),
+                             (long long)(now - c->write_ok_ms));
+            net->stats.conns_stall_closed++;
+            bk_net_conn_close(c);
+            continue;
+        }
+        if (net->cfg.idle_ms > 0 && inflight(c) == 0 && output_len(c) == 0 && now - c->active_ms >= net->cfg.idle_ms) {
+            bk_net_log_close(net, "idle", "net: closing connection %s: idle for %lld ms (connections.max.idle.ms)",
+                             c->peer, (long long)(now - c->active_ms));
+            net->stats.conns_idle_closed++;
+            bk_net_conn_close(c);
+        }
+    }
+    (void)bk_net_ratelog_flush(&net->close_log, now);
+    net->stats.log_suppressed = net->close_log.dropped_total;
+}
+
+void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (len < 0) return;
+    (void)bk_net_ratelog(&net->close_log, bk__net_mono_ms(), cause, "%s", line);
+    net->stats.log_suppressed = net->close_log.dropped_total;
+}

@@ -12,6 +12,7 @@
 #ifndef SKIFF_BK_NET_H
 #define SKIFF_BK_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,12 @@ const char *bk_net_err_str(int status);
 #define BK_NET_LISTENERS_MAX 8                /* listeners per bk_net_t */
 #define BK_NET_BACKLOG 128                    /* listen(2) backlog */
 #define BK_NET_INFLIGHT_MAX_LIMIT 1024        /* upper bound accepted for inflight_max */
+#define BK_NET_QUEUED_BYTES_MAX_DEFAULT ((int64_t)256 << 20) /* queued.max.request.bytes (skiff's default) */
+#define BK_NET_IDLE_MS_DEFAULT 600000         /* connections.max.idle.ms */
+#define BK_NET_WRITE_STALL_MS_DEFAULT 60000   /* socket.write.stall.ms (skiff only) */
+#define BK_NET_ACCEPT_BACKOFF_MIN_MS 50       /* pause of the listeners after a failed accept, */
+#define BK_NET_ACCEPT_BACKOFF_MAX_MS 1000     /*   doubling up to this while accepts keep failing */
+#define BK_NET_IP_OVERRIDES_MAX 64            /* entries of max.connections.per.ip.overrides */
 
 typedef struct bk_net bk_net_t;
 typedef struct bk_net_conn_s bk_net_conn_t;
@@ -87,6 +94,14 @@ typedef struct {
     uint32_t inflight_max;      /* >= 1; reading pauses while this many slots are open */
     size_t output_max_bytes;    /* reading pauses while more output than this is queued */
     uint32_t conns_max;         /* accepted sockets beyond this are closed at once */
+    /* queued.max.request.bytes: input buffers above the read chunk (64 KiB)
+     * over all connections; -1 = unbounded. When a frame's buffer cannot grow
+     * within it, that connection stops reading until memory is released. */
+    int64_t queued_bytes_max;
+    int64_t idle_ms;            /* connections.max.idle.ms: close a connection with nothing
+                                   read, written or in flight for this long; <= 0 = never */
+    int64_t write_stall_ms;     /* close a connection whose queued output has not moved
+                                   for this long (a peer that stopped reading); <= 0 = never */
     bk_net_frame_fn on_frame;
     void *ctx;                  /* passed to on_frame */
 } bk_net_config_t;
@@ -103,6 +118,18 @@ typedef struct {
     uint64_t bytes_out;         /* response bytes queued, prefixes included */
     uint64_t frame_copy_bytes;  /* frame bytes copied in user space by
                                    bk_net_conn_take_frame (one copy per taken byte) */
+    uint64_t conns_rejected_ip; /* closed at accept by max.connections.per.ip(.overrides)
+                                   (also counted in conns_rejected) */
+    uint64_t conns_idle_closed; /* closed after connections.max.idle.ms */
+    uint64_t conns_stall_closed;/* closed after write_stall_ms with output not moving */
+    uint64_t accept_failures;   /* accept(2) failed (EMFILE, ENFILE, ENOBUFS, ...) */
+    uint64_t accept_emfile;     /*   of which for lack of descriptors (EMFILE/ENFILE) */
+    int64_t accept_fail_last_ms;/* monotonic ms of the last failed accept, 0 = never */
+    uint64_t queued_bytes;      /* input buffer bytes counted against queued_bytes_max now */
+    uint64_t queued_bytes_peak; /* highest queued_bytes seen */
+    uint64_t mem_waits;         /* times a connection paused reading for the budget */
+    uint64_t mem_waiting;       /* connections paused for the budget now */
+    uint64_t log_suppressed;    /* connection log lines suppressed by the rate limit */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -134,6 +161,43 @@ void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out);
  * open above a lowered limit stay; new ones are closed at accept (counted
  * in conns_rejected) while conns_open >= the limit. */
 void bk_net_set_conns_limit(bk_net_t *net, int64_t limit);
+
+/* Per-address limits (Kafka's max.connections.per.ip and
+ * max.connections.per.ip.overrides): at most `per_ip` open connections from
+ * one address, unless one of v[0..n) names the address (n <=
+ * BK_NET_IP_OVERRIDES_MAX, else BK_NET_ERR_INVALID and nothing changes).
+ * Applies to connections accepted from now on. */
+typedef struct {
+    uint8_t addr[16];   /* network order; IPv4 in the first 4 bytes */
+    uint8_t addr_len;   /* 4 or 16 */
+    int64_t max;
+} bk_net_ip_limit_t;
+BK_NET_MUST_CHECK int bk_net_set_ip_limits(bk_net_t *net, int64_t per_ip, const bk_net_ip_limit_t *v, size_t n);
+
+/* Open descriptors of the process (/proc/self/fd) and RLIMIT_NOFILE's soft
+ * limit (UINT64_MAX: unlimited). BK_NET_ERR_SYS if either cannot be read. */
+BK_NET_MUST_CHECK int bk_net_fd_usage(uint64_t *open_fds, uint64_t *limit);
+
+#define BK_NET_FDS_NEAR_LIMIT_PCT 90       /* open fds at this share of the limit = exhausted */
+#define BK_NET_PRESSURE_WINDOW_MS 10000    /* an accept failure counts this long */
+
+/* What the health endpoints report about the transport (net may be NULL:
+ * descriptors only). */
+typedef struct {
+    bool fds_exhausted;          /* fds_open >= 90% of the limit, or accept failed with
+                                    EMFILE/ENFILE in the last 10 s */
+    bool accept_failing;         /* an accept failed (any cause) in the last 10 s */
+    bool memory_exhausted;       /* queued.max.request.bytes spent or a connection waits for it */
+    uint64_t fds_open, fds_limit;          /* 0, 0 when /proc cannot be read */
+    uint64_t request_memory_bytes;
+    int64_t request_memory_budget;         /* -1 = unbounded */
+} bk_net_pressure_t;
+void bk_net_pressure(const bk_net_t *net, bk_net_pressure_t *out);
+
+/* A log line about closing a connection (net's own and the request
+ * dispatcher's), through the net's limiter: per `cause` (a string literal),
+ * 5 lines per 10 s, then a count of what was suppressed (ratelog.h). */
+void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The open connection with this id, or NULL if it has closed. The pointer is
  * valid until control returns to the event loop. */

@@ -10,6 +10,7 @@
 #include <event2/listener.h>
 
 #include "broker/net/net.h"
+#include "broker/net/ratelog.h"
 
 /* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
  * bk__conn_in_chunk() bytes). */
@@ -37,6 +38,16 @@ struct bk_net_conn_s {
     size_t in_cap;          /*   are in[in_off, in_off + in_len) */
     size_t in_off;
     size_t in_len;
+    bool in_big;            /* `in` is an mmap'd block (above the chunk), counted in
+                               net->stats.queued_bytes; else malloc'd / pooled chunk */
+    size_t in_counted;      /* bytes of `in` counted in queued_bytes (the frame's size) */
+    bool mem_wait;          /* paused: the budget could not grow `in` (read_ev off) */
+    struct event *hup_ev;   /* EV_CLOSED, added while mem_wait: a peer that leaves
+                               while we do not read it still frees its buffer */
+    int64_t active_ms;      /* monotonic ms of the last byte read or written */
+    int64_t write_ok_ms;    /* monotonic ms the output last moved or was empty */
+    uint8_t addr[16];       /* peer address (IPv4 in the first 4 bytes) */
+    uint8_t addr_len;       /* 4, 16, or 0 for unknown */
     conn_slot_t *ring;      /* net->cfg.inflight_max entries, seq % inflight_max */
     uint64_t seq_next;      /* slot given to the next frame */
     uint64_t seq_flush;     /* oldest slot not yet flushed; seq_flush <= seq_next */
@@ -72,7 +83,27 @@ struct bk_net {
      * holds one only while it has unread bytes and reads need no malloc. */
     uint8_t *in_pool[BK_NET_IN_POOL_MAX];
     uint32_t in_pool_n;
+    /* max.connections.per.ip and its overrides (listener.c) */
+    int64_t per_ip_max;
+    uint32_t ip_over_n;
+    struct { uint8_t addr[16]; uint8_t addr_len; int64_t max; } ip_over[BK_NET_IP_OVERRIDES_MAX];
+    /* accept back-off after a failed accept (listener.c) */
+    struct event *accept_ev;    /* timer: re-enable the listeners */
+    bool accept_paused;
+    int64_t accept_emfile_last_ms;  /* monotonic ms of the last EMFILE/ENFILE, 0 = never */
+    int64_t accept_backoff_ms;
+    /* once a second: idle / stalled connections, the log limiter (conn.c) */
+    struct event *sweep_ev;
+    bk_net_ratelog_t close_log;
 };
+
+/* Monotonic milliseconds (conn.c, listener.c). */
+int64_t bk__net_mono_ms(void);
+/* conn.c: the once-a-second pass (idle, stalled, budget waiters, log). */
+void bk__conn_sweep(bk_net_t *net);
+/* conn.c: an input buffer above the chunk was released: let the
+ * connections waiting for the budget try again. */
+void bk__conn_mem_released(bk_net_t *net);
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
 bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);

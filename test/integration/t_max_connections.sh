@@ -2,6 +2,8 @@
 # max.connections is acted on, also when changed at run time: through
 # confluent-kafka's AlterConfigs against a real node, a limit of 3 closes
 # new connections beyond it at accept, and raising it serves them again.
+# max.connections.per.ip likewise (2: 2 of 4 served); its override list is
+# read at start only (AlterConfigs refuses it).
 # num.io.threads is the worker pool's size, read at start: AlterConfigs
 # refuses it, and a value above the pool's bound (64) is a config error.
 . "$(dirname "$0")/lib.sh"

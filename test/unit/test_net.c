@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "broker/net/net.h"
+#include "broker/net/ratelog.h"
 #include "broker/net/signals.h"
 #include "broker/net/worker.h"
 
@@ -618,6 +619,16 @@ START_TEST(test_max_size_frame_accepted) {
 END_TEST
 
 /* Heap in use by the whole process (glibc: small blocks + mmap'd ones). */
+/* Resident bytes of this process (/proc/self/statm). */
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    unsigned long size = 0, resident = 0;
+    ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
+    fclose(f);
+    return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
 static size_t heap_in_use(void) {
     struct mallinfo2 mi = mallinfo2();
     return mi.uordblks + mi.hblkhd;
@@ -647,6 +658,7 @@ START_TEST(test_announced_size_not_allocated_up_front) {
     for (int c = 0; c < C; c++) fds[c] = cli_connect();
     wait_conns_open(C);
     size_t before = heap_in_use();
+    size_t rss_before = rss_bytes();
     /* two reads per connection: the room for the second is what the first
      * one's prefix announced, were it taken at its word */
     for (int c = 0; c < C; c++) send_all(fds[c], frame, 4 + HEAD);
@@ -654,8 +666,12 @@ START_TEST(test_announced_size_not_allocated_up_front) {
     for (int c = 0; c < C; c++) send_all(fds[c], frame + 4 + HEAD, HEAD);
     sleep_ms(100);
     size_t after = heap_in_use();
-    /* announced: C x 8 MiB = 128 MiB; read: C x (a 64 KB chunk at most) */
+    /* announced: C x 8 MiB = 128 MiB; read: C x (a 64 KB chunk at most);
+     * buffers above the chunk are mmap'd (not in mallinfo): the net's count */
     ck_assert_uint_lt(after > before ? after - before : 0, (size_t)16 << 20);
+    /* frames above the chunk reserve address space (mmap, counted against
+     * the budget: 16 x 8 MiB) but only the pages written are resident */
+    ck_assert_uint_lt(rss_bytes() - rss_before, (size_t)16 << 20);
     for (int c = 0; c < C; c++) {
         /* the rest in uneven pieces, so the buffer grows several times */
         size_t off = 4 + 2 * HEAD, piece = 1000;
@@ -674,6 +690,203 @@ START_TEST(test_announced_size_not_allocated_up_front) {
     wait_conns_open(0);
     free(frame);
     srv_stop();
+}
+END_TEST
+
+
+/* queued.max.request.bytes: buffers above the chunk over all connections
+ * stay within the budget; a connection whose frame cannot grow stops being
+ * read (counted as waiting) and resumes when memory is released; every
+ * frame is still handed out intact, and the count returns to 0. */
+static uint8_t *k_frame(size_t size, uint32_t *hash) {
+    uint8_t *frame = malloc(4 + size);
+    ck_assert_ptr_nonnull(frame);
+    put32(frame, (uint32_t)size);
+    for (size_t i = 4; i < 4 + size; i++) frame[i] = (uint8_t)(i * 13 + 5);
+    frame[4] = 'K';
+    put32(frame + 5, 0);
+    *hash = fnv1a(frame + 4, size);
+    return frame;
+}
+
+START_TEST(test_request_budget_pauses_reading) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 4 << 20;
+    cfg.queued_bytes_max = 5 << 20;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 3 };
+    const size_t size = (size_t)3 << 20, first = (size_t)5 << 19; /* 2.5 MiB of 3 MiB */
+    uint32_t want_hash;
+    uint8_t *frame = k_frame(size, &want_hash);
+    int fds[C];
+    for (int c = 0; c < C; c++) {
+        fds[c] = cli_connect();
+        ck_assert_int_eq(fcntl(fds[c], F_SETFL, O_NONBLOCK), 0);
+    }
+    wait_conns_open(C);
+    size_t sent[C] = { 0 };
+    /* push as much of `first` as each socket takes, several rounds */
+    for (int round = 0; round < 40; round++) {
+        for (int c = 0; c < C; c++) {
+            while (sent[c] < 4 + first) {
+                ssize_t n = send(fds[c], frame + sent[c], 4 + first - sent[c], MSG_NOSIGNAL);
+                if (n <= 0) break;
+                sent[c] += (size_t)n;
+            }
+        }
+        sleep_ms(25);
+    }
+    bk_net_stats_t st = stats();
+    ck_assert_uint_le(st.queued_bytes, (uint64_t)5 << 20);
+    ck_assert_uint_le(st.queued_bytes_peak, (uint64_t)5 << 20);
+    ck_assert_uint_ge(st.mem_waiting, 1);
+    ck_assert_uint_ge(st.mem_waits, 1);
+    /* finish every frame: the waiting ones get room as others complete */
+    for (int c = 0; c < C; c++) ck_assert_int_eq(fcntl(fds[c], F_SETFL, 0), 0);
+    for (int c = 0; c < C; c++) {
+        send_all(fds[c], frame + sent[c], 4 + size - sent[c]);
+    }
+    for (int c = 0; c < C; c++) {
+        uint8_t out[16];
+        ck_assert_int_eq(recv_frame(fds[c], out, sizeof out), 8);
+        ck_assert_uint_eq(be32(out), size);
+        ck_assert_uint_eq(be32(out + 4), want_hash);
+    }
+    st = stats();
+    ck_assert_uint_eq(st.queued_bytes, 0);
+    ck_assert_uint_eq(st.mem_waiting, 0);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    wait_conns_open(0);
+    free(frame);
+    srv_stop();
+}
+END_TEST
+
+/* A connection paused for the budget whose peer leaves is closed (its read
+ * event is off, EV_CLOSED tells): the budget it held comes back. */
+START_TEST(test_request_budget_waiter_leaves) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 4 << 20;
+    cfg.queued_bytes_max = 4 << 20;
+    srv_start_cfg(&cfg);
+    srv_run();
+    uint32_t h;
+    uint8_t *frame = k_frame((size_t)4 << 20, &h);
+    int a = cli_connect(), b = cli_connect();
+    ck_assert_int_eq(fcntl(a, F_SETFL, O_NONBLOCK), 0);
+    ck_assert_int_eq(fcntl(b, F_SETFL, O_NONBLOCK), 0);
+    wait_conns_open(2);
+    size_t sa = 0, part = (size_t)3 << 20;
+    /* a first, so that a holds the reservation and b waits */
+    for (int round = 0; round < 20; round++) {
+        ssize_t n;
+        while (sa < part && (n = send(a, frame + sa, part - sa, MSG_NOSIGNAL)) > 0) sa += (size_t)n;
+        sleep_ms(25);
+    }
+    /* b sends little: all of it fits the node's socket buffer, so b's FIN
+     * gets through (more unread bytes would hold the FIN back in b's send
+     * queue; such a waiter goes at connections.max.idle.ms) */
+    send_all(b, frame, 100000);
+    sleep_ms(200);
+    bk_net_stats_t w = stats();
+    ck_assert_uint_eq(w.mem_waiting, 1);
+    ck_assert_uint_eq(w.queued_bytes, (uint64_t)4 << 20);
+    /* the waiter leaves while the other keeps the budget: only EV_CLOSED
+     * can tell (its read event is off) */
+    int waiter = b, holder = a;
+    close(waiter);
+    wait_conns_open(1);
+    ck_assert_uint_eq(stats().mem_waiting, 0);
+    close(holder);
+    wait_conns_open(0);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.queued_bytes, 0);
+    ck_assert_uint_eq(st.mem_waiting, 0);
+    free(frame);
+    srv_stop();
+}
+END_TEST
+
+/* connections.max.idle.ms: a connection with nothing read, written or in
+ * flight is closed by the once-a-second pass; one that keeps asking is not. */
+START_TEST(test_idle_connection_closed) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.idle_ms = 400;
+    srv_start_cfg(&cfg);
+    srv_run();
+    int idle = cli_connect(), busy = cli_connect();
+    wait_conns_open(2);
+    for (int i = 0; i < 12; i++) {
+        send_cmd(busy, 'E', (uint32_t)i, 1);
+        expect_echo(busy, 'E', (uint32_t)i, 1);
+        sleep_ms(200);
+    }
+    ck_assert(closed_by_server(idle));
+    send_cmd(busy, 'E', 99, 1);
+    expect_echo(busy, 'E', 99, 1);
+    ck_assert_uint_eq(stats().conns_idle_closed, 1);
+    close(idle);
+    close(busy);
+    srv_stop();
+}
+END_TEST
+
+static void ip_limits_fn(void *arg) {
+    bk_net_ip_limit_t over = { .addr = { 127, 0, 0, 2 }, .addr_len = 4, .max = 0 };
+    ck_assert_int_eq(bk_net_set_ip_limits(S.net, 2, &over, 1), BK_NET_OK);
+    (void)arg;
+}
+
+/* max.connections.per.ip: 2 from 127.0.0.1; the override 127.0.0.2:0
+ * refuses every connection from there. */
+START_TEST(test_per_ip_limit) {
+    srv_start();
+    on_loop(ip_limits_fn, NULL);
+    int a = cli_connect(), b = cli_connect();
+    wait_conns_open(2);
+    int c = cli_connect();
+    ck_assert(closed_by_server(c));
+    int d = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in src = { .sin_family = AF_INET };
+    inet_pton(AF_INET, "127.0.0.2", &src.sin_addr);
+    ck_assert_int_eq(bind(d, (struct sockaddr *)&src, sizeof src), 0);
+    struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(S.port) };
+    inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    ck_assert_int_eq(connect(d, (struct sockaddr *)&dst, sizeof dst), 0);
+    ck_assert(closed_by_server(d));
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.conns_rejected_ip, 2);
+    ck_assert_uint_eq(st.conns_rejected, 2);
+    send_cmd(a, 'E', 1, 1);
+    expect_echo(a, 'E', 1, 1);
+    close(a); close(b); close(c); close(d);
+    srv_stop();
+}
+END_TEST
+
+/* The log limiter: burst lines per cause per window, then a count. */
+START_TEST(test_ratelog) {
+    bk_net_ratelog_t rl;
+    bk_net_ratelog_init(&rl, 3, 1000);
+    int printed = 0;
+    for (int i = 0; i < 100; i++) printed += bk_net_ratelog(&rl, 10, "cause a", "test line a %d", i);
+    for (int i = 0; i < 2; i++) printed += bk_net_ratelog(&rl, 20, "cause b", "test line b %d", i);
+    ck_assert_int_eq(printed, 3 + 2);
+    ck_assert_uint_eq(rl.dropped_total, 97);
+    ck_assert_uint_eq(bk_net_ratelog_flush(&rl, 500), 0);      /* window not over */
+    ck_assert_uint_eq(bk_net_ratelog_flush(&rl, 1010), 1);     /* a's count; b dropped none */
+    ck_assert(bk_net_ratelog(&rl, 1020, "cause a", "test line a again"));
+    /* more causes than entries share the last one */
+    for (int i = 0; i < BK_NET_RATELOG_CAUSES + 4; i++) {
+        char cause[16];
+        snprintf(cause, sizeof cause, "c%d", i);
+        (void)bk_net_ratelog(&rl, 2000, cause, "x");
+    }
+    ck_assert_str_eq(rl.causes[0].cause, "cause a");
 }
 END_TEST
 
@@ -1169,6 +1382,11 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_max_size_frame_accepted);
     tcase_add_test(tc, test_taken_frames_copied_once);
     tcase_add_test(tc, test_announced_size_not_allocated_up_front);
+    tcase_add_test(tc, test_request_budget_pauses_reading);
+    tcase_add_test(tc, test_request_budget_waiter_leaves);
+    tcase_add_test(tc, test_idle_connection_closed);
+    tcase_add_test(tc, test_per_ip_limit);
+    tcase_add_test(tc, test_ratelog);
     tcase_add_test(tc, test_negative_size_closes);
     tcase_add_test(tc, test_garbage_closes);
     tcase_add_test(tc, test_eof_mid_frame);

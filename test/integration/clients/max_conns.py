@@ -68,3 +68,24 @@ for s in socks:
 err = alter("num.io.threads", "4")
 check("AlterConfigs num.io.threads refused (read at start only)", err is not None and ("read-only" in err.lower() or "restart" in err.lower()),
       err or "accepted")
+
+# max.connections.per.ip is dynamic too (issue 16); the override list is
+# read at start (a string: AlterConfigs refuses it)
+err = alter("max.connections.per.ip", "2")
+check("AlterConfigs max.connections.per.ip=2", err is None, err)
+time.sleep(1.0)
+socks, ok = open_many(4)
+check("at most 2 of 4 new connections from 127.0.0.1 served (%d)" % ok, 1 <= ok <= 2, "served %d" % ok)
+for s in socks:
+    s.close()
+time.sleep(0.5)
+err = alter("max.connections.per.ip", "1000")
+check("AlterConfigs max.connections.per.ip=1000", err is None, err)
+time.sleep(1.0)
+socks, ok = open_many(4)
+check("4 of 4 served after raising max.connections.per.ip", ok == 4, "served %d" % ok)
+for s in socks:
+    s.close()
+err = alter("max.connections.per.ip.overrides", "127.0.0.1:5")
+check("AlterConfigs max.connections.per.ip.overrides refused (read at start only)",
+      err is not None and ("read-only" in err.lower() or "restart" in err.lower()), err or "accepted")
