@@ -44,11 +44,16 @@ struct st_clean_plan {
     int64_t delete_retention_ms;
     size_t dedupe_buffer_bytes;
     size_t records_max_bytes; /* decompression cap per batch (log config) */
+    st_cleaner_io_fn io_fn;   /* throttle / stop hook (may be NULL) */
+    void *io_ctx;
     size_t first_dirty;       /* index into segs of the first dirty segment */
     size_t n;                 /* segments to clean (may shrink when the map fills) */
     plan_seg_t *segs;
     int64_t end_offset;       /* base of the first segment not cleaned */
     int64_t next_base_after;  /* base of segment n in the log at prepare */
+    uint64_t trunc_gen;       /* the log's at prepare: a truncation meanwhile
+                               * may have re-created a segment under the same
+                               * name and size, so nothing is swapped in */
     st_aborted_txn_t *aborted;
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
@@ -130,6 +135,13 @@ double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms) {
     return ratio_of(log, cleanable_segments(log, now_ms));
 }
 
+int64_t st_log_first_dirty_timestamp(const st_log_t *log, int64_t now_ms) {
+    size_t k = cleanable_segments(log, now_ms);
+    for (size_t i = 0; i < k; i++)
+        if (log->segs[i + 1].base_offset > log->cleaned_upto) return log->segs[i].max_ts;
+    return -1;
+}
+
 /* The build step's buffers, reused across batches: the batch read from the
  * segment, the arena holding its decompressed records and the rebuilt batch
  * (reset per batch), and the records kept. */
@@ -184,6 +196,7 @@ static int map_segment(const st_clean_plan_t *pl, const st_segment_t *s, st_offs
         if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
         st->bytes_read += h.size;
         pos += h.size;
+        if (pl->io_fn && (rc = pl->io_fn(pl->io_ctx, h.size)) != KP_OK) return rc;
         if (!has_keys(pl, &b)) continue;
         const uint8_t *recs;
         size_t len;
@@ -245,6 +258,7 @@ static int pick_records(const st_clean_plan_t *pl, const kp_batch_t *b, const ui
                 continue;
             }
             if (!has_horizon) k->need_horizon = true;
+            st->tombstones_kept++;
         }
         sc->recs[k->n++] = rec;
     }
@@ -324,6 +338,7 @@ static int write_cleaned(const st_clean_plan_t *pl, const st_segment_t *s, const
             rc = st_io_pwrite(fd, out, len, wpos);
             wpos += len;
         }
+        if (rc == KP_OK && pl->io_fn) rc = pl->io_fn(pl->io_ctx, h.size + len);
     }
     if (rc == KP_OK) rc = st_io_fsync(fd);
     close(fd);
@@ -397,7 +412,9 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     if (log->offline) return ST_ERR_OFFLINE;
     if (!(log->cfg.cleanup_policy & ST_CLEANUP_COMPACT)) return KP_OK;
     size_t k = cleanable_segments(log, now_ms);
-    if (k == 0 || ratio_of(log, k) < log->cfg.min_cleanable_dirty_ratio) return KP_OK;
+    if (k == 0) return KP_OK;
+    double ratio = ratio_of(log, k);
+    if (ratio < log->cfg.min_cleanable_dirty_ratio && !cc->ignore_dirty_ratio) return KP_OK;
     if (k > PLAN_SEGMENTS_MAX) k = PLAN_SEGMENTS_MAX;
     st_clean_plan_t *pl = calloc(1, sizeof *pl);
     if (!pl) return KP_ERR_NOMEM;
@@ -413,6 +430,9 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->delete_retention_ms = log->cfg.delete_retention_ms;
     pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
     pl->records_max_bytes = (size_t)log->cfg.records_max_bytes;
+    pl->io_fn = cc->io_fn;
+    pl->io_ctx = cc->io_ctx;
+    pl->trunc_gen = log->trunc_gen;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -442,9 +462,21 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     return KP_OK;
 }
 
+/* The map never needs more slots than the dirty section has records (a
+ * record takes at least 7 bytes of a batch; a slot 24 bytes at 3/4 fill):
+ * a small dirty section gets a small map rather than the whole
+ * log.cleaner.dedupe.buffer.size, which would be written in full (cleared)
+ * on every pass. */
+static size_t map_bytes(const st_clean_plan_t *pl) {
+    uint64_t dirty = 0;
+    for (size_t i = pl->first_dirty; i < pl->n; i++) dirty += pl->segs[i].view.size_bytes;
+    uint64_t need = dirty / 7 * 32 + 64 * sizeof(st_offset_map_slot_t);
+    return need < pl->dedupe_buffer_bytes ? (size_t)need : pl->dedupe_buffer_bytes;
+}
+
 int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     st_offset_map_t m;
-    int rc = st_offset_map_init(&m, pl->dedupe_buffer_bytes);
+    int rc = st_offset_map_init(&m, map_bytes(pl));
     if (rc != KP_OK) return rc;
     scratch_t sc;
     scratch_init(&sc, pl->records_max_bytes);
@@ -479,7 +511,7 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
         close(ps->view.log_fd);
         ps->view.log_fd = -1;
         size_t j = log_seg_for(log, ps->view.base_offset);
-        bool same = rc == KP_OK && ps->built && j + 1 < log->nsegs &&
+        bool same = rc == KP_OK && ps->built && pl->trunc_gen == log->trunc_gen && j + 1 < log->nsegs &&
                     log->segs[j].base_offset == ps->view.base_offset &&
                     log->segs[j].size_bytes == ps->view.size_bytes;
         if (!same) {

@@ -39,8 +39,23 @@
 
 #include "storage/st_log.h"
 
+/* Called by st_cleaner_build on its own thread after each batch read and
+ * each batch written (bytes = its size): the broker throttles here
+ * (log.cleaner.io.max.bytes.per.second) and stops a build at shutdown. A
+ * non-zero return ends the build with that status (the plan is then
+ * aborted by the caller). */
+typedef int (*st_cleaner_io_fn)(void *ctx, uint64_t bytes);
+
 typedef struct st_cleaner_config {
     size_t dedupe_buffer_bytes;   /* log.cleaner.dedupe.buffer.size (128 MiB) */
+    bool ignore_dirty_ratio;      /* clean although the dirty share is below
+                                   * min.cleanable.dirty.ratio (the broker's
+                                   * max.compaction.lag.ms was exceeded, or
+                                   * tombstones' delete horizon passed: with
+                                   * nothing dirty the pass rewrites the
+                                   * cleaned range, dropping them) */
+    st_cleaner_io_fn io_fn;       /* may be NULL */
+    void *io_ctx;
 } st_cleaner_config_t;
 
 typedef struct st_cleaner_stats {
@@ -50,6 +65,7 @@ typedef struct st_cleaner_stats {
     int64_t records_kept;
     int64_t records_dropped;
     int64_t tombstones_dropped;
+    int64_t tombstones_kept;      /* still within delete.retention.ms */
     int64_t batches_kept_whole;   /* records over records_max_bytes: not read */
     int64_t batches_recompressed; /* compressed batches rebuilt with their codec */
     int64_t end_offset;           /* cleaned below this */
@@ -58,6 +74,12 @@ typedef struct st_cleaner_stats {
 
 /* Share of the cleanable range not yet cleaned (0..1); 0 when none. */
 double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms);
+
+/* Largest timestamp of the first dirty segment of the cleanable range, or
+ * -1 when nothing there is dirty (for max.compaction.lag.ms: a segment
+ * only has its largest timestamp, so a log becomes due a little later than
+ * by its first record's). */
+int64_t st_log_first_dirty_timestamp(const st_log_t *log, int64_t now_ms);
 
 /* One compaction pass (see above). KP_OK also when skipped. Errors:
  * ST_ERR_IO (the log stays readable; leftover files are cleared on the

@@ -36,6 +36,13 @@ typedef enum {
     BK_MX_CONNECTIONS,             /* gauge     {listener} open now */
     BK_MX_CONNECTIONS_ACCEPTED_TOTAL, /* counter {listener} */
     BK_MX_PURGATORY_OPERATIONS,    /* gauge     {purgatory} ("produce", "fetch") */
+    BK_MX_CLEANER_PASSES_TOTAL,    /* counter   log cleaner passes committed */
+    BK_MX_CLEANER_BYTES_READ_TOTAL,   /* counter */
+    BK_MX_CLEANER_BYTES_WRITTEN_TOTAL, /* counter */
+    BK_MX_CLEANER_RECORDS_REMOVED_TOTAL, /* counter */
+    BK_MX_CLEANER_LAST_PASS_SECONDS, /* gauge   wall clock of the last pass, 0 = none */
+    BK_MX_CLEANER_MAX_DIRTY_RATIO, /* gauge     largest dirty ratio of a compacted log */
+    BK_MX_CLEANER_UNCLEANABLE_LOGS, /* gauge    logs the cleaner gave up on */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 
