@@ -15,6 +15,9 @@ usage: compact_check.py BOOTSTRAP MODE ARGS...
   produce TOPIC N   N keyed records over 20 keys (values "v<i>"), acks=all;
                     prints "LATEST key offset value" per key.
   dump TOPIC        prints "REC key offset value" per record from the start.
+  commits TOPIC GROUP N   creates TOPIC, commits offsets 1..N of its
+                    partition 0 for GROUP; prints "COMMITTED N".
+  committed TOPIC GROUP   prints "COMMITTED <the group's committed offset>".
 Prints PASS/FAIL lines (lib.sh's sk_check_lines).
 """
 import sys
@@ -203,6 +206,25 @@ def produce(topic, n):
         print("LATEST %s %d %s" % (k.decode(), last[k][0], last[k][1].decode()))
 
 
+def commits(topic, group, n):
+    """n offset commits of one group for partition 0 of topic (created here)."""
+    a = AdminClient({"bootstrap.servers": boot})
+    for _, f in a.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)]).items():
+        f.result(timeout=20)
+    c = Consumer({"bootstrap.servers": boot, "group.id": group, "enable.auto.commit": False})
+    for i in range(1, n + 1):
+        c.commit(offsets=[TopicPartition(topic, 0, i)], asynchronous=(i % 200 != 0 and i != n))
+    c.close()
+    print("COMMITTED %d" % n)
+
+
+def committed(topic, group):
+    c = Consumer({"bootstrap.servers": boot, "group.id": group, "enable.auto.commit": False})
+    tp = c.committed([TopicPartition(topic, 0)], timeout=20)
+    c.close()
+    print("COMMITTED %d" % tp[0].offset)
+
+
 def dump(topic):
     for key, off, val, _, _ in read_all(topic):
         print("REC %s %d %s" % (key.decode() if key else "-", off, val.decode() if val else "-"))
@@ -215,6 +237,10 @@ try:
         txn()
     elif mode == "produce":
         produce(sys.argv[3], int(sys.argv[4]))
+    elif mode == "commits":
+        commits(sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif mode == "committed":
+        committed(sys.argv[3], sys.argv[4])
     elif mode == "dump":
         dump(sys.argv[3])
     else:
