@@ -12,8 +12,9 @@ usage: compact_check.py BOOTSTRAP MODE ARGS...
   txn               a compacted topic with one committed and one aborted
                     transaction: after cleaning, a read_uncommitted consumer
                     sees the committed records and none of the aborted ones.
-  produce TOPIC N   N keyed records over 20 keys (values "v<i>"), acks=all;
-                    prints "LATEST key offset value" per key.
+  create TOPIC K=V...  creates a compacted topic (the settings above, then K=V).
+  produce TOPIC N [PAD]  N keyed records over 20 keys (values "v<i>" and PAD
+                    dots), acks=all; prints "LATEST key offset value" per key.
   dump TOPIC        prints "REC key offset value" per record from the start.
   commits TOPIC GROUP N   creates TOPIC, commits offsets 1..N of its
                     partition 0 for GROUP; prints "COMMITTED N".
@@ -190,20 +191,26 @@ def txn():
            None if sorted(r[0] for r in recs) == [b"c0", b"c1", b"c2", b"c3", b"zz-filler"] else "%r" % recs)
 
 
-def produce(topic, n):
-    p = Producer({"bootstrap.servers": boot, "acks": "all", "linger.ms": 5})
+def produce(topic, n, pad=0):
+    # batches well under the test topics' small segment.bytes
+    p = Producer({"bootstrap.servers": boot, "acks": "all", "linger.ms": 5, "batch.size": 16384})
     last = {}
+    errors = []
 
     def cb(err, msg):
         if err is None:
             last[msg.key()] = (msg.offset(), msg.value())
+        else:
+            errors.append(str(err))
     for i in range(n):
-        p.produce(topic, key=b"key%02d" % (i % 20), value=b"v%d" % i, on_delivery=cb)
+        p.produce(topic, key=b"key%02d" % (i % 20), value=b"v%d" % i + b"." * pad, on_delivery=cb)
         if i % 500 == 499:
             p.flush(10)
     p.flush(20)
+    if errors:
+        print("FAIL produce: %d errors, first %s" % (len(errors), errors[0]))
     for k in sorted(last):
-        print("LATEST %s %d %s" % (k.decode(), last[k][0], last[k][1].decode()))
+        print("LATEST %s %d %s" % (k.decode(), last[k][0], last[k][1].decode().rstrip(".")))
 
 
 def commits(topic, group, n):
@@ -227,7 +234,7 @@ def committed(topic, group):
 
 def dump(topic):
     for key, off, val, _, _ in read_all(topic):
-        print("REC %s %d %s" % (key.decode() if key else "-", off, val.decode() if val else "-"))
+        print("REC %s %d %s" % (key.decode() if key else "-", off, val.decode().rstrip(".") if val else "-"))
 
 
 try:
@@ -236,7 +243,9 @@ try:
     elif mode == "txn":
         txn()
     elif mode == "produce":
-        produce(sys.argv[3], int(sys.argv[4]))
+        produce(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 0)
+    elif mode == "create":
+        create(sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:]))
     elif mode == "commits":
         commits(sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif mode == "committed":
