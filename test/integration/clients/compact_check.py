@@ -12,15 +12,19 @@ usage: compact_check.py BOOTSTRAP MODE ARGS...
   txn               a compacted topic with one committed and one aborted
                     transaction: after cleaning, a read_uncommitted consumer
                     sees the committed records and none of the aborted ones.
-  create TOPIC K=V...  creates a compacted topic (the settings above, then K=V).
+  create TOPIC K=V...  creates a compacted topic (the settings above, then K=V;
+                    replication.factor=N is the topic's replication factor).
   produce TOPIC N [PAD]  N keyed records over 20 keys (values "v<i>" and PAD
-                    dots), acks=all; prints "LATEST key offset value" per key.
+                    dots), acks=all; prints "LATEST key offset value" per key
+                    (value "-": a tombstone, written for keys 3 and 7 last
+                    when CC_TOMBSTONES=1).
   dump TOPIC        prints "REC key offset value" per record from the start.
   commits TOPIC GROUP N   creates TOPIC, commits offsets 1..N of its
                     partition 0 for GROUP; prints "COMMITTED N".
   committed TOPIC GROUP   prints "COMMITTED <the group's committed offset>".
 Prints PASS/FAIL lines (lib.sh's sk_check_lines).
 """
+import os
 import sys
 import time
 
@@ -42,8 +46,9 @@ def report(name, why):
 def create(topic, extra=None):
     cfg = dict(TOPIC_CFG)
     cfg.update(extra or {})
+    rf = int(cfg.pop("replication.factor", "1"))
     a = AdminClient({"bootstrap.servers": boot})
-    fs = a.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=cfg)])
+    fs = a.create_topics([NewTopic(topic, num_partitions=1, replication_factor=rf, config=cfg)])
     for _, f in fs.items():
         f.result(timeout=20)
 
@@ -199,13 +204,16 @@ def produce(topic, n, pad=0):
 
     def cb(err, msg):
         if err is None:
-            last[msg.key()] = (msg.offset(), msg.value())
+            last[msg.key()] = (msg.offset(), msg.value() if msg.value() is not None else b"-")
         else:
             errors.append(str(err))
     for i in range(n):
         p.produce(topic, key=b"key%02d" % (i % 20), value=b"v%d" % i + b"." * pad, on_delivery=cb)
         if i % 500 == 499:
             p.flush(10)
+    if os.environ.get("CC_TOMBSTONES") == "1":   # keys 3 and 7 deleted
+        for k in (3, 7):
+            p.produce(topic, key=b"key%02d" % k, value=None, on_delivery=cb)
     p.flush(20)
     if errors:
         print("FAIL produce: %d errors, first %s" % (len(errors), errors[0]))
