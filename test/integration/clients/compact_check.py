@@ -18,6 +18,9 @@ usage: compact_check.py BOOTSTRAP MODE ARGS...
                     dots), acks=all; prints "LATEST key offset value" per key
                     (value "-": a tombstone, written for keys 3 and 7 last
                     when CC_TOMBSTONES=1).
+  alter TOPIC K=V...  sets the topic's configs to exactly K=V... (AlterConfigs).
+  latency TOPIC SECONDS RATE  produce latency at RATE msgs/s (acks=1,
+                    linger 0), one JSON line: msgs errors p50_ms p99_ms p999_ms max_ms.
   dump TOPIC        prints "REC key offset value" per record from the start.
   commits TOPIC GROUP N   creates TOPIC, commits offsets 1..N of its
                     partition 0 for GROUP; prints "COMMITTED N".
@@ -35,6 +38,7 @@ sys.dont_write_bytecode = True
 
 boot, mode = sys.argv[1], sys.argv[2]
 WAIT_S = 25
+KEYS = int(os.environ.get("CC_KEYS", "20"))   # distinct keys of "produce"
 TOPIC_CFG = {"cleanup.policy": "compact", "segment.ms": "300", "min.cleanable.dirty.ratio": "0.01",
              "delete.retention.ms": "2000", "min.compaction.lag.ms": "0"}
 
@@ -208,7 +212,7 @@ def produce(topic, n, pad=0):
         else:
             errors.append(str(err))
     for i in range(n):
-        p.produce(topic, key=b"key%02d" % (i % 20), value=b"v%d" % i + b"." * pad, on_delivery=cb)
+        p.produce(topic, key=b"key%02d" % (i % KEYS), value=b"v%d" % i + b"." * pad, on_delivery=cb)
         if i % 500 == 499:
             p.flush(10)
     if os.environ.get("CC_TOMBSTONES") == "1":   # keys 3 and 7 deleted
@@ -240,6 +244,49 @@ def committed(topic, group):
     print("COMMITTED %d" % tp[0].offset)
 
 
+def alter(topic, kv):
+    """Sets the topic's configs to exactly kv (AlterConfigs replaces them)."""
+    from confluent_kafka.admin import ConfigResource
+    a = AdminClient({"bootstrap.servers": boot})
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, set_config=kv)
+    for _, f in a.alter_configs([res]).items():
+        f.result(timeout=20)
+
+
+def latency(topic, seconds, rate):
+    """Produce latency (produce call -> delivery report, acks=1, linger 0) at a
+    fixed rate for `seconds`; prints one JSON line with percentiles in ms."""
+    import json
+    p = Producer({"bootstrap.servers": boot, "acks": "1", "linger.ms": 0})
+    lat = []
+    errors = []
+
+    def cb(err, msg, t0):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            lat.append((time.perf_counter() - t0) * 1000.0)
+    n = int(seconds * rate)
+    start = time.perf_counter()
+    for i in range(n):
+        due = start + i / rate
+        while True:
+            now = time.perf_counter()
+            if now >= due:
+                break
+            p.poll(min(due - now, 0.001))
+        t0 = time.perf_counter()
+        p.produce(topic, value=b"x" * 100, on_delivery=lambda err, msg, t0=t0: cb(err, msg, t0))
+        p.poll(0)
+    p.flush(30)
+    lat.sort()
+
+    def pct(q):
+        return round(lat[min(len(lat) - 1, int(q * len(lat)))], 3) if lat else -1
+    print(json.dumps({"msgs": len(lat), "errors": len(errors), "p50_ms": pct(0.5), "p99_ms": pct(0.99),
+                      "p999_ms": pct(0.999), "max_ms": round(lat[-1], 3) if lat else -1}))
+
+
 def dump(topic):
     for key, off, val, _, _ in read_all(topic):
         print("REC %s %d %s" % (key.decode() if key else "-", off, val.decode().rstrip(".") if val else "-"))
@@ -252,6 +299,10 @@ try:
         txn()
     elif mode == "produce":
         produce(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 0)
+    elif mode == "latency":
+        latency(sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    elif mode == "alter":
+        alter(sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:]))
     elif mode == "create":
         create(sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:]))
     elif mode == "commits":
