@@ -19,10 +19,12 @@
  * last offset, producer fields, leader epoch and max timestamp (Kafka's
  * rules). Offsets never change.
  *
- * Swap, per segment X: write X.log.cleaned, fsync; rename to X.log.swap,
- * fsync dir; rename X.log -> X.log.deleted; rename X.log.swap -> X.log,
- * fsync dir; unlink X.log.deleted. st_log_open finishes or discards any
- * step a crash interrupted (.cleaned removed, .swap completed).
+ * Swap, per segment X (each step over every segment of the pass, in
+ * ascending order, so the directory is fsynced twice per pass): write
+ * X.log.cleaned, fsync (build); rename to X.log.swap; fsync dir; rename
+ * X.log -> X.log.deleted, X.log.swap -> X.log; fsync dir; unlink
+ * X.log.deleted. st_log_open finishes or discards any step a crash
+ * interrupted (.cleaned removed, .swap completed).
  *
  * Threading: a pass is three calls. st_cleaner_prepare (owner thread, no
  * I/O beyond dup()) snapshots what to clean; st_cleaner_build (any thread,
