@@ -54,6 +54,9 @@ struct st_clean_plan {
     uint64_t trunc_gen;       /* the log's at prepare: a truncation meanwhile
                                * may have re-created a segment under the same
                                * name and size, so nothing is swapped in */
+    size_t next;              /* commit: segs[next..n) not yet swapped in */
+    int commit_rc;            /* commit: first error of the steps so far */
+    bool commit_all;          /* commit: every segment so far swapped in */
     st_aborted_txn_t *aborted;
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
@@ -447,6 +450,7 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->io_fn = cc->io_fn;
     pl->io_ctx = cc->io_ctx;
     pl->trunc_gen = log->trunc_gen;
+    pl->commit_all = true;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -525,13 +529,15 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
  * segments are staged and replaced in ascending order, so a crash leaves
  * a prefix of them cleaned (an older segment is never left uncleaned
  * behind a newer one that dropped a tombstone). */
-int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
-    int rc = log->offline ? ST_ERR_OFFLINE : KP_OK;
-    bool all = true;
-    size_t *idx = malloc((pl->n ? pl->n : 1) * sizeof *idx); /* log segment of each staged one */
+int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *pl, size_t max_segments, st_cleaner_stats_t *st,
+                           bool *done) {
+    int rc = log->offline ? ST_ERR_OFFLINE : pl->commit_rc;
+    bool all = pl->commit_all;
+    size_t end = pl->n - pl->next <= max_segments || max_segments == 0 ? pl->n : pl->next + max_segments;
+    size_t *idx = malloc((end - pl->next ? end - pl->next : 1) * sizeof *idx); /* log segment of each staged one */
     size_t ns = 0;
     if (!idx) rc = KP_ERR_NOMEM;
-    for (size_t i = 0; i < pl->n; i++) {
+    for (size_t i = pl->next; i < end; i++) {
         plan_seg_t *ps = &pl->segs[i];
         close(ps->view.log_fd);
         ps->view.log_fd = -1;
@@ -574,6 +580,17 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
         if (r != KP_OK && rc == KP_OK) rc = r;
     }
     free(idx);
+    pl->next = end;
+    pl->commit_rc = rc;
+    pl->commit_all = all;
+    *done = end == pl->n || rc != KP_OK;
+    if (!*done) return KP_OK;
+    for (size_t i = end; i < pl->n; i++) { /* after an error: the rest is dropped */
+        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
+        pl->segs[i].view.log_fd = -1;
+        unlink(pl->segs[i].cleaned);
+        all = false;
+    }
     if (rc == KP_OK) {
         st->end_offset = pl->end_offset;
         if (all && pl->end_offset > log->cleaned_upto) log->cleaned_upto = pl->end_offset;
@@ -586,6 +603,13 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
     }
     pl->n = 0; /* files are swapped in or unlinked */
     st_cleaner_abort(pl);
+    return rc;
+}
+
+int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    bool done = false;
+    int rc = KP_OK;
+    while (!done) rc = st_cleaner_commit_some(log, pl, 0, st, &done);
     return rc;
 }
 

@@ -99,6 +99,14 @@ KP_MUST_CHECK int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *c
 KP_MUST_CHECK int st_cleaner_build(st_clean_plan_t *plan, st_cleaner_stats_t *stats);
 /* Owner thread: swaps the built segments in and frees the plan. */
 KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Owner thread: the same as st_cleaner_commit, in steps of at most
+ * max_segments segments (0 = all), so that a caller on an event loop can
+ * serve other work between them; every step checks its segments against
+ * the log as it is then. *done once the plan is finished and freed (with
+ * the pass's status); until then the log is consistent (a prefix of the
+ * pass's segments is cleaned) and the plan stays the caller's. */
+KP_MUST_CHECK int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *plan, size_t max_segments,
+                                         st_cleaner_stats_t *stats, bool *done);
 /* Frees a plan that will not be committed (removes its .cleaned files). */
 void st_cleaner_abort(st_clean_plan_t *plan);
 
