@@ -32,9 +32,10 @@ struct bk_repl_cleaner {
     double thr_rate;             /* bytes per second; <= 0 or huge = none */
     int64_t thr_next_ns;
     bk_repl_cleaner_stats_t st;
+    struct clean_job *committing; /* built plans being swapped in, step by step */
 };
 
-typedef struct {
+typedef struct clean_job {
     bk_repl_cleaner_t *c;
     st_clean_plan_t *plan;       /* NULL once the job aborted it */
     st_cleaner_stats_t stats;
@@ -44,6 +45,10 @@ typedef struct {
     char topic[BK_META_TOPIC_NAME_MAX + 1];
     int64_t started_ms;
     int64_t build_ns;            /* time st_cleaner_build took (its thread) */
+    int64_t commit_us;           /* loop time spent in commit steps so far */
+    int64_t commit_max_us;       /* the longest step */
+    struct event *step;          /* commit: one segment per loop turn */
+    struct clean_job *next;      /* in bk_repl_cleaner.committing */
 } clean_job_t;
 
 static int64_t mono_ns(void) {
@@ -88,67 +93,125 @@ static int build_job(void *arg) {
 
 static void schedule(bk_repl_cleaner_t *c, int64_t ms);
 
+/* The job is over (committed, aborted or failed): counts, frees, and the
+ * next run comes at once after a pass that cleaned something. */
+static void job_end(clean_job_t *j, bool cleaned) {
+    bk_repl_cleaner_t *c = j->c;
+    assert(c->running > 0);
+    c->running--;
+    for (clean_job_t **pp = &c->committing; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    if (j->step) event_free(j->step);
+    free(j);
+    if (!atomic_load(&c->stop)) schedule(c, cleaned ? 0 : -1);
+}
+
+static void abort_job(clean_job_t *j) {
+    if (j->plan) {
+        st_guard_allow_begin();   /* unlinks of .cleaned files */
+        st_cleaner_abort(j->plan);
+        st_guard_allow_end();
+        j->plan = NULL;
+    }
+    j->c->st.aborted++;
+}
+
+static void arm_step(clean_job_t *j) {
+    struct timeval zero = { 0, 0 };   /* next loop turn, after pending I/O */
+    if (event_add(j->step, &zero) != 0) {
+        st_logf(ST_LOG_ERROR, "cleaner: cannot arm a commit step of %s-%d", j->topic, j->partition);
+        abort_job(j);
+        job_end(j, false);
+    }
+}
+
+/* One commit step: one segment swapped in (renames, directory fsyncs, an
+ * index rebuild) per loop turn, so that requests are served between
+ * segments; the partition is looked up again each time. */
+static void commit_step(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    clean_job_t *j = arg;
+    bk_repl_cleaner_t *c = j->c;
+    bk_node_t *n = c->n;
+    bk_repl_part_t *p = n->parts ? bk_repl_parts_get(n->parts, &j->topic_id, j->partition) : NULL;
+    if (!p || !p->log || p->log_gen != j->log_gen || atomic_load(&c->stop)) {
+        abort_job(j);   /* deleted, re-created, closed or reassigned meanwhile */
+        job_end(j, false);
+        return;
+    }
+    int64_t t0 = mono_ns();
+    bool done = false;
+    /* renames, directory fsyncs and an index rebuild: on the loop because
+     * readers and appends use the segment list there (see "Still on the
+     * loop" in broker/README.md) */
+    st_guard_allow_begin();
+    int rc = st_cleaner_commit_some(p->log, j->plan, 1, &j->stats, &done);
+    st_guard_allow_end();
+    int64_t us = (mono_ns() - t0) / 1000;
+    j->commit_us += us;
+    if (us > j->commit_max_us) j->commit_max_us = us;
+    if (!done) {
+        arm_step(j);
+        return;
+    }
+    j->plan = NULL;   /* freed by the last step */
+    p->clean_busy_gen = 0;
+    bool cleaned = false;
+    if (rc == KP_OK) {
+        c->st.passes++;
+        c->st.bytes_read += j->stats.bytes_read;
+        c->st.bytes_written += j->stats.bytes_written;
+        c->st.records_removed += (uint64_t)(j->stats.records_dropped + j->stats.tombstones_dropped);
+        c->st.segments_cleaned += (uint64_t)j->stats.segments_cleaned;
+        c->st.last_pass_ms = bk_net_now_ms();
+        cleaned = j->stats.segments_cleaned > 0;
+        /* kept tombstones got a delete horizon: a pass after it drops
+         * them even if nothing new is written (Kafka: KIP-534) */
+        const st_log_config_t *lc = st_log_config(p->log);
+        p->clean_due_ms = j->stats.tombstones_kept > 0 && lc->delete_retention_ms < INT64_MAX / 2
+                              ? bk_net_now_ms() + lc->delete_retention_ms + 1
+                              : -1;
+        /* the figures test/bench/run-cleaner-bench.sh reads */
+        st_logf(ST_LOG_INFO,
+                "cleaner: partition %s-%d: %" PRIu64 " dirty bytes mapped, %" PRIu64
+                " bytes written, build %" PRId64 " ms, commit %" PRId64 " us on the loop in %d step(s), longest %"
+                PRId64 " us",
+                j->topic, j->partition, j->stats.bytes_read, j->stats.bytes_written,
+                (j->build_ns + 500000) / 1000000, j->commit_us, j->stats.segments_cleaned, j->commit_max_us);
+    } else {
+        st_logf(ST_LOG_ERROR, "cleaner: partition %s-%d: commit failed: %s", j->topic, j->partition,
+                st_status_str(rc));
+    }
+    job_end(j, cleaned);
+}
+
 static void build_done(void *arg, int status) {
     clean_job_t *j = arg;
     bk_repl_cleaner_t *c = j->c;
     bk_node_t *n = c->n;
-    assert(c->running > 0);
-    c->running--;
     bk_repl_part_t *p = n->parts ? bk_repl_parts_get(n->parts, &j->topic_id, j->partition) : NULL;
     bool same = p && p->log && p->log_gen == j->log_gen;
-    if (same) p->clean_busy_gen = 0;
-    bool cleaned = false;
-    if (status == KP_OK && same && j->plan) {
-        /* renames, directory fsyncs and an index rebuild per cleaned
-         * segment: on the loop because readers and appends use the segment
-         * list there (see "Still on the loop" in broker/README.md) */
-        int64_t t0 = mono_ns();
-        st_guard_allow_begin();
-        int rc = st_cleaner_commit(p->log, j->plan, &j->stats);
-        st_guard_allow_end();
-        int64_t commit_us = (mono_ns() - t0) / 1000;
-        j->plan = NULL;
-        if (rc == KP_OK) {
-            /* the figures test/bench/run-cleaner-bench.sh reads */
-            st_logf(ST_LOG_INFO,
-                    "cleaner: partition %s-%d: %" PRIu64 " dirty bytes mapped, %" PRIu64
-                    " bytes written, build %" PRId64 " ms, commit %" PRId64 " us on the loop",
-                    j->topic, j->partition, j->stats.bytes_read, j->stats.bytes_written,
-                    (j->build_ns + 500000) / 1000000, commit_us);
-            c->st.passes++;
-            c->st.bytes_read += j->stats.bytes_read;
-            c->st.bytes_written += j->stats.bytes_written;
-            c->st.records_removed += (uint64_t)(j->stats.records_dropped + j->stats.tombstones_dropped);
-            c->st.segments_cleaned += (uint64_t)j->stats.segments_cleaned;
-            c->st.last_pass_ms = bk_net_now_ms();
-            cleaned = j->stats.segments_cleaned > 0;
-            /* kept tombstones got a delete horizon: a pass after it drops
-             * them even if nothing new is written (Kafka: KIP-534) */
-            const st_log_config_t *lc = st_log_config(p->log);
-            p->clean_due_ms = j->stats.tombstones_kept > 0 && lc->delete_retention_ms < INT64_MAX / 2
-                                  ? bk_net_now_ms() + lc->delete_retention_ms + 1
-                                  : -1;
-        } else {
-            st_logf(ST_LOG_ERROR, "cleaner: partition %s-%d: commit failed: %s", j->topic, j->partition,
-                    st_status_str(rc));
-        }
-    } else {
-        if (j->plan) {
-            st_guard_allow_begin();   /* unlinks of .cleaned files */
-            st_cleaner_abort(j->plan);
-            st_guard_allow_end();
-            j->plan = NULL;
-        }
-        c->st.aborted++;
-        if (status != KP_OK && status != BK_NET_ERR_CANCELLED && same) {
-            p->clean_bad_gen = p->log_gen;
-            st_logf(ST_LOG_ERROR,
-                    "cleaner: partition %s-%d is uncleanable (%s); skipped until it is opened again",
-                    j->topic, j->partition, st_status_str(status));
+    if (status == KP_OK && same && j->plan && !atomic_load(&c->stop)) {
+        j->step = event_new(n->base, -1, 0, commit_step, j);
+        if (j->step) {
+            j->next = c->committing;
+            c->committing = j;
+            arm_step(j);
+            return;
         }
     }
-    free(j);
-    if (!atomic_load(&c->stop)) schedule(c, cleaned ? 0 : -1);
+    if (same) p->clean_busy_gen = 0;
+    abort_job(j);
+    if (status != KP_OK && status != BK_NET_ERR_CANCELLED && same) {
+        p->clean_bad_gen = p->log_gen;
+        st_logf(ST_LOG_ERROR, "cleaner: partition %s-%d is uncleanable (%s); skipped until it is opened again",
+                j->topic, j->partition, st_status_str(status));
+    }
+    job_end(j, false);
 }
 
 /* ---- selection ----------------------------------------------------------- */
@@ -324,6 +387,11 @@ void bk_repl_cleaner_free(bk_repl_cleaner_t *c) {
     /* running builds see the stop at their next batch; every done runs
      * before this returns and aborts its plan */
     if (c->pool) bk_net_worker_pool_free(c->pool, false);
+    while (c->committing) { /* plans between two commit steps */
+        clean_job_t *j = c->committing;
+        abort_job(j);
+        job_end(j, false);
+    }
     assert(c->running == 0);
     pthread_mutex_destroy(&c->thr_mu);
     free(c);

@@ -60,8 +60,9 @@ mapped=$(sed -n 's/.*: \([0-9]*\) dirty bytes mapped.*/\1/p' <<<"$line")
 written=$(sed -n 's/.* \([0-9]*\) bytes written.*/\1/p' <<<"$line")
 build_ms=$(sed -n 's/.*build \([0-9]*\) ms.*/\1/p' <<<"$line")
 commit_us=$(sed -n 's/.*commit \([0-9]*\) us.*/\1/p' <<<"$line")
+steps=$(sed -n 's/.* in \([0-9]*\) step(s), longest \([0-9]*\) us.*/\1 steps, longest \2 us/p' <<<"$line")
 p99i=$(jq -r .p99_ms <<<"$idle"); p99b=$(jq -r .p99_ms <<<"$busy")
-echo "cleaner: $mapped dirty bytes mapped, $written written, build $build_ms ms, commit $commit_us us on the loop"
+echo "cleaner: $mapped dirty bytes mapped, $written written, build $build_ms ms, commit $commit_us us on the loop ($steps)"
 awk -v m="$mapped" -v b="$build_ms" -v c="$commit_us" 'BEGIN {
   t = b / 1000 + c / 1e6; if (t <= 0) t = 0.001
   printf "cleaner throughput: %.1f MB/s (%.1f MiB/s) of dirty log (storage-only figure before: 44 MiB/s)\n", m / t / 1e6, m / t / 1048576 }'
