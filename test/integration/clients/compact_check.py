@@ -21,6 +21,7 @@ usage: compact_check.py BOOTSTRAP MODE ARGS...
   alter TOPIC K=V...  sets the topic's configs to exactly K=V... (AlterConfigs).
   latency TOPIC SECONDS RATE  produce latency at RATE msgs/s (acks=1,
                     linger 0), one JSON line: msgs errors p50_ms p99_ms p999_ms max_ms.
+  alter-broker ID K=V...  dynamic broker configs of broker ID (AlterConfigs).
   dump TOPIC        prints "REC key offset value" per record from the start.
   commits TOPIC GROUP N   creates TOPIC, commits offsets 1..N of its
                     partition 0 for GROUP; prints "COMMITTED N".
@@ -287,6 +288,15 @@ def latency(topic, seconds, rate):
                       "p999_ms": pct(0.999), "max_ms": round(lat[-1], 3) if lat else -1}))
 
 
+def alter_broker(broker, kv):
+    """Dynamic broker config (AlterConfigs on broker resource BROKER)."""
+    from confluent_kafka.admin import ConfigResource
+    a = AdminClient({"bootstrap.servers": boot})
+    res = ConfigResource(ConfigResource.Type.BROKER, broker, set_config=kv)
+    for _, f in a.alter_configs([res]).items():
+        f.result(timeout=20)
+
+
 def dump(topic):
     for key, off, val, _, _ in read_all(topic):
         print("REC %s %d %s" % (key.decode() if key else "-", off, val.decode().rstrip(".") if val else "-"))
@@ -301,6 +311,8 @@ try:
         produce(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 0)
     elif mode == "latency":
         latency(sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    elif mode == "alter-broker":
+        alter_broker(sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:]))
     elif mode == "alter":
         alter(sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:]))
     elif mode == "create":
