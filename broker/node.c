@@ -27,6 +27,7 @@
 #include "broker/txn/txn_driver.h"
 #include "broker/meta/meta_log.h"
 #include "broker/node_dynconf.h"
+#include "broker/replication/cleaner.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/quorum/quorum.h"
@@ -463,6 +464,8 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     if (n->quorum) bk_quorum_set_pool(n->quorum, n->pool);
     if (bk_repl_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
     trash_leftovers(n);
+    n->cleaner = bk_repl_cleaner_new(n);
+    if (!n->cleaner) return fail(err, len, "cannot start the log cleaner");
     n->fetch = bk_api_fetch_new(n);
     n->purg = bk_repl_purg_new(base, BK_REPL_PURG_WAITERS_MAX);
     if (!n->fetch || !n->purg) return fail(err, len, "out of memory");
@@ -577,6 +580,8 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
     bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
+    bk_repl_cleaner_free(n->cleaner); /* builds stop at their next batch */
+    n->cleaner = NULL;
     bk_repl_replica_stop(n);
     bk_grp_gd_stop(n->groups);
     bk_txn_td_stop(n->txns);
@@ -587,6 +592,8 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
 void bk_broker_free(bk_node_t *n) {
     st_guard_leave_loop();
     if (n->tick) { event_free(n->tick); n->tick = NULL; }
+    bk_repl_cleaner_free(n->cleaner);
+    n->cleaner = NULL;
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
     bk_repl_purg_free(n->purg);
     n->purg = NULL;

@@ -10,6 +10,7 @@
 #include "broker/api/dispatch.h"
 #include "broker/replication/purgatory.h"
 #include "broker/metrics/metrics_catalogue.h"
+#include "broker/replication/cleaner.h"
 #include "broker/replication/parts.h"
 #include "broker/quorum/quorum.h"
 #include "broker/group/group_driver.h"
@@ -173,6 +174,25 @@ static double read_offline(void *arg) {
     return (double)off;
 }
 
+static bk_repl_cleaner_stats_t cleaner_stats(void *arg) {
+    bk_node_t *n = arg;
+    bk_repl_cleaner_stats_t st;
+    bk_repl_cleaner_stats(n->cleaner, &st);
+    return st;
+}
+
+static void collect_cleaner_passes(bk_mx_emit_t *e, void *arg) { bk_mx_emit(e, NULL, (double)cleaner_stats(arg).passes); }
+static void collect_cleaner_read(bk_mx_emit_t *e, void *arg) { bk_mx_emit(e, NULL, (double)cleaner_stats(arg).bytes_read); }
+static void collect_cleaner_written(bk_mx_emit_t *e, void *arg) {
+    bk_mx_emit(e, NULL, (double)cleaner_stats(arg).bytes_written);
+}
+static void collect_cleaner_removed(bk_mx_emit_t *e, void *arg) {
+    bk_mx_emit(e, NULL, (double)cleaner_stats(arg).records_removed);
+}
+static double read_cleaner_last(void *arg) { return (double)cleaner_stats(arg).last_pass_ms / 1000.0; }
+static double read_cleaner_ratio(void *arg) { return cleaner_stats(arg).max_dirty_ratio; }
+static double read_cleaner_bad(void *arg) { return (double)cleaner_stats(arg).uncleanable; }
+
 static void gauge_fn(bk_node_t *n, bk_mx_id_t id, bk_mx_value_fn fn) {
     bk_mx_set_fn(bk_mx_series(n->metrics, id, NULL), fn, n);
 }
@@ -189,6 +209,13 @@ int bk_broker_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
     bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
     bk_mx_set_collector(n->metrics, BK_MX_RAFT_ELECTIONS_TOTAL, collect_elections, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CLEANER_PASSES_TOTAL, collect_cleaner_passes, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CLEANER_BYTES_READ_TOTAL, collect_cleaner_read, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CLEANER_BYTES_WRITTEN_TOTAL, collect_cleaner_written, n);
+    bk_mx_set_collector(n->metrics, BK_MX_CLEANER_RECORDS_REMOVED_TOTAL, collect_cleaner_removed, n);
+    gauge_fn(n, BK_MX_CLEANER_LAST_PASS_SECONDS, read_cleaner_last);
+    gauge_fn(n, BK_MX_CLEANER_MAX_DIRTY_RATIO, read_cleaner_ratio);
+    gauge_fn(n, BK_MX_CLEANER_UNCLEANABLE_LOGS, read_cleaner_bad);
     gauge_fn(n, BK_MX_RAFT_EPOCH, read_epoch);
     gauge_fn(n, BK_MX_RAFT_LEADER_ID, read_leader);
     gauge_fn(n, BK_MX_RAFT_COMMIT_LAG_RECORDS, read_commit_lag);

@@ -44,11 +44,19 @@ struct st_clean_plan {
     int64_t delete_retention_ms;
     size_t dedupe_buffer_bytes;
     size_t records_max_bytes; /* decompression cap per batch (log config) */
+    st_cleaner_io_fn io_fn;   /* throttle / stop hook (may be NULL) */
+    void *io_ctx;
     size_t first_dirty;       /* index into segs of the first dirty segment */
     size_t n;                 /* segments to clean (may shrink when the map fills) */
     plan_seg_t *segs;
     int64_t end_offset;       /* base of the first segment not cleaned */
     int64_t next_base_after;  /* base of segment n in the log at prepare */
+    uint64_t trunc_gen;       /* the log's at prepare: a truncation meanwhile
+                               * may have re-created a segment under the same
+                               * name and size, so nothing is swapped in */
+    size_t next;              /* commit: segs[next..n) not yet swapped in */
+    int commit_rc;            /* commit: first error of the steps so far */
+    bool commit_all;          /* commit: every segment so far swapped in */
     st_aborted_txn_t *aborted;
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
@@ -130,6 +138,13 @@ double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms) {
     return ratio_of(log, cleanable_segments(log, now_ms));
 }
 
+int64_t st_log_first_dirty_timestamp(const st_log_t *log, int64_t now_ms) {
+    size_t k = cleanable_segments(log, now_ms);
+    for (size_t i = 0; i < k; i++)
+        if (log->segs[i + 1].base_offset > log->cleaned_upto) return log->segs[i].max_ts;
+    return -1;
+}
+
 /* The build step's buffers, reused across batches: the batch read from the
  * segment, the arena holding its decompressed records and the rebuilt batch
  * (reset per batch), and the records kept. */
@@ -184,6 +199,7 @@ static int map_segment(const st_clean_plan_t *pl, const st_segment_t *s, st_offs
         if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
         st->bytes_read += h.size;
         pos += h.size;
+        if (pl->io_fn && (rc = pl->io_fn(pl->io_ctx, h.size)) != KP_OK) return rc;
         if (!has_keys(pl, &b)) continue;
         const uint8_t *recs;
         size_t len;
@@ -245,6 +261,7 @@ static int pick_records(const st_clean_plan_t *pl, const kp_batch_t *b, const ui
                 continue;
             }
             if (!has_horizon) k->need_horizon = true;
+            st->tombstones_kept++;
         }
         sc->recs[k->n++] = rec;
     }
@@ -324,6 +341,7 @@ static int write_cleaned(const st_clean_plan_t *pl, const st_segment_t *s, const
             rc = st_io_pwrite(fd, out, len, wpos);
             wpos += len;
         }
+        if (rc == KP_OK && pl->io_fn) rc = pl->io_fn(pl->io_ctx, h.size + len);
     }
     if (rc == KP_OK) rc = st_io_fsync(fd);
     close(fd);
@@ -335,23 +353,28 @@ static void suffixed(char *out, size_t cap, const char *dir, int64_t base, const
     st_seg_path(out, cap, dir, base, suffix);
 }
 
-/* Replaces segment i by its cleaned copy (see the header for the steps). */
-static int swap_in(st_log_t *log, size_t i, const char *cleaned) {
+/* Step 1 for segment at base: X.log.cleaned -> X.log.swap (not yet
+ * fsynced: the caller fsyncs the directory once for every segment). */
+static int stage_swap(const char *dir, int64_t base, const char *cleaned) {
+    char swap[ST_PATH_MAX];
+    suffixed(swap, sizeof swap, dir, base, ".log.swap");
+    if (st_io_rename(cleaned, swap) != KP_OK) {
+        unlink(cleaned);
+        return ST_ERR_IO;
+    }
+    return KP_OK;
+}
+
+/* Step 2 for segment i (its .swap is durable): X.log -> X.log.deleted,
+ * stale indexes removed, X.log.swap -> X.log. From here the swap is
+ * committed: a failure leaves files that the next open completes. */
+static int replace_live(st_log_t *log, size_t i) {
     st_segment_t *s = &log->segs[i];
     int64_t base = s->base_offset;
     char swap[ST_PATH_MAX], live[ST_PATH_MAX], del[ST_PATH_MAX], p[ST_PATH_MAX];
     suffixed(swap, sizeof swap, log->dir, base, ".log.swap");
     suffixed(live, sizeof live, log->dir, base, ".log");
     suffixed(del, sizeof del, log->dir, base, ".log.deleted");
-    crash_point(1);
-    if (st_io_rename(cleaned, swap) != KP_OK || st_io_fsync_dir(log->dir) != KP_OK) {
-        unlink(cleaned);
-        unlink(swap);
-        return ST_ERR_IO;
-    }
-    crash_point(2);
-    /* from here the swap is committed: a failure leaves files that the next
-     * open completes, so the log goes offline rather than guessing */
     if (st_seg_close(s) != KP_OK) { /* read-only segment: nothing to lose */ }
     int rc = st_io_rename(live, del);
     crash_point(3);
@@ -360,8 +383,17 @@ static int swap_in(st_log_t *log, size_t i, const char *cleaned) {
     suffixed(p, sizeof p, log->dir, base, ".timeindex");
     unlink(p);
     if (rc == KP_OK) rc = st_io_rename(swap, live);
-    if (rc == KP_OK) rc = st_io_fsync_dir(log->dir);
-    crash_point(4);
+    return rc;
+}
+
+/* Step 3 for segment i (the directory is fsynced): unlink X.log.deleted,
+ * open the cleaned segment and rebuild its indexes. */
+static int reopen(st_log_t *log, size_t i, int rc) {
+    st_segment_t *s = &log->segs[i];
+    int64_t base = s->base_offset;
+    char live[ST_PATH_MAX], del[ST_PATH_MAX];
+    suffixed(live, sizeof live, log->dir, base, ".log");
+    suffixed(del, sizeof del, log->dir, base, ".log.deleted");
     unlink(del);
     crash_point(5);
     if (rc == KP_OK) rc = st_seg_open(s, log->dir, base, false, log->cfg.index_max_bytes);
@@ -397,7 +429,9 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     if (log->offline) return ST_ERR_OFFLINE;
     if (!(log->cfg.cleanup_policy & ST_CLEANUP_COMPACT)) return KP_OK;
     size_t k = cleanable_segments(log, now_ms);
-    if (k == 0 || ratio_of(log, k) < log->cfg.min_cleanable_dirty_ratio) return KP_OK;
+    if (k == 0) return KP_OK;
+    double ratio = ratio_of(log, k);
+    if (ratio < log->cfg.min_cleanable_dirty_ratio && !cc->ignore_dirty_ratio) return KP_OK;
     if (k > PLAN_SEGMENTS_MAX) k = PLAN_SEGMENTS_MAX;
     st_clean_plan_t *pl = calloc(1, sizeof *pl);
     if (!pl) return KP_ERR_NOMEM;
@@ -413,6 +447,10 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->delete_retention_ms = log->cfg.delete_retention_ms;
     pl->dedupe_buffer_bytes = cc->dedupe_buffer_bytes;
     pl->records_max_bytes = (size_t)log->cfg.records_max_bytes;
+    pl->io_fn = cc->io_fn;
+    pl->io_ctx = cc->io_ctx;
+    pl->trunc_gen = log->trunc_gen;
+    pl->commit_all = true;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -442,9 +480,21 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     return KP_OK;
 }
 
+/* The map never needs more slots than the dirty section has records (a
+ * record takes at least 7 bytes of a batch; a slot 24 bytes at 3/4 fill):
+ * a small dirty section gets a small map rather than the whole
+ * log.cleaner.dedupe.buffer.size, which would be written in full (cleared)
+ * on every pass. */
+static size_t map_bytes(const st_clean_plan_t *pl) {
+    uint64_t dirty = 0;
+    for (size_t i = pl->first_dirty; i < pl->n; i++) dirty += pl->segs[i].view.size_bytes;
+    uint64_t need = dirty / 7 * 32 + 64 * sizeof(st_offset_map_slot_t);
+    return need < pl->dedupe_buffer_bytes ? (size_t)need : pl->dedupe_buffer_bytes;
+}
+
 int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     st_offset_map_t m;
-    int rc = st_offset_map_init(&m, pl->dedupe_buffer_bytes);
+    int rc = st_offset_map_init(&m, map_bytes(pl));
     if (rc != KP_OK) return rc;
     scratch_t sc;
     scratch_init(&sc, pl->records_max_bytes);
@@ -471,26 +521,75 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     return rc;
 }
 
-int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
-    int rc = log->offline ? ST_ERR_OFFLINE : KP_OK;
-    bool all = true;
-    for (size_t i = 0; i < pl->n; i++) {
+/* The swap of every segment in three steps, each over all of them, so that
+ * the directory is fsynced twice per pass rather than twice per segment
+ * (each fsync is milliseconds on a virtual disk, and this runs on the
+ * broker's loop). Crash safety per segment is unchanged: a .swap is only
+ * ever a complete, fsynced cleaned copy, and st_log_open completes it;
+ * segments are staged and replaced in ascending order, so a crash leaves
+ * a prefix of them cleaned (an older segment is never left uncleaned
+ * behind a newer one that dropped a tombstone). */
+int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *pl, size_t max_segments, st_cleaner_stats_t *st,
+                           bool *done) {
+    int rc = log->offline ? ST_ERR_OFFLINE : pl->commit_rc;
+    bool all = pl->commit_all;
+    size_t end = pl->n - pl->next <= max_segments || max_segments == 0 ? pl->n : pl->next + max_segments;
+    size_t *idx = malloc((end - pl->next ? end - pl->next : 1) * sizeof *idx); /* log segment of each staged one */
+    size_t ns = 0;
+    if (!idx) rc = KP_ERR_NOMEM;
+    for (size_t i = pl->next; i < end; i++) {
         plan_seg_t *ps = &pl->segs[i];
         close(ps->view.log_fd);
         ps->view.log_fd = -1;
         size_t j = log_seg_for(log, ps->view.base_offset);
-        bool same = rc == KP_OK && ps->built && j + 1 < log->nsegs &&
+        bool same = rc == KP_OK && ps->built && pl->trunc_gen == log->trunc_gen && j + 1 < log->nsegs &&
                     log->segs[j].base_offset == ps->view.base_offset &&
                     log->segs[j].size_bytes == ps->view.size_bytes;
-        if (!same) {
+        if (same && ns == 0) crash_point(1);
+        if (!same || stage_swap(log->dir, ps->view.base_offset, ps->cleaned) != KP_OK) {
             /* retention or truncation changed this segment meanwhile */
             unlink(ps->cleaned);
             all = false;
             continue;
         }
-        rc = swap_in(log, j, ps->cleaned);
-        if (rc == KP_OK) st->segments_cleaned++;
+        idx[ns++] = j;
+    }
+    if (ns > 0 && st_io_fsync_dir(log->dir) != KP_OK) {
+        /* nothing is committed yet: take the staged copies back */
+        for (size_t k = 0; k < ns; k++) {
+            char swap[ST_PATH_MAX];
+            suffixed(swap, sizeof swap, log->dir, log->segs[idx[k]].base_offset, ".log.swap");
+            unlink(swap);
+        }
+        ns = 0;
+        all = false;
+        rc = ST_ERR_IO;
+    }
+    if (ns > 0) crash_point(2);
+    int swap_rc = KP_OK;
+    for (size_t k = 0; k < ns; k++) {
+        int r = replace_live(log, idx[k]);
+        if (r != KP_OK && swap_rc == KP_OK) swap_rc = r;
+    }
+    if (ns > 0 && swap_rc == KP_OK) swap_rc = st_io_fsync_dir(log->dir);
+    if (ns > 0) crash_point(4);
+    for (size_t k = 0; k < ns; k++) {
+        int r = reopen(log, idx[k], swap_rc);
+        if (r == KP_OK) st->segments_cleaned++;
         else all = false;
+        if (r != KP_OK && rc == KP_OK) rc = r;
+    }
+    free(idx);
+    pl->next = end;
+    pl->commit_rc = rc;
+    pl->commit_all = all;
+    *done = end == pl->n || rc != KP_OK;
+    if (!*done) return KP_OK;
+    for (size_t i = end; i < pl->n; i++) { /* after an error: the rest is dropped */
+        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
+        pl->segs[i].view.log_fd = -1;
+        unlink(pl->segs[i].cleaned);
+        all = false;
     }
     if (rc == KP_OK) {
         st->end_offset = pl->end_offset;
@@ -504,6 +603,13 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
     }
     pl->n = 0; /* files are swapped in or unlinked */
     st_cleaner_abort(pl);
+    return rc;
+}
+
+int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    bool done = false;
+    int rc = KP_OK;
+    while (!done) rc = st_cleaner_commit_some(log, pl, 0, st, &done);
     return rc;
 }
 

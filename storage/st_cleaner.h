@@ -19,10 +19,12 @@
  * last offset, producer fields, leader epoch and max timestamp (Kafka's
  * rules). Offsets never change.
  *
- * Swap, per segment X: write X.log.cleaned, fsync; rename to X.log.swap,
- * fsync dir; rename X.log -> X.log.deleted; rename X.log.swap -> X.log,
- * fsync dir; unlink X.log.deleted. st_log_open finishes or discards any
- * step a crash interrupted (.cleaned removed, .swap completed).
+ * Swap, per segment X (each step over every segment of the pass, in
+ * ascending order, so the directory is fsynced twice per pass): write
+ * X.log.cleaned, fsync (build); rename to X.log.swap; fsync dir; rename
+ * X.log -> X.log.deleted, X.log.swap -> X.log; fsync dir; unlink
+ * X.log.deleted. st_log_open finishes or discards any step a crash
+ * interrupted (.cleaned removed, .swap completed).
  *
  * Threading: a pass is three calls. st_cleaner_prepare (owner thread, no
  * I/O beyond dup()) snapshots what to clean; st_cleaner_build (any thread,
@@ -39,8 +41,23 @@
 
 #include "storage/st_log.h"
 
+/* Called by st_cleaner_build on its own thread after each batch read and
+ * each batch written (bytes = its size): the broker throttles here
+ * (log.cleaner.io.max.bytes.per.second) and stops a build at shutdown. A
+ * non-zero return ends the build with that status (the plan is then
+ * aborted by the caller). */
+typedef int (*st_cleaner_io_fn)(void *ctx, uint64_t bytes);
+
 typedef struct st_cleaner_config {
     size_t dedupe_buffer_bytes;   /* log.cleaner.dedupe.buffer.size (128 MiB) */
+    bool ignore_dirty_ratio;      /* clean although the dirty share is below
+                                   * min.cleanable.dirty.ratio (the broker's
+                                   * max.compaction.lag.ms was exceeded, or
+                                   * tombstones' delete horizon passed: with
+                                   * nothing dirty the pass rewrites the
+                                   * cleaned range, dropping them) */
+    st_cleaner_io_fn io_fn;       /* may be NULL */
+    void *io_ctx;
 } st_cleaner_config_t;
 
 typedef struct st_cleaner_stats {
@@ -50,6 +67,7 @@ typedef struct st_cleaner_stats {
     int64_t records_kept;
     int64_t records_dropped;
     int64_t tombstones_dropped;
+    int64_t tombstones_kept;      /* still within delete.retention.ms */
     int64_t batches_kept_whole;   /* records over records_max_bytes: not read */
     int64_t batches_recompressed; /* compressed batches rebuilt with their codec */
     int64_t end_offset;           /* cleaned below this */
@@ -58,6 +76,12 @@ typedef struct st_cleaner_stats {
 
 /* Share of the cleanable range not yet cleaned (0..1); 0 when none. */
 double st_log_dirty_ratio(const st_log_t *log, int64_t now_ms);
+
+/* Largest timestamp of the first dirty segment of the cleanable range, or
+ * -1 when nothing there is dirty (for max.compaction.lag.ms: a segment
+ * only has its largest timestamp, so a log becomes due a little later than
+ * by its first record's). */
+int64_t st_log_first_dirty_timestamp(const st_log_t *log, int64_t now_ms);
 
 /* One compaction pass (see above). KP_OK also when skipped. Errors:
  * ST_ERR_IO (the log stays readable; leftover files are cleared on the
@@ -75,6 +99,14 @@ KP_MUST_CHECK int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *c
 KP_MUST_CHECK int st_cleaner_build(st_clean_plan_t *plan, st_cleaner_stats_t *stats);
 /* Owner thread: swaps the built segments in and frees the plan. */
 KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cleaner_stats_t *stats);
+/* Owner thread: the same as st_cleaner_commit, in steps of at most
+ * max_segments segments (0 = all), so that a caller on an event loop can
+ * serve other work between them; every step checks its segments against
+ * the log as it is then. *done once the plan is finished and freed (with
+ * the pass's status); until then the log is consistent (a prefix of the
+ * pass's segments is cleaned) and the plan stays the caller's. */
+KP_MUST_CHECK int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *plan, size_t max_segments,
+                                         st_cleaner_stats_t *stats, bool *done);
 /* Frees a plan that will not be committed (removes its .cleaned files). */
 void st_cleaner_abort(st_clean_plan_t *plan);
 

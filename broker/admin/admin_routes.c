@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "broker/meta/meta_log.h"
+#include "broker/net/clock.h"
 #include "broker/replication/parts.h"
+#include "storage/st_cleaner.h"
 
 static void uuid_text(const bk_meta_uuid_t *u, char out[37]) {
     static const char hx[] = "0123456789abcdef";
@@ -121,11 +123,18 @@ static void get_topic(bk_http_req_t *req, void *ctx) {
             bk_http_json_kv_i64(j, "high_watermark", st_log_high_watermark(bp->log));
             bk_http_json_kv_i64(j, "log_end_offset", st_log_end_offset(bp->log));
             bk_http_json_kv_u64(j, "size_bytes", st_log_size_bytes(bp->log));
+            /* this node's replica: each replica compacts its own log */
+            bk_http_json_kv_i64(j, "cleaner_offset", st_log_cleaner_offset(bp->log));
+            bk_http_json_kv_f64(j, "dirty_ratio", st_log_dirty_ratio(bp->log, bk_net_now_ms()));
+            bk_http_json_kv_bool(j, "uncleanable", bp->clean_bad_gen != 0 && bp->clean_bad_gen == bp->log_gen);
         } else {
             bk_http_json_kv_null(j, "log_start_offset");
             bk_http_json_kv_null(j, "high_watermark");
             bk_http_json_kv_null(j, "log_end_offset");
             bk_http_json_kv_null(j, "size_bytes");
+            bk_http_json_kv_null(j, "cleaner_offset");
+            bk_http_json_kv_null(j, "dirty_ratio");
+            bk_http_json_kv_null(j, "uncleanable");
         }
         bk_http_json_obj_end(j);
     }

@@ -111,13 +111,15 @@ static int parse_int(const bk_cfg_desc_t *d, const char *s, bk_cfg_val_t *out, c
     return KP_OK;
 }
 
+/* A maximum of BK_CFG_I64MAX means "any finite number" for a double (Kafka's
+ * log.cleaner.io.max.bytes.per.second defaults to Double.MAX_VALUE). */
 static int parse_double(const bk_cfg_desc_t *d, const char *s, bk_cfg_val_t *out, char *why,
                         size_t why_len) {
     char *end = NULL;
     errno = 0;
     double v = s[0] ? strtod(s, &end) : NAN;
     if (s[0] == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v) ||
-        v < (double)d->min || v > (double)d->max)
+        v < (double)d->min || (d->max != BK_CFG_I64MAX && v > (double)d->max))
         return bad(why, why_len, "expected a number in [%" PRId64 ", %" PRId64 "]", d->min, d->max);
     out->d = v;
     snprintf(out->text, sizeof out->text, "%g", v);

@@ -68,8 +68,10 @@
   X(LOG_PREALLOCATE, "log.preallocate", BOOL, "false", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_SEGMENT_DELETE_DELAY_MS, "log.segment.delete.delay.ms", LONG, "60000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_ENABLE, "log.cleaner.enable", BOOL, "true", 0, 0, NULL, 0) \
-  X(LOG_CLEANER_THREADS, "log.cleaner.threads", INT, "1", 0, BK_CFG_I32MAX, NULL, 0) \
-  X(LOG_CLEANER_DEDUPE_BUFFER_SIZE, "log.cleaner.dedupe.buffer.size", LONG, "134217728", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(LOG_CLEANER_THREADS, "log.cleaner.threads", INT, "1", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_CLEANER_DEDUPE_BUFFER_SIZE, "log.cleaner.dedupe.buffer.size", LONG, "134217728", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_CLEANER_BACKOFF_MS, "log.cleaner.backoff.ms", LONG, "15000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, "log.cleaner.io.max.bytes.per.second", DOUBLE, "1.7976931348623157E308", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_MIN_CLEANABLE_RATIO, "log.cleaner.min.cleanable.ratio", DOUBLE, "0.5", 0, 1, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_DELETE_RETENTION_MS, "log.cleaner.delete.retention.ms", LONG, "86400000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_MIN_COMPACTION_LAG_MS, "log.cleaner.min.compaction.lag.ms", LONG, "0", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \

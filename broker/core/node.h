@@ -104,6 +104,7 @@ struct bk_node {
     int64_t pid_next, pid_end;          /* producer-id block [next, end) */
 
     bk_net_worker_pool_t *pool;
+    struct bk_repl_cleaner *cleaner;    /* log cleaner (replication/cleaner.h) */
     bk_net_t *net;
     bk_http_t *admin;
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */

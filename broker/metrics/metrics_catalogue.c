@@ -99,6 +99,22 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
         NULL, 0 },
     [BK_MX_LOG_LINES_SUPPRESSED_TOTAL] = { "skiff_log_lines_suppressed_total",
         "Connection log lines suppressed by the rate limit.", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_PASSES_TOTAL] = { "skiff_cleaner_passes_total",
+        "Log cleaner passes committed (compacted logs).", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_BYTES_READ_TOTAL] = { "skiff_cleaner_bytes_read_total",
+        "Bytes of log the cleaner read (dirty and cleaned sections).", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_BYTES_WRITTEN_TOTAL] = { "skiff_cleaner_bytes_written_total",
+        "Bytes of cleaned segments the cleaner wrote.", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_RECORDS_REMOVED_TOTAL] = { "skiff_cleaner_records_removed_total",
+        "Records the cleaner removed: superseded, aborted, expired tombstones.", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_LAST_PASS_SECONDS] = { "skiff_cleaner_last_pass_timestamp_seconds",
+        "Unix time of the cleaner's last committed pass (0 = none yet).", G, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_CLEANER_MAX_DIRTY_RATIO] = { "skiff_cleaner_max_dirty_ratio",
+        "Largest dirty ratio of a compacted log held here, at the cleaner's last run.", G, 0, { 0 }, 0,
+        NULL, 0 },
+    [BK_MX_CLEANER_UNCLEANABLE_LOGS] = { "skiff_cleaner_uncleanable_logs",
+        "Compacted logs the cleaner gave up on (a build failed, e.g. a corrupt segment).", G, 0, { 0 }, 0,
+        NULL, 0 },
 };
 
 #undef C

@@ -45,6 +45,13 @@ typedef enum {
     BK_MX_CONNECTIONS_CLOSED_TOTAL,/* counter   {reason} ("idle", "write_stall", "bad_frame") */
     BK_MX_CONNECTIONS_REFUSED_TOTAL, /* counter {limit} ("max_connections", "per_ip") */
     BK_MX_LOG_LINES_SUPPRESSED_TOTAL, /* counter rate-limited log lines not printed */
+    BK_MX_CLEANER_PASSES_TOTAL,    /* counter   log cleaner passes committed */
+    BK_MX_CLEANER_BYTES_READ_TOTAL,   /* counter */
+    BK_MX_CLEANER_BYTES_WRITTEN_TOTAL, /* counter */
+    BK_MX_CLEANER_RECORDS_REMOVED_TOTAL, /* counter */
+    BK_MX_CLEANER_LAST_PASS_SECONDS, /* gauge   wall clock of the last pass, 0 = none */
+    BK_MX_CLEANER_MAX_DIRTY_RATIO, /* gauge     largest dirty ratio of a compacted log */
+    BK_MX_CLEANER_UNCLEANABLE_LOGS, /* gauge    logs the cleaner gave up on */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 

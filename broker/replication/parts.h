@@ -67,6 +67,13 @@ typedef struct bk_repl_part {
                                               (log NULL): answer a retriable
                                               NOT_LEADER_OR_FOLLOWER */
     bool stop_pending, delete_pending;     /* STOP arrived while opening */
+    /* log cleaner (cleaner.h), each about the log of log_gen only: a build
+     * in flight (clean_busy_gen == log_gen); a build failed, e.g. a corrupt
+     * segment (clean_bad_gen == log_gen: skipped while this log is held);
+     * when a pass is due whatever the dirty ratio (tombstones' delete
+     * horizon; -1 = none, 0 = not looked at yet) */
+    uint64_t clean_busy_gen, clean_bad_gen;
+    int64_t clean_due_ms;
     /* skiff_{bytes,messages}_in_total / bytes_out_total series of this
      * partition's topic: NULL until first use, then held (valid until the
      * registry is freed, which outlives every partition) so that produce

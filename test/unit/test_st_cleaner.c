@@ -462,6 +462,44 @@ static void *build_thread(void *p) {
     return NULL;
 }
 
+/* The commit in steps of one segment (the broker's loop does that), with
+ * appends and a truncation-free retention move between steps: after each
+ * step the log reads as the model; at the end every segment is cleaned. */
+START_TEST(test_commit_in_steps) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 777;
+    for (int i = 0; i < 150; i++) write_random(log, &m, &seed, 3, 100);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    st_clean_plan_t *plan;
+    ck_assert_int_eq(st_cleaner_prepare(log, &cc, 200, &plan, &st), KP_OK);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(st_cleaner_build(plan, &st), KP_OK);
+    uint64_t size_before = st_log_size_bytes(log);
+    bool done = false;
+    int steps = 0;
+    while (!done) {
+        ck_assert_int_eq(st_cleaner_commit_some(log, plan, 1, &st, &done), KP_OK);
+        steps++;
+        check_against_model(log, &m, false);
+        write_random(log, &m, &seed, 3, 100); /* the loop appends between steps */
+    }
+    ck_assert_int_gt(steps, 2);
+    ck_assert_int_eq(st.segments_cleaned, steps);
+    ck_assert_int_gt(st_log_cleaner_offset(log), 0);
+    ck_assert_uint_lt(st_log_size_bytes(log), size_before);
+    check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_build_concurrent_with_appends) {
     char *dir = tu_tmpdir();
     st_log_config_t cfg = ccfg();
@@ -570,6 +608,7 @@ int main(void) {
     tcase_add_test(tc, test_kill_at_every_swap_step);
     tcase_add_test(tc, test_compaction_and_transactions);
     tcase_add_test(tc, test_build_concurrent_with_appends);
+    tcase_add_test(tc, test_commit_in_steps);
     tcase_add_test(tc, test_producer_last_batch_kept_empty);
     tcase_add_test(tc, test_records_over_cap_kept_whole);
     suite_add_tcase(s, tc);
