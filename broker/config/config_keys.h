@@ -29,6 +29,19 @@
 #define BK_CFG_I64MAX INT64_MAX
 #define BK_CFG_LMAXS "9223372036854775807"
 
+/* skiff's caps where Kafka's range is open but a value would do damage
+ * here (issue 16); bk_cfg_parse_value names the cap and why when a value
+ * passes it, and kafka_keys.tsv's note column documents them.
+ * - index files: each of a segment's two indexes is created at
+ *   segment.index.bytes (sparse) and mapped whole, so 2 GiB made two 2 GiB
+ *   maps per partition. 64 MiB holds 8M offset entries (32 GiB of log at the
+ *   default index.interval.bytes, far beyond a 2 GiB segment); a full index
+ *   only rolls the segment early.
+ * - batch bytes: a batch is received, CRC-checked and validated whole in
+ *   memory; 1 GiB is far beyond any client's batch and Kafka's default. */
+#define BK_CFG_INDEX_BYTES_CAP (64LL << 20)
+#define BK_CFG_MESSAGE_BYTES_CAP (1LL << 30)
+
 #define BK_CFG_KEYS(X) \
   X(NODE_ID, "node.id", INT, NULL, 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_REQUIRED) \
   X(PROCESS_ROLES, "process.roles", LIST, NULL, 0, 0, "broker,controller", BK_CFG_CF_REQUIRED) \
@@ -62,7 +75,7 @@
   X(LOG_RETENTION_CHECK_INTERVAL_MS, "log.retention.check.interval.ms", LONG, "300000", 1, BK_CFG_I64MAX, NULL, 0) \
   X(LOG_CLEANUP_POLICY, "log.cleanup.policy", LIST, "delete", 0, 0, "delete,compact", BK_CFG_CF_DYNAMIC) \
   X(LOG_INDEX_INTERVAL_BYTES, "log.index.interval.bytes", INT, "4096", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
-  X(LOG_INDEX_SIZE_MAX_BYTES, "log.index.size.max.bytes", INT, "10485760", 4, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_INDEX_SIZE_MAX_BYTES, "log.index.size.max.bytes", INT, "10485760", 4, BK_CFG_INDEX_BYTES_CAP, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_FLUSH_INTERVAL_MESSAGES, "log.flush.interval.messages", LONG, BK_CFG_LMAXS, 1, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_FLUSH_INTERVAL_MS, "log.flush.interval.ms", LONG, NULL, 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_PREALLOCATE, "log.preallocate", BOOL, "false", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
@@ -77,7 +90,7 @@
   X(LOG_MESSAGE_TIMESTAMP_TYPE, "log.message.timestamp.type", ENUM, "CreateTime", 0, 0, "CreateTime,LogAppendTime", BK_CFG_CF_DYNAMIC) \
   X(LOG_MESSAGE_DOWNCONVERSION_ENABLE, "log.message.downconversion.enable", BOOL, "true", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
   X(COMPRESSION_TYPE, "compression.type", ENUM, "producer", 0, 0, "uncompressed,zstd,lz4,snappy,gzip,producer", BK_CFG_CF_DYNAMIC) \
-  X(MESSAGE_MAX_BYTES, "message.max.bytes", INT, "1048588", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(MESSAGE_MAX_BYTES, "message.max.bytes", INT, "1048588", 0, BK_CFG_MESSAGE_BYTES_CAP, NULL, BK_CFG_CF_DYNAMIC) \
   X(SOCKET_REQUEST_MAX_BYTES, "socket.request.max.bytes", INT, "104857600", 1, BK_CFG_I32MAX, NULL, 0) \
   X(FETCH_MAX_BYTES, "fetch.max.bytes", INT, "57671680", 1024, BK_CFG_I32MAX, NULL, 0) \
   X(MIN_INSYNC_REPLICAS, "min.insync.replicas", INT, "1", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
