@@ -52,7 +52,7 @@ static bool fill_add_results(bk_api_req_t *req, const apt_topic_t *ts, int32_t n
     bool any_unknown = false;
     for (int32_t pass = check ? 0 : 1; pass < 2; pass++) {
         for (int32_t i = 0; i < nt; i++) {
-            char *name = bk_api_req_cstr(req, ts[i].name);
+            char *name = bk_api_req_topic_cstr(req, ts[i].name);
             const bk_meta_topic_t *t = name ? bk_meta_image_topic_by_name(&req->node->img, name) : NULL;
             apt_part_t *ps = pass == 1 ? res[i].results_by_partition.items : NULL;
             for (int32_t k = 0; k < ts[i].partitions.count; k++) {
