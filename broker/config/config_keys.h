@@ -14,7 +14,8 @@
  *                            broker resource); otherwise read-only
  *            BK_CFG_CF_SENSITIVE value is never shown (DescribeConfigs, logs)
  * Adding a key is one line here; the loader, --set, DescribeConfigs and the
- * tests pick it up. Keys that only skiff has: admin.listener. */
+ * tests pick it up. Keys that only skiff has: admin.listener, cluster.id,
+ * max.replicas.per.node. */
 #ifndef SKIFF_BROKER_CONFIG_KEYS_H
 #define SKIFF_BROKER_CONFIG_KEYS_H
 
@@ -61,6 +62,7 @@
   X(BROKER_RACK, "broker.rack", STRING, NULL, 0, 0, NULL, 0) \
   X(NUM_PARTITIONS, "num.partitions", INT, "1", 1, BK_CFG_I32MAX, NULL, 0) \
   X(DEFAULT_REPLICATION_FACTOR, "default.replication.factor", INT, "1", 1, BK_CFG_I16MAX, NULL, 0) \
+  X(MAX_REPLICAS_PER_NODE, "max.replicas.per.node", INT, "-1", -1, BK_CFG_I32MAX, NULL, 0) \
   X(AUTO_CREATE_TOPICS_ENABLE, "auto.create.topics.enable", BOOL, "true", 0, 0, NULL, 0) \
   X(DELETE_TOPIC_ENABLE, "delete.topic.enable", BOOL, "true", 0, 0, NULL, 0) \
   X(LOG_SEGMENT_BYTES, "log.segment.bytes", INT, "1073741824", 14, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
