@@ -13,9 +13,10 @@
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
 
-/* The id as a C string in the request arena ("" when null). */
+/* A topic name as a C string in the request arena ("" when null or out of
+ * memory; a NUL stays visible as "\\0", so it names no topic). */
 static const char *cid(bk_api_req_t *req, kp_str_t s) {
-    char *c = kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
+    char *c = kp_slice_is_null(s) ? NULL : bk_api_req_topic_cstr(req, s);
     return c ? c : "";
 }
 
