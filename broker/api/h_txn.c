@@ -14,7 +14,7 @@
 #include "protocol/kp_errors.h"
 
 /* A topic name as a C string in the request arena ("" when null or out of
- * memory; a NUL stays visible as "\\0", so it names no topic). */
+ * memory; a NUL stays visible as "\0", so it names no topic). */
 static const char *cid(bk_api_req_t *req, kp_str_t s) {
     char *c = kp_slice_is_null(s) ? NULL : bk_api_req_topic_cstr(req, s);
     return c ? c : "";
