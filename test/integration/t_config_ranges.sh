@@ -13,17 +13,17 @@ sk_write_cluster_conf 1
 # start-up refusals: exit 2, one line naming the key and the range
 cp "$SK_TMP/cluster.conf" "$SK_TMP/bad.conf"
 echo "log.index.size.max.bytes=2147483647" >> "$SK_TMP/bad.conf"
-timeout -s KILL 15 "$SK_BIN/skiff" --config "$SK_TMP/bad.conf" --node 1 > "$SK_TMP/bad.out" 2>&1
+timeout 15 "$SK_BIN/skiff" --config "$SK_TMP/bad.conf" --node 1 > "$SK_TMP/bad.out" 2>&1
 rc=$?
 sk_check "config file log.index.size.max.bytes=2147483647 refused (exit $rc)" test "$rc" -eq 2
 sk_check "file message names key, line and cap" \
   grep -q "bad.conf:[0-9]*: log.index.size.max.bytes=2147483647: expected an integer in \[4, 67108864\]" "$SK_TMP/bad.out"
-timeout -s KILL 15 "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 --set message.max.bytes=2147483647 > "$SK_TMP/set.out" 2>&1
+timeout 15 "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 --set message.max.bytes=2147483647 > "$SK_TMP/set.out" 2>&1
 rc=$?
 sk_check "--set message.max.bytes=2147483647 refused (exit $rc)" test "$rc" -eq 2
 sk_check "--set message names key and cap" \
   grep -q -- "--set message.max.bytes=2147483647: expected an integer in \[0, 1073741824\] (skiff caps it" "$SK_TMP/set.out"
-timeout -s KILL 15 "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 --set num.recovery.threads.per.data.dir=0 > "$SK_TMP/st.out" 2>&1
+timeout 15 "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 --set num.recovery.threads.per.data.dir=0 > "$SK_TMP/st.out" 2>&1
 rc=$?
 sk_check "--set of a stored key below Kafka's range refused (exit $rc)" test "$rc" -eq 2
 grep -q "num.recovery.threads.per.data.dir" "$SK_TMP/st.out" || cat "$SK_TMP/st.out"
