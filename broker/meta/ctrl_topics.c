@@ -284,7 +284,7 @@ void bk_meta_ctrl_delete_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
 
 static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
                                 const bk_meta_ctrl_create_partitions_t *q, bool validate_only,
-                                bk_meta_recs_t *out, char *msg, size_t ml) {
+                                ctrl_load_t *load, bk_meta_recs_t *out, char *msg, size_t ml) {
     const bk_meta_topic_t *t = q->name ? bk_meta_image_topic_by_name(img, q->name) : NULL;
     if (!t) {
         snprintf(msg, ml, "This server does not host this topic-partition.");
@@ -312,13 +312,8 @@ static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
     else
         err = ctrl_assign(c, img, t->nparts, add, rf, reps, msg, ml);
     if (!err && c->cfg.max_replicas_per_node >= 0) {
-        ctrl_load_t *load = malloc(sizeof *load);
-        if (!load) err = KP_ERROR_UNKNOWN_SERVER_ERROR;
-        else {
-            ctrl_load_init(load, img);
-            err = ctrl_load_check(c, load, reps, add, msg, ml);
-            free(load);
-        }
+        err = load ? ctrl_load_check(c, load, reps, add, msg, ml) : KP_ERROR_UNKNOWN_SERVER_ERROR;
+        if (!err) ctrl_load_add(load, reps, add);   /* the request's next topics count these */
     }
     if (!err && !validate_only)
         for (int32_t i = 0; i < add; i++) ctrl_emit_new_partition(out, img, &t->id, t->nparts + i, &reps[i]);
@@ -330,6 +325,10 @@ void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *im
                                const bk_meta_ctrl_create_partitions_t *req, size_t n,
                                bool validate_only, bk_meta_recs_t *out, int16_t *errors,
                                char (*msgs)[BK_META_CTRL_MESSAGE_MAX]) {
+    /* replicas per broker, grown by each topic's increase (ctrl_limits.c);
+     * NULL without a limit, or out of memory (then every increase fails) */
+    ctrl_load_t *load = c->cfg.max_replicas_per_node >= 0 ? malloc(sizeof *load) : NULL;
+    if (load) ctrl_load_init(load, img);
     for (size_t i = 0; i < n; i++) {
         char scratch[BK_META_CTRL_MESSAGE_MAX];
         char *msg = msgs ? msgs[i] : scratch;
@@ -342,6 +341,7 @@ void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *im
             snprintf(msg, BK_META_CTRL_MESSAGE_MAX, "Duplicate topic in request.");
             continue;
         }
-        errors[i] = create_parts_one(c, img, &req[i], validate_only, out, msg, BK_META_CTRL_MESSAGE_MAX);
+        errors[i] = create_parts_one(c, img, &req[i], validate_only, load, out, msg, BK_META_CTRL_MESSAGE_MAX);
     }
+    free(load);
 }

@@ -517,6 +517,20 @@ START_TEST(test_replicas_per_node_limit) {
     /* full: one more replica anywhere is refused, also with rf 1 */
     ck_assert_int_eq(create(&cl, topic_req("e", 1, 1)), KP_ERROR_POLICY_VIOLATION);
     cl_free(&cl);
+    /* CreatePartitions: the topics of one request count together */
+    cfg.max_replicas_per_node = 4;
+    cl_init_cfg(&cl, &cfg, 5);
+    add_broker(&cl, 1, NULL);
+    ck_assert_int_eq(create(&cl, topic_req("x", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req("y", 1, 1)), KP_ERROR_NONE);   /* 2 of 4 */
+    bk_meta_ctrl_create_partitions_t both[2] = { { "x", 2, NULL, 0 }, { "y", 3, NULL, 0 } };   /* 3, then 5 */
+    int16_t errs[2];
+    bk_meta_recs_init(&r);
+    bk_meta_ctrl_create_partitions(&cl.ctrl, &cl.img, both, 2, false, &r, errs, NULL);
+    ck_assert_int_eq(errs[0], KP_ERROR_NONE);
+    ck_assert_int_eq(errs[1], KP_ERROR_POLICY_VIOLATION);
+    ck_assert_uint_eq(commit(&cl, &r), 1);
+    cl_free(&cl);
 }
 END_TEST
 
