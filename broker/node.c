@@ -28,6 +28,7 @@
 #include "broker/meta/meta_log.h"
 #include "broker/node_dynconf.h"
 #include "broker/replication/cleaner.h"
+#include "broker/node_fds.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/quorum/quorum.h"
@@ -291,7 +292,7 @@ static bool validate_topic_config(const char *name, const char *value, char *err
     return bk_cfg_topic_validate(name, value, err, errlen) == 0;
 }
 
-static void ctrl_setup(bk_node_t *n) {
+static void ctrl_setup(bk_node_t *n, uint64_t nofile) {
     bk_meta_ctrl_config_t cc;
     bk_meta_ctrl_config_defaults(&cc);
     cc.num_partitions = (int32_t)bk_cfg_int(n->cfg, BK_CFG_NUM_PARTITIONS);
@@ -300,6 +301,12 @@ static void ctrl_setup(bk_node_t *n) {
     cc.unclean_leader_election = bk_cfg_bool(n->cfg, BK_CFG_UNCLEAN_LEADER_ELECTION_ENABLE);
     cc.leader_imbalance_pct = (int32_t)bk_cfg_int(n->cfg, BK_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE);
     cc.validate_config = validate_topic_config;
+    cc.max_replicas_per_node = bk_broker_fds_replica_limit(n->cfg, nofile);
+    char fds[32] = "unlimited";
+    if (nofile != BK_BROKER_FDS_UNLIMITED) snprintf(fds, sizeof fds, "%llu", (unsigned long long)nofile);
+    if (cc.max_replicas_per_node >= 0)
+        fprintf(stderr, "skiff: node %d: open-file limit %s: at most %d partition replicas per node "
+                        "(max.replicas.per.node)\n", n->id, fds, (int)cc.max_replicas_per_node);
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_net_now_ms();
     bk_meta_ctrl_init(&n->ctrl, &cc, seed);
@@ -428,6 +435,8 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->base = base;
     n->cfg = cfg;
     n->id = bk_cfg_node_id(cfg);
+    /* before any log is opened: every partition replica holds files open */
+    uint64_t nofile = bk_broker_fds_raise(n->id);
     n->meta_dir_idx = -1;
     bk_meta_image_init(&n->img, n->id);
     n->configs_gen = UINT64_MAX;   /* never a real generation: the first commit hook syncs */
@@ -453,7 +462,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->parts = bk_repl_parts_new(n->dirs, n->ndirs);
     if (!n->parts) return fail(err, len, "out of memory");
     open_initial_parts(n);
-    ctrl_setup(n);
+    ctrl_setup(n, nofile);
     /* config_keys.h bounds num.io.threads by the pool's maximum: a larger
      * value is refused with the key's range, never silently cut */
     _Static_assert(BK_NET_WORKER_THREADS_MAX == 64, "num.io.threads' maximum (config_keys.h) is the pool's bound");

@@ -263,6 +263,10 @@ static int dec_array(const dctx_t *c, const kp_field_desc_t *f, void *p) {
         store_array(p, NULL, n);
         return KP_OK;
     }
+    /* Allocated up front, but never from the count alone: the reader has
+     * checked n <= KP_ARRAY_COUNT_MAX and n * min <= bytes left, so this is
+     * at most (bytes left) * esz / min, a constant factor of the frame's
+     * bytes fixed by the schema, and the arena's cap bounds it per request. */
     size_t esz = elem_c_size(f->elem, f->sub);
     char *items = c->a ? kp_arena_alloc(c->a, (size_t)n * esz) : NULL;
     if (!items) return kp_rd_fail(c->r, KP_ERR_NOMEM);

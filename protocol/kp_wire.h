@@ -88,9 +88,12 @@ kp_slice_t kp_slice_cstr(const char *s);
 /* True when the slice holds exactly the C string s. */
 bool kp_slice_eq_cstr(kp_slice_t a, const char *s);
 bool kp_slice_eq(kp_slice_t a, kp_slice_t b);
-/* A heap C string (free()) of s: "" for the null slice; a NUL inside ends
- * it, as for every name a caller keeps as a C string. NULL when out of
- * memory. */
+/* True when the slice holds a NUL byte: such a string cannot become a C
+ * string without being cut, so callers that need one refuse it. */
+bool kp_slice_has_nul(kp_slice_t s);
+/* A heap C string (free()) of s: "" for the null slice. NULL when out of
+ * memory or when s holds a NUL (refused, never truncated: "a\0b" must not
+ * become "a"). */
 char *kp_slice_strdup(kp_slice_t s);
 
 typedef struct kp_rd {
@@ -129,16 +132,25 @@ KP_MUST_CHECK int kp_rd_string(kp_rd_t *r, bool nullable, kp_str_t *out);       
 KP_MUST_CHECK int kp_rd_compact_string(kp_rd_t *r, bool nullable, kp_str_t *out); /* uvarint len+1 */
 KP_MUST_CHECK int kp_rd_bytes(kp_rd_t *r, bool nullable, kp_bytes_t *out);        /* INT32 len */
 KP_MUST_CHECK int kp_rd_compact_bytes(kp_rd_t *r, bool nullable, kp_bytes_t *out);
+/* Decoder limits (Kafka 4.x's): an array of more elements, or a tagged-field
+ * section of more fields, is KP_ERR_BAD_LENGTH whatever the bytes left. No
+ * request we serve needs more; the bound caps the work and memory one frame
+ * can ask for even when socket.request.max.bytes is raised. */
+#define KP_ARRAY_COUNT_MAX 1000000
+#define KP_TAGGED_FIELDS_MAX 10000
+
 /* Array element counts: -1 means null (only when nullable). The count is
- * checked against the bytes left, at `min_elem_bytes` each (>= 1), so a
- * hostile count can never make a caller allocate more than the input allows. */
+ * checked against KP_ARRAY_COUNT_MAX and against the bytes left, at
+ * `min_elem_bytes` each (>= 1), so a hostile count can never make a caller
+ * allocate more than the input allows. */
 KP_MUST_CHECK int kp_rd_array_len(kp_rd_t *r, bool nullable, size_t min_elem_bytes, int32_t *count);
 KP_MUST_CHECK int kp_rd_compact_array_len(kp_rd_t *r, bool nullable, size_t min_elem_bytes,
                                           int32_t *count);
 
 /* Tagged-field section: calls on_tag for each field (tag, payload slice);
  * the callback returns KP_OK to go on. A NULL callback skips every field.
- * Tags must be strictly ascending. */
+ * Tags must be strictly ascending; more than KP_TAGGED_FIELDS_MAX fields is
+ * KP_ERR_BAD_LENGTH. */
 typedef int (*kp_tag_fn)(void *ctx, uint32_t tag, kp_slice_t payload);
 KP_MUST_CHECK int kp_rd_tags(kp_rd_t *r, kp_tag_fn on_tag, void *ctx);
 

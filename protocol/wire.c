@@ -27,7 +27,11 @@ bool kp_slice_eq(kp_slice_t a, kp_slice_t b) {
 
 bool kp_slice_eq_cstr(kp_slice_t a, const char *s) { return kp_slice_eq(a, kp_slice_cstr(s)); }
 
+bool kp_slice_has_nul(kp_slice_t s) { return s.len > 0 && memchr(s.p, '\0', s.len) != NULL; }
+
 char *kp_slice_strdup(kp_slice_t s) {
+    /* A NUL inside would silently cut the C string ("a\0b" -> "a"). */
+    if (kp_slice_has_nul(s)) return NULL;
     char *c = malloc(s.len + 1);
     if (!c) return NULL;
     if (s.len) memcpy(c, s.p, s.len);
@@ -234,7 +238,7 @@ static int rd_count(kp_rd_t *r, int64_t n, bool nullable, size_t min_elem_bytes,
         *count = -1;
         return KP_OK;
     }
-    if (n < 0 || n > INT32_MAX) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
+    if (n < 0 || n > KP_ARRAY_COUNT_MAX) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
     if ((uint64_t)n > kp_rd_remaining(r) / min_elem_bytes) return kp_rd_fail(r, KP_ERR_TRUNCATED);
     *count = (int32_t)n;
     return KP_OK;
@@ -258,6 +262,7 @@ int kp_rd_tags(kp_rd_t *r, kp_tag_fn on_tag, void *ctx) {
     uint32_t n = 0;
     int rc = kp_rd_uvarint(r, &n);
     if (rc) return rc;
+    if (n > KP_TAGGED_FIELDS_MAX) return kp_rd_fail(r, KP_ERR_BAD_LENGTH);
     /* each field takes at least 2 bytes (tag + size) */
     if (n > kp_rd_remaining(r) / 2) return kp_rd_fail(r, KP_ERR_TRUNCATED);
     int64_t prev = -1;

@@ -102,8 +102,31 @@ void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size) {
 }
 
 char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s) {
+    if (kp_slice_has_nul(s)) {
+        req->nul_refused = true;
+        return NULL;
+    }
     char *c = bk_api_req_alloc(req, s.len + 1, 1);
     if (c && s.len) memcpy(c, s.p, s.len);
+    return c;
+}
+
+char *bk_api_req_topic_cstr(bk_api_req_t *req, kp_str_t s) {
+    size_t nul = 0;
+    for (size_t i = 0; i < s.len; i++) nul += s.p[i] == '\0';
+    char *c = bk_api_req_alloc(req, s.len + nul + 1, 1);
+    if (!c) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        if (s.p[i] == '\0') {
+            c[k++] = '\\';
+            c[k++] = '0';
+        } else {
+            c[k++] = (char)s.p[i];
+        }
+    }
+    assert(k == s.len + nul);
+    c[k] = '\0';
     return c;
 }
 
@@ -227,6 +250,8 @@ void bk_api_req_close(bk_api_req_t *req, const char *why) {
     bk_net_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
     /* one line per cause per 10 s at most: a fuzzer or a broken client
      * would otherwise log one line per connection (issue 16) */
+    /* the handler saw NULL from bk_api_req_cstr; say the real cause */
+    if (why && req->nul_refused) why = "a string field holds a NUL byte (refused, not truncated)";
     if (why)
         bk_net_log_close(req->net, why, "node %d: closing connection %s (api %d v%d corr %d): %s",
                          req->node->id, req->peer, req->hdr.api_key, req->hdr.api_version,
@@ -310,13 +335,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
 }
 
 bk_repl_part_t *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {
-    char name[BK_META_TOPIC_NAME_MAX + 1];
-    const bk_meta_topic_t *t = NULL;
-    if (topic.len <= BK_META_TOPIC_NAME_MAX) {
-        memcpy(name, topic.p, topic.len);
-        name[topic.len] = '\0';
-        t = bk_meta_image_topic_by_name(&req->node->img, name);
-    }
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_slice(&req->node->img, topic);
     if (!t || partition < 0 || partition >= t->nparts) {
         *err = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return NULL;

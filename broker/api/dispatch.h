@@ -41,6 +41,7 @@ typedef struct bk_api_req {
     size_t frame_len;
     char peer[64];
     uint64_t start_ns;          /* bk_net_mono_ns at frame arrival (latency metric) */
+    bool nul_refused;           /* bk_api_req_cstr met a string holding a NUL */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
@@ -82,8 +83,19 @@ void bk_api_req_close(bk_api_req_t *req, const char *why);
 /* Arena allocation for response arrays: count * size bytes, zeroed. On
  * failure returns NULL (the caller answers an error or closes). */
 void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size);
-/* A C string copy of a decoded string in the arena ("" for null). */
+/* A C string copy of a decoded string in the arena ("" for null). NULL
+ * when out of memory or when s holds a NUL byte: such a string is refused,
+ * never cut at the NUL ("a\0b" must not become "a"). Callers answer NULL
+ * by closing (bk_api_req_close then names the NUL as the reason) or with
+ * an error code. */
 char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s);
+/* A topic name as a C string for lookups and validation: like
+ * bk_api_req_cstr, but a NUL byte is written as the two characters "\0".
+ * A backslash is not a topic-name character, so the result matches no
+ * topic and fails bk_meta_ctrl_topic_name_valid, and the per-topic error
+ * Kafka gives for a bad name (INVALID_TOPIC_EXCEPTION,
+ * UNKNOWN_TOPIC_OR_PARTITION) is answered. NULL only when out of memory. */
+char *bk_api_req_topic_cstr(bk_api_req_t *req, kp_str_t s);
 /* A slice of a NUL-terminated string (no copy). */
 kp_str_t bk_api_str(const char *s);
 

@@ -101,7 +101,7 @@ static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_de
     c.rows = bk_api_req_alloc(req, (size_t)c.cap, sizeof *c.rows);
     if (!c.rows) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
     if (rq->resource_type == BK_META_RESOURCE_TOPIC) {
-        char *name = bk_api_req_cstr(req, rq->resource_name);
+        char *name = bk_api_req_topic_cstr(req, rq->resource_name);
         if (!name || !bk_meta_image_topic_by_name(&n->img, name)) {
             o->error_code = KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             o->error_message = bk_api_str("unknown topic");
@@ -331,6 +331,18 @@ static const char *cstr_or_null(bk_api_req_t *req, kp_str_t s) {
     return kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
 }
 
+/* Config names and values become C strings: one holding a NUL byte is
+ * refused with INVALID_CONFIG, never cut at the NUL. The change is left
+ * harmless ("" and no value) because the resource is not applied. */
+static bool refuse_nul(resource_t *r, change_t *ch, kp_str_t name, kp_str_t value) {
+    if (!kp_slice_has_nul(name) && !kp_slice_has_nul(value)) return false;
+    r->error = KP_ERROR_INVALID_CONFIG;
+    snprintf(r->message, sizeof r->message, "a config name or value holds a NUL byte");
+    ch->name = "";
+    ch->value = NULL;
+    return true;
+}
+
 /* The context and nres resources of an Alter (replace) or Incremental
  * Alter request; NULL after closing the connection when out of memory. */
 static alter_ctx_t *alter_ctx_new(bk_api_req_t *req, int32_t nres, bool replace) {
@@ -346,7 +358,7 @@ static alter_ctx_t *alter_ctx_new(bk_api_req_t *req, int32_t nres, bool replace)
  * connection when out of memory. */
 static bool resource_init(bk_api_req_t *req, resource_t *r, int8_t type, kp_str_t name, int32_t nch) {
     r->type = type;
-    r->name = bk_api_req_cstr(req, name);
+    r->name = bk_api_req_topic_cstr(req, name);   /* a NUL shows as "\\0": matches no topic or broker */
     r->nch = nch > 0 ? (size_t)nch : 0;
     r->ch = bk_api_req_alloc(req, r->nch, sizeof *r->ch);
     if (!r->name || !r->ch) { bk_api_req_close(req, "out of memory"); return false; }
@@ -362,6 +374,7 @@ void bk_api_h_alter_configs(bk_api_req_t *req) {
         const kp_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
         for (size_t k = 0; k < res[i].nch; k++) {
+            if (refuse_nul(&res[i], &res[i].ch[k], rq->configs.items[k].name, rq->configs.items[k].value)) continue;
             res[i].ch[k].name = bk_api_req_cstr(req, rq->configs.items[k].name);
             res[i].ch[k].value = cstr_or_null(req, rq->configs.items[k].value);
         }
@@ -379,6 +392,7 @@ void bk_api_h_incremental_alter_configs(bk_api_req_t *req) {
         if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
         for (size_t k = 0; k < res[i].nch; k++) {
             const kp_incremental_alter_configs_request_alterable_config_t *a = &rq->configs.items[k];
+            if (refuse_nul(&res[i], &res[i].ch[k], a->name, a->value)) break;
             res[i].ch[k].name = bk_api_req_cstr(req, a->name);
             if (a->config_operation == 0) {
                 res[i].ch[k].value = cstr_or_null(req, a->value);

@@ -98,11 +98,7 @@ static bool by_id(const bk_api_req_t *req) { return req->hdr.api_version >= 13; 
 
 static const bk_meta_topic_t *topic_of(bk_api_req_t *req, const ftarget_t *ft) {
     if (by_id(req)) return bk_meta_image_topic_by_id(&req->node->img, (const bk_meta_uuid_t *)ft->topic_id.b);
-    char name[BK_META_TOPIC_NAME_MAX + 1];
-    if (ft->topic.len > BK_META_TOPIC_NAME_MAX) return NULL;
-    memcpy(name, ft->topic.p, ft->topic.len);
-    name[ft->topic.len] = '\0';
-    return bk_meta_image_topic_by_name(&req->node->img, name);
+    return bk_meta_image_topic_by_slice(&req->node->img, ft->topic);
 }
 
 static target_t resolve(bk_api_req_t *req, const ftarget_t *fp) {

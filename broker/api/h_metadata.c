@@ -118,7 +118,7 @@ static void respond(bk_api_req_t *req) {
             t = bk_meta_image_topic_by_id(img, (const bk_meta_uuid_t *)rt->topic_id.b);
             if (!t) { fill_error_topic(&ts[i], kp_slice_null(), &rt->topic_id, KP_ERROR_UNKNOWN_TOPIC_ID); continue; }
         } else {
-            char *name = bk_api_req_cstr(req, rt->name);
+            char *name = bk_api_req_topic_cstr(req, rt->name);
             if (!name) { rc = KP_ERR_NOMEM; break; }
             t = bk_meta_image_topic_by_name(img, name);
             if (!t) {
@@ -156,7 +156,7 @@ void bk_api_h_metadata(bk_api_req_t *req) {
     for (int32_t i = 0; i < q->topics.count; i++) {
         const kp_metadata_request_metadata_request_topic_t *rt = &q->topics.items[i];
         if (kp_slice_is_null(rt->name)) continue;
-        char *name = bk_api_req_cstr(req, rt->name);
+        char *name = bk_api_req_topic_cstr(req, rt->name);
         if (!name) { bk_api_req_close(req, "out of memory"); return; }
         char why[160];
         if (!bk_meta_image_topic_by_name(&n->img, name) && bk_meta_ctrl_topic_name_valid(name, why, sizeof why))

@@ -111,7 +111,7 @@ void bk_api_h_produce(bk_api_req_t *req) {
         const kp_produce_request_topic_produce_data_t *td = &q->topic_data.items[i];
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
         pss[i] = bk_api_req_alloc(req, np, sizeof *pss[i]);
-        names[i] = bk_api_req_cstr(req, td->name);
+        names[i] = bk_api_req_topic_cstr(req, td->name);
         if (!pss[i] || !names[i]) { bk_api_req_close(req, "out of memory"); return; }
     }
     bool any_error = false;

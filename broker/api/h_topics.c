@@ -42,7 +42,7 @@ static int build_create(bk_api_req_t *req, bk_meta_ctrl_create_topic_t *out) {
     for (int32_t i = 0; i < q->topics.count; i++) {
         const kp_create_topics_request_creatable_topic_t *t = &q->topics.items[i];
         bk_meta_ctrl_create_topic_t *o = &out[i];
-        o->name = bk_api_req_cstr(req, t->name);
+        o->name = bk_api_req_topic_cstr(req, t->name);
         o->num_partitions = t->num_partitions;
         o->replication_factor = t->replication_factor;
         size_t na = t->assignments.count > 0 ? (size_t)t->assignments.count : 0;
@@ -58,7 +58,9 @@ static int build_create(bk_api_req_t *req, bk_meta_ctrl_create_topic_t *out) {
         for (size_t k = 0; k < nc; k++) {
             kv[k].name = bk_api_req_cstr(req, t->configs.items[k].name);
             kv[k].value = kp_slice_is_null(t->configs.items[k].value) ? NULL : bk_api_req_cstr(req, t->configs.items[k].value);
-            if (!kv[k].name) return KP_ERR_NOMEM;
+            /* NULL from a present value: out of memory or a NUL byte (refused,
+             * not cut; the close names it) — never "no value" */
+            if (!kv[k].name || (!kv[k].value && !kp_slice_is_null(t->configs.items[k].value))) return KP_ERR_NOMEM;
         }
         o->assignments = as;
         o->nassignments = na;
@@ -136,7 +138,7 @@ void bk_api_h_delete_topics(bk_api_req_t *req) {
         kp_str_t name = by_state ? q->topics.items[i].name : q->topic_names.items[i];
         kp_delete_topics_response_deletable_topic_result_init(&out[i]);
         out[i].name = name;
-        in[i].name = kp_slice_is_null(name) ? NULL : bk_api_req_cstr(req, name);
+        in[i].name = kp_slice_is_null(name) ? NULL : bk_api_req_topic_cstr(req, name);
         if (by_state) memcpy(in[i].id.b, q->topics.items[i].topic_id.b, 16);
     }
     c->r.responses.items = out;
@@ -193,7 +195,7 @@ void bk_api_h_create_partitions(bk_api_req_t *req) {
         const kp_create_partitions_request_create_partitions_topic_t *t = &q->topics.items[i];
         kp_create_partitions_response_create_partitions_topic_result_init(&out[i]);
         out[i].name = t->name;
-        in[i].name = bk_api_req_cstr(req, t->name);
+        in[i].name = bk_api_req_topic_cstr(req, t->name);
         in[i].count = t->count;
         size_t na = t->assignments.count > 0 ? (size_t)t->assignments.count : 0;
         bk_meta_ctrl_assignment_t *as = bk_api_req_alloc(req, na, sizeof *as);

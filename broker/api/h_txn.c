@@ -13,9 +13,10 @@
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
 
-/* The id as a C string in the request arena ("" when null). */
+/* A topic name as a C string in the request arena ("" when null or out of
+ * memory; a NUL stays visible as "\0", so it names no topic). */
 static const char *cid(bk_api_req_t *req, kp_str_t s) {
-    char *c = kp_slice_is_null(s) ? NULL : bk_api_req_cstr(req, s);
+    char *c = kp_slice_is_null(s) ? NULL : bk_api_req_topic_cstr(req, s);
     return c ? c : "";
 }
 
@@ -52,7 +53,7 @@ static bool fill_add_results(bk_api_req_t *req, const apt_topic_t *ts, int32_t n
     bool any_unknown = false;
     for (int32_t pass = check ? 0 : 1; pass < 2; pass++) {
         for (int32_t i = 0; i < nt; i++) {
-            char *name = bk_api_req_cstr(req, ts[i].name);
+            char *name = bk_api_req_topic_cstr(req, ts[i].name);
             const bk_meta_topic_t *t = name ? bk_meta_image_topic_by_name(&req->node->img, name) : NULL;
             apt_part_t *ps = pass == 1 ? res[i].results_by_partition.items : NULL;
             for (int32_t k = 0; k < ts[i].partitions.count; k++) {

@@ -160,7 +160,7 @@ void bk_api_h_describe_producers(bk_api_req_t *req) {
         kp_describe_producers_response_topic_response_init(&ts[i]);
         ts[i].name = t->name;
         dp_part_t *ps = bk_api_req_alloc(req, (size_t)np, sizeof *ps);
-        char *name = bk_api_req_cstr(req, t->name);
+        char *name = bk_api_req_topic_cstr(req, t->name);
         if (!ps || !name) { bk_api_req_close(req, "out of memory"); return; }
         const bk_meta_topic_t *topic = bk_meta_image_topic_by_name(&req->node->img, name);
         for (int32_t k = 0; k < np; k++) producers_of(req, topic, t->partition_indexes.items[k], &ps[k]);

@@ -86,7 +86,24 @@ static int bad(char *why, size_t why_len, const char *fmt, ...) {
     return KP_ERR_BAD_VALUE;
 }
 
+/* Why skiff caps a key below Kafka's range (config_keys.h), or NULL. */
+static const char *cap_reason(const bk_cfg_desc_t *d) {
+    static const struct { const char *name; const char *why; } caps[] = {
+        { "log.index.size.max.bytes", "each segment index is created and mapped at this size" },
+        { "segment.index.bytes", "each segment index is created and mapped at this size" },
+        { "message.max.bytes", "a batch is held and validated whole in memory" },
+        { "max.message.bytes", "a batch is held and validated whole in memory" },
+    };
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+        if (strcmp(d->name, caps[i].name) == 0) return caps[i].why;
+    return NULL;
+}
+
 static int range_error(const bk_cfg_desc_t *d, char *why, size_t why_len) {
+    const char *cap = cap_reason(d);
+    if (cap)
+        return bad(why, why_len, "expected an integer in [%" PRId64 ", %" PRId64 "] (skiff caps it at %" PRId64
+                   " although Kafka allows up to 2147483647: %s)", d->min, d->max, d->max, cap);
     if (d->max == BK_CFG_I64MAX || d->max == BK_CFG_I32MAX || d->max == BK_CFG_I16MAX) {
         if (d->min == 0)
             return bad(why, why_len, "expected a non-negative integer");

@@ -14,7 +14,8 @@
  *                            broker resource); otherwise read-only
  *            BK_CFG_CF_SENSITIVE value is never shown (DescribeConfigs, logs)
  * Adding a key is one line here; the loader, --set, DescribeConfigs and the
- * tests pick it up. Keys that only skiff has: admin.listener, socket.write.stall.ms. */
+ * tests pick it up. Keys that only skiff has: admin.listener, cluster.id,
+ * max.replicas.per.node, socket.write.stall.ms. */
 #ifndef SKIFF_BROKER_CONFIG_KEYS_H
 #define SKIFF_BROKER_CONFIG_KEYS_H
 
@@ -28,6 +29,19 @@
 #define BK_CFG_I16MAX 32767LL
 #define BK_CFG_I64MAX INT64_MAX
 #define BK_CFG_LMAXS "9223372036854775807"
+
+/* skiff's caps where Kafka's range is open but a value would do damage
+ * here (issue 16); bk_cfg_parse_value names the cap and why when a value
+ * passes it, and kafka_keys.tsv's note column documents them.
+ * - index files: each of a segment's two indexes is created at
+ *   segment.index.bytes (sparse) and mapped whole, so 2 GiB made two 2 GiB
+ *   maps per partition. 64 MiB holds 8M offset entries (32 GiB of log at the
+ *   default index.interval.bytes, far beyond a 2 GiB segment); a full index
+ *   only rolls the segment early.
+ * - batch bytes: a batch is received, CRC-checked and validated whole in
+ *   memory; 1 GiB is far beyond any client's batch and Kafka's default. */
+#define BK_CFG_INDEX_BYTES_CAP (64LL << 20)
+#define BK_CFG_MESSAGE_BYTES_CAP (1LL << 30)
 
 #define BK_CFG_KEYS(X) \
   X(NODE_ID, "node.id", INT, NULL, 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_REQUIRED) \
@@ -48,6 +62,7 @@
   X(BROKER_RACK, "broker.rack", STRING, NULL, 0, 0, NULL, 0) \
   X(NUM_PARTITIONS, "num.partitions", INT, "1", 1, BK_CFG_I32MAX, NULL, 0) \
   X(DEFAULT_REPLICATION_FACTOR, "default.replication.factor", INT, "1", 1, BK_CFG_I16MAX, NULL, 0) \
+  X(MAX_REPLICAS_PER_NODE, "max.replicas.per.node", INT, "-1", -1, BK_CFG_I32MAX, NULL, 0) \
   X(AUTO_CREATE_TOPICS_ENABLE, "auto.create.topics.enable", BOOL, "true", 0, 0, NULL, 0) \
   X(DELETE_TOPIC_ENABLE, "delete.topic.enable", BOOL, "true", 0, 0, NULL, 0) \
   X(LOG_SEGMENT_BYTES, "log.segment.bytes", INT, "1073741824", 14, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
@@ -62,7 +77,7 @@
   X(LOG_RETENTION_CHECK_INTERVAL_MS, "log.retention.check.interval.ms", LONG, "300000", 1, BK_CFG_I64MAX, NULL, 0) \
   X(LOG_CLEANUP_POLICY, "log.cleanup.policy", LIST, "delete", 0, 0, "delete,compact", BK_CFG_CF_DYNAMIC) \
   X(LOG_INDEX_INTERVAL_BYTES, "log.index.interval.bytes", INT, "4096", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
-  X(LOG_INDEX_SIZE_MAX_BYTES, "log.index.size.max.bytes", INT, "10485760", 4, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_INDEX_SIZE_MAX_BYTES, "log.index.size.max.bytes", INT, "10485760", 4, BK_CFG_INDEX_BYTES_CAP, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_FLUSH_INTERVAL_MESSAGES, "log.flush.interval.messages", LONG, BK_CFG_LMAXS, 1, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_FLUSH_INTERVAL_MS, "log.flush.interval.ms", LONG, NULL, 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_PREALLOCATE, "log.preallocate", BOOL, "false", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
@@ -79,7 +94,7 @@
   X(LOG_MESSAGE_TIMESTAMP_TYPE, "log.message.timestamp.type", ENUM, "CreateTime", 0, 0, "CreateTime,LogAppendTime", BK_CFG_CF_DYNAMIC) \
   X(LOG_MESSAGE_DOWNCONVERSION_ENABLE, "log.message.downconversion.enable", BOOL, "true", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
   X(COMPRESSION_TYPE, "compression.type", ENUM, "producer", 0, 0, "uncompressed,zstd,lz4,snappy,gzip,producer", BK_CFG_CF_DYNAMIC) \
-  X(MESSAGE_MAX_BYTES, "message.max.bytes", INT, "1048588", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(MESSAGE_MAX_BYTES, "message.max.bytes", INT, "1048588", 0, BK_CFG_MESSAGE_BYTES_CAP, NULL, BK_CFG_CF_DYNAMIC) \
   X(SOCKET_REQUEST_MAX_BYTES, "socket.request.max.bytes", INT, "104857600", 1, BK_CFG_I32MAX, NULL, 0) \
   X(FETCH_MAX_BYTES, "fetch.max.bytes", INT, "57671680", 1024, BK_CFG_I32MAX, NULL, 0) \
   X(MIN_INSYNC_REPLICAS, "min.insync.replicas", INT, "1", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \

@@ -278,11 +278,7 @@ bk_grp_coord_t *bk_grp_gd_coord_at(bk_grp_gd_t *gd, int32_t p) {
 }
 
 bool bk_gd_part_exists(const bk_grp_gd_t *gd, kp_str_t topic, int32_t partition) {
-    char name[BK_META_TOPIC_NAME_MAX + 1];
-    if (topic.len > BK_META_TOPIC_NAME_MAX || !topic.p) return false;
-    memcpy(name, topic.p, topic.len);
-    name[topic.len] = '\0';
-    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, name);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_slice(&gd->node->img, topic);
     return t && partition >= 0 && partition < t->nparts;
 }
 
@@ -446,11 +442,7 @@ void bk_grp_gd_free(bk_grp_gd_t *gd) {
 
 static int64_t end_of(void *ctx, kp_str_t topic, int32_t partition) {
     bk_grp_gd_t *gd = ctx;
-    char name[BK_META_TOPIC_NAME_MAX + 1];
-    if (topic.len > BK_META_TOPIC_NAME_MAX) return -1;
-    memcpy(name, topic.p, topic.len);
-    name[topic.len] = '\0';
-    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, name);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_slice(&gd->node->img, topic);
     if (!t || partition < 0 || partition >= t->nparts) return -1;
     /* Only the leader's high watermark is the partition's end as consumers
      * see it (ListOffsets latest); a follower's copy may lag. */

@@ -114,7 +114,10 @@ static int stash_to_pending(bk_grp_txn_offsets_t *pend, stash_t *s) {
         bk_grp_txn_offset_t t;
         kp_bytes_t k = { s->v[i].key, s->v[i].klen };
         kp_bytes_t v = s->v[i].value ? (kp_bytes_t){ s->v[i].value, s->v[i].vlen } : kp_slice_null();
-        if (bk_grp_decode_txn_offset(k, v, &a, &t) == KP_OK) {   /* other record types: not ours */
+        /* a name with a NUL cannot have been accepted (refused, not cut, since
+         * issue 16): such a record is not ours to replay, and no reason to fail */
+        if (bk_grp_decode_txn_offset(k, v, &a, &t) == KP_OK && !kp_slice_has_nul(t.group) &&
+            !kp_slice_has_nul(t.topic) && !kp_slice_has_nul(t.metadata)) {   /* other record types: not ours */
             char *g = kp_slice_strdup(t.group), *tp = kp_slice_strdup(t.topic), *md = t.metadata.p ? kp_slice_strdup(t.metadata) : NULL;
             bk_grp_txn_pending_t o = { s->v[i].pid, g, tp, t.partition, t.offset, t.leader_epoch, md, t.commit_ts_ms, -1 };
             rc = g && tp && (md || !t.metadata.p) ? bk_grp_txn_offsets_add(pend, &o) : KP_ERR_NOMEM;

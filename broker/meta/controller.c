@@ -16,6 +16,7 @@ void bk_meta_ctrl_config_defaults(bk_meta_ctrl_config_t *cfg) {
     cfg->unclean_leader_election = false;
     cfg->producer_id_block_size = BK_META_PRODUCER_ID_BLOCK_SIZE;
     cfg->leader_imbalance_pct = 10;
+    cfg->max_replicas_per_node = -1;
 }
 
 void bk_meta_ctrl_init(bk_meta_ctrl_t *c, const bk_meta_ctrl_config_t *cfg, uint64_t seed) {

@@ -39,7 +39,17 @@ typedef struct {
     int64_t producer_id_block_size;         /* ids per AllocateProducerIds */
     int32_t leader_imbalance_pct;           /* leader.imbalance.per.broker.percentage */
     bk_meta_config_validate_fn validate_config;  /* NULL: every topic config is accepted */
+    int32_t max_replicas_per_node;          /* partition replicas one broker may host; -1 = no limit */
 } bk_meta_ctrl_config_t;
+
+/* The replicas-per-node limit a node derives from its open-file limit
+ * (ctrl_limits.c): every replica holds its active segment's .log open and
+ * its rolled segments' too, counted as BK_META_FDS_PER_REPLICA each, after
+ * min(nofile / 4, BK_META_FD_RESERVE_MAX) descriptors kept for connections,
+ * listeners, the metadata log and workers. 1024 -> 384, 20000 -> 9488. */
+#define BK_META_FDS_PER_REPLICA 2
+#define BK_META_FD_RESERVE_MAX 1024
+int32_t bk_meta_ctrl_replicas_for_fds(uint64_t nofile);
 
 typedef struct {
     int32_t broker_id;
@@ -62,7 +72,7 @@ typedef struct {
 } bk_meta_ctrl_t;
 
 /* Kafka's defaults: 1 partition, RF 1, 9000 ms sessions, unclean off, 1000 ids,
- * 10% leader imbalance. */
+ * 10% leader imbalance; no replicas-per-node limit. */
 void bk_meta_ctrl_config_defaults(bk_meta_ctrl_config_t *cfg);
 void bk_meta_ctrl_init(bk_meta_ctrl_t *c, const bk_meta_ctrl_config_t *cfg, uint64_t seed);
 

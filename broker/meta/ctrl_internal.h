@@ -46,6 +46,21 @@ bk_meta_session_t *ctrl_session(bk_meta_ctrl_t *c, const bk_meta_image_t *img, i
  * the usable brokers; out[n]. Returns an error code. */
 int16_t ctrl_assign(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int32_t first, int32_t n, int32_t rf,
                     bk_meta_ids_t *out, char *msg, size_t msglen);
+/* Replicas per broker (ctrl_limits.c): counted from the image, then grown by
+ * each decision of a request so that several topics of one CreateTopics
+ * count together. */
+typedef struct {
+    int32_t id[BK_META_BROKERS_MAX];
+    int64_t n[BK_META_BROKERS_MAX];
+    size_t count;
+} ctrl_load_t;
+void ctrl_load_init(ctrl_load_t *l, const bk_meta_image_t *img);
+void ctrl_load_add(ctrl_load_t *l, const bk_meta_ids_t *reps, int32_t n);
+/* POLICY_VIOLATION (with a message naming broker and limit) when adding the
+ * n partitions `reps` would put more than cfg.max_replicas_per_node replicas
+ * on a broker that gets one of them; NONE otherwise or without a limit. */
+int16_t ctrl_load_check(const bk_meta_ctrl_t *c, const ctrl_load_t *l, const bk_meta_ids_t *reps, int32_t n,
+                        char *msg, size_t msglen);
 /* Emits a Partition record for a new partition with these replicas: ISR = the
  * usable replicas, leader = the first of them. */
 void ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,

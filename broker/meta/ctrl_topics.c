@@ -165,7 +165,7 @@ static void emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ct
 
 /* Validates one CreateTopics item and, on success, fills reps[nparts]. */
 static int16_t check_create(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_ctrl_create_topic_t *t,
-                            bk_meta_ids_t **reps, bk_meta_ctrl_create_result_t *res) {
+                            const ctrl_load_t *load, bk_meta_ids_t **reps, bk_meta_ctrl_create_result_t *res) {
     char *msg = res->message;
     size_t ml = sizeof res->message;
     if (!bk_meta_ctrl_topic_name_valid(t->name, msg, ml)) return KP_ERROR_INVALID_TOPIC_EXCEPTION;
@@ -204,12 +204,16 @@ static int16_t check_create(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const
     int16_t err = manual ? check_manual(img, t, *reps, msg, ml)
                          : ctrl_assign(c, img, 0, np, rf, *reps, msg, ml);
     if (err) return err;
-    return check_configs(c, t, msg, ml);
+    if ((err = check_configs(c, t, msg, ml))) return err;
+    return ctrl_load_check(c, load, *reps, np, msg, ml);
 }
 
 void bk_meta_ctrl_create_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
                            const bk_meta_ctrl_create_topic_t *req, size_t n, bool validate_only,
                            bk_meta_recs_t *out, bk_meta_ctrl_create_result_t *res) {
+    /* heap: 12 KiB, and only needed with a limit */
+    ctrl_load_t *load = c->cfg.max_replicas_per_node >= 0 ? malloc(sizeof *load) : NULL;
+    if (load) ctrl_load_init(load, img);
     for (size_t i = 0; i < n; i++) {
         const bk_meta_ctrl_create_topic_t *t = &req[i];
         bk_meta_ctrl_create_result_t *r = &res[i];
@@ -225,7 +229,12 @@ void bk_meta_ctrl_create_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
             continue;
         }
         bk_meta_ids_t *reps = NULL;
-        r->error = check_create(c, img, t, &reps, r);
+        if (c->cfg.max_replicas_per_node >= 0 && !load) {
+            r->error = KP_ERROR_UNKNOWN_SERVER_ERROR;   /* out of memory: no check, no creation */
+            continue;
+        }
+        r->error = check_create(c, img, t, load, &reps, r);
+        if (r->error == KP_ERROR_NONE && load) ctrl_load_add(load, reps, r->num_partitions);
         if (r->error == KP_ERROR_NONE && !validate_only) {
             r->topic_id = ctrl_new_topic_id(c, img);
             emit_topic(out, t->name, &r->topic_id);
@@ -239,6 +248,7 @@ void bk_meta_ctrl_create_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
         }
         free(reps);
     }
+    free(load);
 }
 
 void bk_meta_ctrl_delete_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
@@ -274,7 +284,7 @@ void bk_meta_ctrl_delete_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
 
 static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
                                 const bk_meta_ctrl_create_partitions_t *q, bool validate_only,
-                                bk_meta_recs_t *out, char *msg, size_t ml) {
+                                ctrl_load_t *load, bk_meta_recs_t *out, char *msg, size_t ml) {
     const bk_meta_topic_t *t = q->name ? bk_meta_image_topic_by_name(img, q->name) : NULL;
     if (!t) {
         snprintf(msg, ml, "This server does not host this topic-partition.");
@@ -301,6 +311,10 @@ static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
             err = check_assignment(img, &q->assignments[i], rf, &reps[i], msg, ml);
     else
         err = ctrl_assign(c, img, t->nparts, add, rf, reps, msg, ml);
+    if (!err && c->cfg.max_replicas_per_node >= 0) {
+        err = load ? ctrl_load_check(c, load, reps, add, msg, ml) : KP_ERROR_UNKNOWN_SERVER_ERROR;
+        if (!err) ctrl_load_add(load, reps, add);   /* the request's next topics count these */
+    }
     if (!err && !validate_only)
         for (int32_t i = 0; i < add; i++) ctrl_emit_new_partition(out, img, &t->id, t->nparts + i, &reps[i]);
     free(reps);
@@ -311,6 +325,10 @@ void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *im
                                const bk_meta_ctrl_create_partitions_t *req, size_t n,
                                bool validate_only, bk_meta_recs_t *out, int16_t *errors,
                                char (*msgs)[BK_META_CTRL_MESSAGE_MAX]) {
+    /* replicas per broker, grown by each topic's increase (ctrl_limits.c);
+     * NULL without a limit, or out of memory (then every increase fails) */
+    ctrl_load_t *load = c->cfg.max_replicas_per_node >= 0 ? malloc(sizeof *load) : NULL;
+    if (load) ctrl_load_init(load, img);
     for (size_t i = 0; i < n; i++) {
         char scratch[BK_META_CTRL_MESSAGE_MAX];
         char *msg = msgs ? msgs[i] : scratch;
@@ -323,6 +341,7 @@ void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *im
             snprintf(msg, BK_META_CTRL_MESSAGE_MAX, "Duplicate topic in request.");
             continue;
         }
-        errors[i] = create_parts_one(c, img, &req[i], validate_only, out, msg, BK_META_CTRL_MESSAGE_MAX);
+        errors[i] = create_parts_one(c, img, &req[i], validate_only, load, out, msg, BK_META_CTRL_MESSAGE_MAX);
     }
+    free(load);
 }

@@ -165,6 +165,15 @@ const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, c
     return found ? img->by_name[i] : NULL;
 }
 
+const bk_meta_topic_t *bk_meta_image_topic_by_slice(const bk_meta_image_t *img, kp_str_t name) {
+    /* a name with a NUL would be cut ("a\0b" -> "a"): it names no topic */
+    if (!name.p || name.len > BK_META_TOPIC_NAME_MAX || kp_slice_has_nul(name)) return NULL;
+    char c[BK_META_TOPIC_NAME_MAX + 1];
+    memcpy(c, name.p, name.len);
+    c[name.len] = '\0';
+    return bk_meta_image_topic_by_name(img, c);
+}
+
 const bk_meta_topic_t *bk_meta_image_topic_by_id(const bk_meta_image_t *img, const bk_meta_uuid_t *id) {
     bool found;
     size_t i = img_id_pos(img, id, &found);

@@ -187,6 +187,10 @@ size_t bk_meta_image_pending_changes(const bk_meta_image_t *img);
 /* ---- queries (pointers valid until the next apply or free) -------------- */
 
 const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, const char *name);
+/* The topic named by a decoded wire string; NULL for a null string, one
+ * longer than a topic name can be, or one holding a NUL byte (never cut at
+ * the NUL). The one way to look a wire topic name up. */
+const bk_meta_topic_t *bk_meta_image_topic_by_slice(const bk_meta_image_t *img, kp_str_t name);
 const bk_meta_topic_t *bk_meta_image_topic_by_id(const bk_meta_image_t *img, const bk_meta_uuid_t *id);
 /* NULL when the topic or partition does not exist. */
 const bk_meta_partition_t *bk_meta_image_partition(const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,

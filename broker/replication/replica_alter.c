@@ -413,11 +413,7 @@ static void serve_done(void *arg, int status) {
 
 static const bk_meta_topic_t *req_topic(bk_node_t *n, int16_t version, const kp_alter_partition_request_topic_data_t *t) {
     if (version >= 2) return bk_meta_image_topic_by_id(&n->img, (const bk_meta_uuid_t *)t->topic_id.b);
-    char name[BK_META_TOPIC_NAME_MAX + 1];
-    if (t->topic_name.len > BK_META_TOPIC_NAME_MAX) return NULL;
-    memcpy(name, t->topic_name.p, t->topic_name.len);
-    name[t->topic_name.len] = '\0';
-    return bk_meta_image_topic_by_name(&n->img, name);
+    return bk_meta_image_topic_by_slice(&n->img, t->topic_name);
 }
 
 static void serve_partition(serve_t *s, int16_t version, int32_t broker_id, int64_t broker_epoch,

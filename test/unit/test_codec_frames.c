@@ -516,6 +516,52 @@ START_TEST(test_external_records_splice) {
 }
 END_TEST
 
+/* The engine applies the decoder limits to a real message: DescribeGroups v5
+ * (flexible) with KP_ARRAY_COUNT_MAX empty group names decodes, one more is
+ * refused although every byte is present; a tagged-field section of more than
+ * KP_TAGGED_FIELDS_MAX fields is refused the same way. */
+static size_t describe_groups_body(uint8_t *buf, size_t cap, uint32_t ngroups, uint32_t ntags) {
+    kp_wr_t w;
+    kp_wr_init(&w, buf, cap);
+    int rc = kp_wr_uvarint(&w, ngroups + 1);
+    for (uint32_t i = 0; i < ngroups && !rc; i++) rc = kp_wr_uvarint(&w, 1);   /* "" */
+    if (!rc) rc = kp_wr_bool(&w, false);
+    if (!rc) rc = kp_wr_uvarint(&w, ntags);
+    for (uint32_t i = 0; i < ntags && !rc; i++) rc = kp_wr_uvarint(&w, 1000 + i) || kp_wr_uvarint(&w, 0);
+    ck_assert_int_eq(rc, KP_OK);
+    return w.pos;
+}
+
+START_TEST(test_decoder_limits) {
+    size_t cap = (size_t)KP_ARRAY_COUNT_MAX + 64 + (size_t)(KP_TAGGED_FIELDS_MAX + 1) * 8;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    kp_arena_t big;
+    kp_arena_init(&big, (size_t)64 << 20);
+    struct { uint32_t groups, tags; int want; } cases[] = {
+        { KP_ARRAY_COUNT_MAX, 0, KP_OK },
+        { KP_ARRAY_COUNT_MAX + 1, 0, KP_ERR_BAD_LENGTH },
+        { 1, KP_TAGGED_FIELDS_MAX, KP_OK },
+        { 1, KP_TAGGED_FIELDS_MAX + 1, KP_ERR_BAD_LENGTH },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = describe_groups_body(buf, cap, cases[c].groups, cases[c].tags);
+        kp_rd_t r;
+        kp_rd_init(&r, buf, n);
+        kp_describe_groups_request_t m;
+        int rc = kp_describe_groups_request_decode(&r, 5, &m, &big);
+        ck_assert_msg(rc == cases[c].want, "case %zu: %s", c, kp_status_str(rc));
+        if (rc == KP_OK) {
+            ck_assert_int_eq(m.groups.count, (int32_t)cases[c].groups);
+            ck_assert_uint_eq(kp_rd_remaining(&r), 0);
+        }
+        kp_arena_reset(&big);
+    }
+    kp_arena_free(&big);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_json_dump) {
     kp_fetch_response_t m;
     kp_fetch_response_fetchable_topic_response_t t;
@@ -640,6 +686,7 @@ int main(void) {
     tcase_add_test(tc, test_encode_version_policy);
     tcase_add_test(tc, test_external_records_splice);
     tcase_add_test(tc, test_json_dump);
+    tcase_add_test(tc, test_decoder_limits);
     tcase_add_test(tc, test_kat_independent_client_frames);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -466,6 +466,74 @@ START_TEST(test_create_partitions) {
 }
 END_TEST
 
+/* The replicas-per-node limit (issue 16 finding 4): CreateTopics and
+ * CreatePartitions that would put more replicas on a broker than
+ * cfg.max_replicas_per_node are POLICY_VIOLATION naming the broker and the
+ * limit, nothing is emitted; topics of one request count together; up to
+ * the limit works. And the limit derived from the fd limit. */
+START_TEST(test_replicas_per_node_limit) {
+    ck_assert_int_eq(bk_meta_ctrl_replicas_for_fds(1024), 384);
+    ck_assert_int_eq(bk_meta_ctrl_replicas_for_fds(20000), 9488);
+    ck_assert_int_eq(bk_meta_ctrl_replicas_for_fds(0), 0);
+    ck_assert_int_eq(bk_meta_ctrl_replicas_for_fds(UINT64_MAX / 2), INT32_MAX);
+    cl_t cl;
+    bk_meta_ctrl_config_t cfg;
+    bk_meta_ctrl_config_defaults(&cfg);
+    ck_assert_int_eq(cfg.max_replicas_per_node, -1);   /* no limit unless the node sets one */
+    cfg.max_replicas_per_node = 10;
+    cl_init_cfg(&cl, &cfg, 3);
+    for (int32_t b = 1; b <= 2; b++) add_broker(&cl, b, NULL);
+    /* 2 brokers x 10 = 20 replicas; rf 2 -> at most 10 partitions */
+    ck_assert_int_eq(create(&cl, topic_req("a", 6, 2)), KP_ERROR_NONE);   /* 6 per broker */
+    bk_meta_recs_t r;
+    bk_meta_recs_init(&r);
+    bk_meta_ctrl_create_result_t res[2];
+    bk_meta_ctrl_create_topic_t two[2] = { topic_req("b", 3, 2), topic_req("c", 2, 2) };   /* 9, then 11 */
+    bk_meta_ctrl_create_topics(&cl.ctrl, &cl.img, two, 2, false, &r, res);
+    ck_assert_int_eq(res[0].error, KP_ERROR_NONE);
+    ck_assert_int_eq(res[1].error, KP_ERROR_POLICY_VIOLATION);
+    ck_assert_ptr_nonnull(strstr(res[1].message, "above its limit of 10"));
+    ck_assert_ptr_nonnull(strstr(res[1].message, "max.replicas.per.node"));
+    commit(&cl, &r);
+    ck_assert_ptr_null(bk_meta_image_topic_by_name(&cl.img, "c"));
+    /* validate_only answers the same and emits nothing */
+    bk_meta_ctrl_create_topic_t big = topic_req("d", 100, 1);
+    bk_meta_recs_init(&r);
+    bk_meta_ctrl_create_topics(&cl.ctrl, &cl.img, &big, 1, true, &r, res);
+    ck_assert_int_eq(res[0].error, KP_ERROR_POLICY_VIOLATION);
+    ck_assert_uint_eq(r.n, 0);
+    /* CreatePartitions: a +1 fits (rf 2: 10 each), +2 does not */
+    int16_t err;
+    char msg[1][BK_META_CTRL_MESSAGE_MAX];
+    bk_meta_ctrl_create_partitions_t more = { "a", 8, NULL, 0 };
+    bk_meta_ctrl_create_partitions(&cl.ctrl, &cl.img, &more, 1, false, &r, &err, msg);
+    ck_assert_int_eq(err, KP_ERROR_POLICY_VIOLATION);
+    ck_assert_ptr_nonnull(strstr(msg[0], "limit of 10"));
+    ck_assert_uint_eq(r.n, 0);
+    more.count = 7;
+    bk_meta_ctrl_create_partitions(&cl.ctrl, &cl.img, &more, 1, false, &r, &err, msg);
+    ck_assert_int_eq(err, KP_ERROR_NONE);
+    commit(&cl, &r);
+    /* full: one more replica anywhere is refused, also with rf 1 */
+    ck_assert_int_eq(create(&cl, topic_req("e", 1, 1)), KP_ERROR_POLICY_VIOLATION);
+    cl_free(&cl);
+    /* CreatePartitions: the topics of one request count together */
+    cfg.max_replicas_per_node = 4;
+    cl_init_cfg(&cl, &cfg, 5);
+    add_broker(&cl, 1, NULL);
+    ck_assert_int_eq(create(&cl, topic_req("x", 1, 1)), KP_ERROR_NONE);
+    ck_assert_int_eq(create(&cl, topic_req("y", 1, 1)), KP_ERROR_NONE);   /* 2 of 4 */
+    bk_meta_ctrl_create_partitions_t both[2] = { { "x", 2, NULL, 0 }, { "y", 3, NULL, 0 } };   /* 3, then 5 */
+    int16_t errs[2];
+    bk_meta_recs_init(&r);
+    bk_meta_ctrl_create_partitions(&cl.ctrl, &cl.img, both, 2, false, &r, errs, NULL);
+    ck_assert_int_eq(errs[0], KP_ERROR_NONE);
+    ck_assert_int_eq(errs[1], KP_ERROR_POLICY_VIOLATION);
+    ck_assert_uint_eq(commit(&cl, &r), 1);
+    cl_free(&cl);
+}
+END_TEST
+
 /* ---- brokers: registration, heartbeats, sessions ---------------------------- */
 
 START_TEST(test_register_and_heartbeat_errors) {
@@ -1509,6 +1577,7 @@ int main(void) {
     tcase_add_test(tc, test_reassignment);
     tcase_add_test(tc, test_producer_id_blocks);
     tcase_add_test(tc, test_randomized_invariants);
+    tcase_add_test(tc, test_replicas_per_node_limit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

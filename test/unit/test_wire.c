@@ -159,15 +159,105 @@ START_TEST(test_slice_strdup) {
     ck_assert_ptr_nonnull(c);
     ck_assert_str_eq(c, "abc");
     free(c);
+    /* an embedded NUL is refused, never cut: "a\0b" must not become "a" */
+    static const uint8_t nul[] = { 'a', 0, 'b' };
+    kp_slice_t sn = { nul, sizeof nul };
+    ck_assert(kp_slice_has_nul(sn));
+    ck_assert_ptr_null(kp_slice_strdup(sn));
+    ck_assert(!kp_slice_has_nul(s));
+    ck_assert(!kp_slice_has_nul(kp_slice_null()));
+}
+END_TEST
+
+/* Writes a count prefix followed by `n` one-byte elements; returns the buffer. */
+static uint8_t *array_frame(bool compact, int64_t n, size_t *len) {
+    size_t cap = 8 + (size_t)n;
+    uint8_t *buf = calloc(1, cap);
+    ck_assert_ptr_nonnull(buf);
+    kp_wr_t w;
+    kp_wr_init(&w, buf, cap);
+    int rc = compact ? kp_wr_uvarint(&w, (uint32_t)(n + 1)) : kp_wr_i32(&w, (int32_t)n);
+    ck_assert_int_eq(rc, KP_OK);
+    *len = w.pos + (size_t)n;
+    return buf;
+}
+
+/* KP_ARRAY_COUNT_MAX holds even when the bytes are there: exactly the limit
+ * passes, one more is BAD_LENGTH (not TRUNCATED: the input is long enough). */
+START_TEST(test_array_count_limit) {
+    for (int compact = 0; compact <= 1; compact++) {
+        for (int64_t n = KP_ARRAY_COUNT_MAX; n <= KP_ARRAY_COUNT_MAX + 1; n++) {
+            size_t len = 0;
+            uint8_t *buf = array_frame(compact, n, &len);
+            kp_rd_t r;
+            kp_rd_init(&r, buf, len);
+            int32_t got = 0;
+            int rc = compact ? kp_rd_compact_array_len(&r, false, 1, &got) : kp_rd_array_len(&r, false, 1, &got);
+            if (n == KP_ARRAY_COUNT_MAX) {
+                ck_assert_int_eq(rc, KP_OK);
+                ck_assert_int_eq(got, KP_ARRAY_COUNT_MAX);
+            } else {
+                ck_assert_int_eq(rc, KP_ERR_BAD_LENGTH);
+            }
+            free(buf);
+        }
+    }
+}
+END_TEST
+
+/* A tagged-field section of n empty fields with ascending tags 0..n-1. */
+static uint8_t *tags_frame(uint32_t n, size_t *len) {
+    size_t cap = 5 + (size_t)n * 6;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    kp_wr_t w;
+    kp_wr_init(&w, buf, cap);
+    ck_assert_int_eq(kp_wr_uvarint(&w, n), KP_OK);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_int_eq(kp_wr_uvarint(&w, i), KP_OK);
+        ck_assert_int_eq(kp_wr_uvarint(&w, 0), KP_OK);
+    }
+    *len = w.pos;
+    return buf;
+}
+
+static int count_calls(void *ctx, uint32_t tag, kp_slice_t payload) {
+    (void)tag;
+    (void)payload;
+    (*(uint32_t *)ctx)++;
+    return KP_OK;
+}
+
+START_TEST(test_tagged_fields_limit) {
+    for (uint32_t n = KP_TAGGED_FIELDS_MAX; n <= KP_TAGGED_FIELDS_MAX + 1; n++) {
+        size_t len = 0;
+        uint8_t *buf = tags_frame(n, &len);
+        kp_rd_t r;
+        kp_rd_init(&r, buf, len);
+        uint32_t calls = 0;
+        int rc = kp_rd_tags(&r, count_calls, &calls);
+        if (n == KP_TAGGED_FIELDS_MAX) {
+            ck_assert_int_eq(rc, KP_OK);
+            ck_assert_uint_eq(calls, n);
+            ck_assert_uint_eq(kp_rd_remaining(&r), 0);
+        } else {
+            ck_assert_int_eq(rc, KP_ERR_BAD_LENGTH);
+            ck_assert_uint_eq(calls, 0);   /* refused before any field is read */
+        }
+        free(buf);
+    }
 }
 END_TEST
 
 START_TEST(test_array_count_bounded_by_input) {
     const uint8_t huge[] = { 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0 };
+    const uint8_t at_limit[] = { 0x00, 0x0f, 0x42, 0x40, 0, 0, 0, 0 };   /* 1,000,000 */
     kp_rd_t r;
     int32_t n;
-    kp_rd_init(&r, huge, sizeof huge);
+    kp_rd_init(&r, at_limit, sizeof at_limit);   /* allowed count, too few bytes */
     ck_assert_int_eq(kp_rd_array_len(&r, false, 1, &n), KP_ERR_TRUNCATED);
+    kp_rd_init(&r, huge, sizeof huge);           /* over KP_ARRAY_COUNT_MAX */
+    ck_assert_int_eq(kp_rd_array_len(&r, false, 1, &n), KP_ERR_BAD_LENGTH);
     const uint8_t null_arr[] = { 0xff, 0xff, 0xff, 0xff };
     kp_rd_init(&r, null_arr, sizeof null_arr);
     ck_assert_int_eq(kp_rd_array_len(&r, false, 1, &n), KP_ERR_BAD_LENGTH);
@@ -253,6 +343,8 @@ int main(void) {
     tcase_add_test(tc, test_strings_null_empty_and_bounds);
     tcase_add_test(tc, test_slice_strdup);
     tcase_add_test(tc, test_array_count_bounded_by_input);
+    tcase_add_test(tc, test_array_count_limit);
+    tcase_add_test(tc, test_tagged_fields_limit);
     tcase_add_test(tc, test_tagged_fields);
     tcase_add_test(tc, test_writer_overflow_and_count_mode);
     tcase_add_test(tc, test_truncated_at_every_byte);

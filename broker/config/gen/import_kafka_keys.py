@@ -46,6 +46,7 @@ def skiff_keys():
 SKIFF_ONLY = {
     'admin.listener': 'skiff only: host:port of the admin HTTP port (empty = disabled)',
     'cluster.id': 'skiff only: the cluster id written to meta.properties (Kafka takes it from the storage format tool)',
+    'max.replicas.per.node': 'skiff only: partition replicas this node may host; -1 = derived from the open-file limit (ulimit -n; see broker/README.md): the controller refuses CreateTopics / CreatePartitions beyond it with POLICY_VIOLATION',
 }
 
 SECURITY = re.compile(r'(^|\.)(ssl|sasl|security)\.|kerberos|principal|^authorizer|^super\.users|'
