@@ -28,6 +28,7 @@
 #include "broker/node_dynconf.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
+#include "broker/replication/scrubber.h"
 #include "broker/quorum/quorum.h"
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
@@ -448,6 +449,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
             bk_admin_ops_add(n) != KP_OK)
             return fail(err, len, "admin routes could not be registered");
     }
+    if (bk_repl_scrub_start(n) != KP_OK) return fail(err, len, "cannot start the scrubber");
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
     struct timeval tv = { BK_NODE_TICK_MS / 1000, (BK_NODE_TICK_MS % 1000) * 1000 };
     if (!n->tick || event_add(n->tick, &tv) != 0) return fail(err, len, "cannot start the timer");
@@ -536,6 +538,7 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
     bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
+    bk_repl_scrub_stop(n);
     bk_repl_replica_stop(n);
     bk_grp_gd_stop(n->groups);
     bk_txn_td_stop(n->txns);
@@ -550,6 +553,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_repl_purg_free(n->purg);
     n->purg = NULL;
     if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_repl_scrub_stop(n);
     bk_repl_replica_stop(n);
     bk_txn_td_free(n->txns);
     n->txns = NULL;
