@@ -8,7 +8,9 @@
 # CRC), F restarts (a clean restart does not re-check rolled segments). The
 # scrubber logs the file and offset, counts it in /metrics, F truncates
 # there and fetches the rest again: its log ends byte-identical to the
-# leader's and F is back in the ISR. Then the replicas are reordered with F
+# leader's and F is back in the ISR. Round 2 damages the running follower
+# while it is in the ISR: the leader drops it from the ISR at its first
+# fetch below the HW, and it repairs and rejoins. Then the replicas are reordered with F
 # first and a preferred election moves the leadership to F; a CRC-checking
 # consumer reads every record's exact value from F.
 . "$(dirname "$0")/lib.sh"
@@ -41,7 +43,8 @@ sk_stop_node "$F"
 seg=$(ls "$SK_TMP/data/node-$F/$TOPIC-0"/*.log | sort | head -1)
 lseg="$SK_TMP/data/node-$L/$TOPIC-0/$(basename "$seg")"
 # flip a byte inside the records of the 2nd batch; print that batch's offset
-bad=$("$SK_PY" - "$seg" <<'PY'
+flip() {
+  "$SK_PY" - "$1" <<'PY'
 import struct, sys
 f = open(sys.argv[1], "r+b")
 h = f.read(61)
@@ -51,7 +54,8 @@ f.seek(second + 200); b = f.read(1)
 f.seek(second + 200); f.write(bytes([b[0] ^ 0x20]))
 print(struct.unpack(">q", h2[:8])[0])
 PY
-)
+}
+bad=$(flip "$seg")
 differs() { ! cmp -s "$1" "$2"; }
 sk_check "the damaged follower's segment now differs from the leader's" differs "$seg" "$lseg"
 sk_start_node "$F" "${OPTS[@]}"
@@ -70,6 +74,21 @@ sk_check "all replicas in sync and in the ISR again" poll 30 synced
 all_bytes() { cat $(ls "$SK_TMP/data/node-$1/$TOPIC-0"/*.log | sort) | md5sum; }
 same_log() { [ "$(all_bytes "$F")" = "$(all_bytes "$L")" ]; }
 sk_check "the repaired log is byte-identical to the leader's" poll 10 same_log
+
+# round 2, on the running follower while it is in the ISR: damage in its
+# last rolled segment. It has lost committed data: the leader takes it out
+# of the ISR at its first fetch below the HW (not after
+# replica.lag.time.max.ms), then it catches up and rejoins.
+lmx() { repl_adm "$L" /metrics | awk -v m="$1" '$1 == m { print $2 }'; }
+shrinks0=$(lmx skiff_isr_shrinks_total)
+seg=$(ls "$SK_TMP/data/node-$F/$TOPIC-0"/*.log | sort | tail -2 | head -1)
+bad=$(flip "$seg")
+sk_check "round 2: the scrubber finds offset $bad in the live follower" poll 30 found
+sk_check "round 2: skiff_scrub_corruptions_total is 2" poll 5 test "$(mx skiff_scrub_corruptions_total)" = 2
+shrunk() { [ "$(lmx skiff_isr_shrinks_total)" -gt "$shrinks0" ]; }
+sk_check "round 2: the leader took the follower out of the ISR" poll 10 shrunk
+sk_check "round 2: all replicas in sync and in the ISR again" poll 30 synced
+sk_check "round 2: the repaired log is byte-identical to the leader's" poll 10 same_log
 
 # leadership to F: replicas reordered [F, L, G], then a preferred election
 ANY="127.0.0.1:${SK_KAFKA_PORT[$L]}"
