@@ -31,6 +31,7 @@
 #include "broker/node_fds.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
+#include "broker/replication/scrubber.h"
 #include "broker/quorum/quorum.h"
 #include "broker/config/ip_overrides.h"
 #include "kp_msgs.h"
@@ -500,6 +501,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
             bk_admin_ops_add(n) != KP_OK)
             return fail(err, len, "admin routes could not be registered");
     }
+    if (bk_repl_scrub_start(n) != KP_OK) return fail(err, len, "cannot start the scrubber");
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);
     struct timeval tv = { BK_NODE_TICK_MS / 1000, (BK_NODE_TICK_MS % 1000) * 1000 };
     if (!n->tick || event_add(n->tick, &tv) != 0) return fail(err, len, "cannot start the timer");
@@ -591,6 +593,7 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
     bk_repl_cleaner_free(n->cleaner); /* builds stop at their next batch */
     n->cleaner = NULL;
+    bk_repl_scrub_stop(n);
     bk_repl_replica_stop(n);
     bk_grp_gd_stop(n->groups);
     bk_txn_td_stop(n->txns);
@@ -607,6 +610,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_repl_purg_free(n->purg);
     n->purg = NULL;
     if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_repl_scrub_stop(n);
     bk_repl_replica_stop(n);
     bk_txn_td_free(n->txns);
     n->txns = NULL;

@@ -63,6 +63,8 @@ int st_index_open(st_index_t *idx, const char *path, uint32_t entry_bytes, bool 
     idx->entry_bytes = entry_bytes;
     idx->count = 0;
     idx->writable = writable;
+    idx->ragged = false;
+    idx->trim_unsynced = false;
     idx->fd = -1;
     int fd = open(path, (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
     if (fd < 0) return ST_ERR_IO;
@@ -70,6 +72,7 @@ int st_index_open(st_index_t *idx, const char *path, uint32_t entry_bytes, bool 
     int rc = fstat(fd, &st) == 0 ? KP_OK : ST_ERR_IO;
     size_t file_bytes = rc == KP_OK ? (size_t)st.st_size : 0;
     idx->count = (uint32_t)(file_bytes / entry_bytes);
+    idx->ragged = file_bytes % entry_bytes != 0;
     size_t want = file_bytes - file_bytes % entry_bytes;
     if (rc == KP_OK && writable) {
         size_t max = max_bytes - max_bytes % entry_bytes;
@@ -98,6 +101,8 @@ int st_index_seal(st_index_t *idx) {
     idx->writable = false;
     int rc = resize_and_map(idx, used, used);
     if (rc != KP_OK) idx->count = 0; /* unusable; lookups fall back to scans */
+    /* the fsync is left to the next flush (st_index_flush), off the roll */
+    idx->trim_unsynced = true;
     return rc;
 }
 
@@ -131,8 +136,19 @@ void st_index_truncate(st_index_t *idx, uint32_t n) {
 }
 
 int st_index_flush(st_index_t *idx) {
-    if (idx->fd < 0 || !idx->map || !idx->writable) return KP_OK;
-    return st_io_msync(idx->map, idx->map_bytes);
+    if (idx->fd < 0) return KP_OK;
+    if (idx->writable) return idx->map ? st_io_msync(idx->map, idx->map_bytes) : KP_OK;
+    if (!idx->trim_unsynced) return KP_OK;
+    /* the mapping is read-only now: the file's pages and its trimmed size
+     * are written back by an fsync through a descriptor of the same file */
+    int fd = open(idx->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ST_ERR_IO;
+    int rc = st_io_fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (rc == KP_OK) idx->trim_unsynced = false;
+    return rc;
 }
 
 static const uint8_t *entry(const st_index_t *idx, uint32_t i) {

@@ -450,7 +450,13 @@ int st_log_close(st_log_t *log, st_log_offsets_t *final) {
     st_guard_blocking("log close (fsync, producer snapshot)", log->name);
     int rc = KP_OK;
     if (!log->offline) {
-        rc = st_log_flush(log);
+        /* trim the active segment's indexes now, so that the flush below
+         * makes their final size durable before the caller writes the
+         * clean-shutdown marker that tells the next open to trust them */
+        st_segment_t *act = log_active(log);
+        if (act->active) rc = st_seg_seal(act);
+        int rc1 = st_log_flush(log);
+        if (rc == KP_OK) rc = rc1;
         int rc2 = st_ps_snapshot_write(&log->ps, log->dir, log_active(log)->next_offset);
         if (rc == KP_OK) rc = rc2;
     }
@@ -562,7 +568,23 @@ int st_log_flush(st_log_t *log) {
     st_guard_blocking("fsync", log->name);
     if (log->offline) return ST_ERR_OFFLINE;
     int64_t leo = st_log_end_offset(log);
-    for (size_t i = log_seg_for(log, log->recovery_point); i < log->nsegs; i++) {
+    size_t i0 = log_seg_for(log, log->recovery_point);
+    int idx_rc = KP_OK;
+    for (size_t i = 0; i < i0; i++) {
+        /* segments rolled at the recovery point: their data is durable but
+         * their trimmed indexes may not be (the trim follows the data's
+         * last fsync). Indexes are derived: a failure here keeps the log
+         * online but fails the flush, so a clean close is not claimed. */
+        st_segment_t *s = &log->segs[i];
+        int rc = st_index_flush(&s->oidx);
+        if (rc == KP_OK) rc = st_index_flush(&s->tidx);
+        if (rc != KP_OK) {
+            st_logf(ST_LOG_WARN, "partition %s: fsync of the indexes of segment %020" PRId64 " failed (%s)",
+                    log->name, s->base_offset, strerror(errno));
+            idx_rc = ST_ERR_IO;
+        }
+    }
+    for (size_t i = i0; i < log->nsegs; i++) {
         st_segment_t *s = &log->segs[i];
         int rc = st_io_fsync(s->log_fd);
         if (rc == KP_OK) rc = st_index_flush(&s->oidx);
@@ -587,7 +609,7 @@ int st_log_flush(st_log_t *log) {
     }
     log->recovery_point = leo;
     log->unflushed_msgs = 0;
-    return KP_OK;
+    return idx_rc;
 }
 
 int st_log_dup_sync_fd(const st_log_t *log) {

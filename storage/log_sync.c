@@ -74,8 +74,11 @@ int st_log_sync_begin(st_log_t *log, int64_t now_ms, st_log_sync_t **out) {
     memcpy(j->name, log->name, sizeof j->name);
     memcpy(j->dir, log->dir, sizeof j->dir);
     for (size_t i = 0; i < n; i++) {
-        const st_segment_t *s = &log->segs[i0 + i];
+        st_segment_t *s = &log->segs[i0 + i];
         j->seg[i].base = s->base_offset;
+        /* a sealed segment's indexes were trimmed before this job: its
+         * fsync by path makes the trim durable (re-marked if it never runs) */
+        if (!s->active) s->oidx.trim_unsynced = s->tidx.trim_unsynced = false;
         j->seg[i].fd = fcntl(s->log_fd, F_DUPFD_CLOEXEC, 0);
         j->n = i + 1;
         if (j->seg[i].fd < 0) {
@@ -150,6 +153,12 @@ int st_log_sync_end(st_log_t *log, st_log_sync_t *j, bool ran) {
         /* never ran: nothing became durable; the flush is due again */
         log->unflushed_msgs += j->msgs;
         log->last_flush_ms = j->prev_flush_ms;
+        for (size_t i = 0; i < j->n; i++) {
+            size_t k = log_seg_for(log, j->seg[i].base);
+            st_segment_t *s = &log->segs[k];
+            if (s->base_offset == j->seg[i].base && !s->active)
+                s->oidx.trim_unsynced = s->tidx.trim_unsynced = true;
+        }
     } else if (j->err != KP_OK) {
         /* after a failed fsync the kernel may have dropped the dirty pages:
          * nothing the log holds past the recovery point can be trusted */

@@ -327,7 +327,34 @@ int st_seg_load_tail(st_segment_t *s, bool verify_crc, uint32_t interval_bytes, 
     return st_seg_scan(s, from, false, verify_crc, interval_bytes, res);
 }
 
+/* True when no batch after the last offset index entry (after the first
+ * batch when there is none) should have had one by st_seg_note_batch's rule:
+ * an entry for the batch at pos > 0 once interval_bytes were written since
+ * the previous entry. Catches an index cut short (or emptied) whose file is
+ * still well-formed. Cost: the headers of at most ~interval_bytes of
+ * batches plus one (one pread each); the walk stops at the first batch that
+ * should have had an entry. An unparsable header ends the walk: judging the
+ * tail is st_seg_load_tail's job. */
+static bool oidx_complete(const st_segment_t *s, uint32_t interval_bytes) {
+    uint64_t pos = 0;
+    if (s->oidx.count > 0) {
+        uint32_t rel, ipos;
+        st_oidx_get(&s->oidx, s->oidx.count - 1, &rel, &ipos);
+        pos = ipos;
+    }
+    uint64_t since = 0;
+    while (pos < s->size_bytes) {
+        if (since >= interval_bytes && pos > 0) return false;
+        kp_batch_t h;
+        if (st_seg_read_header(s, pos, &h) != KP_OK) return true;
+        since += h.size;
+        pos += h.size;
+    }
+    return true;
+}
+
 bool st_seg_indexes_ok(const st_segment_t *s, uint64_t rel_limit, uint32_t interval_bytes) {
+    if (s->oidx.ragged || s->tidx.ragged) return false;
     if (!st_oidx_sane(&s->oidx, s->size_bytes, rel_limit) || !st_tidx_sane(&s->tidx, rel_limit)) return false;
     if (s->size_bytes > 0 && s->tidx.count == 0 && !s->active) return false;
     kp_batch_t h;
@@ -341,11 +368,16 @@ bool st_seg_indexes_ok(const st_segment_t *s, uint64_t rel_limit, uint32_t inter
         if (st_seg_find(s, s->base_offset + trel, &tpos, &h) != KP_OK || tpos >= s->size_bytes) return false;
         if (h.base_offset != s->base_offset + trel || h.max_timestamp != ts) return false;
     }
-    if (s->oidx.count == 0) return s->size_bytes <= 2 * (uint64_t)interval_bytes;
-    uint32_t rel, pos;
-    st_oidx_get(&s->oidx, s->oidx.count - 1, &rel, &pos);
-    if (st_seg_read_header(s, pos, &h) != KP_OK) return false;
-    return h.base_offset == s->base_offset + rel;
+    if (s->oidx.count > 0) {
+        uint32_t rel, pos;
+        st_oidx_get(&s->oidx, s->oidx.count - 1, &rel, &pos);
+        if (st_seg_read_header(s, pos, &h) != KP_OK) return false;
+        if (h.base_offset != s->base_offset + rel) return false;
+    }
+    /* (this used to accept no entries only up to 2 intervals of bytes: a
+     * segment of one large batch has no entry by the rule, and was rebuilt
+     * on every start) */
+    return oidx_complete(s, interval_bytes);
 }
 
 int st_seg_reindex(st_segment_t *s, uint32_t index_max_bytes, bool verify_crc, uint32_t interval_bytes,

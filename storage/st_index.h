@@ -35,6 +35,9 @@ typedef struct st_index {
     uint32_t entry_bytes;
     uint32_t count;         /* entries in use */
     bool writable;
+    bool ragged;            /* the file's size was not a whole number of entries */
+    bool trim_unsynced;     /* trimmed (seal/close) and not fsynced since: the
+                             * file's new size is not durable yet */
 } st_index_t;
 
 /* Opens (creating if absent) the index at path. writable: the file is
@@ -59,7 +62,9 @@ static inline bool st_index_full(const st_index_t *idx) {
 void st_index_reset(st_index_t *idx);
 /* Keeps the first n entries (n <= count). */
 void st_index_truncate(st_index_t *idx, uint32_t n);
-/* msync(MS_SYNC) of the mapping (the file's data pages). */
+/* Makes the index durable: msync(MS_SYNC) of a writable mapping; for a
+ * sealed index trimmed since its last sync, an fsync of the file reopened
+ * by path (its trimmed size); otherwise nothing. Blocking. */
 KP_MUST_CHECK int st_index_flush(st_index_t *idx);
 
 /* Offset index entry i. */

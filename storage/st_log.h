@@ -218,6 +218,45 @@ KP_MUST_CHECK int st_log_sync_end(st_log_t *log, st_log_sync_t *j, bool ran);
  * its descriptors. Any thread. */
 void st_log_sync_free(st_log_sync_t *j);
 
+/* ---- scrub: a background re-read of rolled segments (skiff's own) ----
+ * Split like the flush: st_log_scrub_begin (owner: picks the first rolled
+ * segment with base >= from_base, dup()s its .log; *out NULL when there is
+ * none, i.e. the pass is over), st_log_scrub_run (worker: checks every
+ * batch from byte pos — header, offsets increasing and inside the segment,
+ * CRC-32C computed in 64 KiB chunks — until max_bytes were read (whole
+ * batches), the end, or the first bad batch), st_log_scrub_end (owner: the
+ * verdict, or ST_ERR_NOT_FOUND when the segment was truncated, removed or
+ * replaced meanwhile; logs a corrupt batch with file, byte and offset) or
+ * st_log_scrub_free when the log is gone. pos continues a segment (0 for
+ * the start; ignored when from_base names another segment) with pos_offset
+ * the previous job's next_offset (so a bad batch there is reported at the
+ * first offset not proven good, not at its possibly damaged own). The active
+ * segment is never scrubbed: appends checked its CRCs, and a crash re-checks
+ * it from the recovery point. */
+typedef struct st_log_scrub st_log_scrub_t;
+typedef struct st_scrub_result {
+    int64_t seg_base;        /* the segment read */
+    uint64_t next_pos;       /* where the next job on it starts */
+    int64_t next_offset;     /* the offset the batch there must start at or after */
+    bool seg_done;           /* read to its end, all good */
+    uint64_t bytes;          /* bytes of good batches read by this job */
+    uint64_t batches;
+    bool corrupt;            /* a batch failed its checks */
+    int status;              /* why (KP_ERR_CORRUPT: CRC or offsets; other KP_ERR_*: header) */
+    uint64_t bad_pos;        /* its byte position */
+    int64_t bad_offset;      /* the first offset not proven good (a repair truncates here) */
+    char path[512];          /* the segment's .log (ST_PATH_MAX) */
+} st_scrub_result_t;
+KP_MUST_CHECK int st_log_scrub_begin(st_log_t *log, int64_t from_base, uint64_t pos, int64_t pos_offset,
+                                     uint64_t max_bytes, st_log_scrub_t **out);
+int st_log_scrub_run(st_log_scrub_t *j);
+KP_MUST_CHECK int st_log_scrub_end(st_log_t *log, st_log_scrub_t *j, st_scrub_result_t *res);
+void st_log_scrub_free(st_log_scrub_t *j);
+/* Takes the log offline (reads, appends, flushes refuse with ST_ERR_OFFLINE
+ * until restart), with a log line naming why: for data found damaged where
+ * no repair from another copy is possible. */
+void st_log_mark_offline(st_log_t *log, const char *why);
+
 /* ---- read ---- */
 #define ST_READ_MIN_ONE 1u    /* return the first batch even if > max_bytes */
 #define ST_READ_RANGES_MAX 2  /* the first segment's range, then the next one's */

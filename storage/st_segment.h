@@ -79,10 +79,13 @@ KP_MUST_CHECK int st_seg_scan(st_segment_t *s, uint64_t pos, bool rebuild, bool 
 KP_MUST_CHECK int st_seg_load_tail(st_segment_t *s, bool verify_crc, uint32_t interval_bytes,
                                    st_scan_result_t *res);
 
-/* True when the indexes look consistent with the log: entries increasing and
- * in range, the last offset entry pointing at a batch with that offset, and a
- * non-empty segment larger than 2 intervals having entries. rel_limit bounds
- * relative offsets (next segment base - base, or ST_REL_OFFSET_MAX+1). */
+/* True when the indexes look consistent with the log: files of whole
+ * entries, entries increasing and in range, the last offset entry pointing
+ * at a batch with that offset, the last time entry at the batch with that
+ * max timestamp (a closed non-empty segment has one), and no batch after the
+ * last offset entry that should have had one (st_seg_note_batch's rule).
+ * rel_limit bounds relative offsets (next segment base - base, or
+ * ST_REL_OFFSET_MAX+1). */
 bool st_seg_indexes_ok(const st_segment_t *s, uint64_t rel_limit, uint32_t interval_bytes);
 
 /* Deletes and rebuilds both indexes from the log (walking every batch;

@@ -15,7 +15,7 @@
  *            BK_CFG_CF_SENSITIVE value is never shown (DescribeConfigs, logs)
  * Adding a key is one line here; the loader, --set, DescribeConfigs and the
  * tests pick it up. Keys that only skiff has: admin.listener, cluster.id,
- * max.replicas.per.node, socket.write.stall.ms. */
+ * max.replicas.per.node, socket.write.stall.ms, skiff.scrubber.*. */
 #ifndef SKIFF_BROKER_CONFIG_KEYS_H
 #define SKIFF_BROKER_CONFIG_KEYS_H
 
@@ -83,6 +83,9 @@
   X(LOG_PREALLOCATE, "log.preallocate", BOOL, "false", 0, 0, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_SEGMENT_DELETE_DELAY_MS, "log.segment.delete.delay.ms", LONG, "60000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_ENABLE, "log.cleaner.enable", BOOL, "true", 0, 0, NULL, 0) \
+  X(SKIFF_SCRUBBER_ENABLE, "skiff.scrubber.enable", BOOL, "true", 0, 0, NULL, 0) \
+  X(SKIFF_SCRUBBER_BYTES_PER_SECOND, "skiff.scrubber.bytes.per.second", LONG, "1048576", 1, BK_CFG_I64MAX, NULL, 0) \
+  X(SKIFF_SCRUBBER_PASS_INTERVAL_MS, "skiff.scrubber.pass.interval.ms", LONG, "86400000", 0, BK_CFG_I64MAX, NULL, 0) \
   X(LOG_CLEANER_THREADS, "log.cleaner.threads", INT, "1", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_DEDUPE_BUFFER_SIZE, "log.cleaner.dedupe.buffer.size", LONG, "134217728", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_BACKOFF_MS, "log.cleaner.backoff.ms", LONG, "15000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \

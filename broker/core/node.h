@@ -98,6 +98,7 @@ struct bk_node {
                                            (replication/purgatory.h) */
     bk_grp_gd_t *groups;                    /* group coordinator driver */
     struct bk_repl_rm *rm;                   /* replication driver (replica.h) */
+    struct bk_repl_scrub *scrub;                /* rolled-segment scrubber (replication/scrubber.h) */
     bk_txn_td_t *txns;                      /* transaction coordinator driver */
     int64_t broker_epoch;
 

@@ -28,6 +28,8 @@ typedef enum {
     BK_MX_OFFLINE_PARTITIONS,      /* gauge     cluster-wide, no live leader */
     BK_MX_ISR_SHRINKS_TOTAL,       /* counter */
     BK_MX_ISR_EXPANDS_TOTAL,       /* counter */
+    BK_MX_SCRUB_BYTES_TOTAL,       /* counter   rolled-segment bytes re-read by the scrubber */
+    BK_MX_SCRUB_CORRUPTIONS_TOTAL, /* counter   corrupt batches the scrubber found */
     BK_MX_RAFT_EPOCH,              /* gauge     current raft epoch (term) */
     BK_MX_RAFT_LEADER_ID,          /* gauge     -1 when unknown */
     BK_MX_RAFT_COMMIT_LAG_RECORDS, /* gauge     log end offset - committed offset */

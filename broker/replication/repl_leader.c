@@ -304,10 +304,20 @@ void bk_repl_on_fetch(bk_repl_t *r, const bk_repl_fetch_req_t *req, int64_t now_
         resp->diverging = true;
         return;   /* the follower's position tells nothing about its log */
     }
+    /* An ISR member always holds everything below the HW (the HW is the
+     * ISR's minimum LEO). One fetching below it has lost committed data
+     * (skiff's scrubber truncated a corrupt batch away, or a disk lost
+     * it): it must not stay eligible for leadership while it re-fetches,
+     * so it leaves the ISR now rather than after replica.lag.time.max.ms. */
+    bool lost = req->fetch_offset < r->hw && bk_repl_i_ids_has(r->isr, r->n_isr, p->id);
     update_peer(r, p, req->fetch_offset, now_ms);
+    if (lost) {
+        p->last_caught_up_ms = INT64_MIN / 2;
+        maybe_shrink(r, now_ms, out);
+    }
     update_hw(r, out);
     resp->high_watermark = r->hw;   /* may have moved with this fetch */
-    maybe_expand(r, p, now_ms, out);
+    if (!out->alter) maybe_expand(r, p, now_ms, out);
 }
 
 void bk_repl_on_alter_resp(bk_repl_t *r, const bk_repl_alter_resp_t *resp,

@@ -208,6 +208,33 @@ static void rebuild(bk_node_t *n, bk_repl_part_t *p, const char *why, int rc) {
     feed_image(n, p);
 }
 
+bool bk_repl_replica_on_corrupt(bk_node_t *n, bk_repl_part_t *p, int64_t bad_offset, const char *path) {
+    if (!p->log) return false;
+    bool follower = p->rp && bk_repl_role(p->rp->core) == BK_REPL_FOLLOWER;
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_id(&n->img, &p->topic_id);
+    int32_t leader = t && p->partition < t->nparts ? t->parts[p->partition].leader : -1;
+    int64_t start = st_log_start_offset(p->log);
+    if (follower && leader >= 0 && leader != n->id && bad_offset >= start) {
+        int rc = st_log_truncate_to(p->log, bad_offset);
+        if (rc == KP_OK) {
+            fprintf(stderr, "skiff: node %d: %s-%d: corrupt batch at offset %lld in %s; truncated to it, fetching "
+                    "the rest again from leader %d\n", n->id, p->topic, p->partition, (long long)bad_offset, path,
+                    leader);
+            rp_build(n, p);
+            feed_image(n, p);
+            return true;
+        }
+        fprintf(stderr, "skiff: node %d: %s-%d: truncation to %lld after a corrupt batch failed (%s)\n", n->id,
+                p->topic, p->partition, (long long)bad_offset, st_status_str(rc));
+    }
+    /* the only copy this node can trust is gone: never serve the bad batch */
+    char why[700];
+    snprintf(why, sizeof why, "corrupt batch at offset %lld in %s and no other copy to repair from (%s)",
+             (long long)bad_offset, path, follower ? "no live leader" : "this node leads it");
+    st_log_mark_offline(p->log, why);
+    return false;
+}
+
 void bk_repl_replica_before_apply(bk_node_t *n, const bk_meta_change_t *ch, size_t cnt) {
     for (size_t i = 0; i < cnt; i++) {
         if (ch[i].kind != BK_META_CHANGE_STOP) continue;

@@ -51,6 +51,16 @@ void bk_repl_replica_attach_opened(bk_node_t *n);
  * (graceful stop, before the logs close). Safe to call twice. */
 void bk_repl_replica_stop(bk_node_t *n);
 
+/* The scrubber (scrubber.h) found a corrupt batch at bad_offset in a rolled
+ * segment (path) of p's log. A follower whose leader is another node
+ * truncates its log to bad_offset and rebuilds its replica state from the
+ * log, so it fetches that range again from the leader; until it has caught
+ * up it is behind the leader like any lagging follower. Anything else (the
+ * leader itself, or no known leader) cannot repair from another copy: the
+ * log goes offline (st_log_mark_offline) so the bad batch is never served.
+ * Returns true when a repair (truncation + re-fetch) started. */
+bool bk_repl_replica_on_corrupt(bk_node_t *n, bk_repl_part_t *p, int64_t bad_offset, const char *path);
+
 /* ---- produce ----
  * Leader appends and their acks=all waits (the produce purgatory) are
  * reached only through the partition service (partition.h); the driver's

@@ -449,6 +449,38 @@ START_TEST(test_isr_shrink_timing) {
 }
 END_TEST
 
+/* Issue 16 finding 9: an ISR follower fetching below the HW has lost
+ * committed data (the scrubber truncated a corrupt batch away): it leaves
+ * the ISR at once, not after the lag time, and the HW does not move back. */
+START_TEST(test_isr_member_below_hw_leaves_now) {
+    bk_repl_t *r = leader(1, 0, ISR012, 3);
+    bk_repl_out_t out;
+    bk_repl_fetch_resp_t resp;
+    int64_t base;
+    ck_assert_int_eq(bk_repl_produce(r, 4, false, 0, 0, 0, &base, &out), KP_ERROR_NONE);
+    fetch(r, freq(1, 0, 1, 4, 1), 10, &resp, &out);
+    fetch(r, freq(2, 0, 1, 4, 1), 10, &resp, &out);
+    ck_assert_int_eq(bk_repl_hw(r), 4);
+    ck_assert(!out.alter);
+    fetch(r, freq(2, 0, 1, 2, 1), 20, &resp, &out);   /* follower 2 truncated to 2 */
+    ck_assert(out.alter);
+    ck_assert_uint_eq(out.alter_req.n_isr, 2);
+    ck_assert_int_eq(out.alter_req.isr[0], 0);
+    ck_assert_int_eq(out.alter_req.isr[1], 1);
+    ck_assert_int_eq(bk_repl_hw(r), 4);                /* never back */
+    ck_assert_int_eq(resp.high_watermark, 4);
+    /* a follower at or above the HW is not touched */
+    bk_repl_t *r2 = leader(1, 0, ISR012, 3);
+    ck_assert_int_eq(bk_repl_produce(r2, 4, false, 0, 0, 0, &base, &out), KP_ERROR_NONE);
+    fetch(r2, freq(1, 0, 1, 4, 1), 10, &resp, &out);
+    fetch(r2, freq(2, 0, 1, 4, 1), 10, &resp, &out);
+    fetch(r2, freq(2, 0, 1, 4, 1), 20, &resp, &out);
+    ck_assert(!out.alter);
+    bk_repl_free(r2);
+    bk_repl_free(r);
+}
+END_TEST
+
 START_TEST(test_isr_not_shrunk_at_leo) {
     bk_repl_t *r = leader(1, 0, ISR01, 2);
     bk_repl_out_t out;
@@ -874,6 +906,7 @@ int main(void) {
     tcase_add_test(tc, test_acks_timeout_and_leadership_loss);
     tcase_add_test(tc, test_not_enough_replicas_after_append);
     tcase_add_test(tc, test_isr_shrink_timing);
+    tcase_add_test(tc, test_isr_member_below_hw_leaves_now);
     tcase_add_test(tc, test_isr_not_shrunk_at_leo);
     tcase_add_test(tc, test_isr_expand);
     tcase_add_test(tc, test_replica_set_change_same_epoch);

@@ -316,6 +316,77 @@ START_TEST(test_clean_open_does_not_scan_batches) {
 }
 END_TEST
 
+/* Issue 16 finding 8: after a clean close every index is trusted, including
+ * the ones of segments holding a single batch larger than two index
+ * intervals (no offset entry by the rule, once rebuilt at every start); an
+ * index cut short or of a ragged size is still rebuilt. */
+START_TEST(test_clean_open_trusts_indexes) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = cfg_small();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    static uint8_t buf[8192];
+    int64_t off = 0;
+    for (int i = 0; i < 60; i++) {
+        /* every 10th batch ~1.9 KiB (alone in its segment), others small */
+        bool big = i % 10 == 0;
+        size_t len = tu_batch(buf, sizeof buf, 2, 100 + i * 10, (uint32_t)i, big ? 900 : 30);
+        st_append_info_t info;
+        ck_assert_int_eq(st_log_append(log, buf, len, 0, 0, &info), KP_OK);
+        off += 2;
+    }
+    size_t ns = st_log_segment_count(log);
+    ck_assert_uint_ge(ns, 10);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    /* the active segment's indexes were trimmed at close: no file keeps
+     * its preallocated size */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "find %s/t-0 -name '*index' -size +1000c | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    int big_files = -1;
+    ck_assert_int_eq(fscanf(f, "%d", &big_files), 1);
+    pclose(f);
+    ck_assert_int_eq(big_files, 0);
+    for (int round = 0; round < 2; round++) {
+        tu_log_capture();
+        log = tu_open(dir, &cfg, off, true);
+        ck_assert_ptr_null(strstr(tu_log_buf, "rebuilding"));
+        ck_assert_int_eq(st_log_end_offset(log), off);
+        check_all_offsets(log, off);
+        int64_t o, ts;
+        ck_assert_int_eq(st_log_offset_for_time(log, 100 + 25 * 10, &o, &ts), KP_OK);
+        ck_assert_int_eq(o, 50);
+        ck_assert_int_eq(st_log_max_timestamp(log, &ts, &o), KP_OK);
+        ck_assert_int_eq(ts, 100 + 59 * 10 + 1);
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    }
+    /* the first segment with at least 2 offset entries: drop its last
+     * entry (a well-formed but short index), then make it ragged */
+    snprintf(cmd, sizeof cmd, "find %s/t-0 -name '*.index' -size +15c | sort | head -1", dir);
+    f = popen(cmd, "r");
+    char idx[700] = "";
+    ck_assert_ptr_nonnull(fgets(idx, sizeof idx, f));
+    pclose(f);
+    idx[strcspn(idx, "\n")] = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        off_t sz = file_size(idx);
+        ck_assert_int_ge(sz, 16);
+        ck_assert_int_eq(truncate(idx, mode == 0 ? sz - 8 : sz - 3), 0);
+        tu_log_capture();
+        log = tu_open(dir, &cfg, off, true);
+        ck_assert_ptr_nonnull(strstr(tu_log_buf, "rebuilding"));
+        check_all_offsets(log, off);
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+        ck_assert_int_eq(file_size(idx) % 8, 0);
+        tu_log_capture();
+        log = tu_open(dir, &cfg, off, true);
+        ck_assert_ptr_null(strstr(tu_log_buf, "rebuilding"));
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    }
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_random_tail_damage_never_crashes) {
     char *dir = tu_tmpdir();
     int64_t bases[64];
@@ -374,6 +445,7 @@ int main(void) {
     tcase_add_test(tc, test_offset_checkpoint_format);
     tcase_add_test(tc, test_random_tail_damage_never_crashes);
     tcase_add_test(tc, test_clean_open_does_not_scan_batches);
+    tcase_add_test(tc, test_clean_open_trusts_indexes);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
