@@ -46,11 +46,13 @@ sk_check "skiff_cleaner_passes_total > 0 ($(val skiff_cleaner_passes_total))" \
   awk -v v="$(val skiff_cleaner_passes_total)" 'BEGIN { exit !(v > 0) }'
 sk_check "skiff_cleaner_records_removed_total > 0" \
   awk -v v="$(val skiff_cleaner_records_removed_total)" 'BEGIN { exit !(v > 0) }'
-sk_check "skiff_cleaner_bytes_read_total > written" \
-  awk -v r="$(val skiff_cleaner_bytes_read_total)" -v w="$(val skiff_cleaner_bytes_written_total)" \
-  'BEGIN { exit !(r > 0 && w > 0 && r > w) }'
-sk_check "skiff_cleaner_last_pass_timestamp_seconds recent" \
-  awk -v v="$(val skiff_cleaner_last_pass_timestamp_seconds)" -v now="$(date +%s)" 'BEGIN { exit !(v > now - 120 && v <= now + 1) }'
+rd=$(val skiff_cleaner_bytes_read_total)
+wr=$(val skiff_cleaner_bytes_written_total)
+sk_check "skiff_cleaner_bytes_read_total > written ($rd > $wr)" awk -v r="$rd" -v w="$wr" 'BEGIN { exit !(r > 0 && w > 0 && r > w) }'
+last=$(val skiff_cleaner_last_pass_timestamp_seconds)
+now=$(date +%s)
+sk_check "skiff_cleaner_last_pass_timestamp_seconds recent ($last, now $now)" \
+  awk -v v="$last" -v now="$now" 'BEGIN { exit !(v > now - 120 && v <= now + 1) }'
 sk_check "skiff_cleaner_uncleanable_logs 0" test "$(val skiff_cleaner_uncleanable_logs)" = 0
 curl -s "$ADMIN/v1/topics/cmp-none" > "$SK_TMP/topic.json"
 sk_check "/v1/topics shows a cleaner offset > 0 and a dirty ratio ($(cat "$SK_TMP/topic.json" | head -c 300))" \
