@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "protocol/kp_compress.h"
 #include "storage/log_internal.h"
+#include "storage/st_guard.h"
 #include "storage/st_io.h"
 #include "storage/st_offset_map.h"
 
@@ -35,6 +37,13 @@ typedef struct plan_seg {
     st_segment_t view;        /* log_fd is our dup(); no indexes */
     char cleaned[ST_PATH_MAX];
     bool built;
+    /* the build's product: the cleaned segment opened from X.log.cleaned,
+     * with indexes built into X.index.cleaned / X.timeindex.cleaned, ready
+     * to be put in the log's array by the commit (no disk work left) */
+    st_segment_t fresh;
+    bool prepared;            /* fresh is open and owned by the plan */
+    bool installed;           /* fresh moved into the log; old is the plan's */
+    st_segment_t old;         /* the segment it replaced, closed by finish */
 } plan_seg_t;
 
 struct st_clean_plan {
@@ -49,6 +58,8 @@ struct st_clean_plan {
     size_t first_dirty;       /* index into segs of the first dirty segment */
     size_t n;                 /* segments to clean (may shrink when the map fills) */
     plan_seg_t *segs;
+    uint32_t index_max_bytes;      /* the log's, for the cleaned segments' indexes */
+    uint32_t index_interval_bytes;
     int64_t end_offset;       /* base of the first segment not cleaned */
     int64_t next_base_after;  /* base of segment n in the log at prepare */
     uint64_t trunc_gen;       /* the log's at prepare: a truncation meanwhile
@@ -57,6 +68,7 @@ struct st_clean_plan {
     size_t next;              /* commit: segs[next..n) not yet swapped in */
     int commit_rc;            /* commit: first error of the steps so far */
     bool commit_all;          /* commit: every segment so far swapped in */
+    bool committed;           /* commit_some said done: only finish is left */
     st_aborted_txn_t *aborted;
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
@@ -353,67 +365,93 @@ static void suffixed(char *out, size_t cap, const char *dir, int64_t base, const
     st_seg_path(out, cap, dir, base, suffix);
 }
 
-/* Step 1 for segment at base: X.log.cleaned -> X.log.swap (not yet
- * fsynced: the caller fsyncs the directory once for every segment). */
-static int stage_swap(const char *dir, int64_t base, const char *cleaned) {
-    char swap[ST_PATH_MAX];
-    suffixed(swap, sizeof swap, dir, base, ".log.swap");
-    if (st_io_rename(cleaned, swap) != KP_OK) {
-        unlink(cleaned);
+/* The three files a build leaves for segment base: the cleaned log and the
+ * indexes built for it, all "*.cleaned" (st_log_open removes such files). */
+static const char *const k_cleaned[] = { ".log.cleaned", ".index.cleaned", ".timeindex.cleaned" };
+/* ... and the live names each replaces, in the same order. */
+static const char *const k_live[] = { ".log", ".index", ".timeindex" };
+#define N_CLEANED 3
+
+static void unlink_cleaned(const char *dir, int64_t base) {
+    for (size_t f = 0; f < N_CLEANED; f++) {
+        char p[ST_PATH_MAX];
+        suffixed(p, sizeof p, dir, base, k_cleaned[f]);
+        unlink(p);
+    }
+}
+
+/* Closes (munmap, close) a segment struct the plan owns; on the thread that
+ * runs finish or abort, since the last close of an unlinked file frees its
+ * blocks. Read-only indexes: nothing is written. */
+static void close_owned(st_segment_t *s) {
+    if (s->log_fd < 0) return;
+    if (st_seg_close(s) != KP_OK) { /* read-only files: nothing lost */ }
+    s->log_fd = -1;
+}
+
+/* Opens the just-written X.log.cleaned as a closed segment and builds its
+ * indexes into X.index.cleaned / X.timeindex.cleaned (any thread: only
+ * files of the plan's own names). The commit then only renames and swaps
+ * the struct in. */
+static int prepare_fresh(st_clean_plan_t *pl, plan_seg_t *ps) {
+    st_segment_t *f = &ps->fresh;
+    int64_t base = ps->view.base_offset;
+    memset(f, 0, sizeof *f);
+    f->base_offset = f->next_offset = base;
+    f->oidx.fd = f->tidx.fd = -1;
+    f->max_ts = -1;
+    f->max_ts_offset = base;
+    f->last_tidx_ts = INT64_MIN;
+    f->dir = pl->dir;
+    f->log_fd = open(ps->cleaned, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    if (f->log_fd < 0 || fstat(f->log_fd, &sb) != 0) {
+        if (f->log_fd >= 0) close(f->log_fd);
+        f->log_fd = -1;
         return ST_ERR_IO;
     }
-    return KP_OK;
-}
-
-/* Step 2 for segment i (its .swap is durable): X.log -> X.log.deleted,
- * stale indexes removed, X.log.swap -> X.log. From here the swap is
- * committed: a failure leaves files that the next open completes. */
-static int replace_live(st_log_t *log, size_t i) {
-    st_segment_t *s = &log->segs[i];
-    int64_t base = s->base_offset;
-    char swap[ST_PATH_MAX], live[ST_PATH_MAX], del[ST_PATH_MAX], p[ST_PATH_MAX];
-    suffixed(swap, sizeof swap, log->dir, base, ".log.swap");
-    suffixed(live, sizeof live, log->dir, base, ".log");
-    suffixed(del, sizeof del, log->dir, base, ".log.deleted");
-    if (st_seg_close(s) != KP_OK) { /* read-only segment: nothing to lose */ }
-    int rc = st_io_rename(live, del);
-    crash_point(3);
-    suffixed(p, sizeof p, log->dir, base, ".index");
-    unlink(p);
-    suffixed(p, sizeof p, log->dir, base, ".timeindex");
-    unlink(p);
-    if (rc == KP_OK) rc = st_io_rename(swap, live);
-    return rc;
-}
-
-/* Step 3 for segment i (the directory is fsynced): unlink X.log.deleted,
- * open the cleaned segment and rebuild its indexes. */
-static int reopen(st_log_t *log, size_t i, int rc) {
-    st_segment_t *s = &log->segs[i];
-    int64_t base = s->base_offset;
-    char live[ST_PATH_MAX], del[ST_PATH_MAX];
-    suffixed(live, sizeof live, log->dir, base, ".log");
-    suffixed(del, sizeof del, log->dir, base, ".log.deleted");
-    unlink(del);
-    crash_point(5);
-    if (rc == KP_OK) rc = st_seg_open(s, log->dir, base, false, log->cfg.index_max_bytes);
-    st_scan_result_t res;
-    if (rc == KP_OK) rc = st_seg_reindex(s, log->cfg.index_max_bytes, false, log->cfg.index_interval_bytes, &res);
-    if (rc == KP_OK && res.status != KP_OK) rc = KP_ERR_CORRUPT;
+    f->size_bytes = (uint64_t)sb.st_size;
+    /* as st_seg_open: the file's mtime stands for its creation */
+    f->created_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+    char oi[ST_PATH_MAX], ti[ST_PATH_MAX];
+    suffixed(oi, sizeof oi, pl->dir, base, k_cleaned[1]);
+    suffixed(ti, sizeof ti, pl->dir, base, k_cleaned[2]);
+    unlink(oi); /* a leftover would be taken for entries */
+    unlink(ti);
+    int rc = st_index_open(&f->oidx, oi, ST_OIDX_ENTRY_BYTES, true, pl->index_max_bytes);
+    if (rc == KP_OK) rc = st_index_open(&f->tidx, ti, ST_TIDX_ENTRY_BYTES, true, pl->index_max_bytes);
     if (rc != KP_OK) {
-        log->offline = true;
-        st_logf(ST_LOG_ERROR, "partition %s: compaction swap of %s failed (%s); log offline until restart",
-                log->name, live, st_status_str(rc));
+        close_owned(f);
+        return ST_ERR_IO;
     }
-    if (i + 1 < log->nsegs) s->next_offset = log->segs[i + 1].base_offset;
-    return rc;
+    f->active = true; /* writable indexes while they are built, sealed after */
+    st_scan_result_t res;
+    rc = st_seg_scan(f, 0, true, false, pl->index_interval_bytes, &res);
+    if (rc == KP_OK && res.status != KP_OK) rc = KP_ERR_CORRUPT;
+    int rc2 = st_seg_seal(f);
+    if (rc == KP_OK) rc = rc2;
+    if (rc != KP_OK) {
+        close_owned(f);
+        return rc;
+    }
+    ps->prepared = true;
+    return KP_OK;
 }
 
 void st_cleaner_abort(st_clean_plan_t *pl) {
     if (!pl) return;
+    st_guard_blocking("cleaner abort (unlinks, closes)", pl->name);
     for (size_t i = 0; i < pl->n; i++) {
-        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
-        unlink(pl->segs[i].cleaned);
+        plan_seg_t *ps = &pl->segs[i];
+        if (ps->view.log_fd >= 0) close(ps->view.log_fd);
+        ps->view.log_fd = -1;
+        if (ps->installed) {
+            close_owned(&ps->old);
+            continue;
+        }
+        if (ps->prepared) close_owned(&ps->fresh);
+        /* after the commit, skipped segments' files were unlinked there */
+        if (!pl->committed) unlink_cleaned(pl->dir, ps->view.base_offset);
     }
     free(pl->segs);
     free(pl->aborted);
@@ -450,6 +488,8 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->io_fn = cc->io_fn;
     pl->io_ctx = cc->io_ctx;
     pl->trunc_gen = log->trunc_gen;
+    pl->index_max_bytes = log->cfg.index_max_bytes;
+    pl->index_interval_bytes = log->cfg.index_interval_bytes;
     pl->commit_all = true;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
@@ -464,6 +504,7 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
         ps->view.oidx.map = ps->view.tidx.map = NULL;
         ps->view.dir = pl->dir;
         ps->view.log_fd = dup(log->segs[i].log_fd);
+        ps->fresh.log_fd = ps->old.log_fd = -1;
         pl->n = i + 1;
         if (ps->view.log_fd < 0) {
             st_cleaner_abort(pl);
@@ -493,6 +534,7 @@ static size_t map_bytes(const st_clean_plan_t *pl) {
 }
 
 int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
+    st_guard_blocking("cleaner build", pl->name);
     st_offset_map_t m;
     int rc = st_offset_map_init(&m, map_bytes(pl));
     if (rc != KP_OK) return rc;
@@ -514,6 +556,7 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     }
     for (size_t i = 0; i < pl->n && rc == KP_OK; i++) {
         rc = write_cleaned(pl, &pl->segs[i].view, &m, &sc, st, pl->segs[i].cleaned);
+        if (rc == KP_OK) rc = prepare_fresh(pl, &pl->segs[i]);
         pl->segs[i].built = rc == KP_OK;
     }
     scratch_free(&sc);
@@ -521,76 +564,97 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
     return rc;
 }
 
-/* The swap of every segment in three steps, each over all of them, so that
- * the directory is fsynced twice per pass rather than twice per segment
- * (each fsync is milliseconds on a virtual disk, and this runs on the
- * broker's loop). Crash safety per segment is unchanged: a .swap is only
- * ever a complete, fsynced cleaned copy, and st_log_open completes it;
- * segments are staged and replaced in ascending order, so a crash leaves
- * a prefix of them cleaned (an older segment is never left uncleaned
- * behind a newer one that dropped a tombstone). */
+/* Installs prepared segment ps at log index j: metadata operations only
+ * (two unlinks, three renames; no fsync, no open, no read), then the
+ * in-memory swap. Order, for a crash at any point (each prefix of these
+ * operations is a state st_log_open recovers):
+ *  1. unlink X.index, X.timeindex: they describe the old layout; a missing
+ *     index is rebuilt at open, a stale one next to the new log could pass
+ *     its sanity check by chance;
+ *  2. rename X.log.cleaned over X.log: atomic, so X.log is always a whole
+ *     segment, the old or the cleaned one (its data was fsynced by the
+ *     build); the old file lives on through the descriptors the log and
+ *     in-flight sends hold, until they are closed;
+ *  3. rename the built indexes in (a failure leaves them missing: rebuilt).
+ * The directory is fsynced by st_cleaner_finish, off the owner's thread.
+ * Returns false when X.log could not be replaced (nothing changed but the
+ * old indexes' names: the log keeps its open maps of them). */
+static bool install(st_log_t *log, plan_seg_t *ps, size_t j, bool first) {
+    int64_t base = ps->view.base_offset;
+    char from[ST_PATH_MAX], to[ST_PATH_MAX];
+    st_guard_blocking("segment rename (cleaner install)", log->name);
+    if (first) crash_point(1);
+    for (size_t f = 1; f < N_CLEANED; f++) {
+        suffixed(to, sizeof to, log->dir, base, k_live[f]);
+        unlink(to);
+    }
+    if (first) crash_point(2);
+    for (size_t f = 0; f < N_CLEANED; f++) {
+        suffixed(from, sizeof from, log->dir, base, k_cleaned[f]);
+        suffixed(to, sizeof to, log->dir, base, k_live[f]);
+        if (st_io_rename(from, to) != KP_OK) {
+            if (f == 0) {
+                st_logf(ST_LOG_WARN, "partition %s: cannot install cleaned segment %s: %s; kept uncleaned",
+                        log->name, to, strerror(errno));
+                return false;
+            }
+            st_logf(ST_LOG_WARN, "partition %s: cannot rename %s: %s (rebuilt at the next open)", log->name,
+                    from, strerror(errno));
+        }
+        if (first && f == 0) crash_point(3);
+    }
+    if (first) crash_point(4);
+    ps->old = log->segs[j];
+    log->segs[j] = ps->fresh;
+    log->segs[j].dir = log->dir;
+    /* the indexes' own record of their file: the live names from now on */
+    suffixed(log->segs[j].oidx.path, sizeof log->segs[j].oidx.path, log->dir, base, k_live[1]);
+    suffixed(log->segs[j].tidx.path, sizeof log->segs[j].tidx.path, log->dir, base, k_live[2]);
+    /* the cleaned copy may have lost its last batches: offsets run on to
+     * the next segment's base, as before */
+    log->segs[j].next_offset = log->segs[j + 1].base_offset;
+    ps->prepared = false;
+    ps->installed = true;
+    /* finish fsyncs the directory; should the plan be aborted before (a
+     * stop between two steps), the log's next flush or close does */
+    log_mark_dir_dirty(log);
+    return true;
+}
+
+/* Installs segments in ascending order, each after checking it is still
+ * the one planned (retention, DeleteRecords, truncation may have changed
+ * the log since prepare). A segment the check refuses is left alone on
+ * disk and in memory; its .cleaned files are unlinked (their open copy is
+ * closed in finish). */
 int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *pl, size_t max_segments, st_cleaner_stats_t *st,
                            bool *done) {
+    assert(!pl->committed);
     int rc = log->offline ? ST_ERR_OFFLINE : pl->commit_rc;
     bool all = pl->commit_all;
     size_t end = pl->n - pl->next <= max_segments || max_segments == 0 ? pl->n : pl->next + max_segments;
-    size_t *idx = malloc((end - pl->next ? end - pl->next : 1) * sizeof *idx); /* log segment of each staged one */
-    size_t ns = 0;
-    if (!idx) rc = KP_ERR_NOMEM;
+    if (rc != KP_OK) end = pl->n; /* the rest is dropped */
     for (size_t i = pl->next; i < end; i++) {
         plan_seg_t *ps = &pl->segs[i];
-        close(ps->view.log_fd);
-        ps->view.log_fd = -1;
         size_t j = log_seg_for(log, ps->view.base_offset);
-        bool same = rc == KP_OK && ps->built && pl->trunc_gen == log->trunc_gen && j + 1 < log->nsegs &&
-                    log->segs[j].base_offset == ps->view.base_offset &&
+        bool same = rc == KP_OK && ps->built && ps->prepared && pl->trunc_gen == log->trunc_gen &&
+                    j + 1 < log->nsegs && log->segs[j].base_offset == ps->view.base_offset &&
                     log->segs[j].size_bytes == ps->view.size_bytes;
-        if (same && ns == 0) crash_point(1);
-        if (!same || stage_swap(log->dir, ps->view.base_offset, ps->cleaned) != KP_OK) {
-            /* retention or truncation changed this segment meanwhile */
-            unlink(ps->cleaned);
+        if (!same || !install(log, ps, j, st->segments_cleaned == 0)) {
+            /* here rather than in finish: a name in the log's directory is
+             * only ever touched on the owner's thread once the plan is
+             * built (a re-created log may reuse the directory) */
+            unlink_cleaned(log->dir, ps->view.base_offset);
             all = false;
             continue;
         }
-        idx[ns++] = j;
+        st->segments_cleaned++;
     }
-    if (ns > 0 && st_io_fsync_dir(log->dir) != KP_OK) {
-        /* nothing is committed yet: take the staged copies back */
-        for (size_t k = 0; k < ns; k++) {
-            char swap[ST_PATH_MAX];
-            suffixed(swap, sizeof swap, log->dir, log->segs[idx[k]].base_offset, ".log.swap");
-            unlink(swap);
-        }
-        ns = 0;
-        all = false;
-        rc = ST_ERR_IO;
-    }
-    if (ns > 0) crash_point(2);
-    int swap_rc = KP_OK;
-    for (size_t k = 0; k < ns; k++) {
-        int r = replace_live(log, idx[k]);
-        if (r != KP_OK && swap_rc == KP_OK) swap_rc = r;
-    }
-    if (ns > 0 && swap_rc == KP_OK) swap_rc = st_io_fsync_dir(log->dir);
-    if (ns > 0) crash_point(4);
-    for (size_t k = 0; k < ns; k++) {
-        int r = reopen(log, idx[k], swap_rc);
-        if (r == KP_OK) st->segments_cleaned++;
-        else all = false;
-        if (r != KP_OK && rc == KP_OK) rc = r;
-    }
-    free(idx);
     pl->next = end;
     pl->commit_rc = rc;
     pl->commit_all = all;
     *done = end == pl->n || rc != KP_OK;
     if (!*done) return KP_OK;
-    for (size_t i = end; i < pl->n; i++) { /* after an error: the rest is dropped */
-        if (pl->segs[i].view.log_fd >= 0) close(pl->segs[i].view.log_fd);
-        pl->segs[i].view.log_fd = -1;
-        unlink(pl->segs[i].cleaned);
-        all = false;
-    }
+    pl->committed = true;
     if (rc == KP_OK) {
         st->end_offset = pl->end_offset;
         if (all && pl->end_offset > log->cleaned_upto) log->cleaned_upto = pl->end_offset;
@@ -601,8 +665,23 @@ int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *pl, size_t max_segmen
                 log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
                 st->records_dropped, st->tombstones_dropped, st->batches_recompressed, st->batches_kept_whole);
     }
-    pl->n = 0; /* files are swapped in or unlinked */
-    st_cleaner_abort(pl);
+    return rc;
+}
+
+int st_cleaner_finish(st_clean_plan_t *pl) {
+    assert(pl->committed);
+    st_guard_blocking("cleaner finish (directory fsync, closes)", pl->name);
+    bool any = false;
+    for (size_t i = 0; i < pl->n; i++) any |= pl->segs[i].installed;
+    int rc = KP_OK;
+    if (any) {
+        crash_point(5);
+        rc = st_io_fsync_dir(pl->dir);
+        if (rc != KP_OK)
+            st_logf(ST_LOG_ERROR, "partition %s: directory fsync after compaction failed: %s", pl->name,
+                    strerror(errno));
+    }
+    st_cleaner_abort(pl); /* closes what the plan owns (committed: no unlink) */
     return rc;
 }
 
@@ -610,7 +689,9 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
     bool done = false;
     int rc = KP_OK;
     while (!done) rc = st_cleaner_commit_some(log, pl, 0, st, &done);
-    return rc;
+    int rc2 = st_cleaner_finish(pl);
+    if (rc2 != KP_OK) log->offline = true; /* the swap may not be durable: as any failed fsync */
+    return rc != KP_OK ? rc : rc2;
 }
 
 int st_log_compact(st_log_t *log, const st_cleaner_config_t *cc, int64_t now_ms, st_cleaner_stats_t *st) {

@@ -19,20 +19,25 @@
  * last offset, producer fields, leader epoch and max timestamp (Kafka's
  * rules). Offsets never change.
  *
- * Swap, per segment X (each step over every segment of the pass, in
- * ascending order, so the directory is fsynced twice per pass): write
- * X.log.cleaned, fsync (build); rename to X.log.swap; fsync dir; rename
- * X.log -> X.log.deleted, X.log.swap -> X.log; fsync dir; unlink
- * X.log.deleted. st_log_open finishes or discards any step a crash
- * interrupted (.cleaned removed, .swap completed).
+ * Swap, per segment X: the build writes X.log.cleaned (fsynced), opens it
+ * and builds its indexes into X.index.cleaned / X.timeindex.cleaned; the
+ * commit unlinks X.index and X.timeindex, renames X.log.cleaned over X.log
+ * (atomic: X.log is always a whole segment, old or cleaned) and the two
+ * indexes in, then swaps the open segment into the log's array; finish
+ * fsyncs the directory. st_log_open removes "*.cleaned" files, rebuilds
+ * missing indexes and still completes an X.log.swap left by older
+ * versions of this protocol. See storage/README.md, "Compaction".
  *
- * Threading: a pass is three calls. st_cleaner_prepare (owner thread, no
+ * Threading: a pass is four calls. st_cleaner_prepare (owner thread, no
  * I/O beyond dup()) snapshots what to clean; st_cleaner_build (any thread,
  * concurrently with appends and reads on the log) reads the closed segments
- * through its own descriptors and writes fsynced .cleaned files;
- * st_cleaner_commit (owner thread; renames, then an index rebuild of each
- * cleaned segment) swaps them in, skipping any segment that retention or
- * truncation changed meanwhile. st_log_compact does all three in a row.
+ * through its own descriptors, writes fsynced .cleaned files and opens them
+ * with their indexes built; st_cleaner_commit_some (owner thread; renames
+ * and in-memory swaps only: no fsync, open or read) puts them in place,
+ * skipping any segment that retention or truncation changed meanwhile;
+ * st_cleaner_finish (any thread) fsyncs the directory and closes the
+ * replaced segments' files. st_cleaner_commit
+ * runs the last two in a row; st_log_compact all of them.
  */
 #ifndef SKIFF_ST_CLEANER_H
 #define SKIFF_ST_CLEANER_H
@@ -97,22 +102,34 @@ KP_MUST_CHECK int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *c
                                      st_clean_plan_t **plan, st_cleaner_stats_t *stats);
 /* Any thread; touches nothing of the log but its closed segments' bytes. */
 KP_MUST_CHECK int st_cleaner_build(st_clean_plan_t *plan, st_cleaner_stats_t *stats);
-/* Owner thread: swaps the built segments in and frees the plan. */
+/* Owner thread: st_cleaner_commit_some until done, then st_cleaner_finish
+ * (a failed directory fsync takes the log offline, as any failed fsync). */
 KP_MUST_CHECK int st_cleaner_commit(st_log_t *log, st_clean_plan_t *plan, st_cleaner_stats_t *stats);
-/* Owner thread: the same as st_cleaner_commit, in steps of at most
- * max_segments segments (0 = all), so that a caller on an event loop can
- * serve other work between them; every step checks its segments against
- * the log as it is then. *done once the plan is finished and freed (with
- * the pass's status); until then the log is consistent (a prefix of the
- * pass's segments is cleaned) and the plan stays the caller's. */
+/* Owner thread: installs the built segments in steps of at most
+ * max_segments (0 = all), so that a caller on an event loop can serve other
+ * work between them; every step checks its segments against the log as it
+ * is then. Renames and pointer swaps only: cheap, no fsync, open or read.
+ * *done once every segment is installed or skipped (the status is the
+ * pass's); the plan then goes to st_cleaner_finish, whatever the status.
+ * Until then the log is consistent (a prefix of the pass's segments is
+ * cleaned) and the plan stays the caller's. */
 KP_MUST_CHECK int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *plan, size_t max_segments,
                                          st_cleaner_stats_t *stats, bool *done);
+/* Any thread, after st_cleaner_commit_some said done: fsyncs the log's
+ * directory (the pass is durable when it returns KP_OK), closes the files
+ * of the replaced and of the skipped segments and frees the plan. Touches
+ * nothing of the log, and no name in its directory. ST_ERR_IO when the
+ * fsync failed: the installed segments may not survive a crash (each
+ * segment file is still whole, old or cleaned). */
+KP_MUST_CHECK int st_cleaner_finish(st_clean_plan_t *plan);
 /* Frees a plan that will not be committed (removes its .cleaned files). */
 void st_cleaner_abort(st_clean_plan_t *plan);
 
 #ifdef SKIFF_FAULT_INJECTION
 /* Test hook, in test builds only (see st_io.h): when step (1..5) is reached
- * in a swap, the process kills itself (SIGKILL), to test crash safety.
+ * in a swap (1-4: before each disk operation of the first segment's
+ * install, 5: before finish's directory fsync), the process kills itself
+ * (SIGKILL), to test crash safety.
  * 0 = off. */
 void st_cleaner_set_crash_step(int step);
 #endif

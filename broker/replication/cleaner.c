@@ -47,6 +47,7 @@ typedef struct clean_job {
     int64_t build_ns;            /* time st_cleaner_build took (its thread) */
     int64_t commit_us;           /* loop time spent in commit steps so far */
     int64_t commit_max_us;       /* the longest step */
+    int commit_rc;               /* st_cleaner_commit_some's, while finish runs */
     struct event *step;          /* commit: one segment per loop turn */
     struct clean_job *next;      /* in bk_repl_cleaner.committing */
 } clean_job_t;
@@ -128,9 +129,32 @@ static void arm_step(clean_job_t *j) {
     }
 }
 
-/* One commit step: one segment swapped in (renames, directory fsyncs, an
- * index rebuild) per loop turn, so that requests are served between
- * segments; the partition is looked up again each time. */
+static void pass_done(clean_job_t *j, int rc, int finish_rc);
+
+/* Cleaner thread: the directory fsync and the closes of the replaced
+ * segments' files (st_cleaner_finish), off the loop. */
+static int finish_job(void *arg) {
+    clean_job_t *j = arg;
+    int rc = st_cleaner_finish(j->plan);
+    j->plan = NULL;
+    return rc;
+}
+
+static void finish_done(void *arg, int status) {
+    clean_job_t *j = arg;
+    if (j->plan) {
+        /* cancelled before it ran (the pool freed at a stop): the closes
+         * and the fsync here, once; the loop serves nothing then */
+        st_guard_allow_begin();
+        status = finish_job(j);
+        st_guard_allow_end();
+    }
+    pass_done(j, j->commit_rc, status);
+}
+
+/* One commit step: one segment installed per loop turn (renames of files
+ * the build prepared and a swap of the open segment in the log's array: no
+ * fsync, open or index build), the partition looked up again each time. */
 static void commit_step(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -145,9 +169,12 @@ static void commit_step(evutil_socket_t fd, short what, void *arg) {
     }
     int64_t t0 = mono_ns();
     bool done = false;
-    /* renames, directory fsyncs and an index rebuild: on the loop because
-     * readers and appends use the segment list there (see "Still on the
-     * loop" in broker/README.md) */
+    /* Documented exception (broker/README.md, "Still on the loop"): five
+     * metadata operations per segment (2 unlinks, 3 renames; no fsync, no
+     * open, no read). They stay on the loop because the names they replace
+     * are the log's, which retention, truncation and re-creation change on
+     * the loop: done here, the check that the segment is still the planned
+     * one and the renames are one step that nothing can come between. */
     st_guard_allow_begin();
     int rc = st_cleaner_commit_some(p->log, j->plan, 1, &j->stats, &done);
     st_guard_allow_end();
@@ -158,17 +185,41 @@ static void commit_step(evutil_socket_t fd, short what, void *arg) {
         arm_step(j);
         return;
     }
-    j->plan = NULL;   /* freed by the last step */
-    p->clean_busy_gen = 0;
+    j->commit_rc = rc;
+    /* the directory fsync and the closes of the replaced files: on a
+     * cleaner thread; the partition stays busy (no new pass) until then */
+    if (bk_net_worker_submit(c->pool, finish_job, finish_done, j) == BK_NET_OK) return;
+    /* a full or stopped pool: the same work here, once (documented
+     * exception, as for any job the pool refused) */
+    st_guard_allow_begin();
+    int frc = finish_job(j);
+    st_guard_allow_end();
+    pass_done(j, rc, frc);
+}
+
+/* The pass is over and durable (or failed): counts and frees the job. */
+static void pass_done(clean_job_t *j, int rc, int finish_rc) {
+    bk_repl_cleaner_t *c = j->c;
+    bk_node_t *n = c->n;
+    bk_repl_part_t *p = n->parts ? bk_repl_parts_get(n->parts, &j->topic_id, j->partition) : NULL;
+    bool same = p && p->log && p->log_gen == j->log_gen;
+    if (same) p->clean_busy_gen = 0;
     bool cleaned = false;
-    if (rc == KP_OK) {
+    if (finish_rc != KP_OK && same) {
+        /* the swap may not be durable: no further pass on this log (one that
+         * drops tombstones needs the previous pass on disk) until reopened */
+        p->clean_bad_gen = p->log_gen;
+        st_logf(ST_LOG_ERROR, "cleaner: partition %s-%d: directory fsync after the swap failed (%s); uncleanable "
+                "until it is opened again", j->topic, j->partition, st_status_str(finish_rc));
+    }
+    if (rc == KP_OK && same) {
         c->st.passes++;
         c->st.bytes_read += j->stats.bytes_read;
         c->st.bytes_written += j->stats.bytes_written;
         c->st.records_removed += (uint64_t)(j->stats.records_dropped + j->stats.tombstones_dropped);
         c->st.segments_cleaned += (uint64_t)j->stats.segments_cleaned;
         c->st.last_pass_ms = bk_net_now_ms();
-        cleaned = j->stats.segments_cleaned > 0;
+        cleaned = j->stats.segments_cleaned > 0 && finish_rc == KP_OK;
         /* kept tombstones got a delete horizon: a pass after it drops
          * them even if nothing new is written (Kafka: KIP-534) */
         const st_log_config_t *lc = st_log_config(p->log);
@@ -182,7 +233,7 @@ static void commit_step(evutil_socket_t fd, short what, void *arg) {
                 PRId64 " us",
                 j->topic, j->partition, j->stats.bytes_read, j->stats.bytes_written,
                 (j->build_ns + 500000) / 1000000, j->commit_us, j->stats.segments_cleaned, j->commit_max_us);
-    } else {
+    } else if (rc != KP_OK) {
         st_logf(ST_LOG_ERROR, "cleaner: partition %s-%d: commit failed: %s", j->topic, j->partition,
                 st_status_str(rc));
     }

@@ -41,7 +41,10 @@ for round in 1 2; do
   sk_start_node 1 "${SLOW[@]}"
   sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not start (round $round)"
   seen=0
-  for _ in $(seq 1 100); do
+  # the throttled build maps ~2.2 MB at 400 KB/s (5.5 s) before it writes
+  # its first .cleaned file: wait up to ~15 s (it was 5 s, which failed on
+  # this box whenever the ls loop ran fast)
+  for _ in $(seq 1 300); do
     if ls "$PDIR"/*.cleaned >/dev/null 2>&1; then seen=1; break; fi
     sleep 0.05
   done

@@ -4,11 +4,14 @@
  * process is killed at every step of the swap and the log reopened. */
 #include "test/unit/st_test_util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "storage/st_cleaner.h"
+#include "storage/st_guard.h"
+#include "storage/st_io.h"
 #include "storage/st_offset_map.h"
 
 #define NKEYS 40
@@ -489,11 +492,109 @@ START_TEST(test_commit_in_steps) {
         check_against_model(log, &m, false);
         write_random(log, &m, &seed, 3, 100); /* the loop appends between steps */
     }
+    ck_assert_int_eq(st_cleaner_finish(plan), KP_OK);
     ck_assert_int_gt(steps, 2);
     ck_assert_int_eq(st.segments_cleaned, steps);
     ck_assert_int_gt(st_log_cleaner_offset(log), 0);
     ck_assert_uint_lt(st_log_size_bytes(log), size_before);
     check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+static int count_files(const char *dir, const char *pattern) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/t-0 | grep -cE '%s'", dir, pattern);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+    pclose(f);
+    return n;
+}
+
+/* The commit steps do no fsync (every fsync is made to fail meanwhile) and
+ * no index build (the built indexes are taken as they are); the directory
+ * fsync is st_cleaner_finish's, which the loop guard refuses on the loop. */
+START_TEST(test_commit_does_no_sync) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 31337;
+    for (int i = 0; i < 150; i++) write_random(log, &m, &seed, 3, 100);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    st_clean_plan_t *plan;
+    ck_assert_int_eq(st_cleaner_prepare(log, &cc, 200, &plan, &st), KP_OK);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(st_cleaner_build(plan, &st), KP_OK);
+    ck_assert_int_gt(count_files(dir, "index\\.cleaned$"), 0);
+    st_io_inject(ST_IO_FSYNC, 0, EIO);
+    bool done = false;
+    while (!done) {
+        ck_assert_int_eq(st_cleaner_commit_some(log, plan, 1, &st, &done), KP_OK);
+        check_against_model(log, &m, false);
+    }
+    st_io_inject_clear();
+    ck_assert_int_gt(st.segments_cleaned, 1);
+    ck_assert_int_eq(count_files(dir, "cleaned"), 0); /* all installed, indexes too */
+    st_guard_reset();
+    st_guard_enter_loop();
+    ck_assert_int_eq(st_cleaner_finish(plan), KP_OK);
+    st_guard_leave_loop();
+    ck_assert_uint_ge(st_guard_violations(), 1);
+    st_guard_reset();
+    ck_assert_int_eq(count_files(dir, "cleaned|swap|deleted"), 0);
+    st_log_offsets_t fin;
+    ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    /* the renamed-in indexes are the ones a reopen trusts and reads with */
+    log = tu_open(dir, &cfg, fin.recovery_point, true);
+    check_against_model(log, &m, false);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* A truncation below planned segments between build and commit: none of
+ * them is installed, finish removes every built file, the log is the
+ * truncated one (reopened too). */
+START_TEST(test_truncation_before_commit) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    model_t m;
+    for (int k = 0; k < NKEYS; k++) m.val[k] = VAL_NONE;
+    unsigned seed = 5150;
+    for (int i = 0; i < 150; i++) write_random(log, &m, &seed, 3, 100);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16 };
+    st_cleaner_stats_t st;
+    st_clean_plan_t *plan;
+    ck_assert_int_eq(st_cleaner_prepare(log, &cc, 200, &plan, &st), KP_OK);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(st_cleaner_build(plan, &st), KP_OK);
+    size_t segs = st_log_segment_count(log);
+    int64_t to = st_log_end_offset(log) / 3;
+    ck_assert_int_eq(st_log_truncate_to(log, to), KP_OK);
+    ck_assert_uint_lt(st_log_segment_count(log), segs);
+    ck_assert_int_eq(st_cleaner_commit(log, plan, &st), KP_OK);
+    ck_assert_int_eq(st.segments_cleaned, 0);
+    ck_assert_int_eq(count_files(dir, "cleaned|swap|deleted"), 0);
+    int64_t leo = st_log_end_offset(log);
+    ck_assert_int_le(leo, to);
+    st_read_result_t rr;
+    ck_assert_int_eq(st_log_read(log, 0, 1 << 20, -1, ST_READ_MIN_ONE, &rr), KP_OK);
+    ck_assert_uint_gt(rr.n, 0);
+    st_log_offsets_t fin;
+    ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+    log = tu_open(dir, &cfg, 0, false);
+    ck_assert_int_eq(st_log_end_offset(log), leo);
     ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
     tu_rmrf(dir);
     free(dir);
@@ -609,6 +710,8 @@ int main(void) {
     tcase_add_test(tc, test_compaction_and_transactions);
     tcase_add_test(tc, test_build_concurrent_with_appends);
     tcase_add_test(tc, test_commit_in_steps);
+    tcase_add_test(tc, test_commit_does_no_sync);
+    tcase_add_test(tc, test_truncation_before_commit);
     tcase_add_test(tc, test_producer_last_batch_kept_empty);
     tcase_add_test(tc, test_records_over_cap_kept_whole);
     suite_add_tcase(s, tc);

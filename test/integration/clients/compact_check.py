@@ -261,6 +261,11 @@ def latency(topic, seconds, rate):
     p = Producer({"bootstrap.servers": boot, "acks": "1", "linger.ms": 0})
     lat = []
     errors = []
+    # warm-up, not timed: the first messages of a new producer wait for its
+    # metadata and connection (up to ~1 s here), which is not what is measured
+    p.produce(topic, value=b"warm-up")
+    if p.flush(30) != 0:
+        raise SystemExit("warm-up message not delivered")
 
     def cb(err, msg, t0):
         if err is not None:
