@@ -2,6 +2,7 @@
 #include "storage/st_cleaner.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,6 +45,10 @@ typedef struct plan_seg {
     bool prepared;            /* fresh is open and owned by the plan */
     bool installed;           /* fresh moved into the log; old is the plan's */
     st_segment_t old;         /* the segment it replaced, closed by finish */
+    int64_t *gone_aborts;     /* pairs (pid, marker offset): ABORT markers the
+                               * build removed here; their .txnindex entries
+                               * go with them (X.txnindex.cleaned) */
+    size_t n_gone, cap_gone;
 } plan_seg_t;
 
 struct st_clean_plan {
@@ -73,6 +78,7 @@ struct st_clean_plan {
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
     size_t n_producers;
+    int64_t log_start_base;   /* base of the log's first segment at prepare */
 };
 
 /* True when b is the last batch the producer state knows for its producer:
@@ -244,6 +250,154 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     return KP_OK;
 }
 
+/* ---- transaction markers ----------------------------------------------
+ * A COMMIT/ABORT marker goes, as in Kafka (KIP-98, KIP-534), once its
+ * delete horizon (set by the first pass that sees it) has passed and no
+ * batch of its transaction is left before it: the build walks the plan in
+ * offset order and notes, per producer, whether the transaction in progress
+ * kept a batch (an aborted transaction's data is always dropped; a committed
+ * one's when all its records were superseded; a producer's last batch is
+ * kept for its sequence, so its marker stays too). One more rule is ours: a
+ * producer snapshot (written at each roll and at close) that shows the
+ * transaction open would, if a restart or truncation replays from it, leave
+ * that transaction open for ever without its marker (the last stable offset
+ * stuck); such a marker is kept. */
+
+typedef struct txn_slot {
+    int64_t pid;              /* -1 = free */
+    int64_t last_marker;      /* offset of the producer's last marker seen, -1 */
+    bool retained;            /* its transaction in progress kept a batch */
+    bool read;                /* ... had a batch in this pass's input */
+} txn_slot_t;
+
+typedef struct txn_track {
+    txn_slot_t *slots;        /* open addressing, linear probing */
+    size_t cap, count;
+    bool snaps_loaded;
+    int64_t *open;            /* triples (pid, txn first offset, snapshot offset), sorted by pid */
+    size_t n_open, cap_open;
+    plan_seg_t *cur;          /* the segment being written */
+} txn_track_t;
+
+static void track_free(txn_track_t *tr) {
+    free(tr->slots);
+    free(tr->open);
+    memset(tr, 0, sizeof *tr);
+}
+
+static size_t pid_hash(int64_t pid, size_t cap) {
+    uint64_t x = (uint64_t)pid * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 17) & (cap - 1);
+}
+
+static int track_rehash(txn_track_t *tr, size_t cap) {
+    txn_slot_t *ns = malloc(cap * sizeof *ns);
+    if (!ns) return KP_ERR_NOMEM;
+    for (size_t i = 0; i < cap; i++) ns[i].pid = -1;
+    for (size_t i = 0; i < tr->cap; i++) {
+        if (tr->slots[i].pid < 0) continue;
+        size_t h = pid_hash(tr->slots[i].pid, cap);
+        while (ns[h].pid >= 0) h = (h + 1) & (cap - 1);
+        ns[h] = tr->slots[i];
+    }
+    free(tr->slots);
+    tr->slots = ns;
+    tr->cap = cap;
+    return KP_OK;
+}
+
+/* The producer's slot, added when new (one per producer id seen in a batch
+ * read: memory follows the bytes read). */
+static int track_slot(txn_track_t *tr, int64_t pid, txn_slot_t **out) {
+    assert(pid >= 0);
+    if (2 * (tr->count + 1) > tr->cap) {
+        int rc = track_rehash(tr, tr->cap ? 2 * tr->cap : 64);
+        if (rc != KP_OK) return rc;
+    }
+    size_t h = pid_hash(pid, tr->cap);
+    while (tr->slots[h].pid >= 0 && tr->slots[h].pid != pid) h = (h + 1) & (tr->cap - 1);
+    if (tr->slots[h].pid < 0) {
+        tr->slots[h] = (txn_slot_t){ .pid = pid, .last_marker = -1, .retained = false, .read = false };
+        tr->count++;
+    }
+    *out = &tr->slots[h];
+    return KP_OK;
+}
+
+static int cmp_triple(const void *a, const void *b) { return cmp_pair(a, b); }
+
+/* Collects, from the log's producer snapshots at or below the plan's end,
+ * the transactions each shows open. Read once per build, on the first
+ * marker that could go. An unreadable snapshot is skipped (open skips it
+ * too, falling back to an older one, which is read here as well). */
+static int load_open_txns(const st_clean_plan_t *pl, txn_track_t *tr) {
+    tr->snaps_loaded = true;
+    DIR *d = opendir(pl->dir);
+    if (!d) return ST_ERR_IO;
+    st_producer_state_t ps;
+    int rc = st_ps_init(&ps);
+    if (rc != KP_OK) {
+        closedir(d);
+        return rc;
+    }
+    struct dirent *e;
+    while (rc == KP_OK && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l != 29 || strcmp(e->d_name + 20, ".snapshot") != 0) continue;
+        char *end;
+        long long v = strtoll(e->d_name, &end, 10);
+        if (end != e->d_name + 20 || v < 0 || v > pl->end_offset) continue;
+        char path[ST_PATH_MAX];
+        st_seg_path(path, sizeof path, pl->dir, v, ".snapshot");
+        if (st_ps_snapshot_read(&ps, path) != KP_OK) continue;
+        for (size_t i = 0; i < ps.cap && rc == KP_OK; i++) {
+            const st_ps_entry_t *pe = &ps.slots[i];
+            if (pe->producer_id < 0 || pe->txn_first_offset < 0 || pe->txn_first_offset >= v) continue;
+            rc = grow((void **)&tr->open, &tr->cap_open, 3 * (tr->n_open + 1), sizeof *tr->open);
+            if (rc != KP_OK) break;
+            tr->open[3 * tr->n_open] = pe->producer_id;
+            tr->open[3 * tr->n_open + 1] = pe->txn_first_offset;
+            tr->open[3 * tr->n_open + 2] = v;
+            tr->n_open++;
+        }
+    }
+    closedir(d);
+    st_ps_free(&ps);
+    if (rc == KP_OK && tr->n_open) qsort(tr->open, tr->n_open, 3 * sizeof(int64_t), cmp_triple);
+    return rc;
+}
+
+/* Whether a snapshot shows pid's transaction that marker offset M ends
+ * open: its first offset after the producer's previous marker (prev), the
+ * snapshot at or below M. */
+static int open_in_snapshot(const st_clean_plan_t *pl, txn_track_t *tr, int64_t pid, int64_t prev, int64_t m,
+                            bool *open) {
+    *open = false;
+    if (!tr->snaps_loaded) {
+        int rc = load_open_txns(pl, tr);
+        if (rc != KP_OK) return rc;
+    }
+    size_t lo = 0, hi = tr->n_open;
+    while (lo < hi) { /* first triple of pid */
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->open[3 * mid] < pid) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < tr->n_open && tr->open[3 * i] == pid; i++)
+        if (tr->open[3 * i + 1] > prev && tr->open[3 * i + 2] <= m) *open = true;
+    return KP_OK;
+}
+
+/* The control type of marker batch b (its first record's key). */
+static int marker_type(const kp_batch_t *b, int16_t *type) {
+    if (kp_batch_codec(b) != KP_CODEC_NONE || b->records_count < 1) return KP_ERR_CORRUPT;
+    kp_record_iter_t it;
+    kp_record_t rec;
+    kp_record_iter_init(&it, b, b->data + KP_BATCH_HEADER_BYTES, b->size - KP_BATCH_HEADER_BYTES);
+    if (kp_record_iter_next(&it, &rec) != 1) return KP_ERR_CORRUPT;
+    return kp_control_key_read(rec.key, type);
+}
+
 /* What filtering decided for one batch. */
 typedef struct kept {
     int32_t n;                /* records kept (in sc->recs) */
@@ -302,13 +456,77 @@ static int rebuild(const st_clean_plan_t *pl, const kp_batch_t *b, size_t record
     return rc;
 }
 
+/* Filters control batch b (see "transaction markers" above): kept whole,
+ * rebuilt with a delete horizon, or dropped (*out_len 0). Control batches
+ * other than COMMIT/ABORT are kept whole. */
+static int filter_marker(const st_clean_plan_t *pl, txn_track_t *tr, const kp_batch_t *b, scratch_t *sc,
+                         const uint8_t **out, size_t *out_len, st_cleaner_stats_t *st) {
+    int16_t type;
+    if (b->producer_id < 0 || marker_type(b, &type) != KP_OK ||
+        (type != KP_CONTROL_ABORT && type != KP_CONTROL_COMMIT))
+        return KP_OK;
+    txn_slot_t *slot;
+    int rc = track_slot(tr, b->producer_id, &slot);
+    if (rc != KP_OK) return rc;
+    bool retained = slot->retained, read = slot->read;
+    int64_t prev = slot->last_marker;
+    slot->retained = slot->read = false; /* the transaction ends here */
+    slot->last_marker = b->base_offset;
+    if (!(b->attributes & KP_BATCH_DELETE_HORIZON)) {
+        /* first pass over it: the horizon, as for a tombstone; the record
+         * is copied as it is */
+        const uint8_t *recs;
+        size_t len;
+        rc = batch_records(pl, b, sc, &recs, &len);
+        if (rc == KP_OK) rc = grow((void **)&sc->recs, &sc->recs_cap, (size_t)b->records_count + 1, sizeof *sc->recs);
+        if (rc != KP_OK) return rc == KP_ERR_TOO_LARGE ? KP_OK : rc;
+        kept_t k = { .n = 0, .need_horizon = true };
+        kp_record_iter_t it;
+        kp_record_t rec;
+        kp_record_iter_init(&it, b, recs, len);
+        while ((rc = kp_record_iter_next(&it, &rec)) == 1) sc->recs[k.n++] = rec;
+        if (rc < 0) return rc;
+        st->markers_kept++;
+        st->tombstones_kept++; /* the broker schedules a pass after the horizon */
+        return rebuild(pl, b, len, &k, sc, out, out_len);
+    }
+    if (b->base_timestamp > pl->now_ms) {
+        st->markers_kept++;
+        st->tombstones_kept++;
+        return KP_OK;
+    }
+    if (retained || is_producer_last(pl, b)) return KP_OK;
+    /* an ABORT goes only on a pass after the one that dropped its data:
+     * its .txnindex entry is removed first at the install, and a crash in
+     * between must not leave aborted data without its entry */
+    if (type == KP_CONTROL_ABORT && read) {
+        st->markers_kept++;
+        st->tombstones_kept++; /* goes on the next pass: let the broker run one */
+        return KP_OK;
+    }
+    bool open;
+    if ((rc = open_in_snapshot(pl, tr, b->producer_id, prev, b->base_offset, &open)) != KP_OK) return rc;
+    if (open) return KP_OK;
+    if (type == KP_CONTROL_ABORT) {
+        plan_seg_t *ps = tr->cur;
+        rc = grow((void **)&ps->gone_aborts, &ps->cap_gone, 2 * (ps->n_gone + 1), sizeof *ps->gone_aborts);
+        if (rc != KP_OK) return rc;
+        ps->gone_aborts[2 * ps->n_gone] = b->producer_id;
+        ps->gone_aborts[2 * ps->n_gone + 1] = b->base_offset;
+        ps->n_gone++;
+    }
+    st->markers_dropped++;
+    *out_len = 0;
+    return KP_OK;
+}
+
 /* Filters one batch: out and out_len say what to write (b itself, or a
  * rebuilt batch in the arena); *out_len 0 = drop it. */
-static int filter_batch(const st_clean_plan_t *pl, const kp_batch_t *b, const st_offset_map_t *m, scratch_t *sc,
-                        const uint8_t **out, size_t *out_len, st_cleaner_stats_t *st) {
+static int filter_batch(const st_clean_plan_t *pl, txn_track_t *tr, const kp_batch_t *b, const st_offset_map_t *m,
+                        scratch_t *sc, const uint8_t **out, size_t *out_len, st_cleaner_stats_t *st) {
     *out = b->data;
     *out_len = b->size;
-    if (kp_batch_is_control(b)) return KP_OK;
+    if (kp_batch_is_control(b)) return filter_marker(pl, tr, b, sc, out, out_len, st);
     if (is_aborted(pl, b)) {
         st->records_dropped += b->records_count;
         *out_len = 0;
@@ -334,8 +552,8 @@ static int filter_batch(const st_clean_plan_t *pl, const kp_batch_t *b, const st
 }
 
 /* Writes the cleaned copy of segment s to <base>.log.cleaned (fsynced). */
-static int write_cleaned(const st_clean_plan_t *pl, const st_segment_t *s, const st_offset_map_t *m, scratch_t *sc,
-                         st_cleaner_stats_t *st, const char *path) {
+static int write_cleaned(const st_clean_plan_t *pl, txn_track_t *tr, const st_segment_t *s, const st_offset_map_t *m,
+                         scratch_t *sc, st_cleaner_stats_t *st, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ST_ERR_IO;
     uint64_t wpos = 0;
@@ -348,7 +566,15 @@ static int write_cleaned(const st_clean_plan_t *pl, const st_segment_t *s, const
         pos += h.size;
         const uint8_t *out;
         size_t len;
-        rc = filter_batch(pl, &b, m, sc, &out, &len, st);
+        rc = filter_batch(pl, tr, &b, m, sc, &out, &len, st);
+        if (rc == KP_OK && b.producer_id >= 0 && kp_batch_is_transactional(&b) && !kp_batch_is_control(&b)) {
+            txn_slot_t *slot; /* a batch of its transaction stays: so does the marker */
+            rc = track_slot(tr, b.producer_id, &slot);
+            if (rc == KP_OK) {
+                slot->read = true;
+                if (len > 0) slot->retained = true;
+            }
+        }
         if (rc == KP_OK && len > 0) {
             rc = st_io_pwrite(fd, out, len, wpos);
             wpos += len;
@@ -373,11 +599,41 @@ static const char *const k_live[] = { ".log", ".index", ".timeindex" };
 #define N_CLEANED 3
 
 static void unlink_cleaned(const char *dir, int64_t base) {
+    char p[ST_PATH_MAX];
     for (size_t f = 0; f < N_CLEANED; f++) {
-        char p[ST_PATH_MAX];
         suffixed(p, sizeof p, dir, base, k_cleaned[f]);
         unlink(p);
     }
+    suffixed(p, sizeof p, dir, base, ".txnindex.cleaned");
+    unlink(p);
+}
+
+static bool is_gone(const plan_seg_t *ps, const st_aborted_txn_t *t) {
+    for (size_t g = 0; g < ps->n_gone; g++)
+        if (ps->gone_aborts[2 * g] == t->producer_id && ps->gone_aborts[2 * g + 1] == t->last_offset) return true;
+    return false;
+}
+
+/* X.txnindex.cleaned: segment X's aborted-transaction entries (markers in
+ * [base, next_base)) but those of the ABORT markers removed (fsynced). */
+static int write_txnindex(const st_clean_plan_t *pl, const plan_seg_t *ps, int64_t next_base) {
+    char p[ST_PATH_MAX];
+    suffixed(p, sizeof p, pl->dir, ps->view.base_offset, ".txnindex.cleaned");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ST_ERR_IO;
+    close(fd);
+    int rc = KP_OK;
+    for (size_t i = 0; i < pl->n_aborted && rc == KP_OK; i++) {
+        const st_aborted_txn_t *t = &pl->aborted[i];
+        if (t->last_offset < ps->view.base_offset || t->last_offset >= next_base || is_gone(ps, t)) continue;
+        rc = st_txn_index_append(p, t);
+    }
+    if (rc != KP_OK) return rc;
+    fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ST_ERR_IO;
+    rc = st_io_fsync(fd);
+    close(fd);
+    return rc;
 }
 
 /* Closes (munmap, close) a segment struct the plan owns; on the thread that
@@ -443,6 +699,8 @@ void st_cleaner_abort(st_clean_plan_t *pl) {
     st_guard_blocking("cleaner abort (unlinks, closes)", pl->name);
     for (size_t i = 0; i < pl->n; i++) {
         plan_seg_t *ps = &pl->segs[i];
+        free(ps->gone_aborts);
+        ps->gone_aborts = NULL;
         if (ps->view.log_fd >= 0) close(ps->view.log_fd);
         ps->view.log_fd = -1;
         if (ps->installed) {
@@ -491,6 +749,7 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->index_max_bytes = log->cfg.index_max_bytes;
     pl->index_interval_bytes = log->cfg.index_interval_bytes;
     pl->commit_all = true;
+    pl->log_start_base = log->segs[0].base_offset;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -554,11 +813,17 @@ int st_cleaner_build(st_clean_plan_t *pl, st_cleaner_stats_t *st) {
             pl->n = i;
         }
     }
+    txn_track_t tr;
+    memset(&tr, 0, sizeof tr);
     for (size_t i = 0; i < pl->n && rc == KP_OK; i++) {
-        rc = write_cleaned(pl, &pl->segs[i].view, &m, &sc, st, pl->segs[i].cleaned);
+        tr.cur = &pl->segs[i];
+        rc = write_cleaned(pl, &tr, &pl->segs[i].view, &m, &sc, st, pl->segs[i].cleaned);
+        if (rc == KP_OK && pl->segs[i].n_gone)
+            rc = write_txnindex(pl, &pl->segs[i], i + 1 < pl->n ? pl->segs[i + 1].view.base_offset : pl->end_offset);
         if (rc == KP_OK) rc = prepare_fresh(pl, &pl->segs[i]);
         pl->segs[i].built = rc == KP_OK;
     }
+    track_free(&tr);
     scratch_free(&sc);
     st_offset_map_free(&m);
     return rc;
@@ -583,6 +848,22 @@ static bool install(st_log_t *log, plan_seg_t *ps, size_t j, bool first) {
     int64_t base = ps->view.base_offset;
     char from[ST_PATH_MAX], to[ST_PATH_MAX];
     st_guard_blocking("segment rename (cleaner install)", log->name);
+    if (ps->n_gone) {
+        /* 0. the aborted-transaction index without the removed ABORTs'
+         * entries, first: their data was gone before this pass, so the old
+         * log with the new index is consistent too */
+        suffixed(from, sizeof from, log->dir, base, ".txnindex.cleaned");
+        suffixed(to, sizeof to, log->dir, base, ".txnindex");
+        if (st_io_rename(from, to) != KP_OK) {
+            st_logf(ST_LOG_WARN, "partition %s: cannot install %s: %s; segment kept uncleaned", log->name, to,
+                    strerror(errno));
+            return false;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < log->n_aborted; i++)
+            if (!is_gone(ps, &log->aborted[i])) log->aborted[k++] = log->aborted[i];
+        log->n_aborted = k;
+    }
     if (first) crash_point(1);
     for (size_t f = 1; f < N_CLEANED; f++) {
         suffixed(to, sizeof to, log->dir, base, k_live[f]);
@@ -661,9 +942,11 @@ int st_cleaner_commit_some(st_log_t *log, st_clean_plan_t *pl, size_t max_segmen
         st_logf(ST_LOG_INFO,
                 "partition %s: compacted %d segment(s) below offset %" PRId64 ": %" PRIu64 " bytes mapped, %" PRIu64
                 " bytes written, %" PRId64 " records dropped, %" PRId64 " tombstones expired, %" PRId64
-                " compressed batch(es) rebuilt, %" PRId64 " batch(es) over records_max_bytes kept whole",
+                " transaction marker(s) removed, %" PRId64 " compressed batch(es) rebuilt, %" PRId64
+                " batch(es) over records_max_bytes kept whole",
                 log->name, st->segments_cleaned, st->end_offset, st->bytes_read, st->bytes_written,
-                st->records_dropped, st->tombstones_dropped, st->batches_recompressed, st->batches_kept_whole);
+                st->records_dropped, st->tombstones_dropped, st->markers_dropped, st->batches_recompressed,
+                st->batches_kept_whole);
     }
     return rc;
 }

@@ -11,8 +11,13 @@
  * (now + delete.retention.ms, in the batch's base timestamp with the
  * delete-horizon attribute, as Kafka does) and are dropped on a later pass
  * after it. A producer's last batch is kept (empty if need be) for its
- * sequence. Data of aborted transactions is dropped; control batches are
- * kept whole. Compressed batches are decompressed (at most the log's
+ * sequence. Data of aborted transactions is dropped. COMMIT/ABORT markers
+ * get a delete horizon like tombstones and go on a later pass after it once
+ * no batch of their transaction is left before them (an ABORT only on a pass
+ * after the one that dropped its data; its .txnindex entry goes with it,
+ * installed first as X.txnindex.cleaned), unless a producer snapshot shows
+ * the transaction open (storage/README.md, "Compaction"); other control
+ * batches are kept whole. Compressed batches are decompressed (at most the log's
  * records_max_bytes) and, when records go, rebuilt with the same codec; a
  * batch whose records (compressed or not) are over that cap is kept whole,
  * its keys neither mapped nor dropped. A rebuilt batch keeps its base offset,
@@ -72,7 +77,11 @@ typedef struct st_cleaner_stats {
     int64_t records_kept;
     int64_t records_dropped;
     int64_t tombstones_dropped;
-    int64_t tombstones_kept;      /* still within delete.retention.ms */
+    int64_t tombstones_kept;      /* still within delete.retention.ms; transaction
+                                   * markers within theirs are counted too (the
+                                   * broker schedules a pass after the horizon) */
+    int64_t markers_dropped;      /* COMMIT/ABORT markers removed */
+    int64_t markers_kept;         /* markers within delete.retention.ms */
     int64_t batches_kept_whole;   /* records over records_max_bytes: not read */
     int64_t batches_recompressed; /* compressed batches rebuilt with their codec */
     int64_t end_offset;           /* cleaned below this */

@@ -453,6 +453,189 @@ START_TEST(test_producer_last_batch_kept_empty) {
 }
 END_TEST
 
+/* A transactional batch of pid (sequence seq) with n records "keyNN" =
+ * "v<val>", or a COMMIT/ABORT marker of pid (n < 0; val != 0 = commit). */
+static void txn_put(st_log_t *log, int64_t pid, int32_t seq, int k0, int n, int val) {
+    uint8_t buf[2048];
+    size_t len;
+    if (n < 0) {
+        len = tu_marker(buf, sizeof buf, pid, 0, val != 0, 1);
+    } else {
+        kp_record_in_t recs[8];
+        char keys[8][16], vals[8][16];
+        for (int i = 0; i < n; i++) {
+            int kl = snprintf(keys[i], sizeof keys[i], "key%02d", k0 + i);
+            int vl = snprintf(vals[i], sizeof vals[i], "v%d", val);
+            recs[i] = (kp_record_in_t){ .timestamp = 1, .key = { (const uint8_t *)keys[i], (size_t)kl },
+                                        .value = { (const uint8_t *)vals[i], (size_t)vl } };
+        }
+        kp_batch_opts_t o = kp_batch_opts_default();
+        o.flags = pid >= 0 ? KP_BATCH_TRANSACTIONAL : 0;
+        o.producer_id = pid;
+        o.producer_epoch = pid >= 0 ? 0 : -1;
+        o.base_sequence = pid >= 0 ? seq : -1;
+        len = tu_build(buf, sizeof buf, &o, recs, n);
+    }
+    st_append_info_t info;
+    ck_assert_int_eq(st_log_append(log, buf, len, 0, 1, &info), KP_OK);
+}
+
+/* What a read of the whole log finds: the offsets of the markers (with or
+ * without a delete horizon), of the data batches by producer. */
+typedef struct seen {
+    int markers, horizons;
+    int64_t marker_off[16];
+    int data_pid[8];          /* records per producer id 0..7 (-1 -> slot 0) */
+} seen_t;
+
+static void see_batch(const kp_batch_t *b, void *ctx) {
+    seen_t *s = ctx;
+    if (kp_batch_is_control(b)) {
+        ck_assert_int_lt(s->markers, 16);
+        s->marker_off[s->markers++] = b->base_offset;
+        if (b->attributes & KP_BATCH_DELETE_HORIZON) s->horizons++;
+        return;
+    }
+    int slot = b->producer_id < 0 ? 0 : (int)b->producer_id;
+    ck_assert_int_lt(slot, 8);
+    s->data_pid[slot] += b->records_count;
+}
+
+static seen_t see(st_log_t *log) {
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    tu_each_batch(log, 0, see_batch, &s);
+    return s;
+}
+
+static st_cleaner_stats_t pass_at(st_log_t *log, int64_t now) {
+    st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16, .ignore_dirty_ratio = true };
+    st_cleaner_stats_t st;
+    ck_assert_int_eq(st_log_compact(log, &cc, now, &st), KP_OK);
+    return st;
+}
+
+/* The read_committed view of the cleaned log: nothing unstable, no
+ * aborted range holding data, so a consumer filters nothing it should see
+ * and sees nothing aborted. */
+static void check_committed_view(st_log_t *log, size_t aborts) {
+    ck_assert_int_eq(st_log_first_unstable_offset(log), -1);
+    ck_assert_int_eq(st_log_last_stable_offset(log), st_log_high_watermark(log));
+    seen_t s = see(log);
+    ck_assert_int_eq(s.data_pid[2], 0); /* the aborted producer's data */
+    /* the aborted-transaction list a read_committed fetch gets: an entry
+     * whose marker is gone would make a client skip the producer's later
+     * data up to its next marker, so it goes with the marker */
+    st_aborted_txn_t ab[8];
+    size_t n = st_log_aborted_txns(log, 0, st_log_end_offset(log), ab, 8);
+    ck_assert_uint_eq(n, aborts);
+    for (size_t i = 0; i < n; i++) ck_assert_int_eq(ab[i].producer_id, 2);
+}
+
+/* Markers (KIP-98/534): a COMMIT whose transaction's records were all
+ * superseded and an ABORT (its data dropped) go after their delete horizon,
+ * on a later pass; a COMMIT whose transaction kept a record stays. */
+START_TEST(test_markers_removed_after_horizon) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg(); /* delete.retention.ms 1000; one segment */
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    txn_put(log, 1, 0, 0, 3, 1);   /* 0-2: pid 1, key00..02 */
+    txn_put(log, 1, 0, 0, -1, 1);  /* 3: COMMIT */
+    txn_put(log, 1, 3, 30, 1, 1);  /* 4: pid 1, key30 (survives) */
+    txn_put(log, 1, 0, 0, -1, 1);  /* 5: COMMIT */
+    txn_put(log, 2, 0, 10, 2, 1);  /* 6-7: pid 2, key10..11 */
+    txn_put(log, 2, 0, 0, -1, 0);  /* 8: ABORT */
+    txn_put(log, -1, 0, 0, 3, 2);  /* 9-11: key00..02 again, no producer */
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    int64_t leo = st_log_end_offset(log);
+
+    st_cleaner_stats_t st = pass_at(log, 100); /* horizon 1100 on the markers */
+    ck_assert_int_eq(st.markers_kept, 3);
+    ck_assert_int_eq(st.markers_dropped, 0);
+    seen_t s = see(log);
+    ck_assert_int_eq(s.markers, 3);
+    ck_assert_int_eq(s.horizons, 3);
+    ck_assert_int_eq(s.data_pid[1], 1);
+    ck_assert_int_eq(s.data_pid[0], 3);
+    check_committed_view(log, 1);
+
+    st = pass_at(log, 1000); /* before the horizon: all kept */
+    ck_assert_int_eq(st.markers_dropped, 0);
+    ck_assert_int_eq(see(log).markers, 3);
+    st_log_offsets_t fin;
+    ck_assert_int_eq(st_log_close(log, &fin), KP_OK);
+
+    /* the removing pass in a child killed right after it (no close) */
+    pid_t pid = fork();
+    if (pid == 0) {
+        st_log_open_opts_t o = { .recovery_point = fin.recovery_point, .high_watermark = fin.high_watermark,
+                                 .clean_shutdown = true };
+        st_log_t *l;
+        if (st_log_open(dir, "t", 0, &cfg, &o, &l) != KP_OK) _exit(2);
+        st_cleaner_config_t cc = { .dedupe_buffer_bytes = 1 << 16, .ignore_dirty_ratio = true };
+        st_cleaner_stats_t cst;
+        if (st_log_compact(l, &cc, 2000, &cst) != KP_OK) _exit(3);
+        if (cst.markers_dropped != 2) _exit(4);
+        raise(SIGKILL);
+        _exit(5);
+    }
+    ck_assert_int_ge(pid, 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+    for (int k = 0; k < 2; k++) { /* unclean from the start, then from the recovery point */
+        log = tu_open(dir, &cfg, k == 0 ? 0 : fin.recovery_point, false);
+        st_log_set_high_watermark(log, st_log_end_offset(log));
+        ck_assert_int_eq(st_log_end_offset(log), leo);
+        s = see(log);
+        ck_assert_int_eq(s.markers, 1); /* the COMMIT of key30's transaction */
+        ck_assert_int_eq(s.marker_off[0], 5);
+        ck_assert_int_eq(s.data_pid[1], 1);
+        ck_assert_int_eq(s.data_pid[0], 3);
+        check_committed_view(log, 0);
+        ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    }
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* A producer snapshot that shows the transaction open (a roll between its
+ * data and its marker) keeps the marker: a replay from that snapshot would
+ * otherwise leave the transaction open for ever. */
+START_TEST(test_marker_kept_for_snapshot) {
+    char *dir = tu_tmpdir();
+    st_log_config_t cfg = ccfg();
+    st_log_t *log = tu_open(dir, &cfg, 0, false);
+    txn_put(log, 5, 0, 40, 1, 1);  /* 0: pid 5, key40 */
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK); /* snapshot at 1: pid 5 open since 0 */
+    txn_put(log, 5, 0, 0, -1, 1);  /* 1: COMMIT */
+    txn_put(log, -1, 0, 40, 1, 2); /* 2: key40 again */
+    txn_put(log, 5, 1, 41, 1, 1);  /* 3: pid 5, key41 (its last batch) */
+    txn_put(log, 5, 0, 0, -1, 1);  /* 4: COMMIT */
+    ck_assert_int_eq(st_log_roll(log, 1), KP_OK);
+    st_log_set_high_watermark(log, st_log_end_offset(log));
+    st_cleaner_stats_t st = pass_at(log, 100);
+    ck_assert_int_eq(st.markers_kept, 2);
+    st = pass_at(log, 2000);
+    ck_assert_int_eq(st.markers_dropped, 0);
+    ck_assert_int_eq(see(log).markers, 2);
+    char path[600];
+    snprintf(path, sizeof path, "%s/t-0/%020d.snapshot", dir, 1);
+    ck_assert_int_eq(unlink(path), 0);
+    st = pass_at(log, 3000);
+    ck_assert_int_eq(st.markers_dropped, 1);
+    seen_t s = see(log);
+    ck_assert_int_eq(s.markers, 1);
+    ck_assert_int_eq(s.marker_off[0], 4);
+    ck_assert_int_eq(st_log_first_unstable_offset(log), -1);
+    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
+    tu_rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 typedef struct build_arg {
     st_clean_plan_t *plan;
     st_cleaner_stats_t *st;
@@ -714,6 +897,8 @@ int main(void) {
     tcase_add_test(tc, test_truncation_before_commit);
     tcase_add_test(tc, test_producer_last_batch_kept_empty);
     tcase_add_test(tc, test_records_over_cap_kept_whole);
+    tcase_add_test(tc, test_markers_removed_after_horizon);
+    tcase_add_test(tc, test_marker_kept_for_snapshot);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
