@@ -11,6 +11,7 @@
  * Loading must never crash; a loaded config must answer every accessor
  * within its stated bounds, and be freed without leaks (LeakSanitizer). */
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static void check_key(const bk_cfg_t *cfg, bk_cfg_key_t k) {
     case BK_CFG_CT_BOOL: (void)bk_cfg_bool(cfg, k); break;
     case BK_CFG_CT_DOUBLE: {
         double x = bk_cfg_double(cfg, k);
-        if (!(x >= (double)d->min && x <= (double)d->max)) abort();
+        /* a maximum of BK_CFG_I64MAX means any finite number (config_keys.c) */
+        if (!(x >= (double)d->min && (d->max == BK_CFG_I64MAX ? isfinite(x) : x <= (double)d->max))) abort();
         break;
     }
     case BK_CFG_CT_ENUM: case BK_CFG_CT_LIST:
