@@ -293,16 +293,31 @@ static void serve_register(serve_ctx_t *c, const kp_broker_registration_request_
     bk_meta_ctrl_endpoint_t eps[BK_META_ENDPOINTS_MAX];
     for (int32_t i = 0; i < b->listeners.count; i++) {
         const kp_broker_registration_request_listener_t *l = &b->listeners.items[i];
+        /* a NUL would cut the name or host registered for the whole
+         * cluster (issue 16, finding 6): refused, never truncated */
+        if (kp_slice_has_nul(l->name) || kp_slice_has_nul(l->host)) {
+            c->error = KP_ERROR_INVALID_REQUEST;
+            answer(c, KP_OK);
+            return;
+        }
         char *name = kp_arena_alloc(a, l->name.len + 1), *host = kp_arena_alloc(a, l->host.len + 1);
         if (!name || !host) { c->error = KP_ERROR_UNKNOWN_SERVER_ERROR; answer(c, KP_OK); return; }
         memcpy(name, l->name.p, l->name.len); name[l->name.len] = '\0';
         memcpy(host, l->host.p, l->host.len); host[l->host.len] = '\0';
         eps[i] = (bk_meta_ctrl_endpoint_t){ name, host, l->port };
     }
-    char rk[256] = "";
-    if (b->rack.p && b->rack.len < sizeof rk) { memcpy(rk, b->rack.p, b->rack.len); rk[b->rack.len] = '\0'; }
+    /* the rack is copied whole (a rack of 256+ bytes used to be dropped
+     * silently, the broker then placed as rack-less); a NUL is refused */
+    char *rk = NULL;
+    if (b->rack.p && b->rack.len) {
+        if (kp_slice_has_nul(b->rack)) { c->error = KP_ERROR_INVALID_REQUEST; answer(c, KP_OK); return; }
+        rk = kp_arena_alloc(a, b->rack.len + 1);
+        if (!rk) { c->error = KP_ERROR_UNKNOWN_SERVER_ERROR; answer(c, KP_OK); return; }
+        memcpy(rk, b->rack.p, b->rack.len);
+        rk[b->rack.len] = '\0';
+    }
     if (!kp_slice_eq_cstr(b->cluster_id, n->cluster_id)) { c->error = KP_ERROR_INCONSISTENT_CLUSTER_ID; answer(c, KP_OK); return; }
-    bk_meta_ctrl_register_t rq = { b->broker_id, { 0 }, eps, (size_t)b->listeners.count, rk[0] ? rk : NULL };
+    bk_meta_ctrl_register_t rq = { b->broker_id, { 0 }, eps, (size_t)b->listeners.count, rk };
     memcpy(rq.incarnation, b->incarnation_id.b, BK_META_UUID_BYTES);
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);

@@ -56,6 +56,11 @@ sk_log "leader node $L, cluster id $CID, quorum-state epoch $E0"
 $FORGE "$CID" 1,2,3 "${SK_CTRL_PORT[1]}" "${SK_CTRL_PORT[2]}" "${SK_CTRL_PORT[3]}" > "$SK_TMP/forge.out" 2>&1
 sk_check_lines < <(grep -v "^EPOCH" "$SK_TMP/forge.out")
 sk_check "the forging client ran against all three nodes" test "$(grep -c '^EPOCH' "$SK_TMP/forge.out")" = 3
+# a BrokerRegistration whose listener name holds a NUL (never cut and registered)
+$SK_PY "$SK_ROOT/test/integration/clients/reg_nul.py" "${SK_CTRL_PORT[1]}" "${SK_CTRL_PORT[2]}" "${SK_CTRL_PORT[3]}" \
+  > "$SK_TMP/regnul.out" 2>&1
+sk_check_lines < "$SK_TMP/regnul.out"
+sk_check "the registration client gave its two verdicts" test "$(grep -c '^PASS\|^FAIL' "$SK_TMP/regnul.out")" = 2
 
 sleep 1   # a wrongly accepted request would show by now (election timeout 300 ms)
 L2=$(wait_agree 10) || L2=none
