@@ -9,11 +9,11 @@ nodes answer NOT_CONTROLLER. Nothing is registered either way.
 usage: reg_nul.py PORT...
 Prints "PASS what" / "FAIL what: why" lines (sk_check_lines).
 """
-import socket
 import struct
 import sys
 
-from kwire import cstr, recv_exact, uvarint
+from forged_raft import exchange, frame
+from kwire import cstr, uvarint
 
 ERR_NOT_CONTROLLER, ERR_INVALID_REQUEST, ERR_INCONSISTENT_CLUSTER_ID = 41, 42, 104
 
@@ -24,27 +24,14 @@ def registration(listener_name):
     lst = cstr(listener_name) + cstr(b"127.0.0.1") + struct.pack(">Hh", 9, 0) + b"\x00"
     body = (struct.pack(">i", 77) + cstr(b"not-this-cluster") + bytes(range(1, 17)) +
             uvarint(2) + lst + uvarint(1) + b"\x00" + b"\x00" + b"\x00")
-    hdr = struct.pack(">hhih", 62, 0, 21, 8) + b"attacker" + b"\x00"
-    req = hdr + body
-    return struct.pack(">i", len(req)) + req
+    return frame(62, 0, b"attacker", body, True)
 
 
-def error_code(port, frame):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    try:
-        s.sendall(frame)
-        head = recv_exact(s, 4)
-        if head is None:
-            return None
-        body = recv_exact(s, struct.unpack(">i", head)[0])
-    except (ConnectionResetError, socket.timeout):
+def error_code(port, data):
+    body = exchange(port, data)   # after the correlation id: header tags, ThrottleTimeMs, ErrorCode
+    if body is None or len(body) < 7:
         return None
-    finally:
-        s.close()
-    # correlation id, header tags (v1), ThrottleTimeMs, ErrorCode
-    if body is None or len(body) < 11 or struct.unpack(">i", body[:4])[0] != 21:
-        return None
-    return struct.unpack(">h", body[9:11])[0]
+    return struct.unpack(">h", body[5:7])[0]
 
 
 ports = [int(p) for p in sys.argv[1:]]
