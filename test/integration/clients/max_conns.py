@@ -50,42 +50,35 @@ def open_many(n):
     return socks, ok
 
 
-err = alter("max.connections", "3")
-check("AlterConfigs max.connections=3", err is None, err)
-time.sleep(1.0)   # the admin client's own connection goes away
-socks, ok = open_many(6)
-check("at most 3 of 6 new connections served (%d)" % ok, 1 <= ok <= 3, "served %d" % ok)
-for s in socks:
-    s.close()
-time.sleep(0.5)
-err = alter("max.connections", "1000")
-check("AlterConfigs max.connections=1000", err is None, err)
-time.sleep(1.0)
-socks, ok = open_many(6)
-check("6 of 6 new connections served after raising the limit", ok == 6, "served %d" % ok)
-for s in socks:
-    s.close()
+def limit_acts(key, low, tries, what):
+    """key=low serves at most `low` of `tries` new connections; raised to
+    1000 it serves them all (the key is read at run time)."""
+    err = alter(key, str(low))
+    check("AlterConfigs %s=%d" % (key, low), err is None, err)
+    time.sleep(1.0)   # the admin client's own connection goes away
+    socks, ok = open_many(tries)
+    check("at most %d of %d new connections%s served (%d)" % (low, tries, what, ok), 1 <= ok <= low, "served %d" % ok)
+    for s in socks:
+        s.close()
+    time.sleep(0.5)
+    err = alter(key, "1000")
+    check("AlterConfigs %s=1000" % key, err is None, err)
+    time.sleep(1.0)
+    socks, ok = open_many(tries)
+    check("%d of %d new connections served after raising %s" % (tries, tries, key), ok == tries, "served %d" % ok)
+    for s in socks:
+        s.close()
+
+
+limit_acts("max.connections", 3, 6, "")
+
 err = alter("num.io.threads", "4")
 check("AlterConfigs num.io.threads refused (read at start only)", err is not None and ("read-only" in err.lower() or "restart" in err.lower()),
       err or "accepted")
 
 # max.connections.per.ip is dynamic too (issue 16); the override list is
 # read at start (a string: AlterConfigs refuses it)
-err = alter("max.connections.per.ip", "2")
-check("AlterConfigs max.connections.per.ip=2", err is None, err)
-time.sleep(1.0)
-socks, ok = open_many(4)
-check("at most 2 of 4 new connections from 127.0.0.1 served (%d)" % ok, 1 <= ok <= 2, "served %d" % ok)
-for s in socks:
-    s.close()
-time.sleep(0.5)
-err = alter("max.connections.per.ip", "1000")
-check("AlterConfigs max.connections.per.ip=1000", err is None, err)
-time.sleep(1.0)
-socks, ok = open_many(4)
-check("4 of 4 served after raising max.connections.per.ip", ok == 4, "served %d" % ok)
-for s in socks:
-    s.close()
+limit_acts("max.connections.per.ip", 2, 4, " from 127.0.0.1")
 err = alter("max.connections.per.ip.overrides", "127.0.0.1:5")
 check("AlterConfigs max.connections.per.ip.overrides refused (read at start only)",
       err is not None and ("read-only" in err.lower() or "restart" in err.lower()), err or "accepted")
