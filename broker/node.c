@@ -155,7 +155,9 @@ void bk_broker_after_commit(bk_node_t *n) {
     if (cfg_changed) {
         bk_broker_dynconf_sync(n);
         /* the broker settings the running node reads once, not per use */
-        if (n->net) net_limits(n);
+        bk_repl_cleaner_kick(n->cleaner);   /* a changed ratio or lag acts now, not after the backoff */
+        if (n->net && !net_limits(n))
+            fprintf(stderr, "skiff: node %d: new connection limits not applied; the previous ones stay\n", n->id);
     }
     size_t max = bk_meta_image_pending_changes(&n->img);
     if (max == 0 || !n->parts) {
@@ -332,7 +334,11 @@ static bool net_limits(bk_node_t *n) {
         lim[i].addr_len = ov[i].addr_len;
         lim[i].max = ov[i].max;
     }
-    return bk_net_set_ip_limits(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS_PER_IP), lim, nov) == BK_NET_OK;
+    if (bk_net_set_ip_limits(n->net, bk_cfg_int(n->cfg, BK_CFG_MAX_CONNECTIONS_PER_IP), lim, nov) != BK_NET_OK) {
+        fprintf(stderr, "skiff: node %d: per-address connection limits refused by the listener\n", n->id);
+        return false;
+    }
+    return true;
 }
 
 static int start_net(bk_node_t *n, char *err, size_t len) {
