@@ -86,7 +86,7 @@
   X(SKIFF_SCRUBBER_ENABLE, "skiff.scrubber.enable", BOOL, "true", 0, 0, NULL, 0) \
   X(SKIFF_SCRUBBER_BYTES_PER_SECOND, "skiff.scrubber.bytes.per.second", LONG, "1048576", 1, BK_CFG_I64MAX, NULL, 0) \
   X(SKIFF_SCRUBBER_PASS_INTERVAL_MS, "skiff.scrubber.pass.interval.ms", LONG, "86400000", 0, BK_CFG_I64MAX, NULL, 0) \
-  X(LOG_CLEANER_THREADS, "log.cleaner.threads", INT, "1", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
+  X(LOG_CLEANER_THREADS, "log.cleaner.threads", INT, "1", 0, 16, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_DEDUPE_BUFFER_SIZE, "log.cleaner.dedupe.buffer.size", LONG, "134217728", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_BACKOFF_MS, "log.cleaner.backoff.ms", LONG, "15000", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, "log.cleaner.io.max.bytes.per.second", DOUBLE, "1.7976931348623157E308", 0, BK_CFG_I64MAX, NULL, BK_CFG_CF_DYNAMIC) \

@@ -310,9 +310,11 @@ static void consider(bk_repl_part_t *p, void *arg) {
 }
 
 static uint32_t wanted_threads(const bk_cfg_t *cfg) {
+    /* the key's range (config_keys.h) is the pool's bound: refused there, never cut here */
+    _Static_assert(BK_REPL_CLEANER_THREADS_MAX == 16, "log.cleaner.threads' maximum (config_keys.h)");
     int64_t t = bk_cfg_int(cfg, BK_CFG_LOG_CLEANER_THREADS);
-    if (t > BK_REPL_CLEANER_THREADS_MAX) t = BK_REPL_CLEANER_THREADS_MAX;
-    return t < 0 ? 0 : (uint32_t)t;
+    assert(t >= 0 && t <= BK_REPL_CLEANER_THREADS_MAX);
+    return (uint32_t)t;
 }
 
 /* The pool has `want` threads; re-created only while no build runs. */

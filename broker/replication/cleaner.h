@@ -38,7 +38,7 @@
 
 typedef struct bk_repl_cleaner bk_repl_cleaner_t;
 
-#define BK_REPL_CLEANER_THREADS_MAX 16   /* log.cleaner.threads is clamped here */
+#define BK_REPL_CLEANER_THREADS_MAX 16   /* = log.cleaner.threads' maximum (config_keys.h) */
 #define BK_REPL_CLEANER_BACKOFF_MIN_MS 100 /* log.cleaner.backoff.ms below is raised */
 
 /* Starts the cleaner's timer on n->base (the pool starts with the first
