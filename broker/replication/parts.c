@@ -361,6 +361,11 @@ void bk_repl_parts_each(bk_repl_parts_t *p, void (*fn)(bk_repl_part_t *part, voi
 }
 
 size_t bk_repl_parts_count(const bk_repl_parts_t *p) { return p->count; }
+size_t bk_repl_parts_slots(const bk_repl_parts_t *p) { return p->cap; }
+bk_repl_part_t *bk_repl_parts_slot(bk_repl_parts_t *p, size_t i) {
+    if (i >= p->cap || !p->slots[i].used || !p->slots[i].log) return NULL;
+    return &p->slots[i];
+}
 
 /* Builds one dir's rows: offsets come from `final` when closing. */
 static int checkpoint_dirs(bk_repl_parts_t *p, const st_log_offsets_t *final,

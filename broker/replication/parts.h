@@ -124,6 +124,12 @@ bool bk_repl_parts_is_trash(const char *name);
 /* Calls fn for every held partition (any order). */
 void bk_repl_parts_each(bk_repl_parts_t *p, void (*fn)(bk_repl_part_t *part, void *ctx), void *ctx);
 size_t bk_repl_parts_count(const bk_repl_parts_t *p);
+/* Direct slot access for a cursor over the table (the scrubber): slot i
+ * (< bk_repl_parts_slots) when it holds a partition with an open log, else
+ * NULL. Slots move when the table grows: a cursor may then skip or repeat
+ * partitions once. */
+size_t bk_repl_parts_slots(const bk_repl_parts_t *p);
+bk_repl_part_t *bk_repl_parts_slot(bk_repl_parts_t *p, size_t i);
 
 /* Blocking: rewrites every log dir's checkpoints from the open logs;
  * `extra` (may be NULL) adds one more row to dir `extra_dir` (the metadata

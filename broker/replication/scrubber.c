@@ -18,6 +18,13 @@
 #include "storage/st_log.h"
 #include "storage/st_status.h"
 
+/* counted for the log line of a pass; bytes and corruptions are metrics */
+typedef struct bk_repl_scrub_stats {
+    uint64_t jobs, bytes, corruptions, repairs, passes;
+} bk_repl_scrub_stats_t;
+
+#define SCRUB_JOB_BYTES (256 * 1024)   /* read by one job on the worker pool */
+
 typedef struct scrub_job scrub_job_t;
 
 struct bk_repl_scrub {
@@ -28,7 +35,7 @@ struct bk_repl_scrub {
     int64_t tokens;              /* bytes we may read now (may go negative: whole batches) */
     int64_t last_ms;
     int64_t pause_until_ms;      /* after a pass */
-    size_t part_idx;             /* slot-order index of the partition being read */
+    size_t part_idx;             /* slot of the partition being read (bk_repl_parts_slot) */
     int64_t seg_base;            /* next segment: the first rolled one with base >= this */
     uint64_t pos;                /* where to continue in it */
     int64_t pos_offset;          /* and the offset expected there */
@@ -43,19 +50,6 @@ struct scrub_job {
     uint64_t log_gen;
     st_log_scrub_t *job;
 };
-
-/* The idx-th partition with a log, in slot order. */
-typedef struct { size_t want, seen; bk_repl_part_t *found; } nth_t;
-static void nth_cb(bk_repl_part_t *p, void *ctx) {
-    nth_t *q = ctx;
-    if (!p->log || q->found) return;
-    if (q->seen++ == q->want) q->found = p;
-}
-static bk_repl_part_t *nth_part(bk_node_t *n, size_t idx) {
-    nth_t q = { idx, 0, NULL };
-    bk_repl_parts_each(n->parts, nth_cb, &q);
-    return q.found;
-}
 
 static int job_run(void *arg) { return st_log_scrub_run(((scrub_job_t *)arg)->job); }
 
@@ -122,20 +116,31 @@ static void job_done(void *arg, int status) {
 /* Starts the next job if tokens allow; skips partitions with nothing rolled. */
 static void start_job(struct bk_repl_scrub *s, int64_t now_ms) {
     bk_node_t *n = s->n;
-    size_t total = bk_repl_parts_count(n->parts);
-    for (size_t tries = 0; tries <= total; tries++) {
-        bk_repl_part_t *p = nth_part(n, s->part_idx);
+    /* one step per slot: a tick touches each slot at most once (it used to
+     * walk the whole table to find each candidate: O(partitions^2)) */
+    for (;;) {
+        if (s->part_idx < bk_repl_parts_slots(n->parts) && !bk_repl_parts_slot(n->parts, s->part_idx)) {
+            next_partition(s);   /* empty slot or no log */
+            continue;
+        }
+        bk_repl_part_t *p = bk_repl_parts_slot(n->parts, s->part_idx);
         if (!p) {
             /* a whole pass over every partition is over */
             s->part_idx = 0;
             s->seg_base = 0;
             s->pos = 0;
             s->st.passes++;
+            fprintf(stderr, "skiff: node %d: scrub pass %llu done (so far: %llu jobs, %llu bytes, %llu corrupt batches, "
+                    "%llu repairs started)\n", n->id, (unsigned long long)s->st.passes, (unsigned long long)s->st.jobs,
+                    (unsigned long long)s->st.bytes, (unsigned long long)s->st.corruptions,
+                    (unsigned long long)s->st.repairs);
             s->pause_until_ms = now_ms + s->pass_interval_ms;
             return;
         }
         st_log_scrub_t *job = NULL;
-        int rc = st_log_scrub_begin(p->log, s->seg_base, s->pos, s->pos_offset, (uint64_t)s->tokens, &job);
+        /* at most SCRUB_JOB_BYTES per job: the pool's threads serve requests too */
+        uint64_t budget = (uint64_t)(s->tokens < SCRUB_JOB_BYTES ? s->tokens : SCRUB_JOB_BYTES);
+        int rc = st_log_scrub_begin(p->log, s->seg_base, s->pos, s->pos_offset, budget, &job);
         if (rc != KP_OK || !job) {
             next_partition(s);
             continue;
@@ -203,7 +208,3 @@ void bk_repl_scrub_stop(bk_node_t *n) {
     n->scrub = NULL;
 }
 
-void bk_repl_scrub_stats(const bk_node_t *n, bk_repl_scrub_stats_t *out) {
-    memset(out, 0, sizeof *out);
-    if (n->scrub) *out = n->scrub->st;
-}

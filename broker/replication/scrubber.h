@@ -25,16 +25,11 @@
 
 #define BK_REPL_SCRUB_TICK_MS 100
 
-typedef struct bk_repl_scrub_stats {
-    uint64_t jobs, bytes, corruptions, repairs, passes;
-} bk_repl_scrub_stats_t;
-
 /* Starts the scrubber when skiff.scrubber.enable is true (n->pool, n->parts
  * and n->base must exist). KP_OK also when disabled; ST/KP error when the
  * timer cannot be made. */
 int bk_repl_scrub_start(bk_node_t *n);
 /* Stops the timer; a job in flight finishes and frees itself. Idempotent. */
 void bk_repl_scrub_stop(bk_node_t *n);
-void bk_repl_scrub_stats(const bk_node_t *n, bk_repl_scrub_stats_t *out);
 
 #endif
