@@ -78,7 +78,6 @@ struct st_clean_plan {
     size_t n_aborted;
     int64_t *producer_last;   /* pairs (pid, last offset of its last batch), sorted by pid */
     size_t n_producers;
-    int64_t log_start_base;   /* base of the log's first segment at prepare */
 };
 
 /* True when b is the last batch the producer state knows for its producer:
@@ -349,7 +348,12 @@ static int load_open_txns(const st_clean_plan_t *pl, txn_track_t *tr) {
         if (end != e->d_name + 20 || v < 0 || v > pl->end_offset) continue;
         char path[ST_PATH_MAX];
         st_seg_path(path, sizeof path, pl->dir, v, ".snapshot");
-        if (st_ps_snapshot_read(&ps, path) != KP_OK) continue;
+        /* a corrupt or vanished snapshot is never loaded at open either;
+         * any other failure (memory, I/O) fails the build: skipping a
+         * snapshot that shows a transaction open could drop its marker */
+        rc = st_ps_snapshot_read(&ps, path);
+        if (rc == KP_ERR_CORRUPT || rc == ST_ERR_NOT_FOUND) { rc = KP_OK; continue; }
+        if (rc != KP_OK) break;
         for (size_t i = 0; i < ps.cap && rc == KP_OK; i++) {
             const st_ps_entry_t *pe = &ps.slots[i];
             if (pe->producer_id < 0 || pe->txn_first_offset < 0 || pe->txn_first_offset >= v) continue;
@@ -749,7 +753,6 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
     pl->index_max_bytes = log->cfg.index_max_bytes;
     pl->index_interval_bytes = log->cfg.index_interval_bytes;
     pl->commit_all = true;
-    pl->log_start_base = log->segs[0].base_offset;
     if (log->n_aborted) memcpy(pl->aborted, log->aborted, log->n_aborted * sizeof *pl->aborted);
     pl->n_aborted = log->n_aborted;
     if (copy_producers(pl, &log->ps) != KP_OK) {
@@ -973,7 +976,7 @@ int st_cleaner_commit(st_log_t *log, st_clean_plan_t *pl, st_cleaner_stats_t *st
     int rc = KP_OK;
     while (!done) rc = st_cleaner_commit_some(log, pl, 0, st, &done);
     int rc2 = st_cleaner_finish(pl);
-    if (rc2 != KP_OK) log->offline = true; /* the swap may not be durable: as any failed fsync */
+    if (rc2 != KP_OK) st_log_mark_offline(log, "directory fsync after compaction failed"); /* as any failed fsync */
     return rc != KP_OK ? rc : rc2;
 }
 
