@@ -2,6 +2,7 @@
 #include "broker/node_metrics.h"
 #include "broker/replication/replica.h"
 
+#include <sys/resource.h>
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,10 +85,11 @@ static double read_fds(void *arg) {
     return bk_net_fd_usage(&open_fds, &limit) == BK_NET_OK ? (double)open_fds : -1;
 }
 static double read_fds_limit(void *arg) {
-    uint64_t open_fds = 0, limit = 0;
+    /* the limit alone: no walk of /proc/self/fd (read_fds does one per scrape) */
+    struct rlimit rl;
     (void)arg;
-    if (bk_net_fd_usage(&open_fds, &limit) != BK_NET_OK) return -1;
-    return limit == UINT64_MAX ? -1 : (double)limit;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
+    return (double)rl.rlim_cur;
 }
 static double read_req_mem(void *arg) {
     bk_node_t *n = arg;
@@ -97,7 +99,10 @@ static double read_req_mem(void *arg) {
 }
 static double read_req_budget(void *arg) {
     bk_node_t *n = arg;
-    return (double)bk_cfg_int(n->cfg, BK_CFG_QUEUED_MAX_REQUEST_BYTES);
+    if (!n->net) return (double)bk_cfg_int(n->cfg, BK_CFG_QUEUED_MAX_REQUEST_BYTES);
+    bk_net_pressure_t np;
+    bk_net_pressure(n->net, &np);   /* the budget the net enforces */
+    return (double)np.request_memory_budget;
 }
 static double read_mem_waiting(void *arg) {
     bk_node_t *n = arg;

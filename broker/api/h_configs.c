@@ -374,7 +374,7 @@ void bk_api_h_alter_configs(bk_api_req_t *req) {
         const kp_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
         for (size_t k = 0; k < res[i].nch; k++) {
-            if (refuse_nul(&res[i], &res[i].ch[k], rq->configs.items[k].name, rq->configs.items[k].value)) continue;
+            if (refuse_nul(&res[i], &res[i].ch[k], rq->configs.items[k].name, rq->configs.items[k].value)) break;
             res[i].ch[k].name = bk_api_req_cstr(req, rq->configs.items[k].name);
             res[i].ch[k].value = cstr_or_null(req, rq->configs.items[k].value);
         }

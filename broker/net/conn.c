@@ -448,7 +448,9 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
         c->mem_wait = true;
         c->net->stats.mem_waiting++;
         c->net->stats.mem_waits++;
-        if (event_add(c->hup_ev, NULL) != 0) { /* then the idle timeout is what frees it */ }
+        if (event_add(c->hup_ev, NULL) != 0)   /* then only the idle timeout frees its budget */
+            fprintf(stderr, "skiff: connection %s: cannot watch for the peer leaving while paused for memory\n",
+                    c->peer);
         update_read(c);
         return;
     }

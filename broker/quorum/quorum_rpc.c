@@ -290,7 +290,7 @@ int bk_quorum_rpc_decode_request(const uint8_t *frame, size_t len, int32_t self_
 /* The request's cluster id into m (requests of another cluster are refused
  * by the core, which compares it with its own). A null id reads as "". */
 static int set_cluster_id(raft_msg_t *m, kp_str_t cid) {
-    if (cid.len > RAFT_CLUSTER_ID_MAX || (cid.len > 0 && memchr(cid.p, 0, cid.len) != NULL))
+    if (cid.len > RAFT_CLUSTER_ID_MAX || kp_slice_has_nul(cid))
         return KP_ERR_BAD_VALUE;
     if (cid.len > 0) memcpy(m->cluster_id, cid.p, cid.len);
     m->cluster_id[cid.len] = '\0';
