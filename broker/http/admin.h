@@ -90,6 +90,16 @@ const char *bk_http_method(const bk_http_req_t *req);
 const char *bk_http_path(const bk_http_req_t *req);
 struct evbuffer *bk_http_request_body(bk_http_req_t *req);
 
+/* The value of request header `name` (case-insensitive), or NULL. Valid
+ * until the reply. */
+const char *bk_http_header(const bk_http_req_t *req, const char *name);
+
+/* Sets response header `name` to `value` (replacing an earlier one) for the
+ * reply to come. Every reply carries X-Content-Type-Options: nosniff and,
+ * unless a handler set Cache-Control, Cache-Control: no-store. Returns KP_OK,
+ * or KP_ERR_BAD_VALUE for a name or value evhttp refuses (CR/LF inside). */
+KP_MUST_CHECK int bk_http_set_header(bk_http_req_t *req, const char *name, const char *value);
+
 /* The JSON writer over the response body (one document per response). */
 bk_http_json_t *bk_http_admin_json(bk_http_req_t *req);
 
