@@ -79,7 +79,9 @@ static const char *reason(int status) {
     case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 404: return "Not Found";
+    case 403: return "Forbidden";
     case 409: return "Conflict";
+    case 413: return "Content Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
     }
@@ -486,6 +488,8 @@ const char *bk_http_param(const bk_http_req_t *req, const char *name) {
 const char *bk_http_query(const bk_http_req_t *req, const char *key) {
     return evhttp_find_header(&req->query, key);
 }
+
+const struct evkeyvalq *bk_http_query_all(const bk_http_req_t *req) { return &req->query; }
 
 const char *bk_http_method(const bk_http_req_t *req) { return req->method; }
 

@@ -84,6 +84,11 @@ const char *bk_http_param(const bk_http_req_t *req, const char *name);
 /* The decoded value of query key `key` ("?key=v"), or NULL if absent. */
 const char *bk_http_query(const bk_http_req_t *req, const char *key);
 
+/* Every decoded query pair, in order (for a key repeated or a family of
+ * keys, e.g. "config.*"). Valid until the reply. */
+struct evkeyvalq;
+const struct evkeyvalq *bk_http_query_all(const bk_http_req_t *req);
+
 /* Request method ("GET", ...), raw path (still percent-encoded) and body
  * (may be empty). Valid until the reply. */
 const char *bk_http_method(const bk_http_req_t *req);

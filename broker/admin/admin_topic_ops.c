@@ -1,0 +1,259 @@
+/* broker/admin/admin_topic_ops.c — the console's topic actions (issue 21):
+ *   POST   /v1/topics?name=&partitions=&replication_factor=&config.KEY=VALUE
+ *   DELETE /v1/topics/{name}
+ *   POST   /v1/topics/{name}/partitions?count=
+ *   POST   /v1/topics/{name}/configs?key=&value=     (no value: the default)
+ * Each is decided by the active controller with the same functions the Kafka
+ * handlers call (bk_meta_ctrl_create_topics, _delete_topics,
+ * _create_partitions, _topic_config) and replied after the commit (deferred,
+ * as the elect route). Off the controller: 409 naming it. Arguments are
+ * query parameters, so no request body is parsed. A browser's cross-site
+ * POST is refused (admin_ops.h, bk_admin_same_origin). */
+#include "broker/admin/admin_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/keyvalq_struct.h>
+
+#include "broker/meta/records.h"
+#include "protocol/kp_errors.h"
+
+#define CREATE_CONFIGS_MAX 64   /* config.* parameters of one create */
+
+typedef enum { OP_CREATE, OP_DELETE, OP_PARTITIONS, OP_CONFIG } op_t;
+
+typedef struct {
+    bk_node_t *node;
+    bk_http_req_t *req;
+    op_t op;
+    char topic[256];
+    char key[256];
+    char value[1024];
+    bool has_value;
+    int32_t partitions;
+    int16_t rf;
+} op_ctx_t;
+
+/* A Kafka error as an HTTP status: what does not exist 404, what exists or
+ * conflicts with the cluster's state 409, the rest of the refusals 400. */
+static int http_status(int16_t err) {
+    switch (err) {
+    case KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION: case KP_ERROR_UNKNOWN_TOPIC_ID: return 404;
+    case KP_ERROR_TOPIC_ALREADY_EXISTS: case KP_ERROR_NOT_CONTROLLER: return 409;
+    default: return 400;
+    }
+}
+
+static void reply_kafka_error(bk_http_req_t *req, int16_t err, const char *msg) {
+    bk_http_reply_error(req, http_status(err), "%s%s%s", kp_error_name(err), msg && msg[0] ? ": " : "", msg ? msg : "");
+}
+
+static void reply_ok(op_ctx_t *c) {
+    bk_node_t *n = c->node;
+    bk_http_json_t *j = bk_http_admin_json(c->req);
+    bk_http_json_obj_begin(j);
+    bk_http_json_kv_str(j, "name", c->topic);
+    const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, c->topic);
+    switch (c->op) {
+    case OP_CREATE:
+    case OP_PARTITIONS:
+        bk_http_json_kv_i64(j, "partitions", t ? t->nparts : c->partitions);
+        bk_http_json_kv_i64(j, "replication_factor", t && t->nparts ? t->parts[0].replicas.n : c->rf);
+        break;
+    case OP_DELETE:
+        bk_http_json_kv_bool(j, "deleted", true);
+        break;
+    case OP_CONFIG:
+        bk_http_json_kv_str(j, "key", c->key);
+        bk_http_json_kv_str(j, "value", c->has_value ? c->value : NULL);
+        break;
+    }
+    bk_http_json_obj_end(j);
+    bk_http_reply_json(c->req, 200);
+}
+
+static void committed(void *arg, int status) {
+    op_ctx_t *c = arg;
+    /* bk_http_stop (node shutdown) already freed the request: drop it */
+    if (c->node->admin) {
+        if (status != KP_OK) bk_http_reply_error(c->req, 503, "not committed: %s", kp_error_name(bk_node_commit_error(status)));
+        else reply_ok(c);
+    }
+    free(c);
+}
+
+/* Commits recs (consumed) and replies after; replies itself on failure. */
+static void commit(op_ctx_t *c, bk_meta_recs_t *recs) {
+    bk_node_commit(c->node, recs, committed, c);
+    bk_meta_recs_free(recs);
+}
+
+/* The common entry: same origin, this node the controller. NULL once answered. */
+static op_ctx_t *begin(bk_http_req_t *req, bk_node_t *n, op_t op) {
+    if (!bk_admin_same_origin(req)) return NULL;
+    int32_t ctrl = bk_node_controller_id(n);
+    if (ctrl != n->id) {
+        bk_http_reply_error(req, 409, "node %d is not the controller (controller: %d); use the console or API of node %d",
+                            n->id, ctrl, ctrl);
+        return NULL;
+    }
+    op_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) { bk_http_reply_error(req, 500, "out of memory"); return NULL; }
+    c->node = n;
+    c->req = req;
+    c->op = op;
+    return c;
+}
+
+static bool set_topic(op_ctx_t *c, const char *name) {
+    if (!name || !name[0] || strlen(name) >= sizeof c->topic) {
+        bk_http_reply_error(c->req, 400, "a topic name of 1..249 characters is needed");
+        return false;
+    }
+    snprintf(c->topic, sizeof c->topic, "%s", name);
+    return true;
+}
+
+/* Optional integer query parameter in [lo, hi]; def when absent. */
+static bool int_param(bk_http_req_t *req, const char *k, long lo, long hi, long def, long *out) {
+    const char *s = bk_http_query(req, k);
+    *out = def;
+    if (!s) return true;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) {
+        bk_http_reply_error(req, 400, "%s must be an integer in [%ld, %ld]", k, lo, hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void post_create(bk_http_req_t *req, void *ctx) {
+    bk_node_t *n = ctx;
+    long np, rf;
+    if (!int_param(req, "partitions", 1, INT32_MAX, -1, &np) || !int_param(req, "replication_factor", 1, INT16_MAX, -1, &rf))
+        return;
+    op_ctx_t *c = begin(req, n, OP_CREATE);
+    if (!c) return;
+    if (!set_topic(c, bk_http_query(req, "name"))) { free(c); return; }
+    c->partitions = (int32_t)np;
+    c->rf = (int16_t)rf;
+    bk_meta_ctrl_kv_t kv[CREATE_CONFIGS_MAX];
+    size_t nkv = 0;
+    const struct evkeyvalq *q = bk_http_query_all(req);
+    for (const struct evkeyval *e = q->tqh_first; e; e = e->next.tqe_next) {
+        if (strncmp(e->key, "config.", 7) != 0) continue;
+        if (nkv == CREATE_CONFIGS_MAX) { free(c); bk_http_reply_error(req, 400, "at most %d config.* parameters", CREATE_CONFIGS_MAX); return; }
+        kv[nkv++] = (bk_meta_ctrl_kv_t){ e->key + 7, e->value };
+    }
+    bk_meta_ctrl_create_topic_t t = { .name = c->topic, .num_partitions = c->partitions, .replication_factor = c->rf,
+                                      .configs = kv, .nconfigs = nkv };
+    bk_meta_ctrl_create_result_t res;
+    memset(&res, 0, sizeof res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), &t, 1, false, &recs, &res);
+    if (res.error) {
+        bk_meta_recs_free(&recs);
+        free(c);
+        reply_kafka_error(req, res.error, res.message);
+        return;
+    }
+    c->partitions = res.num_partitions;
+    c->rf = res.replication_factor;
+    commit(c, &recs);
+}
+
+static void delete_topic(bk_http_req_t *req, void *ctx) {
+    bk_node_t *n = ctx;
+    op_ctx_t *c = begin(req, n, OP_DELETE);
+    if (!c) return;
+    if (!set_topic(c, bk_http_param(req, "name"))) { free(c); return; }
+    bk_meta_ctrl_delete_topic_t d = { .name = c->topic };
+    bk_meta_ctrl_delete_result_t res;
+    memset(&res, 0, sizeof res);
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), &d, 1, &recs, &res);
+    if (res.error) {
+        bk_meta_recs_free(&recs);
+        free(c);
+        reply_kafka_error(req, res.error, NULL);
+        return;
+    }
+    commit(c, &recs);
+}
+
+static void post_partitions(bk_http_req_t *req, void *ctx) {
+    bk_node_t *n = ctx;
+    long count;
+    if (!int_param(req, "count", 1, INT32_MAX, -1, &count)) return;
+    if (count < 0) { bk_http_reply_error(req, 400, "count (the new total number of partitions) is needed"); return; }
+    op_ctx_t *c = begin(req, n, OP_PARTITIONS);
+    if (!c) return;
+    if (!set_topic(c, bk_http_param(req, "name"))) { free(c); return; }
+    c->partitions = (int32_t)count;
+    bk_meta_ctrl_create_partitions_t cp = { .name = c->topic, .count = c->partitions };
+    int16_t err = 0;
+    char msg[1][BK_META_CTRL_MESSAGE_MAX];
+    msg[0][0] = '\0';
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), &cp, 1, false, &recs, &err, msg);
+    if (err) {
+        bk_meta_recs_free(&recs);
+        free(c);
+        reply_kafka_error(req, err, msg[0]);
+        return;
+    }
+    commit(c, &recs);
+}
+
+static void post_config(bk_http_req_t *req, void *ctx) {
+    bk_node_t *n = ctx;
+    const char *key = bk_http_query(req, "key"), *value = bk_http_query(req, "value");
+    if (!key || !key[0] || strlen(key) >= 256 || (value && strlen(value) >= 1024)) {
+        bk_http_reply_error(req, 400, "key (a topic config name) is needed; value (optional) at most 1023 bytes");
+        return;
+    }
+    op_ctx_t *c = begin(req, n, OP_CONFIG);
+    if (!c) return;
+    if (!set_topic(c, bk_http_param(req, "name"))) { free(c); return; }
+    snprintf(c->key, sizeof c->key, "%s", key);
+    c->has_value = value != NULL;
+    if (value) snprintf(c->value, sizeof c->value, "%s", value);
+    char msg[BK_META_CTRL_MESSAGE_MAX];
+    bk_meta_recs_t recs;
+    bk_meta_recs_init(&recs);
+    int16_t err = bk_meta_ctrl_topic_config(bk_node_decision_image(n), c->topic, c->key, value ? c->value : NULL, &recs,
+                                            msg, sizeof msg);
+    if (err) {
+        bk_meta_recs_free(&recs);
+        free(c);
+        reply_kafka_error(req, err, msg);
+        return;
+    }
+    commit(c, &recs);
+}
+
+bool bk_admin_same_origin(bk_http_req_t *req) {
+    const char *origin = bk_http_header(req, "Origin"), *host = bk_http_header(req, "Host");
+    if (!origin) return true;   /* not a browser's cross-site request (curl, skiffctl) */
+    const char *rest = strncmp(origin, "http://", 7) == 0 ? origin + 7 : strncmp(origin, "https://", 8) == 0 ? origin + 8 : NULL;
+    if (rest && host && strcmp(rest, host) == 0) return true;
+    bk_http_reply_error(req, 403, "cross-origin request refused (Origin %s is not this admin port)", origin);
+    return false;
+}
+
+int bk_admin_topic_ops_add(bk_node_t *n) {
+    int rc;
+    if ((rc = bk_http_route(n->admin, "POST", "/v1/topics", post_create, n)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "DELETE", "/v1/topics/{name}", delete_topic, n)) != KP_OK) return rc;
+    if ((rc = bk_http_route(n->admin, "POST", "/v1/topics/{name}/partitions", post_partitions, n)) != KP_OK) return rc;
+    return bk_http_route(n->admin, "POST", "/v1/topics/{name}/configs", post_config, n);
+}
