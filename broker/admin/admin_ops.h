@@ -33,6 +33,8 @@ KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);
  * and /configs: the console's topic actions through the controller
  * (admin_topic_ops.c). */
 KP_MUST_CHECK int bk_admin_topic_ops_add(bk_node_t *n);
+/* POST /v1/groups/{id}/offsets/reset (admin_group_reset.c). */
+KP_MUST_CHECK int bk_admin_group_reset_add(bk_node_t *n);
 /* True when req carries no Origin header or one naming this server's Host
  * (a browser's same-origin request); else answers 403 and returns false.
  * Routes that change the cluster call it first: a page of another site

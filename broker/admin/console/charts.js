@@ -19,7 +19,7 @@ function lineChart(o) {
   const all = o.series.flatMap((x) => x.points);
   const fig = h('figure', { class: 'chart', 'data-chart': o.title });
   fig.append(h('figcaption', null, h('strong', null, o.title)));
-  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': o.title, preserveAspectRatio: 'none' });
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': o.title });
   fig.append(svg);
   if (all.length === 0) {
     svg.append(s('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'axis' }, 'no samples yet (one every 5 s)'));
@@ -28,7 +28,7 @@ function lineChart(o) {
   let t0 = Math.min(...all.map((p) => p.t)), t1 = Math.max(...all.map((p) => p.t));
   if (t1 === t0) { t0 -= 5000; t1 += 1; }
   let vmax = Math.max(...all.map((p) => p.v));
-  if (!(vmax > 0)) vmax = 1;
+  vmax = Math.max(vmax, o.unit === 'B' ? 1024 : 1);   /* an idle chart still has a readable scale */
   const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
   const y = (v) => T + (H - T - B) * (1 - v / vmax);
   for (const f of [0, 0.5, 1]) {
@@ -45,7 +45,9 @@ function lineChart(o) {
     const col = PALETTE[i % PALETTE.length];
     if (ser.points.length) {
       const d = ser.points.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ');
-      svg.append(s('polyline', { points: d, fill: 'none', stroke: col, 'stroke-width': 2, 'vector-effect': 'non-scaling-stroke' }));
+      svg.append(s('polyline', { points: d, fill: 'none', stroke: col, 'stroke-width': 2 }));
+      const lp = ser.points[ser.points.length - 1];   /* the latest sample, visible even alone */
+      svg.append(s('circle', { cx: x(lp.t).toFixed(1), cy: y(lp.v).toFixed(1), r: 3, fill: col }));
     }
     const last = ser.points.length ? ser.points[ser.points.length - 1].v : null;
     const sw = h('span', { class: 'sw' });

@@ -168,6 +168,7 @@ const TRAFFIC = ['skiff_bytes_in_total', 'skiff_bytes_out_total', 'skiff_message
 async function sampleMetrics() {
   const text = await apiText('/metrics');
   const s = { t: Date.now(), topics: {}, node: {} };
+  for (const m of TRAFFIC) s.node[m] = 0;   /* a node without traffic yet rates 0, not "no data" */
   for (const m of parseMetrics(text)) {
     if (!TRAFFIC.includes(m.name)) continue;
     const topic = m.labels.topic;
