@@ -6,8 +6,12 @@
  * Each is decided by the active controller with the same functions the Kafka
  * handlers call (bk_meta_ctrl_create_topics, _delete_topics,
  * _create_partitions, _topic_config) and replied after the commit (deferred,
- * as the elect route). Off the controller: 409 naming it. Arguments are
- * query parameters, so no request body is parsed. A browser's cross-site
+ * as the elect route). On another node the same change is sent to the
+ * controller as the Kafka request a client would send (CreateTopics v4,
+ * DeleteTopics v1, CreatePartitions v1, IncrementalAlterConfigs v0) through
+ * the node's forwarding (bk_cluster_forward_request), and answered once this
+ * node has applied it. Arguments are query parameters, so no request body is
+ * parsed. A browser's cross-site
  * POST is refused (admin_ops.h, bk_admin_same_origin). */
 #include "broker/admin/admin_ops.h"
 
@@ -18,8 +22,10 @@
 
 #include <event2/keyvalq_struct.h>
 
+#include "broker/cluster/forward.h"
 #include "broker/meta/records.h"
 #include "protocol/kp_errors.h"
+#include "protocol/kp_header.h"
 
 #define CREATE_CONFIGS_MAX 64   /* config.* parameters of one create */
 
@@ -35,7 +41,10 @@ typedef struct {
     bool has_value;
     int32_t partitions;
     int16_t rf;
+    int16_t api, ver;        /* of the forwarded request */
 } op_ctx_t;
+
+#define ANSWER_ARENA_BYTES (1u << 20)   /* decoding the controller's answer */
 
 /* A Kafka error as an HTTP status: what does not exist 404, what exists or
  * conflicts with the cluster's state 409, the rest of the refusals 400. */
@@ -91,21 +100,87 @@ static void commit(op_ctx_t *c, bk_meta_recs_t *recs) {
     bk_meta_recs_free(recs);
 }
 
-/* The common entry: same origin, this node the controller. NULL once answered. */
+/* The common entry: same origin. NULL once answered. */
 static op_ctx_t *begin(bk_http_req_t *req, bk_node_t *n, op_t op) {
     if (!bk_admin_same_origin(req)) return NULL;
-    int32_t ctrl = bk_node_controller_id(n);
-    if (ctrl != n->id) {
-        bk_http_reply_error(req, 409, "node %d is not the controller (controller: %d); use the console or API of node %d",
-                            n->id, ctrl, ctrl);
-        return NULL;
-    }
     op_ctx_t *c = calloc(1, sizeof *c);
     if (!c) { bk_http_reply_error(req, 500, "out of memory"); return NULL; }
     c->node = n;
     c->req = req;
     c->op = op;
     return c;
+}
+
+static bool is_controller(const bk_node_t *n) { return bk_node_controller_id(n) == n->id; }
+
+/* The controller's answer to a forwarded request: its first result. */
+static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
+    op_ctx_t *c = arg;
+    /* bk_http_stop (node shutdown) already freed the request: drop it */
+    if (!c->node->admin) { free(c); return; }
+    if (status != KP_OK) {
+        bk_http_reply_error(c->req, 503, "forwarding to the controller failed (%s): retry", kp_error_name(bk_node_commit_error(status)));
+        free(c);
+        return;
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, ANSWER_ARENA_BYTES);
+    int32_t cid;
+    void *body = NULL;
+    int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
+    kp_str_t msg = kp_slice_null();
+    if (kp_response_decode(c->api, c->ver, resp, len, &cid, &body, &a) == KP_OK) {
+        if (c->op == OP_CREATE && ((kp_create_topics_response_t *)body)->topics.count == 1) {
+            const kp_create_topics_response_creatable_topic_result_t *t = ((kp_create_topics_response_t *)body)->topics.items;
+            err = t->error_code;
+            msg = t->error_message;
+            if (!err) { c->partitions = t->num_partitions; c->rf = t->replication_factor; }
+        } else if (c->op == OP_DELETE && ((kp_delete_topics_response_t *)body)->responses.count == 1) {
+            err = ((kp_delete_topics_response_t *)body)->responses.items[0].error_code;
+            msg = ((kp_delete_topics_response_t *)body)->responses.items[0].error_message;
+        } else if (c->op == OP_PARTITIONS && ((kp_create_partitions_response_t *)body)->results.count == 1) {
+            err = ((kp_create_partitions_response_t *)body)->results.items[0].error_code;
+            msg = ((kp_create_partitions_response_t *)body)->results.items[0].error_message;
+        } else if (c->op == OP_CONFIG && ((kp_incremental_alter_configs_response_t *)body)->responses.count == 1) {
+            err = ((kp_incremental_alter_configs_response_t *)body)->responses.items[0].error_code;
+            msg = ((kp_incremental_alter_configs_response_t *)body)->responses.items[0].error_message;
+        }
+    }
+    if (err) {
+        char m[BK_META_CTRL_MESSAGE_MAX];
+        snprintf(m, sizeof m, "%.*s", (int)(msg.len < sizeof m ? msg.len : sizeof m - 1), msg.p ? (const char *)msg.p : "");
+        reply_kafka_error(c->req, err, m);
+    } else {
+        reply_ok(c);
+    }
+    kp_arena_free(&a);
+    free(c);
+}
+
+/* Encodes (api, ver, body) and forwards it; replies 409/503 itself and
+ * frees c when it cannot (no controller known, too many in flight). */
+static void forward(op_ctx_t *c, int16_t api, int16_t ver, const void *body) {
+    kp_request_header_t h = { api, ver, 0, kp_slice_cstr("skiff-admin") };
+    kp_wr_t w;
+    kp_wr_init_count(&w);
+    bool ok = kp_request_encode(&w, &h, body) == KP_OK;
+    size_t need = w.pos;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf) {
+        kp_wr_init(&w, buf, need);
+        ok = kp_request_encode(&w, &h, body) == KP_OK;
+    }
+    c->api = api;
+    c->ver = ver;
+    /* the encoded frame starts with its size; forwarding adds its own */
+    bool sent = ok && buf && bk_cluster_forward_request(c->node, buf + 4, need - 4, forwarded, c);
+    free(buf);
+    if (!sent) {
+        int32_t ctrl = bk_node_controller_id(c->node);
+        if (ctrl < 0) bk_http_reply_error(c->req, 503, "NOT_CONTROLLER: no controller elected yet; retry");
+        else bk_http_reply_error(c->req, 503, "cannot forward to the controller (node %d) now; retry", ctrl);
+        free(c);
+    }
 }
 
 static bool set_topic(op_ctx_t *c, const char *name) {
@@ -151,6 +226,28 @@ static void post_create(bk_http_req_t *req, void *ctx) {
         if (nkv == CREATE_CONFIGS_MAX) { free(c); bk_http_reply_error(req, 400, "at most %d config.* parameters", CREATE_CONFIGS_MAX); return; }
         kv[nkv++] = (bk_meta_ctrl_kv_t){ e->key + 7, e->value };
     }
+    if (!is_controller(n)) {
+        kp_create_topics_request_creatable_topic_config_t cf[CREATE_CONFIGS_MAX];
+        for (size_t i = 0; i < nkv; i++) {
+            kp_create_topics_request_creatable_topic_config_init(&cf[i]);
+            cf[i].name = kp_slice_cstr(kv[i].name);
+            cf[i].value = kp_slice_cstr(kv[i].value);
+        }
+        kp_create_topics_request_creatable_topic_t ct;
+        kp_create_topics_request_creatable_topic_init(&ct);
+        ct.name = kp_slice_cstr(c->topic);
+        ct.num_partitions = c->partitions;
+        ct.replication_factor = c->rf;
+        ct.configs.items = cf;
+        ct.configs.count = (int32_t)nkv;
+        kp_create_topics_request_t kq;
+        kp_create_topics_request_init(&kq);
+        kq.topics.items = &ct;
+        kq.topics.count = 1;
+        kq.timeout_ms = 30000;
+        forward(c, KP_API_CREATE_TOPICS, 4, &kq);
+        return;
+    }
     bk_meta_ctrl_create_topic_t t = { .name = c->topic, .num_partitions = c->partitions, .replication_factor = c->rf,
                                       .configs = kv, .nconfigs = nkv };
     bk_meta_ctrl_create_result_t res;
@@ -174,6 +271,16 @@ static void delete_topic(bk_http_req_t *req, void *ctx) {
     op_ctx_t *c = begin(req, n, OP_DELETE);
     if (!c) return;
     if (!set_topic(c, bk_http_param(req, "name"))) { free(c); return; }
+    if (!is_controller(n)) {
+        kp_str_t name = kp_slice_cstr(c->topic);
+        kp_delete_topics_request_t q;
+        kp_delete_topics_request_init(&q);
+        q.topic_names.items = &name;
+        q.topic_names.count = 1;
+        q.timeout_ms = 30000;
+        forward(c, KP_API_DELETE_TOPICS, 1, &q);
+        return;
+    }
     bk_meta_ctrl_delete_topic_t d = { .name = c->topic };
     bk_meta_ctrl_delete_result_t res;
     memset(&res, 0, sizeof res);
@@ -198,6 +305,21 @@ static void post_partitions(bk_http_req_t *req, void *ctx) {
     if (!c) return;
     if (!set_topic(c, bk_http_param(req, "name"))) { free(c); return; }
     c->partitions = (int32_t)count;
+    if (!is_controller(n)) {
+        kp_create_partitions_request_create_partitions_topic_t ct;
+        kp_create_partitions_request_create_partitions_topic_init(&ct);
+        ct.name = kp_slice_cstr(c->topic);
+        ct.count = c->partitions;
+        ct.assignments.items = NULL;
+        ct.assignments.count = -1;   /* null: the controller assigns */
+        kp_create_partitions_request_t q;
+        kp_create_partitions_request_init(&q);
+        q.topics.items = &ct;
+        q.topics.count = 1;
+        q.timeout_ms = 30000;
+        forward(c, KP_API_CREATE_PARTITIONS, 1, &q);
+        return;
+    }
     bk_meta_ctrl_create_partitions_t cp = { .name = c->topic, .count = c->partitions };
     int16_t err = 0;
     char msg[1][BK_META_CTRL_MESSAGE_MAX];
@@ -227,6 +349,25 @@ static void post_config(bk_http_req_t *req, void *ctx) {
     snprintf(c->key, sizeof c->key, "%s", key);
     c->has_value = value != NULL;
     if (value) snprintf(c->value, sizeof c->value, "%s", value);
+    if (!is_controller(n)) {
+        kp_incremental_alter_configs_request_alterable_config_t ac;
+        kp_incremental_alter_configs_request_alterable_config_init(&ac);
+        ac.name = kp_slice_cstr(c->key);
+        ac.config_operation = value ? 0 : 1;   /* SET, DELETE */
+        ac.value = value ? kp_slice_cstr(c->value) : kp_slice_null();
+        kp_incremental_alter_configs_request_alter_configs_resource_t r;
+        kp_incremental_alter_configs_request_alter_configs_resource_init(&r);
+        r.resource_type = BK_META_RESOURCE_TOPIC;
+        r.resource_name = kp_slice_cstr(c->topic);
+        r.configs.items = &ac;
+        r.configs.count = 1;
+        kp_incremental_alter_configs_request_t q;
+        kp_incremental_alter_configs_request_init(&q);
+        q.resources.items = &r;
+        q.resources.count = 1;
+        forward(c, KP_API_INCREMENTAL_ALTER_CONFIGS, 0, &q);
+        return;
+    }
     char msg[BK_META_CTRL_MESSAGE_MAX];
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);

@@ -4,8 +4,9 @@
 # messages (text/hex/JSON, from an offset and a timestamp) compared with
 # kcat, a group's lag compared with /v1/groups, transactions, charts; actions
 # through the confirmation dialog (add partitions, create topic, the Kafka
-# error shown, 409 off the controller) checked with kcat; no JavaScript
-# errors. Screenshots: $SKIFF_TEST_DIR/console-shots/ (build/test/...).
+# error shown; create, config, delete on a non-controller, forwarded; a
+# group's offset reset) checked with kcat / confluent_kafka / the JSON API;
+# no JavaScript errors. Screenshots: $SKIFF_TEST_DIR/console-shots/ (build/test/...).
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 for p in chromium kcat jq; do command -v $p >/dev/null || { echo "t_console: $p missing (etc/install-deps.sh)"; exit 1; }; done

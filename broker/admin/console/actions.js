@@ -1,7 +1,8 @@
 /* Actions that change the cluster, each behind the confirmation dialog.
  * Every one calls a route of this node that goes through the controller's
- * own decision path (as CreateTopics, DeleteTopics, ... do); errors come
- * back as Kafka error names with the controller's message. */
+ * own decision path (on another node: forwarded to it as the Kafka request,
+ * CreateTopics, DeleteTopics, ...); errors come back as Kafka error names
+ * with the controller's message. */
 'use strict';
 
 function actCreateTopic() {

@@ -32,11 +32,11 @@ def get(port, path):
 
 
 def kcat_meta(bootstrap, topic):
-    out = subprocess.run(["kcat", "-b", bootstrap, "-L", "-J", "-t", topic], capture_output=True, text=True, timeout=15).stdout
+    # all topics: a Metadata request naming one would auto-create it
+    out = subprocess.run(["kcat", "-b", bootstrap, "-L", "-J"], capture_output=True, text=True, timeout=15).stdout
     try:
-        ts = json.loads(out)["topics"]
-        return ts[0] if ts and not ts[0].get("error") else None
-    except (ValueError, KeyError, IndexError):
+        return next((t for t in json.loads(out)["topics"] if t["topic"] == topic and not t.get("error")), None)
+    except (ValueError, KeyError):
         return None
 
 
@@ -219,18 +219,35 @@ def main():
         km = kcat_meta(a.bootstrap, "made-by-console")
         check(km is not None and len(km["partitions"]) == 2 and len(km["partitions"][0]["replicas"]) == 3,
               "kcat sees made-by-console with 2 partitions, RF 3")
-        # off the controller the action is refused with the controller named
+        # off the controller the actions go to it as Kafka requests (forwarded)
         other = ports[ctrl % 3]
         o = Console(b, other, a.shots)
         o.open("#/topics", "topics")
         o.click_button("Create topic")
-        err = o.dialog({"name": "not-here"}, "error")
-        check(err and "controller: %d" % ctrl in err, "off the controller the dialog names the controller: %s" % err)
+        msg = o.dialog({"name": "via-follower", "partitions": "3", "replication_factor": "2"}, "toast")
+        check(msg and "via-follower created: 3 partitions, RF 2" in msg, "create topic on a non-controller (forwarded): %s" % msg)
+        km = kcat_meta(a.bootstrap, "via-follower")
+        check(km is not None and len(km["partitions"]) == 3, "kcat sees via-follower with 3 partitions")
+        o.show("#/topic/via-follower", "topic")
+        o.click_button("Change config")
+        msg = o.dialog({"key": "retention.ms", "value": "7200000"}, "toast")
+        check(msg and "retention.ms = 7200000" in msg, "change a config on a non-controller: %s" % msg)
+        check(get(ports[ctrl - 1], "/v1/topics/via-follower")["configs"]["retention.ms"] == "7200000",
+              "the controller's /v1/topics shows retention.ms 7200000")
+        o.show("#/topic/via-follower", "topic")
+        o.click_button("Change config")
+        err = o.dialog({"key": "retention.ms", "value": "soon"}, "error")
+        check(err and "INVALID_CONFIG" in err, "a bad config value forwarded: the Kafka error in the dialog: %s" % err)
         b.eval("document.getElementById('dlg-cancel').click()")
+        o.click_button("Delete topic")
+        msg = o.dialog({"confirm": "via-follower"}, "toast")
+        check(msg and "deleted" in msg, "delete topic on a non-controller: %s" % msg)
+        check(kcat_meta(a.bootstrap, "via-follower") is None, "kcat no longer sees via-follower")
         # --- no JavaScript errors anywhere
         page_errs = b.eval("document.getElementById('js-errors').textContent")
         # the two refusals above were provoked: their 409s are expected
-        errs = [e for e in b.errors if not ("status of 409" in e and ("name=%s&" % a.topic in e or "name=not-here" in e))]
+        errs = [e for e in b.errors if not (("status of 409" in e and "name=%s&" % a.topic in e) or
+                                            ("status of 400" in e and "value=soon" in e))]
         check(not errs and not page_errs, "no JavaScript errors (%s %s)" % (errs[:3], page_errs))
     finally:
         b.close()
