@@ -44,5 +44,15 @@ $PY "$(dirname "$0")/clients/console_check.py" --admin "${SK_ADMIN_PORT[1]},${SK
 rc=$?
 sk_check_lines < "$SK_TMP/check.out"
 sk_check "console_check.py ran to the end (exit $rc)" test "$rc" = 0
+# the routes' refusals, by curl
+code() { curl -s --max-time 5 -o "$SK_TMP/code.out" -w '%{http_code}' "${@:2}" "127.0.0.1:${SK_ADMIN_PORT[1]}$1"; }
+sk_check "records: offset and timestamp together -> 400" test "$(code '/v1/partitions/orders/0/records?offset=0&timestamp=5')" = 400
+sk_check "records: count 501 -> 400" test "$(code '/v1/partitions/orders/0/records?offset=0&count=501')" = 400
+sk_check "records: unknown partition -> 404" test "$(code '/v1/partitions/orders/99/records?offset=0')" = 404
+sk_check "records: 3 from offset 18 of 20 -> 2 ($(cat "$SK_TMP/code.out" | head -c 80))" \
+  test "$(code '/v1/partitions/orders/0/records?offset=18&count=3')" = 200 -a "$(jq '.records | length' "$SK_TMP/code.out")" = 2
+sk_check "create from another origin -> 403" test "$(code '/v1/topics?name=csrf' -X POST -H 'Origin: http://evil.example')" = 403
+sk_check "reset a group with a bad 'to' -> 400" test "$(code '/v1/groups/g1/offsets/reset?topic=orders&to=soon' -X POST)" = 400
+sk_check "console asset 304 on its ETag" test "$(code /ui/core.js -H "If-None-Match: $(curl -s -D - -o /dev/null "127.0.0.1:${SK_ADMIN_PORT[1]}/ui/core.js" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')")" = 304
 sk_check "screenshots kept in $SHOTS" test "$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)" -ge 8
 sk_summary t_console
