@@ -6,13 +6,17 @@
 # through the confirmation dialog (add partitions, create topic, the Kafka
 # error shown; create, config, delete on a non-controller, forwarded; a
 # group's offset reset) checked with kcat / confluent_kafka / the JSON API;
-# no JavaScript errors. Screenshots: $SKIFF_TEST_DIR/console-shots/ (build/test/...).
+# then node 3 stopped: fenced broker, health reasons, under-replicated and
+# offline topics, replicas out of the ISR marked; no JavaScript errors. Screenshots: $SKIFF_TEST_DIR/console-shots/ (build/test/...).
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 for p in chromium kcat jq; do command -v $p >/dev/null || { echo "t_console: $p missing (etc/install-deps.sh)"; exit 1; }; done
 $PY -c 'import websocket, confluent_kafka' || { echo "t_console: python3-websocket / confluent_kafka missing"; exit 1; }
 
-sk_start_cluster 3
+# fast fencing and ISR shrink, so the degraded views show within seconds
+OPTS=(--set controller.quorum.fetch.timeout.ms=500 --set controller.quorum.election.timeout.ms=200
+      --set broker.heartbeat.interval.ms=500 --set broker.session.timeout.ms=3000 --set replica.lag.time.max.ms=2000)
+sk_start_cluster 3 "${OPTS[@]}"
 adm() { curl -s --max-time 2 "127.0.0.1:${SK_ADMIN_PORT[$1]}$2"; }
 healthy() { [ "$(adm 1 /v1/health | jq -r .healthy)" = true ] && [ "$(adm 1 /v1/brokers | jq '[.brokers[] | select(.fenced == false)] | length')" = 3 ]; }
 t=0; until healthy; do sleep 0.2; t=$((t + 1)); [ $t -lt 150 ] || sk_fail "cluster not healthy in 30 s"; done
@@ -54,5 +58,16 @@ sk_check "records: 3 from offset 18 of 20 -> 2 ($(cat "$SK_TMP/code.out" | head 
 sk_check "create from another origin -> 403" test "$(code '/v1/topics?name=csrf' -X POST -H 'Origin: http://evil.example')" = 403
 sk_check "reset a group with a bad 'to' -> 400" test "$(code '/v1/groups/g1/offsets/reset?topic=orders&to=soon' -X POST)" = 400
 sk_check "console asset 304 on its ETag" test "$(code /ui/core.js -H "If-None-Match: $(curl -s -D - -o /dev/null "127.0.0.1:${SK_ADMIN_PORT[1]}/ui/core.js" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')")" = 304
+# degraded: node 3 stopped; a topic of RF 1 over 3 partitions has one offline
+SKIFF_BROKERS=$B1 "$SK_BIN/skiffctl" topic create solo -p 3 -r 1 >/dev/null || sk_fail "create solo"
+sk_stop_node 3
+degraded() { adm 1 /v1/health | jq -e '(.nodes_down | index(3)) != null and .under_replicated_partitions >= 1 and .leaderless_partitions >= 1' >/dev/null; }
+t=0; until degraded; do sleep 0.2; t=$((t + 1)); [ $t -lt 100 ] || break; done
+sk_check "node 3 stopped: node 1 reports it down, under-replicated and leaderless partitions" degraded
+$PY "$(dirname "$0")/clients/console_check.py" --admin "${SK_ADMIN_PORT[1]},${SK_ADMIN_PORT[2]},${SK_ADMIN_PORT[3]}" \
+  --bootstrap "$B1" --shots "$SHOTS" --topic orders --group g1 --txn tx1 --down 3 > "$SK_TMP/check2.out" 2>&1
+rc=$?
+sk_check_lines < "$SK_TMP/check2.out"
+sk_check "console_check.py --down ran to the end (exit $rc)" test "$rc" = 0
 sk_check "screenshots kept in $SHOTS" test "$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)" -ge 8
 sk_summary t_console

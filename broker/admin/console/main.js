@@ -21,7 +21,13 @@ async function render() {
     fresh.replaceChildren(h('h1', null, page[0].toUpperCase() + page.slice(1)), h('p', { class: 'error', id: 'page-error' }, explain(e)));
   }
   if (seq !== renderSeq) return;   /* a newer render started meanwhile */
-  document.getElementById('view').replaceWith(fresh);
+  /* a refresh keeps keyboard focus where it was: the same control, found by
+   * its place among the page's focusable elements */
+  const old = document.getElementById('view');
+  const FOCUSABLE = 'a[href], button, input, select, textarea, [tabindex]';
+  const at = old.contains(document.activeElement) ? [...old.querySelectorAll(FOCUSABLE)].indexOf(document.activeElement) : -1;
+  old.replaceWith(fresh);
+  if (at >= 0) { const f = fresh.querySelectorAll(FOCUSABLE)[at]; if (f) f.focus(); }
   document.title = 'skiff · ' + page;
   /* for tests and the benchmark: which page is on screen, how long the first took */
   document.body.dataset.rendered = page;

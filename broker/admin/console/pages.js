@@ -156,6 +156,13 @@ SK.pages.messages = async (view, r) => {
   const fmt = q.get('fmt') || 'text';
   view.append(h('p', { class: 'muted', id: 'msg-summary' }, `${res.records.length} records from ${res.topic}-${res.partition} ` +
     `(log start ${res.log_start_offset}, high watermark ${res.high_watermark}, read on node ${res.node_id}); next offset ${res.next_offset}.`));
+  if (res.next_offset < res.high_watermark) {
+    const nq = new URLSearchParams(q);
+    nq.set('from', 'offset');
+    nq.set('at', String(res.next_offset));
+    view.append(h('p', null, h('a', { href: '#/messages?' + nq.toString(), id: 'msg-next' }, `Next ${q.get('count') || 20} from offset ${res.next_offset} →`)));
+  }
+  if (res.error) view.append(h('p', { class: 'error' }, 'The read stopped early: ' + res.error));
   view.append(table([['Offset', 'num'], 'Timestamp', 'Key', 'Value', 'Headers'], res.records.map((m) => h('tr', { 'data-offset': m.offset },
     h('td', { class: 'num' }, m.offset), h('td', null, fmtTime(m.timestamp)),
     h('td', null, showBytes(m.key, fmt)), h('td', null, showBytes(m.value, fmt)),

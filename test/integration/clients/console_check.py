@@ -84,6 +84,40 @@ class Console:
         return self.b.wait("!document.getElementById('dlg-error').hidden && document.getElementById('dlg-error').textContent", 15)
 
 
+def degraded(a, ports):
+    """After the shell stopped node --down: the console of node 1 shows it
+    fenced, the health reasons, and marks under-replicated and offline
+    topics (compared with /v1/topics)."""
+    b = Browser(1280, 800)
+    try:
+        c = Console(b, ports[0], a.shots)
+        check(c.open("#/cluster", "cluster"), "cluster page renders with node %d down" % a.down)
+        row = b.eval("(() => { const r = document.querySelector('#brokers tr[data-broker=\"%d\"]');"
+                     " return r ? [r.className, r.textContent] : null; })()" % a.down)
+        check(row is not None and row[0] == "bad" and "fenced" in row[1], "broker %d shown fenced (%s)" % (a.down, row))
+        reasons = c.texts("#health-reasons li")
+        want = get(ports[0], "/v1/health")["unhealthy_reasons"]
+        check(len(reasons) == len(want) and all(w.replace("_", " ") in r for w, r in zip(want, reasons)),
+              "health reasons shown as /v1/health (%s)" % reasons)
+        check(any(str(a.down) in r for r in reasons if r.startswith("nodes down")), "the down node is named")
+        c.shot("cluster-degraded")
+        check(c.show("#/topics", "topics"), "topics page renders with node %d down" % a.down)
+        topics = {t["name"]: t for t in get(ports[0], "/v1/topics")["topics"]}
+        cls = dict(b.eval("[...document.querySelectorAll('#topics tbody tr')].map(r => [r.dataset.topic, r.className])"))
+        want = {n: "bad" if t["offline_partitions"] else "warn" if t["under_replicated_partitions"] else "" for n, t in topics.items()}
+        check(cls == want, "under-replicated (warn) and offline (bad) topics stand out as /v1/topics says (%s)" %
+              {n: v for n, v in cls.items() if v})
+        check(want.get(a.topic) == "warn" and "bad" in want.values(), "the test really has an under-replicated and an offline topic")
+        c.shot("topics-degraded")
+        check(c.show("#/topic/" + a.topic, "topic"), "topic page renders with node %d down" % a.down)
+        missing = b.eval("[...document.querySelectorAll('#partitions .missing')].map(e => e.textContent.replace(/[, ]/g, ''))")
+        check(len(missing) > 0 and all(m == str(a.down) for m in missing), "replicas out of the ISR are marked (%s)" % missing)
+        c.shot("topic-degraded")
+        check(not b.errors and not b.eval("document.getElementById('js-errors').textContent"), "no JavaScript errors (%s)" % b.errors[:3])
+    finally:
+        b.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--admin", required=True)
@@ -92,9 +126,13 @@ def main():
     ap.add_argument("--topic", required=True)
     ap.add_argument("--group", required=True)
     ap.add_argument("--txn", required=True)
+    ap.add_argument("--down", type=int, default=0, help="the node stopped: check the degraded views only")
     a = ap.parse_args()
     ports = [int(p) for p in a.admin.split(",")]
     os.makedirs(a.shots, exist_ok=True)
+    if a.down:
+        degraded(a, ports)
+        return
     cluster = get(ports[0], "/v1/cluster")
     ctrl = cluster["controller_id"]
     ctrl_port = ports[ctrl - 1]
