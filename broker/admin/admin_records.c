@@ -8,6 +8,7 @@
  * cannot make the worker read a reused descriptor. */
 #include "broker/admin/admin_records.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,15 @@
 #define COUNT_DEFAULT 20
 #define READ_DEFAULT_BYTES (1u << 20)
 
-static void b64(bk_http_json_t *j, kp_bytes_t b) {
+/* Base64 text of a field cut at BK_ADMIN_RECORDS_FIELD_MAX_BYTES. */
+#define B64_MAX_BYTES (4 * ((BK_ADMIN_RECORDS_FIELD_MAX_BYTES + 2) / 3))
+
+/* Writes b as base64 (null as null) through `out`, a scratch buffer of
+ * B64_MAX_BYTES (heap: 87 KiB is too much for a worker's stack habits). */
+static void b64(bk_http_json_t *j, kp_bytes_t b, char *out) {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if (kp_slice_is_null(b)) { bk_http_json_null(j); return; }
     size_t n = b.len < BK_ADMIN_RECORDS_FIELD_MAX_BYTES ? b.len : BK_ADMIN_RECORDS_FIELD_MAX_BYTES;
-    char out[4 * ((BK_ADMIN_RECORDS_FIELD_MAX_BYTES + 2) / 3) + 1];
     size_t o = 0;
     const uint8_t *p = b.p;
     for (size_t i = 0; i < n; i += 3) {
@@ -40,18 +45,19 @@ static void b64(bk_http_json_t *j, kp_bytes_t b) {
         out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
         out[o++] = i + 2 < n ? tab[v & 63] : '=';
     }
+    assert(o <= B64_MAX_BYTES);
     bk_http_json_str_n(j, out, o);
 }
 
 /* One record's object; false (with *why) on malformed headers. */
-static bool record_json(bk_http_json_t *j, const kp_record_t *rec, const char **why) {
+static bool record_json(bk_http_json_t *j, const kp_record_t *rec, char *scratch, const char **why) {
     bk_http_json_obj_begin(j);
     bk_http_json_kv_i64(j, "offset", rec->offset);
     bk_http_json_kv_i64(j, "timestamp", rec->timestamp);
     bk_http_json_key(j, "key");
-    b64(j, rec->key);
+    b64(j, rec->key, scratch);
     bk_http_json_key(j, "value");
-    b64(j, rec->value);
+    b64(j, rec->value, scratch);
     bk_http_json_kv_bool(j, "truncated", rec->key.len > BK_ADMIN_RECORDS_FIELD_MAX_BYTES ||
                                          rec->value.len > BK_ADMIN_RECORDS_FIELD_MAX_BYTES);
     bk_http_json_key(j, "headers");
@@ -66,7 +72,7 @@ static bool record_json(bk_http_json_t *j, const kp_record_t *rec, const char **
         bk_http_json_key(j, "key");
         bk_http_json_str_n(j, (const char *)hk.p, hk.len < BK_ADMIN_RECORDS_FIELD_MAX_BYTES ? hk.len : BK_ADMIN_RECORDS_FIELD_MAX_BYTES);
         bk_http_json_key(j, "value");
-        b64(j, hv);
+        b64(j, hv, scratch);
         bk_http_json_obj_end(j);
     }
     bk_http_json_arr_end(j);
@@ -85,6 +91,8 @@ void bk_admin_records_json(const uint8_t *buf, size_t len, int64_t from, int32_t
     kp_arena_t arena;
     kp_arena_init(&arena, BK_ADMIN_RECORDS_BATCH_MAX_BYTES + (1u << 20));
     bk_http_json_arr_begin(j);
+    char *scratch = malloc(B64_MAX_BYTES);
+    if (!scratch) { *why = "out of memory"; count_max = 0; }
     while (written < count_max && kp_rd_remaining(&r) > 0) {
         kp_batch_t b;
         int rc = kp_batch_read(&r, &b);
@@ -104,7 +112,7 @@ void bk_admin_records_json(const uint8_t *buf, size_t len, int64_t from, int32_t
         kp_record_t rec;
         while (written < count_max && (rc = kp_record_iter_next(&it, &rec)) == 1) {
             if (rec.offset < from) continue;
-            if (!record_json(j, &rec, why)) break;
+            if (!record_json(j, &rec, scratch, why)) break;
             written++;
             *next = rec.offset + 1;
         }
@@ -112,12 +120,14 @@ void bk_admin_records_json(const uint8_t *buf, size_t len, int64_t from, int32_t
         if (rc < 0) { *why = "malformed record"; break; }
     }
     bk_http_json_arr_end(j);
+    free(scratch);
     kp_arena_free(&arena);
 }
 
 typedef struct {
     bk_node_t *node;
     bk_http_req_t *req;
+    int32_t node_id;                 /* copied: the worker reads no node state */
     char topic[256];
     int32_t partition;
     int64_t from, log_start, hw;
@@ -162,7 +172,7 @@ static int read_job(void *arg) {
     bk_http_json_obj_begin(&j);
     bk_http_json_kv_str(&j, "topic", c->topic);
     bk_http_json_kv_i64(&j, "partition", c->partition);
-    bk_http_json_kv_i64(&j, "node_id", c->node->id);   /* an int copied at start, read only */
+    bk_http_json_kv_i64(&j, "node_id", c->node_id);
     bk_http_json_kv_i64(&j, "log_start_offset", c->log_start);
     bk_http_json_kv_i64(&j, "high_watermark", c->hw);
     bk_http_json_kv_i64(&j, "from_offset", c->from);
@@ -236,7 +246,7 @@ static void get_records(bk_http_req_t *req, void *ctx) {
     if (offset < start) offset = start;   /* deleted by retention: the first kept record */
     read_job_t *c = calloc(1, sizeof *c);
     if (!c) { bk_http_reply_error(req, 500, "out of memory"); return; }
-    *c = (read_job_t){ .node = n, .req = req, .partition = partition, .from = offset, .log_start = start, .hw = hw,
+    *c = (read_job_t){ .node = n, .req = req, .node_id = n->id, .partition = partition, .from = offset, .log_start = start, .hw = hw,
                        .count = (int32_t)count };
     snprintf(c->topic, sizeof c->topic, "%s", t->name);
     st_read_result_t rr = { 0 };
