@@ -66,7 +66,7 @@ static bool record_json(bk_http_json_t *j, const kp_record_t *rec, char *scratch
     kp_rd_init(&hr, rec->headers.p, rec->headers.len);
     kp_str_t hk;
     kp_bytes_t hv;
-    int rc;
+    int rc = 0;   /* no headers: nothing read, nothing wrong */
     for (int32_t i = 0; i < rec->headers_count && (rc = kp_record_header_next(&hr, &hk, &hv)) == 1; i++) {
         bk_http_json_obj_begin(j);
         bk_http_json_key(j, "key");

@@ -89,6 +89,15 @@ class Browser:
             time.sleep(0.1)
         return None
 
+    KEYS = {"Tab": 9, "Enter": 13, "Escape": 27}
+
+    def key(self, name):
+        """Presses one key (Tab, Enter, Escape) as a keyboard would."""
+        code = self.KEYS[name]
+        extra = {"text": "\r"} if name == "Enter" else {}
+        self.call("Input.dispatchKeyEvent", type="keyDown", key=name, code=name, windowsVirtualKeyCode=code, **extra)
+        self.call("Input.dispatchKeyEvent", type="keyUp", key=name, code=name, windowsVirtualKeyCode=code)
+
     def goto(self, url):
         self.call("Page.navigate", url=url)
 

@@ -150,6 +150,22 @@ def main():
         check(voters == ["1", "2", "3"], "quorum table shows the 3 voters (%s)" % voters)
         check("healthy" in b.eval("document.getElementById('health').textContent"), "health badge says healthy")
         c.shot("cluster")
+        # --- the keyboard: Tab reaches the skip link, then the page links; Enter follows one
+        focus = "document.activeElement.textContent.trim()"
+        b.key("Tab")
+        first = b.eval(focus)
+        b.key("Tab")
+        b.key("Tab")
+        second = b.eval(focus)
+        check(first == "Skip to content" and second == "Topics", "Tab order: skip link, then the nav (%s, %s)" % (first, second))
+        n0 = b.eval("Number(document.body.dataset.renders)")
+        b.key("Enter")
+        check(b.wait("Number(document.body.dataset.renders) > %d && document.body.dataset.rendered === 'topics'" % n0, 10),
+              "Enter on the Topics link opens the Topics page")
+        check(c.click_button("Create topic") and b.wait("document.getElementById('dlg').open", 5)
+              and b.eval("document.activeElement.name") == "name", "the dialog opens with focus in its first field")
+        b.key("Escape")
+        check(b.wait("!document.getElementById('dlg').open", 5), "Escape closes the dialog")
         # --- Topics
         check(c.show("#/topics", "topics"), "topics page renders")
         topics = {t["name"]: t for t in get(ports[0], "/v1/topics")["topics"]}
@@ -196,6 +212,11 @@ def main():
         c.show("#/messages?topic=%s&partition=0&from=timestamp&at=%d&count=1&fmt=text&read=1" % (a.topic, ts), "messages")
         first = b.eval("Number(document.querySelector('#records tbody tr').dataset.offset)")
         check(first is not None and first <= 2, "messages from a timestamp start at or before offset 2 (%s)" % first)
+        # --- Charts: this tab has sampled /metrics every 5 s since the cluster page; two give a rate
+        check(c.show("#/charts", "charts"), "charts page renders")
+        check(b.eval("document.querySelectorAll('#charts figure.chart').length") == 5, "charts page draws 5 charts")
+        check(b.wait("document.querySelectorAll('#charts polyline').length >= 2", 14), "charts have lines after two samples")
+        c.shot("charts")
         # --- Groups: on the coordinator of the group
         gport = next((p for p in ports if get(p, "/v1/groups/" + a.group).get("coordinated_here")), None)
         check(gport is not None, "a node coordinates group %s" % a.group)
@@ -231,11 +252,6 @@ def main():
             Console(b, tport, a.shots).open("#/transactions", "transactions")
             check(a.txn in b.eval("[...document.querySelectorAll('#transactions tbody tr')].map(r => r.dataset.txn)"), "transactions page lists " + a.txn)
             c.shot("transactions")
-        # --- Charts: samples every 5 s; two give a rate
-        c.open("#/charts", "charts")
-        check(b.eval("document.querySelectorAll('#charts figure.chart').length") == 5, "charts page draws 5 charts")
-        check(b.wait("document.querySelectorAll('#charts polyline').length >= 2", 14), "charts have lines after two samples")
-        c.shot("charts")
         # --- Actions on the controller's console
         k = Console(b, ctrl_port, a.shots)
         k.open("#/topic/" + a.topic, "topic")
