@@ -57,6 +57,18 @@ sk_check "records: 3 from offset 18 of 20 -> 2 ($(cat "$SK_TMP/code.out" | head 
   test "$(code '/v1/partitions/orders/0/records?offset=18&count=3')" = 200 -a "$(jq '.records | length' "$SK_TMP/code.out")" = 2
 sk_check "create from another origin -> 403" test "$(code '/v1/topics?name=csrf' -X POST -H 'Origin: http://evil.example')" = 403
 sk_check "reset a group with a bad 'to' -> 400" test "$(code '/v1/groups/g1/offsets/reset?topic=orders&to=soon' -X POST)" = 400
+# resets by curl on the group's coordinator: targets are the leaders' (asked by ListOffsets when led elsewhere)
+for i in 1 2 3; do [ "$(adm "$i" /v1/groups/g1 | jq -r .coordinated_here)" = true ] && G=$i; done
+reset() { curl -s --max-time 10 -X POST "127.0.0.1:${SK_ADMIN_PORT[G]}/v1/groups/g1/offsets/reset?topic=orders&$1" > "$SK_TMP/reset.out"; }
+lag0() { adm "$G" /v1/groups/g1 | jq '.offsets[] | select(.topic == "orders" and .partition == 0) | .lag'; }
+reset "to=latest"
+sk_check "reset to latest: orders-0 lag 0 ($(cat "$SK_TMP/reset.out"))" test "$(lag0)" = 0
+reset "to=offset&offset=7"
+sk_check "reset to offset 7: orders-0 lag 13" test "$(lag0)" = 13
+reset "to=offset&offset=999"
+sk_check "reset to offset 999: clamped to the end, lag 0" test "$(lag0)" = 0
+reset "to=timestamp&timestamp=0"
+sk_check "reset to timestamp 0: the first record, lag 20 ($(cat "$SK_TMP/reset.out"))" test "$(lag0)" = 20
 sk_check "console asset 304 on its ETag" test "$(code /ui/core.js -H "If-None-Match: $(curl -s -D - -o /dev/null "127.0.0.1:${SK_ADMIN_PORT[1]}/ui/core.js" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')")" = 304
 # degraded: node 3 stopped; a topic of RF 1 over 3 partitions has one offline
 SKIFF_BROKERS=$B1 "$SK_BIN/skiffctl" topic create solo -p 3 -r 1 >/dev/null || sk_fail "create solo"
