@@ -51,6 +51,12 @@ GEN_PY  := $(wildcard protocol/gen/*.py)
 # test/unit/t_config_reference.sh checks it equals the generator's output)
 KKEYS_INC := $(B)/gen/broker/config/kafka_keys.inc
 
+# the web console (broker/admin/console/*) embedded as one generated C file
+# (broker/admin/admin_console.h; the generator is console/embed.py)
+CONSOLE_FILES := $(sort $(wildcard broker/admin/console/*.html broker/admin/console/*.css \
+                   broker/admin/console/*.js broker/admin/console/*.svg))
+CONSOLE_C := $(B)/gen/broker/admin/console_assets.c
+
 PROTOS  := $(sort $(wildcard broker/*.proto broker/*/*.proto))
 PROTO_C := $(patsubst %.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
@@ -118,6 +124,14 @@ $(KKEYS_INC): broker/config/kafka_keys.tsv broker/config/gen/cfgkeys.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) broker/config/gen/cfgkeys.py --tsv broker/config/kafka_keys.tsv --c $@
 
+$(CONSOLE_C): $(CONSOLE_FILES) broker/admin/console/embed.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) broker/admin/console/embed.py --out $@ $(CONSOLE_FILES)
+
+$(B)/obj/gen/broker/admin/console_assets.o: $(CONSOLE_C) | $(GEN_ALL_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
 # protobuf-c messages (metadata records), generated into $(B)/gen/broker/.
 # Listed as .SECONDARY so make never deletes them as "intermediate" files
 # of the pattern chain (a header only named by pattern rules would be).
@@ -146,7 +160,8 @@ $(B)/obj/test/%.o: test/%.c | $(GEN_ALL_H)
 MODULE_OBJS_protocol := $(PROTO_OBJS)
 MODULE_OBJS_storage  := $(call lib_objs,storage)
 MODULE_OBJS_raft     := $(call lib_objs,raft)
-MODULE_OBJS_broker   := $(call lib_objs,broker) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(PROTO_C))
+MODULE_OBJS_broker   := $(call lib_objs,broker) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(PROTO_C)) \
+                        $(B)/obj/gen/broker/admin/console_assets.o
 MODULE_OBJS_clients  := $(call lib_objs,clients)
 
 define lib_rule
@@ -242,6 +257,7 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-net-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-cleaner-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-restart-segments-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-console-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/admin/admin_console.h"
+#include "broker/admin/admin_records.h"
 #include "broker/meta/health.h"
 #include "broker/net/net.h"
 #include "broker/metrics/metrics_catalogue.h"
@@ -156,6 +158,10 @@ int bk_admin_ops_add(bk_node_t *n) {
     if ((rc = bk_admin_groups_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_elect_add(n)) != KP_OK) return rc;
     if ((rc = bk_admin_txn_add(n)) != KP_OK) return rc;
+    if ((rc = bk_admin_console_add(n)) != KP_OK) return rc;
+    if ((rc = bk_admin_records_add(n)) != KP_OK) return rc;
+    if ((rc = bk_admin_topic_ops_add(n)) != KP_OK) return rc;
+    if ((rc = bk_admin_group_reset_add(n)) != KP_OK) return rc;
     if ((rc = bk_http_route(n->admin, "GET", "/metrics", bk_mx_serve, n->metrics)) != KP_OK) return rc;
     if ((rc = bk_http_route(n->admin, "GET", "/v1/health", get_health, n)) != KP_OK) return rc;
     if ((rc = bk_http_route(n->admin, "GET", "/readyz", get_readyz, n)) != KP_OK) return rc;

@@ -29,4 +29,16 @@ const bk_meta_topic_t *bk_admin_partition_param(bk_http_req_t *req, bk_node_t *n
  * (admin_txn.c). */
 KP_MUST_CHECK int bk_admin_txn_add(bk_node_t *n);
 
+/* POST /v1/topics, DELETE /v1/topics/{name}, POST /v1/topics/{name}/partitions
+ * and /configs: the console's topic actions through the controller
+ * (admin_topic_ops.c). */
+KP_MUST_CHECK int bk_admin_topic_ops_add(bk_node_t *n);
+/* POST /v1/groups/{id}/offsets/reset (admin_group_reset.c). */
+KP_MUST_CHECK int bk_admin_group_reset_add(bk_node_t *n);
+/* True when req carries no Origin header or one naming this server's Host
+ * (a browser's same-origin request); else answers 403 and returns false.
+ * Routes that change the cluster call it first: a page of another site
+ * cannot make a signed-in browser change the cluster (CSRF). */
+bool bk_admin_same_origin(bk_http_req_t *req);
+
 #endif

@@ -51,6 +51,25 @@ static void get_cluster(bk_http_req_t *req, void *ctx) {
 
 static bool is_internal(const char *name) { return strncmp(name, "__", 2) == 0; }
 
+/* The console's summary of a topic (issue 21): partitions with an ISR
+ * smaller than the replica set, partitions without a leader, and the bytes
+ * of this node's replicas (a node knows only its own logs' sizes). One pass
+ * over the partitions: O(partitions) per topic, no I/O. */
+static void topic_state(bk_http_json_t *j, bk_node_t *n, const bk_meta_topic_t *t) {
+    int64_t under = 0, offline = 0;
+    uint64_t size = 0;
+    for (int32_t i = 0; i < t->nparts; i++) {
+        const bk_meta_partition_t *p = &t->parts[i];
+        if (p->leader < 0) offline++;
+        else if (p->isr.n < p->replicas.n) under++;
+        bk_repl_part_t *bp = bk_repl_parts_get(n->parts, &t->id, p->id);
+        if (bp && bp->log) size += st_log_size_bytes(bp->log);
+    }
+    bk_http_json_kv_i64(j, "under_replicated_partitions", under);
+    bk_http_json_kv_i64(j, "offline_partitions", offline);
+    bk_http_json_kv_u64(j, "size_bytes", size);
+}
+
 static void get_topics(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     bk_http_json_t *j = bk_http_admin_json(req);
@@ -67,6 +86,7 @@ static void get_topics(bk_http_req_t *req, void *ctx) {
         bk_http_json_kv_i64(j, "partitions", t->nparts);
         bk_http_json_kv_i64(j, "replication_factor", t->nparts ? t->parts[0].replicas.n : 0);
         bk_http_json_kv_bool(j, "internal", is_internal(t->name));
+        topic_state(j, n, t);
         bk_http_json_obj_end(j);
     }
     bk_http_json_arr_end(j);

@@ -19,6 +19,7 @@ typedef struct fwd {
     bool has_slot;               /* answer a client slot ... */
     bk_net_slot_t slot;
     bk_cluster_topics_done_fn done;      /* ... or call back (auto-creation) */
+    bk_cluster_forward_resp_fn resp_done; /* ... or hand over the answer (admin port) */
     void *arg;
     uint8_t *resp;               /* the controller's answer (after the size) */
     size_t resp_len;
@@ -49,6 +50,8 @@ static void finish(fwd_t *f) {
             bk_net_conn_t *c = bk_net_conn(n->net, f->slot.conn_id);
             if (c) bk_net_conn_close(c);   /* no answer to give: the client retries */
         }
+    } else if (f->resp_done) {
+        f->resp_done(f->arg, f->status, f->status == KP_OK ? f->resp : NULL, f->status == KP_OK ? f->resp_len : 0);
     } else {
         f->done(f->arg, f->status);
     }
@@ -191,6 +194,20 @@ bool bk_cluster_forward_create_topics(bk_node_t *n, const kp_create_topics_reque
     if (f && !sent) free(f);
     free(buf);
     return sent;
+}
+
+bool bk_cluster_forward_request(bk_node_t *n, const uint8_t *frame, size_t len, bk_cluster_forward_resp_fn done,
+                                void *arg) {
+    if (!n->quorum || bk_quorum_is_leader(n->quorum) || len < 2 ||
+        !bk_cluster_forwarded_api(bk_cluster_frame_api(frame)))
+        return false;
+    fwd_t *f = calloc(1, sizeof *f);
+    if (!f) return false;
+    f->n = n;
+    f->resp_done = done;
+    f->arg = arg;
+    if (!forward_bytes(n, frame, len, f)) { free(f); return false; }
+    return true;
 }
 
 bool bk_cluster_forward_auto_create(bk_node_t *n, const char *const *names, size_t cnt, bk_cluster_topics_done_fn done,

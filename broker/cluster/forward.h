@@ -58,6 +58,21 @@ bool bk_cluster_forward_auto_create(bk_node_t *n, const char *const *names, size
 bool bk_cluster_forward_create_topics(bk_node_t *n, const kp_create_topics_request_creatable_topic_t *t, size_t cnt,
                               bk_cluster_topics_done_fn done, void *arg);
 
+/* The answer of a forwarded request: status KP_OK with the controller's
+ * response frame (after its size; valid during the call only), else the
+ * failure (controller lost, out of memory) with NULL. */
+typedef void (*bk_cluster_forward_resp_fn)(void *arg, int status, const uint8_t *resp, size_t len);
+
+/* Sends a request frame (header and body, without the size prefix) of a
+ * forwarded API (bk_cluster_forwarded_api) to the active controller, as a
+ * client's would be (the admin port's topic actions on a node that is not
+ * the controller); done is called once, after this node has applied the
+ * change (or waited BK_CLUSTER_FORWARD_CATCHUP_MS). False: nothing to
+ * forward to (no quorum, this node leads it, no controller known) or
+ * BK_CLUSTER_FORWARD_INFLIGHT_MAX in flight; done is then not called. */
+bool bk_cluster_forward_request(bk_node_t *n, const uint8_t *frame, size_t len, bk_cluster_forward_resp_fn done,
+                                void *arg);
+
 /* Frees the connection and fails pending forwards (node shutdown). */
 void bk_cluster_forward_stop(bk_node_t *n);
 

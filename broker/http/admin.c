@@ -76,9 +76,12 @@ static const char *reason(int status) {
     case 201: return "Created";
     case 202: return "Accepted";
     case 204: return "No Content";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 404: return "Not Found";
+    case 403: return "Forbidden";
     case 409: return "Conflict";
+    case 413: return "Content Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
     }
@@ -173,7 +176,10 @@ static void req_free(bk_http_req_t *req) {
 static void send_and_free(bk_http_req_t *req, int status, const char *content_type) {
     struct evkeyvalq *h = evhttp_request_get_output_headers(req->http);
     evhttp_add_header(h, "Content-Type", content_type);
-    evhttp_add_header(h, "Cache-Control", "no-store");
+    /* a handler may have set its own caching (bk_http_set_header) */
+    if (evhttp_find_header(h, "Cache-Control") == NULL)
+        evhttp_add_header(h, "Cache-Control", "no-store");
+    evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
     evhttp_send_reply(req->http, status, reason(status), req->body);
     req_free(req);
 }
@@ -483,6 +489,8 @@ const char *bk_http_query(const bk_http_req_t *req, const char *key) {
     return evhttp_find_header(&req->query, key);
 }
 
+const struct evkeyvalq *bk_http_query_all(const bk_http_req_t *req) { return &req->query; }
+
 const char *bk_http_method(const bk_http_req_t *req) { return req->method; }
 
 const char *bk_http_path(const bk_http_req_t *req) {
@@ -493,6 +501,17 @@ const char *bk_http_path(const bk_http_req_t *req) {
 
 struct evbuffer *bk_http_request_body(bk_http_req_t *req) {
     return evhttp_request_get_input_buffer(req->http);
+}
+
+const char *bk_http_header(const bk_http_req_t *req, const char *name) {
+    return req->http ? evhttp_find_header(evhttp_request_get_input_headers(req->http), name) : NULL;
+}
+
+int bk_http_set_header(bk_http_req_t *req, const char *name, const char *value) {
+    assert(name != NULL && value != NULL);
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req->http);
+    (void)evhttp_remove_header(h, name); /* absent is fine: set, not append */
+    return evhttp_add_header(h, name, value) == 0 ? KP_OK : KP_ERR_BAD_VALUE;
 }
 
 bk_http_json_t *bk_http_admin_json(bk_http_req_t *req) { return &req->json; }

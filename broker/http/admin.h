@@ -84,11 +84,26 @@ const char *bk_http_param(const bk_http_req_t *req, const char *name);
 /* The decoded value of query key `key` ("?key=v"), or NULL if absent. */
 const char *bk_http_query(const bk_http_req_t *req, const char *key);
 
+/* Every decoded query pair, in order (for a key repeated or a family of
+ * keys, e.g. "config.*"). Valid until the reply. */
+struct evkeyvalq;
+const struct evkeyvalq *bk_http_query_all(const bk_http_req_t *req);
+
 /* Request method ("GET", ...), raw path (still percent-encoded) and body
  * (may be empty). Valid until the reply. */
 const char *bk_http_method(const bk_http_req_t *req);
 const char *bk_http_path(const bk_http_req_t *req);
 struct evbuffer *bk_http_request_body(bk_http_req_t *req);
+
+/* The value of request header `name` (case-insensitive), or NULL. Valid
+ * until the reply. */
+const char *bk_http_header(const bk_http_req_t *req, const char *name);
+
+/* Sets response header `name` to `value` (replacing an earlier one) for the
+ * reply to come. Every reply carries X-Content-Type-Options: nosniff and,
+ * unless a handler set Cache-Control, Cache-Control: no-store. Returns KP_OK,
+ * or KP_ERR_BAD_VALUE for a name or value evhttp refuses (CR/LF inside). */
+KP_MUST_CHECK int bk_http_set_header(bk_http_req_t *req, const char *name, const char *value);
 
 /* The JSON writer over the response body (one document per response). */
 bk_http_json_t *bk_http_admin_json(bk_http_req_t *req);

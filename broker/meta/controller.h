@@ -146,6 +146,13 @@ void bk_meta_ctrl_create_partitions(bk_meta_ctrl_t *c, const bk_meta_image_t *im
                                bool validate_only, bk_meta_recs_t *out, int16_t *errors,
                                char (*msgs)[BK_META_CTRL_MESSAGE_MAX]);
 
+/* One topic config set (value) or removed back to the default (value NULL),
+ * checked as IncrementalAlterConfigs checks a topic resource: unknown topic
+ * UNKNOWN_TOPIC_OR_PARTITION, unknown name or bad value INVALID_CONFIG (with
+ * msg). On 0, emits the Config record into out. */
+int16_t bk_meta_ctrl_topic_config(const bk_meta_image_t *img, const char *topic, const char *name, const char *value,
+                                  bk_meta_recs_t *out, char *msg, size_t msglen);
+
 /* Kafka's topic-name rules; false with a message when the name is invalid. */
 bool bk_meta_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/config/config_topic.h"
 #include "protocol/kp_errors.h"
 
 bool bk_meta_ctrl_topic_name_valid(const char *name, char *msg, size_t msglen) {
@@ -161,6 +162,23 @@ static void emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ct
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
     bk_meta_recs_add(out, &r);
+}
+
+int16_t bk_meta_ctrl_topic_config(const bk_meta_image_t *img, const char *topic, const char *name, const char *value,
+                                  bk_meta_recs_t *out, char *msg, size_t msglen) {
+    msg[0] = '\0';
+    if (!bk_meta_image_topic_by_name(img, topic)) {
+        snprintf(msg, msglen, "unknown topic '%s'", topic);
+        return KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (!bk_cfg_topic_known(name)) {
+        snprintf(msg, msglen, "Unknown topic config name: %s", name);
+        return KP_ERROR_INVALID_CONFIG;
+    }
+    if (value && bk_cfg_topic_validate(name, value, msg, msglen) != 0) return KP_ERROR_INVALID_CONFIG;
+    bk_meta_ctrl_kv_t kv = { name, value };
+    emit_config(out, topic, &kv);
+    return 0;
 }
 
 /* Validates one CreateTopics item and, on success, fills reps[nparts]. */
