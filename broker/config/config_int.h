@@ -57,6 +57,9 @@ KP_MUST_CHECK int cfg_lov_check(const char *k, size_t kn, const char *v, size_t 
 /* Stores (or replaces) a checked per-listener value. KP_OK or KP_ERR_NOMEM. */
 KP_MUST_CHECK int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t vn, int32_t line);
 void cfg_lov_free(bk_cfg_t *cfg);
+/* The ssl.* values of every listener (config_listener.c): PEM store types,
+ * a key store for SSL / SASL_SSL, principal mapping rules that parse. */
+KP_MUST_CHECK int cfg_check_tls(bk_cfg_t *cfg, bk_cfg_err_t *err);
 
 /* Writes "PATH:LINE", "--set" or "PATH (default)" for where `key` got its
  * value, for error messages. */

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "protocol/kp_principal.h"
 
 #define PREFIX_LEN (sizeof CFG_LOV_PREFIX - 1)
 #define JAAS_SUFFIX ".sasl.jaas.config"
@@ -152,4 +155,72 @@ const char *bk_cfg_listener_str(const bk_cfg_t *cfg, const char *listener, const
     if (kk == NULL) return NULL;
     bk_cfg_source_t src;
     return cfg_kval(cfg, kk, &src);
+}
+
+/* --- the ssl.* keys of every listener ------------------------------------ */
+
+/* Where `key` of `listener` got its value: "PATH:LINE" or "--set ..." of a
+ * listener.name.* override, else of the top-level key. */
+static void lov_where(const bk_cfg_t *cfg, const char *listener, bk_cfg_key_t key, char *out, size_t len) {
+    const char *name = bk_cfg_desc(key)->name;
+    size_t ln = strlen(listener), kn = strlen(name);
+    for (size_t i = 0; i < cfg->nlov; i++) {
+        const char *n = cfg->lov[i].name;
+        if (strlen(n) != PREFIX_LEN + ln + 1 + kn || strcmp(n + PREFIX_LEN + ln + 1, name) != 0) continue;
+        bool same = true;
+        for (size_t j = 0; same && j < ln; j++) same = n[PREFIX_LEN + j] == (char)tolower((unsigned char)listener[j]);
+        if (!same) continue;
+        if (cfg->lov[i].line > 0) snprintf(out, len, "%s:%d: %s", cfg->path, cfg->lov[i].line, n);
+        else snprintf(out, len, "--set %s", n);
+        return;
+    }
+    char w[CFG_PATH_MAX + 128];
+    cfg_where(cfg, key, w, sizeof w);
+    snprintf(out, len, "%s: %s", w, name);
+}
+
+static int tls_fail(const bk_cfg_t *cfg, const char *listener, bk_cfg_key_t key, bk_cfg_err_t *err,
+                    const char *value, const char *what) {
+    char where[CFG_PATH_MAX + 256];
+    lov_where(cfg, listener, key, where, sizeof where);
+    snprintf(err->msg, sizeof err->msg, "%.500s=%.200s: %.250s", where, value ? value : "", what);
+    return KP_ERR_BAD_VALUE;
+}
+
+/* The PEM-only store types, the key store of a TLS listener, and the
+ * principal mapping rules (parsed here so a bad rule stops the start, not
+ * the first client). Checked for every listener, TLS or not: a key that is
+ * accepted must act, so a JKS type is refused wherever it is given. */
+int cfg_check_tls(bk_cfg_t *cfg, bk_cfg_err_t *err) {
+    static const bk_cfg_key_t types[] = { BK_CFG_SSL_KEYSTORE_TYPE, BK_CFG_SSL_TRUSTSTORE_TYPE };
+    for (size_t i = 0; i < cfg->nlisteners; i++) {
+        const bk_cfg_listener_t *l = &cfg->listeners[i];
+        for (size_t k = 0; k < 2; k++) {
+            const char *v = bk_cfg_listener_str(cfg, l->name, bk_cfg_desc(types[k])->name);
+            if (v && strcasecmp(v, "PEM") != 0)
+                return tls_fail(cfg, l->name, types[k], err, v,
+                                "skiff reads PEM files only (convert with openssl: "
+                                "`openssl pkcs12 -in store.p12 -nodes -out store.pem`) and needs type PEM");
+        }
+        bool tls = l->security == BK_CFG_SEC_SSL || l->security == BK_CFG_SEC_SASL_SSL;
+        if (!tls) continue;
+        const char *ks = bk_cfg_listener_str(cfg, l->name, "ssl.keystore.location");
+        if (!ks || !*ks) {
+            snprintf(err->msg, sizeof err->msg, "%.400s: listener %s is %s and needs a key store: set "
+                     "ssl.keystore.location (or listener.name.%s.ssl.keystore.location) to a PEM file with the "
+                     "certificate chain and the private key", cfg->path, l->name, bk_cfg_security_name(l->security),
+                     l->name);
+            /* the listener part in Kafka's lower-case form */
+            char *p = strstr(err->msg, "listener.name.");
+            if (p)
+                for (p += PREFIX_LEN; *p && *p != '.'; p++) *p = (char)tolower((unsigned char)*p);
+            return KP_ERR_BAD_VALUE;
+        }
+        const char *rules = bk_cfg_listener_str(cfg, l->name, "ssl.principal.mapping.rules");
+        char why[256];
+        kp_principal_rules_t *r = kp_principal_rules_parse(rules ? rules : "DEFAULT", why, sizeof why);
+        if (!r) return tls_fail(cfg, l->name, BK_CFG_SSL_PRINCIPAL_MAPPING_RULES, err, rules, why);
+        kp_principal_rules_free(r);
+    }
+    return KP_OK;
 }

@@ -347,6 +347,7 @@ int cfg_resolve(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (rc == KP_OK) rc = resolve_voters(cfg, err);
     if (rc == KP_OK) rc = resolve_log_dirs(cfg, err);
     if (rc == KP_OK) rc = resolve_misc(cfg, err);
+    if (rc == KP_OK) rc = cfg_check_tls(cfg, err);
     return rc;
 }
 

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
 #include "broker/net/clock.h"
 #include "broker/net/net_int.h"
+#include "broker/net/tls.h"
 
 int64_t bk__net_mono_ms(void) { return (int64_t)(bk_net_mono_ns() / 1000000u); }
 
@@ -70,6 +73,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     net->sweep_ev = event_new(base, -1, EV_PERSIST, sweep_cb, net);
     bk_net_ratelog_init(&net->close_log, BK_NET_RATELOG_BURST_DEFAULT, BK_NET_RATELOG_WINDOW_MS_DEFAULT);
     net->per_ip_max = INT64_MAX;
+    net->tls_pipe[0] = net->tls_pipe[1] = -1;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS;
     const struct timeval sec = { 1, 0 };
     if (!net->conns || !net->generation || !net->free_idx || !net->deadline_ev || !net->accept_ev ||
@@ -98,6 +102,10 @@ void bk_net_free(bk_net_t *net) {
     if (net->accept_ev) event_free(net->accept_ev);
     if (net->sweep_ev) event_free(net->sweep_ev);
     bk__conn_in_pool_free(net);
+    if (net->tls_pipe[0] >= 0) {
+        close(net->tls_pipe[0]);
+        close(net->tls_pipe[1]);
+    }
     free(net->conns);
     free(net->generation);
     free(net->free_idx);
@@ -182,7 +190,7 @@ static int64_t ip_count(const bk_net_t *net, const uint8_t *addr, uint8_t len) {
 
 static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg) {
-    const net_listener_t *l = arg;
+    net_listener_t *l = arg;
     bk_net_t *net = l->net;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS; /* accepting works again */
     if (net->stopping || net->free_n == 0 || net->stats.conns_open >= net->conns_limit) {
@@ -285,6 +293,17 @@ int bk_net_listen_on(bk_net_t *net, const bk_net_listener_config_t *lc, uint16_t
     bool wants_tls = lc->security == BK_NET_SEC_SSL || lc->security == BK_NET_SEC_SASL_SSL;
     if (!lc->name || strlen(lc->name) > BK_NET_LISTENER_NAME_MAX || wants_tls != (lc->tls != NULL))
         return BK_NET_ERR_INVALID;
+    if (wants_tls && net->tls_pipe[0] < 0) {
+        int p[2];
+        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return BK_NET_ERR_SYS;
+        /* the pipe holds one chunk of TLS output (conn_tls.c); Linux's
+         * default of 64 KiB is the chunk, asked for in case it is not */
+        int cap = fcntl(p[1], F_SETPIPE_SZ, BK_NET_TLS_CHUNK);
+        if (cap < 0) cap = fcntl(p[1], F_GETPIPE_SZ);
+        net->tls_pipe_cap = cap <= 0 ? 4096 : cap > BK_NET_TLS_CHUNK ? BK_NET_TLS_CHUNK : cap;
+        net->tls_pipe[0] = p[0];
+        net->tls_pipe[1] = p[1];
+    }
     const char *host = lc->host;
     uint16_t port = lc->port;
     struct sockaddr_storage ss;

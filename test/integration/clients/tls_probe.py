@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Raw TLS probes of a skiff listener (t_tls_*.sh).
+
+  tls_probe.py plain HOST PORT        ApiVersions in plaintext to a TLS port:
+                                      PASS when the node closes without a
+                                      Kafka answer
+  tls_probe.py halfhello HOST PORT    half a ClientHello, then silence: PASS
+                                      when the node closes it (prints seconds)
+  tls_probe.py serial HOST PORT CA    prints the served certificate's serial
+  tls_probe.py apiversions HOST PORT CA [CERT KEY]
+                                      ApiVersions over TLS: PASS with an answer
+"""
+import socket
+import ssl
+import struct
+import sys
+import time
+
+
+def api_versions_frame():
+    body = struct.pack(">hhih", 18, 0, 7, 4) + b"test"  # key, version, corr, client id
+    return struct.pack(">i", len(body)) + body
+
+
+def closes(s, limit):
+    s.settimeout(limit)
+    try:
+        data = s.recv(4096)
+    except socket.timeout:
+        return None
+    except OSError:
+        return b""
+    return data
+
+
+def main():
+    mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if mode == "plain":
+        s = socket.create_connection((host, port))
+        s.sendall(api_versions_frame())
+        data = closes(s, 10)
+        ok = data is not None and len(data) < 8  # closed (maybe a TLS alert), no Kafka answer
+        print(("PASS" if ok else "FAIL") + " plaintext ApiVersions on a TLS port is closed (got %r)" % (data[:16] if data else data))
+    elif mode == "halfhello":
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        obj = ctx.wrap_bio(inc, out, server_side=False)
+        try:
+            obj.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        hello = out.read()
+        s = socket.create_connection((host, port))
+        s.sendall(hello[: len(hello) // 2])
+        t0 = time.time()
+        data = closes(s, 30)
+        took = time.time() - t0
+        ok = data is not None and data == b""
+        print(("PASS" if ok else "FAIL") + " half a ClientHello is closed by the node after %.1f s" % took)
+    elif mode == "serial":
+        ctx = ssl.create_default_context(cafile=sys.argv[4])
+        ctx.check_hostname = False
+        with socket.create_connection((host, port)) as raw, ctx.wrap_socket(raw) as s:
+            der = s.getpeercert(binary_form=True)
+        # the serial, without a parser: let ssl decode it
+        import tempfile, subprocess
+        pem = ssl.DER_cert_to_PEM_cert(der)
+        out = subprocess.run(["openssl", "x509", "-noout", "-serial"], input=pem.encode(), capture_output=True)
+        print(out.stdout.decode().strip().split("=", 1)[-1])
+    elif mode == "apiversions":
+        ctx = ssl.create_default_context(cafile=sys.argv[4])
+        ctx.check_hostname = False
+        if len(sys.argv) > 6:
+            ctx.load_cert_chain(sys.argv[5], sys.argv[6])
+        try:
+            with socket.create_connection((host, port), timeout=10) as raw, ctx.wrap_socket(raw) as s:
+                s.sendall(api_versions_frame())
+                data = s.recv(4)
+                ok = len(data) == 4
+        except (OSError, ssl.SSLError) as e:
+            ok = False
+            data = repr(e)
+        print(("PASS" if ok else "FAIL") + " ApiVersions over TLS answered (%r)" % (data,))
+    else:
+        sys.exit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    main()
