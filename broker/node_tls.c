@@ -1,9 +1,12 @@
 /* broker/node_tls.c — see node_tls.h. */
 #include "broker/node_tls.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "broker/net/quorum_client.h"
 
 #include "broker/net/tls.h"
 #include "storage/st_status.h"
@@ -14,7 +17,113 @@ static bk_net_tls_auth_t auth_of(const char *v) {
     return BK_NET_TLS_AUTH_NONE;
 }
 
+/* The value of `key="..."` in a JAAS line (Kafka's PlainLoginModule /
+ * ScramLoginModule options: the node's own login is username/password),
+ * with \" and \\ unescaped; false when absent or too long. */
+static bool jaas_option(const char *jaas, const char *key, char *out, size_t cap) {
+    size_t kn = strlen(key);
+    for (const char *p = jaas; p && *p; p++) {
+        if (strncmp(p, key, kn) != 0 || (p > jaas && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))) continue;
+        const char *q = p + kn;
+        while (*q == ' ') q++;
+        if (*q++ != '=') continue;
+        while (*q == ' ') q++;
+        if (*q++ != '"') continue;
+        size_t n = 0;
+        for (; *q && *q != '"'; q++) {
+            if (*q == '\\' && q[1]) q++;
+            if (n + 1 >= cap) return false;
+            out[n++] = *q;
+        }
+        if (*q != '"') return false;
+        out[n] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* How this node reaches one kind of peer: the security protocol of the
+ * listener it connects to, a client TLS context from that listener's
+ * ssl.* keys (the node's own key store is its identity for mutual TLS),
+ * and for SASL_* its own login from the listener's JAAS config. */
+static int peer_security(bk_node_t *n, bk_net_qc_target_t target, const char *listener, bk_cfg_key_t mech_key,
+                         char *err, size_t len) {
+    bk_cfg_security_t s = BK_CFG_SEC_PLAINTEXT;
+    if (!listener || !bk_cfg_listener_security(n->cfg, listener, &s)) return 0; /* checked by the config */
+    bk_net_qc_security_t qs;
+    memset(&qs, 0, sizeof qs);
+    qs.security = (bk_net_security_t)s;
+    const char *what = target == BK_NET_QC_TO_CONTROLLER ? "controller" : "inter-broker";
+    if (s == BK_CFG_SEC_SSL || s == BK_CFG_SEC_SASL_SSL) {
+        bk_net_tls_config_t tc = {
+            .listener = listener,
+            .keystore_location = bk_cfg_listener_str(n->cfg, listener, "ssl.keystore.location"),
+            .key_password = bk_cfg_listener_str(n->cfg, listener, "ssl.key.password"),
+            .truststore_location = bk_cfg_listener_str(n->cfg, listener, "ssl.truststore.location"),
+            .enabled_protocols = bk_cfg_listener_str(n->cfg, listener, "ssl.enabled.protocols"),
+            .cipher_suites = bk_cfg_listener_str(n->cfg, listener, "ssl.cipher.suites"),
+        };
+        char why[512];
+        n->peer_tls[target] = bk_net_tls_new(&tc, true, why, sizeof why);
+        if (!n->peer_tls[target]) {
+            snprintf(err, len, "%s connections (listener %s): %s", what, listener, why);
+            return -1;
+        }
+        qs.tls = n->peer_tls[target];
+    }
+    if (s == BK_CFG_SEC_SASL_PLAINTEXT || s == BK_CFG_SEC_SASL_SSL) {
+        const char *mech = bk_cfg_str(n->cfg, mech_key);
+        if (strcmp(mech, "PLAIN") != 0 && strcmp(mech, "SCRAM-SHA-256") != 0 && strcmp(mech, "SCRAM-SHA-512") != 0) {
+            snprintf(err, len, "%s=%s: the %s listener %s is %s; skiff logs in with PLAIN, SCRAM-SHA-256 or "
+                     "SCRAM-SHA-512", bk_cfg_desc(mech_key)->name, mech, what, listener, bk_cfg_security_name(s));
+            return -1;
+        }
+        snprintf(qs.mechanism, sizeof qs.mechanism, "%s", mech);
+        char key[64];
+        snprintf(key, sizeof key, "%s.sasl.jaas.config", mech);
+        for (char *p = key; *p; p++) *p = (char)tolower((unsigned char)*p);
+        char lower[BK_CFG_LISTENER_NAME_MAX + 1];
+        snprintf(lower, sizeof lower, "%s", listener);
+        for (char *p = lower; *p; p++) *p = (char)tolower((unsigned char)*p);
+        const char *jaas = bk_cfg_listener_str(n->cfg, listener, key);
+        if (!jaas) jaas = bk_cfg_listener_str(n->cfg, listener, "sasl.jaas.config");
+        if (!jaas || !jaas_option(jaas, "username", qs.username, sizeof qs.username) ||
+            !jaas_option(jaas, "password", qs.password, sizeof qs.password)) {
+            snprintf(err, len, "the %s listener %s is %s: the node's own login needs username=\"...\" "
+                     "password=\"...\" in listener.name.%s.%s (or sasl.jaas.config)", what, listener,
+                     bk_cfg_security_name(s), lower, key);
+            return -1;
+        }
+    }
+    bk_net_qc_set_security(target, &qs);
+    if (s != BK_CFG_SEC_PLAINTEXT)
+        st_logf(ST_LOG_INFO, "node %d: %s connections go to listener %s over %s%s%s", n->id, what, listener,
+                bk_cfg_security_name(s), qs.mechanism[0] ? " as " : "", qs.mechanism[0] ? qs.username : "");
+    return 0;
+}
+
+/* The inter-broker listener: inter.broker.listener.name, else the first
+ * advertised listener (the rule of bk_node_broker_endpoint). */
+static const char *inter_broker_listener(const bk_node_t *n) {
+    if (!bk_cfg_is_null(n->cfg, BK_CFG_INTER_BROKER_LISTENER_NAME)) return bk_cfg_str(n->cfg, BK_CFG_INTER_BROKER_LISTENER_NAME);
+    size_t na = 0;
+    const bk_cfg_listener_t *adv = bk_cfg_advertised(n->cfg, &na);
+    return na > 0 ? adv[0].name : NULL;
+}
+
 int bk_broker_tls_start(bk_node_t *n, char *err, size_t len) {
+    char ctl[BK_CFG_LISTENER_NAME_MAX + 1] = "";
+    const char *names = bk_cfg_str(n->cfg, BK_CFG_CONTROLLER_LISTENER_NAMES);
+    size_t cn = strcspn(names, ",");
+    if (cn < sizeof ctl) {
+        memcpy(ctl, names, cn);
+        ctl[cn] = '\0';
+    }
+    if (peer_security(n, BK_NET_QC_TO_CONTROLLER, ctl[0] ? ctl : NULL, BK_CFG_SASL_MECHANISM_CONTROLLER_PROTOCOL, err,
+                      len) != 0 ||
+        peer_security(n, BK_NET_QC_TO_BROKER, inter_broker_listener(n), BK_CFG_SASL_MECHANISM_INTER_BROKER_PROTOCOL,
+                      err, len) != 0)
+        return -1;
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
     for (size_t i = 0; i < nl; i++) {
@@ -68,6 +177,14 @@ int bk_broker_tls_reload(bk_node_t *n) {
 }
 
 void bk_broker_tls_free(bk_node_t *n) {
+    bk_net_qc_security_t plain;
+    memset(&plain, 0, sizeof plain);
+    bk_net_qc_set_security(BK_NET_QC_TO_CONTROLLER, &plain);
+    bk_net_qc_set_security(BK_NET_QC_TO_BROKER, &plain);
+    for (size_t i = 0; i < 2; i++) {
+        bk_net_tls_free(n->peer_tls[i]);
+        n->peer_tls[i] = NULL;
+    }
     for (size_t i = 0; i < BK_CFG_LISTENERS_MAX; i++) {
         bk_net_tls_free(n->tls[i]);
         n->tls[i] = NULL;

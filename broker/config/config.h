@@ -160,6 +160,10 @@ const char *bk_cfg_admin_listener(const bk_cfg_t *cfg);
  * "plain.sasl.jaas.config" (Kafka's `<mechanism>.sasl.jaas.config`).
  * Valid until the config is changed or freed. */
 const char *bk_cfg_listener_str(const bk_cfg_t *cfg, const char *listener, const char *key);
+/* The protocol listener.security.protocol.map gives `listener` (also one
+ * this node does not listen on, e.g. the controller listener of a
+ * broker-only node). False when the map has no valid entry for it. */
+bool bk_cfg_listener_security(const bk_cfg_t *cfg, const char *listener, bk_cfg_security_t *out);
 
 /* Dynamic broker config (AlterConfigs / IncrementalAlterConfigs on a broker
  * resource). `value` NULL deletes the dynamic value (falls back to the

@@ -148,7 +148,9 @@
   X(SSL_CLIENT_AUTH, "ssl.client.auth", ENUM, "none", 0, 0, "required,requested,none", 0) \
   X(SSL_PRINCIPAL_MAPPING_RULES, "ssl.principal.mapping.rules", STRING, "DEFAULT", 0, 0, NULL, 0) \
   X(SSL_ENABLED_PROTOCOLS, "ssl.enabled.protocols", LIST, "TLSv1.2,TLSv1.3", 0, 0, "TLSv1.2,TLSv1.3", 0) \
-  X(SSL_CIPHER_SUITES, "ssl.cipher.suites", LIST, "", 0, 0, NULL, 0)
+  X(SSL_CIPHER_SUITES, "ssl.cipher.suites", LIST, "", 0, 0, NULL, 0) \
+  X(SASL_MECHANISM_CONTROLLER_PROTOCOL, "sasl.mechanism.controller.protocol", STRING, "GSSAPI", 0, 0, NULL, 0) \
+  X(SASL_MECHANISM_INTER_BROKER_PROTOCOL, "sasl.mechanism.inter.broker.protocol", STRING, "GSSAPI", 0, 0, NULL, 0)
 
 /* Key ids: BK_CFG_NODE_ID, ... */
 typedef enum bk_cfg_key {

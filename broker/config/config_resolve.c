@@ -106,6 +106,24 @@ const char *bk_cfg_security_name(bk_cfg_security_t s) {
     return sec_names[s];
 }
 
+bool bk_cfg_listener_security(const bk_cfg_t *cfg, const char *listener, bk_cfg_security_t *out) {
+    const char *p = cfg->val[BK_CFG_LISTENER_SECURITY_PROTOCOL_MAP].text;
+    size_t n = strlen(listener);
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len > n && p[n] == ':' && memcmp(p, listener, n) == 0)
+            for (size_t i = 0; i < sizeof sec_names / sizeof sec_names[0]; i++)
+                if (strlen(sec_names[i]) == len - n - 1 && memcmp(p + n + 1, sec_names[i], len - n - 1) == 0) {
+                    *out = (bk_cfg_security_t)i;
+                    return true;
+                }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return false;
+}
+
 /* The listener's protocol from listener.security.protocol.map. A listener
  * without an entry is refused (Kafka does the same), and so is an unknown
  * protocol: a port the operator believes is encrypted must never serve

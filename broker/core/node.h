@@ -115,6 +115,7 @@ struct bk_node {
     struct bk_repl_cleaner *cleaner;    /* log cleaner (replication/cleaner.h) */
     bk_net_t *net;
     bk_net_tls_t *tls[BK_CFG_LISTENERS_MAX];  /* per bk_cfg_listeners() index: SSL / SASL_SSL (node_tls.c) */
+    bk_net_tls_t *peer_tls[2];                /* client side to brokers / controllers (bk_net_qc_target_t) */
     bk_http_t *admin;
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */

@@ -877,6 +877,9 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
             bk_net_qc_free(q->lpeers[q->npeers]);
             return fail(err, len, "out of memory");
         }
+        /* both go to the voter's controller listener (its security) */
+        bk_net_qc_set_target(q->peers[q->npeers], BK_NET_QC_TO_CONTROLLER);
+        bk_net_qc_set_target(q->lpeers[q->npeers], BK_NET_QC_TO_CONTROLLER);
         q->npeers++;
     }
     bk_net_config_t nc;
