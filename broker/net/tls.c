@@ -189,6 +189,11 @@ static SSL_CTX *build(bk_net_tls_t *t, char *err, size_t len) {
             goto bad;
         }
         if (SSL_CTX_use_PrivateKey_file(ctx, t->keystore, SSL_FILETYPE_PEM) != 1) {
+            if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+                fail(err, len, "ssl.keystore.location=%s: the private key does not match the certificate: %s",
+                     t->keystore, NULL);
+                goto bad;
+            }
             fail(err, len, t->has_password ? "ssl.keystore.location=%s: cannot read the private key (wrong "
                  "ssl.key.password?): %s" : "ssl.keystore.location=%s: cannot read the private key (encrypted "
                  "without ssl.key.password?): %s", t->keystore, NULL);
