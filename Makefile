@@ -238,6 +238,7 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-txn-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-quorum-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-tls-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-repl-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-produce-cpu-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-restart-bench.sh
