@@ -82,9 +82,13 @@ got=$(kc -C -t rf3 -o beginning -e -q 2>>"$SK_TMP/kcat.err" | wc -l)
 sk_check "1000 records read back ($got)" test "$got" -eq 1000
 
 # forged Votes over TLS: untrusted certificate, no certificate
-VOTE="$SK_ROOT/test/integration/clients/tls_probe.py"
-sk_check_lines < <($PROBE apiversions 127.0.0.1 "${CTL[$L]}" "$C/ca.crt" "$C/rogue.crt" "$C/rogue.key" | sed 's/^PASS/FAIL unexpectedly answered:/; s/^FAIL .*/PASS controller port: a certificate of an untrusted CA is refused at the handshake/')
-sk_check_lines < <($PROBE apiversions 127.0.0.1 "${CTL[$L]}" "$C/ca.crt" | sed 's/^PASS/FAIL unexpectedly answered:/; s/^FAIL .*/PASS controller port: no client certificate is refused at the handshake/')
+E1=$(adm "$L" /v1/quorum | jq -r '.leader_epoch // .epoch // -1')
+other=$(( L % 3 + 1 ))
+sk_check_lines < <($PROBE vote 127.0.0.1 "${CTL[$L]}" "$C/ca.crt" skiff-tls-cluster "$other" "$C/rogue.crt" "$C/rogue.key" | sed 's/over TLS refused/over TLS with a certificate of an untrusted CA refused/')
+sk_check_lines < <($PROBE vote 127.0.0.1 "${CTL[$L]}" "$C/ca.crt" skiff-tls-cluster "$other" | sed 's/over TLS refused/over TLS without a client certificate refused/')
+E2=$(adm "$L" /v1/quorum | jq -r '.leader_epoch // .epoch // -1')
+L1=$(agree 3 1 2 3)
+sk_check "leader $L and epoch ($E1 -> $E2) unchanged by the forged Votes" test "$L1" = "$L" -a "$E1" = "$E2"
 sk_check "the refusal is logged" grep -q "listener CONTROLLER: TLS handshake failed: client certificate refused: unable to get local issuer certificate" "$SK_TMP/node-$L.log"
 
 sk_kill9_node "$L"

@@ -9,6 +9,10 @@
   tls_probe.py serial HOST PORT CA    prints the served certificate's serial
   tls_probe.py apiversions HOST PORT CA [CERT KEY]
                                       ApiVersions over TLS: PASS with an answer
+  tls_probe.py vote HOST PORT CA CLUSTER_ID CANDIDATE [CERT KEY]
+                                      a forged raft Vote (candidate id, epoch
+                                      INT32_MAX) over TLS: PASS when it is
+                                      refused (handshake or no vote granted)
 """
 import socket
 import ssl
@@ -83,6 +87,29 @@ def main():
             ok = False
             data = repr(e)
         print(("PASS" if ok else "FAIL") + " ApiVersions over TLS answered (%r)" % (data,))
+    elif mode == "vote":
+        import os
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from forged_raft import frame, INT32_MAX, TOPIC
+        from kwire import cstr, uvarint
+        ca, cluster, cand = sys.argv[4], sys.argv[5], int(sys.argv[6])
+        ctx = ssl.create_default_context(cafile=ca)
+        ctx.check_hostname = False
+        if len(sys.argv) > 8:
+            ctx.load_cert_chain(sys.argv[7], sys.argv[8])
+        part = struct.pack(">iiiiq", 0, INT32_MAX, cand, INT32_MAX, 1 << 40)
+        body = cstr(cluster.encode()) + uvarint(2) + cstr(TOPIC) + uvarint(2) + part + b"\x00" + b"\x00" + b"\x00"
+        how = "no answer"
+        try:
+            with socket.create_connection((host, port), timeout=10) as raw, ctx.wrap_socket(raw) as s:
+                s.sendall(frame(52, 0, b"attacker", body, True))
+                data = s.recv(4096)
+                how = "answered %d bytes" % len(data) if data else "closed after the handshake"
+                refused = not data  # granting or not, an answer means the Vote reached raft
+        except (OSError, ssl.SSLError) as e:
+            refused = True
+            how = "refused at the handshake: %s" % e.__class__.__name__
+        print(("PASS" if refused else "FAIL") + " forged Vote over TLS refused (%s)" % how)
     else:
         sys.exit("unknown mode " + mode)
 
