@@ -42,6 +42,26 @@ static bool jaas_option(const char *jaas, const char *key, char *out, size_t cap
     return false;
 }
 
+static bool sasl_supported(const char *m, size_t n) {
+    return (n == 5 && memcmp(m, "PLAIN", 5) == 0) || (n == 13 && memcmp(m, "SCRAM-SHA-256", 13) == 0) ||
+           (n == 13 && memcmp(m, "SCRAM-SHA-512", 13) == 0);
+}
+
+/* The first of a mechanism list skiff logs in with, copied to out, or NULL. */
+static const char *first_supported(const char *list, char *out, size_t cap) {
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        size_t n = strcspn(p, ", ");
+        if (n && sasl_supported(p, n) && n < cap) {
+            memcpy(out, p, n);
+            out[n] = '\0';
+            return out;
+        }
+        p += n;
+    }
+    return NULL;
+}
+
 /* How this node reaches one kind of peer: the security protocol of the
  * listener it connects to, a client TLS context from that listener's
  * ssl.* keys (the node's own key store is its identity for mutual TLS),
@@ -73,30 +93,38 @@ static int peer_security(bk_node_t *n, bk_net_qc_target_t target, const char *li
     }
     if (s == BK_CFG_SEC_SASL_PLAINTEXT || s == BK_CFG_SEC_SASL_SSL) {
         const char *mech = bk_cfg_str(n->cfg, mech_key);
-        if (strcmp(mech, "PLAIN") != 0 && strcmp(mech, "SCRAM-SHA-256") != 0 && strcmp(mech, "SCRAM-SHA-512") != 0) {
-            snprintf(err, len, "%s=%s: the %s listener %s is %s; skiff logs in with PLAIN, SCRAM-SHA-256 or "
-                     "SCRAM-SHA-512", bk_cfg_desc(mech_key)->name, mech, what, listener, bk_cfg_security_name(s));
-            return -1;
+        if (!sasl_supported(mech, strlen(mech))) {
+            if (bk_cfg_source(n->cfg, mech_key) != BK_CFG_SRC_DEFAULT) {
+                snprintf(err, len, "%s=%s: the %s listener %s is %s; skiff logs in with PLAIN, SCRAM-SHA-256 or "
+                         "SCRAM-SHA-512", bk_cfg_desc(mech_key)->name, mech, what, listener, bk_cfg_security_name(s));
+                return -1;
+            }
+            /* Kafka's default (GSSAPI) left as it is: the first mechanism
+             * the listener enables that skiff speaks */
+            mech = first_supported(bk_cfg_listener_str(n->cfg, listener, "sasl.enabled.mechanisms"), qs.mechanism,
+                                   sizeof qs.mechanism);
         }
-        snprintf(qs.mechanism, sizeof qs.mechanism, "%s", mech);
-        char key[64];
-        snprintf(key, sizeof key, "%s.sasl.jaas.config", mech);
+        if (mech && mech != qs.mechanism) snprintf(qs.mechanism, sizeof qs.mechanism, "%s", mech);
+        char key[64], lower[BK_CFG_LISTENER_NAME_MAX + 1];
+        snprintf(key, sizeof key, "%s.sasl.jaas.config", qs.mechanism[0] ? qs.mechanism : "plain");
         for (char *p = key; *p; p++) *p = (char)tolower((unsigned char)*p);
-        char lower[BK_CFG_LISTENER_NAME_MAX + 1];
         snprintf(lower, sizeof lower, "%s", listener);
         for (char *p = lower; *p; p++) *p = (char)tolower((unsigned char)*p);
         const char *jaas = bk_cfg_listener_str(n->cfg, listener, key);
         if (!jaas) jaas = bk_cfg_listener_str(n->cfg, listener, "sasl.jaas.config");
-        if (!jaas || !jaas_option(jaas, "username", qs.username, sizeof qs.username) ||
-            !jaas_option(jaas, "password", qs.password, sizeof qs.password)) {
-            snprintf(err, len, "the %s listener %s is %s: the node's own login needs username=\"...\" "
-                     "password=\"...\" in listener.name.%s.%s (or sasl.jaas.config)", what, listener,
-                     bk_cfg_security_name(s), lower, key);
-            return -1;
-        }
+        if (!mech)
+            snprintf(qs.unusable, sizeof qs.unusable, "%s is unset (GSSAPI) and listener %s enables none of PLAIN, "
+                     "SCRAM-SHA-256, SCRAM-SHA-512", bk_cfg_desc(mech_key)->name, listener);
+        else if (!jaas || !jaas_option(jaas, "username", qs.username, sizeof qs.username) ||
+                 !jaas_option(jaas, "password", qs.password, sizeof qs.password))
+            snprintf(qs.unusable, sizeof qs.unusable, "no own login: username=\"...\" password=\"...\" missing in "
+                     "listener.name.%s.%s (or sasl.jaas.config)", lower, key);
+        if (qs.unusable[0])
+            st_logf(ST_LOG_WARN, "node %d: %s connections (listener %s, %s) cannot log in: %s", n->id, what, listener,
+                    bk_cfg_security_name(s), qs.unusable);
     }
     bk_net_qc_set_security(target, &qs);
-    if (s != BK_CFG_SEC_PLAINTEXT)
+    if (s != BK_CFG_SEC_PLAINTEXT && !qs.unusable[0])
         st_logf(ST_LOG_INFO, "node %d: %s connections go to listener %s over %s%s%s", n->id, what, listener,
                 bk_cfg_security_name(s), qs.mechanism[0] ? " as " : "", qs.mechanism[0] ? qs.username : "");
     return 0;

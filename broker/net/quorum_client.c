@@ -259,6 +259,10 @@ static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
     if (p->bev) return 0;
     if (p->last_attempt_ms >= 0 && now_ms - p->last_attempt_ms < BK_NET_QC_RECONNECT_MS) return -1;
     p->last_attempt_ms = now_ms;
+    if (sec_of(p)->unusable[0]) {
+        peer_log(p, "cannot log in", sec_of(p)->unusable);
+        return -1;
+    }
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     socklen_t sl;

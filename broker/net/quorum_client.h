@@ -77,6 +77,10 @@ typedef struct bk_net_qc_security {
     char mechanism[32];
     char username[BK_NET_QC_SASL_TEXT_MAX + 1];
     char password[BK_NET_QC_SASL_TEXT_MAX + 1];
+    /* non-empty: connections to this target cannot log in (why): each
+     * attempt fails with this reason, logged once per 10 s per peer. A
+     * single node never opens one, so this is no reason to refuse a start. */
+    char unusable[256];
 } bk_net_qc_security_t;
 
 /* Process-wide (one node per process), set before the first connection;
