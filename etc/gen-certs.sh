@@ -3,8 +3,7 @@
 #   gen-certs.sh DIR
 # into DIR (PEM files, created if missing):
 #   ca.crt ca.key                 the cluster CA (trust store: ca.crt)
-#   node-1..3.crt/.key/.pem       node certificates (CN=node-N,O=skiff: principal
-#                                 "User:O=skiff,CN=node-N" by Kafka's DEFAULT rule; SAN
+#   node-1..3.crt/.key/.pem       node certificates (subject CN=node-N,O=skiff in RFC 2253; SAN
 #                                 127.0.0.1, localhost); .pem = key store
 #                                 (certificate chain + private key)
 #   client.crt/.key/.pem          a client (CN=client,O=skiff)
@@ -45,17 +44,17 @@ cert() {
     rm -f "$name.csr" "$name.ext"
 }
 
-ca ca "/CN=skiff-test-ca/O=skiff"
-ca rogue-ca "/CN=rogue-ca/O=rogue"
-for i in 1 2 3; do cert "node-$i" "/CN=node-$i/O=skiff" ca -days "$days"; done
-cert client "/CN=client/O=skiff" ca -days "$days"
-cert admin "/CN=admin/O=skiff" ca -days "$days"
-cert rogue "/CN=rogue/O=skiff" rogue-ca -days "$days"
+ca ca "/O=skiff/CN=skiff-test-ca"
+ca rogue-ca "/O=rogue/CN=rogue-ca"
+for i in 1 2 3; do cert "node-$i" "/O=skiff/CN=node-$i" ca -days "$days"; done
+cert client "/O=skiff/CN=client" ca -days "$days"
+cert admin "/O=skiff/CN=admin" ca -days "$days"
+cert rogue "/O=skiff/CN=rogue" rogue-ca -days "$days"
 # expired: valid 2020-01-01 .. 2020-01-02. `openssl x509` sets a start date
 # only from 3.4 on (-not_before); older ones backdate through `openssl ca`,
 # which needs a small database.
 key expired.key
-openssl req -new -key expired.key -subj "/CN=expired/O=skiff" -out expired.csr 2>/dev/null
+openssl req -new -key expired.key -subj "/O=skiff/CN=expired" -out expired.csr 2>/dev/null
 if openssl x509 -help 2>&1 | grep -q -- '-not_before'; then
     openssl x509 -req -in expired.csr -CA ca.crt -CAkey ca.key -set_serial 0x0e -sha256 \
         -not_before 20200101000000Z -not_after 20200102000000Z -out expired.crt 2>/dev/null

@@ -36,7 +36,7 @@ ssl.key.password=$(cat "$C/key-password.txt")
 ssl.truststore.location=$C/ca.crt
 ssl.cipher.suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384
 listener.name.mtls.ssl.client.auth=required
-listener.name.mtls.ssl.principal.mapping.rules=RULE:^O=skiff,CN=([^,]+)$/\$1/U,DEFAULT
+listener.name.mtls.ssl.principal.mapping.rules=RULE:^CN=([^,]+),O=skiff$/\$1/U,DEFAULT
 admin.listener=127.0.0.1:$P_ADM
 log.dirs=$SK_TMP/data/node-1
 CONF

@@ -144,7 +144,7 @@ static void handshake_principal(const char *rules, const char *want) {
         ck_assert_str_eq(p, want);
     } else {
         ck_assert_int_eq(rc, -1);
-        ck_assert_str_eq(p, "O=skiff,CN=client"); /* the subject, for the log line */
+        ck_assert_str_eq(p, "CN=client,O=skiff"); /* the subject, for the log line */
     }
     SSL_free(ss);
     SSL_free(cs);
@@ -153,8 +153,8 @@ static void handshake_principal(const char *rules, const char *want) {
 }
 
 START_TEST(test_principal_from_certificate) {
-    handshake_principal(NULL, "User:O=skiff,CN=client"); /* RFC 2253: the last RDN first */
-    handshake_principal("RULE:^O=skiff,CN=([^,]+)$/$1/", "User:client");
+    handshake_principal(NULL, "User:CN=client,O=skiff");
+    handshake_principal("RULE:^CN=([^,]+),O=skiff$/$1/", "User:client");
     handshake_principal("RULE:^CN=nobody,.*$/x/", NULL);
 }
 END_TEST
