@@ -204,6 +204,25 @@ int bk_broker_tls_reload(bk_node_t *n) {
     return failed;
 }
 
+void bk_broker_tls_sync(bk_node_t *n) {
+    size_t nl = 0;
+    const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
+    for (size_t i = 0; i < nl; i++) {
+        if (!n->tls[i]) continue;
+        const char *ks = bk_cfg_listener_str(n->cfg, ls[i].name, "ssl.keystore.location");
+        const char *pw = bk_cfg_listener_str(n->cfg, ls[i].name, "ssl.key.password");
+        const char *ts = bk_cfg_listener_str(n->cfg, ls[i].name, "ssl.truststore.location");
+        char why[512];
+        int rc = bk_net_tls_reconfigure(n->tls[i], ks ? ks : "", pw ? pw : "", ts ? ts : "", why, sizeof why);
+        if (rc > 0)
+            st_logf(ST_LOG_INFO, "node %d: listener %s: new TLS files (%s); new connections use them", n->id,
+                    ls[i].name, ks ? ks : "");
+        else if (rc < 0)
+            st_logf(ST_LOG_WARN, "node %d: listener %s: the new TLS files are refused, the previous ones stay: %s",
+                    n->id, ls[i].name, why);
+    }
+}
+
 void bk_broker_tls_free(bk_node_t *n) {
     bk_net_qc_security_t plain;
     memset(&plain, 0, sizeof plain);

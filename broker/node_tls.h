@@ -15,6 +15,10 @@ int bk_broker_tls_start(bk_node_t *n, char *err, size_t len);
  * the new context; a listener whose files fail keeps the old one. Logs one
  * line per listener. Returns how many failed. */
 int bk_broker_tls_reload(bk_node_t *n);
+/* After dynamic configs changed (node_dynconf.c): a listener whose
+ * keystore / key password / trust store now differs gets a new context
+ * from the new files (new connections), or keeps the old one and logs why. */
+void bk_broker_tls_sync(bk_node_t *n);
 void bk_broker_tls_free(bk_node_t *n);
 
 #endif

@@ -178,6 +178,13 @@ KP_MUST_CHECK int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char
                                         bool cluster_default, bool validate_only,
                                         char *why, size_t why_len);
 
+/* Calls fn with the name of each listener.name.* value set dynamically for
+ * this broker now (node_dynconf removes those the image no longer has).
+ * At run time AlterConfigs may set, per broker, listener.name.<l>.
+ * ssl.keystore.location / ssl.key.password / ssl.truststore.location (a new
+ * TLS context for new connections, broker/node_tls.c). */
+void bk_cfg_for_each_dynamic_listener(const bk_cfg_t *cfg, void (*fn)(const char *name, void *ctx), void *ctx);
+
 /* Calls fn with the name of every broker key AlterConfigs may change: the
  * dynamic keys skiff acts on, then the stored-only ones that are not
  * read-only in Kafka (config_kafka.h). */

@@ -43,7 +43,10 @@ typedef struct cfg_lov {
     char *name;
     char *value;
     int32_t line;   /* file line; 0 = --set */
+    int level;      /* LOV_STATIC, or DYN_BROKER / DYN_DEFAULT (bk_cfg_set_dynamic) */
 } cfg_lov_t;
+
+#define LOV_STATIC (-1)
 
 #define CFG_LOV_PREFIX "listener.name."
 
@@ -56,6 +59,11 @@ bool cfg_lov_is(const char *k, size_t kn);
 KP_MUST_CHECK int cfg_lov_check(const char *k, size_t kn, const char *v, size_t vn, char *why, size_t why_len);
 /* Stores (or replaces) a checked per-listener value. KP_OK or KP_ERR_NOMEM. */
 KP_MUST_CHECK int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t vn, int32_t line);
+/* The same at a dynamic level (DYN_BROKER / DYN_DEFAULT); value NULL removes. */
+KP_MUST_CHECK int cfg_lov_set_dynamic(bk_cfg_t *cfg, int level, const char *k, const char *v);
+/* bk_cfg_set_dynamic of a listener.name.* key. */
+KP_MUST_CHECK int cfg_lov_dynamic(bk_cfg_t *cfg, const char *name, const char *value, bool cluster_default,
+                                  bool validate_only, char *why, size_t why_len);
 void cfg_lov_free(bk_cfg_t *cfg);
 /* The ssl.* values of every listener (config_listener.c): PEM store types,
  * a key store for SSL / SASL_SSL, principal mapping rules that parse. */

@@ -96,24 +96,35 @@ static char *lov_name(const char *k, size_t kn) {
     return s;
 }
 
-int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t vn, int32_t line) {
+static int lov_put(bk_cfg_t *cfg, int level, const char *k, size_t kn, const char *v, size_t vn, int32_t line) {
     char *name = lov_name(k, kn);
-    char *value = malloc(vn + 1);
-    if (name == NULL || value == NULL) {
+    char *value = v ? malloc(vn + 1) : NULL;
+    if (name == NULL || (v && value == NULL)) {
         free(name);
         free(value);
         return KP_ERR_NOMEM;
     }
-    memcpy(value, v, vn);
-    value[vn] = '\0';
+    if (v) {
+        memcpy(value, v, vn);
+        value[vn] = '\0';
+    }
     for (size_t i = 0; i < cfg->nlov; i++)
-        if (strcmp(cfg->lov[i].name, name) == 0) {
+        if (cfg->lov[i].level == level && strcmp(cfg->lov[i].name, name) == 0) {
             free(name);
             free(cfg->lov[i].value);
-            cfg->lov[i].value = value;
-            cfg->lov[i].line = line;
+            if (value) {
+                cfg->lov[i].value = value;
+                cfg->lov[i].line = line;
+            } else {
+                free(cfg->lov[i].name);
+                cfg->lov[i] = cfg->lov[--cfg->nlov];
+            }
             return KP_OK;
         }
+    if (!value) {
+        free(name);
+        return KP_OK;
+    }
     if (cfg->nlov == cfg->lov_cap) {
         size_t cap = cfg->lov_cap ? 2 * cfg->lov_cap : 16;
         cfg_lov_t *grown = realloc(cfg->lov, cap * sizeof *grown);
@@ -125,8 +136,16 @@ int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t v
         cfg->lov = grown;
         cfg->lov_cap = cap;
     }
-    cfg->lov[cfg->nlov++] = (cfg_lov_t){ name, value, line };
+    cfg->lov[cfg->nlov++] = (cfg_lov_t){ name, value, line, level };
     return KP_OK;
+}
+
+int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t vn, int32_t line) {
+    return lov_put(cfg, LOV_STATIC, k, kn, v, vn, line);
+}
+
+int cfg_lov_set_dynamic(bk_cfg_t *cfg, int level, const char *k, const char *v) {
+    return lov_put(cfg, level, k, strlen(k), v, v ? strlen(v) : 0, 0);
 }
 
 void cfg_lov_free(bk_cfg_t *cfg) {
@@ -139,22 +158,79 @@ void cfg_lov_free(bk_cfg_t *cfg) {
     cfg->nlov = cfg->lov_cap = 0;
 }
 
-const char *bk_cfg_listener_str(const bk_cfg_t *cfg, const char *listener, const char *key) {
+/* The per-listener value of `level`, or NULL. */
+static const cfg_lov_t *lov_find(const bk_cfg_t *cfg, int level, const char *listener, const char *key) {
     size_t ln = strlen(listener), kn = strlen(key);
     for (size_t i = 0; i < cfg->nlov; i++) {
         const char *n = cfg->lov[i].name;
-        if (strlen(n) != PREFIX_LEN + ln + 1 + kn) continue;
+        if (cfg->lov[i].level != level || strlen(n) != PREFIX_LEN + ln + 1 + kn) continue;
         bool same = n[PREFIX_LEN + ln] == '.' && memcmp(n + PREFIX_LEN + ln + 1, key, kn) == 0;
         for (size_t j = 0; same && j < ln; j++)
             same = n[PREFIX_LEN + j] == (char)tolower((unsigned char)listener[j]);
-        if (same) return cfg->lov[i].value;
+        if (same) return &cfg->lov[i];
     }
+    return NULL;
+}
+
+const char *bk_cfg_listener_str(const bk_cfg_t *cfg, const char *listener, const char *key) {
+    /* dynamic per-broker > dynamic cluster default > file / --set */
+    static const int order[] = { DYN_BROKER, DYN_DEFAULT, LOV_STATIC };
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+        const cfg_lov_t *l = lov_find(cfg, order[o], listener, key);
+        if (l) return l->value;
+    }
+    size_t kn = strlen(key);
     bk_cfg_key_t k = bk_cfg_key_by_name(key, kn);
     if (k != BK_CFG__COUNT) return bk_cfg_is_null(cfg, k) ? NULL : bk_cfg_str(cfg, k);
     const bk_cfg_kkey_t *kk = bk_cfg_kkey_find(key, kn, BK_CFG_SCOPE_BROKER);
     if (kk == NULL) return NULL;
     bk_cfg_source_t src;
     return cfg_kval(cfg, kk, &src);
+}
+
+/* Kafka lets these change per listener at run time (dynamic SSL keystore
+ * update): new connections use the new files. */
+static const char *const lov_dynamic[] = { "ssl.keystore.location", "ssl.key.password", "ssl.truststore.location" };
+
+int cfg_lov_dynamic(bk_cfg_t *cfg, const char *name, const char *value, bool cluster_default, bool validate_only,
+                    char *why, size_t why_len) {
+    const char *l, *r;
+    size_t ln, rn;
+    if (!split(name, strlen(name), &l, &ln, &r, &rn)) {
+        snprintf(why, why_len, "'%.200s': expected listener.name.<listener>.<key>", name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    bool ok = false;
+    for (size_t i = 0; i < sizeof lov_dynamic / sizeof lov_dynamic[0]; i++)
+        ok |= strlen(lov_dynamic[i]) == rn && memcmp(lov_dynamic[i], r, rn) == 0;
+    if (!ok) {
+        snprintf(why, why_len, "broker config '%.200s' cannot be changed without a restart (per listener at run "
+                 "time: ssl.keystore.location, ssl.key.password, ssl.truststore.location)", name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    if (cluster_default) {
+        snprintf(why, why_len, "'%.200s' is set for one broker, not as a cluster default", name);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    char reason[256];
+    if (value && cfg_lov_check(name, strlen(name), value, strlen(value), reason, sizeof reason) != KP_OK) {
+        snprintf(why, why_len, "%.200s=%.200s: %s", name, value, reason);
+        return BK_CFG_INVALID_CONFIG;
+    }
+    if (!validate_only && cfg_lov_set_dynamic(cfg, DYN_BROKER, name, value) != KP_OK) {
+        snprintf(why, why_len, "out of memory");
+        return BK_CFG_INVALID_CONFIG;
+    }
+    return 0;
+}
+
+void bk_cfg_for_each_dynamic_listener(const bk_cfg_t *cfg, void (*fn)(const char *name, void *ctx), void *ctx) {
+    /* a copy of the names: fn may remove values */
+    char names[64][LOV_NAME_MAX + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->nlov && n < 64; i++)
+        if (cfg->lov[i].level == DYN_BROKER) snprintf(names[n++], sizeof names[0], "%s", cfg->lov[i].name);
+    for (size_t i = 0; i < n; i++) fn(names[i], ctx);
 }
 
 /* --- the ssl.* keys of every listener ------------------------------------ */

@@ -479,6 +479,8 @@ static int set_stored(bk_cfg_t *cfg, const bk_cfg_kkey_t *k, const char *value, 
 int bk_cfg_set_dynamic(bk_cfg_t *cfg, const char *name, const char *value,
                           bool cluster_default, bool validate_only, char *why, size_t why_len) {
     bk_cfg_key_t key = bk_cfg_key_by_name(name, strlen(name));
+    if (key == BK_CFG__COUNT && cfg_lov_is(name, strlen(name)))
+        return cfg_lov_dynamic(cfg, name, value, cluster_default, validate_only, why, why_len);
     if (key == BK_CFG__COUNT) {
         const bk_cfg_kkey_t *k = bk_cfg_kkey_find(name, strlen(name), BK_CFG_SCOPE_BROKER);
         if (k != NULL && bk_cfg_kkey_stored_only(k))

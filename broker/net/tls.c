@@ -298,6 +298,34 @@ int bk_net_tls_reload(bk_net_tls_t *t, char *err, size_t err_len) {
     return 0;
 }
 
+int bk_net_tls_reconfigure(bk_net_tls_t *t, const char *keystore, const char *key_password, const char *truststore,
+                           char *err, size_t err_len) {
+    bool same = (!keystore || strcmp(keystore, t->keystore) == 0) &&
+                (!truststore || strcmp(truststore, t->truststore) == 0) &&
+                (!key_password || (key_password[0] ? t->has_password && strcmp(key_password, t->password) == 0
+                                                   : !t->has_password));
+    if (same) return 0;
+    bk_net_tls_t old = *t; /* the strings; ctx and rules stay owned by t */
+    if ((keystore && !copy(t->keystore, sizeof t->keystore, keystore)) ||
+        (truststore && !copy(t->truststore, sizeof t->truststore, truststore)) ||
+        (key_password && !copy(t->password, sizeof t->password, key_password))) {
+        *t = old;
+        snprintf(err, err_len, "listener %s: a TLS setting is too long", t->listener);
+        return -1;
+    }
+    if (key_password) t->has_password = key_password[0] != '\0';
+    SSL_CTX *ctx = build(t, err, err_len);
+    if (!ctx) {
+        *t = old;
+        OPENSSL_cleanse(&old, sizeof old);
+        return -1;
+    }
+    OPENSSL_cleanse(&old, sizeof old);
+    SSL_CTX_free(t->ctx);
+    t->ctx = ctx;
+    return 1;
+}
+
 struct ssl_ctx_st *bk_net_tls_ctx(const bk_net_tls_t *t) { return t->ctx; }
 
 const char *bk_net_tls_listener(const bk_net_tls_t *t) { return t->listener; }

@@ -54,6 +54,13 @@ void bk_net_tls_free(bk_net_tls_t *t);
 /* Re-reads the files. 0, or -1 with the reason (the old context stays). */
 BK_NET_MUST_CHECK int bk_net_tls_reload(bk_net_tls_t *t, char *err, size_t err_len);
 
+/* New files (AlterConfigs of listener.name.<l>.ssl.keystore.location,
+ * ssl.key.password, ssl.truststore.location): NULL keeps a path/password
+ * as it is, "" clears it. Builds a context from them; on failure the old
+ * files and context stay. 1 = changed, 0 = nothing differed, -1 = failed. */
+BK_NET_MUST_CHECK int bk_net_tls_reconfigure(bk_net_tls_t *t, const char *keystore, const char *key_password,
+                                            const char *truststore, char *err, size_t err_len);
+
 /* The current context (a new SSL takes its own reference). */
 struct ssl_ctx_st *bk_net_tls_ctx(const bk_net_tls_t *t);
 const char *bk_net_tls_listener(const bk_net_tls_t *t);

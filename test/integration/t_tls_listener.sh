@@ -12,6 +12,8 @@
 # - a client that trusts another CA refuses the node;
 # - SIGHUP: a new certificate is served (its serial) to new connections, and
 #   a broken key store keeps the old one with a log line;
+# - AlterConfigs of listener.name.ssl.ssl.keystore.location: that listener
+#   serves the new certificate, the other keeps its own;
 # - ssl.keystore.type=JKS and a TLS listener without a key store are refused
 #   at start with a message naming the key.
 . "$(dirname "$0")/lib.sh"
@@ -149,6 +151,27 @@ s3=$($PROBE serial 127.0.0.1 "$P_SSL" "$C/ca.crt")
 sk_check "SIGHUP with a broken key store keeps the last good one ($s3)" test "$s3" = 05E1F00D
 sk_check "the failed reload is logged with its reason" grep -q "listener SSL: certificate reload failed, the previous ones stay: ssl.keystore.location=" "$LOG"
 cp "$SK_TMP/old.pem" "$C/node-1-enc.pem"
+
+# AlterConfigs (kafka-python): listener SSL gets node-2's key store at run time
+alter() {
+  "$SK_PY" - "127.0.0.1:$P_PLAIN" "$1" "$2" <<'PY'
+import sys
+from kafka.admin import KafkaAdminClient, ConfigResource, ConfigResourceType
+a = KafkaAdminClient(bootstrap_servers=sys.argv[1])
+r = a.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", configs={sys.argv[2]: sys.argv[3]})])
+print(r.resources[0][0], r.resources[0][1])
+a.close()
+PY
+}
+m1=$($PROBE serial 127.0.0.1 "$P_MTLS" "$C/ca.crt")
+out=$(alter listener.name.ssl.ssl.keystore.location "$C/node-2.pem")
+sk_check "AlterConfigs of listener.name.ssl.ssl.keystore.location accepted ($out)" test "${out%% *}" = 0
+want=$(openssl x509 -in "$C/node-2.crt" -noout -serial | cut -d= -f2)
+t=0; until [ "$($PROBE serial 127.0.0.1 "$P_SSL" "$C/ca.crt")" = "$want" ]; do sleep 0.2; t=$((t + 1)); [ "$t" -lt 25 ] || break; done
+sk_check "listener SSL serves node-2's certificate ($want) after AlterConfigs" test "$($PROBE serial 127.0.0.1 "$P_SSL" "$C/ca.crt")" = "$want"
+sk_check "listener MTLS keeps its own ($m1)" test "$($PROBE serial 127.0.0.1 "$P_MTLS" "$C/ca.crt")" = "$m1"
+out=$(alter listener.name.ssl.ssl.client.auth required)
+sk_check "a per-listener key that cannot change at run time is refused (INVALID_CONFIG 40)" test "${out%% *}" = 40
 
 wait "$HALF"
 sk_check_lines < "$SK_TMP/half.out"

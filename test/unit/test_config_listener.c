@@ -86,6 +86,11 @@ START_TEST(test_listener_overrides) {
 }
 END_TEST
 
+static void count_name(const char *name, void *ctx) {
+    ck_assert_str_eq(name, "listener.name.ssl.ssl.keystore.location");
+    (*(int *)ctx)++;
+}
+
 static void expect_fail(const char *extra, const char *want) {
     char text[4096];
     snprintf(text, sizeof text, "%sssl.keystore.location=/k.pem\n%s", SEC, extra);
@@ -105,6 +110,36 @@ START_TEST(test_listener_override_errors) {
 }
 END_TEST
 
+START_TEST(test_listener_dynamic) {
+    char text[4096];
+    snprintf(text, sizeof text, "%sssl.keystore.location=/k.pem\nlistener.name.ssl.ssl.keystore.location=/s.pem\n", SEC);
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = load_text(text, NULL, 0, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    char why[512];
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "listener.name.SSL.ssl.keystore.location", "/d.pem", false, true, why,
+                                        sizeof why), 0);
+    ck_assert_str_eq(bk_cfg_listener_str(cfg, "SSL", "ssl.keystore.location"), "/s.pem"); /* validate only */
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "listener.name.SSL.ssl.keystore.location", "/d.pem", false, false, why,
+                                        sizeof why), 0);
+    ck_assert_str_eq(bk_cfg_listener_str(cfg, "SSL", "ssl.keystore.location"), "/d.pem");
+    ck_assert_str_eq(bk_cfg_listener_str(cfg, "SASL_SSL", "ssl.keystore.location"), "/k.pem");
+    int seen = 0;
+    bk_cfg_for_each_dynamic_listener(cfg, count_name, &seen);
+    ck_assert_int_eq(seen, 1);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "listener.name.ssl.ssl.keystore.location", NULL, false, false, why,
+                                        sizeof why), 0);
+    ck_assert_str_eq(bk_cfg_listener_str(cfg, "SSL", "ssl.keystore.location"), "/s.pem");
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "listener.name.ssl.ssl.client.auth", "required", false, false, why,
+                                        sizeof why), BK_CFG_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(why, "cannot be changed without a restart"));
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "listener.name.ssl.ssl.truststore.location", "/t.pem", true, false,
+                                        why, sizeof why), BK_CFG_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(why, "for one broker"));
+    bk_cfg_free(cfg);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("config_listener");
     TCase *tc = tcase_create("core");
@@ -112,6 +147,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_four_protocols);
     tcase_add_test(tc, test_listener_overrides);
     tcase_add_test(tc, test_listener_override_errors);
+    tcase_add_test(tc, test_listener_dynamic);
     suite_add_tcase(s, tc);
     return s;
 }
