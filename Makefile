@@ -23,7 +23,7 @@
 
 CC      ?= cc
 PYTHON  ?= python3
-PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c
+PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c libcrypto
 B       ?= build
 BIN     ?= bin
 OPT     ?= -O2
@@ -31,6 +31,8 @@ SAN     ?=
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 INCS    := -I. -I$(B)/gen
+# TLS on the listeners and peer connections (broker/net/tls.c, quorum_client.c)
+PKGS    += libssl libevent_openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -251,6 +253,7 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-txn-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-quorum-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-tls-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-repl-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-produce-cpu-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-restart-bench.sh

@@ -19,6 +19,7 @@
 #include "broker/config/config.h"
 #include "broker/config/config_kafka.h"
 #include "broker/node.h"
+#include "broker/node_tls.h"
 #include "broker/net/signals.h"
 
 typedef struct {
@@ -41,6 +42,12 @@ static void on_stop(int signo, unsigned count, void *arg) {
         exit(1);
     }
     bk_broker_shutdown(&a->node, stopped, a);
+}
+
+/* SIGHUP: new certificates for new connections (node_tls.h). */
+static void on_hup(void *arg) {
+    app_t *a = arg;
+    (void)bk_broker_tls_reload(&a->node);
 }
 
 /* --describe-config [KEY] / --describe-config=KEY: 0, or 2 for an unknown key. */
@@ -105,6 +112,9 @@ int main(int argc, char **argv) {
         rc = 1;
     } else if (bk_broker_start(&app.node, app.base, cfg, err, sizeof err) != 0) {
         fprintf(stderr, "skiff: start-up failed: %s\n", err);
+        rc = 1;
+    } else if (bk_net_signals_on_hup(sig, on_hup, &app) != 0) {
+        fprintf(stderr, "skiff: cannot install the SIGHUP handler\n");
         rc = 1;
     } else {
         event_base_dispatch(app.base);

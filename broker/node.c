@@ -29,6 +29,7 @@
 #include "broker/node_dynconf.h"
 #include "broker/replication/cleaner.h"
 #include "broker/node_fds.h"
+#include "broker/node_tls.h"
 #include "broker/replication/parts.h"
 #include "broker/replication/replica.h"
 #include "broker/replication/scrubber.h"
@@ -240,17 +241,32 @@ static int pick_cluster_id(bk_node_t *n, char *err, size_t len) {
     return 0;
 }
 
+/* Every advertised listener (name, host, port): an empty host is this
+ * machine's name, port 0 the port the listener of that name bound. */
 static void advertised_address(bk_node_t *n) {
-    size_t na = 0;
+    size_t na = 0, nl = 0;
     const bk_cfg_listener_t *adv = bk_cfg_advertised(n->cfg, &na);
-    n->adv_port = n->kafka_port;
-    n->adv_host[0] = '\0';
-    if (na > 0) {
-        snprintf(n->adv_host, sizeof n->adv_host, "%s", adv[0].host);
-        if (adv[0].port != 0) n->adv_port = adv[0].port;
+    const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
+    char me[BK_NODE_HOST_NAME_MAX + 1];
+    if (gethostname(me, sizeof me) != 0) snprintf(me, sizeof me, "localhost");
+    n->nadv = 0;
+    for (size_t i = 0; i < na && n->nadv < BK_CFG_LISTENERS_MAX; i++) {
+        bk_node_adv_t *a = &n->adv[n->nadv++];
+        snprintf(a->name, sizeof a->name, "%s", adv[i].name);
+        snprintf(a->host, sizeof a->host, "%s", adv[i].host[0] ? adv[i].host : me);
+        a->port = adv[i].port;
+        for (size_t k = 0; a->port == 0 && k < nl; k++)
+            if (strcmp(ls[k].name, adv[i].name) == 0) a->port = n->listen_port[k];
+        if (a->port == 0) a->port = n->kafka_port;
     }
-    if (n->adv_host[0] == '\0' && gethostname(n->adv_host, sizeof n->adv_host) != 0)
-        snprintf(n->adv_host, sizeof n->adv_host, "localhost");
+    if (n->nadv == 0) {
+        snprintf(n->adv[0].name, sizeof n->adv[0].name, "PLAINTEXT");
+        snprintf(n->adv[0].host, sizeof n->adv[0].host, "%s", me);
+        n->adv[0].port = n->kafka_port;
+        n->nadv = 1;
+    }
+    snprintf(n->adv_host, sizeof n->adv_host, "%s", n->adv[0].host);
+    n->adv_port = n->adv[0].port;
 }
 
 typedef struct { int status; } sync_t;
@@ -259,15 +275,16 @@ static void sync_done(void *arg, int status) { ((sync_t *)arg)->status = status;
 /* Registers this node and unfences it: the quorum of one is its own
  * controller, so both decisions are committed locally at start. */
 static int register_self(bk_node_t *n, char *err, size_t len) {
-    bk_meta_ctrl_endpoint_t ep = { "PLAINTEXT", n->adv_host, n->adv_port };
+    bk_meta_ctrl_endpoint_t eps[BK_CFG_LISTENERS_MAX];
+    for (size_t i = 0; i < n->nadv; i++) eps[i] = (bk_meta_ctrl_endpoint_t){ n->adv[i].name, n->adv[i].host, n->adv[i].port };
     bk_meta_ctrl_register_t rq;
     memset(&rq, 0, sizeof rq);
     rq.broker_id = n->id;
     if (getrandom(rq.incarnation, sizeof rq.incarnation, 0) != (ssize_t)sizeof rq.incarnation)
         return fail(err, len, "getrandom failed");
     rq.incarnation[0] |= 1;   /* never all-zero */
-    rq.endpoints = &ep;
-    rq.nendpoints = 1;
+    rq.endpoints = eps;
+    rq.nendpoints = n->nadv;
     rq.rack = bk_cfg_is_null(n->cfg, BK_CFG_BROKER_RACK) ? NULL : bk_cfg_str(n->cfg, BK_CFG_BROKER_RACK);
     int64_t now = bk_net_now_ms();
     bk_meta_recs_t recs;
@@ -341,6 +358,11 @@ static bool net_limits(bk_node_t *n) {
     return true;
 }
 
+/* config/ and net/ see nothing of each other: the wiring converts. */
+_Static_assert((int)BK_CFG_SEC_PLAINTEXT == (int)BK_NET_SEC_PLAINTEXT && (int)BK_CFG_SEC_SSL == (int)BK_NET_SEC_SSL &&
+               (int)BK_CFG_SEC_SASL_PLAINTEXT == (int)BK_NET_SEC_SASL_PLAINTEXT &&
+               (int)BK_CFG_SEC_SASL_SSL == (int)BK_NET_SEC_SASL_SSL, "security enums agree");
+
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
@@ -360,10 +382,13 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
         if (ls[i].controller) continue;   /* the raft driver will serve it */
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
         uint16_t bound = 0;
-        if (bk_net_listen(n->net, host, ls[i].port, &bound) != BK_NET_OK)
+        bk_net_listener_config_t lc = { .name = ls[i].name, .host = host, .port = ls[i].port,
+                                        .security = (bk_net_security_t)ls[i].security, .tls = n->tls[i] };
+        if (bk_net_listen_on(n->net, &lc, &bound) != BK_NET_OK)
             return fail(err, len, "listener %s://%s:%u: cannot listen: %s", ls[i].name, host, ls[i].port,
                         strerror(errno));
         if (n->kafka_port == 0) n->kafka_port = bound;
+        n->listen_port[i] = bound;
     }
     if (n->kafka_port == 0) return fail(err, len, "no Kafka listener in 'listeners'");
     return 0;
@@ -455,10 +480,12 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     const st_logdir_t *mld = n->meta_dir_idx >= 0 ? &n->dirs[n->meta_dir_idx] : &n->meta_dir;
     n->after_commit = bk_broker_after_commit;
     n->request_exit = request_exit;
+    if (bk_broker_tls_start(n, err, len)) return -1;
     if (bk_quorum_wanted(cfg)) {
         bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
                                 .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,
-                                .serve = serve_controller_listener, .on_response = controller_answer };
+                                .serve = serve_controller_listener, .on_response = controller_answer,
+                                .listener_tls = n->tls };
         n->quorum = bk_quorum_open(&env, mld, err, len);
         if (!n->quorum) return -1;
     } else {
@@ -635,5 +662,6 @@ void bk_broker_free(bk_node_t *n) {
     st_logdir_free(&n->meta_dir);
     bk_node_topic_configs_free(n);
     bk_meta_image_free(&n->img);
+    bk_broker_tls_free(n);       /* after the listeners and the quorum that use them */
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

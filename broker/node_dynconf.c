@@ -6,6 +6,7 @@
 
 #include "broker/config/config_keys.h"
 #include "broker/node.h"
+#include "broker/node_tls.h"
 #include "storage/st_status.h"
 
 static const char *find(const bk_meta_img_config_t *c, size_t n, const char *name) {
@@ -22,6 +23,15 @@ typedef struct {
     size_t cnt;
     bool cluster_default;
 } sync_level_t;
+
+/* A listener.name.* value set dynamically that the image no longer has. */
+static void drop_listener_key(const char *name, void *arg) {
+    sync_level_t *l = arg;
+    char why[256];
+    if (find(l->c, l->cnt, name) == NULL &&
+        bk_cfg_set_dynamic(l->n->cfg, name, NULL, false, false, why, sizeof why) != 0)
+        st_logf(ST_LOG_WARN, "node %d: broker config %s not removed: %s", l->n->id, name, why);
+}
 
 static void sync_key(const char *name, void *arg) {
     sync_level_t *l = arg;
@@ -42,5 +52,12 @@ void bk_broker_dynconf_sync(bk_node_t *n) {
         sync_level_t l = { n, NULL, 0, k == 0 };
         l.c = bk_meta_image_configs(&n->img, BK_META_RESOURCE_BROKER, levels[k], &l.cnt);
         bk_cfg_for_each_dynamic(sync_key, &l);
+        if (k == 1) {
+            /* this broker's listener.name.<l>.ssl.* files (a new TLS context) */
+            bk_cfg_for_each_dynamic_listener(n->cfg, drop_listener_key, &l);
+            for (size_t i = 0; i < l.cnt; i++)
+                if (strncmp(l.c[i].name, "listener.name.", 14) == 0) sync_key(l.c[i].name, &l);
+        }
     }
+    bk_broker_tls_sync(n);
 }

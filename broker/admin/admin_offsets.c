@@ -105,7 +105,8 @@ static int ask_leader(lookup_t *l, int32_t leader) {
     q.replica_id = -1;
     q.topics.items = ts;
     q.topics.count = (int32_t)n;
-    bk_net_qc_peer_t *peer = bk_net_qc_new(l->node->base, leader, b->endpoints[0].host, b->endpoints[0].port, on_answer, l);
+    const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(l->node, b, NULL); /* the inter-broker listener */
+    bk_net_qc_peer_t *peer = bk_net_qc_new(l->node->base, leader, ep->host, ep->port, on_answer, l);
     if (!peer) goto out;
     l->peers[l->npeers++] = peer;
     kp_request_header_t h = { KP_API_LIST_OFFSETS, LIST_OFFSETS_VERSION, bk_net_qc_next_corr(peer),

@@ -304,6 +304,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     req->node = n;
     req->net = net;
     req->slot = bk_net_conn_slot(conn);
+    snprintf(req->listener, sizeof req->listener, "%s", bk_net_conn_listener(conn));
     req->frame = own;
     req->frame_len = len;
     req->start_ns = bk_net_mono_ns();

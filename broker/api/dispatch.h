@@ -40,6 +40,7 @@ typedef struct bk_api_req {
     uint8_t *frame;             /* owned (taken from the net); body slices point into it */
     size_t frame_len;
     char peer[64];
+    char listener[BK_NET_LISTENER_NAME_MAX + 1]; /* the listener's name (Metadata answers its endpoints) */
     uint64_t start_ns;          /* bk_net_mono_ns at frame arrival (latency metric) */
     bool nul_refused;           /* bk_api_req_cstr met a string holding a NUL */
 } bk_api_req_t;

@@ -22,10 +22,12 @@ void bk_api_h_describe_cluster(bk_api_req_t *req) {
     for (size_t i = 0; i < n->img.nbrokers; i++) {
         const bk_meta_broker_t *b = &n->img.brokers[i];
         if (b->fenced || b->nendpoints == 0) continue;
+        const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(n, b, req->listener);
+        if (!ep) continue;
         kp_describe_cluster_response_describe_cluster_broker_init(&bs[k]);
         bs[k].broker_id = b->id;
-        bs[k].host = bk_api_str(b->endpoints[0].host);
-        bs[k].port = b->endpoints[0].port;
+        bs[k].host = bk_api_str(ep->host);
+        bs[k].port = ep->port;
         bs[k].rack = b->rack ? bk_api_str(b->rack) : kp_slice_null();
         k++;
     }

@@ -51,6 +51,18 @@ static int16_t find_one(bk_api_req_t *req, int8_t key_type, kp_str_t key, int32_
         *port = -1;
         e = key_type == KEY_TYPE_TXN ? KP_ERROR_COORDINATOR_NOT_AVAILABLE : KP_ERROR_INVALID_REQUEST;
     }
+    /* the coordinator's endpoint on the listener the client came in on */
+    const bk_meta_broker_t *b = e == 0 && *node >= 0 ? bk_meta_image_broker(&req->node->img, *node) : NULL;
+    const bk_meta_endpoint_t *ep = b ? bk_node_broker_endpoint(req->node, b, req->listener) : NULL;
+    if (b && !ep) {
+        *node = -1;
+        *port = -1;
+        h = "";
+        e = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    } else if (ep) {
+        h = ep->host;
+        *port = ep->port;
+    }
     *host = bk_api_str(h);
     return e;
 }

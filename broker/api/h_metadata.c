@@ -79,9 +79,11 @@ static int fill_brokers(bk_api_req_t *req, kp_metadata_response_t *r) {
     for (size_t i = 0; i < img->nbrokers; i++) {
         const bk_meta_broker_t *b = &img->brokers[i];
         if (b->fenced || b->nendpoints == 0) continue;
-        const bk_meta_endpoint_t *ep = &b->endpoints[0];
-        for (int32_t k = 0; k < b->nendpoints; k++)
-            if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
+        /* Kafka's rule: the endpoints of the listener the client came in on;
+         * a broker without one is left out (never a PLAINTEXT address to a
+         * TLS client) */
+        const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(req->node, b, req->listener);
+        if (!ep) continue;
         kp_metadata_response_metadata_response_broker_init(&bs[n]);
         bs[n].node_id = b->id;
         bs[n].host = bk_api_str(ep->host);

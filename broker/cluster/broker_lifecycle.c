@@ -42,10 +42,10 @@ static bk_lifecycle_t *life(bk_node_t *n) { return n->life; }
 
 /* ---- the broker side --------------------------------------------------------- */
 
-static void endpoint(bk_node_t *n, bk_meta_ctrl_endpoint_t *ep) {
-    ep->listener = "PLAINTEXT";
-    ep->host = n->adv_host;
-    ep->port = n->adv_port;
+/* Every advertised listener of this node (node.c fills n->adv). */
+static size_t endpoints(bk_node_t *n, bk_meta_ctrl_endpoint_t *eps) {
+    for (size_t i = 0; i < n->nadv; i++) eps[i] = (bk_meta_ctrl_endpoint_t){ n->adv[i].name, n->adv[i].host, n->adv[i].port };
+    return n->nadv;
 }
 
 static const char *rack(bk_node_t *n) {
@@ -127,9 +127,9 @@ static void local_round(bk_node_t *n, int64_t now) {
     if (!c) return;
     c->n = n;
     if (!l->sched.registered) {
-        bk_meta_ctrl_endpoint_t ep;
-        endpoint(n, &ep);
-        bk_meta_ctrl_register_t rq = { n->id, { 0 }, &ep, 1, rack(n) };
+        bk_meta_ctrl_endpoint_t eps[BK_CFG_LISTENERS_MAX];
+        size_t neps = endpoints(n, eps);
+        bk_meta_ctrl_register_t rq = { n->id, { 0 }, eps, neps, rack(n) };
         memcpy(rq.incarnation, l->incarnation, BK_META_UUID_BYTES);
         c->is_register = true;
         int16_t e = bk_meta_ctrl_register(&n->ctrl, bk_node_decision_image(n), &rq, bk_quorum_next_offset(n->quorum), now, &recs, &c->epoch);
@@ -161,18 +161,20 @@ static void local_round(bk_node_t *n, int64_t now) {
 
 static int send_register(bk_node_t *n, int32_t *corr_out) {
     bk_lifecycle_t *l = life(n);
-    kp_broker_registration_request_listener_t ls;
-    kp_msg_init(&kp_broker_registration_request_listener_desc, &ls);
-    ls.name = kp_slice_cstr("PLAINTEXT");
-    ls.host = kp_slice_cstr(n->adv_host);
-    ls.port = n->adv_port;
+    kp_broker_registration_request_listener_t ls[BK_CFG_LISTENERS_MAX];
+    for (size_t i = 0; i < n->nadv; i++) {
+        kp_msg_init(&kp_broker_registration_request_listener_desc, &ls[i]);
+        ls[i].name = kp_slice_cstr(n->adv[i].name);
+        ls[i].host = kp_slice_cstr(n->adv[i].host);
+        ls[i].port = n->adv[i].port;
+    }
     kp_broker_registration_request_t b;
     kp_broker_registration_request_init(&b);
     b.broker_id = n->id;
     b.cluster_id = kp_slice_cstr(n->cluster_id);
     memcpy(b.incarnation_id.b, l->incarnation, BK_META_UUID_BYTES);
-    b.listeners.items = &ls;
-    b.listeners.count = 1;
+    b.listeners.items = ls;
+    b.listeners.count = (int32_t)n->nadv;
     b.rack = kp_slice_cstr(rack(n));
     int32_t corr = bk_quorum_corr(n->quorum);
     *corr_out = corr;

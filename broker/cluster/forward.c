@@ -128,7 +128,8 @@ static bk_net_qc_peer_t *controller_peer(bk_node_t *n, fwd_state_t *s) {
     const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, c);
     if (!b || b->nendpoints == 0) return NULL;
     bk_net_qc_free(s->peer);   /* requests still out on the old one fail: clients retry */
-    s->peer = bk_net_qc_new(n->base, c, b->endpoints[0].host, b->endpoints[0].port, on_response, n);
+    const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(n, b, NULL); /* the inter-broker listener */
+    s->peer = bk_net_qc_new(n->base, c, ep->host, ep->port, on_response, n);
     s->peer_for = s->peer ? c : -1;
     return s->peer;
 }

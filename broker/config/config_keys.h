@@ -139,7 +139,18 @@
   X(MAX_CONNECTIONS_PER_IP, "max.connections.per.ip", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(MAX_CONNECTIONS_PER_IP_OVERRIDES, "max.connections.per.ip.overrides", STRING, "", 0, 0, NULL, 0) \
   X(QUEUED_MAX_REQUEST_BYTES, "queued.max.request.bytes", LONG, "268435456", -1, BK_CFG_I64MAX, NULL, 0) \
-  X(SOCKET_WRITE_STALL_MS, "socket.write.stall.ms", LONG, "60000", 0, BK_CFG_I64MAX, NULL, 0)
+  X(SOCKET_WRITE_STALL_MS, "socket.write.stall.ms", LONG, "60000", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(SSL_KEYSTORE_TYPE, "ssl.keystore.type", STRING, "PEM", 0, 0, NULL, 0) \
+  X(SSL_KEYSTORE_LOCATION, "ssl.keystore.location", STRING, NULL, 0, 0, NULL, 0) \
+  X(SSL_KEY_PASSWORD, "ssl.key.password", STRING, NULL, 0, 0, NULL, BK_CFG_CF_SENSITIVE) \
+  X(SSL_TRUSTSTORE_TYPE, "ssl.truststore.type", STRING, "PEM", 0, 0, NULL, 0) \
+  X(SSL_TRUSTSTORE_LOCATION, "ssl.truststore.location", STRING, NULL, 0, 0, NULL, 0) \
+  X(SSL_CLIENT_AUTH, "ssl.client.auth", ENUM, "none", 0, 0, "required,requested,none", 0) \
+  X(SSL_PRINCIPAL_MAPPING_RULES, "ssl.principal.mapping.rules", STRING, "DEFAULT", 0, 0, NULL, 0) \
+  X(SSL_ENABLED_PROTOCOLS, "ssl.enabled.protocols", LIST, "TLSv1.2,TLSv1.3", 0, 0, "TLSv1.2,TLSv1.3", 0) \
+  X(SSL_CIPHER_SUITES, "ssl.cipher.suites", LIST, "", 0, 0, NULL, 0) \
+  X(SASL_MECHANISM_CONTROLLER_PROTOCOL, "sasl.mechanism.controller.protocol", STRING, "GSSAPI", 0, 0, NULL, 0) \
+  X(SASL_MECHANISM_INTER_BROKER_PROTOCOL, "sasl.mechanism.inter.broker.protocol", STRING, "GSSAPI", 0, 0, NULL, 0)
 
 /* Key ids: BK_CFG_NODE_ID, ... */
 typedef enum bk_cfg_key {

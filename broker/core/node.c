@@ -72,6 +72,20 @@ const bk_meta_image_t *bk_node_decision_image(bk_node_t *n) {
 }
 
 int32_t bk_node_controller_id(const bk_node_t *n) { return n->quorum ? bk_quorum_leader(n->quorum) : n->id; }
+
+const bk_meta_endpoint_t *bk_node_broker_endpoint(const bk_node_t *n, const bk_meta_broker_t *b, const char *listener) {
+    if (b->nendpoints == 0) return NULL;
+    bool inter = listener == NULL;
+    if (inter) {
+        if (!bk_cfg_is_null(n->cfg, BK_CFG_INTER_BROKER_LISTENER_NAME))
+            listener = bk_cfg_str(n->cfg, BK_CFG_INTER_BROKER_LISTENER_NAME);
+        else if (n->nadv > 0)
+            listener = n->adv[0].name;
+    }
+    for (int32_t k = 0; listener && k < b->nendpoints; k++)
+        if (strcmp(b->endpoints[k].listener, listener) == 0) return &b->endpoints[k];
+    return inter ? &b->endpoints[0] : NULL;
+}
 int32_t bk_node_quorum_epoch(const bk_node_t *n) { return n->quorum ? bk_quorum_epoch(n->quorum) : 0; }
 int64_t bk_node_metadata_hw(const bk_node_t *n) {
     if (n->quorum) {

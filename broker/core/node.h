@@ -64,6 +64,13 @@ typedef struct bk_http bk_http_t;
 typedef struct bk_node bk_node_t;
 typedef void (*bk_node_stopped_fn)(bk_node_t *node, void *arg);
 
+/* One advertised listener of this node. */
+typedef struct bk_node_adv {
+    char name[BK_CFG_LISTENER_NAME_MAX + 1];
+    char host[BK_NODE_HOST_NAME_MAX + 1];
+    uint16_t port;
+} bk_node_adv_t;
+
 /* Topic overrides resolved from the image's Config records (topic_configs.c):
  * one heap entry per topic that has records, kept in name order. */
 typedef struct bk_node_topic_cfg bk_node_topic_cfg_t;
@@ -107,15 +114,22 @@ struct bk_node {
     bk_net_worker_pool_t *pool;
     struct bk_repl_cleaner *cleaner;    /* log cleaner (replication/cleaner.h) */
     bk_net_t *net;
+    bk_net_tls_t *tls[BK_CFG_LISTENERS_MAX];  /* per bk_cfg_listeners() index: SSL / SASL_SSL (node_tls.c) */
+    bk_net_tls_t *peer_tls[2];                /* client side to brokers / controllers (bk_net_qc_target_t) */
     bk_http_t *admin;
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */
     struct event *tick;
     uint64_t ticks;
 
-    char adv_host[BK_NODE_HOST_NAME_MAX + 1];/* advertised Kafka address */
+    char adv_host[BK_NODE_HOST_NAME_MAX + 1];/* advertised Kafka address (the first of adv) */
     uint16_t adv_port;
-    uint16_t kafka_port;                /* first bound PLAINTEXT port */
+    uint16_t kafka_port;                /* first bound Kafka port */
+    /* every advertised listener, in advertised.listeners order: what the
+     * node registers, and what Metadata answers per client listener */
+    bk_node_adv_t adv[BK_CFG_LISTENERS_MAX];
+    size_t nadv;
+    uint16_t listen_port[BK_CFG_LISTENERS_MAX]; /* bound port per bk_cfg_listeners() index (0: none) */
 
     bool stopping;
     /* set by the wiring (broker/node.c): runs after every commit applied to
@@ -170,6 +184,12 @@ const bk_meta_image_t *bk_node_decision_image(bk_node_t *n);
 /* The active controller (raft leader; this node with the local committer),
  * -1 when unknown. */
 int32_t bk_node_controller_id(const bk_node_t *n);
+/* The endpoint of broker `b` for `listener` (Kafka's rule: a client gets the
+ * brokers' endpoints of the listener it came in on), or NULL when b has
+ * none of that name. listener NULL: the inter-broker listener
+ * (inter.broker.listener.name, else this node's first advertised listener),
+ * falling back to b's first endpoint. */
+const bk_meta_endpoint_t *bk_node_broker_endpoint(const bk_node_t *n, const bk_meta_broker_t *b, const char *listener);
 /* Quorum leader epoch (0 with the local committer) and high watermark. */
 int32_t bk_node_quorum_epoch(const bk_node_t *n);
 int64_t bk_node_metadata_hw(const bk_node_t *n);

@@ -34,6 +34,7 @@
 #include <event2/buffer.h>
 
 #include "broker/net/net_int.h"
+#include "broker/net/tls.h"
 
 static void pump(bk_net_conn_t *c);
 
@@ -177,8 +178,10 @@ static room_t in_make_room(bk_net_conn_t *c) {
     return ROOM_OK;
 }
 
+/* Queued output, with what TLS took out of `out` but SSL_write has not
+ * taken yet (0 on a plain connection). */
 static size_t output_len(const bk_net_conn_t *c) {
-    return evbuffer_get_length(c->out);
+    return evbuffer_get_length(c->out) + c->tp_len;
 }
 
 /* Adds or deletes ev to match `want`; *on mirrors whether it is added. */
@@ -285,7 +288,10 @@ static void update_read(bk_net_conn_t *c) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
                 can_read ? "resume" : "pause");
         bk_net_conn_close(c);
+        return;
     }
+    /* bytes OpenSSL has already decrypted make no read event: ask for one */
+    if (c->ssl && c->reading && bk__tls_pending(c)) event_active(c->read_ev, EV_READ, 1);
 }
 
 /* Writes the queued output until it is empty or the socket is full; waits
@@ -293,7 +299,15 @@ static void update_read(bk_net_conn_t *c) {
  * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
 static void write_out(bk_net_conn_t *c) {
     assert(!c->closed);
-    while (output_len(c) > 0) {
+    if (c->ssl && !c->ktls_send) {
+        /* nothing is queued before the handshake: frames come after it */
+        if (c->hs_done && bk__tls_write(c) != 0) {
+            bk_net_log_close(c->net, "tls write failed", "net: closing connection %s on listener %s: TLS write "
+                             "failed", c->peer, c->listener);
+            bk_net_conn_close(c);
+            return;
+        }
+    } else while (output_len(c) > 0) {
         errno = 0;
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) {
@@ -310,15 +324,22 @@ static void write_out(bk_net_conn_t *c) {
         bk_net_conn_close(c);
         return;
     }
-    if (set_event(c->write_ev, &c->writing, output_len(c) > 0) != 0) {
+    if (set_event(c->write_ev, &c->writing, output_len(c) > 0 || c->hs_wants_write) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
         bk_net_conn_close(c);
     }
 }
 
 static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
-    bk_net_log_close(c->net, "bad frame size", "net: closing connection %s: frame size %d is negative or above "
-                     "socket.request.max.bytes %d", c->peer, size, c->net->cfg.request_max_bytes);
+    const uint8_t *p = c->in + c->in_off;
+    /* a TLS record header (handshake, version 3.x) where a size should be */
+    if (!c->ssl && p[0] == 0x16 && p[1] == 0x03)
+        bk_net_log_close(c->net, "tls on a plain listener", "net: closing connection %s on listener %s: it sent a "
+                         "TLS handshake to a %s listener", c->peer, c->listener,
+                         c->security == BK_NET_SEC_SASL_PLAINTEXT ? "SASL_PLAINTEXT" : "PLAINTEXT");
+    else
+        bk_net_log_close(c->net, "bad frame size", "net: closing connection %s: frame size %d is negative or above "
+                         "socket.request.max.bytes %d", c->peer, size, c->net->cfg.request_max_bytes);
     c->net->stats.conns_bad_frame++;
     bk_net_conn_close(c);
 }
@@ -434,9 +455,25 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg) {
  * one recv(2) into the room in_make_room() gives, then hand out the frames.
  * Level-triggered, so what a short buffer leaves in the socket comes back on
  * the next loop pass. EOF or an error closes, as a bufferevent would. */
+/* The TLS handshake's turn (read or write event before it finished):
+ * true when it is done and the connection may go on. */
+static bool tls_handshake(bk_net_conn_t *c) {
+    bk_net_tls_hs_t hs = bk__tls_handshake(c);
+    if (hs == BK_NET_TLS_HS_FAILED) {
+        bk_net_conn_close(c);
+        return false;
+    }
+    if (set_event(c->write_ev, &c->writing, c->hs_wants_write) != 0) {
+        bk_net_conn_close(c);
+        return false;
+    }
+    return hs == BK_NET_TLS_HS_DONE;
+}
+
 static void read_cb(evutil_socket_t fd, short what, void *arg) {
     bk_net_conn_t *c = arg;
     assert(!c->closed && !c->in_pump && c->reading);
+    if (c->ssl && !c->hs_done && !tls_handshake(c)) return;
     /* a handler may have asked to close while later frames were buffered;
      * from then on everything read is discarded (pump() does the same) */
     if (c->closing) c->in_len = 0;
@@ -462,10 +499,19 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
     }
     size_t room = c->in_cap - c->in_off - c->in_len;
     assert(room > 0);
-    ssize_t n = recv(fd, c->in + c->in_off + c->in_len, room, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        if (c->in_len == 0) in_release(c);
-        return;
+    ssize_t n;
+    if (c->ssl) {
+        n = bk__tls_read(c, c->in + c->in_off + c->in_len, room);
+        if (n == 0) {
+            if (c->in_len == 0) in_release(c);
+            return;
+        }
+    } else {
+        n = recv(fd, c->in + c->in_off + c->in_len, room, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            if (c->in_len == 0) in_release(c);
+            return;
+        }
     }
     if (n <= 0) {
         bk_net_conn_close(c); /* EOF or a socket error: as BEV_EVENT_EOF / _ERROR */
@@ -483,15 +529,28 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
 static void write_cb(evutil_socket_t fd, short what, void *arg) {
     bk_net_conn_t *c = arg;
     assert(!c->closed && !c->in_pump && c->writing);
+    if (c->ssl && !c->hs_done) {
+        /* the handshake's bytes went out; its next step may read */
+        if (tls_handshake(c)) update_read(c);
+        return;
+    }
     write_out(c);
     if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
-bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
+bk_net_conn_t *bk__conn_new(bk_net_t *net, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen) {
     bk_net_conn_t *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    if (!c) {
+        evutil_closesocket(fd);
+        return NULL;
+    }
     c->net = net;
     c->fd = fd;
+    c->listener = l->name;
+    c->lst = l;
+    c->security = l->security;
+    memcpy(c->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->out = evbuffer_new();
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
@@ -521,9 +580,11 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sock
         c->addr_len = 16;
     }
     c->active_ms = c->write_ok_ms = bk__net_mono_ms();
+    if (l->tls && bk__tls_conn_start(c) != 0) goto fail;
     if (set_event(c->read_ev, &c->reading, true) != 0) goto fail;
     return c;
 fail:
+    bk__tls_conn_free(c);
     if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
     if (c->write_ev) event_free(c->write_ev);
     if (c->hup_ev) event_free(c->hup_ev);
@@ -543,6 +604,8 @@ void bk__conn_free(bk_net_conn_t *c) {
     event_free(c->write_ev);
     event_free(c->hup_ev);
     evbuffer_free(c->out);
+    if (c->auth_free) c->auth_free(c->auth);
+    bk__tls_conn_free(c);
     /* nothing to do about a failing close(2): the descriptor is gone either way */
     if (evutil_closesocket(c->fd) != 0) { /* see above */ }
     if (c->in_big) {
@@ -557,6 +620,27 @@ void bk__conn_free(bk_net_conn_t *c) {
 uint64_t bk_net_conn_id(const bk_net_conn_t *c) { return c->id; }
 
 const char *bk_net_conn_peer(const bk_net_conn_t *c) { return c->peer; }
+
+bk_net_security_t bk_net_conn_security(const bk_net_conn_t *c) { return c->security; }
+
+const char *bk_net_conn_listener(const bk_net_conn_t *c) { return c->listener; }
+
+const char *bk_net_conn_principal(const bk_net_conn_t *c) { return c->principal; }
+
+void bk_net_conn_set_principal(bk_net_conn_t *c, const char *principal) {
+    assert(principal != NULL);
+    size_t n = strnlen(principal, BK_NET_PRINCIPAL_MAX);
+    memcpy(c->principal, principal, n);
+    c->principal[n] = '\0';
+}
+
+void *bk_net_conn_auth(const bk_net_conn_t *c) { return c->auth; }
+
+void bk_net_conn_set_auth(bk_net_conn_t *c, void *state, void (*free_fn)(void *state)) {
+    if (c->auth != state && c->auth_free) c->auth_free(c->auth);
+    c->auth = state;
+    c->auth_free = state ? free_fn : NULL;
+}
 
 bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *c) {
     assert(c->in_handler);
@@ -645,6 +729,12 @@ void bk__conn_sweep(bk_net_t *net) {
     for (uint32_t i = 0; i < net->cfg.conns_max; i++) {
         bk_net_conn_t *c = net->conns[i];
         if (!c || c->closed || c->in_pump) continue;
+        if (c->ssl && !c->hs_done && now - c->born_ms >= BK_NET_TLS_HANDSHAKE_MS) {
+            bk_net_log_close(net, "tls handshake timeout", "net: closing connection %s on listener %s: TLS "
+                             "handshake not finished after %d ms", c->peer, c->listener, BK_NET_TLS_HANDSHAKE_MS);
+            bk_net_conn_close(c);
+            continue;
+        }
         if (net->cfg.write_stall_ms > 0 && output_len(c) > 0 && now - c->write_ok_ms >= net->cfg.write_stall_ms) {
             bk_net_log_close(net, "write stalled", "net: closing connection %s: %zu response bytes not taken "
                              "by the peer for %lld ms (socket.write.stall.ms)", c->peer, output_len(c),

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
 #include "broker/net/clock.h"
 #include "broker/net/net_int.h"
+#include "broker/net/tls.h"
 
 int64_t bk__net_mono_ms(void) { return (int64_t)(bk_net_mono_ns() / 1000000u); }
 
@@ -70,6 +73,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     net->sweep_ev = event_new(base, -1, EV_PERSIST, sweep_cb, net);
     bk_net_ratelog_init(&net->close_log, BK_NET_RATELOG_BURST_DEFAULT, BK_NET_RATELOG_WINDOW_MS_DEFAULT);
     net->per_ip_max = INT64_MAX;
+    net->tls_pipe[0] = net->tls_pipe[1] = -1;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS;
     const struct timeval sec = { 1, 0 };
     if (!net->conns || !net->generation || !net->free_idx || !net->deadline_ev || !net->accept_ev ||
@@ -86,7 +90,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
 
 void bk_net_free(bk_net_t *net) {
     if (!net) return;
-    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->lst[i].ev);
     net->listeners_n = 0;
     for (uint32_t i = 0; net->conns && i < net->cfg.conns_max; i++) {
         bk_net_conn_t *c = net->conns[i];
@@ -98,6 +102,10 @@ void bk_net_free(bk_net_t *net) {
     if (net->accept_ev) event_free(net->accept_ev);
     if (net->sweep_ev) event_free(net->sweep_ev);
     bk__conn_in_pool_free(net);
+    if (net->tls_pipe[0] >= 0) {
+        close(net->tls_pipe[0]);
+        close(net->tls_pipe[1]);
+    }
     free(net->conns);
     free(net->generation);
     free(net->free_idx);
@@ -180,9 +188,10 @@ static int64_t ip_count(const bk_net_t *net, const uint8_t *addr, uint8_t len) {
     return n;
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg) {
-    bk_net_t *net = arg;
+    net_listener_t *l = arg;
+    bk_net_t *net = l->net;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS; /* accepting works again */
     if (net->stopping || net->free_n == 0 || net->stats.conns_open >= net->conns_limit) {
         net->stats.conns_rejected++;
@@ -208,7 +217,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    bk_net_conn_t *c = bk__conn_new(net, fd, sa, salen); /* closes fd on failure */
+    bk_net_conn_t *c = bk__conn_new(net, l, fd, sa, salen); /* closes fd on failure */
     if (!c) {
         net->stats.conns_rejected++;
         return;
@@ -227,7 +236,7 @@ static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {
     if (!net->accept_paused) return;
     net->accept_paused = false;
     for (uint32_t i = 0; i < net->listeners_n; i++)
-        if (evconnlistener_enable(net->listeners[i]) != 0)
+        if (evconnlistener_enable(net->lst[i].ev) != 0)
             fprintf(stderr, "skiff: net: cannot resume accepting on a listener\n");
 }
 
@@ -236,8 +245,8 @@ static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {
  * on would spin the loop at 100% CPU. Count it, stop accepting for a
  * back-off that doubles while accepts keep failing (50 ms .. 1 s), then
  * try again. */
-static void accept_error_cb(struct evconnlistener *l, void *arg) {
-    bk_net_t *net = arg;
+static void accept_error_cb(struct evconnlistener *ev, void *arg) {
+    bk_net_t *net = ((net_listener_t *)arg)->net;
     int err = EVUTIL_SOCKET_ERROR();
     net->stats.accept_failures++;
     int64_t now = bk__net_mono_ms();
@@ -251,7 +260,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg) {
                      evutil_socket_error_to_string(err), (long long)net->accept_backoff_ms);
     if (net->accept_paused || net->stopping) return;
     net->accept_paused = true;
-    for (uint32_t i = 0; i < net->listeners_n; i++) (void)evconnlistener_disable(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) (void)evconnlistener_disable(net->lst[i].ev);
     struct timeval tv = { .tv_sec = net->accept_backoff_ms / 1000, .tv_usec = (net->accept_backoff_ms % 1000) * 1000 };
     if (evtimer_add(net->accept_ev, &tv) != 0) accept_resume_cb(-1, 0, net);
     net->accept_backoff_ms *= 2;
@@ -273,8 +282,30 @@ int bk_net_set_ip_limits(bk_net_t *net, int64_t per_ip, const bk_net_ip_limit_t 
 }
 
 int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port) {
+    bk_net_listener_config_t lc = { .name = "PLAINTEXT", .host = host, .port = port,
+                                    .security = BK_NET_SEC_PLAINTEXT, .tls = NULL };
+    return bk_net_listen_on(net, &lc, bound_port);
+}
+
+int bk_net_listen_on(bk_net_t *net, const bk_net_listener_config_t *lc, uint16_t *bound_port) {
     if (net->stopping) return BK_NET_ERR_STOPPED;
     if (net->listeners_n == BK_NET_LISTENERS_MAX) return BK_NET_ERR_FULL;
+    bool wants_tls = lc->security == BK_NET_SEC_SSL || lc->security == BK_NET_SEC_SASL_SSL;
+    if (!lc->name || strlen(lc->name) > BK_NET_LISTENER_NAME_MAX || wants_tls != (lc->tls != NULL))
+        return BK_NET_ERR_INVALID;
+    if (wants_tls && net->tls_pipe[0] < 0) {
+        int p[2];
+        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return BK_NET_ERR_SYS;
+        /* the pipe holds one chunk of TLS output (conn_tls.c); Linux's
+         * default of 64 KiB is the chunk, asked for in case it is not */
+        int cap = fcntl(p[1], F_SETPIPE_SZ, BK_NET_TLS_CHUNK);
+        if (cap < 0) cap = fcntl(p[1], F_GETPIPE_SZ);
+        net->tls_pipe_cap = cap <= 0 ? 4096 : cap > BK_NET_TLS_CHUNK ? BK_NET_TLS_CHUNK : cap;
+        net->tls_pipe[0] = p[0];
+        net->tls_pipe[1] = p[1];
+    }
+    const char *host = lc->host;
+    uint16_t port = lc->port;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     int sslen;
@@ -295,7 +326,13 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
     /* IPV6ONLY: "::" and "0.0.0.0" on one port are two listeners, not a clash */
     unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE |
                      (ss.ss_family == AF_INET6 ? LEV_OPT_BIND_IPV6ONLY : 0);
-    struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, net, flags,
+    net_listener_t *nl = &net->lst[net->listeners_n];
+    memset(nl, 0, sizeof *nl);
+    nl->net = net;
+    snprintf(nl->name, sizeof nl->name, "%s", lc->name);
+    nl->security = lc->security;
+    nl->tls = lc->tls;
+    struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, nl, flags,
                                                        BK_NET_BACKLOG, (struct sockaddr *)&ss, sslen);
     if (!l) return BK_NET_ERR_SYS;
     evconnlistener_set_error_cb(l, accept_error_cb);
@@ -309,7 +346,8 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
         *bound_port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
                                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
     }
-    net->listeners[net->listeners_n++] = l;
+    nl->ev = l;
+    net->listeners_n++;
     return BK_NET_OK;
 }
 
@@ -337,7 +375,7 @@ int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done,
     net->stopping = true;
     net->stopped_fn = done;
     net->stopped_arg = arg;
-    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->lst[i].ev);
     net->listeners_n = 0;
     net->accept_paused = false;
     event_del(net->accept_ev);

@@ -4,6 +4,7 @@
 #define SKIFF_BK_NET_INT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -15,6 +16,18 @@
 /* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
  * bk__conn_in_chunk() bytes). */
 #define BK_NET_IN_POOL_MAX 8
+
+/* One listening socket and what its connections inherit. */
+typedef struct net_listener {
+    bk_net_t *net;
+    struct evconnlistener *ev;
+    char name[BK_NET_LISTENER_NAME_MAX + 1];
+    bk_net_security_t security;
+    bk_net_tls_t *tls;          /* SSL / SASL_SSL; not owned */
+    bool path_logged;           /* "kTLS send on" / "read-encrypt-write" said once */
+} net_listener_t;
+
+struct ssl_st;
 
 typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
 
@@ -61,12 +74,26 @@ struct bk_net_conn_s {
     size_t frame_len;
     bool frame_taken;
     char peer[64];
+    const char *listener;   /* name of the accepting listener (net->lst[i].name) */
+    net_listener_t *lst;    /* that listener (net->lst[i]; the array never moves) */
+    /* TLS (tls.c contexts; conn_tls.c): NULL ssl = plain socket */
+    struct ssl_st *ssl;
+    bool hs_done;           /* handshake finished */
+    bool ktls_send;         /* the kernel encrypts: output goes out as on a plain socket */
+    bool hs_wants_write;    /* the handshake waits for the socket to take its bytes */
+    int64_t born_ms;        /* accept time (the handshake bound) */
+    uint8_t *tp;            /* plaintext taken from `out`, not yet taken by SSL_write */
+    size_t tp_off, tp_len;  /*   tp[tp_off, tp_off + tp_len); tp is BK_NET_TLS_CHUNK bytes */
+    bk_net_security_t security;
+    char principal[BK_NET_PRINCIPAL_MAX + 1];
+    void *auth;             /* bk_net_conn_set_auth: owned, freed with auth_free */
+    void (*auth_free)(void *state);
 };
 
 struct bk_net {
     struct event_base *base;
     bk_net_config_t cfg;
-    struct evconnlistener *listeners[BK_NET_LISTENERS_MAX];
+    net_listener_t lst[BK_NET_LISTENERS_MAX];
     uint32_t listeners_n;
     bk_net_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
     uint32_t conns_limit;       /* open connections allowed now, <= cfg.conns_max
@@ -95,6 +122,12 @@ struct bk_net {
     /* once a second: idle / stalled connections, the log limiter (conn.c) */
     struct event *sweep_ev;
     bk_net_ratelog_t close_log;
+    /* TLS output without kTLS (conn_tls.c): file ranges reach user space
+     * by sendfile(2)/writev(2) of the output into this pipe and read(2)
+     * back, BK_NET_TLS_CHUNK at a time; one pipe per net, emptied each
+     * time (the loop is single-threaded). -1 until a TLS listener. */
+    int tls_pipe[2];
+    int tls_pipe_cap;           /* bytes the pipe holds (<= BK_NET_TLS_CHUNK) */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */
@@ -106,7 +139,25 @@ void bk__conn_sweep(bk_net_t *net);
 void bk__conn_mem_released(bk_net_t *net);
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
-bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
+bk_net_conn_t *bk__conn_new(bk_net_t *net, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen);
+
+/* conn_tls.c: TLS on a connection. */
+/* Sets up the SSL of a connection accepted on a TLS listener. 0 or -1. */
+int bk__tls_conn_start(bk_net_conn_t *c);
+/* Drives the handshake: DONE (the principal is set; read and write as
+ * usual), WAIT (for the socket: hs_wants_write says which way), FAILED
+ * (logged; the caller closes). */
+typedef enum { BK_NET_TLS_HS_DONE, BK_NET_TLS_HS_WAIT, BK_NET_TLS_HS_FAILED } bk_net_tls_hs_t;
+bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c);
+/* SSL_read into buf; >0 bytes, 0 = wait, -1 = closed (EOF or error). */
+ssize_t bk__tls_read(bk_net_conn_t *c, uint8_t *buf, size_t len);
+/* Writes queued output through SSL_write. 0 = all written or waiting for
+ * the socket, -1 = failed (caller closes). */
+int bk__tls_write(bk_net_conn_t *c);
+/* More decrypted bytes wait inside OpenSSL (no read event will say so). */
+bool bk__tls_pending(const bk_net_conn_t *c);
+void bk__tls_conn_free(bk_net_conn_t *c);
 void bk__conn_free(bk_net_conn_t *conn);
 /* conn.c: frees the idle input buffers of net (bk_net_free). */
 void bk__conn_in_pool_free(bk_net_t *net);

@@ -16,6 +16,22 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "broker/net/qc_sasl_int.h"
+#include "broker/net/tls.h"
+
+/* How each target is secured (bk_net_qc_set_security). */
+static bk_net_qc_security_t g_sec[2];
+
+void bk_net_qc_set_security(bk_net_qc_target_t target, const bk_net_qc_security_t *sec) {
+    assert(target == BK_NET_QC_TO_BROKER || target == BK_NET_QC_TO_CONTROLLER);
+    g_sec[target] = *sec;
+}
+
 struct bk_net_qc_peer {
     struct event_base *base;
     int32_t id;
@@ -31,7 +47,23 @@ struct bk_net_qc_peer {
     void *ctx;
     struct event *timer;     /* deadline checks, armed while requests are pending */
     uint64_t timeouts;
+    bk_net_qc_target_t target;
+    /* SASL_*: requests wait in `held` until the login succeeded */
+    bool authenticating;
+    qc_sasl_t sasl;
+    struct evbuffer *held;
+    int64_t last_log_ms;     /* failures of TLS / SASL logged at most every 10 s */
 };
+
+void bk_net_qc_set_target(bk_net_qc_peer_t *p, bk_net_qc_target_t target) { p->target = target; }
+
+static const bk_net_qc_security_t *sec_of(const bk_net_qc_peer_t *p) { return &g_sec[p->target]; }
+static bool uses_tls(const bk_net_qc_security_t *s) {
+    return s->security == BK_NET_SEC_SSL || s->security == BK_NET_SEC_SASL_SSL;
+}
+static bool uses_sasl(const bk_net_qc_security_t *s) {
+    return s->security == BK_NET_SEC_SASL_PLAINTEXT || s->security == BK_NET_SEC_SASL_SSL;
+}
 
 int32_t bk_net_qc_id(const bk_net_qc_peer_t *p) { return p->id; }
 size_t bk_net_qc_pending_count(const bk_net_qc_peer_t *p) { return p->count; }
@@ -82,6 +114,8 @@ static void disconnect(bk_net_qc_peer_t *p) {
     if (p->bev) bufferevent_free(p->bev);
     p->bev = NULL;
     p->connected = false;
+    p->authenticating = false;
+    if (p->held) evbuffer_drain(p->held, evbuffer_get_length(p->held));
     for (size_t n = p->count; n > 0 && p->count > 0; n--) {
         bk_net_qc_pending_t pend = p->fifo[p->head];
         p->head = (p->head + 1) % BK_NET_QC_INFLIGHT_MAX;
@@ -94,6 +128,7 @@ void bk_net_qc_free(bk_net_qc_peer_t *p) {
     if (!p) return;
     disconnect(p);
     if (p->timer) event_free(p->timer);
+    if (p->held) evbuffer_free(p->held);
     free(p);
 }
 
@@ -124,9 +159,53 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg) {
     arm_timer(p);
 }
 
+/* One line per peer per 10 s for a failing TLS handshake or login:
+ * reconnects come every BK_NET_QC_RECONNECT_MS. */
+static void peer_log(bk_net_qc_peer_t *p, const char *what, const char *why) {
+    int64_t now = mono_ms();
+    if (p->last_log_ms && now - p->last_log_ms < 10000) return;
+    p->last_log_ms = now;
+    fprintf(stderr, "skiff: peer %d (%s:%u): %s: %s; retrying\n", p->id, p->host, p->port, what, why);
+}
+
+/* A SASL answer while logging in: the next token, or the held requests
+ * go out once authenticated. */
+static void on_auth_frame(bk_net_qc_peer_t *p, const uint8_t *frame, size_t size) {
+    char why[300];
+    struct evbuffer *out = bufferevent_get_output(p->bev);
+    int rc = qc_sasl_on_frame(&p->sasl, sec_of(p), frame, size, out, why, sizeof why);
+    if (rc < 0) {
+        peer_log(p, "SASL login failed", why);
+        disconnect(p);
+        return;
+    }
+    if (rc == 1) {
+        p->authenticating = false;
+        p->last_log_ms = 0;
+        if (bufferevent_write_buffer(p->bev, p->held) != 0) disconnect(p);
+    }
+}
+
 static void on_read(struct bufferevent *bev, void *arg) {
     bk_net_qc_peer_t *p = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
+    while (p->authenticating) {
+        uint8_t hdr[4];
+        if (evbuffer_copyout(in, hdr, 4) != 4) return;
+        uint32_t size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+        if (size > KP_SASL_TOKEN_MAX + 1024) {
+            peer_log(p, "SASL login failed", "answer too large");
+            disconnect(p);
+            return;
+        }
+        if (evbuffer_get_length(in) < 4 + (size_t)size) return;
+        evbuffer_drain(in, 4);
+        uint8_t *frame = evbuffer_pullup(in, size);
+        if (!frame && size > 0) { disconnect(p); return; }
+        on_auth_frame(p, frame, size);
+        if (!p->bev) return;
+        evbuffer_drain(in, size);
+    }
     for (;;) {
         uint8_t hdr[4];
         if (evbuffer_copyout(in, hdr, 4) != 4) return;
@@ -158,13 +237,32 @@ static void on_event(struct bufferevent *bev, short what, void *arg) {
         p->connected = true;
         return;
     }
-    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) disconnect(p);
+    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+        unsigned long e = uses_tls(sec_of(p)) ? bufferevent_get_openssl_error(bev) : 0;
+        if (e) {
+            char why[256];
+            ERR_error_string_n(e, why, sizeof why);
+            SSL *ssl = bufferevent_openssl_get_ssl(bev);
+            long vr = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+            if (vr != X509_V_OK)
+                snprintf(why, sizeof why, "peer certificate refused: %s", X509_verify_cert_error_string(vr));
+            peer_log(p, "TLS handshake failed", why);
+        } else if (p->authenticating) {
+            peer_log(p, "SASL login failed", "the peer closed the connection");
+        }
+        while (bev && bufferevent_get_openssl_error(bev)) {} /* the queue of this connection */
+        disconnect(p);
+    }
 }
 
 static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
     if (p->bev) return 0;
     if (p->last_attempt_ms >= 0 && now_ms - p->last_attempt_ms < BK_NET_QC_RECONNECT_MS) return -1;
     p->last_attempt_ms = now_ms;
+    if (sec_of(p)->unusable[0]) {
+        peer_log(p, "cannot log in", sec_of(p)->unusable);
+        return -1;
+    }
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     socklen_t sl;
@@ -181,7 +279,25 @@ static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
     } else {
         return -1;
     }
-    p->bev = bufferevent_socket_new(p->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    const bk_net_qc_security_t *sec = sec_of(p);
+    if (uses_tls(sec)) {
+        SSL *ssl = sec->tls ? SSL_new(bk_net_tls_ctx(sec->tls)) : NULL;
+        /* the peer is named by its address: that address must be in its
+         * certificate (Kafka's ssl.endpoint.identification.algorithm=https) */
+        if (!ssl || X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), p->host) != 1) {
+            if (ssl) SSL_free(ssl);
+            ERR_clear_error();
+            return -1;
+        }
+        p->bev = bufferevent_openssl_socket_new(p->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+        if (!p->bev) {
+            SSL_free(ssl);
+            return -1;
+        }
+        bufferevent_openssl_set_allow_dirty_shutdown(p->bev, 1);
+    } else {
+        p->bev = bufferevent_socket_new(p->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    }
     if (!p->bev) return -1;
     bufferevent_setcb(p->bev, on_read, NULL, on_event, p);
     if (bufferevent_enable(p->bev, EV_READ | EV_WRITE) != 0 ||
@@ -189,6 +305,17 @@ static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
         bufferevent_free(p->bev);
         p->bev = NULL;
         return -1;
+    }
+    if (uses_sasl(sec)) {
+        char why[300];
+        if ((!p->held && !(p->held = evbuffer_new())) ||
+            qc_sasl_start(&p->sasl, sec, bufferevent_get_output(p->bev), why, sizeof why) != 0) {
+            peer_log(p, "SASL login failed", p->held ? why : "out of memory");
+            bufferevent_free(p->bev);
+            p->bev = NULL;
+            return -1;
+        }
+        p->authenticating = true;
     }
     return 0;
 }
@@ -198,8 +325,10 @@ int bk_net_qc_send(bk_net_qc_peer_t *p, const uint8_t *frame, size_t len, const 
     if (!p->timer) return -1;   /* no request without a deadline */
     if (connect_peer(p, now_ms) != 0) return -1;
     if (p->count >= BK_NET_QC_INFLIGHT_MAX) return -1;
-    /* bytes queued before the connect completes are sent once it does */
-    if (bufferevent_write(p->bev, frame, len) != 0) return -1;
+    /* bytes queued before the connect completes are sent once it does;
+     * before the SASL login they wait in `held` */
+    if (p->authenticating ? evbuffer_add(p->held, frame, len) != 0 : bufferevent_write(p->bev, frame, len) != 0)
+        return -1;
     bk_net_qc_pending_t *e = &p->fifo[(p->head + p->count) % BK_NET_QC_INFLIGHT_MAX];
     *e = *pend;
     e->deadline_ms = mono_ms() + (pend->timeout_ms > 0 ? pend->timeout_ms : default_timeout_ms(pend->kind));
@@ -211,6 +340,9 @@ int bk_net_qc_send(bk_net_qc_peer_t *p, const uint8_t *frame, size_t len, const 
 void bk_net_qc_flush(bk_net_qc_peer_t *p, int timeout_ms) {
     /* a connect still in progress completes when the socket turns writable */
     if (!p->bev) return;
+    /* TLS: the bufferevent encrypts; writing its plaintext to the socket
+     * here would corrupt the stream. Best effort then (raft re-sends). */
+    if (uses_tls(sec_of(p)) || p->authenticating) return;
     struct evbuffer *out = bufferevent_get_output(p->bev);
     evutil_socket_t fd = bufferevent_getfd(p->bev);
     if (fd < 0) return;

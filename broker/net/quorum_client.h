@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker/net/net.h"
 #include "raft/raft.h"
 
 struct event_base;
@@ -56,6 +57,38 @@ typedef void (*bk_net_qc_resp_fn)(void *ctx, int32_t peer_id, const bk_net_qc_pe
                               size_t len);
 
 typedef struct bk_net_qc_peer bk_net_qc_peer_t;
+
+/* Where a peer connection goes: a broker's inter-broker listener (the
+ * default: forwards, replica fetches, transaction markers, lag queries) or
+ * a voter's controller listener (raft, registration, heartbeats,
+ * AlterPartition). */
+typedef enum bk_net_qc_target { BK_NET_QC_TO_BROKER = 0, BK_NET_QC_TO_CONTROLLER = 1 } bk_net_qc_target_t;
+
+#define BK_NET_QC_SASL_TEXT_MAX 255
+
+/* How connections to a target are secured: TLS (SSL, SASL_SSL) with a
+ * client context (tls.h: the node's own key store for mutual TLS, the
+ * trust store for the peer; the peer's IP address must be in its
+ * certificate), and for SASL_* the node's own login, sent before any
+ * request (SaslHandshake + SaslAuthenticate; PLAIN, SCRAM-SHA-256/512). */
+typedef struct bk_net_qc_security {
+    bk_net_security_t security;
+    bk_net_tls_t *tls;                          /* not owned; outlives every peer */
+    char mechanism[32];
+    char username[BK_NET_QC_SASL_TEXT_MAX + 1];
+    char password[BK_NET_QC_SASL_TEXT_MAX + 1];
+    /* non-empty: connections to this target cannot log in (why): each
+     * attempt fails with this reason, logged once per 10 s per peer. A
+     * single node never opens one, so this is no reason to refuse a start. */
+    char unusable[256];
+} bk_net_qc_security_t;
+
+/* Process-wide (one node per process), set before the first connection;
+ * PLAINTEXT until then. Copied. */
+void bk_net_qc_set_security(bk_net_qc_target_t target, const bk_net_qc_security_t *sec);
+/* Which target a peer is (BK_NET_QC_TO_BROKER when never called). Takes
+ * effect from its next connection. */
+void bk_net_qc_set_target(bk_net_qc_peer_t *p, bk_net_qc_target_t target);
 
 /* A peer at numeric host:port; nothing is connected yet. NULL when out of
  * memory. */

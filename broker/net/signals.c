@@ -8,7 +8,9 @@
 #include "broker/net/signals.h"
 
 struct bk_net_signals {
-    struct event *term_ev, *int_ev;
+    struct event *term_ev, *int_ev, *hup_ev;
+    void (*on_hup)(void *arg);
+    void *hup_arg;
     bk_net_stop_fn on_stop;
     void *arg;
     unsigned count;
@@ -20,6 +22,26 @@ static void signal_cb(evutil_socket_t signo, short what, void *arg) {
     fprintf(stderr, "skiff: %s received (%u); stopping\n", signo == SIGTERM ? "SIGTERM" : "SIGINT",
             s->count);
     s->on_stop((int)signo, s->count, s->arg);
+}
+
+static void hup_cb(evutil_socket_t signo, short what, void *arg) {
+    bk_net_signals_t *s = arg;
+    fprintf(stderr, "skiff: SIGHUP received; reloading certificates\n");
+    s->on_hup(s->hup_arg);
+}
+
+int bk_net_signals_on_hup(bk_net_signals_t *s, void (*fn)(void *arg), void *arg) {
+    if (s->hup_ev) return -1;
+    s->on_hup = fn;
+    s->hup_arg = arg;
+    s->hup_ev = evsignal_new(event_get_base(s->term_ev), SIGHUP, hup_cb, s);
+    if (!s->hup_ev) return -1;
+    if (evsignal_add(s->hup_ev, NULL) != 0) {
+        event_free(s->hup_ev);
+        s->hup_ev = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 bk_net_signals_t *bk_net_signals_new(struct event_base *base, bk_net_stop_fn on_stop, void *arg) {
@@ -44,5 +66,6 @@ void bk_net_signals_free(bk_net_signals_t *s) {
     if (!s) return;
     if (s->term_ev) event_free(s->term_ev);
     if (s->int_ev) event_free(s->int_ev);
+    if (s->hup_ev) event_free(s->hup_ev);
     free(s);
 }

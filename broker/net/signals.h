@@ -3,7 +3,8 @@
  * SIGTERM and SIGINT become a callback on the loop thread (libevent's signal
  * events: the handler only writes to a socketpair, so no broker code runs in
  * signal context). SIGPIPE is ignored so that a peer closing mid-write is an
- * EPIPE error on that connection, not the death of the node. */
+ * EPIPE error on that connection, not the death of the node. SIGHUP, once
+ * asked for (bk_net_signals_on_hup), reloads certificates. */
 #ifndef SKIFF_BK_SIGNALS_H
 #define SKIFF_BK_SIGNALS_H
 
@@ -21,7 +22,11 @@ typedef void (*bk_net_stop_fn)(int signo, unsigned count, void *arg);
  * one bk_net_signals_t per process. NULL on failure. */
 BK_NET_MUST_CHECK bk_net_signals_t *bk_net_signals_new(struct event_base *base, bk_net_stop_fn on_stop, void *arg);
 
-/* Removes the SIGTERM/SIGINT handlers (SIGPIPE stays ignored). NULL allowed. */
+/* SIGHUP becomes fn(arg) on the loop thread (certificate reload); before
+ * this call SIGHUP keeps its default action. 0, or -1 on failure. */
+BK_NET_MUST_CHECK int bk_net_signals_on_hup(bk_net_signals_t *s, void (*fn)(void *arg), void *arg);
+
+/* Removes the SIGTERM/SIGINT (and SIGHUP) handlers (SIGPIPE stays ignored). NULL allowed. */
 void bk_net_signals_free(bk_net_signals_t *s);
 
 #endif

@@ -877,6 +877,9 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
             bk_net_qc_free(q->lpeers[q->npeers]);
             return fail(err, len, "out of memory");
         }
+        /* both go to the voter's controller listener (its security) */
+        bk_net_qc_set_target(q->peers[q->npeers], BK_NET_QC_TO_CONTROLLER);
+        bk_net_qc_set_target(q->lpeers[q->npeers], BK_NET_QC_TO_CONTROLLER);
         q->npeers++;
     }
     bk_net_config_t nc;
@@ -890,7 +893,13 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
     for (size_t i = 0; i < nl; i++) {
         if (!ls[i].controller) continue;
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
-        if (bk_net_listen(q->srv, host, ls[i].port, NULL) != BK_NET_OK)
+        bk_net_tls_t *tls = n->listener_tls ? n->listener_tls[i] : NULL;
+        if ((ls[i].security == BK_CFG_SEC_SSL || ls[i].security == BK_CFG_SEC_SASL_SSL) && !tls)
+            return fail(err, len, "controller listener %s: %s without a TLS context", ls[i].name,
+                        bk_cfg_security_name(ls[i].security));
+        bk_net_listener_config_t lc = { .name = ls[i].name, .host = host, .port = ls[i].port,
+                                        .security = (bk_net_security_t)ls[i].security, .tls = tls };
+        if (bk_net_listen_on(q->srv, &lc, NULL) != BK_NET_OK)
             return fail(err, len, "controller listener %s:%u: cannot listen: %s", host, ls[i].port, strerror(errno));
     }
     q->timer = event_new(n->base, -1, EV_PERSIST, on_timer, q);

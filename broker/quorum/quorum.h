@@ -60,6 +60,9 @@ typedef struct bk_quorum_env {
     /* the answer (NULL frame: none) to a non-raft request sent with
      * bk_quorum_send_to_leader */
     void (*on_response)(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len);
+    /* per bk_cfg_listeners() index: the TLS context of an SSL / SASL_SSL
+     * controller listener (not owned), NULL otherwise */
+    bk_net_tls_t *const *listener_tls;
 } bk_quorum_env_t;
 
 #define BK_QUORUM_TICK_MS 10                 /* driver timer; raft ticks on it */

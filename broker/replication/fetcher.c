@@ -90,8 +90,9 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
     if (!rm || id < 0 || id == n->id) return NULL;
     const bk_meta_broker_t *b = bk_meta_image_broker(&n->img, id);
     if (!b || b->nendpoints == 0) return NULL;
+    const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(n, b, NULL); /* the inter-broker listener */
     fetcher_t *f = find(rm, id);
-    if (f && (strcmp(f->host, b->endpoints[0].host) != 0 || f->port != b->endpoints[0].port) && !f->inflight) {
+    if (f && (strcmp(f->host, ep->host) != 0 || f->port != ep->port) && !f->inflight) {
         bk_net_qc_peer_t *qc = f->qc;   /* moved: reconnect to the new address */
         f->qc = NULL;
         bk_net_qc_free(qc);
@@ -107,8 +108,8 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
         rm->fetchers[rm->nfetchers++] = f;
     }
     if (!f->qc) {
-        snprintf(f->host, sizeof f->host, "%s", b->endpoints[0].host);
-        f->port = b->endpoints[0].port;
+        snprintf(f->host, sizeof f->host, "%s", ep->host);
+        f->port = ep->port;
         f->qc = bk_net_qc_new(n->base, id, f->host, f->port, on_resp, f);
     }
     return f->qc ? f : NULL;

@@ -128,9 +128,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
 static bk_net_qc_peer_t *peer_for(bk_txn_td_t *td, int32_t broker) {
     const bk_meta_broker_t *b = bk_meta_image_broker(&td->node->img, broker);
     if (!b || b->fenced || b->nendpoints == 0) return NULL;
-    const bk_meta_endpoint_t *ep = &b->endpoints[0];
-    for (int32_t k = 0; k < b->nendpoints; k++)
-        if (strcmp(b->endpoints[k].listener, "CONTROLLER") != 0) { ep = &b->endpoints[k]; break; }
+    const bk_meta_endpoint_t *ep = bk_node_broker_endpoint(td->node, b, NULL); /* the inter-broker listener */
     td_peer_t *slot = NULL;
     for (size_t i = 0; i < td->npeers; i++)
         if (td->peers[i].broker == broker) slot = &td->peers[i];

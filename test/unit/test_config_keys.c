@@ -214,10 +214,10 @@ START_TEST(test_stored_checks) {
     ck_assert_ptr_nonnull(k);
     ck_assert_int_eq(bk_cfg_kkey_check(k, "18", 2, NULL, why, sizeof why), KP_ERR_BAD_VALUE);
     ck_assert_int_eq(bk_cfg_kkey_check(k, "17", 2, NULL, why, sizeof why), KP_OK);
-    k = bk_cfg_kkey_find("ssl.client.auth", 15, BK_CFG_SCOPE_BROKER);
+    k = bk_cfg_kkey_find("security.inter.broker.protocol", 30, BK_CFG_SCOPE_BROKER);
     ck_assert_ptr_nonnull(k);
     ck_assert_int_eq(bk_cfg_kkey_check(k, "sometimes", 9, NULL, why, sizeof why), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(bk_cfg_kkey_check(k, "required", 8, NULL, why, sizeof why), KP_OK);
+    ck_assert_int_eq(bk_cfg_kkey_check(k, "SASL_SSL", 8, NULL, why, sizeof why), KP_OK);
     /* obsolete keys: only the type matters */
     k = bk_cfg_kkey_find("message.format.version", 22, BK_CFG_SCOPE_TOPIC);
     ck_assert_ptr_nonnull(k);
@@ -340,7 +340,7 @@ START_TEST(test_broker_stored_keys_dynamic) {
     ck_assert(strstr(why, "read-only") != NULL);
     /* validate_only changes nothing */
     ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "ssl.keystore.password", "s3cret", false, true, why, sizeof why), 0);
-    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "ssl.keystore.type", "PKCS12", false, false, why, sizeof why), 0);
+    ck_assert_int_eq(bk_cfg_set_dynamic(cfg, "ssl.keymanager.algorithm", "PKIX", false, false, why, sizeof why), 0);
     /* every key AlterConfigs may change accepts Kafka's default (or removal) */
     for (size_t i = 0; i < bk_cfg_kkey_count(); i++) {
         const bk_cfg_kkey_t *k = bk_cfg_kkey_at(i);
@@ -375,8 +375,8 @@ START_TEST(test_broker_stored_keys_dynamic) {
     ck_assert(r->sensitive[i] && r->value_null[i]);
     ck_assert_int_eq(r->type[i], BK_CFG_TYPE_PASSWORD);
     ck_assert_int_eq(r->source[i], BK_CFG_SRC_DEFAULT); /* validate_only stored nothing */
-    i = find_row(r, "ssl.keystore.type");
-    ck_assert_str_eq(r->values[i], "PKCS12");
+    i = find_row(r, "ssl.keymanager.algorithm");
+    ck_assert_str_eq(r->values[i], "PKIX");
     i = find_row(r, "log.retention.hours");            /* acted keys document themselves too */
     ck_assert(strstr(r->doc[i], "acted on by skiff") != NULL);
     ck_assert_int_eq(find_row(r, "zookeeper.connect"), -1);   /* obsolete, not set */
