@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/core/credentials.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
 #include "broker/admin/admin_routes.h"
@@ -456,6 +457,9 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->meta_dir_idx = -1;
     bk_meta_image_init(&n->img, n->id);
     n->configs_gen = UINT64_MAX;   /* never a real generation: the first commit hook syncs */
+    /* SASL settings first: a listener without a usable mechanism or with a
+     * broken jaas config is refused before anything is opened */
+    if (bk_node_sasl_init(n, err, len) != 0) return -1;
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
@@ -644,5 +648,6 @@ void bk_broker_free(bk_node_t *n) {
     st_logdir_free(&n->meta_dir);
     bk_node_topic_configs_free(n);
     bk_meta_image_free(&n->img);
+    bk_node_sasl_free(n);
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

@@ -3,16 +3,22 @@
  * listeners (broker/api) both need to know.
  *
  * Sources: PLAIN users (`user_NAME="password"` entries of the jaas config of
- * every SASL listener: listener.name.<l>.plain.sasl.jaas.config, then the
- * unprefixed forms) and the SCRAM credentials of the committed image (both
- * mechanisms). `super.users` is Kafka's StandardAuthorizer key,
- * "User:a;User:b". Loop thread only. */
+ * every SASL listener: listener.name.<l>.plain.sasl.jaas.config, else
+ * listener.name.<l>.sasl.jaas.config / sasl.jaas.config) and the SCRAM
+ * credentials of the committed image (both mechanisms). `super.users` is
+ * Kafka's StandardAuthorizer key, "User:a;User:b". Built once at start
+ * (bk_node_sasl_init) from the config; loop thread only. */
 #ifndef SKIFF_BROKER_CORE_CREDENTIALS_H
 #define SKIFF_BROKER_CORE_CREDENTIALS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "protocol/kp_sasl.h"
 
 typedef struct bk_node bk_node_t;
+
+#define BK_NODE_SUPER_USERS_MAX 256
 
 /* True when user/password match a PLAIN user of any SASL listener's jaas
  * config, or a SCRAM credential of the image for either mechanism. The
@@ -22,5 +28,32 @@ bool bk_node_cred_check(const bk_node_t *node, const char *user, const char *pas
 
 /* True when `principal` ("User:NAME") is listed in super.users. */
 bool bk_node_is_super_user(const bk_node_t *node, const char *principal);
+
+/* Reads the SASL settings of every SASL listener (enabled mechanisms, PLAIN
+ * users) and super.users into node->sasl. -1 with a message naming the key
+ * in err for a config the node must refuse: a SASL listener whose
+ * sasl.enabled.mechanisms holds no mechanism skiff serves (Kafka's default
+ * GSSAPI included), an unknown mechanism name, PLAIN enabled without a jaas
+ * config holding users, a jaas value that does not parse. GSSAPI and
+ * OAUTHBEARER next to a served mechanism are dropped with a logged line. */
+int bk_node_sasl_init(bk_node_t *node, char *err, size_t err_len);
+void bk_node_sasl_free(bk_node_t *node);
+
+/* The mechanisms listener `listener` serves, as a bit set of
+ * (1u << kp_sasl_mech_t); 0 for a listener that is not SASL. */
+unsigned bk_node_sasl_mechs(const bk_node_t *node, const char *listener);
+/* The enabled mechanisms' names in Kafka's order of the config, for
+ * UNSUPPORTED_SASL_MECHANISM answers: *n names into out (at most 3). */
+size_t bk_node_sasl_mech_names(const bk_node_t *node, const char *listener, const char **out);
+/* PLAIN: true when listener's jaas config has user_NAME = password
+ * (constant-time in the password; Kafka's PlainServerCallbackHandler). */
+bool bk_node_sasl_plain_check(const bk_node_t *node, const char *listener, const char *user,
+                              const char *password);
+/* The SCRAM credential of `user` for `mech` from the image; for a user
+ * without one, a fake credential derived from the name with a per-process
+ * secret (same salt on every attempt, iterations 4096), so that the
+ * exchange looks the same and fails at the proof. *known says which. */
+void bk_node_scram_lookup(const bk_node_t *node, const char *user, kp_sasl_mech_t mech,
+                          kp_scram_cred_t *out, bool *known);
 
 #endif

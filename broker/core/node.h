@@ -108,6 +108,7 @@ struct bk_node {
     struct bk_repl_cleaner *cleaner;    /* log cleaner (replication/cleaner.h) */
     bk_net_t *net;
     bk_http_t *admin;
+    struct bk_node_sasl *sasl;          /* SASL mechanisms, PLAIN users, super.users (credentials.h) */
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */
     struct event *tick;
