@@ -554,6 +554,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     n->ticks++;
     bk_http_tick(n->admin);   /* the admin port accepts again after an accept failure */
     bk_repl_parts_tick(n->parts, bk_net_now_ms());
+    bk_node_scram_bootstrap_tick(n);   /* skiff format --add-scram, once per cluster */
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }
 

@@ -27,7 +27,12 @@ struct bk_node_sasl {
     char *super[BK_NODE_SUPER_USERS_MAX];
     size_t nsuper;
     uint8_t secret[32];
+    bk_node_scram_boot_state_t boot;
 };
+
+bk_node_scram_boot_state_t *bk_node_scram_boot_state(bk_node_t *node) {
+    return node->sasl ? &node->sasl->boot : NULL;
+}
 
 static const sasl_listener_t *find(const bk_node_t *node, const char *listener) {
     if (!node->sasl || !listener) return NULL;
@@ -116,6 +121,7 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
     node->sasl = s;
     if (RAND_bytes(s->secret, sizeof s->secret) != 1) { snprintf(err, len, "RAND_bytes failed"); return -1; }
     if (super_parse(s, bk_cfg_str(node->cfg, BK_CFG_SUPER_USERS), err, len) != 0) return -1;
+    if (bk_node_scram_boot_read(node->cfg, s->boot.v, &s->boot.n, err, len) != 0) return -1;
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(node->cfg, &nl);
     for (size_t i = 0; i < nl && s->n < BK_CFG_LISTENERS_MAX; i++) {

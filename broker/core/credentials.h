@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "broker/config/config.h"
 #include "protocol/kp_sasl.h"
 
 typedef struct bk_node bk_node_t;
@@ -55,5 +56,37 @@ bool bk_node_sasl_plain_check(const bk_node_t *node, const char *listener, const
  * exchange looks the same and fails at the proof. *known says which. */
 void bk_node_scram_lookup(const bk_node_t *node, const char *user, kp_sasl_mech_t mech,
                           kp_scram_cred_t *out, bool *known);
+
+/* ---- bootstrap credentials (scram_bootstrap.c) ---------------------------- */
+#define BK_NODE_SCRAM_BOOT_MAX 64
+
+typedef struct bk_node_scram_boot {
+    char name[KP_SASL_NAME_MAX + 1];
+    kp_scram_cred_t cred;
+} bk_node_scram_boot_t;
+
+typedef struct bk_node_scram_boot_state {
+    bk_node_scram_boot_t v[BK_NODE_SCRAM_BOOT_MAX];
+    size_t n;
+    bool inflight, done;
+} bk_node_scram_boot_state_t;
+
+/* Kafka's --add-scram argument, 'SCRAM-SHA-256=[name=N,password=P]' (also
+ * iterations=, salt= (base64), saltedpassword= (base64) instead of
+ * password=): the derived credential in *out, the name in name. -1 with a
+ * message otherwise. */
+int bk_node_scram_parse_spec(const char *spec, char *name, size_t name_cap, kp_scram_cred_t *out,
+                             char *err, size_t len);
+/* `skiff format`: writes the credentials of specs[0..n) to
+ * <metadata dir>/bootstrap.scram (atomically, mode 0600). */
+int bk_node_scram_format(const bk_cfg_t *cfg, const char *const *specs, size_t n, char *err, size_t len);
+/* Reads that file (absent: *n = 0). -1 with FILE:LINE in err when it does
+ * not parse. */
+int bk_node_scram_boot_read(const bk_cfg_t *cfg, bk_node_scram_boot_t *out, size_t *n, char *err, size_t len);
+/* The node's loaded bootstrap state (NULL before bk_node_sasl_init). */
+bk_node_scram_boot_state_t *bk_node_scram_boot_state(bk_node_t *node);
+/* From the 1 s tick: on the active controller, while the image has no
+ * ScramBootstrapDone, commits the file's credentials and the marker. */
+void bk_node_scram_bootstrap_tick(bk_node_t *node);
 
 #endif
