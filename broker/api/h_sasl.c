@@ -302,6 +302,7 @@ void bk_api_h_sasl_authenticate(bk_api_req_t *req) {
     if (!c) { bk_api_req_respond_none(req); return; }
     kp_sasl_authenticate_response_t r;
     kp_sasl_authenticate_response_init(&r);
+    r.error_message = kp_slice_null();
     if (!is_sasl(c)) {
         r.error_code = KP_ERROR_ILLEGAL_SASL_STATE;
         r.error_message = bk_api_str("SaslAuthenticate on a listener without SASL");

@@ -56,6 +56,7 @@ void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req) {
     const bk_meta_image_t *img = &req->node->img;
     kp_describe_user_scram_credentials_response_t r;
     kp_describe_user_scram_credentials_response_init(&r);
+    r.error_message = kp_slice_null();
     if (q->users.count <= 0) {
         /* every user with a credential: runs of equal names in the image */
         size_t users = 0;
@@ -68,6 +69,7 @@ void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req) {
             size_t n = 0;
             const bk_meta_scram_t *c = bk_meta_image_scram_user(img, img->scram[i].name, &n);
             kp_describe_user_scram_credentials_response_describe_user_scram_credentials_result_init(&rs[u]);
+            rs[u].error_message = kp_slice_null();
             rs[u].user = bk_api_str(c->name);
             if (fill_user(req, c, n, &rs[u]) != KP_OK) { bk_api_req_close(req, "out of memory"); return; }
             u++;
@@ -90,6 +92,7 @@ void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req) {
             dup[ord[i]] = dup[ord[i - 1]] = true;
     for (size_t i = 0; i < cnt; i++) {
         kp_describe_user_scram_credentials_response_describe_user_scram_credentials_result_init(&rs[i]);
+        rs[i].error_message = kp_slice_null();
         kp_str_t name = q->users.items[i].name;
         rs[i].user = name;
         if (dup[i]) {
@@ -164,7 +167,7 @@ static void alter_answer(void *arg, int status) {
         rs[i].user = c->users[i].name;
         int16_t e = c->users[i].error ? c->users[i].error : status != KP_OK ? bk_node_commit_error(status) : 0;
         rs[i].error_code = e;
-        if (e) rs[i].error_message = bk_api_str(c->users[i].error ? c->users[i].message : kp_error_name(e));
+        rs[i].error_message = e ? bk_api_str(c->users[i].error ? c->users[i].message : kp_error_name(e)) : kp_slice_null();
     }
     r.results.items = rs;
     r.results.count = (int32_t)c->nusers;
