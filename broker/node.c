@@ -432,6 +432,28 @@ static void serve_controller_listener(void *ctx, bk_net_conn_t *conn, const uint
     kp_arena_free(&a);
 }
 
+/* Every frame on the controller listener first: the SASL exchange on a
+ * SASL controller listener (ApiVersions and the two SASL APIs are served
+ * here), then the node check: on SSL/SASL, a principal not in super.users
+ * may send nothing but DescribeQuorum (read-only); anything else closes the
+ * connection before raft or the controller sees it. */
+static bool admit_controller_frame(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
+    bk_node_t *n = ctx;
+    bk_net_t *net = bk_quorum_net(n->quorum);
+    if (bk_api_sasl_gate(n, net, conn, frame, len)) return false;
+    int16_t api = len >= 2 ? bk_cluster_frame_api(frame) : -1;
+    if (api == KP_API_SASL_HANDSHAKE || api == KP_API_SASL_AUTHENTICATE || api == KP_API_API_VERSIONS) {
+        bk_api_dispatch_frame_on(n, net, conn, frame, len);
+        return false;
+    }
+    if (api == KP_API_DESCRIBE_QUORUM || bk_node_peer_allowed(n, conn)) return true;
+    bk_net_log_close(net, "controller rpc from a non-super-user",
+                     "node %d: controller listener: api %d from %s (principal %s) refused: not in super.users; closing",
+                     n->id, api, bk_net_conn_peer(conn), bk_net_conn_principal(conn));
+    bk_net_conn_close(conn);
+    return false;
+}
+
 static void controller_answer(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len) {
     if (kind == BK_NET_QC_ALTER) bk_repl_replica_alter_response(ctx, frame, len);
     else bk_cluster_lifecycle_on_response(ctx, kind, corr, frame, len);
@@ -471,7 +493,8 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     if (bk_quorum_wanted(cfg)) {
         bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
                                 .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,
-                                .serve = serve_controller_listener, .on_response = controller_answer };
+                                .serve = serve_controller_listener, .on_response = controller_answer,
+                                .admit = admit_controller_frame };
         n->quorum = bk_quorum_open(&env, mld, err, len);
         if (!n->quorum) return -1;
     } else {

@@ -338,6 +338,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         bk_api_req_close(req, "api not served");
         return;
     }
+    if (!bk_api_node_rpc_check(req, conn)) return;
     e->fn(req);
 }
 

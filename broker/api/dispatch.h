@@ -112,6 +112,12 @@ struct bk_repl_part *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, i
  * for what may be served. */
 bool bk_api_sasl_gate(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
 
+/* Replica fetches (replica id >= 0) and WriteTxnMarkers from a principal
+ * not in super.users (credentials.h bk_node_peer_allowed): finishes req
+ * (Fetch v7+: CLUSTER_AUTHORIZATION_FAILED; else the connection closes)
+ * and returns false, before the handler touches any state. */
+bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
+
 /* Handlers (one file per family). */
 void bk_api_h_sasl_handshake(bk_api_req_t *req);                   /* h_sasl.c */
 void bk_api_h_sasl_authenticate(bk_api_req_t *req);

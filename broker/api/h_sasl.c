@@ -334,3 +334,27 @@ void bk_api_h_sasl_authenticate(bk_api_req_t *req) {
         r.session_lifetime_ms = bk_cfg_int(req->node->cfg, BK_CFG_CONNECTIONS_MAX_REAUTH_MS);
     bk_api_req_respond(req, &r);
 }
+
+/* ---- node-to-node RPCs on Kafka listeners ---------------------------- */
+
+bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn) {
+    int16_t k = req->hdr.api_key;
+    bool node_rpc = k == KP_API_WRITE_TXN_MARKERS;
+    if (k == KP_API_FETCH) {
+        const kp_fetch_request_t *q = req->body;
+        node_rpc = (req->hdr.api_version >= 15 ? q->replica_state.replica_id : q->replica_id) >= 0;
+    }
+    if (!node_rpc || bk_node_peer_allowed(req->node, conn)) return true;
+    bk_net_log_close(req->net, "node rpc from a non-super-user",
+                     "node %d: %s from %s (principal %s) refused: not in super.users", req->node->id,
+                     k == KP_API_FETCH ? "replica Fetch" : "WriteTxnMarkers", req->peer, bk_net_conn_principal(conn));
+    if (k == KP_API_FETCH && req->hdr.api_version >= 7) {
+        kp_fetch_response_t r;
+        kp_fetch_response_init(&r);
+        r.error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return false;
+    }
+    bk_api_req_close(req, "node RPC from a principal not in super.users");
+    return false;
+}

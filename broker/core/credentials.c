@@ -124,6 +124,12 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
     if (bk_node_scram_boot_read(node->cfg, s->boot.v, &s->boot.n, err, len) != 0) return -1;
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(node->cfg, &nl);
+    bool secured = false;
+    for (size_t i = 0; i < nl; i++) secured |= ls[i].security != BK_CFG_SEC_PLAINTEXT;
+    if (secured && s->nsuper == 0)
+        fprintf(stderr, "skiff: node %d: super.users is empty: node-to-node RPCs (raft, registration, "
+                "replica fetches, ...) on SSL/SASL listeners are accepted from any authenticated principal\n",
+                node->id);
     for (size_t i = 0; i < nl && s->n < BK_CFG_LISTENERS_MAX; i++) {
         if (ls[i].security != BK_CFG_SEC_SASL_PLAINTEXT && ls[i].security != BK_CFG_SEC_SASL_SSL) continue;
         sasl_listener_t *l = &s->l[s->n++];
@@ -235,6 +241,12 @@ bool bk_node_cred_check(const bk_node_t *node, const char *user, const char *pas
         if (known && kp_scram_cred_check_password(&k, password)) return true;
     }
     return false;
+}
+
+bool bk_node_peer_allowed(const bk_node_t *node, const bk_net_conn_t *conn) {
+    if (bk_net_conn_security(conn) == BK_NET_SEC_PLAINTEXT) return true;
+    if (!node->sasl || node->sasl->nsuper == 0) return true;
+    return bk_node_is_super_user(node, bk_net_conn_principal(conn));
 }
 
 bool bk_node_is_super_user(const bk_node_t *node, const char *principal) {

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "broker/config/config.h"
+#include "broker/net/net.h"
 #include "protocol/kp_sasl.h"
 
 typedef struct bk_node bk_node_t;
@@ -56,6 +57,13 @@ bool bk_node_sasl_plain_check(const bk_node_t *node, const char *listener, const
  * exchange looks the same and fails at the proof. *known says which. */
 void bk_node_scram_lookup(const bk_node_t *node, const char *user, kp_sasl_mech_t mech,
                           kp_scram_cred_t *out, bool *known);
+
+/* Node-to-node RPCs (raft, registration, heartbeats, AlterPartition,
+ * replica fetches, WriteTxnMarkers) from `conn`: true on a PLAINTEXT
+ * listener (no principal: a secure deployment must not expose one), when
+ * super.users is empty (logged at start: nothing to check against), or
+ * when the connection's principal is a super user. */
+bool bk_node_peer_allowed(const bk_node_t *node, const bk_net_conn_t *conn);
 
 /* ---- bootstrap credentials (scram_bootstrap.c) ---------------------------- */
 #define BK_NODE_SCRAM_BOOT_MAX 64

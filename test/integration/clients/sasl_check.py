@@ -200,6 +200,28 @@ def main_phase():
     # a PLAINTEXT-style client (no SASL) on the SASL port: Produce v3 closes
     c = w.Conn(addr)
     check("Produce before authentication closes", closed(c, 0, 3, b"\xff\xff\x00\x01\x00\x00\x03\xe8\x00\x00\x00\x00"), "answered")
+    # node-to-node RPCs on the Kafka listener need a super user (super.users=User:admin)
+    fetch12 = struct.pack(">iiiibii", 1, 0, 1, 1 << 20, 0, 0, -1) + b"\x01\x01\x01\x00"
+    for user, mech, pw, want in [("alice", "PLAIN", "alice-secret", 31), ("admin", "SCRAM-SHA-256", "admin-secret", 0)]:
+        c, err, _, _ = w.login(addr, mech, user, pw)
+        try:
+            r = c.request(1, 12, fetch12, True)
+            r.i32()
+            got = r.i16()
+        except Exception as e:
+            got = repr(e)
+        check("replica Fetch as %s -> %s" % (user, want), got == want, got)
+        c.close()
+    c, err, _, _ = w.login(addr, "PLAIN", "alice", "alice-secret")
+    check("WriteTxnMarkers from a non-super-user closes", closed(c, 27, 0, b"\x00\x00\x00\x00"), "answered")
+    c, err, _, _ = w.login(addr, "PLAIN", "alice", "alice-secret")
+    try:
+        r = c.request(1, 12, struct.pack(">iiiibii", -1, 0, 1, 1 << 20, 0, 0, -1) + b"\x01\x01\x01\x00", True)
+        r.i32()
+        check("consumer Fetch as a non-super-user is served", r.i16() == 0)
+    except Exception as e:
+        check("consumer Fetch as a non-super-user is served", False, e)
+    c.close()
     # the node is healthy after all this
     c, err, _, _ = w.login(addr, "PLAIN", "alice", "alice-secret")
     check("node healthy after the failures", err == 0 and not closed(c), err)
