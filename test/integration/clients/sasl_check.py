@@ -258,4 +258,26 @@ def reauth():
     check("reauth as another principal refused", e == 58, (e, m))
 
 
-{"main": main_phase, "after_restart": after_restart, "reauth": reauth}[phase]()
+def cluster_alter():
+    """On this node: create USER (argv[3]) with SCRAM-SHA-512 / PASSWORD (argv[4]) as admin."""
+    try:
+        c, err, msg, _ = w.login(addr, "SCRAM-SHA-256", "admin", "admin-secret")
+        check("admin login on %s" % addr, err == 0, (err, msg))
+        res = alter(c, [], [upsert(sys.argv[3], "SCRAM-SHA-512", sys.argv[4])]) if err == 0 else None
+    except Exception as e:
+        err, res = -1, repr(e)
+    check("alter %s through %s" % (sys.argv[3], addr), res == [(sys.argv[3], 0, None)], res)
+    sys.exit(0 if res == [(sys.argv[3], 0, None)] else 1)
+
+
+def cluster_login():
+    """Exit 0 when USER/PASSWORD (argv[3], argv[4]) logs in with SCRAM-SHA-512 here."""
+    try:
+        c, err, msg, _ = w.login(addr, "SCRAM-SHA-512", sys.argv[3], sys.argv[4])
+    except Exception:
+        sys.exit(1)
+    sys.exit(0 if err == 0 else 1)
+
+
+{"main": main_phase, "after_restart": after_restart, "reauth": reauth, "alter": cluster_alter,
+ "login": cluster_login}[phase]()
