@@ -131,6 +131,22 @@ int main(int argc, char **argv) {
         return 2;
     }
     (void)bk_cfg_stored_set(cfg, log_stored, NULL);
+    {
+        /* SASL settings are config: a listener without a served mechanism,
+         * PLAIN without users, a jaas value or super.users that does not
+         * parse is a config error (exit 2), checked before anything opens */
+        static bk_node_t probe;
+        char serr[BK_NODE_ERR_MAX] = "";
+        probe.cfg = cfg;
+        probe.id = bk_cfg_node_id(cfg);
+        int src = bk_node_sasl_init(&probe, false, serr, sizeof serr);
+        bk_node_sasl_free(&probe);
+        if (src != 0) {
+            fprintf(stderr, "skiff: %s: %s\n", bk_cfg_path(cfg), serr);
+            bk_cfg_free(cfg);
+            return 2;
+        }
+    }
     if (evthread_use_pthreads() != 0) {
         fprintf(stderr, "skiff: libevent threads unavailable\n");
         bk_cfg_free(cfg);

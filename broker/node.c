@@ -481,7 +481,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->configs_gen = UINT64_MAX;   /* never a real generation: the first commit hook syncs */
     /* SASL settings first: a listener without a usable mechanism or with a
      * broken jaas config is refused before anything is opened */
-    if (bk_node_sasl_init(n, err, len) != 0) return -1;
+    if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;

@@ -51,7 +51,17 @@ void bk_node_sasl_free(bk_node_t *node) {
     node->sasl = NULL;
 }
 
-static int mechs_parse(const char *text, const char *lname, sasl_listener_t *l, char *err, size_t len) {
+/* Kafka's listener.name.<listener> form is lower-case. */
+static const char *lower(const char *name) {
+    static char buf[BK_CFG_LISTENER_NAME_MAX + 1];
+    size_t i = 0;
+    for (; name[i] && i < BK_CFG_LISTENER_NAME_MAX; i++)
+        buf[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    buf[i] = 0;
+    return buf;
+}
+
+static int mechs_parse(const char *text, const char *lname, sasl_listener_t *l, bool log, char *err, size_t len) {
     const char *p = text ? text : "";
     while (*p) {
         while (*p == ' ' || *p == ',') p++;
@@ -66,8 +76,9 @@ static int mechs_parse(const char *text, const char *lname, sasl_listener_t *l, 
                 if (!(l->mechs & (1u << m))) l->order[l->norder++] = m;
                 l->mechs |= 1u << m;
             } else if (kp_slice_eq_cstr(name, "GSSAPI") || kp_slice_eq_cstr(name, "OAUTHBEARER")) {
-                fprintf(stderr, "listener %s: sasl.enabled.mechanisms: %.*s is not served by skiff; ignored\n",
-                        lname, (int)name.len, (const char *)name.p);
+                if (log)
+                    fprintf(stderr, "skiff: listener %s: sasl.enabled.mechanisms: %.*s is not served by skiff; ignored\n",
+                            lname, (int)name.len, (const char *)name.p);
             } else {
                 snprintf(err, len, "listener %s: sasl.enabled.mechanisms: unknown mechanism '%.*s' "
                          "(skiff serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", lname, (int)name.len,
@@ -80,7 +91,7 @@ static int mechs_parse(const char *text, const char *lname, sasl_listener_t *l, 
     if (l->mechs == 0) {
         snprintf(err, len, "listener %s is SASL but sasl.enabled.mechanisms ('%s') holds no mechanism "
                  "skiff serves: set listener.name.%s.sasl.enabled.mechanisms (or sasl.enabled.mechanisms) "
-                 "to PLAIN, SCRAM-SHA-256 and/or SCRAM-SHA-512", lname, text ? text : "", lname);
+                 "to PLAIN, SCRAM-SHA-256 and/or SCRAM-SHA-512", lname, text ? text : "", lower(lname));
         return -1;
     }
     return 0;
@@ -114,7 +125,7 @@ static int super_parse(struct bk_node_sasl *s, const char *text, char *err, size
     return 0;
 }
 
-int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
+int bk_node_sasl_init(bk_node_t *node, bool log, char *err, size_t len) {
     bk_node_sasl_free(node);
     struct bk_node_sasl *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, len, "out of memory"); return -1; }
@@ -126,7 +137,7 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
     const bk_cfg_listener_t *ls = bk_cfg_listeners(node->cfg, &nl);
     bool secured = false;
     for (size_t i = 0; i < nl; i++) secured |= ls[i].security != BK_CFG_SEC_PLAINTEXT;
-    if (secured && s->nsuper == 0)
+    if (log && secured && s->nsuper == 0)
         fprintf(stderr, "skiff: node %d: super.users is empty: node-to-node RPCs (raft, registration, "
                 "replica fetches, ...) on SSL/SASL listeners are accepted from any authenticated principal\n",
                 node->id);
@@ -134,7 +145,7 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
         if (ls[i].security != BK_CFG_SEC_SASL_PLAINTEXT && ls[i].security != BK_CFG_SEC_SASL_SSL) continue;
         sasl_listener_t *l = &s->l[s->n++];
         snprintf(l->name, sizeof l->name, "%s", ls[i].name);
-        if (mechs_parse(bk_cfg_listener_str(node->cfg, l->name, "sasl.enabled.mechanisms"), l->name, l, err, len) != 0)
+        if (mechs_parse(bk_cfg_listener_str(node->cfg, l->name, "sasl.enabled.mechanisms"), l->name, l, log, err, len) != 0)
             return -1;
         const char *key = "plain.sasl.jaas.config";
         const char *jaas = bk_cfg_listener_str(node->cfg, l->name, key);
@@ -143,7 +154,7 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
             char why[200];
             int st = bk_cfg_jaas_parse(jaas, strlen(jaas), &l->jaas, why, sizeof why);
             if (st != KP_OK) {
-                snprintf(err, len, "listener %s: %s: %s", l->name, key, why);
+                snprintf(err, len, "listener.name.%s.%s (or its fallback): %s", lower(l->name), key, why);
                 return -1;
             }
             l->has_jaas = true;
@@ -151,7 +162,7 @@ int bk_node_sasl_init(bk_node_t *node, char *err, size_t len) {
         if ((l->mechs & (1u << KP_SASL_MECH_PLAIN)) && (!l->has_jaas || l->jaas.nusers == 0)) {
             snprintf(err, len, "listener %s enables PLAIN but has no PLAIN users: set "
                      "listener.name.%s.plain.sasl.jaas.config with user_NAME=\"password\" entries",
-                     l->name, l->name);
+                     l->name, lower(l->name));
             return -1;
         }
     }

@@ -37,8 +37,9 @@ bool bk_node_is_super_user(const bk_node_t *node, const char *principal);
  * sasl.enabled.mechanisms holds no mechanism skiff serves (Kafka's default
  * GSSAPI included), an unknown mechanism name, PLAIN enabled without a jaas
  * config holding users, a jaas value that does not parse. GSSAPI and
- * OAUTHBEARER next to a served mechanism are dropped with a logged line. */
-int bk_node_sasl_init(bk_node_t *node, char *err, size_t err_len);
+ * OAUTHBEARER next to a served mechanism are dropped with a logged line
+ * (lines only when `log`: main.c checks the config once quietly first). */
+int bk_node_sasl_init(bk_node_t *node, bool log, char *err, size_t err_len);
 void bk_node_sasl_free(bk_node_t *node);
 
 /* The mechanisms listener `listener` serves, as a bit set of

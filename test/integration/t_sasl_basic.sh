@@ -37,6 +37,19 @@ sk_check "bootstrap file holds no password" bash -c "! grep -q admin-secret '$SK
 "$SK_BIN/skiff" format --config "$SK_TMP/cluster.conf" --add-scram 'SCRAM-SHA-1=[name=a,password=b]' 2>/dev/null
 sk_check "format refuses an unknown mechanism (exit 2)" test $? -eq 2
 
+sk_log "config errors (exit 2, key named)"
+sed 's/^sasl.enabled.mechanisms=.*/sasl.enabled.mechanisms=GSSAPI/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad1.conf"
+"$SK_BIN/skiff" --config "$SK_TMP/bad1.conf" > "$SK_TMP/bad1.out" 2>&1; rc=$?
+sk_check "only GSSAPI enabled: exit 2" test $rc -eq 2
+sk_check "only GSSAPI enabled: names the key" grep -q 'listener.name.sasl_plaintext.sasl.enabled.mechanisms' "$SK_TMP/bad1.out"
+sed 's/user_alice="alice-secret";/user_alice="alice-secret"/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad2.conf"
+"$SK_BIN/skiff" --config "$SK_TMP/bad2.conf" > "$SK_TMP/bad2.out" 2>&1; rc=$?
+sk_check "jaas without the final ';': exit 2" test $rc -eq 2
+sk_check "jaas error names the key and position" grep -q 'plain.sasl.jaas.config.*at character' "$SK_TMP/bad2.out"
+sed 's/^super.users=.*/super.users=admin/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad3.conf"
+"$SK_BIN/skiff" --config "$SK_TMP/bad3.conf" >/dev/null 2>&1
+sk_check "super.users without User: exit 2" test $? -eq 2
+
 sk_start_node 1
 sk_wait_port "$P" 30 "${SK_NODE_PID[1]}" || sk_fail "node not up"
 sk_check "GSSAPI in the list is logged and ignored" grep -q "GSSAPI is not served" "$SK_TMP/node-1.log"
