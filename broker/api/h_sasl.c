@@ -48,9 +48,14 @@ typedef struct sasl_conn {
     int st;
     bool reauth;                    /* an exchange on an authenticated connection */
     kp_sasl_mech_t mech;
-    kp_scram_server_t scram;
-    kp_scram_cred_t cred;
-    bool known;
+    /* the SCRAM exchange in progress (about 4 KiB): allocated by the
+     * handshake, freed when the exchange ends, so an authenticated
+     * connection keeps only this small struct */
+    struct scram_x {
+        kp_scram_server_t srv;
+        kp_scram_cred_t cred;
+        bool known;
+    } *x;
     char user[KP_SASL_NAME_MAX + 1];
     char principal[BK_NET_PRINCIPAL_MAX + 1]; /* set once authenticated */
     int64_t expiry_ms;              /* bk_net_now_ms() bound of the session; 0 = none */
@@ -61,8 +66,16 @@ static bool is_sasl(const bk_net_conn_t *c) {
     return s == BK_NET_SEC_SASL_PLAINTEXT || s == BK_NET_SEC_SASL_SSL;
 }
 
+static void exchange_end(sasl_conn_t *s) {
+    if (!s->x) return;
+    OPENSSL_cleanse(s->x, sizeof *s->x);
+    free(s->x);
+    s->x = NULL;
+}
+
 static void sasl_free(void *p) {
     sasl_conn_t *s = p;
+    exchange_end(s);
     OPENSSL_cleanse(s, sizeof *s);
     free(s);
 }
@@ -95,22 +108,24 @@ static int step(bk_node_t *n, const char *listener, sasl_conn_t *s, const uint8_
         OPENSSL_cleanse(pw, sizeof pw);
         return ok ? STEP_DONE : STEP_FAIL;
     }
-    if (s->scram.step == 0) {
-        kp_scram_server_init(&s->scram, s->mech);
-        if (kp_scram_server_client_first(&s->scram, tok, len) != KP_OK) return STEP_FAIL;
-        if (s->scram.token_auth) return STEP_FAIL; /* delegation tokens: not served */
-        memcpy(s->user, s->scram.user, s->scram.user_len + 1);
-        bk_node_scram_lookup(n, s->user, s->mech, &s->cred, &s->known);
+    struct scram_x *x = s->x;
+    if (!x) return STEP_FAIL;
+    if (x->srv.step == 0) {
+        kp_scram_server_init(&x->srv, s->mech);
+        if (kp_scram_server_client_first(&x->srv, tok, len) != KP_OK) return STEP_FAIL;
+        if (x->srv.token_auth) return STEP_FAIL; /* delegation tokens: not served */
+        memcpy(s->user, x->srv.user, x->srv.user_len + 1);
+        bk_node_scram_lookup(n, s->user, s->mech, &x->cred, &x->known);
         uint8_t rnd[24];
         char nonce[40];
         size_t nl;
         if (RAND_bytes(rnd, sizeof rnd) != 1 || kp_scram_nonce_make(rnd, sizeof rnd, nonce, sizeof nonce, &nl) != KP_OK)
             return STEP_FAIL;
-        if (kp_scram_server_first(&s->scram, &s->cred, nonce, nl, out, cap, out_len) != KP_OK) return STEP_FAIL;
+        if (kp_scram_server_first(&x->srv, &x->cred, nonce, nl, out, cap, out_len) != KP_OK) return STEP_FAIL;
         return STEP_CONTINUE;
     }
-    int st = kp_scram_server_final(&s->scram, &s->cred, tok, len, out, cap, out_len);
-    if (st != KP_OK || !s->known) { *out_len = 0; return STEP_FAIL; }
+    int st = kp_scram_server_final(&x->srv, &x->cred, tok, len, out, cap, out_len);
+    if (st != KP_OK || !x->known) { *out_len = 0; return STEP_FAIL; }
     return STEP_DONE;
 }
 
@@ -126,8 +141,7 @@ static bool succeed(bk_node_t *n, bk_net_conn_t *c, sasl_conn_t *s) {
     s->expiry_ms = life > 0 ? bk_net_now_ms() + life : 0;
     s->st = ST_AUTH;
     s->reauth = false;
-    memset(&s->scram, 0, sizeof s->scram);
-    OPENSSL_cleanse(&s->cred, sizeof s->cred);
+    exchange_end(s);
     return true;
 }
 
@@ -162,6 +176,7 @@ static void delayed_fire(evutil_socket_t fd, short what, void *arg) {
 static void fail_later(bk_node_t *n, bk_net_t *net, bk_net_conn_t *c, sasl_conn_t *s, bk_api_req_t *req,
                        bk_net_slot_t slot) {
     s->st = ST_FAILED;
+    exchange_end(s);
     bk_net_log_close(net, "sasl authentication failed",
                      "node %d: SASL authentication failed for user '%s' from %s on %s (mechanism %s); closing",
                      n->id, s->user[0] ? s->user : "?", bk_net_conn_peer(c), bk_net_conn_listener(c),
@@ -288,9 +303,13 @@ void bk_api_h_sasl_handshake(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
+    exchange_end(s);
+    if (kp_sasl_mech_is_scram(m)) {
+        s->x = calloc(1, sizeof *s->x);
+        if (!s->x) { bk_api_req_close(req, "out of memory"); return; }
+    }
     s->mech = m;
     s->reauth = reauth;
-    memset(&s->scram, 0, sizeof s->scram);
     s->user[0] = 0;
     if (!reauth) s->st = req->hdr.api_version == 0 ? ST_RAW : ST_HANDSHAKEN;
     bk_api_req_respond(req, &r);
