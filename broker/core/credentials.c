@@ -217,7 +217,8 @@ void bk_node_scram_lookup(const bk_node_t *node, const char *user, kp_sasl_mech_
     out->iterations = KP_SCRAM_ITERATIONS_MIN;
     const char *tags[3] = { "salt", "stored", "server" };
     uint8_t *dst[3] = { out->salt, out->stored_key, out->server_key };
-    size_t lens[3] = { 16, kl, kl };
+    /* 32-byte salt: what skiff format and most clients' Alter calls use */
+    size_t lens[3] = { 32, kl, kl };
     for (int i = 0; i < 3; i++) {
         uint8_t msg[8 + KP_SASL_NAME_MAX + 1];
         size_t ul = strnlen(user, KP_SASL_NAME_MAX);
@@ -231,7 +232,7 @@ void bk_node_scram_lookup(const bk_node_t *node, const char *user, kp_sasl_mech_
         if (!HMAC(EVP_sha512(), secret, node->sasl ? 32 : 0, msg, tl + 1 + ul, mac, &ml)) memset(mac, 0, sizeof mac);
         memcpy(dst[i], mac, lens[i]);
     }
-    out->salt_len = 16;
+    out->salt_len = 32;
 }
 
 bool bk_node_cred_check(const bk_node_t *node, const char *user, const char *password) {

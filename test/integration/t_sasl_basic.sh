@@ -59,6 +59,10 @@ sk_check "bootstrap credential appended" grep -q "appended 1 bootstrap SCRAM" "$
 sk_log "raw-frame checks"
 sk_check_lines < <("$SK_PY" "$HERE/clients/sasl_check.py" "$B" main 2>&1)
 
+sk_check "failed authentications logged" grep -q "SASL authentication failed for user" "$SK_TMP/node-1.log"
+n_fail_lines=$(grep -c "SASL authentication failed for user" "$SK_TMP/node-1.log")
+sk_check "failure log lines rate-limited (5 per 10 s, $n_fail_lines seen)" test "$n_fail_lines" -le 5
+
 kc() {  # kc MECH USER PW kcat-args...
   local m=$1 u=$2 pw=$3; shift 3
   timeout 20 kcat -b "$B" -X security.protocol=SASL_PLAINTEXT -X "sasl.mechanisms=$m" \

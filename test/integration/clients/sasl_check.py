@@ -69,7 +69,7 @@ def describe(c, users):
 
 
 def upsert(name, mech_name, password, iters=4096):
-    salt = os.urandom(16)
+    salt = os.urandom(32)
     m = 1 if mech_name == "SCRAM-SHA-256" else 2
     return (name, m, iters, salt, w.salted_password(mech_name, password, salt, iters))
 
@@ -138,6 +138,19 @@ def main_phase():
     check("one failure message per mechanism", all(len(v) == 1 for v in msgs.values()), msgs)
     check("message says nothing of which part", all("user" not in m.lower() and "password" not in m.lower()
                                                     for v in msgs.values() for m in v), msgs)
+    # an unknown user gets the same salt on every attempt (a fake credential
+    # derived from the name), another unknown user another one
+    def salt_of(user):
+        c = w.Conn(addr)
+        c.handshake("SCRAM-SHA-256")
+        first, bare = w.scram_client_first(user, "saltprobe123")
+        err, msg, sf, _ = c.authenticate(first.encode())
+        c.close()
+        return dict(kv.split("=", 1) for kv in sf.decode().split(","))
+    a1, a2, b1, real = salt_of("ghost"), salt_of("ghost"), salt_of("ghost2"), salt_of("admin")
+    check("unknown user: stable fake salt", a1["s"] == a2["s"] and a1["s"] != b1["s"], (a1, a2, b1))
+    check("unknown user: server-first looks like a real one",
+          len(a1["s"]) == len(real["s"]) and a1["i"] == real["i"] and len(a1["r"]) == len(real["r"]), (a1, real))
     # mechanism not enabled / unknown
     c = w.Conn(addr)
     err, mechs = c.handshake("GSSAPI")
