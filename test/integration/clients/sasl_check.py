@@ -283,6 +283,18 @@ def cluster_alter():
     sys.exit(0 if res == [(sys.argv[3], 0, None)] else 1)
 
 
+def alter_plain():
+    """Create USER (argv[3]) with SCRAM-SHA-512 as User:node over PLAIN."""
+    try:
+        c, err, msg, _ = w.login(addr, "PLAIN", "node", "node-pw")
+        res = alter(c, [], [upsert(sys.argv[3], "SCRAM-SHA-512", sys.argv[4])]) if err == 0 else (err, msg)
+    except Exception as e:
+        res = repr(e)
+    ok = res == [(sys.argv[3], 0, None)]
+    check("alter %s as node" % sys.argv[3], ok, res)
+    sys.exit(0 if ok else 1)
+
+
 def cluster_login():
     """Exit 0 when USER/PASSWORD (argv[3], argv[4]) logs in with SCRAM-SHA-512 here."""
     try:
@@ -292,5 +304,48 @@ def cluster_login():
     sys.exit(0 if err == 0 else 1)
 
 
-{"main": main_phase, "after_restart": after_restart, "reauth": reauth, "alter": cluster_alter,
+def forge():
+    """addr = a controller port on a SASL_PLAINTEXT controller listener;
+    argv[3] = cluster id. A Vote from an authenticated principal that is
+    not in super.users is refused (closed) before raft sees it; the same
+    Vote from the super user is answered (so the refusal is the check, not
+    a broken frame); DescribeQuorum stays open; a BrokerHeartbeat from the
+    non-super-user is refused too."""
+    cid = sys.argv[3]
+    other = int(sys.argv[4])   # a voter that is not the node behind addr
+    INT32_MAX = 2**31 - 1
+    # a well-formed Vote that raft itself would answer (a voter's id, a
+    # stale epoch: not granted, no state change), so only the node check
+    # can make it close; and one with a huge epoch, which must not move
+    # any node's epoch either
+    def vote_body(cluster, epoch=0, candidate=None):
+        candidate = other if candidate is None else candidate
+        part = struct.pack(">iiiiq", 0, epoch, candidate, 0, 0)
+        return cstr(cluster.encode()) + uvarint(2) + cstr(b"__cluster_metadata") + uvarint(2) + part + b"\x00\x00\x00"
+    c = w.Conn(addr)
+    check("unauthenticated Vote on the SASL controller listener closes", closed(c, 52, 0, vote_body(cid), True), "answered")
+    c, err, msg, _ = w.login(addr, "PLAIN", "alice", "alice-pw")
+    check("alice logs in on the controller listener", err == 0, (err, msg))
+    check("forged Vote from User:alice closes the connection", closed(c, 52, 0, vote_body(cid), True), "answered")
+    c, err, msg, _ = w.login(addr, "PLAIN", "alice", "alice-pw")
+    check("forged Vote (epoch INT32_MAX - 5) from User:alice closes",
+          closed(c, 52, 0, vote_body(cid, INT32_MAX - 5), True), "answered")
+    c, err, msg, _ = w.login(addr, "PLAIN", "alice", "alice-pw")
+    hb = struct.pack(">iqqbb", other, 1, 0, 0, 0) + b"\x00"   # BrokerHeartbeat v0: id, epoch, offset, fence, shutdown
+    check("BrokerHeartbeat from User:alice closes", closed(c, 63, 0, hb, True), "answered")
+    c, err, msg, _ = w.login(addr, "PLAIN", "alice", "alice-pw")
+    try:
+        r = c.request(55, 0, uvarint(2) + cstr(b"__cluster_metadata") + uvarint(2) + struct.pack(">i", 0) + b"\x00\x00\x00", True)
+        check("DescribeQuorum from User:alice is answered", r.i16() == 0)
+    except Exception as e:
+        check("DescribeQuorum from User:alice is answered", False, e)
+    c, err, msg, _ = w.login(addr, "PLAIN", "node", "node-pw")
+    try:
+        r = c.request(52, 0, vote_body(cid), True)
+        check("the super user's stale Vote is answered by raft", r.i16() == 0)
+    except Exception as e:
+        check("the super user's Vote reaches raft", False, e)
+
+
+{"forge": forge, "main": main_phase, "after_restart": after_restart, "reauth": reauth, "alter": cluster_alter, "alter_plain": alter_plain,
  "login": cluster_login}[phase]()
