@@ -23,7 +23,9 @@ controller.quorum.voters=1@127.0.0.1:$C
 controller.listener.names=CONTROLLER
 listeners=SASL_PLAINTEXT://127.0.0.1:$P,CONTROLLER://127.0.0.1:$C
 listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
-sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,GSSAPI
+# the per-listener value wins over the top-level one
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,GSSAPI
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";
 # the node's own connections to itself (inter-broker = this SASL listener)
 sasl.mechanism.inter.broker.protocol=PLAIN
@@ -40,7 +42,7 @@ sk_check "bootstrap file holds no password" bash -c "! grep -q admin-secret '$SK
 sk_check "format refuses an unknown mechanism (exit 2)" test $? -eq 2
 
 sk_log "config errors (exit 2, key named)"
-sed 's/^sasl.enabled.mechanisms=.*/sasl.enabled.mechanisms=GSSAPI/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad1.conf"
+sed 's/^listener.name.sasl_plaintext.sasl.enabled.mechanisms=.*/listener.name.sasl_plaintext.sasl.enabled.mechanisms=GSSAPI/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad1.conf"
 "$SK_BIN/skiff" --config "$SK_TMP/bad1.conf" > "$SK_TMP/bad1.out" 2>&1; rc=$?
 sk_check "only GSSAPI enabled: exit 2" test $rc -eq 2
 sk_check "only GSSAPI enabled: names the key" grep -q 'listener.name.sasl_plaintext.sasl.enabled.mechanisms' "$SK_TMP/bad1.out"
