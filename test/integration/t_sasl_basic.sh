@@ -107,6 +107,23 @@ c.close()
 print("PASS confluent group consume 100" if n == 100 else "FAIL confluent group consume: %d" % n)
 PY
 sk_check_lines < <("$SK_PY" "$SK_TMP/ck.py" "$B" 2>&1)
+sk_log "kafka-python: producer and a group consumer over SCRAM-SHA-256"
+cat > "$SK_TMP/kp.py" <<'PY'
+import sys
+from kafka import KafkaProducer, KafkaConsumer
+b = sys.argv[1]
+conf = dict(bootstrap_servers=b, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+            sasl_plain_username="admin", sasl_plain_password="admin-secret")
+p = KafkaProducer(**conf)
+for i in range(50):
+    p.send("kp", b"m%d" % i)
+p.flush(20)
+c = KafkaConsumer("kp", auto_offset_reset="earliest", consumer_timeout_ms=5000, group_id="kpg", **conf)
+n = sum(1 for _ in c)
+print("PASS kafka-python SCRAM-SHA-256 produce+group consume 50" if n == 50 else "FAIL kafka-python consume: %d" % n)
+PY
+out=$("$SK_PY" "$SK_TMP/kp.py" "$B" 2>"$SK_TMP/kp.err")
+sk_check "kafka-python SCRAM-SHA-256 produce + group consume 50" grep -q '^PASS' <<<"$out"
 
 sk_log "restart: credentials are in the metadata log"
 sk_stop_node 1
