@@ -114,7 +114,8 @@ bool bk_api_sasl_gate(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, const ui
 
 /* Replica fetches (replica id >= 0) and WriteTxnMarkers from a principal
  * not in super.users (credentials.h bk_node_peer_allowed): finishes req
- * (Fetch v7+: CLUSTER_AUTHORIZATION_FAILED; else the connection closes)
+ * (Fetch v7+ and WriteTxnMarkers: CLUSTER_AUTHORIZATION_FAILED; an older
+ * Fetch, which has no top-level error: the connection closes)
  * and returns false, before the handler touches any state. */
 bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
 

@@ -356,6 +356,44 @@ void bk_api_h_sasl_authenticate(bk_api_req_t *req) {
 
 /* ---- node-to-node RPCs on Kafka listeners ---------------------------- */
 
+/* WriteTxnMarkers refused: CLUSTER_AUTHORIZATION_FAILED for every partition
+ * of every marker, in the request's shape (arrays sized by what arrived).
+ * False when out of memory (the caller closes). */
+static bool deny_markers(bk_api_req_t *req) {
+    const kp_write_txn_markers_request_t *q = req->body;
+    size_t nm = q->markers.count > 0 ? (size_t)q->markers.count : 0;
+    kp_write_txn_markers_response_writable_txn_marker_result_t *m = bk_api_req_alloc(req, nm, sizeof *m);
+    if (!m) return false;
+    for (size_t i = 0; i < nm; i++) {
+        const kp_write_txn_markers_request_writable_txn_marker_t *qm = &q->markers.items[i];
+        size_t nt = qm->topics.count > 0 ? (size_t)qm->topics.count : 0;
+        kp_write_txn_markers_response_writable_txn_marker_topic_result_t *t = bk_api_req_alloc(req, nt, sizeof *t);
+        if (!t) return false;
+        for (size_t j = 0; j < nt; j++) {
+            const kp_write_txn_markers_request_writable_txn_marker_topic_t *qt = &qm->topics.items[j];
+            size_t np = qt->partition_indexes.count > 0 ? (size_t)qt->partition_indexes.count : 0;
+            kp_write_txn_markers_response_writable_txn_marker_partition_result_t *pr = bk_api_req_alloc(req, np, sizeof *pr);
+            if (!pr) return false;
+            for (size_t k = 0; k < np; k++) {
+                pr[k].partition_index = qt->partition_indexes.items[k];
+                pr[k].error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+            }
+            t[j].name = qt->name;
+            t[j].partitions.items = pr;
+            t[j].partitions.count = (int32_t)np;
+        }
+        m[i].producer_id = qm->producer_id;
+        m[i].topics.items = t;
+        m[i].topics.count = (int32_t)nt;
+    }
+    kp_write_txn_markers_response_t r;
+    kp_write_txn_markers_response_init(&r);
+    r.markers.items = m;
+    r.markers.count = (int32_t)nm;
+    bk_api_req_respond(req, &r);
+    return true;
+}
+
 bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn) {
     int16_t k = req->hdr.api_key;
     bool node_rpc = k == KP_API_WRITE_TXN_MARKERS;
@@ -374,6 +412,7 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn) {
         bk_api_req_respond(req, &r);
         return false;
     }
+    if (k == KP_API_WRITE_TXN_MARKERS && deny_markers(req)) return false;
     bk_api_req_close(req, "node RPC from a principal not in super.users");
     return false;
 }

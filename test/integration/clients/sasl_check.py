@@ -225,8 +225,27 @@ def main_phase():
             got = repr(e)
         check("replica Fetch as %s -> %s" % (user, want), got == want, got)
         c.close()
-    c, err, _, _ = w.login(addr, "PLAIN", "alice", "alice-secret")
-    check("WriteTxnMarkers from a non-super-user closes", closed(c, 27, 0, b"\x00\x00\x00\x00"), "answered")
+    # WriteTxnMarkers v1 (flexible): one marker, topic "t-plain" partitions 0 and 1
+    wtm = (uvarint(2) + struct.pack(">qhb", 77, 0, 1) + uvarint(2) + cstr(b"t-plain") + uvarint(3) +
+           struct.pack(">ii", 0, 1) + b"\x00" + struct.pack(">i", 0) + b"\x00" + b"\x00")
+    for user, mech, pw in [("alice", "PLAIN", "alice-secret")]:
+        c, err, _, _ = w.login(addr, mech, user, pw)
+        try:
+            r = c.request(27, 1, wtm, True)
+            codes = []
+            for _ in range(r.count()):
+                r.i64()
+                for _ in range(r.count()):
+                    r.s()
+                    for _ in range(r.count()):
+                        r.i32(); codes.append(r.i16()); r.tags()
+                    r.tags()
+                r.tags()
+        except Exception as e:
+            codes = repr(e)
+        check("WriteTxnMarkers from a non-super-user -> CLUSTER_AUTHORIZATION_FAILED per partition",
+              codes == [31, 31], codes)
+        c.close()
     c, err, _, _ = w.login(addr, "PLAIN", "alice", "alice-secret")
     try:
         r = c.request(1, 12, struct.pack(">iiiibii", -1, 0, 1, 1 << 20, 0, 0, -1) + b"\x01\x01\x01\x00", True)
