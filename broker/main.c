@@ -18,6 +18,7 @@
 
 #include "broker/config/config.h"
 #include "broker/config/config_kafka.h"
+#include "broker/core/credentials.h"
 #include "broker/node.h"
 #include "broker/node_tls.h"
 #include "broker/net/signals.h"
@@ -73,10 +74,54 @@ static void log_stored(void *ctx, const char *name, const char *value, const cha
     fprintf(stderr, "skiff: config key %s=%s is accepted but has no effect: %s\n", name, value, doc);
 }
 
+/* skiff format --config FILE [--node N] [--set k=v ...] --add-scram SPEC ...:
+ * the first SCRAM credentials of a new cluster (core/scram_bootstrap.c).
+ * 0 written, 2 usage or config error, 1 the file could not be written. */
+static int format_cmd(int argc, char **argv) {
+    const char *specs[BK_NODE_SCRAM_BOOT_MAX];
+    size_t ns = 0;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest) return 1;
+    int nr = 0;
+    rest[nr++] = argv[0];
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--add-scram") == 0 && i + 1 < argc) {
+            if (ns >= BK_NODE_SCRAM_BOOT_MAX) { fprintf(stderr, "skiff format: too many --add-scram\n"); free(rest); return 2; }
+            specs[ns++] = argv[++i];
+        } else if (strncmp(argv[i], "--add-scram=", 12) == 0) {
+            if (ns >= BK_NODE_SCRAM_BOOT_MAX) { fprintf(stderr, "skiff format: too many --add-scram\n"); free(rest); return 2; }
+            specs[ns++] = argv[i] + 12;
+        } else {
+            rest[nr++] = argv[i];
+        }
+    }
+    bk_cfg_err_t cerr;
+    bk_cfg_t *cfg = bk_cfg_load_args(nr, rest, &cerr);
+    free(rest);
+    if (!cfg) {
+        fprintf(stderr, "skiff format: %s\n", cerr.msg);
+        return 2;
+    }
+    if (ns == 0) {
+        fprintf(stderr, "usage: skiff format --config FILE [--node N] "
+                        "--add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]' ...\n");
+        bk_cfg_free(cfg);
+        return 2;
+    }
+    char err[512];
+    int rc = bk_node_scram_format(cfg, specs, ns, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "skiff %s\n", err);
+    else fprintf(stderr, "skiff format: %zu SCRAM credential(s) written to %s/bootstrap.scram\n", ns,
+                 bk_cfg_metadata_log_dir(cfg));
+    bk_cfg_free(cfg);
+    return rc == 0 ? 0 : strncmp(err, "format: cannot write", 20) == 0 ? 1 : 2;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strncmp(argv[1], "--describe-config", 17) == 0 &&
         (argv[1][17] == '\0' || argv[1][17] == '='))
         return describe_config(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "format") == 0) return format_cmd(argc, argv);
     /* Blocks from 128 KiB up are mmap'd and so returned at free(). A fixed
      * threshold also turns off glibc's dynamic one, which after the first
      * large free (a 100 MiB request copied by the dispatcher) would put
@@ -88,10 +133,27 @@ int main(int argc, char **argv) {
     if (!cfg) {
         fprintf(stderr, "skiff: %s\n", cerr.msg);
         fprintf(stderr, "usage: skiff --config FILE [--node N] [--set key=value ...]\n"
-                        "       skiff --describe-config [KEY]\n");
+                        "       skiff --describe-config [KEY]\n"
+                        "       skiff format --config FILE [--node N] --add-scram 'SCRAM-SHA-256=[name=N,password=P]'\n");
         return 2;
     }
     (void)bk_cfg_stored_set(cfg, log_stored, NULL);
+    {
+        /* SASL settings are config: a listener without a served mechanism,
+         * PLAIN without users, a jaas value or super.users that does not
+         * parse is a config error (exit 2), checked before anything opens */
+        static bk_node_t probe;
+        char serr[BK_NODE_ERR_MAX] = "";
+        probe.cfg = cfg;
+        probe.id = bk_cfg_node_id(cfg);
+        int src = bk_node_sasl_init(&probe, false, serr, sizeof serr);
+        bk_node_sasl_free(&probe);
+        if (src != 0) {
+            fprintf(stderr, "skiff: %s: %s\n", bk_cfg_path(cfg), serr);
+            bk_cfg_free(cfg);
+            return 2;
+        }
+    }
     if (evthread_use_pthreads() != 0) {
         fprintf(stderr, "skiff: libevent threads unavailable\n");
         bk_cfg_free(cfg);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/core/credentials.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
 #include "broker/admin/admin_routes.h"
@@ -447,6 +448,28 @@ static void serve_controller_listener(void *ctx, bk_net_conn_t *conn, const uint
     kp_arena_free(&a);
 }
 
+/* Every frame on the controller listener first: the SASL exchange on a
+ * SASL controller listener (ApiVersions and the two SASL APIs are served
+ * here), then the node check: on SSL/SASL, a principal not in super.users
+ * may send nothing but DescribeQuorum (read-only); anything else closes the
+ * connection before raft or the controller sees it. */
+static bool admit_controller_frame(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len) {
+    bk_node_t *n = ctx;
+    bk_net_t *net = bk_quorum_net(n->quorum);
+    if (bk_api_sasl_gate(n, net, conn, frame, len)) return false;
+    int16_t api = len >= 2 ? bk_cluster_frame_api(frame) : -1;
+    if (api == KP_API_SASL_HANDSHAKE || api == KP_API_SASL_AUTHENTICATE || api == KP_API_API_VERSIONS) {
+        bk_api_dispatch_frame_on(n, net, conn, frame, len);
+        return false;
+    }
+    if (api == KP_API_DESCRIBE_QUORUM || bk_node_peer_allowed(n, conn)) return true;
+    bk_net_log_close(net, "controller rpc from a non-super-user",
+                     "node %d: controller listener: api %d from %s (principal %s) refused: not in super.users; closing",
+                     n->id, api, bk_net_conn_peer(conn), bk_net_conn_principal(conn));
+    bk_net_conn_close(conn);
+    return false;
+}
+
 static void controller_answer(void *ctx, int kind, int32_t corr, const uint8_t *frame, size_t len) {
     if (kind == BK_NET_QC_ALTER) bk_repl_replica_alter_response(ctx, frame, len);
     else bk_cluster_lifecycle_on_response(ctx, kind, corr, frame, len);
@@ -472,6 +495,9 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     n->meta_dir_idx = -1;
     bk_meta_image_init(&n->img, n->id);
     n->configs_gen = UINT64_MAX;   /* never a real generation: the first commit hook syncs */
+    /* SASL settings first: a listener without a usable mechanism or with a
+     * broken jaas config is refused before anything is opened */
+    if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
@@ -485,7 +511,8 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
         bk_quorum_env_t env = { .base = base, .cfg = cfg, .id = n->id, .cluster_id = n->cluster_id, .img = &n->img,
                                 .ctx = n, .after_apply = quorum_applied, .role_changed = quorum_role_changed,
                                 .serve = serve_controller_listener, .on_response = controller_answer,
-                                .listener_tls = n->tls };
+                                .listener_tls = n->tls,
+                                .admit = admit_controller_frame };
         n->quorum = bk_quorum_open(&env, mld, err, len);
         if (!n->quorum) return -1;
     } else {
@@ -568,6 +595,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     n->ticks++;
     bk_http_tick(n->admin);   /* the admin port accepts again after an accept failure */
     bk_repl_parts_tick(n->parts, bk_net_now_ms());
+    bk_node_scram_bootstrap_tick(n);   /* skiff format --add-scram, once per cluster */
     if (n->ticks % BK_NODE_CHECKPOINT_EVERY_TICKS == 0) checkpoint_now(n);
 }
 
@@ -663,5 +691,6 @@ void bk_broker_free(bk_node_t *n) {
     bk_node_topic_configs_free(n);
     bk_meta_image_free(&n->img);
     bk_broker_tls_free(n);       /* after the listeners and the quorum that use them */
+    bk_node_sasl_free(n);
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

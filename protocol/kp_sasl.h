@@ -155,7 +155,8 @@ KP_MUST_CHECK int kp_scram_server_first(kp_scram_server_t *s, const kp_scram_cre
                                         const char *nonce, size_t nonce_len, uint8_t *out,
                                         size_t cap, size_t *out_len);
 /* Parses "c=<b64 gs2>,r=<nonce>,p=<proof b64>", checks the channel binding
- * and nonce, verifies the proof against cred (constant time) and writes
+ * and nonce (it must end with the combined nonce, as Kafka checks:
+ * librdkafka 2.0 repeats its own part in front), verifies the proof against cred (constant time) and writes
  * "v=<server signature b64>". KP_ERR_CORRUPT for a proof that does not verify
  * (out untouched); KP_ERR_BAD_VALUE for a malformed token. */
 KP_MUST_CHECK int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred,

@@ -471,7 +471,12 @@ int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
     if (cbl != s->gs2_len || memcmp(cb, s->gs2, cbl) != 0) return KP_ERR_BAD_VALUE;
     st = next_attr(m, len, &pos, &a);
     if (st != KP_OK) return st;
-    if (a.key != 'r' || a.len != s->nonce_len || memcmp(a.val, s->nonce, a.len) != 0)
+    /* The nonce must END with ours (client + server part), as Kafka's
+     * ScramSaslServer checks, not equal it as RFC 5802 says: librdkafka
+     * 2.0.x sends its own nonce again in front of the combined one, and
+     * Kafka accepts that. The proof still covers the bytes as sent. */
+    if (a.key != 'r' || a.len < s->nonce_len || a.len > KP_SCRAM_NONCE_MAX * 3 ||
+        memcmp(a.val + (a.len - s->nonce_len), s->nonce, s->nonce_len) != 0)
         return KP_ERR_BAD_VALUE;
     uint8_t proof[KP_SCRAM_HASH_MAX];
     size_t proof_len = 0;

@@ -31,6 +31,7 @@ static bk_api_entry_t table[] = {
     V(KP_API_SYNC_GROUP, bk_api_h_sync_group),
     V(KP_API_DESCRIBE_GROUPS, bk_api_h_describe_groups),
     V(KP_API_LIST_GROUPS, bk_api_h_list_groups),
+    V(KP_API_SASL_HANDSHAKE, bk_api_h_sasl_handshake),
     V(KP_API_API_VERSIONS, bk_api_h_api_versions),
     V(KP_API_CREATE_TOPICS, bk_api_h_create_topics),
     V(KP_API_DELETE_TOPICS, bk_api_h_delete_topics),
@@ -45,6 +46,7 @@ static bk_api_entry_t table[] = {
     V(KP_API_DESCRIBE_CONFIGS, bk_api_h_describe_configs),
     V(KP_API_ALTER_CONFIGS, bk_api_h_alter_configs),
     V(KP_API_DESCRIBE_LOG_DIRS, bk_api_h_describe_log_dirs),
+    V(KP_API_SASL_AUTHENTICATE, bk_api_h_sasl_authenticate),
     V(KP_API_CREATE_PARTITIONS, bk_api_h_create_partitions),
     V(KP_API_DELETE_GROUPS, bk_api_h_delete_groups),
     V(KP_API_ELECT_LEADERS, bk_api_h_elect_leaders),
@@ -52,6 +54,8 @@ static bk_api_entry_t table[] = {
     V(KP_API_ALTER_PARTITION_REASSIGNMENTS, bk_api_h_alter_partition_reassignments),
     V(KP_API_LIST_PARTITION_REASSIGNMENTS, bk_api_h_list_partition_reassignments),
     V(KP_API_OFFSET_DELETE, bk_api_h_offset_delete),
+    V(KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, bk_api_h_describe_user_scram_credentials),
+    V(KP_API_ALTER_USER_SCRAM_CREDENTIALS, bk_api_h_alter_user_scram_credentials),
     V(KP_API_DESCRIBE_QUORUM, bk_api_h_describe_quorum),
     V(KP_API_DESCRIBE_CLUSTER, bk_api_h_describe_cluster),
     V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
@@ -279,6 +283,9 @@ static void answer_unsupported_api_versions(bk_api_req_t *req) {
 
 void bk_api_dispatch_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_node_t *n = ctx;
+    /* SASL listeners: nothing but ApiVersions and the SASL exchange before
+     * authentication; bare tokens after a v0 handshake (h_sasl.c) */
+    if (bk_api_sasl_gate(n, n->net, conn, frame, len)) return;
     /* a metadata change reaching a node that is not the controller goes
      * there; the api test first keeps the data path out of the quorum */
     if (len >= 2 && bk_cluster_forwarded_api(bk_cluster_frame_api(frame)) && bk_cluster_forward_frame(n, conn, frame, len))
@@ -332,6 +339,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         bk_api_req_close(req, "api not served");
         return;
     }
+    if (!bk_api_node_rpc_check(req, conn)) return;
     e->fn(req);
 }
 

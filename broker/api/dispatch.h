@@ -106,7 +106,25 @@ kp_str_t bk_api_str(const char *s);
 struct bk_repl_part;
 struct bk_repl_part *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err);
 
+/* SASL gate (h_sasl.c), called first for every frame of a Kafka
+ * listener: true when it took the frame (a bare SASL token after a v0
+ * handshake, or a request refused before authentication / after the
+ * session expired: connection closed); false on a listener without SASL and
+ * for what may be served. */
+bool bk_api_sasl_gate(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
+
+/* Replica fetches (replica id >= 0) and WriteTxnMarkers from a principal
+ * not in super.users (credentials.h bk_node_peer_allowed): finishes req
+ * (Fetch v7+ and WriteTxnMarkers: CLUSTER_AUTHORIZATION_FAILED; an older
+ * Fetch, which has no top-level error: the connection closes)
+ * and returns false, before the handler touches any state. */
+bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
+
 /* Handlers (one file per family). */
+void bk_api_h_sasl_handshake(bk_api_req_t *req);                   /* h_sasl.c */
+void bk_api_h_sasl_authenticate(bk_api_req_t *req);
+void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req);  /* h_scram.c */
+void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);
 void bk_api_h_metadata(bk_api_req_t *req);
 void bk_api_h_produce(bk_api_req_t *req);

@@ -135,6 +135,11 @@
   X(NUM_NETWORK_THREADS, "num.network.threads", INT, "3", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(QUEUED_MAX_REQUESTS, "queued.max.requests", INT, "500", 1, BK_CFG_I32MAX, NULL, 0) \
   X(CONNECTIONS_MAX_IDLE_MS, "connections.max.idle.ms", LONG, "600000", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(SASL_ENABLED_MECHANISMS, "sasl.enabled.mechanisms", LIST, "GSSAPI", 0, 0, NULL, 0) \
+  X(SASL_JAAS_CONFIG, "sasl.jaas.config", STRING, NULL, 0, 0, NULL, BK_CFG_CF_SENSITIVE) \
+  X(SUPER_USERS, "super.users", STRING, NULL, 0, 0, NULL, 0) \
+  X(CONNECTIONS_MAX_REAUTH_MS, "connections.max.reauth.ms", LONG, "0", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(CONNECTION_FAILED_AUTHENTICATION_DELAY_MS, "connection.failed.authentication.delay.ms", INT, "100", 0, BK_CFG_I32MAX, NULL, 0) \
   X(MAX_CONNECTIONS, "max.connections", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(MAX_CONNECTIONS_PER_IP, "max.connections.per.ip", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(MAX_CONNECTIONS_PER_IP_OVERRIDES, "max.connections.per.ip.overrides", STRING, "", 0, 0, NULL, 0) \

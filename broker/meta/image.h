@@ -31,6 +31,12 @@
 #define BK_META_CONFIGS_MAX 1000000
 #define BK_META_ENDPOINTS_MAX 8
 #define BK_META_TOPIC_NAME_MAX 249
+#define BK_META_SCRAM_MAX 100000         /* SCRAM credentials (user x mechanism) */
+#define BK_META_SCRAM_NAME_MAX 240       /* a principal "User:NAME" fits 255 bytes */
+#define BK_META_SCRAM_SALT_MAX 128
+#define BK_META_SCRAM_KEY_MAX 64         /* SHA-512 */
+#define BK_META_SCRAM_ITER_MIN 4096      /* Kafka's bounds for both mechanisms */
+#define BK_META_SCRAM_ITER_MAX 16384
 
 #define BK_META_UUID_BYTES 16
 #define BK_META_RESOURCE_TOPIC 2
@@ -88,6 +94,18 @@ typedef struct {
     char *value;
 } bk_meta_img_config_t;
 
+/* A SCRAM credential (UserScramCredential record): mechanism 1 =
+ * SCRAM-SHA-256 (32-byte keys), 2 = SCRAM-SHA-512 (64-byte keys). */
+typedef struct {
+    char *name;
+    int8_t mechanism;
+    int32_t iterations;
+    uint8_t salt[BK_META_SCRAM_SALT_MAX];
+    uint8_t salt_len;
+    uint8_t stored_key[BK_META_SCRAM_KEY_MAX];
+    uint8_t server_key[BK_META_SCRAM_KEY_MAX];
+} bk_meta_scram_t;
+
 /* What the local node must do for one partition after a batch of records. */
 typedef enum {
     BK_META_CHANGE_LEADER = 1,           /* become (or stay, with a new epoch) leader */
@@ -133,6 +151,10 @@ typedef struct {
                                        a free): what is derived from the configs
                                        (core/'s resolved topic configs, the root's
                                        commit hook) compares it */
+
+    bk_meta_scram_t *scram;              /* sorted by (name, mechanism) */
+    size_t nscram, cap_scram;
+    bool scram_bootstrapped;             /* a ScramBootstrapDone record was applied */
 
     bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
@@ -224,6 +246,13 @@ const bk_meta_img_config_t *bk_meta_image_configs(const bk_meta_image_t *img, in
 /* One config value, or NULL when not set. */
 const char *bk_meta_image_config(const bk_meta_image_t *img, int32_t resource_type,
                             const char *resource_name, const char *name);
+
+/* The credential of `name` for `mechanism` (1 or 2), or NULL. */
+const bk_meta_scram_t *bk_meta_image_scram(const bk_meta_image_t *img, const char *name, int8_t mechanism);
+/* The credentials of `name` (both mechanisms, ascending), *n of them. */
+const bk_meta_scram_t *bk_meta_image_scram_user(const bk_meta_image_t *img, const char *name, size_t *n);
+/* Key length of a SCRAM mechanism: 32, 64, or 0 for another value. */
+size_t bk_meta_scram_key_len(int32_t mechanism);
 
 /* ---- bk_meta_ids_t helpers --------------------------------------------------- */
 

@@ -439,6 +439,13 @@ int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, 
         rc = apply_pid_block(img, rec->producer_id_block); break;
     case SKIFF__METADATA__METADATA_RECORD__RECORD_NO_OP:
         rc = KP_OK; break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL:
+        rc = img_scram_apply(img, rec->user_scram_credential); break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_REMOVE_USER_SCRAM_CREDENTIAL:
+        rc = img_scram_remove(img, rec->remove_user_scram_credential); break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_SCRAM_BOOTSTRAP_DONE:
+        img->scram_bootstrapped = true;
+        rc = KP_OK; break;
     default:
         rc = KP_ERR_BAD_VALUE; break;
     }

@@ -18,4 +18,9 @@ int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, 
  * change notification is off or p was already noted). */
 int img_touch(bk_meta_image_t *img, const bk_meta_topic_t *t, bk_meta_partition_t *p);
 
+/* SCRAM records (image_scram.c); a failure changes nothing. */
+int img_scram_apply(bk_meta_image_t *img, const Skiff__Metadata__UserScramCredential *r);
+int img_scram_remove(bk_meta_image_t *img, const Skiff__Metadata__RemoveUserScramCredential *r);
+void img_scram_free(bk_meta_image_t *img);
+
 #endif

@@ -136,8 +136,33 @@ static void snap_pid(snap_t *s, int64_t next) {
     r->producer_id_block = m;
 }
 
+static void snap_scram(snap_t *s, const bk_meta_scram_t *c) {
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__UserScramCredential *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return;
+    skiff__metadata__user_scram_credential__init(m);
+    size_t kl = bk_meta_scram_key_len(c->mechanism);
+    m->name = c->name;
+    m->has_mechanism = true; m->mechanism = c->mechanism;
+    m->has_iterations = true; m->iterations = c->iterations;
+    m->has_salt = true; m->salt.data = (uint8_t *)c->salt; m->salt.len = c->salt_len;
+    m->has_stored_key = true; m->stored_key.data = (uint8_t *)c->stored_key; m->stored_key.len = kl;
+    m->has_server_key = true; m->server_key.data = (uint8_t *)c->server_key; m->server_key.len = kl;
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL;
+    r->user_scram_credential = m;
+}
+
+static void snap_scram_done(snap_t *s) {
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__ScramBootstrapDone *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return;
+    skiff__metadata__scram_bootstrap_done__init(m);
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_SCRAM_BOOTSTRAP_DONE;
+    r->scram_bootstrap_done = m;
+}
+
 static size_t snap_count(const bk_meta_image_t *img) {
-    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + 1;
+    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2;
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
 }
@@ -153,6 +178,8 @@ int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *le
     for (size_t i = 0; i < img->ntopics; i++) snap_topic(&s, img->by_name[i]);
     for (size_t i = 0; i < img->nconfigs; i++) snap_config(&s, &img->configs[i]);
     if (img->next_producer_id > 0) snap_pid(&s, img->next_producer_id);
+    for (size_t i = 0; i < img->nscram; i++) snap_scram(&s, &img->scram[i]);
+    if (img->scram_bootstrapped) snap_scram_done(&s);
     int rc = KP_ERR_NOMEM;
     if (!s.oom) {
         Skiff__Metadata__MetadataSnapshot m = SKIFF__METADATA__METADATA_SNAPSHOT__INIT;

@@ -642,6 +642,7 @@ void bk_quorum_resign(bk_quorum_t *q) {
 
 static void on_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx) {
     bk_quorum_t *q = ctx;
+    if (q->env.admit && !q->env.admit(q->env.ctx, conn, frame, len)) return;
     kp_arena_t a;
     kp_arena_init(&a, len * 4 + 65536);
     srv_req_t sr;

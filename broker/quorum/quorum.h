@@ -54,6 +54,10 @@ typedef struct bk_quorum_env {
     void (*after_apply)(void *ctx);
     /* this node became (true) or stopped being the quorum leader */
     void (*role_changed)(void *ctx, bool leader);
+    /* every frame on the controller listener, first (NULL: all admitted):
+     * false when the callee took it (a SASL exchange, or a refusal that
+     * closed the connection) before it touches any raft state */
+    bool (*admit)(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
     /* a frame on the controller listener that is not a raft RPC (broker
      * registration and heartbeats, AlterPartition, DescribeQuorum) */
     void (*serve)(void *ctx, bk_net_conn_t *conn, const uint8_t *frame, size_t len);

@@ -93,11 +93,31 @@ static void fz_check_configs(const bk_meta_image_t *img) {
     }
 }
 
+/* SCRAM credentials: sorted by (name, mechanism), within the record bounds,
+ * each found by its own lookup. */
+static void fz_check_scram(const bk_meta_image_t *img) {
+    if (img->nscram > BK_META_SCRAM_MAX || img->nscram > img->cap_scram) abort();
+    for (size_t i = 0; i < img->nscram; i++) {
+        const bk_meta_scram_t *c = &img->scram[i];
+        if (!c->name || !c->name[0] || strlen(c->name) > BK_META_SCRAM_NAME_MAX) abort();
+        if (bk_meta_scram_key_len(c->mechanism) == 0) abort();
+        if (c->iterations < BK_META_SCRAM_ITER_MIN || c->iterations > BK_META_SCRAM_ITER_MAX) abort();
+        if (c->salt_len == 0 || c->salt_len > BK_META_SCRAM_SALT_MAX) abort();
+        if (i > 0) {
+            const bk_meta_scram_t *a = &img->scram[i - 1];
+            int o = strcmp(a->name, c->name);
+            if (o > 0 || (o == 0 && a->mechanism >= c->mechanism)) abort();
+        }
+        if (bk_meta_image_scram(img, c->name, c->mechanism) != c) abort();
+    }
+}
+
 /* Checks everything, then drains the change notifications. */
 static void fz_check_image(bk_meta_image_t *img) {
     fz_check_brokers(img);
     fz_check_topics(img);
     fz_check_configs(img);
+    fz_check_scram(img);
     if (img->next_producer_id < 0) abort();
     size_t unfenced = 0;
     for (size_t i = 0; i < img->nbrokers; i++) unfenced += !img->brokers[i].fenced;

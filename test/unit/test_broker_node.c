@@ -67,8 +67,15 @@ START_TEST(test_table_client_feature_gates) {
     }
     e = bk_api_dispatch_find(KP_API_OFFSET_FETCH);
     ck_assert(e->max_version >= 8);                                /* several groups per request */
-    /* not served yet: must not be advertised */
-    ck_assert_ptr_null(bk_api_dispatch_find(KP_API_SASL_HANDSHAKE));
+    /* SASL: advertised always, as Kafka does (issue 17) */
+    e = bk_api_dispatch_find(KP_API_SASL_HANDSHAKE);
+    ck_assert(e && e->min_version == 0 && e->max_version == 1);
+    e = bk_api_dispatch_find(KP_API_SASL_AUTHENTICATE);
+    ck_assert(e && e->min_version == 0 && e->max_version == 2);
+    ck_assert_ptr_nonnull(bk_api_dispatch_find(KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS));
+    ck_assert_ptr_nonnull(bk_api_dispatch_find(KP_API_ALTER_USER_SCRAM_CREDENTIALS));
+    /* not served: must not be advertised */
+    ck_assert_ptr_null(bk_api_dispatch_find(KP_API_CREATE_ACLS));
     ck_assert_ptr_null(bk_api_dispatch_find(999));
     ck_assert_ptr_null(bk_api_dispatch_find(-1));
 }

@@ -69,6 +69,12 @@ def config(rtype, rname, name, value=None):
     return rec(8, b + (f_bytes(4, value) if value is not None else b""))
 def pid_block(bid, epoch, nxt): return rec(9, f_int(1, bid) + f_int(2, epoch) + f_int(3, nxt))
 NOOP = rec(10, b"")
+def scram(name, mech, iters, fill=1):
+    kl = 32 if mech == 1 else 64
+    return rec(11, f_bytes(1, name) + f_int(2, mech) + f_bytes(3, bytes([fill]) * 16) +
+               f_bytes(4, bytes([fill + 1]) * kl) + f_bytes(5, bytes([fill + 2]) * kl) + f_int(6, iters))
+def scram_remove(name, mech): return rec(12, f_bytes(1, name) + f_int(2, mech))
+SCRAM_DONE = rec(13, b"")
 
 history = [
     registration(1, 0), registration(2, 1, rack="r2"), fence(1, 0, False), fence(2, 1, False),
@@ -79,6 +85,10 @@ history = [
     unregister(2, 1),
 ]
 put("fuzz_metadata_record", "history.bin", b"".join(struct.pack(">H", len(r)) + r for r in history))
+scram_history = [scram("admin", 1, 4096), scram("admin", 2, 8192, 5), scram("a,b=c", 1, 16384), SCRAM_DONE,
+                 scram("admin", 1, 4096, 9), scram_remove("admin", 2), scram_remove("nobody", 1),
+                 scram("low", 1, 1000), scram("", 2, 4096)]
+put("fuzz_metadata_record", "scram.bin", b"".join(struct.pack(">H", len(r)) + r for r in scram_history))
 put("fuzz_metadata_record", "topic.bin", b"".join(struct.pack(">H", len(r)) + r for r in history[4:7]))
 
 def snapshot(last_offset, last_epoch, cluster, records):
@@ -88,6 +98,7 @@ snap_recs = [registration(1, 0, fenced=False), registration(2, 1, rack="r2"), fe
              partition(UUID_A, 1, [2, 1], [2], 2), config(2, "orders", "cleanup.policy", "compact"),
              config(4, "1", "log.retention.ms", "5000"), pid_block(1, 0, 2000)]
 put("fuzz_image_snapshot", "full.bin", snapshot(41, 3, "ar0DNXesQhGRYTX9vNaGFg", snap_recs))
+put("fuzz_image_snapshot", "scram.bin", snapshot(7, 2, "c", [scram("admin", 1, 4096), scram("bob", 2, 8192), SCRAM_DONE]))
 put("fuzz_image_snapshot", "empty.bin", snapshot(-1, -1, "c", []))
 put("fuzz_image_snapshot", "local-follower.bin", snapshot(9, 1, "c", [topic("t", UUID_B), partition(UUID_B, 0, [2, 1], [2, 1], 2)]))
 
