@@ -19,6 +19,9 @@ static const char *top_help =
     "\n"
     "global options: --brokers HOST:PORT,... (env SKIFF_BROKERS, default " CL_CTL_BROKERS_DEFAULT ")\n"
     "                --admin HOST:PORT (env SKIFF_ADMIN, default " CL_CTL_ADMIN_DEFAULT ")\n"
+    "                --command-config FILE (security.protocol, sasl.mechanism, sasl.username, sasl.password,\n"
+    "                  ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,\n"
+    "                  ssl.endpoint.identification.algorithm, admin.username, admin.password)\n"
     "                --json  --timeout-ms MS  --help\n"
     "\n"
     "exit codes: 0 ok, 1 Kafka or operation error, 2 usage error, 3 cannot connect\n";
