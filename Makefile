@@ -23,7 +23,7 @@
 
 CC      ?= cc
 PYTHON  ?= python3
-PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c openssl
+PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c libcrypto
 B       ?= build
 BIN     ?= bin
 OPT     ?= -O2
