@@ -24,6 +24,7 @@
 CC      ?= cc
 PYTHON  ?= python3
 PKGS    := libevent libevent_pthreads libzstd liblz4 zlib snappy libprotobuf-c libcrypto
+PKGS    += libssl   # TLS in clients/ (cl_tls.c)
 B       ?= build
 BIN     ?= bin
 OPT     ?= -O2
