@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/kp_sasl.h"
+
 int cl_sasl_init(cl_sasl_t *s, cl_sasl_mech_t mech, const char *user, const char *password, const uint8_t *nonce,
                  cl_err_t *e) {
     memset(s, 0, sizeof *s);
@@ -22,11 +24,18 @@ int cl_sasl_init(cl_sasl_t *s, cl_sasl_mech_t mech, const char *user, const char
     if (nonce) memcpy(s->nonce, nonce, sizeof s->nonce);
     else if (RAND_bytes(s->nonce, (int)sizeof s->nonce) != 1)
         return cl_err_set(e, CL_E_IO, "SASL: no random bytes for the nonce");
+    if (mech != CL_SASL_PLAIN) {
+        s->scram = calloc(1, sizeof(kp_scram_client_t));
+        if (!s->scram) return cl_err_set(e, CL_E_NOMEM, "out of memory");
+    }
     return CL_OK;
 }
 
 void cl_sasl_free(cl_sasl_t *s) {
     OPENSSL_cleanse(s->nonce, sizeof s->nonce);
+    if (s->scram) OPENSSL_cleanse(s->scram, sizeof(kp_scram_client_t));
+    free(s->scram);
+    s->scram = NULL;
     s->state = CL_SASL_ST_FAILED;
 }
 
@@ -35,29 +44,64 @@ static int fail(cl_sasl_t *s, int st, cl_err_t *e, const char *msg) {
     return cl_err_set(e, st, "%s", msg);
 }
 
-/* PLAIN (RFC 4616): authzid empty, then authcid and password, NUL-separated. */
+static kp_sasl_mech_t kp_mech(cl_sasl_mech_t m) {
+    return m == CL_SASL_SCRAM_SHA_512 ? KP_SASL_MECH_SCRAM_SHA_512 : KP_SASL_MECH_SCRAM_SHA_256;
+}
+
+/* PLAIN (RFC 4616): one token, and an empty answer when accepted (a refusal
+ * comes as an error code, which the exchange handles). */
 static int plain_step(cl_sasl_t *s, size_t in_len, uint8_t *out, size_t out_cap, size_t *out_len, bool *done,
                       cl_err_t *e) {
     if (s->state == CL_SASL_ST_START) {
-        size_t u = strlen(s->user), p = strlen(s->password);
-        if (u + p + 2 > out_cap) return fail(s, CL_E_USAGE, e, "SASL PLAIN: user name and password too long");
-        out[0] = 0;
-        memcpy(out + 1, s->user, u);
-        out[1 + u] = 0;
-        memcpy(out + 2 + u, s->password, p);
-        *out_len = u + p + 2;
+        if (kp_sasl_plain_build(s->user, s->password, out, out_cap, out_len) != KP_OK)
+            return fail(s, CL_E_USAGE, e, "SASL PLAIN: user name or password too long");
         s->state = CL_SASL_ST_SENT_FIRST;
         return CL_OK;
     }
-    if (s->state == CL_SASL_ST_SENT_FIRST) {
-        /* the broker accepted (an error would have come as an error code);
-         * PLAIN's server answer carries nothing */
-        if (in_len != 0) return fail(s, CL_E_PROTO, e, "SASL PLAIN: unexpected bytes from the server");
+    if (in_len != 0) return fail(s, CL_E_PROTO, e, "SASL PLAIN: unexpected bytes from the server");
+    s->state = CL_SASL_ST_DONE;
+    *done = true;
+    return CL_OK;
+}
+
+/* SCRAM (RFC 5802 / 7677) through kp_sasl's client: first, final (the
+ * PBKDF2 happens there), then the server's signature checked. */
+static int scram_step(cl_sasl_t *s, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                      size_t *out_len, bool *done, cl_err_t *e) {
+    kp_scram_client_t *sc = s->scram;
+    int kr;
+    switch (s->state) {
+    case CL_SASL_ST_START: {
+        char nonce[4 * ((CL_SASL_NONCE_BYTES + 2) / 3) + 1];
+        size_t nlen = 0;
+        kr = kp_scram_nonce_make(s->nonce, sizeof s->nonce, nonce, sizeof nonce, &nlen);
+        if (kr == KP_OK)
+            kr = kp_scram_client_first(sc, kp_mech(s->mech), s->user, nonce, nlen, out, out_cap, out_len);
+        if (kr != KP_OK) return fail(s, CL_E_USAGE, e, "SASL SCRAM: user name too long or not valid");
+        s->state = CL_SASL_ST_SENT_FIRST;
+        return CL_OK;
+    }
+    case CL_SASL_ST_SENT_FIRST:
+        kr = kp_scram_client_final(sc, s->password, in, in_len, out, out_cap, out_len);
+        if (kr != KP_OK) {
+            s->state = CL_SASL_ST_FAILED;
+            return cl_err_set(e, CL_E_PROTO, "SASL SCRAM: the server's first message is not acceptable (%s)",
+                              kp_status_str(kr));
+        }
+        s->state = CL_SASL_ST_SENT_FINAL;
+        return CL_OK;
+    case CL_SASL_ST_SENT_FINAL:
+        kr = kp_scram_client_verify(sc, in, in_len);
+        if (kr != KP_OK)
+            return fail(s, CL_E_PROTO, e,
+                        kr == KP_ERR_CORRUPT ? "SASL SCRAM: the server's signature does not verify (it does not "
+                                               "know this user's credential)"
+                                             : "SASL SCRAM: malformed server-final message");
         s->state = CL_SASL_ST_DONE;
         *done = true;
         return CL_OK;
+    default: return fail(s, CL_E_PROTO, e, "SASL SCRAM: step after the end of the exchange");
     }
-    return fail(s, CL_E_PROTO, e, "SASL PLAIN: step after the end of the exchange");
 }
 
 int cl_sasl_step(cl_sasl_t *s, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap, size_t *out_len,
@@ -67,6 +111,5 @@ int cl_sasl_step(cl_sasl_t *s, const uint8_t *in, size_t in_len, uint8_t *out, s
     if (s->state == CL_SASL_ST_DONE || s->state == CL_SASL_ST_FAILED)
         return fail(s, CL_E_PROTO, e, "SASL: step after the end of the exchange");
     if (s->mech == CL_SASL_PLAIN) return plain_step(s, in_len, out, out_cap, out_len, done, e);
-    (void)in;
-    return fail(s, CL_E_USAGE, e, "SASL: SCRAM is not built in yet");
+    return scram_step(s, in, in_len, out, out_cap, out_len, done, e);
 }
