@@ -20,6 +20,7 @@
 #include "clients/cl_client.h"
 #include "clients/cl_conn.h"
 #include "clients/cl_sasl.h"
+#include "clients/cl_scram.h"
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
@@ -164,7 +165,12 @@ typedef struct fake {
     const char *user, *password;
     int64_t session_lifetime_ms;
     int handshakes, authenticates, metadata_calls; /* observations (read after stop) */
-    /* per-connection state (one connection at a time) */
+    /* SCRAM users kept from AlterUserScramCredentials (alice's password
+     * stays the fallback for PLAIN and when no entry matches) */
+    struct { char name[64]; int8_t type; int32_t iterations; uint8_t salt[64]; size_t salt_len;
+             uint8_t salted[64]; size_t salted_len; bool used; } creds[8];
+    int alters;
+    /* the state of the connection being served (fake_main swaps it) */
     kp_sasl_mech_t mech;
     kp_scram_server_t scram;
     kp_scram_cred_t cred;
@@ -206,12 +212,14 @@ static int respond(int fd, int16_t api, int16_t ver, int32_t corr, const void *b
 
 static int answer_versions(int fd, int16_t ver, int32_t corr, kp_arena_t *a) {
     static const int16_t keys[][2] = { { KP_API_API_VERSIONS, 3 }, { KP_API_METADATA, 12 },
-                                       { KP_API_SASL_HANDSHAKE, 1 }, { KP_API_SASL_AUTHENTICATE, 2 } };
+                                       { KP_API_SASL_HANDSHAKE, 1 }, { KP_API_SASL_AUTHENTICATE, 2 },
+                                       { KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, 0 },
+                                       { KP_API_ALTER_USER_SCRAM_CREDENTIALS, 0 } };
     kp_api_versions_response_t r;
     kp_api_versions_response_init(&r);
-    r.api_keys.count = 4;
-    r.api_keys.items = kp_arena_alloc(a, sizeof *r.api_keys.items * 4);
-    for (int i = 0; i < 4; i++) {
+    r.api_keys.count = 6;
+    r.api_keys.items = kp_arena_alloc(a, sizeof *r.api_keys.items * 6);
+    for (int i = 0; i < 6; i++) {
         kp_api_versions_response_api_version_init(&r.api_keys.items[i]);
         r.api_keys.items[i].api_key = keys[i][0];
         r.api_keys.items[i].max_version = keys[i][1];
@@ -254,9 +262,19 @@ static int answer_authenticate(fake_t *f, int fd, int16_t ver, int32_t corr,
              kp_sasl_ct_equal(p.user.p, p.user.len, f->user, strlen(f->user)) &&
              kp_sasl_ct_equal(p.password.p, p.password.len, f->password, strlen(f->password));
     } else if (f->scram.step <= 1) {
-        ok = kp_scram_server_client_first(&f->scram, q->auth_bytes.p, q->auth_bytes.len) == KP_OK &&
-             strcmp(f->scram.user, f->user) == 0 &&
-             kp_scram_server_first(&f->scram, &f->cred, "fakeServerNonce", 15, out, sizeof out, &n) == KP_OK;
+        ok = kp_scram_server_client_first(&f->scram, q->auth_bytes.p, q->auth_bytes.len) == KP_OK;
+        bool known = ok && strcmp(f->scram.user, f->user) == 0;
+        for (int i = 0; ok && !known && i < 8; i++) {
+            if (!f->creds[i].used || strcmp(f->creds[i].name, f->scram.user) != 0 ||
+                f->creds[i].type != kp_sasl_mech_scram_type(f->mech))
+                continue;
+            ck_assert_int_eq(kp_scram_cred_from_salted(f->mech, f->creds[i].salted, f->creds[i].salted_len,
+                                                       f->creds[i].salt, f->creds[i].salt_len,
+                                                       f->creds[i].iterations, &f->cred),
+                             KP_OK);
+            known = true;
+        }
+        ok = known && kp_scram_server_first(&f->scram, &f->cred, "fakeServerNonce", 15, out, sizeof out, &n) == KP_OK;
         last = false;
     } else {
         ok = kp_scram_server_final(&f->scram, &f->cred, q->auth_bytes.p, q->auth_bytes.len, out, sizeof out, &n) ==
@@ -274,6 +292,73 @@ static int answer_authenticate(fake_t *f, int fd, int16_t ver, int32_t corr,
         }
     }
     return respond(fd, KP_API_SASL_AUTHENTICATE, ver, corr, &r);
+}
+
+static int answer_alter_scram(fake_t *f, int fd, int16_t ver, int32_t corr,
+                              const kp_alter_user_scram_credentials_request_t *q, kp_arena_t *a) {
+    f->alters++;
+    kp_alter_user_scram_credentials_response_t r;
+    kp_alter_user_scram_credentials_response_init(&r);
+    int32_t n = q->upsertions.count + q->deletions.count;
+    r.results.items = kp_arena_alloc(a, sizeof *r.results.items * (size_t)(n + 1));
+    r.results.count = n;
+    for (int32_t i = 0; i < q->upsertions.count; i++) {
+        const kp_alter_user_scram_credentials_request_scram_credential_upsertion_t *u = &q->upsertions.items[i];
+        kp_alter_user_scram_credentials_response_alter_user_scram_credentials_result_init(&r.results.items[i]);
+        r.results.items[i].user = u->name;
+        int slot = -1;
+        for (int k = 0; k < 8; k++)
+            if (f->creds[k].used && cl_str_eq(u->name, f->creds[k].name) && f->creds[k].type == u->mechanism) slot = k;
+        for (int k = 0; slot < 0 && k < 8; k++)
+            if (!f->creds[k].used) slot = k;
+        ck_assert_int_ge(slot, 0);
+        ck_assert_uint_le(u->salt.len, 64);
+        ck_assert_uint_le(u->salted_password.len, 64);
+        cl_strz(u->name, f->creds[slot].name, sizeof f->creds[slot].name);
+        f->creds[slot].type = u->mechanism;
+        f->creds[slot].iterations = u->iterations;
+        memcpy(f->creds[slot].salt, u->salt.p, u->salt.len);
+        f->creds[slot].salt_len = u->salt.len;
+        memcpy(f->creds[slot].salted, u->salted_password.p, u->salted_password.len);
+        f->creds[slot].salted_len = u->salted_password.len;
+        f->creds[slot].used = true;
+    }
+    for (int32_t i = 0; i < q->deletions.count; i++) {
+        const kp_alter_user_scram_credentials_request_scram_credential_deletion_t *d = &q->deletions.items[i];
+        kp_alter_user_scram_credentials_response_alter_user_scram_credentials_result_t *res =
+            &r.results.items[q->upsertions.count + i];
+        kp_alter_user_scram_credentials_response_alter_user_scram_credentials_result_init(res);
+        res->user = d->name;
+        res->error_code = KP_ERROR_RESOURCE_NOT_FOUND;
+        res->error_message = cl_str("Attempt to delete a user credential that does not exist");
+        for (int k = 0; k < 8; k++)
+            if (f->creds[k].used && cl_str_eq(d->name, f->creds[k].name) && f->creds[k].type == d->mechanism) {
+                f->creds[k].used = false;
+                res->error_code = 0;
+                res->error_message.p = NULL;
+                res->error_message.len = 0;
+            }
+    }
+    return respond(fd, KP_API_ALTER_USER_SCRAM_CREDENTIALS, ver, corr, &r);
+}
+
+static int answer_describe_scram(fake_t *f, int fd, int16_t ver, int32_t corr, kp_arena_t *a) {
+    kp_describe_user_scram_credentials_response_t r;
+    kp_describe_user_scram_credentials_response_init(&r);
+    r.results.items = kp_arena_alloc(a, sizeof *r.results.items * 8);
+    for (int k = 0; k < 8; k++) {
+        if (!f->creds[k].used) continue;
+        kp_describe_user_scram_credentials_response_describe_user_scram_credentials_result_t *u =
+            &r.results.items[r.results.count++];
+        kp_describe_user_scram_credentials_response_describe_user_scram_credentials_result_init(u);
+        u->user = cl_str(f->creds[k].name);
+        u->credential_infos.items = kp_arena_alloc(a, sizeof *u->credential_infos.items);
+        u->credential_infos.count = 1;
+        kp_describe_user_scram_credentials_response_credential_info_init(&u->credential_infos.items[0]);
+        u->credential_infos.items[0].mechanism = f->creds[k].type;
+        u->credential_infos.items[0].iterations = f->creds[k].iterations;
+    }
+    return respond(fd, KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, ver, corr, &r);
 }
 
 static int serve_one(fake_t *f, int fd) {
@@ -296,6 +381,12 @@ static int serve_one(fake_t *f, int fd) {
     case KP_API_API_VERSIONS: rc = answer_versions(fd, h.api_version, h.correlation_id, &a); break;
     case KP_API_SASL_HANDSHAKE: rc = answer_handshake(f, fd, h.api_version, h.correlation_id, body, &a); break;
     case KP_API_SASL_AUTHENTICATE: rc = answer_authenticate(f, fd, h.api_version, h.correlation_id, body); break;
+    case KP_API_ALTER_USER_SCRAM_CREDENTIALS:
+        if (f->authed) rc = answer_alter_scram(f, fd, h.api_version, h.correlation_id, body, &a);
+        break;
+    case KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        if (f->authed) rc = answer_describe_scram(f, fd, h.api_version, h.correlation_id, &a);
+        break;
     case KP_API_METADATA: {
         /* only after authentication, as a SASL listener does */
         if (!f->authed) break;
@@ -313,22 +404,57 @@ static int serve_one(fake_t *f, int fd) {
     return rc;
 }
 
+/* Several connections at once (a client keeps its bootstrap connection
+ * while a test opens more); the SASL state is per connection. */
+#define FAKE_CONNS 4
+typedef struct conn_state {
+    kp_sasl_mech_t mech;
+    kp_scram_server_t scram;
+    kp_scram_cred_t cred;
+    bool authed;
+} conn_state_t;
+
 static void *fake_main(void *arg) {
     fake_t *f = arg;
+    struct pollfd p[FAKE_CONNS + 1];
+    conn_state_t st[FAKE_CONNS + 1];
+    int n = 0;
+    p[0].fd = f->lfd;
+    p[0].events = POLLIN;
     while (!f->stop) {
-        struct pollfd p = { .fd = f->lfd, .events = POLLIN };
-        if (poll(&p, 1, 50) <= 0) continue;
-        int fd = accept(f->lfd, NULL, NULL);
-        if (fd < 0) continue;
-        f->authed = false;
-        f->scram.step = 0;
-        while (!f->stop) {
-            struct pollfd q = { .fd = fd, .events = POLLIN };
-            if (poll(&q, 1, 50) <= 0) continue;
-            if (serve_one(f, fd) != 0) break;
+        if (poll(p, (nfds_t)n + 1, 50) <= 0) continue;
+        if ((p[0].revents & POLLIN) && n < FAKE_CONNS) {
+            int fd = accept(f->lfd, NULL, NULL);
+            if (fd >= 0) {
+                n++;
+                p[n].fd = fd;
+                p[n].events = POLLIN;
+                p[n].revents = 0;
+                memset(&st[n], 0, sizeof st[n]);
+            }
         }
-        close(fd);
+        for (int i = 1; i <= n; i++) {
+            if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            /* swap this connection's state in, serve one request, out */
+            f->mech = st[i].mech;
+            f->scram = st[i].scram;
+            f->cred = st[i].cred;
+            f->authed = st[i].authed;
+            int rc = serve_one(f, p[i].fd);
+            st[i].mech = f->mech;
+            st[i].scram = f->scram;
+            st[i].cred = f->cred;
+            st[i].authed = f->authed;
+            if (rc != 0) {
+                close(p[i].fd);
+                p[i] = p[n];
+                st[i] = st[n];
+                n--;
+                i--;
+            }
+        }
     }
+    for (int i = 1; i <= n; i++) close(p[i].fd);
     return NULL;
 }
 
@@ -471,6 +597,67 @@ START_TEST(test_login_wrong_password_through_client) {
 }
 END_TEST
 
+/* skiffctl user's library calls: the wire carries a fresh 32-byte salt and
+ * PBKDF2(password, salt, iterations), never the password; the user can
+ * then log in with SCRAM, and not once deleted. */
+START_TEST(test_user_add_login_delete) {
+    fake_t *f = fake_start("PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f->port);
+    cl_sec_t admin;
+    sec_for(&admin, CL_SASL_PLAIN, "alice", "alice-secret");
+    cl_client_t c;
+    cl_err_t e;
+    cl_err_clear(&e);
+    ck_assert_int_eq(cl_client_open_sec(&c, addr, "t", 5000, &admin, &e), CL_OK);
+    ck_assert_msg(cl_scram_upsert(&c, "bob", CL_SASL_SCRAM_SHA_512, "bob-pw", 5000, &e) == CL_OK, "%s", e.msg);
+    ck_assert_msg(cl_scram_upsert(&c, "carol", CL_SASL_SCRAM_SHA_256, "carol-pw", 4096, &e) == CL_OK, "%s", e.msg);
+    /* refused before anything is sent */
+    ck_assert_int_eq(cl_scram_upsert(&c, "dave", CL_SASL_SCRAM_SHA_256, "pw", 100, &e), CL_E_USAGE);
+    ck_assert_int_eq(cl_scram_upsert(&c, "dave", CL_SASL_PLAIN, "pw", 4096, &e), CL_E_USAGE);
+    /* what went over the wire for bob */
+    int bob = -1;
+    for (int k = 0; k < 8; k++)
+        if (f->creds[k].used && !strcmp(f->creds[k].name, "bob")) bob = k;
+    ck_assert_int_ge(bob, 0);
+    ck_assert_int_eq(f->creds[bob].type, 2);
+    ck_assert_int_eq(f->creds[bob].iterations, 5000);
+    ck_assert_uint_eq(f->creds[bob].salt_len, CL_SCRAM_SALT_BYTES);
+    ck_assert_uint_eq(f->creds[bob].salted_len, 64);
+    uint8_t want[64];
+    ck_assert_int_eq(kp_scram_salted_password(KP_SASL_MECH_SCRAM_SHA_512, "bob-pw", 6, f->creds[bob].salt,
+                                              f->creds[bob].salt_len, 5000, want), KP_OK);
+    ck_assert_int_eq(memcmp(want, f->creds[bob].salted, 64), 0);
+    /* list */
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)1 << 20);
+    const kp_describe_user_scram_credentials_response_t *d = NULL;
+    ck_assert_int_eq(cl_scram_describe_all(&c, &a, &d, &e), CL_OK);
+    ck_assert_int_eq(d->results.count, 2);
+    kp_arena_free(&a);
+    /* bob logs in with SCRAM-SHA-512, not with -256 (no credential) nor a wrong password */
+    cl_sec_t sb;
+    cl_conn_t conn;
+    sec_for(&sb, CL_SASL_SCRAM_SHA_512, "bob", "bob-pw");
+    ck_assert_msg(cl_conn_open_sec(&conn, "127.0.0.1", f->port, 5000, "t", &sb, NULL, &e) == CL_OK, "%s", e.msg);
+    cl_conn_close(&conn);
+    sec_for(&sb, CL_SASL_SCRAM_SHA_256, "bob", "bob-pw");
+    ck_assert_int_eq(cl_conn_open_sec(&conn, "127.0.0.1", f->port, 5000, "t", &sb, NULL, &e), CL_E_KAFKA);
+    sec_for(&sb, CL_SASL_SCRAM_SHA_512, "bob", "bob-pw2");
+    ck_assert_int_eq(cl_conn_open_sec(&conn, "127.0.0.1", f->port, 5000, "t", &sb, NULL, &e), CL_E_KAFKA);
+    /* delete; a second delete names the broker's error */
+    ck_assert_int_eq(cl_scram_delete(&c, "bob", CL_SASL_SCRAM_SHA_512, &e), CL_OK);
+    ck_assert_int_eq(cl_scram_delete(&c, "bob", CL_SASL_SCRAM_SHA_512, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_RESOURCE_NOT_FOUND);
+    ck_assert_msg(strstr(e.msg, "RESOURCE_NOT_FOUND: user 'bob': Attempt to delete") == e.msg, "%s", e.msg);
+    sec_for(&sb, CL_SASL_SCRAM_SHA_512, "bob", "bob-pw");
+    ck_assert_int_eq(cl_conn_open_sec(&conn, "127.0.0.1", f->port, 5000, "t", &sb, NULL, &e), CL_E_KAFKA);
+    ck_assert_int_eq(e.kafka_code, KP_ERROR_SASL_AUTHENTICATION_FAILED);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
 int main(void) {
     Suite *su = suite_create("cl_sasl");
     TCase *tc = tcase_create("sasl");
@@ -482,6 +669,7 @@ int main(void) {
     tcase_add_test(tc, test_login_mechanism_not_enabled);
     tcase_add_test(tc, test_login_through_client_and_reauth);
     tcase_add_test(tc, test_login_wrong_password_through_client);
+    tcase_add_test(tc, test_user_add_login_delete);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
