@@ -90,6 +90,12 @@ int cl_tls_new(const cl_sec_t *sec, cl_tls_t **out, cl_err_t *e) {
         goto fail;
     }
     SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    /* a peer that closes without close_notify (HTTP servers do) reads as
+     * an end of stream, as on a plain socket; Kafka frames carry their own
+     * lengths, so a cut frame is still caught */
+    SSL_CTX_set_options(t->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
     if (sec->ca_location[0]) {
         struct stat st;
         bool dir = stat(sec->ca_location, &st) == 0 && S_ISDIR(st.st_mode);

@@ -19,6 +19,7 @@
 
 #include "clients/cl_client.h"
 #include "clients/cl_conn.h"
+#include "clients/cl_http.h"
 #include "clients/cl_sasl.h"
 #include "clients/cl_scram.h"
 #include "kp_msgs.h"
@@ -658,6 +659,66 @@ START_TEST(test_user_add_login_delete) {
 }
 END_TEST
 
+/* ---- the admin port's GET with HTTP Basic ---------------------------------- */
+
+typedef struct http_fake {
+    int lfd, port;
+    pthread_t th;
+    char request[4096];
+} http_fake_t;
+
+static void *http_main(void *arg) {
+    http_fake_t *h = arg;
+    int fd = accept(h->lfd, NULL, NULL);
+    if (fd < 0) return NULL;
+    size_t n = 0;
+    while (n + 1 < sizeof h->request && !strstr(h->request, "\r\n\r\n")) {
+        ssize_t k = recv(fd, h->request + n, sizeof h->request - 1 - n, 0);
+        if (k <= 0) break;
+        n += (size_t)k;
+        h->request[n] = '\0';
+    }
+    const char *resp = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"ok\":true}";
+    (void)send_all(fd, (const uint8_t *)resp, strlen(resp));
+    close(fd);
+    return NULL;
+}
+
+START_TEST(test_http_basic_auth_header) {
+    http_fake_t h;
+    memset(&h, 0, sizeof h);
+    h.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = 0 };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(h.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(h.lfd, 1), 0);
+    socklen_t sl = sizeof sa;
+    ck_assert_int_eq(getsockname(h.lfd, (struct sockaddr *)&sa, &sl), 0);
+    ck_assert_int_eq(pthread_create(&h.th, NULL, http_main, &h), 0);
+    cl_sec_t sec;
+    cl_sec_init(&sec);
+    snprintf(sec.admin_username, sizeof sec.admin_username, "admin");
+    snprintf(sec.admin_password, sizeof sec.admin_password, "pw:x");
+    char addr[64];
+    snprintf(addr, sizeof addr, "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    int status = 0;
+    char *body = NULL;
+    size_t len = 0;
+    cl_err_t e;
+    ck_assert_msg(cl_http_get_sec(addr, "/v1/quorum", 5000, &sec, &status, &body, &len, &e) == CL_OK, "%s", e.msg);
+    pthread_join(h.th, NULL);
+    close(h.lfd);
+    ck_assert_int_eq(status, 200);
+    ck_assert_str_eq(body, "{\"ok\":true}");
+    free(body);
+    /* base64("admin:pw:x"): the first ':' splits user and password */
+    ck_assert_msg(strstr(h.request, "GET /v1/quorum HTTP/1.0\r\n") == h.request, "%s", h.request);
+    ck_assert_msg(strstr(h.request, "\r\nAuthorization: Basic YWRtaW46cHc6eA==\r\n") != NULL, "%s", h.request);
+    /* an https address to a port nobody listens on: a connect error, not a crash */
+    ck_assert_int_eq(cl_http_get_sec("https://127.0.0.1:1", "/", 1000, NULL, &status, &body, &len, &e), CL_E_CONNECT);
+}
+END_TEST
+
 int main(void) {
     Suite *su = suite_create("cl_sasl");
     TCase *tc = tcase_create("sasl");
@@ -670,6 +731,7 @@ int main(void) {
     tcase_add_test(tc, test_login_through_client_and_reauth);
     tcase_add_test(tc, test_login_wrong_password_through_client);
     tcase_add_test(tc, test_user_add_login_delete);
+    tcase_add_test(tc, test_http_basic_auth_header);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
