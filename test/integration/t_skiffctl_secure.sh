@@ -72,7 +72,7 @@ props() { local f=$SK_TMP/$1; shift; printf '%s\n' "# $NAME" "$@" > "$f"; echo "
 # ctl PORT PROPS args... : skiffctl against one node; stdout to $SK_TMP/out, stderr to $SK_TMP/err
 ctl() {
   local port=$1 p=$2; shift 2
-  "$CTL" --brokers "127.0.0.1:$port" --command-config "$p" --timeout-ms 8000 "$@" > "$SK_TMP/out" 2> "$SK_TMP/err"
+  "$CTL" "$@" --brokers "127.0.0.1:$port" --command-config "$p" --timeout-ms 8000 > "$SK_TMP/out" 2> "$SK_TMP/err"
 }
 # expect WHAT CODE NEEDLE: the last ctl exited CODE and its stderr holds NEEDLE
 expect() {
@@ -147,12 +147,12 @@ BOB=$(props bob.conf security.protocol=SASL_PLAINTEXT sasl.mechanism=SCRAM-SHA-2
 ctl "$P2" "$BOB" topic list; sk_check "skiffctl logs in as bob (SCRAM-SHA-256) ($(cat "$SK_TMP/err"))" grep -qw p1 "$SK_TMP/out"
 got=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -C -t p1 -o beginning -e -q 2>"$SK_TMP/kc.err" | wc -l)
 sk_check "kcat logs in as bob and reads p1 ($got; $(head -c 200 "$SK_TMP/kc.err"))" test "$got" -eq 50
-ctl "$P2" "$ADM2" --json user list
+ctl "$P2" "$ADM2" user list --json
 sk_check "user list: bob SCRAM-SHA-256 4096 ($(cat "$SK_TMP/out"))" \
   test "$(jq -r '.[] | select(.user == "bob") | "\(.mechanism) \(.iterations)"' "$SK_TMP/out")" = "SCRAM-SHA-256 4096"
 ctl "$P2" "$ADM2" user delete bob --mechanism SCRAM-SHA-256
 sk_check "user delete bob ($(cat "$SK_TMP/err"))" grep -q "user 'bob': SCRAM-SHA-256 credential deleted" "$SK_TMP/out"
-ctl "$P2" "$ADM2" --json user list
+ctl "$P2" "$ADM2" user list --json
 sk_check "user list no longer has bob" test "$(jq '[.[] | select(.user == "bob")] | length' "$SK_TMP/out")" = 0
 out=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -L 2>&1)
 sk_check "kcat login as deleted bob fails" grep -q "SASL authentication error" <<<"$out"
