@@ -223,7 +223,14 @@ int cl_conn_send_all(cl_conn_t *c, const char *what, const void *buf, size_t n, 
         int err = 0;
         ssize_t k = io_send(c, p, n, &err);
         if (k < 0 && err == EINTR) continue;
-        if (k <= 0) return io_fail(c, e, what, k < 0 ? err : 0);
+        if (k <= 0) {
+            if (c->tls && err != EAGAIN) {
+                /* the broker may have said why before closing (a TLS alert) */
+                cl_tls_read_pending_alert(c->tls, c->fd);
+                if (cl_tls_last_error(c->tls)[0]) err = 0;
+            }
+            return io_fail(c, e, what, k < 0 ? err : 0);
+        }
         p += k;
         n -= (size_t)k;
     }

@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -243,6 +244,16 @@ ssize_t cl_tls_recv(cl_tls_conn_t *c, void *p, size_t n, int *err) {
 }
 
 const char *cl_tls_last_error(const cl_tls_conn_t *c) { return c->why; }
+
+void cl_tls_read_pending_alert(cl_tls_conn_t *c, int fd) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    if (poll(&p, 1, 0) != 1) return;
+    uint8_t junk[256];
+    int err = 0;
+    /* a record before the alert is dropped: the connection is closing */
+    for (int i = 0; i < 4 && !c->why[0]; i++)
+        if (cl_tls_recv(c, junk, sizeof junk, &err) <= 0) break;
+}
 
 void cl_tls_close(cl_tls_conn_t *c) {
     if (!c) return;

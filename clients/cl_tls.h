@@ -45,6 +45,11 @@ ssize_t cl_tls_recv(cl_tls_conn_t *c, void *p, size_t n, int *err);
 /* OpenSSL's reason for the last failed cl_tls_send / cl_tls_recv that
  * returned -1 with *err 0 ("" otherwise). */
 const char *cl_tls_last_error(const cl_tls_conn_t *c);
+/* After a failed write: when the broker has already sent something (with
+ * TLS 1.3 a refused client certificate arrives as an alert after our
+ * handshake finished), reads it without waiting so that
+ * cl_tls_last_error names the alert. fd is the connection's socket. */
+void cl_tls_read_pending_alert(cl_tls_conn_t *c, int fd);
 /* Sends close_notify (best effort, never waits for the answer) and frees. */
 void cl_tls_close(cl_tls_conn_t *c);
 /* "TLSv1.3" etc. for logs and tests. */

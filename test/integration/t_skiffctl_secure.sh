@@ -7,7 +7,8 @@
 #    reads what skiffctl wrote; an encrypted client key with
 #    ssl.key.password; refused: a CA that did not sign the broker
 #    (exit 3, "certificate verify failed"), no client certificate, a
-#    plaintext client (exit 3), a wrong key password (exit 2).
+#    plaintext client (exit 3), a wrong key password (exit 2), an expired
+#    client certificate (the broker's alert named).
 #  SASL_PLAINTEXT: a PLAIN admin from the jaas config creates, produces,
 #    consumes; `user add bob` (SCRAM-SHA-256), then kcat and skiffctl log in
 #    as bob, `user list` shows him with 4096 iterations, `user delete`, and
@@ -126,13 +127,16 @@ NOCERT=$(props nocert.conf security.protocol=SSL "ssl.ca.location=$C/ca.crt")
 ctl "$P1" "$NOCERT" topic list; rc=$?
 sk_check "SSL: no client certificate on a client.auth=required listener fails (exit $rc: $(cat "$SK_TMP/err"))" \
   test "$rc" -ne 0
-sk_check "SSL: ... and says it was TLS" grep -q "TLS" "$SK_TMP/err"
+sk_check "SSL: ... and names the broker's TLS alert" grep -q "TLS: .*alert certificate required" "$SK_TMP/err"
+EXPIRED=$(props expired.conf security.protocol=SSL "ssl.ca.location=$C/ca.crt" \
+  "ssl.certificate.location=$C/expired.crt" "ssl.key.location=$C/expired.key")
+ctl "$P1" "$EXPIRED" topic list; expect "SSL: an expired client certificate" 3 "alert certificate expired" "$?"
 PLAIN=$(props plain.conf security.protocol=PLAINTEXT)
 ctl "$P1" "$PLAIN" topic list; rc=$?
 sk_check "SSL: a plaintext client cannot talk to the TLS port (exit $rc)" test "$rc" -eq 3 -o "$rc" -eq 1
 ctl "$P1" "$SK_TMP/missing.conf" topic list; expect "SSL: a missing --command-config file" 2 "missing.conf" "$?"
 BADKEY=$(props badkey.conf security.protocol=SSL "ssl.ca.location=$C/ca.crt" "ssl.truststore.location=$C/ca.crt")
-ctl "$P1" "$BADKEY" topic list; expect "an unknown key" 2 "badkey.conf:3: unknown key 'ssl.truststore.location'" "$?"
+ctl "$P1" "$BADKEY" topic list; expect "an unknown key" 2 "badkey.conf:4: unknown key 'ssl.truststore.location'" "$?"
 
 # ---- SASL_PLAINTEXT -------------------------------------------------------------------
 sk_log "SASL_PLAINTEXT"
