@@ -121,9 +121,15 @@ int cl_tls_new(const cl_sec_t *sec, cl_tls_t **out, cl_err_t *e) {
         snprintf(t->key_password, sizeof t->key_password, "%s", sec->key_password);
         SSL_CTX_set_default_passwd_cb_userdata(t->ctx, t->key_password);
         if (SSL_CTX_use_PrivateKey_file(t->ctx, sec->key_location, SSL_FILETYPE_PEM) != 1) {
-            rc = cl_err_set(e, CL_E_USAGE, "TLS: cannot load ssl.key.location %s: %s%s", sec->key_location,
-                            ossl_reason(why, sizeof why, strerror(errno)),
-                            sec->key_password[0] ? "" : " (an encrypted key needs ssl.key.password)");
+            if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+                ERR_clear_error();
+                rc = cl_err_set(e, CL_E_USAGE, "TLS: ssl.key.location %s does not match ssl.certificate.location %s",
+                                sec->key_location, sec->cert_location);
+            } else {
+                rc = cl_err_set(e, CL_E_USAGE, "TLS: cannot load ssl.key.location %s: %s%s", sec->key_location,
+                                ossl_reason(why, sizeof why, strerror(errno)),
+                                sec->key_password[0] ? "" : " (an encrypted key needs ssl.key.password)");
+            }
             goto fail;
         }
         if (SSL_CTX_check_private_key(t->ctx) != 1) {
@@ -192,9 +198,12 @@ int cl_tls_connect(cl_tls_t *t, int fd, const char *host, int port, cl_tls_conn_
     } else if ((err == SSL_ERROR_SYSCALL && ERR_peek_last_error() == 0) ||
                ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
         ERR_clear_error();
-        rc = cl_err_set(e, CL_E_CONNECT, "TLS handshake with %s:%d failed: %s", host, port,
-                        saved_errno ? strerror(saved_errno)
-                                    : "connection closed by the broker (is it a TLS listener?)");
+        /* a plaintext listener reads our ClientHello as a bad frame and
+         * hangs up: a close or a reset */
+        bool hangup = saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE;
+        rc = cl_err_set(e, CL_E_CONNECT, "TLS handshake with %s:%d failed: %s%s", host, port,
+                        saved_errno ? strerror(saved_errno) : "connection closed by the broker",
+                        hangup ? " (is it a TLS listener?)" : "");
     } else {
         rc = cl_err_set(e, CL_E_CONNECT, "TLS handshake with %s:%d failed: %s", host, port,
                         ossl_reason(why, sizeof why, "protocol error"));
