@@ -33,7 +33,7 @@ typedef struct cl_ctl {
 /* Options every command accepts; a command's table starts with these. */
 #define CL_CTL_GLOBAL_OPTS \
     { "--brokers", "-b", "HOST:PORT,...", false, "Kafka listeners to bootstrap from (env SKIFF_BROKERS)" }, \
-    { "--admin", NULL, "HOST:PORT", false, "admin HTTP port (env SKIFF_ADMIN)" }, \
+    { "--admin", NULL, "[https://]HOST:PORT", false, "admin HTTP port (env SKIFF_ADMIN)" }, \
     { "--json", NULL, NULL, false, "JSON output for scripts" }, \
     { "--timeout-ms", NULL, "MS", false, "per-request timeout (default 10000)" }, \
     { "--command-config", NULL, "FILE", false, "client properties: security.protocol, sasl.*, ssl.* (librdkafka names)" }, \
