@@ -196,6 +196,11 @@ static int io_fail(cl_conn_t *c, cl_err_t *e, const char *what, int err) {
     if (st == CL_E_TIMEOUT) cl_err_set(e, st, "%s %s:%d: timed out", what, c->host, c->port);
     else if (err) cl_err_set(e, st, "%s %s:%d: %s", what, c->host, c->port, strerror(err));
     else if (tls_why[0]) cl_err_set(e, st, "%s %s:%d: TLS: %s", what, c->host, c->port, tls_why);
+    else if (!c->tls && !c->sasl_sec && c->answered <= 1)
+        /* closed right after ApiVersions: a SASL listener closes on
+         * anything but ApiVersions/Sasl* before authentication */
+        cl_err_set(e, st, "%s %s:%d: connection closed by the broker (a SASL or TLS listener? see --command-config)",
+                   what, c->host, c->port);
     else cl_err_set(e, st, "%s %s:%d: connection closed by the broker", what, c->host, c->port);
     cl_conn_close(c);
     return st;
@@ -335,5 +340,6 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
         cl_conn_close(c);
         return cl_err_set(e, CL_E_PROTO, "correlation id %d != %d from %s:%d", got_corr, corr, c->host, c->port);
     }
+    c->answered++;
     return CL_OK;
 }

@@ -42,6 +42,7 @@ typedef struct cl_conn {
     const cl_sec_t *sasl_sec;        /* SASL settings (not owned), NULL without SASL */
     int64_t session_end_ms;          /* monotonic end of the SASL session, 0 = none */
     int64_t session_len_ms;          /* its lifetime as the broker gave it */
+    int64_t answered;                /* responses received (ApiVersions included) */
 } cl_conn_t;
 
 /* Connects to host:port within timeout_ms and negotiates versions. On error

@@ -50,6 +50,9 @@ static int handshake(cl_conn_t *c, const cl_sec_t *sec, kp_arena_t *a, cl_err_t 
     if (r->error_code == KP_ERROR_UNSUPPORTED_SASL_MECHANISM)
         return cl_err_kafka(e, r->error_code, "SASL mechanism %s is not enabled on %s:%d (enabled: %s)", mech,
                             c->host, c->port, list);
+    if (r->error_code == KP_ERROR_ILLEGAL_SASL_STATE)
+        return cl_err_kafka(e, r->error_code, "SaslHandshake %s with %s:%d (is it a SASL listener? security.protocol=%s)",
+                            mech, c->host, c->port, cl_sec_proto_name(sec->protocol));
     return cl_err_kafka(e, r->error_code, "SaslHandshake %s with %s:%d", mech, c->host, c->port);
 }
 

@@ -145,6 +145,7 @@ ADM2=$(props adm2.conf security.protocol=sasl_plaintext sasl.mechanism=PLAIN sas
 round_trip "$P2" "$ADM2" p1 "SASL_PLAINTEXT PLAIN"
 WRONG2=$(props wrong2.conf security.protocol=sasl_plaintext sasl.mechanism=PLAIN sasl.username=admin sasl.password=nope)
 ctl "$P2" "$WRONG2" topic list; expect "SASL_PLAINTEXT: wrong password" 1 "SASL authentication failed" "$?"
+ctl "$P2" "$PLAIN" topic list; expect "SASL_PLAINTEXT: a client without SASL" 1 "a SASL or TLS listener? see --command-config" "$?"
 ctl "$P2" "$ADM2" user add bob --mechanism SCRAM-SHA-256 --password bob-pw
 sk_check "user add bob SCRAM-SHA-256 ($(cat "$SK_TMP/err"))" grep -q "user 'bob': SCRAM-SHA-256 credential set (4096 iterations)" "$SK_TMP/out"
 BOB=$(props bob.conf security.protocol=SASL_PLAINTEXT sasl.mechanism=SCRAM-SHA-256 sasl.username=bob sasl.password=bob-pw)

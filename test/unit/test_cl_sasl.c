@@ -598,6 +598,26 @@ START_TEST(test_login_wrong_password_through_client) {
 }
 END_TEST
 
+/* A client without SASL on a SASL listener: the broker closes after
+ * ApiVersions, and the message points at --command-config. */
+START_TEST(test_plaintext_client_on_sasl_listener) {
+    fake_t *f = fake_start("PLAIN");
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f->port);
+    cl_client_t c;
+    cl_err_t e;
+    cl_err_clear(&e);
+    ck_assert_int_eq(cl_client_open(&c, addr, "t", 5000, &e), CL_OK);
+    c.retry.backoff_ms = 1;
+    c.retry.backoff_max_ms = 4;
+    ck_assert_int_ne(cl_client_metadata(&c, NULL, 0, &e), CL_OK);
+    ck_assert_msg(strstr(e.msg, "connection closed by the broker (a SASL or TLS listener? see --command-config)"),
+                  "%s", e.msg);
+    cl_client_close(&c);
+    fake_stop(f);
+}
+END_TEST
+
 /* skiffctl user's library calls: the wire carries a fresh 32-byte salt and
  * PBKDF2(password, salt, iterations), never the password; the user can
  * then log in with SCRAM, and not once deleted. */
@@ -731,6 +751,7 @@ int main(void) {
     tcase_add_test(tc, test_login_through_client_and_reauth);
     tcase_add_test(tc, test_login_wrong_password_through_client);
     tcase_add_test(tc, test_user_add_login_delete);
+    tcase_add_test(tc, test_plaintext_client_on_sasl_listener);
     tcase_add_test(tc, test_http_basic_auth_header);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
