@@ -15,7 +15,8 @@
 #    then both logins fail; a wrong password exits 1 with the broker's
 #    "SASL authentication failed" message.
 #  SASL_SSL: the same with SCRAM-SHA-512 (carol, 8192 iterations) and
-#    SCRAM-SHA-256 (dave); carol produces and consumes with skiffctl and kcat.
+#    SCRAM-SHA-256 (dave); carol produces and consumes with skiffctl and kcat,
+#    and joins a group (the coordinator's connection logs in too).
 # Every refusal is checked for its exit code AND its message.
 . "$(dirname "$0")/lib.sh"
 NAME=t_skiffctl_secure
@@ -180,6 +181,11 @@ DAVE=$(props dave.conf security.protocol=SASL_SSL "ssl.ca.location=$C/ca.crt" sa
   sasl.username=dave sasl.password=dave-pw)
 round_trip "$P3" "$CAROL" x2 "SASL_SSL SCRAM-SHA-512 (carol)"
 round_trip "$P3" "$DAVE" x3 "SASL_SSL SCRAM-SHA-256 (dave)"
+ctl "$P3" "$CAROL" consume x2 --from-beginning -g gx --join -n 50
+sk_check "SASL_SSL: group member (coordinator connection) reads 50 ($(head -c 200 "$SK_TMP/err"))" \
+  test "$(wc -l < "$SK_TMP/out")" -eq 50
+ctl "$P3" "$CAROL" group list
+sk_check "SASL_SSL: group list names gx" grep -qw gx "$SK_TMP/out"
 got=$(kc "$P3" SASL_SSL SCRAM-SHA-512 carol carol-pw -C -t x2 -o beginning -e -q 2>"$SK_TMP/kc.err" | sort)
 sk_check "kcat as carol over SASL_SSL reads x2 ($(head -c 200 "$SK_TMP/kc.err"))" test "$got" = "$(sort "$SK_TMP/in-x2")"
 ctl "$P3" "$ADM3" user list
