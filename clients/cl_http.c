@@ -124,6 +124,8 @@ int cl_http_get_sec(const char *addr, const char *path, int timeout_ms, const cl
     if (!buf) return cl_err_set(e, CL_E_NOMEM, "out of memory");
     size_t off = 0;
     rc = cl_http_parse_response(buf, len, status, &off, e);
+    if (rc != CL_OK && !https) /* a TLS port closes (or sends an alert) on plain HTTP */
+        rc = cl_err_set(e, CL_E_PROTO, "%s: no HTTP answer (an HTTPS port? then --admin https://%s)", addr, hp);
     if (rc != CL_OK) { free(buf); return rc; }
     memmove(buf, buf + off, len - off);
     buf[len - off] = '\0';
