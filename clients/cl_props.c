@@ -231,9 +231,17 @@ int cl_props_parse(const char *buf, size_t len, const char *fname, cl_sec_t *out
         size_t k = 0;
         while (k < NKEYS && strcmp(keys[k].name, key) != 0) k++;
         if (k == NKEYS) {
-            if (strcmp(key, "sasl.jaas.config") == 0)
-                return cl_err_set(e, CL_E_USAGE, "%s:%d: sasl.jaas.config is Java's; use sasl.username and "
-                                  "sasl.password", fname, lineno);
+            /* Java clients' names for the same settings: say which to use */
+            static const struct { const char *java, *ours; } hints[] = {
+                { "sasl.jaas.config", "sasl.username and sasl.password" },
+                { "ssl.truststore.location", "ssl.ca.location (a PEM file)" },
+                { "ssl.keystore.location", "ssl.certificate.location and ssl.key.location (PEM files)" },
+                { "ssl.keystore.password", "ssl.key.password" },
+            };
+            for (size_t h = 0; h < sizeof hints / sizeof hints[0]; h++)
+                if (strcmp(key, hints[h].java) == 0)
+                    return cl_err_set(e, CL_E_USAGE, "%s:%d: unknown key '%s' (Java's name; use %s)", fname, lineno,
+                                      key, hints[h].ours);
             return cl_err_set(e, CL_E_USAGE, "%s:%d: unknown key '%.64s'", fname, lineno, key);
         }
         int rc = set_key(out, keys[k].id, keys[k].name, val, fname, lineno, e);

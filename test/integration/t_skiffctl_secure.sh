@@ -137,7 +137,7 @@ ctl "$P1" "$PLAIN" topic list; rc=$?
 sk_check "SSL: a plaintext client cannot talk to the TLS port (exit $rc)" test "$rc" -eq 3 -o "$rc" -eq 1
 ctl "$P1" "$SK_TMP/missing.conf" topic list; expect "SSL: a missing --command-config file" 2 "missing.conf" "$?"
 BADKEY=$(props badkey.conf security.protocol=SSL "ssl.ca.location=$C/ca.crt" "ssl.truststore.location=$C/ca.crt")
-ctl "$P1" "$BADKEY" topic list; expect "an unknown key" 2 "badkey.conf:4: unknown key 'ssl.truststore.location'" "$?"
+ctl "$P1" "$BADKEY" topic list; expect "a Java key" 2 "badkey.conf:4: unknown key 'ssl.truststore.location' (Java's name; use ssl.ca.location" "$?"
 
 # ---- SASL_PLAINTEXT -------------------------------------------------------------------
 sk_log "SASL_PLAINTEXT"

@@ -105,6 +105,9 @@ START_TEST(test_props_errors_name_file_and_line) {
     refused(" = value\n", "p.conf:1:", "empty key");
     refused("security.protocol=ssl\nssl.ca.location=\n", "p.conf:2:", "empty value");
     refused("sasl.jaas.config=org.apache...\n", "p.conf:1:", "sasl.username");
+    refused("security.protocol=ssl\nssl.truststore.location=/x.jks\n", "p.conf:2:",
+            "unknown key 'ssl.truststore.location' (Java's name; use ssl.ca.location");
+    refused("ssl.keystore.location=/x.jks\n", "p.conf:1:", "use ssl.certificate.location and ssl.key.location");
     /* what a protocol needs */
     refused("security.protocol=sasl_plaintext\nsasl.username=u\nsasl.password=p\n", "p.conf:1:",
             "needs sasl.mechanism");
