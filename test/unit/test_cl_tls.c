@@ -6,8 +6,9 @@
  * the address checked against the SAN (and not with
  * ssl.endpoint.identification.algorithm=none), an untrusted CA refused,
  * mutual TLS with ssl.key.password (a wrong one refused when loading), a
- * missing client certificate named by the broker's alert, and a plaintext
- * server named as such. */
+ * missing client certificate named by the broker's alert, a plaintext
+ * server named as such, and a server that never answers the handshake
+ * (ended by the socket deadline). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
@@ -135,6 +136,7 @@ typedef struct srv {
     pthread_t th;
     volatile int stop;
     bool tls;             /* false: a plaintext server that closes what it gets */
+    bool silent;          /* accept and never answer (a handshake that stalls) */
     bool require_client;  /* mutual TLS */
     SSL_CTX *ctx;
     char peer_cn[64];     /* the client certificate's CN, when one came */
@@ -195,6 +197,14 @@ static void *srv_main(void *arg) {
         if (poll(&p, 1, 50) <= 0) continue;
         int fd = accept(v->lfd, NULL, NULL);
         if (fd < 0) continue;
+        if (v->silent) { /* hold the connection, say nothing */
+            while (!v->stop) {
+                struct pollfd q = { .fd = fd, .events = 0 };
+                (void)poll(&q, 1, 50);
+            }
+            close(fd);
+            continue;
+        }
         if (!v->tls) { /* read a little, then hang up as a Kafka listener does on a bad frame */
             uint8_t junk[64];
             (void)recv(fd, junk, sizeof junk, 0);
@@ -256,17 +266,22 @@ static void srv_stop(srv_t *v) {
 }
 
 /* Opens a connection to v at host with sec; returns the status, e filled. */
-static int try_open(srv_t *v, const char *host, const cl_sec_t *sec, cl_err_t *e, char *version, size_t vn) {
+static int try_open_ms(srv_t *v, const char *host, const cl_sec_t *sec, cl_err_t *e, char *version, size_t vn,
+                       int timeout_ms) {
     cl_tls_t *t = NULL;
     cl_err_clear(e);
     int rc = cl_tls_new(sec, &t, e);
     if (rc != CL_OK) return rc;
     cl_conn_t c;
-    rc = cl_conn_open_sec(&c, host, v->port, 3000, "t", sec, t, e);
+    rc = cl_conn_open_sec(&c, host, v->port, timeout_ms, "t", sec, t, e);
     if (rc == CL_OK && version) snprintf(version, vn, "%s", cl_tls_version(c.tls));
     if (rc == CL_OK) cl_conn_close(&c);
     cl_tls_free(t);
     return rc;
+}
+
+static int try_open(srv_t *v, const char *host, const cl_sec_t *sec, cl_err_t *e, char *version, size_t vn) {
+    return try_open_ms(v, host, sec, e, version, vn, 3000);
 }
 
 static void ssl_sec(cl_sec_t *s, const char *ca) {
@@ -341,6 +356,21 @@ START_TEST(test_tls_to_plaintext_server) {
 }
 END_TEST
 
+/* A server that accepts and never answers: the handshake ends at the
+ * deadline (the socket's), as a timeout naming TLS. */
+START_TEST(test_tls_stalled_handshake) {
+    srv_t *v = srv_start(true, false);
+    v->silent = true;
+    cl_sec_t s;
+    cl_err_t e;
+    ssl_sec(&s, "ca.pem");
+    /* CL_E_TIMEOUT comes only from the socket deadline (300 ms here) */
+    ck_assert_int_eq(try_open_ms(v, "127.0.0.1", &s, &e, NULL, 0, 300), CL_E_TIMEOUT);
+    ck_assert_msg(strstr(e.msg, "TLS handshake with 127.0.0.1:") && strstr(e.msg, "timed out"), "%s", e.msg);
+    srv_stop(v);
+}
+END_TEST
+
 int main(void) {
     make_certs();
     Suite *su = suite_create("cl_tls");
@@ -349,6 +379,7 @@ int main(void) {
     tcase_add_test(tc, test_tls_verify_and_hostname);
     tcase_add_test(tc, test_tls_mutual);
     tcase_add_test(tc, test_tls_to_plaintext_server);
+    tcase_add_test(tc, test_tls_stalled_handshake);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
