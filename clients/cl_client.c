@@ -47,6 +47,16 @@ static int parse_bootstrap(cl_client_t *c, const char *brokers, cl_err_t *e) {
 }
 
 int cl_client_open(cl_client_t *c, const char *brokers, const char *client_id, int timeout_ms, cl_err_t *e) {
+    return cl_client_open_sec(c, brokers, client_id, timeout_ms, NULL, e);
+}
+
+/* Every connection of the client is opened here. */
+static int conn_open(cl_client_t *c, cl_conn_t *conn, const char *host, int port, cl_err_t *e) {
+    return cl_conn_open_sec(conn, host, port, c->timeout_ms, c->client_id, c->sec, c->tls, e);
+}
+
+int cl_client_open_sec(cl_client_t *c, const char *brokers, const char *client_id, int timeout_ms,
+                       const cl_sec_t *sec, cl_err_t *e) {
     memset(c, 0, sizeof *c);
     c->boot.fd = -1;
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : CL_TIMEOUT_MS_DEFAULT;
@@ -57,10 +67,12 @@ int cl_client_open(cl_client_t *c, const char *brokers, const char *client_id, i
     if (!c->nodes) return cl_err_set(e, CL_E_NOMEM, "out of memory");
     int rc = parse_bootstrap(c, brokers, e);
     if (rc != CL_OK) return rc;
+    c->sec = sec;
+    if (cl_sec_tls(sec) && (rc = cl_tls_new(sec, &c->tls, e)) != CL_OK) return rc;
     char tried[1024] = "";
     for (int i = 0; i < c->nbootstrap; i++) {
         cl_err_t one;
-        rc = cl_conn_open(&c->boot, c->bootstrap[i], c->bootstrap_port[i], c->timeout_ms, c->client_id, &one);
+        rc = conn_open(c, &c->boot, c->bootstrap[i], c->bootstrap_port[i], &one);
         if (rc == CL_OK) return CL_OK;
         size_t used = strlen(tried);
         snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", one.msg);
@@ -78,6 +90,8 @@ void cl_client_close(cl_client_t *c) {
         for (int i = 0; i < c->nnodes; i++) cl_conn_close(&c->nodes[i].conn);
     free(c->nodes);
     c->nodes = NULL;
+    cl_tls_free(c->tls);
+    c->tls = NULL;
     c->nnodes = 0;
     c->md = NULL;
     kp_arena_free(&c->md_arena);
@@ -173,8 +187,7 @@ static cl_conn_t *conn_for(cl_client_t *c, int32_t node_id, cl_err_t *e) {
         if (!cl_conn_is_open(&c->boot)) {
             /* the bootstrap connection dropped: try the list again */
             for (int i = 0; i < c->nbootstrap; i++)
-                if (cl_conn_open(&c->boot, c->bootstrap[i], c->bootstrap_port[i], c->timeout_ms, c->client_id,
-                                 e) == CL_OK)
+                if (conn_open(c, &c->boot, c->bootstrap[i], c->bootstrap_port[i], e) == CL_OK)
                     return &c->boot;
             return NULL;
         }
@@ -186,7 +199,7 @@ static cl_conn_t *conn_for(cl_client_t *c, int32_t node_id, cl_err_t *e) {
         return NULL;
     }
     if (!cl_conn_is_open(&n->conn)) {
-        if (cl_conn_open(&n->conn, n->host, n->port, c->timeout_ms, c->client_id, e) != CL_OK) return NULL;
+        if (conn_open(c, &n->conn, n->host, n->port, e) != CL_OK) return NULL;
         n->conn.node_id = node_id;
     }
     return &n->conn;

@@ -72,6 +72,8 @@ typedef struct cl_client {
     kp_arena_t md_arena;            /* holds md and its frame */
     const kp_metadata_response_t *md; /* NULL before the first refresh */
     int16_t md_version;
+    const cl_sec_t *sec;            /* how to connect (not owned), NULL = PLAINTEXT */
+    cl_tls_t *tls;                  /* shared by every connection when sec uses TLS */
 } cl_client_t;
 
 /* Parses a comma list of host:port into c (at most CL_BOOTSTRAP_MAX) and
@@ -80,6 +82,11 @@ typedef struct cl_client {
  * tried. The client must be closed with cl_client_close even on failure. */
 CL_MUST_CHECK int cl_client_open(cl_client_t *c, const char *brokers, const char *client_id, int timeout_ms,
                                  cl_err_t *e);
+/* The same over TLS and/or SASL as `sec` says (NULL = PLAINTEXT; sec must
+ * outlive the client): every connection the client makes (bootstrap, each
+ * broker, coordinators) uses it. */
+CL_MUST_CHECK int cl_client_open_sec(cl_client_t *c, const char *brokers, const char *client_id, int timeout_ms,
+                                     const cl_sec_t *sec, cl_err_t *e);
 void cl_client_close(cl_client_t *c);
 
 /* Refreshes the metadata cache for `topics` (n names; n == 0 with

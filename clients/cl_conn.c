@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clients/cl_sasl.h"
 #include "kp_msgs.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_header.h"
@@ -42,6 +44,12 @@ int cl_parse_hostport(const char *s, char *host, size_t host_bytes, int *port, c
     host[hlen] = '\0';
     *port = (int)p;
     return CL_OK;
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void set_deadline(int fd, int timeout_ms) {
@@ -134,17 +142,37 @@ int cl_conn_open_raw(cl_conn_t *c, const char *host, int port, int timeout_ms, c
     return CL_OK;
 }
 
-int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
-                 cl_err_t *e) {
+int cl_conn_open_raw_tls(cl_conn_t *c, const char *host, int port, int timeout_ms, cl_tls_t *tls, cl_err_t *e) {
     int rc = cl_conn_open_raw(c, host, port, timeout_ms, e);
-    if (rc != CL_OK) return rc;
-    c->client_id = client_id;
-    rc = negotiate(c, e);
+    if (rc != CL_OK || !tls) return rc;
+    rc = cl_tls_connect(tls, c->fd, host, port, &c->tls, e);
     if (rc != CL_OK) cl_conn_close(c);
     return rc;
 }
 
+int cl_conn_open_sec(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
+                     const cl_sec_t *sec, cl_tls_t *tls, cl_err_t *e) {
+    if (cl_sec_tls(sec) && !tls)
+        return cl_err_set(e, CL_E_USAGE, "%s needs a TLS context", cl_sec_proto_name(sec->protocol));
+    int rc = cl_conn_open_raw_tls(c, host, port, timeout_ms, cl_sec_tls(sec) ? tls : NULL, e);
+    if (rc != CL_OK) return rc;
+    c->client_id = client_id;
+    rc = negotiate(c, e);
+    /* Kafka allows ApiVersions before SASL (KIP-35/KIP-43): it tells which
+     * SaslHandshake / SaslAuthenticate versions the broker speaks */
+    if (rc == CL_OK && cl_sec_sasl(sec)) rc = cl_sasl_login(c, sec, e);
+    if (rc != CL_OK) cl_conn_close(c);
+    return rc;
+}
+
+int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
+                 cl_err_t *e) {
+    return cl_conn_open_sec(c, host, port, timeout_ms, client_id, NULL, NULL, e);
+}
+
 void cl_conn_close(cl_conn_t *c) {
+    if (c->tls) cl_tls_close(c->tls);
+    c->tls = NULL;
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
 }
@@ -164,32 +192,80 @@ int16_t cl_conn_version(const cl_conn_t *c, int16_t api_key, int16_t our_max) {
  * names the API, the address and what happened. */
 static int io_fail(cl_conn_t *c, cl_err_t *e, const char *what, int err) {
     int st = (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT) ? CL_E_TIMEOUT : CL_E_NETWORK;
-    cl_err_set(e, st, "%s %s:%d: %s", what, c->host, c->port,
-               st == CL_E_TIMEOUT ? "timed out" : (err ? strerror(err) : "connection closed by the broker"));
+    const char *tls_why = c->tls ? cl_tls_last_error(c->tls) : "";
+    if (st == CL_E_TIMEOUT) cl_err_set(e, st, "%s %s:%d: timed out", what, c->host, c->port);
+    else if (err) cl_err_set(e, st, "%s %s:%d: %s", what, c->host, c->port, strerror(err));
+    else if (tls_why[0]) cl_err_set(e, st, "%s %s:%d: TLS: %s", what, c->host, c->port, tls_why);
+    else if (!c->tls && !c->sasl_sec && c->answered <= 1)
+        /* closed right after ApiVersions: a SASL listener closes on
+         * anything but ApiVersions/Sasl* before authentication */
+        cl_err_set(e, st, "%s %s:%d: connection closed by the broker (a SASL or TLS listener? see --command-config)",
+                   what, c->host, c->port);
+    else cl_err_set(e, st, "%s %s:%d: connection closed by the broker", what, c->host, c->port);
     cl_conn_close(c);
     return st;
 }
 
-static int send_all(cl_conn_t *c, const char *what, const uint8_t *p, size_t n, cl_err_t *e) {
+/* One send or receive on the socket or through TLS; -1 with *err. */
+static ssize_t io_send(cl_conn_t *c, const uint8_t *p, size_t n, int *err) {
+    if (c->tls) return cl_tls_send(c->tls, p, n, err);
+    ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
+    if (k < 0) *err = errno;
+    return k;
+}
+
+static ssize_t io_recv(cl_conn_t *c, uint8_t *p, size_t n, int *err) {
+    if (c->tls) return cl_tls_recv(c->tls, p, n, err);
+    ssize_t k = recv(c->fd, p, n, 0);
+    if (k < 0) *err = errno;
+    return k;
+}
+
+int cl_conn_send_all(cl_conn_t *c, const char *what, const void *buf, size_t n, cl_err_t *e) {
+    const uint8_t *p = buf;
+    if (!cl_conn_is_open(c)) return cl_err_set(e, CL_E_CONNECT, "not connected to %s:%d", c->host, c->port);
     while (n > 0) {
-        ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_fail(c, e, what, k < 0 ? errno : 0);
+        int err = 0;
+        ssize_t k = io_send(c, p, n, &err);
+        if (k < 0 && err == EINTR) continue;
+        if (k <= 0) {
+            if (c->tls && err != EAGAIN) {
+                /* the broker may have said why before closing (a TLS alert) */
+                cl_tls_read_pending_alert(c->tls, c->fd);
+                if (cl_tls_last_error(c->tls)[0]) err = 0;
+            }
+            return io_fail(c, e, what, k < 0 ? err : 0);
+        }
         p += k;
         n -= (size_t)k;
     }
     return CL_OK;
 }
 
-static int recv_all(cl_conn_t *c, const char *what, uint8_t *p, size_t n, cl_err_t *e) {
+int cl_conn_recv_all(cl_conn_t *c, const char *what, void *buf, size_t n, cl_err_t *e) {
+    uint8_t *p = buf;
+    if (!cl_conn_is_open(c)) return cl_err_set(e, CL_E_CONNECT, "not connected to %s:%d", c->host, c->port);
     while (n > 0) {
-        ssize_t k = recv(c->fd, p, n, 0);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return io_fail(c, e, what, k < 0 ? errno : 0);
+        int err = 0;
+        ssize_t k = io_recv(c, p, n, &err);
+        if (k < 0 && err == EINTR) continue;
+        if (k <= 0) return io_fail(c, e, what, k < 0 ? err : 0);
         p += k;
         n -= (size_t)k;
     }
     return CL_OK;
+}
+
+int cl_conn_recv_some(cl_conn_t *c, const char *what, void *buf, size_t n, size_t *got, cl_err_t *e) {
+    if (!cl_conn_is_open(c)) return cl_err_set(e, CL_E_CONNECT, "not connected to %s:%d", c->host, c->port);
+    for (;;) {
+        int err = 0;
+        ssize_t k = io_recv(c, buf, n, &err);
+        if (k < 0 && err == EINTR) continue;
+        if (k < 0) return io_fail(c, e, what, err);
+        *got = (size_t)k;
+        return CL_OK;
+    }
 }
 
 static int encode_request(cl_conn_t *c, int16_t api_key, int16_t ver, const void *req, int32_t corr,
@@ -217,6 +293,15 @@ static int encode_request(cl_conn_t *c, int16_t api_key, int16_t ver, const void
 int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req, bool no_response,
                  void **resp, int16_t *version_out, kp_arena_t *a, cl_err_t *e) {
     if (!cl_conn_is_open(c)) return cl_err_set(e, CL_E_CONNECT, "not connected to %s:%d", c->host, c->port);
+    if (cl_sasl_reauth_due(c, mono_ms())) {
+        /* KIP-368: the broker closes a connection whose session ended;
+         * log in again on the same connection before that */
+        int rc = cl_sasl_login(c, c->sasl_sec, e);
+        if (rc != CL_OK) {
+            cl_conn_close(c);
+            return rc;
+        }
+    }
     int16_t ver = cl_conn_version(c, api_key, our_max);
     const kp_api_info_t *api = kp_api_info(api_key);
     if (ver < 0)
@@ -230,12 +315,12 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
     if (rc != CL_OK) return rc;
     char what[96];
     snprintf(what, sizeof what, "%s v%d to", api ? api->name : "request", ver);
-    rc = send_all(c, what, buf, len, e);
+    rc = cl_conn_send_all(c, what, buf, len, e);
     free(buf);
     if (rc != CL_OK || no_response) return rc;
     uint8_t szb[4];
     snprintf(what, sizeof what, "%s v%d response from", api ? api->name : "request", ver);
-    if ((rc = recv_all(c, what, szb, 4, e)) != CL_OK) return rc;
+    if ((rc = cl_conn_recv_all(c, what, szb, 4, e)) != CL_OK) return rc;
     uint32_t size = kp_load_be32(szb);
     if (size < 4 || size > CL_FRAME_MAX_BYTES) {
         cl_conn_close(c);
@@ -243,7 +328,7 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
     }
     uint8_t *frame = kp_arena_alloc(a, size);
     if (!frame) return cl_err_set(e, CL_E_NOMEM, "no memory for a %u-byte response", size);
-    if ((rc = recv_all(c, what, frame, size, e)) != CL_OK) return rc;
+    if ((rc = cl_conn_recv_all(c, what, frame, size, e)) != CL_OK) return rc;
     int32_t got_corr = 0;
     int kr = kp_response_decode(api_key, ver, frame, size, &got_corr, resp, a);
     if (kr != KP_OK) {
@@ -255,5 +340,6 @@ int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req
         cl_conn_close(c);
         return cl_err_set(e, CL_E_PROTO, "correlation id %d != %d from %s:%d", got_corr, corr, c->host, c->port);
     }
+    c->answered++;
     return CL_OK;
 }

@@ -8,6 +8,11 @@
  *
  * A response frame is read into the caller's arena, so the decoded body and
  * its string slices live exactly as long as that arena.
+ *
+ * Security (cl_conn_open_sec): with SSL / SASL_SSL the TLS handshake runs
+ * right after connect; with SASL_* the SASL exchange (cl_sasl.h) runs after
+ * ApiVersions, before anything else is sent, and a failure closes the
+ * connection with "SASL authentication failed: <the broker's message>".
  */
 #ifndef SKIFF_CL_CONN_H
 #define SKIFF_CL_CONN_H
@@ -16,6 +21,8 @@
 #include <stdint.h>
 
 #include "clients/cl_err.h"
+#include "clients/cl_props.h"
+#include "clients/cl_tls.h"
 #include "protocol/kp_arena.h"
 
 #define CL_API_KEYS_MAX 128                 /* api keys we track versions for */
@@ -31,12 +38,27 @@ typedef struct cl_conn {
     int32_t next_corr_id;
     const char *client_id;           /* not owned; must outlive the conn */
     int16_t ver_max[CL_API_KEYS_MAX];  /* broker's max version, -1 = unsupported */
+    cl_tls_conn_t *tls;              /* NULL on a plaintext connection */
+    const cl_sec_t *sasl_sec;        /* SASL settings (not owned), NULL without SASL */
+    int64_t session_end_ms;          /* monotonic end of the SASL session, 0 = none */
+    int64_t session_len_ms;          /* its lifetime as the broker gave it */
+    int64_t answered;                /* responses received (ApiVersions included) */
 } cl_conn_t;
 
 /* Connects to host:port within timeout_ms and negotiates versions. On error
  * the message names the address; c->fd is -1. client_id must outlive c. */
 CL_MUST_CHECK int cl_conn_open(cl_conn_t *c, const char *host, int port, int timeout_ms,
                                const char *client_id, cl_err_t *e);
+/* The same with a security setting: sec NULL or PLAINTEXT = cl_conn_open;
+ * for SSL / SASL_SSL `tls` (shared, not owned, must outlive c) is required.
+ * SASL failures are CL_E_KAFKA (SASL_AUTHENTICATION_FAILED,
+ * UNSUPPORTED_SASL_MECHANISM, ...); TLS failures CL_E_CONNECT. */
+CL_MUST_CHECK int cl_conn_open_sec(cl_conn_t *c, const char *host, int port, int timeout_ms, const char *client_id,
+                                   const cl_sec_t *sec, cl_tls_t *tls, cl_err_t *e);
+/* Connects without any Kafka exchange (for the admin HTTP port); with
+ * `tls` non-NULL the TLS handshake runs too. */
+CL_MUST_CHECK int cl_conn_open_raw_tls(cl_conn_t *c, const char *host, int port, int timeout_ms, cl_tls_t *tls,
+                                       cl_err_t *e);
 /* Connects without any Kafka exchange (for the admin HTTP port). */
 CL_MUST_CHECK int cl_conn_open_raw(cl_conn_t *c, const char *host, int port, int timeout_ms, cl_err_t *e);
 /* Changes the per-call deadline (send and receive) of an open connection. */
@@ -57,6 +79,15 @@ int16_t cl_conn_version(const cl_conn_t *c, int16_t api_key, int16_t our_max);
 CL_MUST_CHECK int cl_conn_call(cl_conn_t *c, int16_t api_key, int16_t our_max, const void *req,
                                bool no_response, void **resp, int16_t *version_out, kp_arena_t *a,
                                cl_err_t *e);
+
+/* Writes all n bytes (TLS when the connection has it); `what` names the
+ * operation in the error. On failure the connection is closed. */
+CL_MUST_CHECK int cl_conn_send_all(cl_conn_t *c, const char *what, const void *p, size_t n, cl_err_t *e);
+/* Reads exactly n bytes; as cl_conn_send_all. */
+CL_MUST_CHECK int cl_conn_recv_all(cl_conn_t *c, const char *what, void *p, size_t n, cl_err_t *e);
+/* Reads what is available, up to n bytes, into p: *got 0 = the peer
+ * closed. On failure the connection is closed. */
+CL_MUST_CHECK int cl_conn_recv_some(cl_conn_t *c, const char *what, void *p, size_t n, size_t *got, cl_err_t *e);
 
 /* Parses "host:port" (IPv6 as "[::1]:9092") into host/port.
  * CL_E_USAGE when malformed. */

@@ -14,6 +14,7 @@
 #include "clients/cl_args.h"
 #include "clients/cl_client.h"
 #include "clients/cl_err.h"
+#include "clients/cl_props.h"
 
 #define CL_CTL_BROKERS_DEFAULT "127.0.0.1:9092"  /* node 1 of etc/cluster.conf */
 #define CL_CTL_ADMIN_DEFAULT "127.0.0.1:9644"
@@ -25,22 +26,25 @@ typedef struct cl_ctl {
     int timeout_ms;
     FILE *out, *err;
     FILE *in;                 /* produce reads lines from here */
+    bool have_sec;            /* --command-config given: sec holds it */
+    cl_sec_t sec;             /* security settings from --command-config */
 } cl_ctl_t;
 
 /* Options every command accepts; a command's table starts with these. */
 #define CL_CTL_GLOBAL_OPTS \
     { "--brokers", "-b", "HOST:PORT,...", false, "Kafka listeners to bootstrap from (env SKIFF_BROKERS)" }, \
-    { "--admin", NULL, "HOST:PORT", false, "admin HTTP port (env SKIFF_ADMIN)" }, \
+    { "--admin", NULL, "[https://]HOST:PORT", false, "admin HTTP port (env SKIFF_ADMIN)" }, \
     { "--json", NULL, NULL, false, "JSON output for scripts" }, \
     { "--timeout-ms", NULL, "MS", false, "per-request timeout (default 10000)" }, \
+    { "--command-config", NULL, "FILE", false, "client properties: security.protocol, sasl.*, ssl.* (librdkafka names)" }, \
     { "--help", "-h", NULL, false, "show this help" }
-#define CL_CTL_GLOBAL_NOPTS 5
+#define CL_CTL_GLOBAL_NOPTS 6
 
 /* Parses argv against opts, applies the global options to ctx. Returns
  * CL_OK, CL_E_USAGE (message printed), or -1 when --help was printed. */
 int cl_ctl_parse(cl_ctl_t *ctx, int argc, char **argv, const cl_opt_t *opts, int nopts, const char *usage,
                  cl_args_t *a);
-/* Opens a client on ctx->brokers; prints the error and returns its exit
+/* Opens a client on ctx->brokers (with --command-config's security); prints the error and returns its exit
  * code on failure, else 0. */
 int cl_ctl_connect(cl_ctl_t *ctx, cl_client_t *c);
 /* Prints "skiffctl: <msg>" and returns cl_exit_code(e->status). */
@@ -57,6 +61,7 @@ int cl_ctl_group(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_perf(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_txn(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_producers(cl_ctl_t *ctx, int argc, char **argv);
+int cl_ctl_user(cl_ctl_t *ctx, int argc, char **argv);
 
 /* Top level: argv[0] is the family word. */
 int cl_ctl_main(cl_ctl_t *ctx, int argc, char **argv);

@@ -150,12 +150,14 @@ static int quorum_from_admin(cl_ctl_t *ctx, const cl_err_t *why) {
     size_t len = 0;
     cl_err_t e;
     cl_err_clear(&e);
-    if (cl_http_get(ctx->admin, "/v1/quorum", ctx->timeout_ms, &status, &body, &len, &e) != CL_OK) {
+    if (cl_http_get_sec(ctx->admin, "/v1/quorum", ctx->timeout_ms, ctx->have_sec ? &ctx->sec : NULL, &status, &body,
+                        &len, &e) != CL_OK) {
         fprintf(ctx->err, "skiffctl: DescribeQuorum failed (%s); admin port: %s\n", why->msg, e.msg);
         return cl_exit_code(e.status);
     }
     if (status != 200) {
-        fprintf(ctx->err, "skiffctl: GET http://%s/v1/quorum: HTTP %d\n", ctx->admin, status);
+        fprintf(ctx->err, "skiffctl: GET %s%s/v1/quorum: HTTP %d%s\n", strstr(ctx->admin, "://") ? "" : "http://",
+                ctx->admin, status, status == 401 ? " (admin.username / admin.password in --command-config)" : "");
         free(body);
         return CL_EXIT_FAIL;
     }

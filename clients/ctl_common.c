@@ -46,13 +46,22 @@ int cl_ctl_parse(cl_ctl_t *ctx, int argc, char **argv, const cl_opt_t *opts, int
         }
         ctx->timeout_ms = (int)ms;
     }
+    if ((v = cl_args_get(a, "--command-config"))) {
+        if (cl_props_load(v, &ctx->sec, &e) != CL_OK) {
+            fprintf(ctx->err, "skiffctl: %s\n", e.msg);
+            return CL_E_USAGE;
+        }
+        ctx->have_sec = true;
+    }
     return CL_OK;
 }
 
 int cl_ctl_connect(cl_ctl_t *ctx, cl_client_t *c) {
     cl_err_t e;
     cl_err_clear(&e);
-    if (cl_client_open(c, ctx->brokers, "skiffctl", ctx->timeout_ms, &e) != CL_OK) return cl_ctl_fail(ctx, &e);
+    if (cl_client_open_sec(c, ctx->brokers, "skiffctl", ctx->timeout_ms, ctx->have_sec ? &ctx->sec : NULL, &e) !=
+        CL_OK)
+        return cl_ctl_fail(ctx, &e);
     return CL_EXIT_OK;
 }
 

@@ -16,9 +16,13 @@ static const char *top_help =
     "  perf produce|consume TOPIC                throughput and latency\n"
     "  txn list|describe                         transactions at their coordinators\n"
     "  producers TOPIC                           producer ids, epochs and open transactions per partition\n"
+    "  user add|delete|list                      SCRAM credentials (SCRAM-SHA-256 / SCRAM-SHA-512)\n"
     "\n"
     "global options: --brokers HOST:PORT,... (env SKIFF_BROKERS, default " CL_CTL_BROKERS_DEFAULT ")\n"
     "                --admin HOST:PORT (env SKIFF_ADMIN, default " CL_CTL_ADMIN_DEFAULT ")\n"
+    "                --command-config FILE (security.protocol, sasl.mechanism, sasl.username, sasl.password,\n"
+    "                  ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,\n"
+    "                  ssl.endpoint.identification.algorithm, admin.username, admin.password)\n"
     "                --json  --timeout-ms MS  --help\n"
     "\n"
     "exit codes: 0 ok, 1 Kafka or operation error, 2 usage error, 3 cannot connect\n";
@@ -32,6 +36,7 @@ int cl_ctl_main(cl_ctl_t *ctx, int argc, char **argv) {
         { "cluster", cl_ctl_cluster }, { "broker", cl_ctl_broker }, { "topic", cl_ctl_topic },
         { "produce", cl_ctl_produce }, { "consume", cl_ctl_consume }, { "group", cl_ctl_group },
         { "perf", cl_ctl_perf }, { "txn", cl_ctl_txn }, { "producers", cl_ctl_producers },
+        { "user", cl_ctl_user },
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[0], cmds[i].name)) return cmds[i].fn(ctx, argc - 1, argv + 1);

@@ -383,6 +383,16 @@ START_TEST(test_ctl_usage_exit_codes) {
         { 3, { "group", "reset-offsets", "g" }, 2, "--topic" },
         { 2, { "perf", "produce" }, 2, "produce|consume" },
         { 4, { "broker", "list", "--timeout-ms", "0" }, 2, "--timeout-ms" },
+        { 4, { "topic", "list", "--command-config", "/nonexistent/client.properties" }, 2,
+          "/nonexistent/client.properties: No such file" },
+        { 1, { "user" }, 2, "add, delete, list" },
+        { 2, { "user", "add" }, 2, "one user name" },
+        { 3, { "user", "add", "u" }, 2, "--mechanism" },
+        { 5, { "user", "add", "u", "-m", "PLAIN" }, 2, "SCRAM-SHA-256 or SCRAM-SHA-512" },
+        { 5, { "user", "add", "u", "-m", "SCRAM-SHA-256" }, 2, "--password" },
+        { 5, { "user", "delete", "u", "--password", "x" }, 2, "takes no --password" },
+        { 3, { "user", "list", "u" }, 2, "takes no name" },
+        { 5, { "user", "delete", "u", "-m", "scram-sha-512" }, 3, "127.0.0.1:1" },
         { 4, { "consume", "t", "--offset", "-3" }, 2, "--offset" },
         { 4, { "consume", "t", "--timestamp", "x" }, 2, "--timestamp" },
         { 3, { "consume", "t", "--join" }, 2, "--join needs --group" },
@@ -419,11 +429,13 @@ END_TEST
 
 START_TEST(test_ctl_help_everywhere) {
     char *out = NULL, *err = NULL;
-    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf", "txn", "producers" };
+    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf", "txn", "producers", "user" };
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         char *argv[] = { (char *)fams[i], "--help" };
         ck_assert_int_eq(run_ctl(&out, &err, 2, argv), 0);
-        ck_assert_msg(strstr(out, "usage: skiffctl") && strstr(out, "--brokers") && strstr(out, "exit codes"), "%s", out);
+        ck_assert_msg(strstr(out, "usage: skiffctl") && strstr(out, "--brokers") && strstr(out, "--command-config") &&
+                          strstr(out, "exit codes"),
+                      "%s", out);
         ck_assert_str_eq(err, "");
         free(out);
         free(err);
