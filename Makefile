@@ -23,7 +23,7 @@
 
 CC      ?= cc
 PYTHON  ?= python3
-PKGS    := libevent libevent_pthreads libevent_openssl openssl libzstd liblz4 zlib snappy libprotobuf-c
+PKGS    := libevent libevent_pthreads libevent_openssl openssl libzstd liblz4 zlib snappy libprotobuf-c libcrypto
 B       ?= build
 BIN     ?= bin
 OPT     ?= -O2

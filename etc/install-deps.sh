@@ -5,7 +5,7 @@
 set -euo pipefail
 
 BUILD_PKGS="gcc make clang libevent-dev libzstd-dev liblz4-dev zlib1g-dev libsnappy-dev \
-libprotobuf-c-dev protobuf-c-compiler check pkg-config python3"
+libprotobuf-c-dev protobuf-c-compiler check pkg-config python3 libssl-dev"
 TEST_PKGS="kcat librdkafka-dev python3-kafka python3-snappy python3-lz4 python3-zstandard \
 python3-confluent-kafka jq curl"
 # Programs the test scripts call that a minbase Debian lacks (its Priority

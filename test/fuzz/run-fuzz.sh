@@ -22,7 +22,7 @@ LIBS="$B/lib/libskiff_broker.a $B/lib/libskiff_clients.a $B/lib/libskiff_raft.a 
 FAULT="$B/obj/fault/storage/io.o $B/obj/fault/storage/cleaner.o"
 # shellcheck disable=SC2086
 make --no-print-directory -j"$(nproc)" B=$B CC="$CC" OPT=-O1 SAN="$SAN_LIB" LDFLAGS= gen $LIBS $FAULT >/dev/null
-PKGS="libevent libevent_pthreads libevent_openssl openssl libzstd liblz4 zlib snappy libprotobuf-c"
+PKGS="libevent libevent_pthreads libevent_openssl openssl libzstd liblz4 zlib snappy libprotobuf-c libcrypto"
 CFLAGS="-std=c11 -D_GNU_SOURCE -DSKIFF_FAULT_INJECTION -g -O1 -I. -I$B/gen $(pkg-config --cflags $PKGS)"
 mkdir -p "$B/fuzz"
 status=0
