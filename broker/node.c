@@ -341,6 +341,11 @@ static bool net_limits(bk_node_t *n) {
     return true;
 }
 
+/* config/ and net/ see nothing of each other: the wiring converts. */
+_Static_assert((int)BK_CFG_SEC_PLAINTEXT == (int)BK_NET_SEC_PLAINTEXT && (int)BK_CFG_SEC_SSL == (int)BK_NET_SEC_SSL &&
+               (int)BK_CFG_SEC_SASL_PLAINTEXT == (int)BK_NET_SEC_SASL_PLAINTEXT &&
+               (int)BK_CFG_SEC_SASL_SSL == (int)BK_NET_SEC_SASL_SSL, "security enums agree");
+
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
@@ -360,7 +365,11 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
         if (ls[i].controller) continue;   /* the raft driver will serve it */
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
         uint16_t bound = 0;
-        if (bk_net_listen(n->net, host, ls[i].port, &bound) != BK_NET_OK)
+        if (ls[i].security == BK_CFG_SEC_SSL || ls[i].security == BK_CFG_SEC_SASL_SSL)
+            return fail(err, len, "listener %s: %s is not served yet", ls[i].name, bk_cfg_security_name(ls[i].security));
+        bk_net_listener_config_t lc = { .name = ls[i].name, .host = host, .port = ls[i].port,
+                                        .security = (bk_net_security_t)ls[i].security, .tls = NULL };
+        if (bk_net_listen_on(n->net, &lc, &bound) != BK_NET_OK)
             return fail(err, len, "listener %s://%s:%u: cannot listen: %s", ls[i].name, host, ls[i].port,
                         strerror(errno));
         if (n->kafka_port == 0) n->kafka_port = bound;

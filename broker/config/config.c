@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sys/stat.h>
 
@@ -16,6 +17,7 @@ typedef struct entry {
     int32_t section;     /* node id, or -1 for top level */
     bk_cfg_key_t key;    /* BK_CFG__COUNT for a stored-only key (kk) */
     const bk_cfg_kkey_t *kk; /* stored-only key, or NULL */
+    char *lov;           /* listener.name.* key (heap), or NULL; value in val->text */
     int32_t line;
     bk_cfg_val_t *val;   /* parsed, heap */
 } entry_t;
@@ -153,14 +155,17 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
         return fail(err, "%s:%d: empty key before '='", p->path, line);
     bk_cfg_key_t key = bk_cfg_key_by_name(k, kn);
     const bk_cfg_kkey_t *kk = NULL;
-    if (key == BK_CFG__COUNT) {
+    bool lov = key == BK_CFG__COUNT && cfg_lov_is(k, kn);
+    if (key == BK_CFG__COUNT && !lov) {
         char why[256];
         kk = stored_key(k, kn, why, sizeof why);
         if (kk == NULL)
             return fail(err, "%s:%d: %s", p->path, line, why);
     }
     for (size_t i = 0; i < p->nentries; i++)
-        if (p->entries[i].section == p->cur && p->entries[i].key == key && p->entries[i].kk == kk)
+        if (p->entries[i].section == p->cur && p->entries[i].key == key && p->entries[i].kk == kk &&
+            (!lov || (p->entries[i].lov && strlen(p->entries[i].lov) == kn &&
+                      strncasecmp(p->entries[i].lov, k, kn) == 0)))
             return fail(err, "%s:%d: duplicate key '%.*s' (first set at line %d)", p->path, line,
                         (int)kn, k, p->entries[i].line);
     if (p->nentries == BK_CFG_ENTRIES_MAX)
@@ -177,8 +182,18 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
     if (val == NULL)
         return fail(err, "%s:%d: out of memory", p->path, line);
     char why[256];
-    int prc = kk ? bk_cfg_kkey_check(kk, v, vn, val, why, sizeof why)
+    int prc;
+    if (lov) {
+        prc = cfg_lov_check(k, kn, v, vn, why, sizeof why);
+        if (prc == KP_OK) {
+            /* cfg_lov_check bounded vn below BK_CFG_VALUE_MAX */
+            memcpy(val->text, v, vn);
+            val->text[vn] = '\0';
+        }
+    } else {
+        prc = kk ? bk_cfg_kkey_check(kk, v, vn, val, why, sizeof why)
                  : bk_cfg_parse_value(bk_cfg_desc(key), v, vn, val, why, sizeof why);
+    }
     if (prc != KP_OK) {
         free(val);
         return fail(err, "%s:%d: %.*s=%.*s: %s", p->path, line, (int)kn, k,
@@ -190,7 +205,12 @@ static int key_value(parse_t *p, const char *s, size_t n, int32_t line, bk_cfg_e
         return fail(err, "%s:%d: node.id=%lld inside [node.%d] (the section implies node.id)",
                     p->path, line, (long long)got, p->cur);
     }
-    p->entries[p->nentries++] = (entry_t){ p->cur, key, kk, line, val };
+    char *lov_key = NULL;
+    if (lov && (lov_key = strndup(k, kn)) == NULL) {
+        free(val);
+        return fail(err, "%s:%d: out of memory", p->path, line);
+    }
+    p->entries[p->nentries++] = (entry_t){ p->cur, key, kk, lov_key, line, val };
     return KP_OK;
 }
 
@@ -242,6 +262,11 @@ static void apply(bk_cfg_t *cfg, bk_cfg_key_t key, const bk_cfg_val_t *v, int32_
 
 /* One line of the file: a key skiff acts on, or a stored-only one. */
 static int apply_entry(bk_cfg_t *cfg, const parse_t *p, const entry_t *e, bk_cfg_err_t *err) {
+    if (e->lov != NULL) {
+        if (cfg_lov_set(cfg, e->lov, strlen(e->lov), e->val->text, strlen(e->val->text), e->line) != KP_OK)
+            return fail(err, "%s:%d: out of memory", p->path, e->line);
+        return KP_OK;
+    }
     if (e->kk == NULL) {
         apply(cfg, e->key, e->val, e->line);
         return KP_OK;
@@ -304,6 +329,13 @@ static int apply_set(bk_cfg_t *cfg, const char *set, int32_t node_id, bk_cfg_err
     bk_cfg_key_t key = bk_cfg_key_by_name(k, kn);
     const bk_cfg_kkey_t *kk = NULL;
     char why[256];
+    if (key == BK_CFG__COUNT && cfg_lov_is(k, kn)) {
+        if (cfg_lov_check(k, kn, v, vn, why, sizeof why) != KP_OK)
+            return fail(err, "--set %.300s: %s", set, why);
+        if (cfg_lov_set(cfg, k, kn, v, vn, 0) != KP_OK)
+            return fail(err, "--set %.300s: out of memory", set);
+        return KP_OK;
+    }
     if (key == BK_CFG__COUNT && (kk = stored_key(k, kn, why, sizeof why)) == NULL)
         return fail(err, "--set %.300s: %s", set, why);
     bk_cfg_val_t *val = malloc(sizeof *val);
@@ -370,8 +402,10 @@ bk_cfg_t *bk_cfg_load(const char *path, int32_t node_id, const char *const *sets
     if (rc == KP_OK)
         rc = cfg_resolve(cfg, err);
 done:
-    for (size_t i = 0; i < p.nentries; i++)
+    for (size_t i = 0; i < p.nentries; i++) {
         free(p.entries[i].val);
+        free(p.entries[i].lov);
+    }
     free(p.entries);
     free(text);
     if (rc != KP_OK) {
@@ -450,6 +484,7 @@ void bk_cfg_free(bk_cfg_t *cfg) {
             free(cfg->kval[l][i]);
         free(cfg->kval[l]);
     }
+    cfg_lov_free(cfg);
     free(cfg);
 }
 

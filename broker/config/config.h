@@ -55,12 +55,24 @@ typedef enum bk_cfg_source {
     BK_CFG_SRC_DEFAULT = 5,
 } bk_cfg_source_t;
 
+/* Kafka's security protocols (listener.security.protocol.map). */
+typedef enum bk_cfg_security {
+    BK_CFG_SEC_PLAINTEXT = 0,
+    BK_CFG_SEC_SSL,
+    BK_CFG_SEC_SASL_PLAINTEXT,
+    BK_CFG_SEC_SASL_SSL
+} bk_cfg_security_t;
+
 typedef struct bk_cfg_listener {
     char name[BK_CFG_LISTENER_NAME_MAX + 1]; /* "PLAINTEXT", "CONTROLLER" */
     char host[BK_CFG_HOST_MAX + 1];                 /* "" = all interfaces */
     uint16_t port;
     bool controller;                            /* named in controller.listener.names */
+    bk_cfg_security_t security;                 /* from listener.security.protocol.map */
 } bk_cfg_listener_t;
+
+/* "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL". */
+const char *bk_cfg_security_name(bk_cfg_security_t s);
 
 typedef struct bk_cfg_voter {
     int32_t id;
@@ -139,6 +151,15 @@ const char *bk_cfg_log_dir(const bk_cfg_t *cfg, size_t i);
 const char *bk_cfg_metadata_log_dir(const bk_cfg_t *cfg);
 /* admin.listener; "" = admin port disabled. */
 const char *bk_cfg_admin_listener(const bk_cfg_t *cfg);
+
+/* Per-listener values (Kafka's `listener.name.<listener>.<key>`): the
+ * value of `listener.name.<listener, lower-cased>.<key>` when the file or
+ * --set gives one, else the effective value of the top-level broker key
+ * `<key>` (a key skiff acts on or a stored-only one), else NULL. `key` may
+ * also be a key that exists only per listener, such as
+ * "plain.sasl.jaas.config" (Kafka's `<mechanism>.sasl.jaas.config`).
+ * Valid until the config is changed or freed. */
+const char *bk_cfg_listener_str(const bk_cfg_t *cfg, const char *listener, const char *key);
 
 /* Dynamic broker config (AlterConfigs / IncrementalAlterConfigs on a broker
  * resource). `value` NULL deletes the dynamic value (falls back to the

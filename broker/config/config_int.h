@@ -31,7 +31,32 @@ struct bk_cfg {
     /* kval[layer][bk_cfg_kkey_index(k)]: heap text or NULL (not set), for
      * the STORED / OBSOLETE broker rows only; bk_cfg_kkey_count() each. */
     char **kval[KV__LAYERS];
+    /* listener.name.<listener>.<key> values (config_listener.c), in the
+     * order set; a later set of the same name replaces the earlier one. */
+    struct cfg_lov *lov;
+    size_t nlov, lov_cap;
 };
+
+/* One per-listener value: `name` is the whole key with the listener part
+ * lower-cased ("listener.name.ssl.ssl.keystore.location"). */
+typedef struct cfg_lov {
+    char *name;
+    char *value;
+    int32_t line;   /* file line; 0 = --set */
+} cfg_lov_t;
+
+#define CFG_LOV_PREFIX "listener.name."
+
+/* True when k[0..kn) starts with "listener.name.". */
+bool cfg_lov_is(const char *k, size_t kn);
+/* Checks a per-listener key and its value: the listener part is letters,
+ * digits or '_', the rest is a broker key (of either table) or
+ * "<mechanism>.sasl.jaas.config"; the value must parse as that key's value.
+ * Returns KP_OK or KP_ERR_BAD_VALUE with the reason in why. */
+KP_MUST_CHECK int cfg_lov_check(const char *k, size_t kn, const char *v, size_t vn, char *why, size_t why_len);
+/* Stores (or replaces) a checked per-listener value. KP_OK or KP_ERR_NOMEM. */
+KP_MUST_CHECK int cfg_lov_set(bk_cfg_t *cfg, const char *k, size_t kn, const char *v, size_t vn, int32_t line);
+void cfg_lov_free(bk_cfg_t *cfg);
 
 /* Writes "PATH:LINE", "--set" or "PATH (default)" for where `key` got its
  * value, for error messages. */

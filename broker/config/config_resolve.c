@@ -99,9 +99,18 @@ static int parse_listener(bk_cfg_t *cfg, const char *s, size_t n, void *vctx,
     return KP_OK;
 }
 
-/* Every listener must map to PLAINTEXT: skiff has no TLS or SASL, and a
- * port the operator believes is encrypted must not silently serve plain. */
-static int check_protocol(bk_cfg_t *cfg, const bk_cfg_listener_t *l, bk_cfg_err_t *err) {
+static const char *const sec_names[] = { "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL" };
+
+const char *bk_cfg_security_name(bk_cfg_security_t s) {
+    assert((size_t)s < sizeof sec_names / sizeof sec_names[0]);
+    return sec_names[s];
+}
+
+/* The listener's protocol from listener.security.protocol.map. A listener
+ * without an entry is refused (Kafka does the same), and so is an unknown
+ * protocol: a port the operator believes is encrypted must never serve
+ * plain. */
+static int check_protocol(bk_cfg_t *cfg, bk_cfg_listener_t *l, bk_cfg_err_t *err) {
     const char *map = cfg->val[BK_CFG_LISTENER_SECURITY_PROTOCOL_MAP].text;
     size_t n = strlen(l->name);
     const char *p = map;
@@ -109,11 +118,16 @@ static int check_protocol(bk_cfg_t *cfg, const bk_cfg_listener_t *l, bk_cfg_err_
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (len > n && p[n] == ':' && memcmp(p, l->name, n) == 0) {
-            if (len - n - 1 == 9 && memcmp(p + n + 1, "PLAINTEXT", 9) == 0)
-                return KP_OK;
+            const char *proto = p + n + 1;
+            size_t pn = len - n - 1;
+            for (size_t i = 0; i < sizeof sec_names / sizeof sec_names[0]; i++)
+                if (strlen(sec_names[i]) == pn && memcmp(proto, sec_names[i], pn) == 0) {
+                    l->security = (bk_cfg_security_t)i;
+                    return KP_OK;
+                }
             return fail_at(cfg, BK_CFG_LISTENER_SECURITY_PROTOCOL_MAP, err,
-                           "listener %s maps to %.*s; skiff serves PLAINTEXT only", l->name,
-                           (int)(len - n - 1), p + n + 1);
+                           "listener %s maps to %.*s; expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+                           l->name, (int)pn, proto);
         }
         if (comma == NULL)
             break;
@@ -121,7 +135,8 @@ static int check_protocol(bk_cfg_t *cfg, const bk_cfg_listener_t *l, bk_cfg_err_
     }
     return fail_at(cfg, BK_CFG_LISTENER_SECURITY_PROTOCOL_MAP, err,
                    "listener %s has no entry in listener.security.protocol.map "
-                   "(add %s:PLAINTEXT)", l->name, l->name);
+                   "(add %s:PLAINTEXT, %s:SSL, %s:SASL_PLAINTEXT or %s:SASL_SSL)", l->name, l->name,
+                   l->name, l->name, l->name);
 }
 
 static int resolve_listeners(bk_cfg_t *cfg, bk_cfg_err_t *err) {
@@ -178,7 +193,7 @@ static int resolve_advertised(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (rc != KP_OK)
         return rc;
     for (size_t i = 0; i < cfg->nadvertised; i++) {
-        const bk_cfg_listener_t *a = &cfg->advertised[i];
+        bk_cfg_listener_t *a = &cfg->advertised[i];
         const bk_cfg_listener_t *l = NULL;
         for (size_t k = 0; k < cfg->nlisteners; k++)
             if (strcmp(cfg->listeners[k].name, a->name) == 0)
@@ -190,6 +205,8 @@ static int resolve_advertised(bk_cfg_t *cfg, bk_cfg_err_t *err) {
             return fail_at(cfg, BK_CFG_ADVERTISED_LISTENERS, err,
                            "advertised.listeners: %s is a controller listener and must not be "
                            "advertised to clients", a->name);
+        a->security = l->security;
+        a->controller = l->controller;
     }
     return KP_OK;
 }

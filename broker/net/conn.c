@@ -487,11 +487,18 @@ static void write_cb(evutil_socket_t fd, short what, void *arg) {
     if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
-bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen) {
+bk_net_conn_t *bk__conn_new(bk_net_t *net, const net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen) {
     bk_net_conn_t *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    if (!c) {
+        evutil_closesocket(fd);
+        return NULL;
+    }
     c->net = net;
     c->fd = fd;
+    c->listener = l->name;
+    c->security = l->security;
+    memcpy(c->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->out = evbuffer_new();
     c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
@@ -543,6 +550,7 @@ void bk__conn_free(bk_net_conn_t *c) {
     event_free(c->write_ev);
     event_free(c->hup_ev);
     evbuffer_free(c->out);
+    if (c->auth_free) c->auth_free(c->auth);
     /* nothing to do about a failing close(2): the descriptor is gone either way */
     if (evutil_closesocket(c->fd) != 0) { /* see above */ }
     if (c->in_big) {
@@ -557,6 +565,27 @@ void bk__conn_free(bk_net_conn_t *c) {
 uint64_t bk_net_conn_id(const bk_net_conn_t *c) { return c->id; }
 
 const char *bk_net_conn_peer(const bk_net_conn_t *c) { return c->peer; }
+
+bk_net_security_t bk_net_conn_security(const bk_net_conn_t *c) { return c->security; }
+
+const char *bk_net_conn_listener(const bk_net_conn_t *c) { return c->listener; }
+
+const char *bk_net_conn_principal(const bk_net_conn_t *c) { return c->principal; }
+
+void bk_net_conn_set_principal(bk_net_conn_t *c, const char *principal) {
+    assert(principal != NULL);
+    size_t n = strnlen(principal, BK_NET_PRINCIPAL_MAX);
+    memcpy(c->principal, principal, n);
+    c->principal[n] = '\0';
+}
+
+void *bk_net_conn_auth(const bk_net_conn_t *c) { return c->auth; }
+
+void bk_net_conn_set_auth(bk_net_conn_t *c, void *state, void (*free_fn)(void *state)) {
+    if (c->auth != state && c->auth_free) c->auth_free(c->auth);
+    c->auth = state;
+    c->auth_free = state ? free_fn : NULL;
+}
 
 bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *c) {
     assert(c->in_handler);

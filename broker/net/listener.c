@@ -86,7 +86,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
 
 void bk_net_free(bk_net_t *net) {
     if (!net) return;
-    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->lst[i].ev);
     net->listeners_n = 0;
     for (uint32_t i = 0; net->conns && i < net->cfg.conns_max; i++) {
         bk_net_conn_t *c = net->conns[i];
@@ -180,9 +180,10 @@ static int64_t ip_count(const bk_net_t *net, const uint8_t *addr, uint8_t len) {
     return n;
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg) {
-    bk_net_t *net = arg;
+    const net_listener_t *l = arg;
+    bk_net_t *net = l->net;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS; /* accepting works again */
     if (net->stopping || net->free_n == 0 || net->stats.conns_open >= net->conns_limit) {
         net->stats.conns_rejected++;
@@ -208,7 +209,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    bk_net_conn_t *c = bk__conn_new(net, fd, sa, salen); /* closes fd on failure */
+    bk_net_conn_t *c = bk__conn_new(net, l, fd, sa, salen); /* closes fd on failure */
     if (!c) {
         net->stats.conns_rejected++;
         return;
@@ -227,7 +228,7 @@ static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {
     if (!net->accept_paused) return;
     net->accept_paused = false;
     for (uint32_t i = 0; i < net->listeners_n; i++)
-        if (evconnlistener_enable(net->listeners[i]) != 0)
+        if (evconnlistener_enable(net->lst[i].ev) != 0)
             fprintf(stderr, "skiff: net: cannot resume accepting on a listener\n");
 }
 
@@ -236,8 +237,8 @@ static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {
  * on would spin the loop at 100% CPU. Count it, stop accepting for a
  * back-off that doubles while accepts keep failing (50 ms .. 1 s), then
  * try again. */
-static void accept_error_cb(struct evconnlistener *l, void *arg) {
-    bk_net_t *net = arg;
+static void accept_error_cb(struct evconnlistener *ev, void *arg) {
+    bk_net_t *net = ((net_listener_t *)arg)->net;
     int err = EVUTIL_SOCKET_ERROR();
     net->stats.accept_failures++;
     int64_t now = bk__net_mono_ms();
@@ -251,7 +252,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg) {
                      evutil_socket_error_to_string(err), (long long)net->accept_backoff_ms);
     if (net->accept_paused || net->stopping) return;
     net->accept_paused = true;
-    for (uint32_t i = 0; i < net->listeners_n; i++) (void)evconnlistener_disable(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) (void)evconnlistener_disable(net->lst[i].ev);
     struct timeval tv = { .tv_sec = net->accept_backoff_ms / 1000, .tv_usec = (net->accept_backoff_ms % 1000) * 1000 };
     if (evtimer_add(net->accept_ev, &tv) != 0) accept_resume_cb(-1, 0, net);
     net->accept_backoff_ms *= 2;
@@ -273,8 +274,19 @@ int bk_net_set_ip_limits(bk_net_t *net, int64_t per_ip, const bk_net_ip_limit_t 
 }
 
 int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port) {
+    bk_net_listener_config_t lc = { .name = "PLAINTEXT", .host = host, .port = port,
+                                    .security = BK_NET_SEC_PLAINTEXT, .tls = NULL };
+    return bk_net_listen_on(net, &lc, bound_port);
+}
+
+int bk_net_listen_on(bk_net_t *net, const bk_net_listener_config_t *lc, uint16_t *bound_port) {
     if (net->stopping) return BK_NET_ERR_STOPPED;
     if (net->listeners_n == BK_NET_LISTENERS_MAX) return BK_NET_ERR_FULL;
+    bool wants_tls = lc->security == BK_NET_SEC_SSL || lc->security == BK_NET_SEC_SASL_SSL;
+    if (!lc->name || strlen(lc->name) > BK_NET_LISTENER_NAME_MAX || wants_tls != (lc->tls != NULL))
+        return BK_NET_ERR_INVALID;
+    const char *host = lc->host;
+    uint16_t port = lc->port;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     int sslen;
@@ -295,7 +307,13 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
     /* IPV6ONLY: "::" and "0.0.0.0" on one port are two listeners, not a clash */
     unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE |
                      (ss.ss_family == AF_INET6 ? LEV_OPT_BIND_IPV6ONLY : 0);
-    struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, net, flags,
+    net_listener_t *nl = &net->lst[net->listeners_n];
+    memset(nl, 0, sizeof *nl);
+    nl->net = net;
+    snprintf(nl->name, sizeof nl->name, "%s", lc->name);
+    nl->security = lc->security;
+    nl->tls = lc->tls;
+    struct evconnlistener *l = evconnlistener_new_bind(net->base, accept_cb, nl, flags,
                                                        BK_NET_BACKLOG, (struct sockaddr *)&ss, sslen);
     if (!l) return BK_NET_ERR_SYS;
     evconnlistener_set_error_cb(l, accept_error_cb);
@@ -309,7 +327,8 @@ int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *boun
         *bound_port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
                                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
     }
-    net->listeners[net->listeners_n++] = l;
+    nl->ev = l;
+    net->listeners_n++;
     return BK_NET_OK;
 }
 
@@ -337,7 +356,7 @@ int bk_net_shutdown(bk_net_t *net, uint32_t deadline_ms, bk_net_stopped_fn done,
     net->stopping = true;
     net->stopped_fn = done;
     net->stopped_arg = arg;
-    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->listeners[i]);
+    for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->lst[i].ev);
     net->listeners_n = 0;
     net->accept_paused = false;
     event_del(net->accept_ev);

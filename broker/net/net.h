@@ -72,6 +72,22 @@ const char *bk_net_err_str(int status);
 typedef struct bk_net bk_net_t;
 typedef struct bk_net_conn_s bk_net_conn_t;
 
+/* Kafka's security protocols, per listener (listener.security.protocol.map). */
+typedef enum bk_net_security {
+    BK_NET_SEC_PLAINTEXT = 0,
+    BK_NET_SEC_SSL,
+    BK_NET_SEC_SASL_PLAINTEXT,
+    BK_NET_SEC_SASL_SSL
+} bk_net_security_t;
+
+/* A TLS server context (tls.h). */
+typedef struct bk_net_tls bk_net_tls_t;
+
+/* Longest principal text ("User:CN=client,O=skiff"), without the NUL. */
+#define BK_NET_PRINCIPAL_MAX 255
+#define BK_NET_LISTENER_NAME_MAX 63
+#define BK_NET_PRINCIPAL_ANONYMOUS "User:ANONYMOUS"
+
 /* Names one response slot: which connection (by id, never reused within a
  * process) and which request on it. Safe to keep after the connection has
  * gone: answering a slot of a closed connection just drops the answer. */
@@ -144,8 +160,26 @@ BK_NET_MUST_CHECK bk_net_t *bk_net_new(struct event_base *base, const bk_net_con
 void bk_net_free(bk_net_t *net);
 
 /* Listens on numeric `host` (IPv4 or IPv6 literal) and `port` (0 = any free
- * port). On success *bound_port (if not NULL) holds the bound port. */
+ * port). On success *bound_port (if not NULL) holds the bound port. A
+ * PLAINTEXT listener named "PLAINTEXT". */
 BK_NET_MUST_CHECK int bk_net_listen(bk_net_t *net, const char *host, uint16_t port, uint16_t *bound_port);
+
+/* One listener: its name (Kafka's listener name, e.g. "SASL_SSL"; copied, at
+ * most BK_NET_LISTENER_NAME_MAX bytes), address, security protocol and, for
+ * SSL and SASL_SSL, the TLS context (not owned: it must outlive the net;
+ * bk_net_tls_reload swaps what new connections get). */
+typedef struct bk_net_listener_config {
+    const char *name;
+    const char *host;
+    uint16_t port;
+    bk_net_security_t security;
+    bk_net_tls_t *tls;          /* required for SSL / SASL_SSL, NULL otherwise */
+} bk_net_listener_config_t;
+
+/* bk_net_listen with a name, a protocol and TLS. BK_NET_ERR_INVALID for a
+ * bad address, a name too long, or TLS missing / given where it does not
+ * belong. */
+BK_NET_MUST_CHECK int bk_net_listen_on(bk_net_t *net, const bk_net_listener_config_t *lc, uint16_t *bound_port);
 
 /* Graceful stop: close the listeners, read no new frames, let every open slot
  * complete and flush, then close each connection. When all connections are
@@ -227,6 +261,24 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_net_conn_peer(const bk_net_conn_t *conn);
+
+/* The security protocol of the listener that accepted the connection. */
+bk_net_security_t bk_net_conn_security(const bk_net_conn_t *conn);
+/* The name of that listener ("SASL_SSL", "CONTROLLER"); never NULL. */
+const char *bk_net_conn_listener(const bk_net_conn_t *conn);
+/* Who the peer is: "User:ANONYMOUS" until set; on a TLS listener with a
+ * client certificate "User:" + the subject mapped by
+ * ssl.principal.mapping.rules; after SASL whatever the authenticator set.
+ * Never NULL; valid until the next set or the connection is freed. */
+const char *bk_net_conn_principal(const bk_net_conn_t *conn);
+/* Copies `principal` (at most BK_NET_PRINCIPAL_MAX bytes are kept). */
+void bk_net_conn_set_principal(bk_net_conn_t *conn, const char *principal);
+/* An opaque per-connection authentication state owned by the connection
+ * (the SASL exchange): free_fn(state) is called exactly once, when the
+ * connection is freed or the state replaced by another set (not when set
+ * again with the same pointer). NULL until set. */
+void *bk_net_conn_auth(const bk_net_conn_t *conn);
+void bk_net_conn_set_auth(bk_net_conn_t *conn, void *state, void (*free_fn)(void *state));
 
 int bk_net_conn_respond(bk_net_conn_t *conn, bk_net_slot_t slot, struct evbuffer *body);
 /* Copies `len` bytes as the body. */

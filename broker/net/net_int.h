@@ -16,6 +16,15 @@
  * bk__conn_in_chunk() bytes). */
 #define BK_NET_IN_POOL_MAX 8
 
+/* One listening socket and what its connections inherit. */
+typedef struct net_listener {
+    bk_net_t *net;
+    struct evconnlistener *ev;
+    char name[BK_NET_LISTENER_NAME_MAX + 1];
+    bk_net_security_t security;
+    bk_net_tls_t *tls;          /* SSL / SASL_SSL; not owned */
+} net_listener_t;
+
 typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
 
 typedef struct {
@@ -61,12 +70,17 @@ struct bk_net_conn_s {
     size_t frame_len;
     bool frame_taken;
     char peer[64];
+    const char *listener;   /* name of the accepting listener (net->lst[i].name) */
+    bk_net_security_t security;
+    char principal[BK_NET_PRINCIPAL_MAX + 1];
+    void *auth;             /* bk_net_conn_set_auth: owned, freed with auth_free */
+    void (*auth_free)(void *state);
 };
 
 struct bk_net {
     struct event_base *base;
     bk_net_config_t cfg;
-    struct evconnlistener *listeners[BK_NET_LISTENERS_MAX];
+    net_listener_t lst[BK_NET_LISTENERS_MAX];
     uint32_t listeners_n;
     bk_net_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
     uint32_t conns_limit;       /* open connections allowed now, <= cfg.conns_max
@@ -106,7 +120,8 @@ void bk__conn_sweep(bk_net_t *net);
 void bk__conn_mem_released(bk_net_t *net);
 
 /* conn.c: create (takes the fd in all cases) / free a closed connection. */
-bk_net_conn_t *bk__conn_new(bk_net_t *net, evutil_socket_t fd, const struct sockaddr *sa, int salen);
+bk_net_conn_t *bk__conn_new(bk_net_t *net, const net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen);
 void bk__conn_free(bk_net_conn_t *conn);
 /* conn.c: frees the idle input buffers of net (bk_net_free). */
 void bk__conn_in_pool_free(bk_net_t *net);

@@ -890,7 +890,12 @@ static int start_network(bk_quorum_t *q, char *err, size_t len) {
     for (size_t i = 0; i < nl; i++) {
         if (!ls[i].controller) continue;
         const char *host = ls[i].host[0] ? ls[i].host : "0.0.0.0";
-        if (bk_net_listen(q->srv, host, ls[i].port, NULL) != BK_NET_OK)
+        if (ls[i].security == BK_CFG_SEC_SSL || ls[i].security == BK_CFG_SEC_SASL_SSL)
+            return fail(err, len, "controller listener %s: %s is not served yet", ls[i].name,
+                        bk_cfg_security_name(ls[i].security));
+        bk_net_listener_config_t lc = { .name = ls[i].name, .host = host, .port = ls[i].port,
+                                        .security = (bk_net_security_t)ls[i].security, .tls = NULL };
+        if (bk_net_listen_on(q->srv, &lc, NULL) != BK_NET_OK)
             return fail(err, len, "controller listener %s:%u: cannot listen: %s", host, ls[i].port, strerror(errno));
     }
     q->timer = event_new(n->base, -1, EV_PERSIST, on_timer, q);

@@ -498,13 +498,13 @@ START_TEST(test_cross_key_errors) {
     expect_err("listeners=PLAINTEXT://x:1,PLAINTEXT://x:2\n", -1, NULL, 0,
                ":7: listeners: listener name 'PLAINTEXT' used twice");
     expect_err("listeners=\n", -1, NULL, 0, ":7: listeners: at least one listener needed");
-    expect_err("listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL\n"
+    expect_err("listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:TLS\n"
                "listeners=PLAINTEXT://x:1,CONTROLLER://x:29192,SSL://x:3\n", -1, NULL, 0,
-               ":7: listener SSL maps to SSL; skiff serves PLAINTEXT only");
+               ":7: listener SSL maps to TLS; expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
     expect_err("listeners=PLAINTEXT://x:1,CONTROLLER://x:29192,SSL://x:3\n", -1, NULL, 0,
-               ":4: listener SSL has no entry in listener.security.protocol.map (add SSL:PLAINTEXT)");
+               ":4: listener SSL has no entry in listener.security.protocol.map (add SSL:PLAINTEXT, SSL:SSL, SSL:SASL_PLAINTEXT or SSL:SASL_SSL)");
     expect_err("listeners=PLAINTEXT://x:1,CONTROLLER://x:29192,EXTRA://x:3\n", -1, NULL, 0,
-               ":4: listener EXTRA has no entry in listener.security.protocol.map (add EXTRA:PLAINTEXT)");
+               ":4: listener EXTRA has no entry in listener.security.protocol.map (add EXTRA:PLAINTEXT, EXTRA:SSL, EXTRA:SASL_PLAINTEXT or EXTRA:SASL_SSL)");
     expect_err("controller.listener.names=\n", -1, NULL, 0,
                ":7: controller.listener.names must name the listener(s) the quorum uses");
     expect_err("controller.listener.names=QUORUM\n", -1, NULL, 0,
