@@ -168,8 +168,11 @@ fail:
 
 /* Kafka's default mapping (ssl.principal.mapping.rules=DEFAULT): the
  * subject's distinguished name in RFC 2253 form, "User:CN=x,OU=y,...". */
-static bool cert_principal(void *ctx, X509 *cert, char *out, size_t cap) {
+static bool cert_principal(void *ctx, SSL *ssl, char *out, size_t cap) {
     (void)ctx;
+    X509 *cert = SSL_get0_peer_certificate(ssl);
+    if (cert == NULL)
+        return false;
     BIO *b = BIO_new(BIO_s_mem());
     if (b == NULL)
         return false;

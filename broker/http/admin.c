@@ -299,9 +299,9 @@ static bool cert_principal(bk_http_req_t *req) {
         return false;
     X509 *cert = SSL_get1_peer_certificate(ssl);
     if (cert == NULL)
-        return false;
-    bool ok = a->auth.cert_principal(a->auth.ctx, cert, req->principal, sizeof req->principal);
+        return false; /* no certificate: X509_V_OK says nothing then */
     X509_free(cert);
+    bool ok = a->auth.cert_principal(a->auth.ctx, ssl, req->principal, sizeof req->principal);
     if (!ok)
         req->principal[0] = '\0';
     return ok && req->principal[0] != '\0';

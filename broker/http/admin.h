@@ -41,7 +41,7 @@
 struct event_base;
 struct evbuffer;
 struct ssl_ctx_st;
-struct x509_st;
+struct ssl_st;
 
 /* Bounds: routes per server, segments per path, bytes per segment, request
  * header and body sizes, idle connection timeout. */
@@ -154,10 +154,11 @@ typedef struct bk_http_auth {
     bool (*check)(void *ctx, const char *user, const char *password);
     /* true when `principal` ("User:NAME") is a super user. Required. */
     bool (*is_super)(void *ctx, const char *principal);
-    /* Maps a verified client certificate to a principal written to
-     * out[0..cap) ("User:..."); false when it cannot. NULL: certificates
-     * are not principals. */
-    bool (*cert_principal)(void *ctx, struct x509_st *cert, char *out, size_t cap);
+    /* Maps the verified client certificate of a finished handshake `ssl`
+     * (an OpenSSL SSL whose peer sent a certificate that verified) to a
+     * principal written to out[0..cap) ("User:..."); false when it cannot.
+     * NULL: certificates are not principals. */
+    bool (*cert_principal)(void *ctx, struct ssl_st *ssl, char *out, size_t cap);
     void *ctx;
     int64_t cache_ms;       /* >= 0; 0: every request is checked */
     int64_t fail_delay_ms;  /* >= 0 */
