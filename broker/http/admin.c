@@ -366,10 +366,35 @@ static bk_http_access_t route_access(const route_t *rt) {
     return strcmp(rt->method, "GET") == 0 ? BK_HTTP_ACCESS_PRINCIPAL : BK_HTTP_ACCESS_SUPER;
 }
 
+/* A browser sends a request another site makes it send (a form POST needs
+ * no CORS preflight) to this port, with the Basic credentials it holds for
+ * it, or to an unauthenticated loopback port on its machine: cross-site
+ * request forgery. Such requests carry Origin; a mutating (non-GET) request
+ * whose Origin's host:port is not the Host it was sent to is refused.
+ * Clients other than browsers send no Origin. */
+static bool cross_origin(const bk_http_req_t *req) {
+    struct evkeyvalq *h = evhttp_request_get_input_headers(req->http);
+    const char *origin = evhttp_find_header(h, "Origin");
+    if (origin == NULL)
+        return false;
+    const char *host = evhttp_find_header(h, "Host");
+    const char *sep = strstr(origin, "://");
+    if (host == NULL || sep == NULL)
+        return true;
+    return strcmp(sep + 3, host) != 0;
+}
+
 /* true: route the request (req->principal set when one was needed); false:
  * it has been answered (401/403/429) or a delayed 401 is pending. */
 static bool authorize(bk_http_req_t *req, const route_t *rt) {
     bk_http_t *a = req->admin;
+    /* with or without authentication: an unauthenticated loopback port is
+     * as reachable from a browser on that machine */
+    if (strcmp(rt->method, "GET") != 0 && cross_origin(req)) {
+        a->stats.forbidden++;
+        bk_http_reply_error(req, 403, "cross-origin %s refused (Origin does not match Host)", req->method);
+        return false;
+    }
     if (!a->auth_on)
         return true;
     bk_http_access_t acc = route_access(rt);

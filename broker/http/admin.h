@@ -141,7 +141,10 @@ void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type)
  * 401 after `fail_delay_ms` (a timer: the loop never waits), logged at most
  * once per 10 s with the number suppressed; both 401 carry
  * `WWW-Authenticate: Basic realm="skiff"` when `basic`. A principal that is
- * not a super user on a super-user route -> 403. */
+ * not a super user on a super-user route -> 403.
+ * With or without authentication, a request other than GET that carries an
+ * Origin header whose host:port is not its Host (a browser sent it for
+ * another site: cross-site request forgery) -> 403. */
 #define BK_HTTP_AUTH_CHECKS_PER_S 5
 #define BK_HTTP_PRINCIPAL_MAX 255
 

@@ -356,6 +356,47 @@ START_TEST(test_principal_and_super) {
 }
 END_TEST
 
+START_TEST(test_cross_origin_refused) {
+    resp_t r;
+    static const char *const tmpl =
+        "POST /v1/act HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n%s"
+        "Authorization: Basic YWRtaW46YWRtaW5wdw==\r\nContent-Length: 0\r\n\r\n"; /* admin:adminpw */
+    char raw[1024];
+    snprintf(raw, sizeof raw, tmpl, (unsigned)port, "Origin: http://evil.example\r\n");
+    exchange(base, port, raw, &r);
+    ck_assert_int_eq(r.status, 403);
+    ck_assert_msg(strstr(r.body, "cross-origin") != NULL, "%s", r.body);
+    /* the console's own page: Origin = the Host it talks to */
+    char same[96];
+    snprintf(same, sizeof same, "Origin: http://127.0.0.1:%u\r\n", (unsigned)port);
+    snprintf(raw, sizeof raw, tmpl, (unsigned)port, same);
+    exchange(base, port, raw, &r);
+    ck_assert_int_eq(r.status, 200);
+    /* no Origin (curl, skiffctl): allowed */
+    snprintf(raw, sizeof raw, tmpl, (unsigned)port, "");
+    exchange(base, port, raw, &r);
+    ck_assert_int_eq(r.status, 200);
+    /* a GET is not a mutation: a cross-origin read is the browser's CORS business */
+    req(base, port, "GET", "/v1/who", "admin", "adminpw", &r);
+    ck_assert_int_eq(r.status, 200);
+    /* without authentication too (a loopback port is reachable from a local browser) */
+    char err[256];
+    bk_http_t *open_srv = bk_http_start(base, "127.0.0.1:0", err, sizeof err);
+    ck_assert_ptr_nonnull(open_srv);
+    ck_assert_int_eq(bk_http_route(open_srv, "POST", "/v1/act", whoami, NULL), KP_OK);
+    uint16_t op = bk_http_port(open_srv);
+    snprintf(raw, sizeof raw, "POST /v1/act HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n"
+             "Origin: http://evil.example\r\nContent-Length: 0\r\n\r\n", (unsigned)op);
+    exchange(base, op, raw, &r);
+    ck_assert_int_eq(r.status, 403);
+    snprintf(raw, sizeof raw, "POST /v1/act HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n"
+             "Content-Length: 0\r\n\r\n", (unsigned)op);
+    exchange(base, op, raw, &r);
+    ck_assert_int_eq(r.status, 200);
+    bk_http_stop(open_srv);
+}
+END_TEST
+
 START_TEST(test_check_rate_bound) {
     resp_t r;
     /* distinct wrong passwords are never cached: after BK_HTTP_AUTH_CHECKS_PER_S
@@ -422,6 +463,7 @@ int main(void) {
     tcase_add_test(tc, test_no_credentials_401);
     tcase_add_test(tc, test_wrong_password_delayed_401);
     tcase_add_test(tc, test_principal_and_super);
+    tcase_add_test(tc, test_cross_origin_refused);
     tcase_add_test(tc, test_check_rate_bound);
     tcase_add_test(tc, test_setup_errors);
     suite_add_tcase(s, tc);
