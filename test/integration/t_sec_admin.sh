@@ -3,7 +3,7 @@
 # against the SASL credentials (PLAIN users of the jaas config), client
 # certificates as principals, 401 / 403 / 200 by route and principal, POST
 # only for super users, open probes, the failure delay, what a wrong CA, an
-# untrusted client certificate, plain HTTP on the TLS port and a stalled
+# untrusted client certificate, a cross-origin POST, plain HTTP on the TLS port and a stalled
 # handshake get, and the refusal to start on 0.0.0.0 without
 # authentication (with its file:line). The node stays ready throughout.
 . "$(dirname "$0")/lib.sh"
@@ -79,6 +79,11 @@ sk_check "the 403 names the principal" grep -q 'User:alice is not a super user' 
 sk_check "admin (super user) POST /v1/quorum/resign reaches the handler (400 quorum of one)" \
   test "$(code POST /v1/quorum/resign -u admin:admin-secret)" = 400
 sk_check "POST without credentials: 401" test "$(code POST /v1/quorum/resign)" = 401
+sk_check "super user POST with a foreign Origin (cross-site request forgery): 403" \
+  test "$(code POST /v1/quorum/resign -u admin:admin-secret -H 'Origin: https://evil.example')" = 403
+sk_check "the 403 says cross-origin" grep -q 'cross-origin POST refused' "$SK_TMP/body"
+sk_check "super user POST with its own Origin reaches the handler (400)" \
+  test "$(code POST /v1/quorum/resign -u admin:admin-secret -H "Origin: $A")" = 400
 
 sk_check "client certificate ($P_CLIENT) GET: 200" \
   test "$(code GET /v1/topics --cert "$C/client.pem")" = 200
