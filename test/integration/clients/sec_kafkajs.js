@@ -64,7 +64,8 @@ async function createTopic(topic, parts) {
   await admin.disconnect()
 }
 
-// group members read `topic` until `want` values arrived (then 1.5 s more)
+// group members read `topic` until `want` values arrived (then 0.8 s more,
+// to catch duplicates or values that should not be there)
 async function readGroup(topic, members, want, readUncommitted = true) {
   const groupId = `js-g-${uniq()}`
   const got = []
@@ -78,7 +79,7 @@ async function readGroup(topic, members, want, readUncommitted = true) {
   }
   const deadline = Date.now() + 35000
   while (got.length < want && Date.now() < deadline) await sleep(100)
-  await sleep(1500)
+  await sleep(800)
   for (const c of cs) await c.disconnect()
   return got
 }
