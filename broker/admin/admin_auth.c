@@ -46,8 +46,8 @@ static int key_password(char *buf, int size, int rwflag, void *u) {
     (void)rwflag;
     const char *pw = u;
     size_t n = strlen(pw);
-    if (size <= 0 || n >= (size_t)size)
-        return 0;
+    if (n == 0 || size <= 0 || n >= (size_t)size)
+        return 0; /* no ssl.key.password: the key cannot be decrypted */
     memcpy(buf, pw, n);
     return (int)n;
 }
@@ -132,16 +132,16 @@ static SSL_CTX *tls_ctx(const bk_node_t *n, char *err, size_t len) {
         fail_ssl(err, len, "ssl.cipher.suites: no usable cipher in", ciphers);
         goto fail;
     }
-    if (pw && *pw) {
-        SSL_CTX_set_default_passwd_cb(ctx, key_password);
-        SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)pw);
-    }
+    /* always our callback: without one OpenSSL asks the terminal for the
+     * pass phrase of an encrypted key, and start-up would hang on it */
+    SSL_CTX_set_default_passwd_cb(ctx, key_password);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)(pw ? pw : ""));
     if (SSL_CTX_use_certificate_chain_file(ctx, ks) != 1) {
         fail_ssl(err, len, "cannot read a PEM certificate chain (ssl.keystore.type=PEM) from", ks);
         goto fail;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, ks, SSL_FILETYPE_PEM) != 1) {
-        fail_ssl(err, len, "cannot read the private key (wrong ssl.key.password?) from", ks);
+        fail_ssl(err, len, "cannot read the private key (encrypted without or with a wrong ssl.key.password?) from", ks);
         goto fail;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
