@@ -96,7 +96,7 @@ $(B)/obj/fault/%.o: %.c | $(GEN_ALL_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSKIFF_FAULT_INJECTION -MMD -MP -c $< -o $@
 
-.PHONY: all gen deps run test test-programs test-unit test-sim test-integration asan fuzz bench sim-long clean
+.PHONY: all gen deps run run-secure test test-programs test-unit test-sim test-integration asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 
 # the broker and its CLI; no test program (test/integration/t_make_nothing_to_do.sh)
@@ -209,6 +209,12 @@ run: deps
 	@$(MAKE) --no-print-directory $(SKIFF_BINS)
 	@SKIFF_BIN=$(abspath $(BIN))/skiff bash etc/run-cluster.sh etc/cluster.conf
 
+# the same with TLS and SASL on every port (etc/secure-cluster.conf; certs
+# and the first admin user under ./data, made once by etc/run-secure.sh)
+run-secure: deps
+	@$(MAKE) --no-print-directory $(SKIFF_BINS)
+	@SKIFF_BIN=$(abspath $(BIN))/skiff bash etc/run-secure.sh
+
 # Builds every test program first, the benchmarks' too (they are run by
 # `make bench` only, but a compile error in one stops here, and none is left
 # older than the sources it was built from: t_make_nothing_to_do.sh); then
@@ -261,6 +267,7 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-cleaner-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-restart-segments-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-console-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-sasl-ssl-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin

@@ -19,6 +19,7 @@
 #include "broker/core/credentials.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
+#include "broker/admin/admin_auth.h"
 #include "broker/admin/admin_routes.h"
 #include "broker/node_metrics.h"
 #include "broker/api/dispatch.h"
@@ -560,6 +561,7 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
         if (bk_admin_routes_add(n) != KP_OK || bk_admin_quorum_add(n) != KP_OK ||
             bk_admin_ops_add(n) != KP_OK)
             return fail(err, len, "admin routes could not be registered");
+        if (bk_admin_auth_setup(n, err, len) != KP_OK) return -1;
     }
     if (bk_repl_scrub_start(n) != KP_OK) return fail(err, len, "cannot start the scrubber");
     n->tick = event_new(base, -1, EV_PERSIST, on_tick, n);

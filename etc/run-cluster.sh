@@ -12,7 +12,10 @@
 # most SKIFF_READY_TIMEOUT_S (60) seconds; past that it says which nodes are
 # not healthy and why, and keeps the cluster running.
 # usage: etc/run-cluster.sh [CONFIG]     (default etc/cluster.conf)
-#   env: SKIFF_BIN (bin/skiff), SKIFF_READY_TIMEOUT_S (60)
+#   env: SKIFF_BIN (bin/skiff), SKIFF_READY_TIMEOUT_S (60),
+#        SKIFF_ADMIN_CURL (extra curl arguments for an authenticated admin
+#        port, e.g. "--cacert data/certs/ca.crt -u admin:admin-secret"; a
+#        node with admin.security.protocol=SSL is polled over https)
 set -u
 conf=${1:-etc/cluster.conf}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,14 +49,21 @@ client_addr() {
   done
 }
 
-# host:port of node N's admin listener (skiff's default when the file has none)
-admin_addr() { local a; a=$(value_of admin.listener "$1"); echo "${a:-127.0.0.1:9644}"; }
+# scheme://host:port of node N's admin listener (skiff's default when the
+# file has none)
+admin_addr() {
+  local a s=http
+  a=$(value_of admin.listener "$1")
+  [ "$(value_of admin.security.protocol "$1")" = SSL ] && s=https
+  echo "$s://${a:-127.0.0.1:9644}"
+}
 
 # health ADDR -> prints the node's /v1/health answer (empty when it gives
 # none); status 0 when it is healthy with no node down
 health() {
   local h
-  h=$(curl -s --max-time 2 "http://$1/v1/health" 2>/dev/null)
+  # shellcheck disable=SC2086
+  h=$(curl -s --max-time 2 ${SKIFF_ADMIN_CURL:-} "$1/v1/health" 2>/dev/null)
   echo "$h"
   [[ $h == *'"healthy":true'* && $h == *'"nodes_down":[]'* ]]
 }
@@ -75,7 +85,7 @@ for n in $nodes; do
   "$bin" --config "$conf" --node "$n" > >(sed -u "s/^/[node $n] /") 2>&1 &
   pids+=($!); ids+=("$n")
   bootstrap+=("$(client_addr "$n")"); admins+=("$(admin_addr "$n")")
-  echo "node $n: kafka ${bootstrap[-1]}  admin http://${admins[-1]}"
+  echo "node $n: kafka ${bootstrap[-1]}  admin ${admins[-1]}"
 done
 
 limit_s=${SKIFF_READY_TIMEOUT_S:-60}
@@ -84,10 +94,10 @@ start_s=$SECONDS
 while :; do
   bad=()
   for i in "${!admins[@]}"; do
-    h=$(health "${admins[i]}") || bad+=("node ${ids[i]} http://${admins[i]}/v1/health: ${h:-no answer}")
+    h=$(health "${admins[i]}") || bad+=("node ${ids[i]} ${admins[i]}/v1/health: ${h:-no answer}")
   done
   if [ ${#bad[@]} -eq 0 ]; then
-    urls=$(printf ' http://%s' "${admins[@]}")
+    urls=$(printf ' %s' "${admins[@]}")
     echo "skiff: cluster ready: bootstrap $(IFS=,; echo "${bootstrap[*]}")  admin${urls}"
     break
   fi

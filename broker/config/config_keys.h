@@ -14,7 +14,8 @@
  *                            broker resource); otherwise read-only
  *            BK_CFG_CF_SENSITIVE value is never shown (DescribeConfigs, logs)
  * Adding a key is one line here; the loader, --set, DescribeConfigs and the
- * tests pick it up. Keys that only skiff has: admin.listener, cluster.id,
+ * tests pick it up. Keys that only skiff has: admin.* (the admin port),
+ * cluster.id,
  * max.replicas.per.node, socket.write.stall.ms, skiff.scrubber.*. */
 #ifndef SKIFF_BROKER_CONFIG_KEYS_H
 #define SKIFF_BROKER_CONFIG_KEYS_H
@@ -55,6 +56,11 @@
   X(CONTROLLER_LISTENER_NAMES, "controller.listener.names", LIST, NULL, 0, 0, NULL, 0) \
   X(CONTROLLER_QUORUM_VOTERS, "controller.quorum.voters", LIST, "", 0, 0, NULL, 0) \
   X(ADMIN_LISTENER, "admin.listener", STRING, "127.0.0.1:9644", 0, 0, NULL, 0) \
+  X(ADMIN_SECURITY_PROTOCOL, "admin.security.protocol", ENUM, "PLAINTEXT", 0, 0, "PLAINTEXT,SSL", 0) \
+  X(ADMIN_AUTHENTICATION, "admin.authentication", ENUM, "none", 0, 0, "none,basic", 0) \
+  X(ADMIN_AUTHENTICATION_CACHE_MS, "admin.authentication.cache.ms", LONG, "30000", 0, 3600000, NULL, 0) \
+  X(ADMIN_PROBES_OPEN, "admin.probes.open", BOOL, "true", 0, 0, NULL, 0) \
+  X(ADMIN_ALLOW_INSECURE, "admin.allow.insecure", BOOL, "false", 0, 0, NULL, 0) \
   X(LOG_DIRS, "log.dirs", LIST, NULL, 0, 0, NULL, 0) \
   X(LOG_DIR, "log.dir", STRING, "/tmp/kafka-logs", 0, 0, NULL, 0) \
   X(METADATA_LOG_DIR, "metadata.log.dir", STRING, NULL, 0, 0, NULL, 0) \

@@ -328,6 +328,29 @@ static int resolve_log_dirs(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     return KP_OK;
 }
 
+/* The admin port's POST routes resign the raft leader and move leaders: an
+ * unauthenticated port may only listen on loopback, unless the operator
+ * says otherwise in so many words (admin.allow.insecure). Authenticated =
+ * HTTP Basic, or TLS with a required client certificate. */
+static bool loopback_host(const char *host) {
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 || strcmp(host, "localhost") == 0;
+}
+
+static int resolve_admin_exposure(const bk_cfg_t *cfg, const char *host, bk_cfg_err_t *err) {
+    bool basic = strcmp(cfg->val[BK_CFG_ADMIN_AUTHENTICATION].text, "basic") == 0;
+    bool tls = strcmp(cfg->val[BK_CFG_ADMIN_SECURITY_PROTOCOL].text, "SSL") == 0;
+    const char *ca = bk_cfg_listener_str(cfg, "ADMIN", "ssl.client.auth");
+    bool certs = tls && ca && strcmp(ca, "required") == 0;
+    if (basic || certs || loopback_host(host) || cfg->val[BK_CFG_ADMIN_ALLOW_INSECURE].i != 0)
+        return KP_OK;
+    return fail_at(cfg, BK_CFG_ADMIN_LISTENER, err,
+                   "admin.listener=%s binds %s, reachable from other hosts, but the admin port authenticates "
+                   "no one and its POST routes change the cluster: set admin.authentication=basic (or "
+                   "admin.security.protocol=SSL with listener.name.admin.ssl.client.auth=required), bind "
+                   "127.0.0.1, or accept the risk with admin.allow.insecure=true",
+                   cfg->val[BK_CFG_ADMIN_LISTENER].text, host[0] ? host : "every address");
+}
+
 static int resolve_misc(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     if (cfg->val[BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS].i > cfg->val[BK_CFG_GROUP_MAX_SESSION_TIMEOUT_MS].i)
         return fail_at(cfg, BK_CFG_GROUP_MIN_SESSION_TIMEOUT_MS, err,
@@ -341,6 +364,8 @@ static int resolve_misc(bk_cfg_t *cfg, bk_cfg_err_t *err) {
     const char *why = NULL;
     if (admin[0] && bk_cfg_hostport_parse(admin, strlen(admin), host, &port, &why) != KP_OK)
         return fail_at(cfg, BK_CFG_ADMIN_LISTENER, err, "admin.listener=%s: %s", admin, why);
+    if (admin[0] && resolve_admin_exposure(cfg, host, err) != KP_OK)
+        return KP_ERR_BAD_VALUE;
     bk_cfg_ip_override_t ov[BK_CFG_IP_OVERRIDES_MAX];
     size_t nov = 0;
     char ovwhy[160];

@@ -12,13 +12,23 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <time.h>
+
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include "broker/config/hostport.h"
+#include "broker/http/auth_cache_int.h"
+#include "broker/http/basic_auth.h"
 
 #define METHOD_MAX 8
 
@@ -30,7 +40,10 @@ typedef struct route {
     size_t nliteral;                     /* ranks matches: more literals win */
     bk_http_fn fn;
     void *ctx;
+    bk_http_access_t access;
 } route_t;
+
+#define FAIL_LOG_INTERVAL_MS 10000
 
 struct bk_http {
     struct event_base *base;
@@ -40,6 +53,15 @@ struct bk_http {
     size_t nroutes;
     bk_http_req_t *pending;             /* requests not yet replied */
     struct evconnlistener *listener;    /* evhttp's; re-enabled by bk_http_tick */
+    SSL_CTX *tls;                       /* NULL: plain HTTP */
+    bool auth_on;
+    bk_http_auth_t auth;
+    auth_cache_t cache;
+    int64_t bucket_ms;                  /* start of the current 1 s check window */
+    uint32_t bucket_checks;             /* checks run in it */
+    int64_t fail_logged_ms;             /* last failure log line */
+    uint64_t fail_suppressed;           /* failures not logged since */
+    bk_http_auth_stats_t stats;
 };
 
 struct bk_http_req {
@@ -52,6 +74,8 @@ struct bk_http_req {
     struct evkeyvalq query;
     struct evbuffer *body;
     bk_http_json_t json;
+    char principal[BK_HTTP_PRINCIPAL_MAX + 1]; /* "" = none */
+    struct event *delay;                /* pending delayed 401 */
     bk_http_req_t *prev, *next;
 };
 
@@ -78,6 +102,9 @@ static const char *reason(int status) {
     case 204: return "No Content";
     case 304: return "Not Modified";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 429: return "Too Many Requests";
     case 404: return "Not Found";
     case 403: return "Forbidden";
     case 409: return "Conflict";
@@ -169,6 +196,8 @@ static void req_free(bk_http_req_t *req) {
     if (req->next)
         req->next->prev = req->prev;
     evhttp_clear_headers(&req->query);
+    if (req->delay)
+        event_free(req->delay);
     evbuffer_free(req->body);
     free(req);
 }
@@ -217,6 +246,178 @@ void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type)
     send_and_free(req, status, content_type);
 }
 
+/* ---- authentication ------------------------------------------------------ */
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void reply_unauthorized(bk_http_req_t *req, const char *why) {
+    if (req->admin->auth.basic)
+        evhttp_add_header(evhttp_request_get_output_headers(req->http), "WWW-Authenticate",
+                          "Basic realm=\"skiff\"");
+    bk_http_reply_error(req, 401, "%s", why);
+}
+
+static void delayed_unauthorized(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_http_req_t *req = arg;
+    reply_unauthorized(req, "authentication failed");
+}
+
+static void peer_text(const bk_http_req_t *req, char *out, size_t cap) {
+    char *addr = NULL;
+    uint16_t port = 0;
+    struct evhttp_connection *c = evhttp_request_get_connection(req->http);
+    if (c)
+        evhttp_connection_get_peer(c, &addr, &port);
+    snprintf(out, cap, "%s:%u", addr ? addr : "?", (unsigned)port);
+}
+
+/* One line per FAIL_LOG_INTERVAL_MS at most: a guessing client must not
+ * fill the log. */
+static void log_failure(bk_http_t *a, const bk_http_req_t *req, const char *user, int64_t now_ms) {
+    if (a->fail_logged_ms != 0 && now_ms - a->fail_logged_ms < FAIL_LOG_INTERVAL_MS) {
+        a->fail_suppressed++;
+        return;
+    }
+    char peer[80];
+    peer_text(req, peer, sizeof peer);
+    fprintf(stderr, "skiff: admin: authentication failed for user '%.64s' from %s (%llu more failures "
+            "not logged in the last %d s)\n", user, peer, (unsigned long long)a->fail_suppressed,
+            FAIL_LOG_INTERVAL_MS / 1000);
+    a->fail_logged_ms = now_ms;
+    a->fail_suppressed = 0;
+}
+
+/* The principal of a verified client certificate on a TLS connection. */
+static bool cert_principal(bk_http_req_t *req) {
+    bk_http_t *a = req->admin;
+    if (a->tls == NULL || a->auth.cert_principal == NULL)
+        return false;
+    struct evhttp_connection *c = evhttp_request_get_connection(req->http);
+    struct bufferevent *bev = c ? evhttp_connection_get_bufferevent(c) : NULL;
+    SSL *ssl = bev ? bufferevent_openssl_get_ssl(bev) : NULL;
+    if (ssl == NULL || SSL_get_verify_result(ssl) != X509_V_OK)
+        return false;
+    X509 *cert = SSL_get1_peer_certificate(ssl);
+    if (cert == NULL)
+        return false; /* no certificate: X509_V_OK says nothing then */
+    X509_free(cert);
+    bool ok = a->auth.cert_principal(a->auth.ctx, ssl, req->principal, sizeof req->principal);
+    if (!ok)
+        req->principal[0] = '\0';
+    return ok && req->principal[0] != '\0';
+}
+
+/* Basic credentials: KP_OK with req->principal set; otherwise the request
+ * has been replied to (or a delayed 401 is armed) and the status says why. */
+static int basic_principal(bk_http_req_t *req) {
+    bk_http_t *a = req->admin;
+    const char *hdr = evhttp_find_header(evhttp_request_get_input_headers(req->http), "Authorization");
+    if (!a->auth.basic || hdr == NULL) {
+        reply_unauthorized(req, "authentication required");
+        return KP_ERR_BAD_VALUE;
+    }
+    char user[BK_HTTP_BASIC_USER_MAX + 1], pw[BK_HTTP_BASIC_PASSWORD_MAX + 1];
+    if (bk_http_basic_parse(hdr, strlen(hdr), user, sizeof user, pw, sizeof pw) != KP_OK) {
+        reply_unauthorized(req, "malformed Authorization header (expected Basic credentials)");
+        return KP_ERR_BAD_VALUE;
+    }
+    int64_t now = mono_ms();
+    uint8_t d[AUTH_CACHE_DIGEST];
+    bool digest_ok = auth_cache_digest(&a->cache, user, pw, d);
+    if (digest_ok && auth_cache_hit(&a->cache, d, now)) {
+        a->stats.cache_hits++;
+    } else {
+        if (now - a->bucket_ms >= 1000) {
+            a->bucket_ms = now;
+            a->bucket_checks = 0;
+        }
+        if (a->bucket_checks >= BK_HTTP_AUTH_CHECKS_PER_S) {
+            a->stats.throttled++;
+            evhttp_add_header(evhttp_request_get_output_headers(req->http), "Retry-After", "1");
+            bk_http_reply_error(req, 429, "too many credential checks; retry in a second");
+            OPENSSL_cleanse(pw, sizeof pw);
+            return KP_ERR_BAD_VALUE;
+        }
+        a->bucket_checks++;
+        a->stats.checks++;
+        bool ok = a->auth.check(a->auth.ctx, user, pw);
+        if (!ok) {
+            OPENSSL_cleanse(pw, sizeof pw);
+            a->stats.failures++;
+            log_failure(a, req, user, now);
+            struct timeval tv = { (time_t)(a->auth.fail_delay_ms / 1000),
+                                  (suseconds_t)(a->auth.fail_delay_ms % 1000) * 1000 };
+            req->delay = evtimer_new(a->base, delayed_unauthorized, req);
+            if (req->delay == NULL || evtimer_add(req->delay, &tv) != 0)
+                reply_unauthorized(req, "authentication failed");
+            return KP_ERR_BAD_VALUE;
+        }
+        if (digest_ok)
+            auth_cache_add(&a->cache, d, now);
+    }
+    OPENSSL_cleanse(pw, sizeof pw);
+    snprintf(req->principal, sizeof req->principal, "User:%s", user);
+    return KP_OK;
+}
+
+static bk_http_access_t route_access(const route_t *rt) {
+    if (rt->access != BK_HTTP_ACCESS_DEFAULT)
+        return rt->access;
+    return strcmp(rt->method, "GET") == 0 ? BK_HTTP_ACCESS_PRINCIPAL : BK_HTTP_ACCESS_SUPER;
+}
+
+/* A browser sends a request another site makes it send (a form POST needs
+ * no CORS preflight) to this port, with the Basic credentials it holds for
+ * it, or to an unauthenticated loopback port on its machine: cross-site
+ * request forgery. Such requests carry Origin; a mutating (non-GET) request
+ * whose Origin's host:port is not the Host it was sent to is refused.
+ * Clients other than browsers send no Origin. */
+static bool cross_origin(const bk_http_req_t *req) {
+    struct evkeyvalq *h = evhttp_request_get_input_headers(req->http);
+    const char *origin = evhttp_find_header(h, "Origin");
+    if (origin == NULL)
+        return false;
+    const char *host = evhttp_find_header(h, "Host");
+    const char *sep = strstr(origin, "://");
+    if (host == NULL || sep == NULL)
+        return true;
+    return strcmp(sep + 3, host) != 0;
+}
+
+/* true: route the request (req->principal set when one was needed); false:
+ * it has been answered (401/403/429) or a delayed 401 is pending. */
+static bool authorize(bk_http_req_t *req, const route_t *rt) {
+    bk_http_t *a = req->admin;
+    /* with or without authentication: an unauthenticated loopback port is
+     * as reachable from a browser on that machine */
+    if (strcmp(rt->method, "GET") != 0 && cross_origin(req)) {
+        a->stats.forbidden++;
+        bk_http_reply_error(req, 403, "cross-origin %s refused (Origin does not match Host)", req->method);
+        return false;
+    }
+    if (!a->auth_on)
+        return true;
+    bk_http_access_t acc = route_access(rt);
+    if (acc == BK_HTTP_ACCESS_OPEN)
+        return true;
+    if (!cert_principal(req) && basic_principal(req) != KP_OK)
+        return false;
+    assert(req->principal[0] != '\0');
+    if (acc == BK_HTTP_ACCESS_SUPER && !a->auth.is_super(a->auth.ctx, req->principal)) {
+        a->stats.forbidden++;
+        bk_http_reply_error(req, 403, "%s is not a super user (super.users); %s %s needs one",
+                            req->principal, req->method, bk_http_path(req));
+        return false;
+    }
+    return true;
+}
+
 /* Picks the route for the request, or answers 400/404 itself. */
 static void dispatch(bk_http_req_t *req) {
     bk_http_t *a = req->admin;
@@ -240,7 +441,15 @@ static void dispatch(bk_http_req_t *req) {
         return;
     }
     req->route = best;
+    if (!authorize(req, best))
+        return; /* replied (or will: a delayed 401) */
     best->fn(req, best->ctx); /* replies now or later (deferred) */
+}
+
+static bool on_tls(struct evhttp_request *http) {
+    struct evhttp_connection *c = evhttp_request_get_connection(http);
+    struct bufferevent *bev = c ? evhttp_connection_get_bufferevent(c) : NULL;
+    return bev && bufferevent_openssl_get_ssl(bev) != NULL;
 }
 
 static void on_request(struct evhttp_request *http, void *arg) {
@@ -266,6 +475,10 @@ static void on_request(struct evhttp_request *http, void *arg) {
     a->pending = req;
     snprintf(req->method, sizeof req->method, "%s",
              method_name(evhttp_request_get_command(http)));
+    if (a->tls && !on_tls(http)) {
+        bk_http_reply_error(req, 503, "TLS could not be set up for this connection");
+        return;
+    }
 
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(http);
     const char *why = split_path(req, uri ? evhttp_uri_get_path(uri) : NULL);
@@ -395,6 +608,9 @@ void bk_http_stop(bk_http_t *a) {
     for (size_t i = 0; i < a->nroutes; i++)
         for (size_t k = 0; k < a->routes[i].nseg; k++)
             free(a->routes[i].seg[k]);
+    if (a->tls)
+        SSL_CTX_free(a->tls);
+    OPENSSL_cleanse(&a->cache, sizeof a->cache);
     free(a);
 }
 
@@ -516,3 +732,69 @@ int bk_http_set_header(bk_http_req_t *req, const char *name, const char *value) 
 
 bk_http_json_t *bk_http_admin_json(bk_http_req_t *req) { return &req->json; }
 struct evbuffer *bk_http_body(bk_http_req_t *req) { return req->body; }
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+/* evhttp's bufferevent factory for each accepted connection. Returning NULL
+ * would make evhttp use a plain socket: on_request then refuses the
+ * request (503), so a failed SSL_new never serves cleartext. */
+static struct bufferevent *tls_bev(struct event_base *base, void *arg) {
+    bk_http_t *a = arg;
+    SSL *ssl = SSL_new(a->tls);
+    if (ssl == NULL)
+        return NULL;
+    struct bufferevent *bev =
+        bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    if (bev == NULL) {
+        SSL_free(ssl);
+        return NULL;
+    }
+    /* curl and most HTTP clients close without close_notify */
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    return bev;
+}
+
+int bk_http_set_tls(bk_http_t *a, SSL_CTX *ctx) {
+    assert(a != NULL);
+    if (ctx == NULL || SSL_CTX_up_ref(ctx) != 1)
+        return KP_ERR_BAD_VALUE;
+    if (a->tls)
+        SSL_CTX_free(a->tls);
+    a->tls = ctx;
+    evhttp_set_bevcb(a->http, tls_bev, a);
+    return KP_OK;
+}
+
+int bk_http_set_auth(bk_http_t *a, const bk_http_auth_t *auth) {
+    assert(a != NULL && auth != NULL);
+    if (auth->is_super == NULL || (auth->basic && auth->check == NULL) || auth->cache_ms < 0 ||
+        auth->fail_delay_ms < 0 || (!auth->basic && auth->cert_principal == NULL))
+        return KP_ERR_BAD_VALUE;
+    if (auth_cache_init(&a->cache, auth->cache_ms) != KP_OK)
+        return KP_ERR_NOMEM;
+    a->auth = *auth;
+    a->auth_on = true;
+    return KP_OK;
+}
+
+int bk_http_route_access(bk_http_t *a, const char *method, const char *pattern, bk_http_access_t access) {
+    route_t rt;
+    memset(&rt, 0, sizeof rt);
+    snprintf(rt.method, sizeof rt.method, "%s", method);
+    int rc = parse_pattern(&rt, pattern);
+    bool found = false;
+    for (size_t i = 0; rc == KP_OK && i < a->nroutes; i++)
+        if (same_route(&a->routes[i], &rt)) {
+            a->routes[i].access = access;
+            found = true;
+        }
+    for (size_t k = 0; k < rt.nseg; k++)
+        free(rt.seg[k]);
+    return found ? KP_OK : KP_ERR_BAD_VALUE;
+}
+
+const char *bk_http_principal(const bk_http_req_t *req) {
+    return req->principal[0] ? req->principal : NULL;
+}
+
+void bk_http_auth_stats(const bk_http_t *a, bk_http_auth_stats_t *out) { *out = a->stats; }

@@ -31,6 +31,7 @@
 #ifndef SKIFF_BROKER_ADMIN_H
 #define SKIFF_BROKER_ADMIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,8 @@
 
 struct event_base;
 struct evbuffer;
+struct ssl_ctx_st;
+struct ssl_st;
 
 /* Bounds: routes per server, segments per path, bytes per segment, request
  * header and body sizes, idle connection timeout. */
@@ -125,6 +128,91 @@ void bk_http_reply_error(bk_http_req_t *req, int status, const char *fmt, ...)
 /* Sends bk_http_body() as is with `status` and `content_type`, then frees
  * `req`. */
 void bk_http_reply_raw(bk_http_req_t *req, int status, const char *content_type);
+
+/* ---- TLS and authentication (issue 17) ----------------------------------
+ *
+ * TLS: with bk_http_set_tls every connection accepted from then on runs TLS
+ * (bufferevent_openssl over the accepted socket, server side). A request
+ * that nevertheless arrives without TLS (the TLS object could not be made
+ * for that connection) is answered 503 and never routed.
+ *
+ * Authentication: once bk_http_set_auth is called, every route needs an
+ * access level; by default GET and HEAD need a principal and every other
+ * method a super user; bk_http_route_access changes one route (e.g. open
+ * probes). For a request that needs one, the principal is
+ *  1. the mapped subject of a verified client certificate (TLS, when
+ *     `cert_principal` is set and the client sent one), else
+ *  2. "User:NAME" from `Authorization: Basic` (when `basic`), checked by
+ *     `check` unless the same user and password passed within `cache_ms`
+ *     (auth_cache_int.h). Checks not answered by the cache are bounded to
+ *     BK_HTTP_AUTH_CHECKS_PER_S (429 with Retry-After beyond): a check of a
+ *     SCRAM credential runs PBKDF2 on the loop (4096 iterations of
+ *     HMAC-SHA-512: ~8 ms measured on the 2-core test box), so the bound
+ *     caps that at ~40 ms of loop time per second even under a guessing
+ *     attack, while an operator's tools pay it once per cache period.
+ *     Not taken: PBKDF2 on the worker pool; the credential source
+ *     (bk_node_cred_check) reads the image and is loop-only.
+ * Answers: no or malformed credentials -> 401 at once; wrong credentials ->
+ * 401 after `fail_delay_ms` (a timer: the loop never waits), logged at most
+ * once per 10 s with the number suppressed; both 401 carry
+ * `WWW-Authenticate: Basic realm="skiff"` when `basic`. A principal that is
+ * not a super user on a super-user route -> 403.
+ * With or without authentication, a request other than GET that carries an
+ * Origin header whose host:port is not its Host (a browser sent it for
+ * another site: cross-site request forgery) -> 403. */
+#define BK_HTTP_AUTH_CHECKS_PER_S 5
+#define BK_HTTP_PRINCIPAL_MAX 255
+
+typedef enum bk_http_access {
+    BK_HTTP_ACCESS_DEFAULT = 0,  /* by method: GET/HEAD principal, others super user */
+    BK_HTTP_ACCESS_OPEN,         /* no principal needed */
+    BK_HTTP_ACCESS_PRINCIPAL,    /* any authenticated principal */
+    BK_HTTP_ACCESS_SUPER,        /* a principal `is_super` accepts */
+} bk_http_access_t;
+
+typedef struct bk_http_auth {
+    bool basic;          /* accept Authorization: Basic */
+    /* true when user/password is a valid credential. Runs on the loop and
+     * may be slow (bounded as above). Required when `basic`. */
+    bool (*check)(void *ctx, const char *user, const char *password);
+    /* true when `principal` ("User:NAME") is a super user. Required. */
+    bool (*is_super)(void *ctx, const char *principal);
+    /* Maps the verified client certificate of a finished handshake `ssl`
+     * (an OpenSSL SSL whose peer sent a certificate that verified) to a
+     * principal written to out[0..cap) ("User:..."); false when it cannot.
+     * NULL: certificates are not principals. */
+    bool (*cert_principal)(void *ctx, struct ssl_st *ssl, char *out, size_t cap);
+    void *ctx;
+    int64_t cache_ms;       /* >= 0; 0: every request is checked */
+    int64_t fail_delay_ms;  /* >= 0 */
+} bk_http_auth_t;
+
+/* Serves TLS with `ctx` (an OpenSSL SSL_CTX; the server takes a reference)
+ * on connections accepted from now on. KP_OK or KP_ERR_BAD_VALUE. */
+KP_MUST_CHECK int bk_http_set_tls(bk_http_t *admin, struct ssl_ctx_st *ctx);
+
+/* Turns authentication on with `auth` (copied). KP_OK, KP_ERR_BAD_VALUE
+ * for a missing callback, KP_ERR_NOMEM when the cache cannot be seeded. */
+KP_MUST_CHECK int bk_http_set_auth(bk_http_t *admin, const bk_http_auth_t *auth);
+
+/* Sets the access level of the registered route (method, pattern).
+ * KP_OK or KP_ERR_BAD_VALUE when no such route exists. */
+KP_MUST_CHECK int bk_http_route_access(bk_http_t *admin, const char *method, const char *pattern,
+                                       bk_http_access_t access);
+
+/* The principal the request was authenticated as ("User:NAME"), or NULL
+ * (open route, or authentication off). Valid until the reply. */
+const char *bk_http_principal(const bk_http_req_t *req);
+
+/* Counters of the admin port's authentication (for tests and metrics). */
+typedef struct bk_http_auth_stats {
+    uint64_t checks;       /* credential checks run (cache misses) */
+    uint64_t cache_hits;
+    uint64_t failures;     /* 401 after a failed check */
+    uint64_t forbidden;    /* 403 */
+    uint64_t throttled;    /* 429 */
+} bk_http_auth_stats_t;
+void bk_http_auth_stats(const bk_http_t *admin, bk_http_auth_stats_t *out);
 
 /* Once a second (the node's timer): accept again if an accept failure
  * (EMFILE, ...) paused the admin listener. No-op otherwise; admin may be

@@ -219,6 +219,12 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
   log_err("%s: %s", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
 }
 
+/* -X key=value properties (security.protocol, sasl.*, ssl.*: the TLS and
+ * SASL benchmarks), applied to every handle after kload's own settings. */
+#define KLOAD_PROPS_MAX 16
+static const char *g_props[KLOAD_PROPS_MAX];
+static size_t g_nprops;
+
 static rd_kafka_conf_t *base_conf(const char *brokers) {
   rd_kafka_conf_t *c = rd_kafka_conf_new();
   rd_kafka_conf_set_error_cb(c, error_cb);
@@ -226,6 +232,18 @@ static rd_kafka_conf_t *base_conf(const char *brokers) {
       !conf_set(c, "log_level", "4") || !conf_set(c, "client.id", "kload")) {
     rd_kafka_conf_destroy(c);
     return NULL;
+  }
+  for (size_t i = 0; i < g_nprops; i++) {
+    char k[256];
+    const char *eq = strchr(g_props[i], '=');
+    size_t kl = (size_t)(eq - g_props[i]);
+    assert(eq != NULL && kl > 0 && kl < sizeof k); /* checked by parse_args */
+    memcpy(k, g_props[i], kl);
+    k[kl] = '\0';
+    if (!conf_set(c, k, eq + 1)) {
+      rd_kafka_conf_destroy(c);
+      return NULL;
+    }
   }
   return c;
 }
@@ -736,7 +754,8 @@ static void usage(void) {
           "  --acks 0|1|all --compression none|gzip|snappy|lz4|zstd --linger-ms X\n"
           "  --batch-bytes X --idempotent --rate MSGS_PER_S --group G --strict\n"
           "  --no-verify --timeout-s S (default 120) --partitions P --replication R\n"
-          "  --consume-count N (mock-bench) --inject-corrupt SEQ --inject-dup SEQ (tests)\n");
+          "  --consume-count N (mock-bench) --inject-corrupt SEQ --inject-dup SEQ (tests)\n"
+          "  -X key=value  librdkafka property (repeatable; e.g. security.protocol=SASL_SSL)\n");
 }
 
 static bool parse_ll(const char *s, long long lo, long long hi, long long *out) {
@@ -783,6 +802,16 @@ static bool parse_args(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--no-verify")) o->verify = false;
     else known = false;
     if (known) continue;
+    if (!strcmp(a, "-X") && i + 1 < argc) {
+      const char *kv = argv[++i];
+      const char *eq = strchr(kv, '=');
+      if (eq == NULL || eq == kv || eq - kv >= 256 || g_nprops == KLOAD_PROPS_MAX) {
+        fprintf(stderr, "kload: -X %s: expected key=value (at most %d)\n", kv, KLOAD_PROPS_MAX);
+        return false;
+      }
+      g_props[g_nprops++] = kv;
+      continue;
+    }
     if (i + 1 >= argc) {
       fprintf(stderr, "kload: %s needs a value\n", a);
       return false;

@@ -562,6 +562,49 @@ START_TEST(test_cross_key_errors) {
 }
 END_TEST
 
+/* Issue 17: an admin port on a non-loopback address must authenticate
+ * (HTTP Basic or a required client certificate) unless admin.allow.insecure
+ * says otherwise; the refusal names admin.listener's line. */
+static void expect_err_has(const char *extra, const char *part) {
+    bk_cfg_err_t err;
+    bk_cfg_t *cfg = load(extra, -1, NULL, 0, &err);
+    ck_assert_msg(cfg == NULL, "loaded: %s", extra);
+    ck_assert_msg(strstr(err.msg, part) != NULL, "'%s' not in: %s", part, err.msg);
+}
+
+START_TEST(test_admin_exposure) {
+    static const char *const refused[] = {
+        "admin.listener=0.0.0.0:9644\n",
+        "admin.listener=:9644\n",
+        "admin.listener=10.1.2.3:9644\n",
+        "admin.listener=[::]:9644\n",
+        /* TLS alone, or with a merely requested certificate, authenticates no one */
+        "admin.listener=0.0.0.0:9644\nadmin.security.protocol=SSL\n",
+        "admin.listener=0.0.0.0:9644\nadmin.security.protocol=SSL\nlistener.name.admin.ssl.client.auth=requested\n",
+        /* a required certificate on a plain HTTP port means nothing */
+        "admin.listener=0.0.0.0:9644\nlistener.name.admin.ssl.client.auth=required\n",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        expect_err_has(refused[i], "or accept the risk with admin.allow.insecure=true");
+    expect_err_has("admin.listener=0.0.0.0:9644\n", "/t.conf:7: admin.listener=0.0.0.0:9644 binds 0.0.0.0, reachable");
+    static const char *const accepted[] = {
+        "admin.listener=127.0.0.1:9644\n",
+        "admin.listener=127.8.9.10:9644\n",
+        "admin.listener=localhost:9644\n",
+        "admin.listener=[::1]:9644\n",
+        "admin.listener=0.0.0.0:9644\nadmin.authentication=basic\n",
+        "admin.listener=0.0.0.0:9644\nadmin.security.protocol=SSL\nlistener.name.admin.ssl.client.auth=required\n",
+        "admin.listener=0.0.0.0:9644\nadmin.security.protocol=SSL\nssl.client.auth=required\n",
+        "admin.listener=0.0.0.0:9644\nadmin.allow.insecure=true\n",
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        bk_cfg_free(load_ok(accepted[i]));
+    expect_err_has("admin.authentication=token\n", ":7: admin.authentication");
+    expect_err_has("admin.security.protocol=SASL_SSL\n", ":7: admin.security.protocol");
+    expect_err_has("admin.authentication.cache.ms=3600001\n", ":7: admin.authentication.cache.ms");
+}
+END_TEST
+
 /* Every prefix of a valid file and every single-byte corruption of it either
  * loads or fails with a message; nothing crashes or reads out of bounds
  * (run under ASan by `make asan`). */
@@ -866,6 +909,7 @@ int main(void) {
     tcase_add_test(tc, test_set_errors);
     tcase_add_test(tc, test_missing_required_and_io_errors);
     tcase_add_test(tc, test_cross_key_errors);
+    tcase_add_test(tc, test_admin_exposure);
     tcase_add_test(tc, test_malformed_at_every_byte);
     tcase_add_test(tc, test_load_args);
     tcase_add_test(tc, test_dynamic_broker_config);

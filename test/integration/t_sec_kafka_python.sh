@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 17, kafka-python 2.0.2 (Debian's, /usr/bin/python3) over SSL, SASL_PLAINTEXT and
+# SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512: produce + consume for
+# every combination; on SASL_SSL + SCRAM-SHA-512 also a consumer group of two
+# members, admin calls (create / list / delete topic) (kafka-python has no
+# transactions)
+# (clients/sec_py_check.py).
+# One node (sec_lib.sh); it stays ready throughout.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sec_lib.sh"
+sec_start
+CHK="$SK_ROOT/test/integration/clients/sec_py_check.py"
+CA=$SEC_CERTS/ca.crt
+
+client=kafka-python
+run() { sec_lines "$client $1 $2 $3" timeout 120 "$SK_PY" "$CHK" "$client" "127.0.0.1:$(sec_port "$1")" "$1" "$2" "$CA" "$3"; }
+run SSL - pc
+for mech in PLAIN SCRAM-SHA-256; do
+  run SASL_PLAINTEXT "$mech" pc
+  run SASL_SSL "$mech" pc
+done
+run SASL_PLAINTEXT SCRAM-SHA-512 pc
+run SASL_SSL SCRAM-SHA-512 pc,group,admin
+sk_check "node ready after kafka-python" sec_ready
+sk_stop_node 1
+sk_summary t_sec_kafka_python
