@@ -106,7 +106,6 @@ static const char *reason(int status) {
     case 403: return "Forbidden";
     case 429: return "Too Many Requests";
     case 404: return "Not Found";
-    case 403: return "Forbidden";
     case 409: return "Conflict";
     case 413: return "Content Too Large";
     case 500: return "Internal Server Error";
