@@ -653,6 +653,7 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_admin_auth_free(n);
     bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
     bk_repl_cleaner_free(n->cleaner); /* builds stop at their next batch */
     n->cleaner = NULL;
@@ -670,6 +671,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_repl_cleaner_free(n->cleaner);
     n->cleaner = NULL;
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_admin_auth_free(n);
     bk_repl_purg_free(n->purg);
     n->purg = NULL;
     if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }

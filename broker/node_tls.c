@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "broker/admin/admin_auth.h"
 #include "broker/net/quorum_client.h"
 
 #include "broker/net/tls.h"
@@ -201,6 +202,7 @@ int bk_broker_tls_reload(bk_node_t *n) {
                     n->id, ls[i].name, why);
         }
     }
+    if (bk_admin_auth_reload(n) != 0) failed++;
     return failed;
 }
 
