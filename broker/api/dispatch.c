@@ -53,10 +53,12 @@ static bk_api_entry_t table[] = {
     V(KP_API_LIST_PARTITION_REASSIGNMENTS, bk_api_h_list_partition_reassignments),
     V(KP_API_OFFSET_DELETE, bk_api_h_offset_delete),
     V(KP_API_DESCRIBE_QUORUM, bk_api_h_describe_quorum),
+    V(KP_API_UPDATE_FEATURES, bk_api_h_update_features),
     V(KP_API_DESCRIBE_CLUSTER, bk_api_h_describe_cluster),
     V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
     V(KP_API_DESCRIBE_TRANSACTIONS, bk_api_h_describe_transactions),
     V(KP_API_LIST_TRANSACTIONS, bk_api_h_list_transactions),
+    V(KP_API_DESCRIBE_TOPIC_PARTITIONS, bk_api_h_describe_topic_partitions),
 };
 #undef V
 #define NTABLE (sizeof table / sizeof table[0])
