@@ -71,8 +71,6 @@ static void table_init(void) {
         assert(api != NULL);
         table[i].min_version = api->min_version;
         table[i].max_version = api->max_stable_version;
-        /* v4+ is the broker-to-coordinator batched form (KIP-890): not served */
-        if (table[i].api_key == KP_API_ADD_PARTITIONS_TO_TXN && table[i].max_version > 3) table[i].max_version = 3;
         assert(i == 0 || table[i - 1].api_key < table[i].api_key);
     }
 }

@@ -175,6 +175,16 @@ void bk_txn_add_partitions(bk_txn_coord_t *c, const char *transactional_id, int6
                            int16_t producer_epoch, const bk_txn_tp_t *parts, size_t nparts,
                            int64_t now_ms, bk_txn_out_t *out);
 
+/* KIP-890 verification of one partition (AddPartitionsToTxn v4+ with
+ * VerifyOnly): NONE when the id's transaction is Ongoing with this producer
+ * id and epoch and holds the partition. INVALID_PRODUCER_ID_MAPPING
+ * (unknown id, other producer id), PRODUCER_FENCED (other epoch),
+ * CONCURRENT_TRANSACTIONS (a write in flight or Prepare*: the client
+ * retries), INVALID_TXN_STATE (no transaction open, or the partition not in
+ * it: the produce that asked must not append). Changes nothing. */
+int16_t bk_txn_verify(const bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                      int16_t producer_epoch, const char *topic, int32_t partition);
+
 /* AddOffsetsToTxn: adds __consumer_offsets-<offsets_partition> (the group's
  * coordinator partition, computed by the caller). Same errors. */
 void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
@@ -187,6 +197,15 @@ void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t
  * kind, or Empty, INVALID_TXN_STATE. Identity errors as AddPartitions. */
 void bk_txn_end(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
                 int16_t producer_epoch, bool commit, int64_t now_ms, bk_txn_out_t *out);
+
+/* EndTxn at any version: bump_epoch (v5, transactions v2, KIP-890) also
+ * bumps the producer epoch with the PrepareCommit/PrepareAbort record (the
+ * markers carry it; not when the epoch is at its end) and answers
+ * out->producer_id/epoch, the ones the next transaction uses; a retry with
+ * the epoch before that bump answers as a retry of v0-4 does, with the
+ * current id/epoch. */
+void bk_txn_end_v(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                  int16_t producer_epoch, bool commit, bool bump_epoch, int64_t now_ms, bk_txn_out_t *out);
 
 /* ---- completions and time --------------------------------------------------- */
 

@@ -128,11 +128,26 @@ void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_reque
  * without asking the coordinator). */
 void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
                           void *arg);
+/* The same for one transaction of an AddPartitionsToTxn v4+ batch (VerifyOnly
+ * false): what v0-3 does with the request's single transaction. */
+typedef kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t bk_txn_td_topic_t;
+void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                  int16_t producer_epoch, const bk_txn_td_topic_t *ts, int32_t ntopics,
+                                  bk_txn_td_answer_fn fn, void *arg);
+/* KIP-890 verification (AddPartitionsToTxn v4+ VerifyOnly): is `topic`-
+ * `partition` in the ongoing transaction of this id with this producer id
+ * and epoch? NONE, or the core's error (bk_txn_verify); NOT_COORDINATOR /
+ * COORDINATOR_NOT_AVAILABLE when the id is not coordinated here. At once,
+ * nothing written. */
+int16_t bk_txn_td_verify(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t producer_epoch,
+                         const char *topic, int32_t partition);
 /* AddOffsetsToTxn: adds the group's __consumer_offsets partition. */
 void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
 /* EndTxn: answered once PrepareCommit/PrepareAbort is replicated (the
- * markers follow). */
-void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
+ * markers follow). v5 (transactions v2) bumps the epoch with it and the
+ * answer carries the producer id/epoch of the next transaction. */
+void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, int16_t version, bk_txn_td_answer_fn fn,
+                       void *arg);
 
 /* One transactional id as DescribeTransactions / ListTransactions show it. */
 typedef struct {
