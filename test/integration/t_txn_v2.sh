@@ -2,10 +2,9 @@
 # Transactions v2 (KIP-890, issue 20) by raw frames on one node
 # (clients/txn_v2_raw.py): AddPartitionsToTxn v4-5 (VerifyOnly and adding
 # batches, unknown partitions / ids, wrong producer id / epoch) and EndTxn
-# v5 (epoch bumped per transaction, retry, fencing of the old epoch). Then
-
-# commits and a read_committed consumer sees its records (the markers
-# written with bumped epochs before did not disturb the partition).
+# v5 (epoch bumped per transaction, retry, fencing of the old epoch). The
+# v1 clients' transaction tests (t_txn_kafkajs.sh, t_txn_confluent.sh, ...)
+# show that nothing changed for them.
 . "$(dirname "$0")/lib.sh"
 NAME=t_txn_v2
 HERE=$(cd "$(dirname "$0")" && pwd)
