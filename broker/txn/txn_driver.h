@@ -134,6 +134,26 @@ typedef kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t bk_txn_td
 void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
                                   int16_t producer_epoch, const bk_txn_td_topic_t *ts, int32_t ntopics,
                                   bk_txn_td_answer_fn fn, void *arg);
+/* KIP-890 part 1 on the partition leader: before the first transactional
+ * batch of a transaction on a partition is appended, the id's coordinator
+ * must have that transaction Ongoing with that partition, or a batch that
+ * no marker will ever end (a hanging transaction) could form. When the
+ * coordinator is this node the check is bk_txn_td_check_produce (at once).
+ * When it is another broker, this sends it AddPartitionsToTxn v4 with
+ * VerifyOnly and sets *waits: fn(ctx, err) follows exactly once, never
+ * from inside this call, with NONE (append), INVALID_TXN_STATE /
+ * INVALID_PRODUCER_EPOCH (refuse) or NOT_ENOUGH_REPLICAS (the coordinator
+ * could not say: moved, loading, busy, unreachable, no answer within
+ * BK_TXN_TD_WRITE_TIMEOUT_MS; retriable for every client, as Kafka maps
+ * it). Without *waits fn is never called and the return says what to do
+ * now: NONE (coordinated here: check with bk_txn_td_check_produce; or no
+ * __transaction_state yet), NOT_ENOUGH_REPLICAS (the coordinator partition
+ * has no leader, or the request could not be sent). */
+typedef void (*bk_txn_td_verify_fn)(void *ctx, int16_t err);
+int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                int16_t producer_epoch, const char *topic, int32_t partition,
+                                bk_txn_td_verify_fn fn, void *ctx, bool *waits);
+
 /* KIP-890 verification (AddPartitionsToTxn v4+ VerifyOnly): is `topic`-
  * `partition` in the ongoing transaction of this id with this producer id
  * and epoch? NONE, or the core's error (bk_txn_verify); NOT_COORDINATOR /

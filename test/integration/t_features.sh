@@ -49,7 +49,7 @@ wait_level() {  # wait_level FEATURE LEVEL -> every node shows it within 15 s
   local i t
   for ((t = 0; t < 75; t++)); do
     for ((i = 1; i <= 3; i++)); do
-      [ "$(level "127.0.0.1:${SK_KAFKA_PORT[i]}" "$1")" = "$2" ] || continue 2
+      [ "$(level "127.0.0.1:${SK_KAFKA_PORT[i]}" "$1")" = "$2" ] || { sleep 0.2; continue 2; }
     done
     return 0
   done
