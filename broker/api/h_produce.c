@@ -68,6 +68,8 @@ typedef struct {
     int16_t acks;
     const kp_produce_request_partition_produce_data_t *pd;
     presp_t *o;
+    bk_txn_td_topic_t tp;        /* a local add (v12): the partition */
+    int32_t part;
 } pverify_t;
 
 static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, const char *topic,
@@ -86,6 +88,11 @@ static void verified(void *ctx, int16_t err) {
         if (v->o->error_code) fail_partition(v->o, v->o->error_code);
     }
     pw_release(v->pw);
+}
+
+/* A local add's answer (v12, coordinated here). */
+static void added(void *ctx, const bk_txn_td_answer_t *ans) {
+    verified(ctx, bk_txn_td_produce_error(ans->error));
 }
 
 /* Is this the producer's first batch of its transaction on p (no open
@@ -116,19 +123,31 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
     o->error_code = bk_repl_ps_validate(n, p, &opts, &pr, (uint8_t *)pd->records.bytes.p, pd->records.bytes.len,
                                    &req->arena, &set);
     if (o->error_code) return;
-    /* KIP-890 part 1: the first batch of a transaction here is appended only
-     * once the coordinator says the transaction is open with this
-     * partition. acks=0 is not verified remotely (no answer to wait with;
-     * transactional producers use acks=all). */
+    /* KIP-890: the first batch of a transaction here is appended only once
+     * the coordinator says the transaction is open with this partition
+     * (part 1: it verifies; v12 = transactions v2, part 2: it adds the
+     * partition itself, the client did not). acks=0 is not waited for (no
+     * answer to wait with; transactional producers use acks=all). */
+    bool add = req->hdr.api_version >= 12;
     if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns && !verified_already && acks != 0 &&
         first_of_txn(p, set.txn_pid, set.txn_epoch)) {
         pverify_t *v = bk_api_req_alloc(req, 1, sizeof *v);
         if (!v) { o->error_code = KP_ERROR_NOT_ENOUGH_REPLICAS; return; }
-        *v = (pverify_t){ pw, topic, acks, pd, o };
+        *v = (pverify_t){ .pw = pw, .topic = topic, .acks = acks, .pd = pd, .o = o };
         bool waits = false;
+        pw->pending++;      /* the callbacks below may run before these calls return */
         o->error_code = bk_txn_td_verify_remote(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
-                                                pd->index, verified, v, &waits);
-        if (waits) { pw->pending++; return; }
+                                                pd->index, add, verified, v, &waits);
+        if (waits) return;
+        if (!o->error_code && add) {   /* coordinated here: add it through the core, then append */
+            v->part = pd->index;
+            v->tp.name = kp_slice_cstr(topic);
+            v->tp.partitions.items = &v->part;
+            v->tp.partitions.count = 1;
+            bk_txn_td_add_partitions_txn(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, &v->tp, 1, added, v);
+            return;
+        }
+        pw->pending--;
         if (o->error_code) return;
     }
     if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns)

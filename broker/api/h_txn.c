@@ -360,8 +360,51 @@ static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_respond(req, &r);
 }
 
+/* Every partition of the request answered with one error. */
+static void txn_offset_commit_fail(bk_api_req_t *req, int16_t err) {
+    const kp_txn_offset_commit_request_t *q = req->body;
+    size_t n = 0;
+    for (int32_t i = 0; i < q->topics.count; i++) n += q->topics.items[i].partitions.count > 0
+                                                          ? (size_t)q->topics.items[i].partitions.count : 0;
+    int16_t *errs = bk_api_req_alloc(req, n, sizeof *errs);
+    if (!errs) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < n; i++) errs[i] = err;
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n };
+    txn_offset_commit_done(req, &res);
+}
+
+/* Once the offsets partition is in the transaction: the group's part. */
+static void txn_offset_commit_added(void *ctx, int16_t err) {
+    bk_api_req_t *req = ctx;
+    /* the "cannot say now" of a remote coordinator: retriable here too */
+    if (err == KP_ERROR_NOT_ENOUGH_REPLICAS) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    if (err) { txn_offset_commit_fail(req, fenced(req, err)); return; }
+    bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
+}
+
+static void txn_offset_commit_added_local(void *ctx, const bk_txn_td_answer_t *ans) {
+    txn_offset_commit_added(ctx, ans->error);
+}
+
 /* Offsets of a transaction are the group coordinator's (group_driver.h):
- * written as the producer's transactional batch, held until its marker. */
+ * written as the producer's transactional batch, held until its marker.
+ * v5 (transactions v2, KIP-890 part 2): the client sent no AddOffsetsToTxn,
+ * so the group's __consumer_offsets partition is added to the transaction
+ * first, by its coordinator (here, or AddPartitionsToTxn v5 to another
+ * broker). */
 void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
+    const kp_txn_offset_commit_request_t *q = req->body;
+    bk_txn_td_t *td = req->node->txns;
+    if (req->hdr.api_version >= 5 && td) {
+        int32_t part = bk_txn_td_offsets_partition(td, q->group_id);
+        bool waits = false;
+        int16_t err = bk_txn_td_verify_remote(td, q->transactional_id, q->producer_id, q->producer_epoch,
+                                              "__consumer_offsets", part, true, txn_offset_commit_added, req, &waits);
+        if (waits) return;
+        if (err) { txn_offset_commit_added(req, err); return; }
+        bk_txn_td_add_offsets_implicit(td, q->transactional_id, q->producer_id, q->producer_epoch, q->group_id,
+                                       txn_offset_commit_added_local, req);
+        return;
+    }
     bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
 }

@@ -9,11 +9,15 @@
  * downgrades that lose information; skiff has no downgrade path at all).
  * group.version 1: the KIP-848 consumer group protocol (Kafka 4 clients use
  * it only when this is finalized >= 1), finalized on a new cluster.
- * transaction.version: 0 only (see broker/txn/README.md "Not here"):
- * clients then use transactions v1 (AddPartitionsToTxn from the client,
- * EndTxn < v5), which skiff serves completely; level 2 is advertised only
- * once the coordinator bumps the epoch per transaction and the partition
- * leader adds partitions itself (KIP-890 part 2). */
+ * transaction.version: 0..2 (1 = partition-side verification, which skiff
+ * does at every level; 2 = transactions v2: Kafka 4 clients then send
+ * Produce v12 / TxnOffsetCommit v5, whose leaders add the partitions to the
+ * transaction, and EndTxn v5, which bumps the epoch per transaction).
+ * A new cluster finalizes 0: clients keep transactions v1, the path every
+ * client here is tested on across failovers; an operator turns v2 on with
+ * `skiffctl feature upgrade --feature transaction.version=2` (tested with
+ * the Java client, t_java_txn.sh). Kafka 4.0 finalizes 2 on new clusters:
+ * skiff will too once v2 has its failover tests. */
 #include "broker/meta/features.h"
 
 #include <string.h>
@@ -21,7 +25,7 @@
 static const bk_meta_feature_def_t defs[BK_META_FEATURES_N] = {
     [BK_META_FEATURE_METADATA_VERSION] = { "metadata.version", 7, 25, 25, 7 },
     [BK_META_FEATURE_GROUP_VERSION] = { "group.version", 0, 1, 1, 0 },
-    [BK_META_FEATURE_TRANSACTION_VERSION] = { "transaction.version", 0, 0, 0, 0 },
+    [BK_META_FEATURE_TRANSACTION_VERSION] = { "transaction.version", 0, 2, 0, 0 },
 };
 
 const bk_meta_feature_def_t *bk_meta_feature_defs(void) { return defs; }

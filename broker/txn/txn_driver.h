@@ -150,9 +150,25 @@ void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, in
  * __transaction_state yet), NOT_ENOUGH_REPLICAS (the coordinator partition
  * has no leader, or the request could not be sent). */
 typedef void (*bk_txn_td_verify_fn)(void *ctx, int16_t err);
+/* add (transactions v2: Produce v12, TxnOffsetCommit v5; KIP-890 part 2):
+ * the coordinator adds the partition to the transaction (AddPartitionsToTxn
+ * v5 without VerifyOnly) instead of only checking it; when the coordinator
+ * is this node the caller adds it itself (bk_txn_td_add_partitions_txn /
+ * bk_txn_td_add_offsets_implicit). */
 int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
-                                int16_t producer_epoch, const char *topic, int32_t partition,
+                                int16_t producer_epoch, const char *topic, int32_t partition, bool add,
                                 bk_txn_td_verify_fn fn, void *ctx, bool *waits);
+/* What a produce answers for a coordinator's error on its partition: NONE,
+ * INVALID_TXN_STATE (also for an unknown id / other producer id),
+ * INVALID_PRODUCER_EPOCH (fenced), else NOT_ENOUGH_REPLICAS (retriable:
+ * the coordinator could not say now). */
+int16_t bk_txn_td_produce_error(int16_t coordinator_error);
+/* The __consumer_offsets partition of `group` (its coordinator partition). */
+int32_t bk_txn_td_offsets_partition(bk_txn_td_t *td, kp_str_t group);
+/* TxnOffsetCommit v5 on the transaction's coordinator (this node): adds
+ * that partition to the ongoing transaction as AddOffsetsToTxn does. */
+void bk_txn_td_add_offsets_implicit(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                    int16_t producer_epoch, kp_str_t group, bk_txn_td_answer_fn fn, void *arg);
 
 /* KIP-890 verification (AddPartitionsToTxn v4+ VerifyOnly): is `topic`-
  * `partition` in the ongoing transaction of this id with this producer id

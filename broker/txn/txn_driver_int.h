@@ -34,6 +34,7 @@ typedef struct td_verify {
     uint64_t seq;                /* TD_VERIFY_SEQ_BIT set */
     bk_txn_td_verify_fn fn;
     void *ctx;
+    int16_t version;             /* 4: VerifyOnly, 5: add (transactions v2) */
     struct td_verify *next;
 } td_verify_t;
 

@@ -133,6 +133,21 @@ void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_
     free(id);
 }
 
+int32_t bk_txn_td_offsets_partition(bk_txn_td_t *td, kp_str_t group) {
+    return bk_grp_partition_for(group, offsets_partitions(td->node));
+}
+
+void bk_txn_td_add_offsets_implicit(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                    int16_t producer_epoch, kp_str_t group, bk_txn_td_answer_fn fn, void *arg) {
+    kp_add_offsets_to_txn_request_t q;
+    kp_add_offsets_to_txn_request_init(&q);
+    q.transactional_id = transactional_id;
+    q.producer_id = producer_id;
+    q.producer_epoch = producer_epoch;
+    q.group_id = group;
+    bk_txn_td_add_offsets(td, &q, fn, arg);
+}
+
 void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, int16_t version, bk_txn_td_answer_fn fn,
                        void *arg) {
     char *id = kp_slice_strdup(q->transactional_id);

@@ -14,6 +14,7 @@
 #include "protocol/kp_header.h"
 
 #define VERIFY_REQ_VERSION 4
+#define ADD_REQ_VERSION 5           /* the add of transactions v2 (KIP-890 part 2) */
 
 static uint64_t next_verify = 1;              /* loop thread only */
 
@@ -21,7 +22,7 @@ static uint64_t next_verify = 1;              /* loop thread only */
  * the coordinator's "cannot say now" errors become NOT_ENOUGH_REPLICAS,
  * which every client retries (Kafka's mapping for clients before
  * TRANSACTION_ABORTABLE); a fenced producer gets INVALID_PRODUCER_EPOCH. */
-static int16_t produce_error(int16_t e) {
+int16_t bk_txn_td_produce_error(int16_t e) {
     switch (e) {
     case KP_ERROR_NONE:
     case KP_ERROR_INVALID_TXN_STATE:
@@ -48,7 +49,7 @@ static td_verify_t *verify_take(bk_txn_td_t *td, uint64_t seq) {
 }
 
 int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
-                                int16_t producer_epoch, const char *topic, int32_t partition,
+                                int16_t producer_epoch, const char *topic, int32_t partition, bool add,
                                 bk_txn_td_verify_fn fn, void *ctx, bool *waits) {
     *waits = false;
     if (!td || td->stopped) return KP_ERROR_NOT_ENOUGH_REPLICAS;
@@ -68,6 +69,7 @@ int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int6
     v->seq = TD_VERIFY_SEQ_BIT | next_verify++;
     v->fn = fn;
     v->ctx = ctx;
+    v->version = add ? ADD_REQ_VERSION : VERIFY_REQ_VERSION;
     int32_t part = partition;
     kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t tp;
     kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_init(&tp);
@@ -79,14 +81,14 @@ int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int6
     tx.transactional_id = transactional_id;
     tx.producer_id = producer_id;
     tx.producer_epoch = producer_epoch;
-    tx.verify_only = true;
+    tx.verify_only = !add;
     tx.topics.items = &tp;
     tx.topics.count = 1;
     kp_add_partitions_to_txn_request_t q;
     kp_add_partitions_to_txn_request_init(&q);
     q.transactions.items = &tx;
     q.transactions.count = 1;
-    if (td_send_frame(td, leader, KP_API_ADD_PARTITIONS_TO_TXN, VERIFY_REQ_VERSION, &q, v->seq) != 0) {
+    if (td_send_frame(td, leader, KP_API_ADD_PARTITIONS_TO_TXN, v->version, &q, v->seq) != 0) {
         free(v);
         return KP_ERROR_NOT_ENOUGH_REPLICAS;
     }
@@ -118,9 +120,9 @@ void td_verify_answer(bk_txn_td_t *td, uint64_t seq, int32_t corr, const uint8_t
         kp_arena_init(&a, (size_t)1 << 20);
         int32_t got = 0;
         void *body = NULL;
-        if (kp_response_decode(KP_API_ADD_PARTITIONS_TO_TXN, VERIFY_REQ_VERSION, frame, len, &got, &body, &a) == KP_OK &&
+        if (kp_response_decode(KP_API_ADD_PARTITIONS_TO_TXN, v->version, frame, len, &got, &body, &a) == KP_OK &&
             got == corr)
-            err = produce_error(verdict(body));
+            err = bk_txn_td_produce_error(verdict(body));
         kp_arena_free(&a);
     }
     v->fn(v->ctx, err);

@@ -73,7 +73,7 @@ START_TEST(test_update_rules) {
         { "metadata.version", 26, 1, KP_ERROR_INVALID_UPDATE_VERSION },
         { "metadata.version", 24, 3, KP_ERROR_INVALID_UPDATE_VERSION },    /* no metadata downgrade */
         { "metadata.version", 0, 3, KP_ERROR_INVALID_UPDATE_VERSION },     /* nor removal */
-        { "transaction.version", 2, 1, KP_ERROR_INVALID_UPDATE_VERSION },  /* not supported yet */
+        { "transaction.version", 3, 1, KP_ERROR_INVALID_UPDATE_VERSION },  /* above supported */
         { "nope", 1, 1, KP_ERROR_INVALID_UPDATE_VERSION },
         { "group.version", 1, 4, KP_ERROR_INVALID_UPDATE_VERSION },        /* unknown type */
     };
@@ -117,6 +117,13 @@ START_TEST(test_update_rules) {
     kp_update_features_request_feature_update_key_t neg = upd("group.version", -1, 2);   /* < 1: removal */
     ck_assert_uint_eq(decide(&cl, 0, &neg, 1, false, &r), 1);
     ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_GROUP_VERSION], 0);
+    /* transactions v2 can be turned on and off */
+    kp_update_features_request_feature_update_key_t tv2 = upd("transaction.version", 2, 1);
+    ck_assert_uint_eq(decide(&cl, 1, &tv2, 1, false, &r), 1);
+    ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 2);
+    kp_update_features_request_feature_update_key_t tv0 = upd("transaction.version", 0, 2);
+    ck_assert_uint_eq(decide(&cl, 1, &tv0, 1, false, &r), 1);
+    ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 0);
     /* an upgrade sent as a downgrade type is refused */
     kp_update_features_request_feature_update_key_t upd_as_down = upd("group.version", 1, 2);
     ck_assert_uint_eq(decide(&cl, 1, &upd_as_down, 1, false, &r), 0);

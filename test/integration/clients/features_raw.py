@@ -134,8 +134,11 @@ def main():
     v3 = api_versions(3)
     check("ApiVersions v4 advertises UpdateFeatures 0-2 and DescribeTopicPartitions 0",
           v4["keys"].get(57) == (0, 2) and v4["keys"].get(75) == (0, 0), "%s %s" % (v4["keys"].get(57), v4["keys"].get(75)))
-    check("ApiVersions v4: supported metadata.version 7-25, group.version 0-1, transaction.version 0-0",
-          v4["supported"] == {"metadata.version": (7, 25), "group.version": (0, 1), "transaction.version": (0, 0)},
+    check("ApiVersions v4 advertises AddPartitionsToTxn 0-5, EndTxn 0-5, Produce up to 12, TxnOffsetCommit up to 5",
+          v4["keys"].get(24) == (0, 5) and v4["keys"].get(26) == (0, 5) and v4["keys"].get(0, (0, 0))[1] == 12
+          and v4["keys"].get(28, (0, 0))[1] == 5, str([v4["keys"].get(k) for k in (24, 26, 0, 28)]))
+    check("ApiVersions v4: supported metadata.version 7-25, group.version 0-1, transaction.version 0-2",
+          v4["supported"] == {"metadata.version": (7, 25), "group.version": (0, 1), "transaction.version": (0, 2)},
           str(v4["supported"]))
     check("ApiVersions v3 leaves out the supported features with minimum 0",
           v3["supported"] == {"metadata.version": (7, 25)}, str(v3["supported"]))
@@ -151,6 +154,9 @@ def main():
     e, m, res = update(1, [("metadata.version", 26, 1)])
     check("UpdateFeatures v1: metadata.version 26 (above the supported 25) is 95",
           res.get("metadata.version", (0,))[0] == 95, str(res))
+    e, m, res = update(1, [("transaction.version", 3, 1)])
+    check("UpdateFeatures v1: transaction.version 3 (above the supported 2) is 95",
+          res.get("transaction.version", (0,))[0] == 95, str(res))
     e, m, res = update(1, [("metadata.version", 24, 2)])
     check("UpdateFeatures v1: a metadata.version downgrade is 95 even as a safe downgrade",
           res.get("metadata.version", (0,))[0] == 95, str(res))
@@ -192,6 +198,16 @@ def main():
     now = api_versions(4)
     check("UpdateFeatures v2: group.version 1 again (top-level NONE)", e == 0 and m is None and
           now["finalized"].get("group.version") == (1, 1), "%s %s %s" % (e, m, now["finalized"]))
+    check("a new cluster leaves transaction.version at 0 (not finalized)", "transaction.version" not in now["finalized"],
+          str(now["finalized"]))
+    e, m, res = update(1, [("transaction.version", 2, 1)])
+    now = api_versions(4)
+    check("UpdateFeatures v1: transaction.version upgraded to 2", res.get("transaction.version", (9,))[0] == 0 and
+          now["finalized"].get("transaction.version") == (2, 2), "%s %s" % (res, now["finalized"]))
+    e, m, res = update(1, [("transaction.version", 0, 2)])
+    now = api_versions(4)
+    check("UpdateFeatures v1: transaction.version back to 0 (safe downgrade)", res.get("transaction.version", (9,))[0] == 0
+          and "transaction.version" not in now["finalized"], "%s %s" % (res, now["finalized"]))
 
     # --- DescribeTopicPartitions ----------------------------------------------
     from kafka.admin import KafkaAdminClient, NewTopic

@@ -15,11 +15,15 @@ import org.apache.kafka.common.serialization.*;
  * below 2 the client uses transactions v1 (AddPartitionsToTxn from the
  * client); the script says which level it saw.
  *
- * usage: TxnProducer BOOT TOPIC PARTITIONS TRANSACTIONS
+ * Each transaction also sends consumer offsets (sendOffsetsToTransaction,
+ * group GROUP: offset t + 1 of partition 0 in transaction t), so the
+ * group's committed offset must be the last committed transaction's.
+ *
+ * usage: TxnProducer BOOT TOPIC PARTITIONS TRANSACTIONS TRANSACTIONAL_ID GROUP
  */
 public final class TxnProducer {
     public static void main(String[] args) throws Exception {
-        String boot = args[0], topic = args[1];
+        String boot = args[0], topic = args[1], tid = args[4], group = args[5];
         int parts = Integer.parseInt(args[2]), txns = Integer.parseInt(args[3]);
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, boot);
@@ -34,12 +38,13 @@ public final class TxnProducer {
         }
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, boot);
-        pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-txn-1");
+        pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, tid);
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
         pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
         int committed = 0, aborted = 0;
+        long lastCommittedOffset = -1;
         Set<String> want = new HashSet<>();
         try (KafkaProducer<String, String> p = new KafkaProducer<>(pp)) {
             p.initTransactions();
@@ -51,11 +56,21 @@ public final class TxnProducer {
                     p.send(new ProducerRecord<>(topic, k % parts, "k" + k, v));
                     if (commit) want.add(v);
                 }
-                if (commit) { p.commitTransaction(); committed++; }
+                p.sendOffsetsToTransaction(Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(t + 1)),
+                                           new ConsumerGroupMetadata(group));
+                if (commit) { p.commitTransaction(); committed++; lastCommittedOffset = t + 1; }
                 else { p.flush(); p.abortTransaction(); aborted++; }   // flushed: the aborted records are in the log
             }
         }
         final int nc = committed, na = aborted;
+        final long wantOffset = lastCommittedOffset;
+        Check.that("group " + group + " has the last committed transaction's offset " + wantOffset, () -> {
+            try (Admin admin = Admin.create(ap)) {
+                OffsetAndMetadata om = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+                return om == null ? "no offset" : Check.eq(wantOffset, om.offset());
+            }
+        });
         Check.that(nc + " transactions committed and " + na + " aborted", () -> null);
         Check.that("read_committed sees exactly the committed records (" + want.size() + ")",
             () -> Check.eq(want, readAll(boot, topic, parts, "read_committed")));
