@@ -214,17 +214,22 @@ void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t
 }
 
 /* KIP-890 retry of EndTxn v5: the epoch the client still has is the one
- * before the bump its lost answer carried. Same kind as the transaction
- * that was ended: NONE (with the current id/epoch) once complete,
- * CONCURRENT_TRANSACTIONS while completing; else INVALID_TXN_STATE. */
+ * before the bump its lost answer carried (the transaction was ended by v5:
+ * client_txn_version 2, kept in the log, so a reloaded coordinator knows it
+ * too; a timeout abort of such a producer bumps as well and counts). Same
+ * kind as the transaction that was ended: NONE (with the current id/epoch)
+ * once complete, CONCURRENT_TRANSACTIONS while completing; else
+ * INVALID_TXN_STATE. */
 static bool end_retry(const bk_txn_coord_t *c, const char *id, int64_t pid, int16_t epoch, bool commit,
                       bk_txn_out_t *out) {
     bk_txn_entry_t *e = valid_id(id) ? txn_find(c, id, NULL) : NULL;
-    if (!e || !e->last_end_bumped || e->pending || e->cur.producer_id != pid || epoch != e->cur.producer_epoch - 1)
+    if (!e || e->cur.client_txn_version < 2 || e->pending || e->cur.producer_id != pid ||
+        epoch != e->cur.producer_epoch - 1)
         return false;
     bk_txn_state_t s = e->cur.state;
     bool was_commit = s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_COMPLETE_COMMIT;
     bool was_abort = s == BK_TXN_PREPARE_ABORT || s == BK_TXN_COMPLETE_ABORT;
+    if (!was_commit && !was_abort) return false;   /* Empty / Ongoing: not a retry of an end */
     if ((commit && !was_commit) || (!commit && !was_abort)) answer(out, KP_ERROR_INVALID_TXN_STATE);
     else if (s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_PREPARE_ABORT) answer(out, KP_ERROR_CONCURRENT_TRANSACTIONS);
     else answer(out, KP_ERROR_NONE);
@@ -263,8 +268,8 @@ void bk_txn_end_v(bk_txn_coord_t *c, const char *transactional_id, int64_t produ
          * markers carry the new epoch, so a late write of the old epoch is
          * fenced. An epoch at its end is not bumped (the id would have to
          * rotate: not done here, see README "Not here"). */
-        e->bump_pending = bump_epoch && !txn_epoch_exhausted(e->cur.producer_epoch);
-        if (e->bump_pending) {
+        e->next.client_txn_version = bump_epoch ? 2 : 0;
+        if (bump_epoch && !txn_epoch_exhausted(e->cur.producer_epoch)) {
             e->next.producer_epoch = (int16_t)(e->cur.producer_epoch + 1);
             e->next.last_producer_epoch = -1;
         }

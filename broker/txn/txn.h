@@ -36,7 +36,8 @@
 #define BK_TXN_TOPIC_MAX_BYTES 249
 #define BK_TXN_EPOCH_MAX 32767              /* Short.MaxValue */
 #define BK_TXN_OFFSETS_TOPIC "__consumer_offsets"
-#define BK_TXN_LOG_VALUE_VERSION 0          /* what we write; 0 and 1 are read */
+#define BK_TXN_LOG_VALUE_VERSION 0          /* what we write (1 when client_txn_version
+                                               is set); 0 and 1 are read */
 
 /* TransactionState ids, as stored in TransactionLogValue.TransactionStatus. */
 typedef enum {
@@ -71,6 +72,11 @@ typedef struct {
     size_t nparts, cap;
     int64_t last_update_ms;
     int64_t start_ms;            /* -1 when no transaction is open */
+    int16_t client_txn_version;  /* 2: the last EndTxn was v5 (transactions v2, its
+                                    epoch bumped); else 0. Persisted as the log
+                                    value's ClientTransactionVersion (value v1;
+                                    v0 when 0), so a reloaded coordinator still
+                                    recognises that EndTxn's retry */
 } bk_txn_meta_t;
 
 typedef struct {

@@ -75,7 +75,6 @@ static int16_t append_error_to_client(int16_t e) {
 static void write_failed(bk_txn_entry_t *e, int16_t append_error, bk_txn_out_t *out) {
     if (e->wait == TXN_W_FENCE_ABORT || e->wait == TXN_W_TIMEOUT_ABORT)
         e->cur.producer_epoch = e->epoch_before_fence;
-    e->bump_pending = false;
     bk_txn_meta_free(&e->next);
     txn_meta_init(&e->next);
     e->pending = false;
@@ -101,14 +100,11 @@ void bk_txn_write_done(bk_txn_coord_t *c, const char *transactional_id, int16_t 
     bk_txn_meta_free(&e->cur);
     e->cur = e->next;
     txn_meta_init(&e->next);
-    if (w != TXN_W_COMPLETE) e->last_end_bumped = false;
     switch (w) {
     case TXN_W_END:
         /* EndTxn v5 answers with the id/epoch the next transaction uses */
         out->producer_id = e->cur.producer_id;
         out->producer_epoch = e->cur.producer_epoch;
-        e->last_end_bumped = e->bump_pending;
-        e->bump_pending = false;
         break;
     case TXN_W_INIT:
         out->producer_id = e->cur.producer_id;

@@ -27,10 +27,6 @@ struct bk_txn_entry {
     bool *acked;                   /* PrepareX: one per cur.parts, NULL otherwise */
     size_t unacked;
     bool complete_due;             /* every marker acked; Complete* still to be written */
-    bool bump_pending;             /* the END in flight bumps the epoch (EndTxn v5) */
-    bool last_end_bumped;          /* the last EndTxn bumped the epoch: its retries are
-                                      recognised (not persisted: after a reload a
-                                      retry with the old epoch is PRODUCER_FENCED) */
 };
 
 /* txn_meta.c */

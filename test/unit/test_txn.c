@@ -670,6 +670,22 @@ START_TEST(test_v2_epoch_bump_and_verify) {
     ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, true, &rp, &re), KP_ERROR_NONE);
     ck_assert_int_eq(re, epoch + 1);
     ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, false, &rp, &re), KP_ERROR_INVALID_TXN_STATE);
+    /* a coordinator rebuilt from the log recognises that retry too: the
+     * records of a v5 end are value v1 with ClientTransactionVersion 2 */
+    {
+        tctx_t *r2 = malloc(sizeof *r2);
+        ck_assert_ptr_nonnull(r2);
+        t_replay(t, t->nlog, r2);
+        ck_assert_int_eq(bk_txn_get(&r2->c, "v2")->client_txn_version, 2);
+        ck_assert_int_eq(t_end_v5(r2, "v2", pid, epoch, true, &rp, &re), KP_ERROR_NONE);
+        ck_assert_int_eq(re, epoch + 1);
+        ck_assert_int_eq(t_end_v5(r2, "v2", pid, epoch, false, &rp, &re), KP_ERROR_INVALID_TXN_STATE);
+        free_ctx(r2);
+        const trec_t *last = &t->log[t->nlog - 1];
+        ck_assert_int_eq(last->value[0], 0);
+        ck_assert_int_eq(last->value[1], 1);          /* value v1 */
+        ck_assert_int_eq(t->log[0].value[1], 0);      /* the Empty record of InitProducerId: v0 */
+    }
     /* the old epoch is fenced, the new one starts the next transaction */
     ck_assert_int_eq(t_add(t, "v2", pid, epoch, TPS, 1), KP_ERROR_PRODUCER_FENCED);
     ck_assert_int_eq(t_add(t, "v2", pid, (int16_t)(epoch + 1), TPS, 1), KP_ERROR_NONE);
@@ -677,7 +693,8 @@ START_TEST(test_v2_epoch_bump_and_verify) {
     ck_assert_int_eq(t_end(t, "v2", pid, (int16_t)(epoch + 1), false), KP_ERROR_NONE);
     ck_assert_int_eq(meta(t, "v2")->producer_epoch, epoch + 1);
     t_ack_all(t);
-    /* and its retry is not taken for a v5 retry: the epoch is current */
+    /* a v0-4 end clears the client version: the stale epoch is fenced */
+    ck_assert_int_eq(meta(t, "v2")->client_txn_version, 0);
     ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, false, &rp, &re), KP_ERROR_PRODUCER_FENCED);
     /* a replay of the whole log gives the bumped epoch */
     tctx_t *r = malloc(sizeof *r);
