@@ -4,15 +4,16 @@
 # 4 committed and 2 aborted transactions over 3 partitions led by different
 # nodes, each with sendOffsetsToTransaction; read_committed /
 # read_uncommitted consumers and the group's offset check the outcome.
-# 1. transaction.version 0 (a new cluster's level): the client runs
-#    transactions v1 (AddPartitionsToTxn / AddOffsetsToTxn from the client);
-#    first batches on a leader that is not the coordinator are verified
-#    there (KIP-890 part 1); the producer epoch stays 0.
+# 1. transaction.version 0 (a new cluster's level; set again with `skiffctl
+#    feature downgrade --feature transaction.version=0`): the client runs
+#    transactions v1 (AddPartitionsToTxn / AddOffsetsToTxn from
+#    the client); first batches on a leader that is not the coordinator are
+#    verified there (KIP-890 part 1); the producer epoch stays 0.
 # 2. `skiffctl feature upgrade --feature transaction.version=2`: the same
-#    client now runs transactions v2 (Produce v12 and TxnOffsetCommit v5 add
-#    the partitions through their leaders, EndTxn v5 bumps the epoch): the
-#    epoch is 6 after 6 transactions, and the client sent no
-#    AddPartitionsToTxn / AddOffsetsToTxn at all (only brokers did, v5).
+#    client runs transactions v2 (Produce v12 and
+#    TxnOffsetCommit v5 add the partitions through their leaders, EndTxn v5
+#    bumps the epoch): the epoch is 6 after 6 transactions, and the client
+#    sent no AddOffsetsToTxn at all.
 . "$(dirname "$0")/lib.sh"
 NAME=t_java_txn
 CP=$("$SK_ROOT/test/java/build.sh" 2>"$SK_TMP/java-build.err") ||
@@ -34,6 +35,7 @@ count() {
   echo "$n"
 }
 
+"$CTL" feature downgrade --feature transaction.version=0 -b "$SK_BOOTSTRAP" >/dev/null
 out=$(timeout 180 "$SK_ROOT/test/java/run.sh" TxnProducer "$SK_BOOTSTRAP" jtxn1 3 6 java-txn-v1 jgroup1 2>"$SK_TMP/java1.err")
 sk_check_lines <<<"$out"
 sk_check "v1: the client saw transaction.version 0" grep -q "^transaction.version finalized: 0$" <<<"$out"

@@ -11,5 +11,5 @@ CP=$("$HERE/build.sh")
 cls=$1; shift
 exec java -Xss1m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${SKIFF_JAVA_LOG:-warn}" \
-  -Dorg.slf4j.simpleLogger.logFile=System.err \
+  -Dorg.slf4j.simpleLogger.logFile=System.err ${SKIFF_JAVA_OPTS:-} \
   -cp "$CP" "$cls" "$@"

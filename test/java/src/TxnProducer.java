@@ -19,12 +19,17 @@ import org.apache.kafka.common.serialization.*;
  * group GROUP: offset t + 1 of partition 0 in transaction t), so the
  * group's committed offset must be the last committed transaction's.
  *
- * usage: TxnProducer BOOT TOPIC PARTITIONS TRANSACTIONS TRANSACTIONAL_ID GROUP
+ * usage: TxnProducer BOOT TOPIC PARTITIONS TRANSACTIONS TRANSACTIONAL_ID GROUP [PAUSE_MS]
+ * PAUSE_MS: a pause after each transaction (a test kills nodes meanwhile);
+ * a file named by the system property txn.progress gets the number of
+ * transactions done after each one.
  */
 public final class TxnProducer {
     public static void main(String[] args) throws Exception {
         String boot = args[0], topic = args[1], tid = args[4], group = args[5];
         int parts = Integer.parseInt(args[2]), txns = Integer.parseInt(args[3]);
+        long pauseMs = args.length > 6 ? Long.parseLong(args[6]) : 0;
+        String progress = System.getProperty("txn.progress");
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, boot);
         try (Admin admin = Admin.create(ap)) {
@@ -60,6 +65,9 @@ public final class TxnProducer {
                                            new ConsumerGroupMetadata(group));
                 if (commit) { p.commitTransaction(); committed++; lastCommittedOffset = t + 1; }
                 else { p.flush(); p.abortTransaction(); aborted++; }   // flushed: the aborted records are in the log
+                if (progress != null)
+                    java.nio.file.Files.writeString(java.nio.file.Path.of(progress), Integer.toString(t + 1));
+                if (pauseMs > 0) Thread.sleep(pauseMs);
             }
         }
         final int nc = committed, na = aborted;
