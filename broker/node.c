@@ -293,6 +293,9 @@ static int register_self(bk_node_t *n, char *err, size_t len) {
     bk_meta_recs_init(&recs);
     int16_t e = bk_meta_ctrl_register(&n->ctrl, &n->img, &rq, bk_meta_log_next_offset(n->meta), now, &recs,
                                  &n->broker_epoch);
+    /* a new cluster finalizes its feature levels with its first decision
+     * (a quorum's controller does it in bk_meta_ctrl_tick) */
+    if (e == 0) bk_meta_ctrl_features_bootstrap(&n->img, &recs);
     sync_t s = { -1 };
     if (e == 0) bk_node_commit(n, &recs, sync_done, &s);
     bk_meta_recs_free(&recs);

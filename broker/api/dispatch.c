@@ -57,10 +57,12 @@ static bk_api_entry_t table[] = {
     V(KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, bk_api_h_describe_user_scram_credentials),
     V(KP_API_ALTER_USER_SCRAM_CREDENTIALS, bk_api_h_alter_user_scram_credentials),
     V(KP_API_DESCRIBE_QUORUM, bk_api_h_describe_quorum),
+    V(KP_API_UPDATE_FEATURES, bk_api_h_update_features),
     V(KP_API_DESCRIBE_CLUSTER, bk_api_h_describe_cluster),
     V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
     V(KP_API_DESCRIBE_TRANSACTIONS, bk_api_h_describe_transactions),
     V(KP_API_LIST_TRANSACTIONS, bk_api_h_list_transactions),
+    V(KP_API_DESCRIBE_TOPIC_PARTITIONS, bk_api_h_describe_topic_partitions),
 };
 #undef V
 #define NTABLE (sizeof table / sizeof table[0])
@@ -73,8 +75,6 @@ static void table_init(void) {
         assert(api != NULL);
         table[i].min_version = api->min_version;
         table[i].max_version = api->max_stable_version;
-        /* v4+ is the broker-to-coordinator batched form (KIP-890): not served */
-        if (table[i].api_key == KP_API_ADD_PARTITIONS_TO_TXN && table[i].max_version > 3) table[i].max_version = 3;
         assert(i == 0 || table[i - 1].api_key < table[i].api_key);
     }
 }

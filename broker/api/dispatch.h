@@ -148,6 +148,8 @@ void bk_api_h_create_topics(bk_api_req_t *req);
 void bk_api_h_delete_topics(bk_api_req_t *req);
 void bk_api_h_create_partitions(bk_api_req_t *req);
 void bk_api_h_elect_leaders(bk_api_req_t *req);                    /* h_reassign.c */
+void bk_api_h_update_features(bk_api_req_t *req);                  /* h_features.c */
+void bk_api_h_describe_topic_partitions(bk_api_req_t *req);        /* h_describe_topic_partitions.c */
 void bk_api_h_alter_partition_reassignments(bk_api_req_t *req);
 void bk_api_h_list_partition_reassignments(bk_api_req_t *req);
 void bk_api_h_describe_configs(bk_api_req_t *req);

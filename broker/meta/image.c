@@ -13,6 +13,7 @@ void bk_meta_image_init(bk_meta_image_t *img, int32_t local_id) {
     img->last_offset = -1;
     img->last_epoch = -1;
     img->local_id = local_id;
+    img->features_epoch = -1;
 }
 
 static void broker_free(bk_meta_broker_t *b) {

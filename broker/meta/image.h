@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker/meta/features.h"
 #include "broker/meta/metadata.pb-c.h"
 #include "protocol/kp_wire.h"
 
@@ -138,6 +139,8 @@ typedef struct {
     int32_t last_epoch;
     int64_t next_producer_id;       /* first id not yet handed out */
     int32_t local_id;               /* this node, for change notifications; -1 none */
+    int16_t feature_level[BK_META_FEATURES_N]; /* finalized levels, by features.h index; 0 = not finalized */
+    int64_t features_epoch;         /* offset of the last FeatureLevel record; -1 none yet */
 
     bk_meta_broker_t *brokers;           /* sorted by id */
     size_t nbrokers, cap_brokers;

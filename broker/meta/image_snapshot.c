@@ -161,8 +161,21 @@ static void snap_scram_done(snap_t *s) {
     r->scram_bootstrap_done = m;
 }
 
+/* Every feature, level 0 too: a snapshot of a cluster whose levels were
+ * finalized must not look like a new cluster (which gets the defaults). */
+static void snap_feature(snap_t *s, int i, int16_t level) {
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__FeatureLevel *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return;
+    skiff__metadata__feature_level__init(m);
+    m->name = (char *)bk_meta_feature_defs()[i].name;
+    m->has_level = true; m->level = level;
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_FEATURE_LEVEL;
+    r->feature_level = m;
+}
+
 static size_t snap_count(const bk_meta_image_t *img) {
-    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2;
+    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2 + BK_META_FEATURES_N;
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
 }
@@ -180,6 +193,8 @@ int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *le
     if (img->next_producer_id > 0) snap_pid(&s, img->next_producer_id);
     for (size_t i = 0; i < img->nscram; i++) snap_scram(&s, &img->scram[i]);
     if (img->scram_bootstrapped) snap_scram_done(&s);
+    if (img->features_epoch >= 0)
+        for (int i = 0; i < BK_META_FEATURES_N; i++) snap_feature(&s, i, img->feature_level[i]);
     int rc = KP_ERR_NOMEM;
     if (!s.oom) {
         Skiff__Metadata__MetadataSnapshot m = SKIFF__METADATA__METADATA_SNAPSHOT__INIT;

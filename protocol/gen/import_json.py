@@ -25,7 +25,7 @@ SaslHandshake SaslAuthenticate DescribeAcls CreateAcls DeleteAcls
 DescribeUserScramCredentials AlterUserScramCredentials DescribeClientQuotas
 AlterClientQuotas Vote BeginQuorumEpoch EndQuorumEpoch DescribeQuorum FetchSnapshot
 AlterPartition BrokerRegistration BrokerHeartbeat ConsumerGroupHeartbeat
-ConsumerGroupDescribe""".split()
+ConsumerGroupDescribe UpdateFeatures""".split()
 
 STANDALONE = [("messages", "ConsumerProtocolSubscription"),
               ("messages", "ConsumerProtocolAssignment"),
