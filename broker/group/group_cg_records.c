@@ -176,6 +176,9 @@ void cg_rec_group_tombstones(bk_grp_out_t *o, kp_str_t gid) {
 
 static bk_grp_t *load_group(bk_grp_coord_t *c, kp_str_t gid, bool create) {
     bk_grp_t *g = grp_get(c, gid);
+    /* a classic group with members is tombstoned before it becomes a
+     * consumer group: without that the log is not one we wrote */
+    if (g && !g->cg && g->nmembers > 0) return NULL;
     if (!g && create) g = grp_create(c, gid, 0);
     if (!g) return NULL;
     if (!g->cg && create) {
@@ -197,6 +200,9 @@ static bk_grp_cg_member_t *load_member(bk_grp_t *g, kp_str_t mid, bool create) {
     bk_grp_cg_member_t *m = &cg->members[cg->nmembers++];
     memset(m, 0, sizeof *m);
     gs_set(&m->member_id, mid);
+    /* as its metadata record would say them (never null there) */
+    gs_set(&m->client_id, kp_slice_cstr(""));
+    gs_set(&m->client_host, kp_slice_cstr(""));
     m->rebalance_timeout_ms = -1;
     return m;
 }
@@ -262,23 +268,35 @@ static int load_member_meta(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_by
     return KP_OK;
 }
 
+/* A record that fails to load changes nothing (decode and check first,
+ * then create what it names), like the classic records. */
 static int load_current(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_t value, kp_arena_t *a) {
-    bk_grp_t *g = load_group(c, gid, value.p != NULL);
-    bk_grp_cg_member_t *m = g ? load_member(g, mid, value.p != NULL) : NULL;
     if (!value.p) {
+        bk_grp_t *g = load_group(c, gid, false);
+        bk_grp_cg_member_t *m = g ? load_member(g, mid, false) : NULL;
         if (m) { cg_tps_free(&m->assigned); cg_tps_free(&m->revoking); m->epoch = 0; }
         return KP_OK;
     }
-    if (!m) return KP_ERR_TOO_LARGE;
     kp_consumer_group_current_member_assignment_value_t v;
     int16_t ver;
     int st = grp_rec_decode(value, &kp_consumer_group_current_member_assignment_value_desc, &ver, &v, a);
     if (st != KP_OK) return st;
-    bool ok = false;
-    LOAD_TPS(v.assigned_partitions, &m->assigned, ok);
-    if (ok) LOAD_TPS(v.partitions_pending_revocation, &m->revoking, ok);
-    if (!ok) return KP_ERR_BAD_VALUE;
     if (v.state < BK_GRP_CG_STABLE || v.state > BK_GRP_CG_UNRELEASED) return KP_ERR_BAD_VALUE;
+    bk_grp_cg_tps_t assigned = { NULL, 0 }, revoking = { NULL, 0 };
+    bool ok = false;
+    LOAD_TPS(v.assigned_partitions, &assigned, ok);
+    if (ok) LOAD_TPS(v.partitions_pending_revocation, &revoking, ok);
+    bk_grp_t *g = ok ? load_group(c, gid, true) : NULL;
+    bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
+    if (!m) {
+        cg_tps_free(&assigned);
+        cg_tps_free(&revoking);
+        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+    }
+    cg_tps_free(&m->assigned);
+    cg_tps_free(&m->revoking);
+    m->assigned = assigned;
+    m->revoking = revoking;
     m->epoch = v.member_epoch;
     m->prev_epoch = v.previous_member_epoch;
     m->state = v.state;
@@ -286,65 +304,76 @@ static int load_current(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_
 }
 
 static int load_target(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_t value, kp_arena_t *a) {
-    bk_grp_t *g = load_group(c, gid, value.p != NULL);
-    bk_grp_cg_member_t *m = g ? load_member(g, mid, value.p != NULL) : NULL;
     if (!value.p) {
+        bk_grp_t *g = load_group(c, gid, false);
+        bk_grp_cg_member_t *m = g ? load_member(g, mid, false) : NULL;
         if (m) cg_tps_free(&m->target);
         return KP_OK;
     }
-    if (!m) return KP_ERR_TOO_LARGE;
     kp_consumer_group_target_assignment_member_value_t v;
     int16_t ver;
     int st = grp_rec_decode(value, &kp_consumer_group_target_assignment_member_value_desc, &ver, &v, a);
     if (st != KP_OK) return st;
+    bk_grp_cg_tps_t target = { NULL, 0 };
     bool ok = false;
-    LOAD_TPS(v.topic_partitions, &m->target, ok);
-    return ok ? KP_OK : KP_ERR_BAD_VALUE;
+    LOAD_TPS(v.topic_partitions, &target, ok);
+    bk_grp_t *g = ok ? load_group(c, gid, true) : NULL;
+    bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
+    if (!m) {
+        cg_tps_free(&target);
+        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+    }
+    cg_tps_free(&m->target);
+    m->target = target;
+    return KP_OK;
 }
 
 /* Group-level records: epoch (3), subscribed metadata (4), target epoch (6).
  * The tombstone of 3 ends the consumer group (Kafka writes it last). */
 static int load_group_rec(bk_grp_coord_t *c, int16_t type, kp_str_t gid, kp_bytes_t value, kp_arena_t *a) {
-    bk_grp_t *g = load_group(c, gid, value.p != NULL);
     if (!value.p) {
+        bk_grp_t *g = load_group(c, gid, false);
         if (g && type == BK_GRP_KEY_CG_METADATA) {
             cg_free(g);
             if (g->noffsets == 0 && g->nmembers == 0 && !g->protocol_type.p) grp_destroy(c, g);
         }
         return KP_OK;
     }
-    if (!g) return KP_ERR_TOO_LARGE;
     int16_t ver;
     int st;
+    int32_t epoch = 0;
+    uint64_t h = 1469598103934665603ULL;
     if (type == BK_GRP_KEY_CG_METADATA) {
         kp_consumer_group_metadata_value_t v;
         st = grp_rec_decode(value, &kp_consumer_group_metadata_value_desc, &ver, &v, a);
-        if (st == KP_OK) g->cg->epoch = v.epoch;
+        epoch = v.epoch;
     } else if (type == BK_GRP_KEY_CG_TARGET_META) {
         kp_consumer_group_target_assignment_metadata_value_t v;
         st = grp_rec_decode(value, &kp_consumer_group_target_assignment_metadata_value_desc, &ver, &v, a);
-        if (st == KP_OK) g->cg->assignment_epoch = v.assignment_epoch;
+        epoch = v.assignment_epoch;
     } else {
         /* the subscribed topics' metadata of the last epoch: the hash that
-         * tells a later look whether they changed meanwhile */
+         * tells a later look whether they changed meanwhile (cg_sub_hash) */
         kp_consumer_group_partition_metadata_value_t v;
         st = grp_rec_decode(value, &kp_consumer_group_partition_metadata_value_desc, &ver, &v, a);
-        if (st == KP_OK && v.topics.count >= 0) {
-            uint64_t h = 1469598103934665603ULL;
+        if (st == KP_OK && v.topics.count < 0) st = KP_ERR_BAD_VALUE;
 #define MIX(p, n)                                                          \
     for (size_t q_ = 0; q_ < (n); q_++) { h ^= ((const uint8_t *)(p))[q_]; h *= 1099511628211ULL; }
-            for (int32_t i = 0; i < v.topics.count; i++) {
-                const kp_consumer_group_partition_metadata_value_topic_metadata_t *t = &v.topics.items[i];
-                MIX(t->topic_name.p, t->topic_name.len);
-                MIX(t->topic_id.b, sizeof t->topic_id.b);
-                MIX(&t->num_partitions, sizeof t->num_partitions);
-            }
-#undef MIX
-            g->cg->sub_hash = h;
-            g->cg->hash_known = true;
+        for (int32_t i = 0; st == KP_OK && i < v.topics.count; i++) {
+            const kp_consumer_group_partition_metadata_value_topic_metadata_t *t = &v.topics.items[i];
+            MIX(t->topic_name.p, t->topic_name.len);
+            MIX(t->topic_id.b, sizeof t->topic_id.b);
+            MIX(&t->num_partitions, sizeof t->num_partitions);
         }
+#undef MIX
     }
-    return st;
+    if (st != KP_OK) return st;
+    bk_grp_t *g = load_group(c, gid, true);
+    if (!g) return KP_ERR_TOO_LARGE;
+    if (type == BK_GRP_KEY_CG_METADATA) g->cg->epoch = epoch;
+    else if (type == BK_GRP_KEY_CG_TARGET_META) g->cg->assignment_epoch = epoch;
+    else { g->cg->sub_hash = h; g->cg->hash_known = true; }
+    return KP_OK;
 }
 
 int bk_grp_cg_load_record(bk_grp_coord_t *c, int16_t type, kp_bytes_t key, kp_bytes_t value) {

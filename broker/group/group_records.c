@@ -167,9 +167,6 @@ static int check_group_value(const kp_group_metadata_value_t *v) {
 
 static int load_group(bk_grp_coord_t *c, kp_str_t id, kp_bytes_t value, kp_arena_t *a) {
     bk_grp_t *g = grp_get(c, id);
-    /* a consumer group that became classic (migration) wrote tombstones of
-     * its records first; a classic record is never older than them */
-    if (g && g->cg && value.p) cg_free(g);
     if (!value.p) {
         if (g) { clear_meta(g); drop_if_bare(c, g); }
         return KP_OK;
@@ -179,6 +176,9 @@ static int load_group(bk_grp_coord_t *c, kp_str_t id, kp_bytes_t value, kp_arena
     int st = decode(value, &kp_group_metadata_value_desc, &version, &v, a);
     if (st == KP_OK) st = check_group_value(&v);
     if (st != KP_OK) return st;
+    /* a consumer group that became classic (migration) wrote tombstones of
+     * its records first; a classic record is never older than them */
+    if (g && g->cg) cg_free(g);
     if (!g && !(g = grp_create(c, id, v.current_state_timestamp))) return KP_ERR_TOO_LARGE;
     clear_meta(g);
     /* Kafka writes "" for a group without a protocol: that is our null */
