@@ -364,7 +364,12 @@ static ptrdiff_t join_member(bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_cg_hb_
         old->epoch = old->prev_epoch > 0 ? old->prev_epoch : cg->assignment_epoch;
         *is_new = false;
         *replaced = true;   /* its records are written again under the new id */
-        return s;
+        /* ... after every other member's: last in join order, as a replay
+         * of the log will have it */
+        bk_grp_cg_member_t keep = cg->members[s];
+        memmove(&cg->members[s], &cg->members[s + 1], (cg->nmembers - (size_t)s - 1) * sizeof *cg->members);
+        cg->members[cg->nmembers - 1] = keep;
+        return (ptrdiff_t)cg->nmembers - 1;
     }
     if (i >= 0) { *is_new = false; return i; }
     if (cg->nmembers >= (size_t)c->cfg.cg_max_size) {
