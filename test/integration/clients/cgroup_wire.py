@@ -142,5 +142,25 @@ def find_coordinator(addr, group, wait_s=20.0):
         time.sleep(0.1)
 
 
+def coordinator_node(addr, group):
+    """FindCoordinator v0: (error, node id)."""
+    body = struct.pack(">h", len(group)) + group.encode()
+    r = kwire.call(addr, 10, 0, body, flexible=False)
+    err = r.i16()
+    return err, r.i32()
+
+
+if __name__ == "__main__":
+    # command line for the shell tests: coordinator BOOT GROUP | describe BOOT GROUP
+    import json
+    import sys
+    if sys.argv[1] == "coordinator":
+        print(coordinator_node(sys.argv[2], sys.argv[3])[1])
+    elif sys.argv[1] == "describe":
+        g = describe(sys.argv[2], [sys.argv[3]])[0]
+        print(json.dumps({"error": g["error"], "state": g["state"], "epoch": g["epoch"],
+                          "members": sorted((m["member_id"], m["epoch"]) for m in g["members"])}))
+
+
 def uuid_str(b):
     return str(uuid.UUID(bytes=b))
