@@ -29,6 +29,20 @@ exec 7>&-
 wait "$py"
 sk_check_lines < <(grep -v READY-FOR-TOPIC "$SK_TMP/main.out")
 
+# the admin port and skiffctl show the consumer groups (type, epochs, assignments)
+A=127.0.0.1:${SK_ADMIN_PORT[1]}
+curl -s --max-time 5 "$A/v1/groups/g1" > "$SK_TMP/g1.json"
+sk_check "/v1/groups/g1: type consumer, Stable, epochs, 2 members with 3 partitions each" \
+  jq -e '.type == "consumer" and .state == "Stable" and .group_epoch == .assignment_epoch and .assignor == "uniform"
+         and (.members | length) == 2 and all(.members[]; .member_epoch == $e and .member_state == "stable"
+         and ([.assignment[].partitions[]] | length) == 3 and .assignment[0].topic == "t6" and .target_assignment == .assignment)' \
+  --argjson e "$(jq .group_epoch "$SK_TMP/g1.json")" "$SK_TMP/g1.json"
+sk_check "/v1/groups lists g1 as a consumer group" \
+  jq -e '[.groups[] | select(.group_id == "g1" and .type == "consumer" and .members == 2)] | length == 1' \
+  <(curl -s --max-time 5 "$A/v1/groups")
+SKIFF_BROKERS=$B "$SK_BIN/skiffctl" group list > "$SK_TMP/list.txt" 2>&1
+sk_check "skiffctl group list: g1 consumer Stable" grep -Eq '^g1 +consumer +Stable' "$SK_TMP/list.txt"
+
 sk_log "restart"
 sk_stop_node 1
 sk_start_node 1 --set group.consumer.heartbeat.interval.ms=1000 --set offsets.topic.num.partitions=3
