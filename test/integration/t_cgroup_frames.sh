@@ -42,6 +42,12 @@ sk_check "/v1/groups lists g1 as a consumer group" \
   <(curl -s --max-time 5 "$A/v1/groups")
 SKIFF_BROKERS=$B "$SK_BIN/skiffctl" group list > "$SK_TMP/list.txt" 2>&1
 sk_check "skiffctl group list: g1 consumer Stable" grep -Eq '^g1 +consumer +Stable' "$SK_TMP/list.txt"
+SKIFF_BROKERS=$B "$SK_BIN/skiffctl" group describe g1 > "$SK_TMP/describe.txt" 2>&1
+sk_check "skiffctl group describe g1: consumer, epochs, 2 members with t6 assignments" \
+  grep -Eq 'type: consumer +state: Stable +group epoch: [0-9]+ +assignment epoch: [0-9]+ +assignor: uniform +members: 2' "$SK_TMP/describe.txt"
+sk_check "skiffctl group describe g1: member rows with t6 partitions" test "$(grep -Ec ' t6:[0-9,]+ +t6:' "$SK_TMP/describe.txt")" = 2
+SKIFF_BROKERS=$B "$SK_BIN/skiffctl" group describe g1 --json > "$SK_TMP/describe.json" 2>&1
+sk_check "skiffctl --json group describe g1: member epochs" jq -e '.type == "consumer" and (.members | length) == 2 and all(.members[]; .member_epoch > 0)' "$SK_TMP/describe.json"
 
 sk_log "restart"
 sk_stop_node 1
