@@ -268,6 +268,7 @@ void bk_grp_expire_offsets(bk_grp_coord_t *c, int64_t now_ms, bk_grp_out_t *out)
             out->offsets_expired++;
         }
         if (g->state != BK_GRP_EMPTY || g->noffsets || g->nmembers || g->npending) continue;
+        cg_drop(g, out);   /* an empty consumer group's records go too (none for classic) */
         rec_group_tombstone(out, gs_slice(&g->id));
         grp_destroy(c, g);
     }
@@ -288,6 +289,7 @@ size_t bk_grp_drop_offsets(bk_grp_coord_t *c, bk_grp_gone_fn gone, void *ctx, bk
         }
         if (dropped == before) continue;   /* groups untouched here stay as they are */
         if (g->state != BK_GRP_EMPTY || g->noffsets || g->nmembers || g->npending) continue;
+        cg_drop(g, out);   /* an empty consumer group's records go too (none for classic) */
         rec_group_tombstone(out, gs_slice(&g->id));
         grp_destroy(c, g);
     }
