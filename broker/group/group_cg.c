@@ -187,6 +187,7 @@ static bool reconcile(bk_grp_t *g, size_t i, const bk_grp_cg_tps_t *owned, int64
     if (give_up.n > 0) {
         bk_grp_cg_tps_t keep = cg_tps_and(&m->assigned, &m->target);
         cg_tps_free(&m->assigned);
+        cg_tps_free(&m->revoking);   /* empty here, but may hold an allocation (a loaded set) */
         m->assigned = keep;
         m->revoking = give_up;
         m->state = BK_GRP_CG_UNREVOKED;
