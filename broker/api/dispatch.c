@@ -62,6 +62,8 @@ static bk_api_entry_t table[] = {
     V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
     V(KP_API_DESCRIBE_TRANSACTIONS, bk_api_h_describe_transactions),
     V(KP_API_LIST_TRANSACTIONS, bk_api_h_list_transactions),
+    V(KP_API_CONSUMER_GROUP_HEARTBEAT, bk_api_h_consumer_group_heartbeat),
+    V(KP_API_CONSUMER_GROUP_DESCRIBE, bk_api_h_consumer_group_describe),
     V(KP_API_DESCRIBE_TOPIC_PARTITIONS, bk_api_h_describe_topic_partitions),
 };
 #undef V

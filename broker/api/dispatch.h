@@ -137,6 +137,8 @@ void bk_api_h_heartbeat(bk_api_req_t *req);
 void bk_api_h_leave_group(bk_api_req_t *req);
 void bk_api_h_list_groups(bk_api_req_t *req);
 void bk_api_h_describe_groups(bk_api_req_t *req);
+void bk_api_h_consumer_group_heartbeat(bk_api_req_t *req);   /* h_cgroup.c */
+void bk_api_h_consumer_group_describe(bk_api_req_t *req);
 void bk_api_h_delete_groups(bk_api_req_t *req);
 void bk_api_h_offset_commit(bk_api_req_t *req);
 void bk_api_h_offset_fetch(bk_api_req_t *req);

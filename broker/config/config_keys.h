@@ -121,6 +121,12 @@
   X(GROUP_MIN_SESSION_TIMEOUT_MS, "group.min.session.timeout.ms", INT, "6000", 0, BK_CFG_I32MAX, NULL, 0) \
   X(GROUP_MAX_SESSION_TIMEOUT_MS, "group.max.session.timeout.ms", INT, "1800000", 0, BK_CFG_I32MAX, NULL, 0) \
   X(GROUP_MAX_SIZE, "group.max.size", INT, "2147483647", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_SESSION_TIMEOUT_MS, "group.consumer.session.timeout.ms", INT, "45000", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, "group.consumer.heartbeat.interval.ms", INT, "5000", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_MAX_SIZE, "group.consumer.max.size", INT, "2147483647", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_ASSIGNORS, "group.consumer.assignors", LIST, "uniform,range", 0, 0, "uniform,range", 0) \
+  X(GROUP_CONSUMER_MIGRATION_POLICY, "group.consumer.migration.policy", ENUM, "bidirectional", 0, 0, \
+    "disabled,upgrade,downgrade,bidirectional", 0) \
   X(TRANSACTION_STATE_LOG_NUM_PARTITIONS, "transaction.state.log.num.partitions", INT, "50", 1, BK_CFG_I32MAX, NULL, 0) \
   X(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, "transaction.state.log.replication.factor", SHORT, "3", 1, BK_CFG_I16MAX, NULL, 0) \
   X(TRANSACTION_STATE_LOG_MIN_ISR, "transaction.state.log.min.isr", INT, "2", 1, BK_CFG_I32MAX, NULL, 0) \
