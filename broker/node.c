@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker/core/credentials.h"
+#include "broker/core/quota.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
 #include "broker/admin/admin_auth.h"
@@ -499,6 +500,8 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     /* SASL settings first: a listener without a usable mechanism or with a
      * broken jaas config is refused before anything is opened */
     if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
+    n->quotas = bk_node_quotas_new();
+    if (!n->quotas) return fail(err, len, "out of memory (client quotas)");
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
@@ -694,5 +697,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_meta_image_free(&n->img);
     bk_broker_tls_free(n);       /* after the listeners and the quorum that use them */
     bk_node_sasl_free(n);
+    bk_node_quotas_free(n->quotas);
+    n->quotas = NULL;
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }
