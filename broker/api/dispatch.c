@@ -363,7 +363,28 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         return;
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
+    if (!n->quotas || n->img.nquotas == 0) {
+        e->fn(req);
+        return;
+    }
+    /* request_percentage: the loop time the handler takes counts against
+     * it (Kafka counts request handler and network thread time; the time a
+     * request waits in a purgatory or for a commit is not the loop's and
+     * is not counted). The client id is copied first: req may be freed by
+     * the handler. Throttled by muting only: the answer may be gone. */
+    char client[BK_META_QUOTA_NAME_MAX + 1];
+    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
+    if (cl) memcpy(client, req->hdr.client_id.p, cl);
+    client[cl] = '\0';
+    uint64_t t0 = bk_net_mono_ns();
     e->fn(req);
+    uint64_t t1 = bk_net_mono_ns();
+    int64_t now_ms = (int64_t)(t1 / 1000000u);
+    int64_t t = bk_node_quota_record(n->quotas, &n->img, bk_net_conn_principal(conn), client,
+                                     BK_META_QUOTA_REQUEST_PERCENTAGE, (double)(t1 - t0) / 1e6, now_ms);
+    if (t > 0 && bk_net_conn_mute_until(conn, now_ms + t) != BK_NET_OK)
+        bk_net_log_close(net, "quota mute failed", "node %d: cannot mute connection %s for its request quota",
+                         n->id, bk_net_conn_peer(conn));
 }
 
 bk_repl_part_t *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {

@@ -163,6 +163,12 @@ static const char *entry_check(bk_api_req_t *req, const kp_alter_client_quotas_r
         if (k < 0) return "Unknown quota key";
         if (keys & (1u << k)) return "A quota key appears more than once in the entry";
         keys |= 1u << k;
+        /* Kafka's controller mutation quota throttles CreateTopics,
+         * CreatePartitions and DeleteTopics on the controller, which sees
+         * forwarded requests without their principal here: not enforced,
+         * so not accepted (a stored quota that does nothing would mislead) */
+        if (k == BK_META_QUOTA_CONTROLLER_MUTATION_RATE && !o->remove)
+            return "controller_mutation_rate is not enforced by skiff yet";
         if (o->remove) continue;
         if (!isfinite(o->value) || o->value <= 0) return "The quota value must be a positive number";
         if (bk_meta_quota_key_integral(k) && o->value != floor(o->value))

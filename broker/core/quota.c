@@ -102,7 +102,9 @@ int64_t bk_node_quota_record(bk_node_quotas_t *q, const bk_meta_image_t *img, co
     const char *client = client_id ? client_id : "";
     const bk_meta_quota_t *m = bk_meta_image_quota_for(img, user, client, k);
     if (!m) return 0;
-    double limit = m->value[k];
+    /* request_percentage is a share of one thread: n % = n * 10 ms of
+     * loop time per second (the amount is in ms) */
+    double limit = k == BK_META_QUOTA_REQUEST_PERCENTAGE ? m->value[k] * 10.0 : m->value[k];
     assert(limit > 0);
     /* the entry is per entity as it applies to this client: the matched
      * entity's parts, with the client's own names (Kafka's metric tags) */

@@ -38,7 +38,7 @@ typedef struct {
     int key;                    /* bk_meta_quota_key_t */
     const char *user;           /* the entity's user part ("" when none) */
     const char *client;         /* its client-id part ("" when none) */
-    double limit;               /* quota per second (bytes, percent, mutations) */
+    double limit;               /* per second: bytes, ms of loop time (request_percentage x 10) */
     double used_total;          /* recorded since tracking began */
     uint64_t throttled;         /* requests answered with a throttle time */
     uint64_t throttle_ms_total;
@@ -47,7 +47,8 @@ typedef struct {
 bk_node_quotas_t *bk_node_quotas_new(void);
 void bk_node_quotas_free(bk_node_quotas_t *q);
 
-/* Records `amount` of quota key `k` used at now_ms by a client of
+/* Records `amount` of quota key `k` (bytes for the byte rates, ms of loop
+ * time for request_percentage, whose n % allow n * 10 ms per second) used at now_ms by a client of
  * `principal` ("User:NAME"; the user name is the part after "User:") and
  * `client_id`, against `img`'s quotas. Returns the throttle time in ms: 0
  * when there is no quota or the use is within it. */
