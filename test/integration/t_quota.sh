@@ -62,6 +62,12 @@ prate=$(awk '/^rate /{print $2}' <<< "$pout")
 sk_check "producer rate ${prate:-?} within 10% of $P_RATE" within "${prate:-0}" $P_RATE
 sk_check "producer saw throttle_time_ms > 0" awk '/^throttle_max_ms /{exit !($2 > 0)}' <<< "$pout"
 
+m=$(curl -s "http://127.0.0.1:${SK_ADMIN_PORT[1]}/metrics" | grep '^skiff_quota_')
+echo "$m" | grep slowp
+sk_check "metrics: throttle time of (ANONYMOUS, slowp)" awk '/^skiff_quota_throttle_time_ms_total\{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"\} /{f = $2 > 0} END {exit !f}' <<< "$m"
+sk_check "metrics: limit of (ANONYMOUS, slowp)" grep -q '^skiff_quota_limit{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"} 200000' <<< "$m"
+sk_check "metrics: bytes of (ANONYMOUS, slowp)" awk '/^skiff_quota_used_total\{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"\} /{f = $2 > 1000000} END {exit !f}' <<< "$m"
+
 sk_log "consumer held to $C_RATE B/s by the default client-id quota"
 cout=$(cd "$CL" && "$SK_PY" quota_rate.py consume "$B" qc anyc 8 2>&1); echo "$cout"
 crate=$(awk '/^rate /{print $2}' <<< "$cout")
