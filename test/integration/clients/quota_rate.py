@@ -5,6 +5,7 @@ spends the full allowance a new client starts with) as `rate N`, and the
 largest throttle time the client saw (`throttle_max_ms N`, from its
 statistics)."""
 import json
+import os
 import sys
 import time
 
@@ -22,6 +23,12 @@ def stats(js):
         throttle[0] = max(throttle[0], t)
 
 
+# QUOTA_SASL=USER:PASSWORD: the client logs in with SASL/PLAIN (SASL_PLAINTEXT)
+sec = {}
+if os.environ.get("QUOTA_SASL"):
+    u, pw = os.environ["QUOTA_SASL"].split(":", 1)
+    sec = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": u, "sasl.password": pw}
+
 done = [0]
 marks = {}
 t0 = time.monotonic()
@@ -29,7 +36,7 @@ if mode == "produce":
     p = Producer({"bootstrap.servers": boot, "client.id": client, "batch.size": 16384, "linger.ms": 5,
                   "compression.type": "none", "statistics.interval.ms": 500, "stats_cb": stats, "acks": 1,
                   # a short queue: what is left at the end drains at the quota's rate
-                  "queue.buffering.max.messages": 300})
+                  "queue.buffering.max.messages": 300, **sec})
     val = b"x" * 1000
 
     def dr(err, msg):
@@ -51,7 +58,7 @@ if mode == "produce":
 else:
     c = Consumer({"bootstrap.servers": boot, "client.id": client, "group.id": "quota-" + client,
                   "auto.offset.reset": "earliest", "enable.auto.commit": False, "fetch.max.bytes": 65536,
-                  "max.partition.fetch.bytes": 65536, "message.max.bytes": 65536, "statistics.interval.ms": 500, "stats_cb": stats})
+                  "max.partition.fetch.bytes": 65536, "message.max.bytes": 65536, "statistics.interval.ms": 500, "stats_cb": stats, **sec})
     c.subscribe([topic])
     started = None
     while True:
