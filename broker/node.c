@@ -500,7 +500,13 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     /* SASL settings first: a listener without a usable mechanism or with a
      * broken jaas config is refused before anything is opened */
     if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
-    n->quotas = bk_node_quotas_new();
+    /* Kafka's quota windows: the allowance holds one window, a single
+     * throttle at most all of them (core/quota.h) */
+    int64_t qwin_ms = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_SIZE_SECONDS) * 1000;   /* <= INT32_MAX * 1000 */
+    int64_t qnum = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_NUM);
+    /* throttle_time_ms is an int32 on the wire */
+    int64_t qmax_ms = qnum > INT32_MAX / qwin_ms ? INT32_MAX : qwin_ms * qnum;
+    n->quotas = bk_node_quotas_new(qwin_ms, qmax_ms);
     if (!n->quotas) return fail(err, len, "out of memory (client quotas)");
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)

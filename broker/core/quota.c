@@ -26,9 +26,17 @@ struct bk_node_quotas {
     use_t *b[NBUCKETS];
     size_t n;
     uint64_t untracked;
+    int64_t burst_ms, throttle_max_ms;
 };
 
-bk_node_quotas_t *bk_node_quotas_new(void) { return calloc(1, sizeof(bk_node_quotas_t)); }
+bk_node_quotas_t *bk_node_quotas_new(int64_t burst_ms, int64_t throttle_max_ms) {
+    assert(burst_ms >= 1 && throttle_max_ms >= 1);
+    bk_node_quotas_t *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->burst_ms = burst_ms;
+    q->throttle_max_ms = throttle_max_ms;
+    return q;
+}
 
 void bk_node_quotas_free(bk_node_quotas_t *q) {
     if (!q) return;
@@ -48,8 +56,8 @@ static uint32_t hash(int k, const char *u, const char *c) {
     return h % NBUCKETS;
 }
 
-static void refill(use_t *e, int64_t now_ms) {
-    double cap = e->u.limit * BK_NODE_QUOTA_BURST_MS / 1000.0;
+static void refill(use_t *e, int64_t now_ms, int64_t burst_ms) {
+    double cap = e->u.limit * (double)burst_ms / 1000.0;
     if (now_ms > e->at_ms) e->credit += e->u.limit * (double)(now_ms - e->at_ms) / 1000.0;
     if (e->credit > cap) e->credit = cap;
     if (now_ms > e->at_ms) e->at_ms = now_ms;
@@ -60,8 +68,8 @@ static void sweep(bk_node_quotas_t *q, int64_t now_ms) {
     for (size_t i = 0; i < NBUCKETS; i++)
         for (use_t **pp = &q->b[i]; *pp;) {
             use_t *e = *pp;
-            refill(e, now_ms);
-            if (e->credit >= e->u.limit * BK_NODE_QUOTA_BURST_MS / 1000.0) {
+            refill(e, now_ms, q->burst_ms);
+            if (e->credit >= e->u.limit * (double)q->burst_ms / 1000.0) {
                 *pp = e->next;
                 free(e);
                 q->n--;
@@ -86,7 +94,7 @@ static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, dou
     e->u.user = e->names;
     e->u.client = e->names + ul + 1;
     e->u.limit = limit;
-    e->credit = limit * BK_NODE_QUOTA_BURST_MS / 1000.0;   /* a new client starts with a full second */
+    e->credit = limit * (double)q->burst_ms / 1000.0;   /* a new client starts with a full allowance */
     e->at_ms = now_ms;
     e->next = q->b[h];
     q->b[h] = e;
@@ -116,15 +124,15 @@ int64_t bk_node_quota_record(bk_node_quotas_t *q, const bk_meta_image_t *img, co
         return 0;
     }
     if (e->u.limit != limit) {          /* the quota changed: keep the debt, new rate */
-        refill(e, now_ms);
+        refill(e, now_ms, q->burst_ms);
         e->u.limit = limit;
     }
-    refill(e, now_ms);
+    refill(e, now_ms, q->burst_ms);
     e->credit -= amount;
     e->u.used_total += amount;
     if (e->credit >= 0) return 0;
     double ms = ceil(-e->credit / limit * 1000.0);
-    int64_t t = ms > (double)INT32_MAX ? INT32_MAX : (int64_t)ms;
+    int64_t t = ms > (double)q->throttle_max_ms ? q->throttle_max_ms : (int64_t)ms;
     e->u.throttled++;
     e->u.throttle_ms_total += (uint64_t)t;
     return t;

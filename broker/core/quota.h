@@ -9,9 +9,11 @@
  * user (client-id) its own allowance of the default's size.
  *
  * Measure: a credit per (key, entity) that refills at the quota's rate up
- * to one second's worth (BK_NODE_QUOTA_BURST_MS) and is spent by what the
+ * to `burst_ms` worth (quota.window.size.seconds) and is spent by what the
  * requests use; in debt, the throttle time is debt / rate — the time the
- * credit needs to be back at zero (Kafka's token bucket of KIP-599; Kafka's
+ * credit needs to be back at zero — capped at `throttle_max_ms`
+ * (quota.window.num x quota.window.size.seconds; the rest of the debt
+ * throttles the next requests) (Kafka's token bucket of KIP-599; Kafka's
  * byte-rate quotas use a sampled rate over quota.window.num windows
  * instead, which allows longer bursts; the long-run rate is the same).
  *
@@ -29,7 +31,6 @@
 #include "broker/meta/image.h"
 
 #define BK_NODE_QUOTA_USES_MAX 65536
-#define BK_NODE_QUOTA_BURST_MS 1000
 
 typedef struct bk_node_quotas bk_node_quotas_t;
 
@@ -44,7 +45,8 @@ typedef struct {
     uint64_t throttle_ms_total;
 } bk_node_quota_use_t;
 
-bk_node_quotas_t *bk_node_quotas_new(void);
+/* burst_ms >= 1, throttle_max_ms >= 1; NULL when out of memory. */
+bk_node_quotas_t *bk_node_quotas_new(int64_t burst_ms, int64_t throttle_max_ms);
 void bk_node_quotas_free(bk_node_quotas_t *q);
 
 /* Records `amount` of quota key `k` (bytes for the byte rates, ms of loop

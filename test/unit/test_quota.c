@@ -145,7 +145,7 @@ START_TEST(test_throttle_times) {
     bk_meta_image_t img;
     bk_meta_image_init(&img, -1);
     ck_assert_int_eq(quota(&img, "u", NULL, "producer_byte_rate", 1000, false, 0), KP_OK);
-    bk_node_quotas_t *q = bk_node_quotas_new();
+    bk_node_quotas_t *q = bk_node_quotas_new(1000, 11000);
     ck_assert_ptr_nonnull(q);
     int64_t t = 10000;
     ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "a", PBR, 1000, t), 0);   /* the first second */
@@ -176,7 +176,7 @@ START_TEST(test_default_entity_per_client) {
     bk_meta_image_init(&img, -1);
     ck_assert_int_eq(quota(&img, NULL, "", "consumer_byte_rate", 100, false, 0), KP_OK);
     ck_assert_int_eq(quota(&img, "", NULL, "request_percentage", 10, false, 1), KP_OK);
-    bk_node_quotas_t *q = bk_node_quotas_new();
+    bk_node_quotas_t *q = bk_node_quotas_new(1000, 11000);
     ck_assert_int_eq(bk_node_quota_record(q, &img, "User:x", "c1", CBR, 100, 0), 0);
     ck_assert_int_eq(bk_node_quota_record(q, &img, "User:x", "c2", CBR, 100, 0), 0);  /* not c1's allowance */
     ck_assert_int_eq(bk_node_quota_record(q, &img, "User:x", "c1", CBR, 10, 0), 100);
@@ -195,6 +195,22 @@ START_TEST(test_default_entity_per_client) {
 }
 END_TEST
 
+/* quota.window.size.seconds sets the allowance, quota.window.num x size
+ * caps one throttle; the debt beyond the cap throttles the next request. */
+START_TEST(test_windows) {
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, -1);
+    ck_assert_int_eq(quota(&img, "u", NULL, "producer_byte_rate", 1000, false, 0), KP_OK);
+    bk_node_quotas_t *q = bk_node_quotas_new(3000, 6000);
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "a", PBR, 3000, 0), 0);   /* 3 s of allowance */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "a", PBR, 10000, 0), 6000); /* 10 s of debt, capped */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "a", PBR, 0, 6000), 4000);  /* what is left */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "a", PBR, 0, 10000), 0);
+    bk_node_quotas_free(q);
+    bk_meta_image_free(&img);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("quota");
     TCase *tc = tcase_create("core");
@@ -203,6 +219,7 @@ int main(void) {
     tcase_add_test(tc, test_snapshot_round_trip);
     tcase_add_test(tc, test_throttle_times);
     tcase_add_test(tc, test_default_entity_per_client);
+    tcase_add_test(tc, test_windows);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
