@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker/core/credentials.h"
+#include "broker/core/quota.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
 #include "broker/admin/admin_auth.h"
@@ -502,6 +503,14 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     /* SASL settings first: a listener without a usable mechanism or with a
      * broken jaas config is refused before anything is opened */
     if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
+    /* Kafka's quota windows: the allowance holds one window, a single
+     * throttle at most all of them (core/quota.h) */
+    int64_t qwin_ms = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_SIZE_SECONDS) * 1000;   /* <= INT32_MAX * 1000 */
+    int64_t qnum = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_NUM);
+    /* throttle_time_ms is an int32 on the wire */
+    int64_t qmax_ms = qnum > INT32_MAX / qwin_ms ? INT32_MAX : qwin_ms * qnum;
+    n->quotas = bk_node_quotas_new(qwin_ms, qmax_ms);
+    if (!n->quotas) return fail(err, len, "out of memory (client quotas)");
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
@@ -699,5 +708,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_meta_image_free(&n->img);
     bk_broker_tls_free(n);       /* after the listeners and the quorum that use them */
     bk_node_sasl_free(n);
+    bk_node_quotas_free(n->quotas);
+    n->quotas = NULL;
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

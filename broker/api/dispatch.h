@@ -90,6 +90,13 @@ void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size);
  * by closing (bk_api_req_close then names the NUL as the reason) or with
  * an error code. */
 char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s);
+
+/* Client quotas (core/quota.h): records `amount` of quota key `key`
+ * (bk_meta_quota_key_t) against the request's principal and client id;
+ * when over the quota, mutes the connection for the throttle time (KIP-219)
+ * and returns it (ms) for the response's throttle_time_ms; 0 otherwise (no
+ * quota, within it, or the connection has gone). */
+int32_t bk_api_req_quota(bk_api_req_t *req, int key, double amount);
 /* A topic name as a C string for lookups and validation: like
  * bk_api_req_cstr, but a NUL byte is written as the two characters "\0".
  * A backslash is not a topic-name character, so the result matches no
@@ -123,6 +130,8 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
 /* Handlers (one file per family). */
 void bk_api_h_sasl_handshake(bk_api_req_t *req);                   /* h_sasl.c */
 void bk_api_h_sasl_authenticate(bk_api_req_t *req);
+void bk_api_h_describe_client_quotas(bk_api_req_t *req);  /* h_quotas.c */
+void bk_api_h_alter_client_quotas(bk_api_req_t *req);
 void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req);  /* h_scram.c */
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);

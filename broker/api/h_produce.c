@@ -50,8 +50,12 @@ static void fail_partition(presp_t *o, int16_t err) {
     o->error_message = bk_api_str(kp_error_name(err));
 }
 
+/* The request's size counts against producer_byte_rate (as in Kafka),
+ * once, when the answer is ready. */
 static void pw_release(pwait_t *pw) {
-    if (--pw->pending == 0) bk_api_req_respond(pw->req, &pw->r);
+    if (--pw->pending != 0) return;
+    pw->r.throttle_time_ms = bk_api_req_quota(pw->req, BK_META_QUOTA_PRODUCER_BYTE_RATE, (double)pw->req->frame_len);
+    bk_api_req_respond(pw->req, &pw->r);
 }
 
 /* An acks=all partition's completion (bk_repl_ps_done_fn). */
@@ -218,6 +222,8 @@ void bk_api_h_produce(bk_api_req_t *req) {
         ts[i].partition_responses.count = (int32_t)np;
     }
     if (acks == 0) {
+        /* no answer to carry a throttle time: the mute alone slows it */
+        (void)bk_api_req_quota(req, BK_META_QUOTA_PRODUCER_BYTE_RATE, (double)req->frame_len);
         if (any_error) bk_api_req_close(req, "acks=0 produce failed");
         else bk_api_req_respond_none(req);
         return;

@@ -147,6 +147,8 @@
   X(NUM_NETWORK_THREADS, "num.network.threads", INT, "3", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(QUEUED_MAX_REQUESTS, "queued.max.requests", INT, "500", 1, BK_CFG_I32MAX, NULL, 0) \
   X(CONNECTIONS_MAX_IDLE_MS, "connections.max.idle.ms", LONG, "600000", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(QUOTA_WINDOW_NUM, "quota.window.num", INT, "11", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(QUOTA_WINDOW_SIZE_SECONDS, "quota.window.size.seconds", INT, "1", 1, BK_CFG_I32MAX, NULL, 0) \
   X(SASL_ENABLED_MECHANISMS, "sasl.enabled.mechanisms", LIST, "GSSAPI", 0, 0, NULL, 0) \
   X(SASL_JAAS_CONFIG, "sasl.jaas.config", STRING, NULL, 0, 0, NULL, BK_CFG_CF_SENSITIVE) \
   X(SUPER_USERS, "super.users", STRING, NULL, 0, 0, NULL, 0) \

@@ -44,6 +44,8 @@ void bk_meta_image_free(bk_meta_image_t *img) {
     for (size_t i = 0; i < img->ntopics; i++) img_topic_free(img->by_name[i]);
     for (size_t i = 0; i < img->nconfigs; i++) img_config_free(&img->configs[i]);
     img_scram_free(img);
+    uint64_t qgen = img->quotas_gen;
+    img_quota_free(img);
     free(img->brokers);
     free(img->by_name);
     free(img->by_id);
@@ -54,6 +56,7 @@ void bk_meta_image_free(bk_meta_image_t *img) {
     uint64_t gen = img->configs_gen;
     bk_meta_image_init(img, local);
     img->configs_gen = gen + 1;     /* the configs are gone: derived caches are stale */
+    img->quotas_gen = qgen + 1;
 }
 
 int bk_meta_image_set_cluster_id(bk_meta_image_t *img, const char *cluster_id) {

@@ -23,4 +23,8 @@ int img_scram_apply(bk_meta_image_t *img, const Skiff__Metadata__UserScramCreden
 int img_scram_remove(bk_meta_image_t *img, const Skiff__Metadata__RemoveUserScramCredential *r);
 void img_scram_free(bk_meta_image_t *img);
 
+/* ClientQuota records (image_quota.c); a failure changes nothing. */
+int img_quota_apply(bk_meta_image_t *img, const Skiff__Metadata__ClientQuota *r);
+void img_quota_free(bk_meta_image_t *img);
+
 #endif
