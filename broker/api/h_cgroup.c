@@ -9,6 +9,7 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/group/group_driver.h"
+#include "broker/meta/features.h"
 #include "broker/meta/image.h"
 #include "protocol/kp_errors.h"
 
@@ -82,10 +83,16 @@ static void hb_done(void *arg, const bk_grp_gd_result_t *res) {
 
 void bk_api_h_consumer_group_heartbeat(bk_api_req_t *req) {
     const kp_consumer_group_heartbeat_request_t *q = req->body;
-    if (!req->node->groups) {
+    /* group.version finalized at 0 (a downgrade): the consumer protocol is
+     * off, as Kafka answers it. Not finalized yet (a cluster from before
+     * features, or the first seconds of a new one, which finalizes 1) keeps
+     * it on. */
+    const bk_meta_image_t *img = &req->node->img;
+    bool off = img->features_epoch >= 0 && img->feature_level[BK_META_FEATURE_GROUP_VERSION] < 1;
+    if (off || !req->node->groups) {
         kp_consumer_group_heartbeat_response_t r;
         kp_consumer_group_heartbeat_response_init(&r);
-        r.error_code = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+        r.error_code = off ? KP_ERROR_UNSUPPORTED_VERSION : KP_ERROR_COORDINATOR_NOT_AVAILABLE;
         r.member_epoch = -1;
         bk_api_req_respond(req, &r);
         return;

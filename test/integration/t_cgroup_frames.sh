@@ -55,4 +55,13 @@ sk_start_node 1 --set group.consumer.heartbeat.interval.ms=1000 --set offsets.to
 sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node 1 not back"
 sk_check_lines < <("$SK_PY" "$PY" "$B" after-restart "$SK_TMP/state.json" 2>&1)
 
+# group.version finalized at 0 turns the consumer protocol off (Kafka: UNSUPPORTED_VERSION), 1 on again
+WIRE="$(dirname "$0")/clients/cgroup_wire.py"
+"$SK_BIN/skiffctl" feature downgrade -b "$B" --feature group.version=0 >/dev/null 2>&1
+e0=$("$SK_PY" "$WIRE" join-error "$B" gv-off t6 2>&1)
+sk_check "group.version=0: a consumer-protocol join answers UNSUPPORTED_VERSION (35), got $e0" test "$e0" = 35
+"$SK_BIN/skiffctl" feature upgrade -b "$B" --feature group.version=1 >/dev/null 2>&1
+e1=$("$SK_PY" "$WIRE" join-error "$B" gv-on t6 2>&1)
+sk_check "group.version=1 again: the join is served, got $e1" test "$e1" = 0
+
 sk_summary t_cgroup_frames

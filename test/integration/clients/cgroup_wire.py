@@ -156,6 +156,12 @@ if __name__ == "__main__":
     import sys
     if sys.argv[1] == "coordinator":
         print(coordinator_node(sys.argv[2], sys.argv[3])[1])
+    elif sys.argv[1] == "join-error":
+        # join-error BOOT GROUP TOPIC: the error code of a fresh member's first heartbeat
+        a = heartbeat(sys.argv[2], group=sys.argv[3], topics=[sys.argv[4]], owned={})
+        print(a["error"])
+        if a["error"] == 0:   # leave again (epoch -1) so the group is as before
+            heartbeat(sys.argv[2], group=sys.argv[3], member=a["member_id"], epoch=-1)
     elif sys.argv[1] == "describe":
         g = describe(sys.argv[2], [sys.argv[3]])[0]
         print(json.dumps({"error": g["error"], "state": g["state"], "epoch": g["epoch"],
