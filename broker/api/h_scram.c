@@ -12,6 +12,7 @@
  * controller derives StoredKey/ServerKey from the salted password (three
  * hashes: no PBKDF2); the password itself never reaches the broker.
  * Entries are grouped by sorting (O(n log n)), never compared pairwise. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,18 +178,8 @@ static void alter_answer(void *arg, int status) {
 }
 
 static void emit_upsert(bk_meta_recs_t *recs, const char *name, kp_sasl_mech_t mech, const kp_scram_cred_t *k) {
-    Skiff__Metadata__UserScramCredential u = SKIFF__METADATA__USER_SCRAM_CREDENTIAL__INIT;
-    size_t kl = kp_scram_hash_len(mech);
-    u.name = (char *)name;
-    u.has_mechanism = true; u.mechanism = kp_sasl_mech_scram_type(mech);
-    u.has_iterations = true; u.iterations = k->iterations;
-    u.has_salt = true; u.salt.data = (uint8_t *)k->salt; u.salt.len = k->salt_len;
-    u.has_stored_key = true; u.stored_key.data = (uint8_t *)k->stored_key; u.stored_key.len = kl;
-    u.has_server_key = true; u.server_key.data = (uint8_t *)k->server_key; u.server_key.len = kl;
-    Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
-    rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL;
-    rec.user_scram_credential = &u;
-    bk_meta_recs_add(recs, &rec);
+    assert(k->mech == mech);
+    bk_meta_recs_add_scram(recs, name, k);
 }
 
 static void emit_remove(bk_meta_recs_t *recs, const char *name, int8_t mech) {

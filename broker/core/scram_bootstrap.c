@@ -284,19 +284,7 @@ void bk_node_scram_bootstrap_tick(bk_node_t *n) {
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
     for (size_t i = 0; i < s->n; i++) {
-        const kp_scram_cred_t *k = &s->v[i].cred;
-        size_t kl = kp_scram_hash_len(k->mech);
-        Skiff__Metadata__UserScramCredential u = SKIFF__METADATA__USER_SCRAM_CREDENTIAL__INIT;
-        u.name = s->v[i].name;
-        u.has_mechanism = true; u.mechanism = kp_sasl_mech_scram_type(k->mech);
-        u.has_iterations = true; u.iterations = k->iterations;
-        u.has_salt = true; u.salt.data = (uint8_t *)k->salt; u.salt.len = k->salt_len;
-        u.has_stored_key = true; u.stored_key.data = (uint8_t *)k->stored_key; u.stored_key.len = kl;
-        u.has_server_key = true; u.server_key.data = (uint8_t *)k->server_key; u.server_key.len = kl;
-        Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
-        rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL;
-        rec.user_scram_credential = &u;
-        bk_meta_recs_add(&recs, &rec);
+        bk_meta_recs_add_scram(&recs, s->v[i].name, &s->v[i].cred);
     }
     Skiff__Metadata__ScramBootstrapDone d = SKIFF__METADATA__SCRAM_BOOTSTRAP_DONE__INIT;
     Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;

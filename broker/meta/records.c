@@ -43,3 +43,18 @@ int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t fi
     }
     return KP_OK;
 }
+
+void bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k) {
+    size_t kl = kp_scram_hash_len(k->mech);
+    Skiff__Metadata__UserScramCredential u = SKIFF__METADATA__USER_SCRAM_CREDENTIAL__INIT;
+    u.name = (char *)name;
+    u.has_mechanism = true; u.mechanism = kp_sasl_mech_scram_type(k->mech);
+    u.has_iterations = true; u.iterations = k->iterations;
+    u.has_salt = true; u.salt.data = (uint8_t *)k->salt; u.salt.len = k->salt_len;
+    u.has_stored_key = true; u.stored_key.data = (uint8_t *)k->stored_key; u.stored_key.len = kl;
+    u.has_server_key = true; u.server_key.data = (uint8_t *)k->server_key; u.server_key.len = kl;
+    Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
+    rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL;
+    rec.user_scram_credential = &u;
+    bk_meta_recs_add(r, &rec);
+}

@@ -13,6 +13,7 @@
 
 #include "broker/meta/image.h"
 #include "broker/meta/metadata.pb-c.h"
+#include "protocol/kp_sasl.h"
 
 #define BK_META_RECS_MAX ((size_t)1 << 22)   /* records one controller decision may emit */
 
@@ -32,6 +33,11 @@ void bk_meta_recs_init(bk_meta_recs_t *r);
 void bk_meta_recs_free(bk_meta_recs_t *r);
 /* Packs `rec` and appends the bytes (the message itself is not retained). */
 void bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec);
+/* Appends a UserScramCredential record for `name` and credential `k` (its
+ * mechanism, iterations, salt, StoredKey and ServerKey; never a password):
+ * the one builder of AlterUserScramCredentials and `skiff format
+ * --add-scram`'s bootstrap. */
+void bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k);
 /* Applies record i at offset first_offset + i to `img`, stopping at the
  * first failure (whose status is returned). */
 KP_MUST_CHECK int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t first_offset);
