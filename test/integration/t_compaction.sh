@@ -22,7 +22,7 @@ sk_check_lines < <(timeout 120 "$SK_PY" "$HERE/clients/compact_check.py" "$BOOT"
 sk_check "codec checks all printed" test $((SK_PASS + SK_FAILS)) -ge 20
 sk_check_lines < <(timeout 60 "$SK_PY" "$HERE/clients/compact_check.py" "$BOOT" txn 2>"$SK_TMP/txn.err")
 
-# Transaction markers go after delete.retention.ms (2 s) once no data of
+# Transaction markers go after delete.retention.ms (6 s on cmp-txn) once no data of
 # their transaction is left (KIP-98/534). cmp-txn now holds txn-1's COMMIT
 # of c0..c3, its ABORT (its data removed) and its filler's COMMIT. A second
 # producer commits c0..c3 twice (A, then B): A's COMMIT has nothing left and
