@@ -118,6 +118,8 @@ struct bk_node {
     bk_net_tls_t *peer_tls[2];                /* client side to brokers / controllers (bk_net_qc_target_t) */
     bk_http_t *admin;
     struct bk_node_sasl *sasl;          /* SASL mechanisms, PLAIN users, super.users (credentials.h) */
+    bool authz_on;                      /* authorizer.class.name set (authz.h) */
+    bool authz_everyone;                /* allow.everyone.if.no.acl.found */
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */
     struct event *tick;

@@ -156,6 +156,8 @@ typedef struct {
     size_t nscram, cap_scram;
     bool scram_bootstrapped;             /* a ScramBootstrapDone record was applied */
 
+    struct bk_meta_acls *acls;           /* ACL bindings (acl.h); NULL until the first */
+
     bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
 } bk_meta_image_t;

@@ -161,8 +161,19 @@ static void snap_scram_done(snap_t *s) {
     r->scram_bootstrap_done = m;
 }
 
+static bool snap_acl(void *ctx, const bk_meta_acl_t *a) {
+    snap_t *s = ctx;
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__AccessControlEntry *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return false;
+    img_acl_to_record(a, m);
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_ACCESS_CONTROL_ENTRY;
+    r->access_control_entry = m;
+    return true;
+}
+
 static size_t snap_count(const bk_meta_image_t *img) {
-    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2;
+    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2 + bk_meta_acls_count(img->acls);
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
 }
@@ -180,6 +191,7 @@ int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *le
     if (img->next_producer_id > 0) snap_pid(&s, img->next_producer_id);
     for (size_t i = 0; i < img->nscram; i++) snap_scram(&s, &img->scram[i]);
     if (img->scram_bootstrapped) snap_scram_done(&s);
+    bk_meta_acls_each(img->acls, snap_acl, &s);
     int rc = KP_ERR_NOMEM;
     if (!s.oom) {
         Skiff__Metadata__MetadataSnapshot m = SKIFF__METADATA__METADATA_SNAPSHOT__INIT;
