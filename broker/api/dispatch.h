@@ -43,6 +43,9 @@ typedef struct bk_api_req {
     char listener[BK_NET_LISTENER_NAME_MAX + 1]; /* the listener's name (Metadata answers its endpoints) */
     uint64_t start_ns;          /* bk_net_mono_ns at frame arrival (latency metric) */
     bool nul_refused;           /* bk_api_req_cstr met a string holding a NUL */
+    char principal[BK_NET_PRINCIPAL_MAX + 1]; /* the connection's, at arrival (authorization) */
+    char host[64];              /* the peer address without the port (ACL host matching) */
+    void *aux;                  /* a handler's own state, in the arena (h_offsets.c) */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
@@ -124,6 +127,27 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
 void bk_api_h_sasl_handshake(bk_api_req_t *req);                   /* h_sasl.c */
 void bk_api_h_sasl_authenticate(bk_api_req_t *req);
 void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req);  /* h_scram.c */
+void bk_api_h_describe_acls(bk_api_req_t *req);                    /* h_acls.c */
+void bk_api_h_create_acls(bk_api_req_t *req);
+void bk_api_h_delete_acls(bk_api_req_t *req);
+
+/* Authorization (h_authz.c): may the request's principal do `op` on
+ * (rtype, name)? Always true with the authorizer off (core/authz.h). */
+bool bk_api_authorized(const bk_api_req_t *req, int8_t op, int8_t rtype, const char *name);
+/* The same for a name given as a decoded string (NUL bytes: false). */
+bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t name);
+/* A controller-bound request (forward.h) that arrived at a node that would
+ * forward it: true when the principal may do all it asks, so it may go to
+ * the controller (whose peer connection is a node principal); false: it is
+ * served here, where the handler answers the authorization errors. */
+bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
+/* Before a controller-bound handler runs (authorizer on): true to go on.
+ * CreateTopics, DeleteTopics, CreateAcls and DeleteAcls check per item in
+ * their handlers; the others (CreatePartitions, AlterConfigs,
+ * IncrementalAlterConfigs, ElectLeaders, reassignments, SCRAM credentials)
+ * need every named right, else the connection closes (logged) before any
+ * effect. */
+bool bk_api_admin_gate(bk_api_req_t *req);
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);
 void bk_api_h_metadata(bk_api_req_t *req);

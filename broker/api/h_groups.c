@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -67,12 +68,32 @@ static int16_t find_one(bk_api_req_t *req, int8_t key_type, kp_str_t key, int32_
     return e;
 }
 
+/* FindCoordinator needs DESCRIBE on the group / transactional id. */
+static int16_t coord_denied(bk_api_req_t *req, int8_t key_type, kp_str_t key) {
+    if (key_type == 1)
+        return bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TRANSACTIONAL_ID, key)
+                   ? 0 : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    return bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, key) ? 0 : KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+}
+
+/* The group APIs need READ on the group: answered before the coordinator
+ * sees the request. */
+static bool group_denied(bk_api_req_t *req, kp_str_t group, void (*done)(void *, const bk_grp_gd_result_t *)) {
+    if (bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, group)) return false;
+    bk_grp_gd_result_t res;
+    memset(&res, 0, sizeof res);
+    res.error = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    done(req, &res);
+    return true;
+}
+
 void bk_api_h_find_coordinator(bk_api_req_t *req) {
     const kp_find_coordinator_request_t *q = req->body;
     kp_find_coordinator_response_t r;
     kp_find_coordinator_response_init(&r);
     if (req->hdr.api_version < 4) {
-        r.error_code = find_one(req, q->key_type, q->key, &r.node_id, &r.host, &r.port);
+        r.error_code = coord_denied(req, q->key_type, q->key);
+        if (!r.error_code) r.error_code = find_one(req, q->key_type, q->key, &r.node_id, &r.host, &r.port);
         if (r.error_code) r.error_message = bk_api_str(kp_error_name(r.error_code));
         bk_api_req_respond(req, &r);
         return;
@@ -83,7 +104,9 @@ void bk_api_h_find_coordinator(bk_api_req_t *req) {
     for (size_t i = 0; i < n; i++) {
         kp_find_coordinator_response_coordinator_init(&cs[i]);
         cs[i].key = q->coordinator_keys.items[i];
-        cs[i].error_code = find_one(req, q->key_type, cs[i].key, &cs[i].node_id, &cs[i].host, &cs[i].port);
+        cs[i].error_code = coord_denied(req, q->key_type, cs[i].key);
+        if (!cs[i].error_code)
+            cs[i].error_code = find_one(req, q->key_type, cs[i].key, &cs[i].node_id, &cs[i].host, &cs[i].port);
         if (cs[i].error_code) cs[i].error_message = bk_api_str(kp_error_name(cs[i].error_code));
     }
     r.coordinators.items = cs;
@@ -163,11 +186,13 @@ static bool req_alive(void *arg) {
 }
 
 void bk_api_h_join_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_join_group_request_t *)req->body)->group_id, join_done)) return;
     bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
                      join_done, req_alive, req);
 }
 
 void bk_api_h_sync_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_sync_group_request_t *)req->body)->group_id, sync_done)) return;
     bk_grp_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req_alive, req);
 }
 
@@ -181,7 +206,10 @@ static void heartbeat_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_heartbeat(bk_api_req_t *req) { bk_grp_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req); }
+void bk_api_h_heartbeat(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_heartbeat_request_t *)req->body)->group_id, heartbeat_done)) return;
+    bk_grp_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req);
+}
 
 static void leave_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
@@ -209,6 +237,7 @@ static void leave_done(void *arg, const bk_grp_gd_result_t *res) {
 }
 
 void bk_api_h_leave_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_leave_group_request_t *)req->body)->group_id, leave_done)) return;
     bk_grp_gd_leave_group(req->node->groups, req->body, req->hdr.api_version, leave_done, req);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "protocol/kp_errors.h"
 
@@ -27,12 +28,23 @@ static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
 typedef kp_offset_commit_response_offset_commit_response_topic_t crtopic_t;
 typedef kp_offset_commit_response_offset_commit_response_partition_t crpart_t;
 
+/* Topics the principal may not READ are left out of what the coordinator
+ * sees (req->body then holds the rest) and answered
+ * TOPIC_AUTHORIZATION_FAILED after it, as Kafka does. */
+typedef struct {
+    const kp_offset_commit_request_t *orig;
+    const bool *denied;
+} commit_authz_t;
+
 static void commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_commit_request_t *q = req->body;
+    const commit_authz_t *az = req->aux;
+    size_t nd = 0;
+    for (size_t i = 0; az && i < cnt(az->orig->topics.count); i++) nd += az->denied[i];
     size_t nt = cnt(q->topics.count), k = 0;
-    crtopic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+    crtopic_t *rt = bk_api_req_alloc(req, nt + nd, sizeof *rt);
     if (!rt) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         size_t np = cnt(q->topics.items[i].partitions.count);
@@ -48,14 +60,68 @@ static void commit_done(void *arg, const bk_grp_gd_result_t *res) {
         rt[i].partitions.items = rp;
         rt[i].partitions.count = (int32_t)np;
     }
+    for (size_t i = 0, o = nt; az && i < cnt(az->orig->topics.count); i++) {
+        if (!az->denied[i]) continue;
+        const kp_offset_commit_request_offset_commit_request_topic_t *t = &az->orig->topics.items[i];
+        size_t np = cnt(t->partitions.count);
+        crpart_t *rp = bk_api_req_alloc(req, np, sizeof *rp);
+        if (!rp) { bk_api_req_close(req, "out of memory"); return; }
+        kp_offset_commit_response_offset_commit_response_topic_init(&rt[o]);
+        rt[o].name = t->name;
+        for (size_t j = 0; j < np; j++) {
+            kp_offset_commit_response_offset_commit_response_partition_init(&rp[j]);
+            rp[j].partition_index = t->partitions.items[j].partition_index;
+            rp[j].error_code = res->error ? res->error : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        rt[o].partitions.items = rp;
+        rt[o].partitions.count = (int32_t)np;
+        o++;
+    }
     kp_offset_commit_response_t r;
     kp_offset_commit_response_init(&r);
     r.topics.items = rt;
-    r.topics.count = (int32_t)nt;
+    r.topics.count = (int32_t)(nt + nd);
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_offset_commit(bk_api_req_t *req) { bk_grp_gd_offset_commit(req->node->groups, req->body, commit_done, req); }
+void bk_api_h_offset_commit(bk_api_req_t *req) {
+    const kp_offset_commit_request_t *q = req->body;
+    size_t nt = cnt(q->topics.count), total = 0;
+    for (size_t i = 0; i < nt; i++) total += cnt(q->topics.items[i].partitions.count);
+    if (!bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id)) {
+        /* READ on the group first: every partition answers the group error */
+        int16_t *errs = bk_api_req_alloc(req, total, sizeof *errs);
+        if (!errs) { bk_api_req_close(req, "out of memory"); return; }
+        for (size_t i = 0; i < total; i++) errs[i] = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_grp_gd_result_t res;
+        memset(&res, 0, sizeof res);
+        res.errors = errs;
+        res.nerrors = total;
+        commit_done(req, &res);
+        return;
+    }
+    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
+    if (!denied) { bk_api_req_close(req, "out of memory"); return; }
+    size_t nd = 0;
+    for (size_t i = 0; i < nt; i++)
+        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nd > 0) {
+        kp_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_offset_commit_request_offset_commit_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
+        commit_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        size_t m = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (!denied[i]) keep[m++] = q->topics.items[i];
+        q2->topics.items = keep;
+        q2->topics.count = (int32_t)m;
+        *az = (commit_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+    }
+    bk_grp_gd_offset_commit(req->node->groups, req->body, commit_done, req);
+}
 
 /* ---- OffsetFetch ------------------------------------------------------- */
 
@@ -207,6 +273,21 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
 }
 
 void bk_api_h_offset_fetch(bk_api_req_t *req) {
+    /* DESCRIBE on the group (v0-7: one group; v8+ the first denied group
+     * refuses the request, a simplification of Kafka's per-group answer) */
+    const kp_offset_fetch_request_t *q = req->body;
+    bool ok = req->hdr.api_version < 8 ? bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->group_id)
+                                       : true;
+    for (int32_t i = 0; ok && req->hdr.api_version >= 8 && i < q->groups.count; i++)
+        ok = bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+    if (!ok && req->hdr.api_version < 8) {
+        kp_offset_fetch_response_t r;
+        kp_offset_fetch_response_init(&r);
+        r.error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    if (!ok) { bk_api_req_close(req, "OffsetFetch for a group the principal may not DESCRIBE"); return; }
     bk_grp_gd_offset_fetch(req->node->groups, req->body, req->hdr.api_version, fetch_done, req);
 }
 

@@ -10,6 +10,7 @@
 #include "broker/api/dispatch.h"
 #include "broker/cluster/forward.h"
 #include "broker/cluster/topics.h"
+#include "broker/meta/acl.h"
 #include "protocol/kp_errors.h"
 
 /* ---- CreateTopics ------------------------------------------------------- */
@@ -88,9 +89,25 @@ void bk_api_h_create_topics(bk_api_req_t *req) {
     }
     c->r.topics.items = out;
     c->r.topics.count = (int32_t)cnt;
+    /* CREATE on the cluster, else on each topic; a refused topic is left
+     * out of the decision (TOPIC_AUTHORIZATION_FAILED) */
+    bool all = bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+    size_t m = 0;
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    bk_meta_ctrl_create_result_t *res2 = bk_api_req_alloc(req, cnt, sizeof *res2);
+    if (!map || !res2) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < cnt; i++) {
+        if (all || bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_TOPIC, in[i].name)) {
+            in[m] = in[i];
+            map[m++] = i;
+        } else {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+    }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->res);
+    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, m, q->validate_only, &recs, res2);
+    for (size_t k = 0; k < m; k++) c->res[map[k]] = res2[k];
     if (recs.err != KP_OK) {
         for (size_t i = 0; i < cnt; i++) c->res[i].error = KP_ERROR_UNKNOWN_SERVER_ERROR;
         bk_meta_recs_free(&recs);
@@ -150,7 +167,28 @@ void bk_api_h_delete_topics(bk_api_req_t *req) {
     }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, &recs, c->res);
+    /* DELETE on each topic (by name, or by the name its id has); a refused
+     * topic is left out of the decision (TOPIC_AUTHORIZATION_FAILED) */
+    size_t m = 0;
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    bk_meta_ctrl_delete_topic_t *in2 = bk_api_req_alloc(req, cnt, sizeof *in2);
+    bk_meta_ctrl_delete_result_t *res2 = bk_api_req_alloc(req, cnt, sizeof *res2);
+    if (!map || !in2 || !res2) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < cnt; i++) {
+        const char *nm = in[i].name;
+        if (!nm) {
+            const bk_meta_topic_t *t = bk_meta_image_topic_by_id(&n->img, &in[i].id);
+            nm = t ? t->name : NULL;
+        }
+        if (!nm || bk_api_authorized(req, BK_META_OP_DELETE, BK_META_RES_TOPIC, nm)) {
+            in2[m] = in[i];
+            map[m++] = i;
+        } else {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+    }
+    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in2, m, &recs, res2);
+    for (size_t k = 0; k < m; k++) c->res[map[k]] = res2[k];
     for (size_t i = 0; i < cnt; i++)
         if (c->res[i].error == 0 && in[i].name)
             fprintf(stderr, "skiff: node %d: deleting topic %s\n", n->id, in[i].name);
