@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -94,6 +95,22 @@ static void add_partitions_answer(void *ctx, const bk_txn_td_answer_t *ans) {
     add_partitions_respond(a);
 }
 
+/* WRITE on the transactional id of a transaction API (Kafka's first
+ * check): 0 or TRANSACTIONAL_ID_AUTHORIZATION_FAILED. */
+static int16_t txn_id_denied(bk_api_req_t *req, kp_str_t id) {
+    return bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TRANSACTIONAL_ID, id)
+               ? 0 : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+}
+
+static bool answer_denied(bk_api_req_t *req, int16_t err, void (*answer)(void *, const bk_txn_td_answer_t *)) {
+    if (!err) return false;
+    bk_txn_td_answer_t ans;
+    memset(&ans, 0, sizeof ans);
+    ans.error = err;
+    answer(req, &ans);
+    return true;
+}
+
 void bk_api_h_add_partitions_to_txn(bk_api_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
     const apt_topic_t *ts = q->v3_and_below_topics.items;
@@ -109,6 +126,31 @@ void bk_api_h_add_partitions_to_txn(bk_api_req_t *req) {
         res[i].results_by_partition.items = bk_api_req_alloc(req, (size_t)np, sizeof(apt_part_t));
         res[i].results_by_partition.count = np;
         if (!res[i].results_by_partition.items) { bk_api_req_close(req, "out of memory"); return; }
+    }
+    int16_t denied = txn_id_denied(req, q->v3_and_below_transactional_id);
+    if (denied) {
+        (void)fill_add_results(req, ts, nt, denied, res, false);
+        add_partitions_respond(actx);
+        return;
+    }
+    /* WRITE on every topic, else the refused ones TOPIC_AUTHORIZATION_FAILED
+     * and the rest OPERATION_NOT_ATTEMPTED, nothing added (Kafka) */
+    bool any_topic_denied = false;
+    for (int32_t i = 0; i < nt; i++)
+        any_topic_denied |= !bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TOPIC, ts[i].name);
+    if (any_topic_denied) {
+        for (int32_t i = 0; i < nt; i++) {
+            int16_t e = bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TOPIC, ts[i].name)
+                            ? KP_ERROR_OPERATION_NOT_ATTEMPTED : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            for (int32_t k = 0; k < res[i].results_by_partition.count; k++) {
+                apt_part_t *pp = &res[i].results_by_partition.items[k];
+                kp_add_partitions_to_txn_response_add_partitions_to_txn_partition_result_init(pp);
+                pp->partition_index = ts[i].partitions.items[k];
+                pp->partition_error_code = e;
+            }
+        }
+        add_partitions_respond(actx);
+        return;
     }
     if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
         add_partitions_respond(actx);
@@ -128,6 +170,11 @@ static void add_offsets_answer(void *ctx, const bk_txn_td_answer_t *ans) {
 }
 
 void bk_api_h_add_offsets_to_txn(bk_api_req_t *req) {
+    const kp_add_offsets_to_txn_request_t *q = req->body;
+    int16_t denied = txn_id_denied(req, q->transactional_id);
+    if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
+        denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    if (answer_denied(req, denied, add_offsets_answer)) return;
     bk_txn_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
 }
 
@@ -141,7 +188,11 @@ static void end_txn_answer(void *ctx, const bk_txn_td_answer_t *ans) {
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_end_txn(bk_api_req_t *req) { bk_txn_td_end_txn(req->node->txns, req->body, end_txn_answer, req); }
+void bk_api_h_end_txn(bk_api_req_t *req) {
+    const kp_end_txn_request_t *q = req->body;
+    if (answer_denied(req, txn_id_denied(req, q->transactional_id), end_txn_answer)) return;
+    bk_txn_td_end_txn(req->node->txns, req->body, end_txn_answer, req);
+}
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
 
@@ -266,5 +317,23 @@ static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
 /* Offsets of a transaction are the group coordinator's (group_driver.h):
  * written as the producer's transactional batch, held until its marker. */
 void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
+    const kp_txn_offset_commit_request_t *q = req->body;
+    int16_t denied = txn_id_denied(req, q->transactional_id);
+    if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
+        denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    if (denied) {   /* every partition answers the error; nothing is written */
+        size_t total = 0;
+        for (int32_t i = 0; i < q->topics.count; i++)
+            total += q->topics.items[i].partitions.count > 0 ? (size_t)q->topics.items[i].partitions.count : 0;
+        int16_t *errs = bk_api_req_alloc(req, total, sizeof *errs);
+        if (!errs) { bk_api_req_close(req, "out of memory"); return; }
+        for (size_t i = 0; i < total; i++) errs[i] = denied;
+        bk_grp_gd_result_t res;
+        memset(&res, 0, sizeof res);
+        res.errors = errs;
+        res.nerrors = total;
+        txn_offset_commit_done(req, &res);
+        return;
+    }
     bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
 }

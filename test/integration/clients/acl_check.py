@@ -184,6 +184,18 @@ def main():
         check('transactional producer with WRITE on tx- (prefixed) commits', True)
     except KafkaException as e:
         check('transactional producer with WRITE on tx- (prefixed) commits', False, e.args[0].name())
+    # AddPartitionsToTxn needs WRITE on the topic too: the commit fails
+    try:
+        p.begin_transaction()
+        p.produce('other', b'not-allowed')
+        p.commit_transaction(15)
+        check('transaction writing a topic without WRITE does not commit', False, 'committed')
+    except KafkaException as e:
+        check('transaction writing a topic without WRITE does not commit', True)
+        try:
+            p.abort_transaction(15)
+        except KafkaException:
+            pass
 
     # delete: bob's group ACL goes, bob can no longer consume
     f = ACLFilter(principal='User:bob', host=None, operation=ACLOperation.READ, permission_type=ACLPermissionType.ALLOW,
