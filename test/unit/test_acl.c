@@ -152,6 +152,13 @@ START_TEST(test_image_records_and_snapshot) {
     ck_assert_uint_eq(bk_meta_acls_count(b.acls), 9999);
     ck_assert_int_eq(bk_meta_acls_decide(b.acls, "User:a", "h", BK_META_OP_WRITE, T, "topic-9999"), BK_META_AUTHZ_ALLOW);
     ck_assert_int_eq(bk_meta_acls_decide(b.acls, "User:a", "h", BK_META_OP_WRITE, T, "topic-7"), BK_META_AUTHZ_NO_ACL);
+    /* snapshot -> load -> snapshot is a fixed point (bindings sorted) */
+    uint8_t *snap2 = NULL;
+    size_t len2 = 0;
+    ck_assert_int_eq(bk_meta_image_snapshot(&b, &snap2, &len2), KP_OK);
+    ck_assert_uint_eq(len, len2);
+    ck_assert(memcmp(snap, snap2, len) == 0);
+    free(snap2);
     free(snap);
     bk_meta_image_free(&b);
     bk_meta_image_free(&img);
