@@ -248,19 +248,25 @@ static void list_done(void *arg, const bk_grp_gd_result_t *res) {
     if (unsent(req, res)) return;
     kp_list_groups_response_listed_group_t *v = bk_api_req_alloc(req, res->ngroups, sizeof *v);
     if (!v) { bk_api_req_close(req, "out of memory"); return; }
+    /* DESCRIBE on the cluster lists every group, else only the groups the
+     * principal may DESCRIBE (Kafka) */
+    bool all = bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+    size_t k = 0;
     for (size_t i = 0; i < res->ngroups; i++) {
         const bk_grp_t *g = res->groups[i];
-        kp_list_groups_response_listed_group_init(&v[i]);
-        v[i].group_id = gs(g->id);
-        v[i].protocol_type = nn(gs(g->protocol_type));
-        v[i].group_state = bk_api_str(bk_grp_state_name(g->state));
-        v[i].group_type = bk_api_str("classic");
+        if (!all && !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, gs(g->id))) continue;
+        kp_list_groups_response_listed_group_init(&v[k]);
+        v[k].group_id = gs(g->id);
+        v[k].protocol_type = nn(gs(g->protocol_type));
+        v[k].group_state = bk_api_str(bk_grp_state_name(g->state));
+        v[k].group_type = bk_api_str("classic");
+        k++;
     }
     kp_list_groups_response_t r;
     kp_list_groups_response_init(&r);
     r.error_code = res->error;
     r.groups.items = v;
-    r.groups.count = (int32_t)res->ngroups;
+    r.groups.count = (int32_t)k;
     bk_api_req_respond(req, &r);
 }
 
@@ -311,7 +317,12 @@ static void describe_done(void *arg, const bk_grp_gd_result_t *res) {
     dgroup_t *v = bk_api_req_alloc(req, n, sizeof *v);
     if (!v) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++)
-        if (describe_one(req, q->groups.items[i], res->errors[i], res->groups[i], &v[i]) != KP_OK) {
+        /* DESCRIBE on each group (describing has no effect, so the check
+         * may follow the coordinator's answer) */
+        if (describe_one(req, q->groups.items[i],
+                         bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i])
+                             ? res->errors[i] : KP_ERROR_GROUP_AUTHORIZATION_FAILED,
+                         res->groups[i], &v[i]) != KP_OK) {
             bk_api_req_close(req, "out of memory");
             return;
         }
@@ -330,18 +341,44 @@ static void delete_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_delete_groups_request_t *q = req->body;
-    kp_delete_groups_response_deletable_group_result_t *rs = bk_api_req_alloc(req, res->nerrors, sizeof *rs);
+    const kp_delete_groups_request_t *orig = req->aux ? req->aux : q;   /* groups refused DELETE were left out */
+    size_t n = orig->groups_names.count > 0 ? (size_t)orig->groups_names.count : 0, k = 0;
+    kp_delete_groups_response_deletable_group_result_t *rs = bk_api_req_alloc(req, n, sizeof *rs);
     if (!rs) { bk_api_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < res->nerrors; i++) {
+    for (size_t i = 0; i < n; i++) {
         kp_delete_groups_response_deletable_group_result_init(&rs[i]);
-        rs[i].group_id = q->groups_names.items[i];
-        rs[i].error_code = res->errors[i];
+        rs[i].group_id = orig->groups_names.items[i];
+        if (req->aux && !bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, rs[i].group_id))
+            rs[i].error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        else
+            rs[i].error_code = k < res->nerrors ? res->errors[k++] : KP_ERROR_UNKNOWN_SERVER_ERROR;
     }
     kp_delete_groups_response_t r;
     kp_delete_groups_response_init(&r);
     r.results.items = rs;
-    r.results.count = (int32_t)res->nerrors;
+    r.results.count = (int32_t)n;
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_delete_groups(bk_api_req_t *req) { bk_grp_gd_delete_groups(req->node->groups, req->body, delete_done, req); }
+void bk_api_h_delete_groups(bk_api_req_t *req) {
+    /* DELETE on each group: the refused ones never reach the coordinator */
+    const kp_delete_groups_request_t *q = req->body;
+    size_t n = q->groups_names.count > 0 ? (size_t)q->groups_names.count : 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->groups_names.items[i]);
+    if (m < n) {
+        kp_delete_groups_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_str_t *keep = bk_api_req_alloc(req, n, sizeof *keep);
+        if (!q2 || !keep) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->groups_names.items[i]))
+                keep[m++] = q->groups_names.items[i];
+        q2->groups_names.items = keep;
+        q2->groups_names.count = (int32_t)m;
+        req->aux = (void *)q;
+        req->body = q2;
+    }
+    bk_grp_gd_delete_groups(req->node->groups, req->body, delete_done, req);
+}
