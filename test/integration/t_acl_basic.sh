@@ -29,6 +29,7 @@ authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 allow.everyone.if.no.acl.found=false
 auto.create.topics.enable=true
 admin.listener=127.0.0.1:$A
+admin.authentication=basic
 log.dirs=$SK_TMP/data/node-1
 CONF
 
@@ -65,6 +66,22 @@ out=$(ctl acl remove --command-config "$SK_TMP/admin.props" --principal User:eri
 sk_check "skiffctl acl remove --group --prefixed: 1 ($out)" grep -q "removed 1 ACL binding" <<<"$out"
 out=$(ctl acl remove --command-config "$SK_TMP/admin.props" --principal User:erin --cluster 2>&1)
 sk_check "skiffctl acl remove --cluster: 2 ($out)" grep -q "removed 2 ACL bindings" <<<"$out"
+
+sk_log "admin port: GET needs DESCRIBE on the cluster, POST ALTER (super users pass)"
+code() { curl -s -o "$SK_TMP/body" -w '%{http_code}' --max-time 10 "$@"; }
+sk_check "admin GET /v1/cluster as the super user: 200" test "$(code -u admin:admin-secret "http://127.0.0.1:$A/v1/cluster")" = 200
+sk_check "admin GET /v1/cluster as alice (no ACL): 403" test "$(code -u alice:alice-pw "http://127.0.0.1:$A/v1/cluster")" = 403
+sk_check "the 403 says what is missing" grep -q "DESCRIBE on the cluster" "$SK_TMP/body"
+st=$(code -u alice:alice-pw -X POST -H 'Content-Type: application/json' -d '{"name":"via-admin","partitions":1}' "http://127.0.0.1:$A/v1/topics")
+sk_check "admin POST /v1/topics as alice (no ALTER): 403 ($st)" test "$st" = 403
+out=$(ctl acl add --command-config "$SK_TMP/admin.props" --principal User:alice --operation ALTER --cluster 2>&1)
+sk_check "grant alice ALTER on the cluster ($out)" grep -q "created 1 ACL binding" <<<"$out"
+sleep 0.5
+sk_check "admin GET /v1/cluster as alice with ALTER (implies DESCRIBE): 200" test "$(code -u alice:alice-pw "http://127.0.0.1:$A/v1/cluster")" = 200
+st=$(code -u alice:alice-pw -X POST -H 'Content-Type: application/json' -d '{"name":"via-admin","partitions":1}' "http://127.0.0.1:$A/v1/topics")
+sk_check "admin POST /v1/topics as alice with ALTER: not 403 ($st)" test "$st" != 403
+out=$(ctl acl remove --command-config "$SK_TMP/admin.props" --principal User:alice --operation ALTER --cluster 2>&1)
+sk_check "revoke alice ALTER on the cluster ($out)" grep -q "removed 1 ACL binding" <<<"$out"
 
 sk_log "restart: the ACLs are in the metadata log"
 sk_stop_node 1
