@@ -273,13 +273,32 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
 }
 
 void bk_api_h_offset_fetch(bk_api_req_t *req) {
-    /* DESCRIBE on the group (v0-7: one group; v8+ the first denied group
-     * refuses the request, a simplification of Kafka's per-group answer) */
+    /* DESCRIBE on the group (v0-7: one group). v8+: every group refused ->
+     * each answers GROUP_AUTHORIZATION_FAILED; some refused and some not
+     * (rare: clients ask for one group) -> the connection closes, a
+     * simplification of Kafka's per-group answer */
     const kp_offset_fetch_request_t *q = req->body;
     bool ok = req->hdr.api_version < 8 ? bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->group_id)
                                        : true;
-    for (int32_t i = 0; ok && req->hdr.api_version >= 8 && i < q->groups.count; i++)
-        ok = bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+    int32_t ndenied = 0;
+    for (int32_t i = 0; req->hdr.api_version >= 8 && i < q->groups.count; i++)
+        ndenied += !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+    if (ndenied > 0 && ndenied == q->groups.count) {
+        kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, (size_t)ndenied, sizeof *gs);
+        if (!gs) { bk_api_req_close(req, "out of memory"); return; }
+        for (int32_t i = 0; i < ndenied; i++) {
+            kp_offset_fetch_response_offset_fetch_response_group_init(&gs[i]);
+            gs[i].group_id = q->groups.items[i].group_id;
+            gs[i].error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        }
+        kp_offset_fetch_response_t r;
+        kp_offset_fetch_response_init(&r);
+        r.groups.items = gs;
+        r.groups.count = ndenied;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    ok = ok && ndenied == 0;
     if (!ok && req->hdr.api_version < 8) {
         kp_offset_fetch_response_t r;
         kp_offset_fetch_response_init(&r);
