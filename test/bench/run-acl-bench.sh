@@ -46,6 +46,7 @@ log.dirs=$SK_TMP/data/node-$i
 CONF
   "$SK_BIN/skiff" --config "$SK_TMP/node$i.conf" > "$SK_TMP/node-$i.log" 2>&1 &
   SK_NODE_PID[$i]=$!
+  SK_PIDS+=("$!")   # stopped by lib.sh's exit trap, pass or fail
   sk_wait_port "$P" 30 "${SK_NODE_PID[$i]}" || sk_fail "node $i not up"
 done
 props=(-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN -X sasl.username=bench -X sasl.password=bench-pw)
