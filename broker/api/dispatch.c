@@ -347,6 +347,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         return;
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
+    req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
     if (!bk_api_admin_gate(req)) return;
     e->fn(req);
 }

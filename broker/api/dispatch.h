@@ -46,6 +46,8 @@ typedef struct bk_api_req {
     char principal[BK_NET_PRINCIPAL_MAX + 1]; /* the connection's, at arrival (authorization) */
     char host[64];              /* the peer address without the port (ACL host matching) */
     void *aux;                  /* a handler's own state, in the arena (h_offsets.c) */
+    bool node_forwarded;        /* a controller-bound request a node forwarded (h_authz.c): the
+                                   client's rights were checked where it connected */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
@@ -148,6 +150,14 @@ bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t 
  * need every named right, else the connection closes (logged) before any
  * effect. */
 bool bk_api_admin_gate(bk_api_req_t *req);
+/* True for a controller-bound request (authorizer on) that came from a
+ * node: on the inter-broker listener, from a connection node-to-node RPCs
+ * accept (credentials.h bk_node_peer_allowed: PLAINTEXT, a super user or
+ * CLUSTER_ACTION). Such a request was authorized at the node the client
+ * reached, before forwarding (bk_api_forward_authorized). A PLAINTEXT
+ * inter-broker listener is trusted as for the node RPCs: a secure
+ * deployment must not expose one to clients. */
+bool bk_api_node_forwarded(bk_node_t *n, bk_net_conn_t *conn, int16_t api);
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);
 void bk_api_h_metadata(bk_api_req_t *req);

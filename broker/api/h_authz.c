@@ -4,6 +4,7 @@
  * principal), so the client's own rights are checked where it connected. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "broker/api/dispatch.h"
 #include "broker/cluster/forward.h"
@@ -12,11 +13,29 @@
 #include "broker/meta/acl.h"
 
 bool bk_api_authorized(const bk_api_req_t *req, int8_t op, int8_t rtype, const char *name) {
+    if (req->node_forwarded) return true;
     return bk_node_authorize(req->node, req->principal, req->host, op, rtype, name);
 }
 
+/* inter.broker.listener.name, else the first listener that is not a
+ * controller listener (the config's rule for the inter-broker one). */
+static bool is_inter_broker_listener(const bk_node_t *n, const char *name) {
+    const char *ib = bk_cfg_str(n->cfg, BK_CFG_INTER_BROKER_LISTENER_NAME);
+    if (ib && *ib) return strcasecmp(ib, name) == 0;
+    size_t nl = 0;
+    const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
+    for (size_t i = 0; i < nl; i++)
+        if (!ls[i].controller) return strcasecmp(ls[i].name, name) == 0;
+    return false;
+}
+
+bool bk_api_node_forwarded(bk_node_t *n, bk_net_conn_t *conn, int16_t api) {
+    return bk_node_authz_on(n) && bk_cluster_forwarded_api(api) && is_inter_broker_listener(n, bk_net_conn_listener(conn)) &&
+           bk_node_peer_allowed(n, conn);
+}
+
 bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t name) {
-    if (!bk_node_authz_on(req->node)) return true;
+    if (!bk_node_authz_on(req->node) || req->node_forwarded) return true;
     if (bk_node_is_super_user(req->node, req->principal)) return true;
     char buf[256];
     if (name.len >= sizeof buf || (name.len && memchr(name.p, '\0', name.len))) {
@@ -95,7 +114,7 @@ bool bk_api_admin_gate(bk_api_req_t *req) {
     /* these answer per item (h_topics.c, h_acls.c) */
     if (k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_ACLS || k == KP_API_DELETE_ACLS)
         return true;
-    if (bk_node_is_super_user(req->node, req->principal) || all_allowed(req)) return true;
+    if (req->node_forwarded || bk_node_is_super_user(req->node, req->principal) || all_allowed(req)) return true;
     bk_api_req_close(req, "not authorized for this metadata change (authorizer on)");
     return false;
 }

@@ -24,7 +24,7 @@ done
   echo "listener.security.protocol.map=INTERNAL:PLAINTEXT,CLIENT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT"
   echo "inter.broker.listener.name=INTERNAL"
   echo "sasl.enabled.mechanisms=PLAIN"
-  echo 'listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-pw" user_bob="bob-pw";'
+  echo 'listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-pw" user_bob="bob-pw" user_carol="carol-pw";'
   echo "super.users=User:admin"
   echo "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
   for i in 1 2 3; do
@@ -53,6 +53,14 @@ sk_check_lines < <($CHK "127.0.0.1:${SASLP[F]}" grant t-one alice 2>&1)
 for i in 1 2 3; do sk_check_lines < <($CHK "127.0.0.1:${SASLP[i]}" count 2 2>&1); done
 sk_check_lines < <($CHK "127.0.0.1:${SASLP[F]}" produce alice t-one 2>&1)
 sk_check_lines < <($CHK "127.0.0.1:${SASLP[F]}" create_denied alice t-nope 2>&1)
+# skiffctl sends CreateAcls to the node it names (not the controller): the
+# request is forwarded, and the controller trusts the forwarding node
+printf 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=admin\nsasl.password=admin-secret\n' > "$SK_TMP/admin.props"
+out=$(timeout 20 "$SK_BIN/skiffctl" acl add --brokers "127.0.0.1:${SASLP[F]}" --command-config "$SK_TMP/admin.props" \
+      --principal User:bob --producer --topic bob- --prefixed 2>&1)
+sk_check "skiffctl acl add through node $F (forwarded): 4 bindings ($out)" grep -q "created 4 ACL bindings" <<<"$out"
+for i in 1 2 3; do sk_check_lines < <($CHK "127.0.0.1:${SASLP[i]}" count 6 2>&1); done
+sk_check_lines < <($CHK "127.0.0.1:${SASLP[F]}" produce bob bob-auto 2>&1)
 
 sk_log "kill -9 the controller (node $L)"
 sk_kill9_node "$L"
@@ -64,10 +72,10 @@ while [ "$t" -lt 50 ]; do
   sleep 0.2; t=$((t + 1))
 done
 sk_check "a new controller ($L2)" test -n "$L2" -a "$L2" != "$L" -a "$L2" != -1
-for i in "${others[@]}"; do sk_check_lines < <($CHK "127.0.0.1:${SASLP[i]}" count 2 2>&1); done
-sk_check_lines < <($CHK "127.0.0.1:${SASLP[${others[1]}]}" grant t-two bob 2>&1)
-sk_check_lines < <($CHK "127.0.0.1:${SASLP[${others[0]}]}" create_denied bob t-nope2 2>&1)
+for i in "${others[@]}"; do sk_check_lines < <($CHK "127.0.0.1:${SASLP[i]}" count 6 2>&1); done
+sk_check_lines < <($CHK "127.0.0.1:${SASLP[${others[1]}]}" grant t-two carol 2>&1)
+sk_check_lines < <($CHK "127.0.0.1:${SASLP[${others[0]}]}" create_denied carol t-nope2 2>&1)
 sk_start_node "$L" "${OPTS[@]}"
 sk_wait_port "${SASLP[L]}" 30 "${SK_NODE_PID[L]}" || sk_fail "node $L not back"
-sk_check_lines < <($CHK "127.0.0.1:${SASLP[L]}" count 4 2>&1)
+sk_check_lines < <($CHK "127.0.0.1:${SASLP[L]}" count 8 2>&1)
 sk_summary t_acl_cluster

@@ -12,7 +12,7 @@ from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLRes
                          ResourcePattern, ResourcePatternFilter, ResourceType)
 
 B, STEP, ARGS = sys.argv[1], sys.argv[2], sys.argv[3:]
-PW = {'admin': 'admin-secret', 'alice': 'alice-pw', 'bob': 'bob-pw'}
+PW = {'admin': 'admin-secret', 'alice': 'alice-pw', 'bob': 'bob-pw', 'carol': 'carol-pw'}
 
 
 def check(what, ok, detail=''):
