@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker/core/credentials.h"
+#include "broker/core/quota.h"
 #include "broker/admin/admin_quorum.h"
 #include "broker/admin/admin_ops.h"
 #include "broker/admin/admin_auth.h"
@@ -293,6 +294,9 @@ static int register_self(bk_node_t *n, char *err, size_t len) {
     bk_meta_recs_init(&recs);
     int16_t e = bk_meta_ctrl_register(&n->ctrl, &n->img, &rq, bk_meta_log_next_offset(n->meta), now, &recs,
                                  &n->broker_epoch);
+    /* a new cluster finalizes its feature levels with its first decision
+     * (a quorum's controller does it in bk_meta_ctrl_tick) */
+    if (e == 0) bk_meta_ctrl_features_bootstrap(&n->img, &recs);
     sync_t s = { -1 };
     if (e == 0) bk_node_commit(n, &recs, sync_done, &s);
     bk_meta_recs_free(&recs);
@@ -499,6 +503,14 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     /* SASL settings first: a listener without a usable mechanism or with a
      * broken jaas config is refused before anything is opened */
     if (bk_node_sasl_init(n, true, err, len) != 0) return -1;
+    /* Kafka's quota windows: the allowance holds one window, a single
+     * throttle at most all of them (core/quota.h) */
+    int64_t qwin_ms = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_SIZE_SECONDS) * 1000;   /* <= INT32_MAX * 1000 */
+    int64_t qnum = bk_cfg_int(cfg, BK_CFG_QUOTA_WINDOW_NUM);
+    /* throttle_time_ms is an int32 on the wire */
+    int64_t qmax_ms = qnum > INT32_MAX / qwin_ms ? INT32_MAX : qwin_ms * qnum;
+    n->quotas = bk_node_quotas_new(qwin_ms, qmax_ms);
+    if (!n->quotas) return fail(err, len, "out of memory (client quotas)");
     if (pick_cluster_id(n, err, len) || load_dirs(n, err, len)) return -1;
     for (size_t i = 0; i < n->ndirs; i++)
         if (check_meta_props(n, n->dirs[i].path, err, len)) return -1;
@@ -653,6 +665,7 @@ void bk_broker_shutdown(bk_node_t *n, bk_node_stopped_fn done, void *arg) {
     fprintf(stderr, "skiff: node %d: stopping (finishing in-flight requests)\n", n->id);
     if (n->quorum) bk_quorum_resign(n->quorum);   /* EndQuorumEpoch: the next election is immediate */
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_admin_auth_free(n);
     bk_repl_purg_flush(n->purg);   /* waiting fetches answered now */
     bk_repl_cleaner_free(n->cleaner); /* builds stop at their next batch */
     n->cleaner = NULL;
@@ -670,6 +683,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_repl_cleaner_free(n->cleaner);
     n->cleaner = NULL;
     if (n->admin) { bk_http_stop(n->admin); n->admin = NULL; }
+    bk_admin_auth_free(n);
     bk_repl_purg_free(n->purg);
     n->purg = NULL;
     if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }
@@ -694,5 +708,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_meta_image_free(&n->img);
     bk_broker_tls_free(n);       /* after the listeners and the quorum that use them */
     bk_node_sasl_free(n);
+    bk_node_quotas_free(n->quotas);
+    n->quotas = NULL;
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/core/quota.h"
 #include "broker/replication/purgatory.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "broker/replication/cleaner.h"
@@ -131,6 +132,37 @@ static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, (const char *[]){ "group_commit" }, (double)bk_grp_gd_waiting(n->groups));
 }
 
+/* Client quotas: one series per tracked use (core/quota.h), per metric. */
+typedef struct {
+    bk_mx_emit_t *e;
+    int what;   /* 0 used, 1 throttle ms, 2 throttled, 3 limit */
+} quota_emit_t;
+
+static void emit_quota_use(void *arg, const bk_node_quota_use_t *u) {
+    quota_emit_t *q = arg;
+    const char *labels[] = { bk_meta_quota_key_name(u->key), u->user, u->client };
+    double v = q->what == 0 ? u->used_total : q->what == 1 ? (double)u->throttle_ms_total
+             : q->what == 2 ? (double)u->throttled : u->limit;
+    bk_mx_emit(q->e, labels, v);
+}
+
+static void collect_quota_used(bk_mx_emit_t *e, void *arg) {
+    quota_emit_t q = { e, 0 };
+    bk_node_quotas_each(((bk_node_t *)arg)->quotas, emit_quota_use, &q);
+}
+static void collect_quota_throttle(bk_mx_emit_t *e, void *arg) {
+    quota_emit_t q = { e, 1 };
+    bk_node_quotas_each(((bk_node_t *)arg)->quotas, emit_quota_use, &q);
+}
+static void collect_quota_throttled(bk_mx_emit_t *e, void *arg) {
+    quota_emit_t q = { e, 2 };
+    bk_node_quotas_each(((bk_node_t *)arg)->quotas, emit_quota_use, &q);
+}
+static void collect_quota_limit(bk_mx_emit_t *e, void *arg) {
+    quota_emit_t q = { e, 3 };
+    bk_node_quotas_each(((bk_node_t *)arg)->quotas, emit_quota_use, &q);
+}
+
 static void collect_elections(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
     bk_mx_emit(e, NULL, n->quorum ? (double)bk_quorum_elections(n->quorum) : 0);
@@ -214,6 +246,10 @@ int bk_broker_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
     bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
     bk_mx_set_collector(n->metrics, BK_MX_RAFT_ELECTIONS_TOTAL, collect_elections, n);
+    bk_mx_set_collector(n->metrics, BK_MX_QUOTA_USED_TOTAL, collect_quota_used, n);
+    bk_mx_set_collector(n->metrics, BK_MX_QUOTA_THROTTLE_MS_TOTAL, collect_quota_throttle, n);
+    bk_mx_set_collector(n->metrics, BK_MX_QUOTA_THROTTLED_TOTAL, collect_quota_throttled, n);
+    bk_mx_set_collector(n->metrics, BK_MX_QUOTA_LIMIT, collect_quota_limit, n);
     bk_mx_set_collector(n->metrics, BK_MX_CLEANER_PASSES_TOTAL, collect_cleaner_passes, n);
     bk_mx_set_collector(n->metrics, BK_MX_CLEANER_BYTES_READ_TOTAL, collect_cleaner_read, n);
     bk_mx_set_collector(n->metrics, BK_MX_CLEANER_BYTES_WRITTEN_TOTAL, collect_cleaner_written, n);

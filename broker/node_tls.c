@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "broker/admin/admin_auth.h"
+#include "broker/config/jaas.h"
 #include "broker/net/quorum_client.h"
 
 #include "broker/net/tls.h"
@@ -17,29 +19,21 @@ static bk_net_tls_auth_t auth_of(const char *v) {
     return BK_NET_TLS_AUTH_NONE;
 }
 
-/* The value of `key="..."` in a JAAS line (Kafka's PlainLoginModule /
- * ScramLoginModule options: the node's own login is username/password),
- * with \" and \\ unescaped; false when absent or too long. */
-static bool jaas_option(const char *jaas, const char *key, char *out, size_t cap) {
-    size_t kn = strlen(key);
-    for (const char *p = jaas; p && *p; p++) {
-        if (strncmp(p, key, kn) != 0 || (p > jaas && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))) continue;
-        const char *q = p + kn;
-        while (*q == ' ') q++;
-        if (*q++ != '=') continue;
-        while (*q == ' ') q++;
-        if (*q++ != '"') continue;
-        size_t n = 0;
-        for (; *q && *q != '"'; q++) {
-            if (*q == '\\' && q[1]) q++;
-            if (n + 1 >= cap) return false;
-            out[n++] = *q;
-        }
-        if (*q != '"') return false;
-        out[n] = '\0';
-        return true;
+/* The node's own login (`username`/`password` of the JAAS value, as
+ * Kafka's PlainLoginModule / ScramLoginModule read them), through the one
+ * JAAS parser (broker/config/jaas.h); false when absent, malformed or too
+ * long. */
+static bool own_login(const char *jaas, char *user, size_t ucap, char *pw, size_t pcap) {
+    bk_cfg_jaas_t j;
+    char why[160];
+    if (bk_cfg_jaas_parse(jaas, strlen(jaas), &j, why, sizeof why) != KP_OK) return false;
+    bool ok = j.username && j.password && strlen(j.username) < ucap && strlen(j.password) < pcap;
+    if (ok) {
+        snprintf(user, ucap, "%s", j.username);
+        snprintf(pw, pcap, "%s", j.password);
     }
-    return false;
+    bk_cfg_jaas_free(&j);
+    return ok;
 }
 
 static bool sasl_supported(const char *m, size_t n) {
@@ -115,8 +109,7 @@ static int peer_security(bk_node_t *n, bk_net_qc_target_t target, const char *li
         if (!mech)
             snprintf(qs.unusable, sizeof qs.unusable, "%s is unset (GSSAPI) and listener %s enables none of PLAIN, "
                      "SCRAM-SHA-256, SCRAM-SHA-512", bk_cfg_desc(mech_key)->name, listener);
-        else if (!jaas || !jaas_option(jaas, "username", qs.username, sizeof qs.username) ||
-                 !jaas_option(jaas, "password", qs.password, sizeof qs.password))
+        else if (!jaas || !own_login(jaas, qs.username, sizeof qs.username, qs.password, sizeof qs.password))
             snprintf(qs.unusable, sizeof qs.unusable, "no own login: username=\"...\" password=\"...\" missing in "
                      "listener.name.%s.%s (or sasl.jaas.config)", lower, key);
         if (qs.unusable[0])
@@ -201,6 +194,7 @@ int bk_broker_tls_reload(bk_node_t *n) {
                     n->id, ls[i].name, why);
         }
     }
+    if (bk_admin_auth_reload(n) != 0) failed++;
     return failed;
 }
 

@@ -292,6 +292,29 @@ int cl_admin_describe_group(cl_client_t *c, const char *group, kp_arena_t *a,
     return rc;
 }
 
+static int check_cg_describe(const void *resp, void *ctx, cl_err_t *e) {
+    const kp_consumer_group_describe_response_t *r = resp;
+    if (r->groups.count < 1) return cl_err_set(e, CL_E_PROTO, "ConsumerGroupDescribe answer has no group");
+    const kp_consumer_group_describe_response_described_group_t *g = &r->groups.items[0];
+    if (g->error_code != 0)
+        return cl_err_kafka(e, g->error_code, "group '%.*s'", (int)g->group_id.len, (const char *)g->group_id.p);
+    return CL_OK;
+}
+
+int cl_admin_describe_consumer_group(cl_client_t *c, const char *group, kp_arena_t *a,
+                                     const kp_consumer_group_describe_response_described_group_t **out, cl_err_t *e) {
+    kp_consumer_group_describe_request_t req;
+    kp_consumer_group_describe_request_init(&req);
+    kp_str_t g = cl_str(group);
+    req.group_ids.items = &g;
+    req.group_ids.count = 1;
+    void *resp = NULL;
+    int rc = call_retry(c, 0, group, KP_API_CONSUMER_GROUP_DESCRIBE, CL_VER_CONSUMER_GROUP_DESCRIBE, &req, &resp, a,
+                        check_cg_describe, NULL, e);
+    if (rc == CL_OK) *out = &((const kp_consumer_group_describe_response_t *)resp)->groups.items[0];
+    return rc;
+}
+
 static int check_delete_groups(const void *resp, void *ctx, cl_err_t *e) {
     const kp_delete_groups_response_t *r = resp;
     for (int32_t i = 0; i < r->results.count; i++)

@@ -57,6 +57,10 @@ typedef void (*cl_group_fn)(void *ctx, int32_t node_id, const kp_list_groups_res
 CL_MUST_CHECK int cl_admin_list_groups(cl_client_t *c, cl_group_fn fn, void *ctx, cl_err_t *e);
 CL_MUST_CHECK int cl_admin_describe_group(cl_client_t *c, const char *group, kp_arena_t *a,
                                           const kp_describe_groups_response_described_group_t **out, cl_err_t *e);
+/* ConsumerGroupDescribe (KIP-848 consumer groups: epochs, assignments). */
+CL_MUST_CHECK int cl_admin_describe_consumer_group(cl_client_t *c, const char *group, kp_arena_t *a,
+                                                   const kp_consumer_group_describe_response_described_group_t **out,
+                                                   cl_err_t *e);
 CL_MUST_CHECK int cl_admin_delete_group(cl_client_t *c, const char *group, cl_err_t *e);
 
 /* Committed offsets of `group` for partitions 0..n-1 of `topic`

@@ -63,6 +63,8 @@ int cl_ctl_txn(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_producers(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_user(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_acl(cl_ctl_t *ctx, int argc, char **argv);
+int cl_ctl_feature(cl_ctl_t *ctx, int argc, char **argv);
+int cl_ctl_quota(cl_ctl_t *ctx, int argc, char **argv);
 
 /* Top level: argv[0] is the family word. */
 int cl_ctl_main(cl_ctl_t *ctx, int argc, char **argv);

@@ -18,6 +18,8 @@ static const char *top_help =
     "  producers TOPIC                           producer ids, epochs and open transactions per partition\n"
     "  user add|delete|list                      SCRAM credentials (SCRAM-SHA-256 / SCRAM-SHA-512)\n"
     "  acl add|list|remove                       ACL bindings (--principal, --operation, --producer, --consumer)\n"
+    "  feature list|upgrade|downgrade            feature flags: supported and finalized levels\n"
+    "  quota set|list                            client quotas (byte rates, request percentage)\n"
     "\n"
     "global options: --brokers HOST:PORT,... (env SKIFF_BROKERS, default " CL_CTL_BROKERS_DEFAULT ")\n"
     "                --admin HOST:PORT (env SKIFF_ADMIN, default " CL_CTL_ADMIN_DEFAULT ")\n"
@@ -38,6 +40,8 @@ int cl_ctl_main(cl_ctl_t *ctx, int argc, char **argv) {
         { "produce", cl_ctl_produce }, { "consume", cl_ctl_consume }, { "group", cl_ctl_group },
         { "perf", cl_ctl_perf }, { "txn", cl_ctl_txn }, { "producers", cl_ctl_producers },
         { "user", cl_ctl_user }, { "acl", cl_ctl_acl },
+        { "feature", cl_ctl_feature },
+        { "quota", cl_ctl_quota },
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[0], cmds[i].name)) return cmds[i].fn(ctx, argc - 1, argv + 1);

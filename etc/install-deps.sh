@@ -7,13 +7,15 @@ set -euo pipefail
 BUILD_PKGS="gcc make clang libevent-dev libzstd-dev liblz4-dev zlib1g-dev libsnappy-dev \
 libprotobuf-c-dev protobuf-c-compiler check pkg-config python3 libssl-dev"
 TEST_PKGS="kcat librdkafka-dev python3-kafka python3-snappy python3-lz4 python3-zstandard \
-python3-confluent-kafka jq curl chromium python3-websocket"
+python3-confluent-kafka jq curl chromium python3-websocket maven openjdk-17-jdk-headless"
 # Programs the test scripts call that a minbase Debian lacks (its Priority
 # "required" set has coreutils, grep, sed, mawk, findutils, diffutils, ...):
 # xxd (t_kpdump), valgrind (t_valgrind_smoke), procps for ps (t_repl_basic),
 # git (test/bench/run-produce-cpu-bench.sh), binutils for nm (t_no_test_hooks).
 # chromium and python3-websocket: the console tests drive a headless browser
 # over the DevTools protocol (t_console.sh, run-console-bench.sh).
+# maven and a JDK: the Java client tests (test/java/: kafka-clients from
+# Maven Central into build/java, scenarios compiled with javac).
 # test/integration/t_deps_complete.sh fails when a script calls a program
 # that neither this list (with its dependencies) nor minbase provides.
 TOOL_PKGS="xxd valgrind procps git binutils"

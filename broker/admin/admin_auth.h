@@ -21,4 +21,11 @@
  * key or file at fault. */
 KP_MUST_CHECK int bk_admin_auth_setup(bk_node_t *n, char *err, size_t len);
 
+/* SIGHUP: re-reads the admin port's certificate files; new connections get
+ * them, a failed read keeps the old ones (logged). 0, or -1. */
+int bk_admin_auth_reload(bk_node_t *n);
+
+/* Frees the admin port's TLS context (after bk_http_stop). */
+void bk_admin_auth_free(bk_node_t *n);
+
 #endif

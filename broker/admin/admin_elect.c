@@ -1,20 +1,27 @@
 /* broker/admin/admin_elect.c — POST /v1/partitions/{topic}/{partition}/elect:
  * a preferred leader election through the controller, answered once the
  * new PartitionChange record is committed (deferred reply). Only the active
- * controller decides; another node answers 409 naming the controller. */
+ * controller decides; another node forwards an ElectLeaders request to it
+ * (as Kafka brokers do) and answers once it has applied the change, so the
+ * console's action works from any node. */
 #include "broker/admin/admin_ops.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include "broker/cluster/forward.h"
 #include "broker/meta/records.h"
 #include "protocol/kp_errors.h"
+#include "protocol/kp_header.h"
 
 typedef struct {
     bk_node_t *node;
     bk_http_req_t *req;
     int32_t partition;
 } elect_ctx_t;
+
+#define ELECT_LEADERS_VERSION 2
+#define ELECT_ANSWER_ARENA_BYTES 4096
 
 static void reply_result(bk_http_req_t *req, bk_node_t *n, const char *topic, int32_t partition) {
     const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, topic);
@@ -42,6 +49,82 @@ static void elect_done(void *arg, int status) {
             reply_result(c->req, n, bk_http_param(c->req, "topic"), c->partition);
     }
     free(c);
+}
+
+/* The controller's answer to the forwarded ElectLeaders: the one
+ * partition's result (ELECTION_NOT_NEEDED: already led by the preferred
+ * replica, as on the controller). */
+static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
+    elect_ctx_t *c = arg;
+    bk_node_t *n = c->node;
+    if (!n->admin) { free(c); return; }   /* bk_http_stop already freed the request */
+    if (status != KP_OK) {
+        bk_http_reply_error(c->req, 503, "forwarding to the controller failed (%s): retry",
+                            kp_error_name(bk_node_commit_error(status)));
+        free(c);
+        return;
+    }
+    kp_arena_t a;
+    kp_arena_init(&a, ELECT_ANSWER_ARENA_BYTES);
+    int32_t cid;
+    void *body = NULL;
+    int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
+    if (kp_response_decode(KP_API_ELECT_LEADERS, ELECT_LEADERS_VERSION, resp, len, &cid, &body, &a) == KP_OK) {
+        const kp_elect_leaders_response_t *r = body;
+        err = r->error_code;
+        if (!err && r->replica_election_results.count == 1 &&
+            r->replica_election_results.items[0].partition_result.count == 1)
+            err = r->replica_election_results.items[0].partition_result.items[0].error_code;
+        else if (!err)
+            err = KP_ERROR_UNKNOWN_SERVER_ERROR;
+    }
+    kp_arena_free(&a);
+    if (err == 0 || err == KP_ERROR_ELECTION_NOT_NEEDED)
+        reply_result(c->req, n, bk_http_param(c->req, "topic"), c->partition);
+    else
+        bk_http_reply_error(c->req, 409, "%s", kp_error_name(err));
+    free(c);
+}
+
+/* ElectLeaders (preferred, one partition) to the active controller. */
+static void forward_elect(bk_http_req_t *req, bk_node_t *n, const char *topic, int32_t partition) {
+    kp_elect_leaders_request_topic_partitions_t tp;
+    kp_elect_leaders_request_topic_partitions_init(&tp);
+    tp.topic = kp_slice_cstr(topic);
+    tp.partitions.items = &partition;
+    tp.partitions.count = 1;
+    kp_elect_leaders_request_t q;
+    kp_elect_leaders_request_init(&q);
+    q.election_type = 0;   /* preferred */
+    q.topic_partitions.items = &tp;
+    q.topic_partitions.count = 1;
+    q.timeout_ms = 30000;
+    kp_request_header_t h = { KP_API_ELECT_LEADERS, ELECT_LEADERS_VERSION, 0, kp_slice_cstr("skiff-admin") };
+    kp_wr_t w;
+    kp_wr_init_count(&w);
+    bool ok = kp_request_encode(&w, &h, &q) == KP_OK;
+    size_t need = w.pos;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf) {
+        kp_wr_init(&w, buf, need);
+        ok = kp_request_encode(&w, &h, &q) == KP_OK;
+    }
+    elect_ctx_t *c = ok && buf ? malloc(sizeof *c) : NULL;
+    if (!c) {
+        free(buf);
+        bk_http_reply_error(req, 500, "out of memory");
+        return;
+    }
+    *c = (elect_ctx_t){ n, req, partition };
+    /* the encoded frame starts with its size; forwarding adds its own */
+    bool sent = bk_cluster_forward_request(n, buf + 4, need - 4, forwarded, c);
+    free(buf);
+    if (!sent) {
+        free(c);
+        int32_t ctrl = bk_node_controller_id(n);
+        if (ctrl < 0) bk_http_reply_error(req, 503, "NOT_CONTROLLER: no controller elected yet; retry");
+        else bk_http_reply_error(req, 503, "cannot forward to the controller (node %d) now; retry", ctrl);
+    }
 }
 
 static bool parse_partition(const char *s, int32_t *out) {
@@ -74,9 +157,8 @@ static void post_elect(bk_http_req_t *req, void *ctx) {
     int32_t partition;
     const bk_meta_topic_t *t = bk_admin_partition_param(req, n, &partition);
     if (!t) return;
-    int32_t ctrl = bk_node_controller_id(n);
-    if (ctrl != n->id) {
-        bk_http_reply_error(req, 409, "node %d is not the controller (controller: %d)", n->id, ctrl);
+    if (bk_node_controller_id(n) != n->id) {
+        forward_elect(req, n, topic, partition);
         return;
     }
     bk_meta_recs_t recs;

@@ -6,6 +6,7 @@
  * leads every __consumer_offsets partition, e.g. a single node). */
 #include "broker/admin/admin_ops.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/group/group_driver.h"
@@ -30,9 +31,11 @@ static void list_one(void *ctx, const bk_grp_t *g) {
     bk_http_json_obj_begin(j);
     bk_http_json_key(j, "group_id");
     bk_http_json_str_n(j, g->id.p, g->id.len);
-    bk_http_json_kv_str(j, "state", bk_grp_state_name(g->state));
-    str_or_null(j, "protocol_type", g->protocol_type);
-    bk_http_json_kv_u64(j, "members", g->nmembers);
+    bk_http_json_kv_str(j, "type", bk_grp_type_name(g));
+    bk_http_json_kv_str(j, "state", bk_grp_group_state_name(g));
+    if (g->cg) bk_http_json_kv_str(j, "protocol_type", "consumer");
+    else str_or_null(j, "protocol_type", g->protocol_type);
+    bk_http_json_kv_u64(j, "members", g->cg ? g->cg->nmembers : g->nmembers);
     bk_http_json_obj_end(j);
 }
 
@@ -109,6 +112,65 @@ static void members(bk_http_json_t *j, const bk_grp_t *g) {
     kp_arena_free(&a);
 }
 
+/* A KIP-848 partition set as [{topic, topic_id, partitions}] (names from
+ * this node's image; null for a topic it no longer knows). */
+static void cg_set(bk_http_json_t *j, const char *k, const bk_grp_cg_tps_t *s, const bk_meta_image_t *img) {
+    bk_http_json_key(j, k);
+    bk_http_json_arr_begin(j);
+    for (size_t i = 0; i < s->n;) {
+        bk_meta_uuid_t id;
+        memcpy(id.b, s->v[i].topic.b, sizeof id.b);
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_id(img, &id);
+        bk_http_json_obj_begin(j);
+        if (t) bk_http_json_kv_str(j, "topic", t->name);
+        else bk_http_json_kv_null(j, "topic");
+        char hex[33];
+        for (int b = 0; b < 16; b++) snprintf(hex + 2 * b, 3, "%02x", id.b[b]);
+        bk_http_json_kv_str(j, "topic_id", hex);
+        bk_http_json_key(j, "partitions");
+        bk_http_json_arr_begin(j);
+        size_t k0 = i;
+        for (; i < s->n && memcmp(s->v[i].topic.b, s->v[k0].topic.b, 16) == 0; i++) bk_http_json_i64(j, s->v[i].partition);
+        bk_http_json_arr_end(j);
+        bk_http_json_obj_end(j);
+    }
+    bk_http_json_arr_end(j);
+}
+
+/* A KIP-848 consumer group: epochs, assignor, members with their epochs,
+ * states, assigned, pending-revocation and target partitions. */
+static void consumer_group(bk_http_json_t *j, const bk_grp_t *g, const bk_meta_image_t *img) {
+    static const char *const MSTATE[] = { "stable", "unrevoked_partitions", "unreleased_partitions" };
+    const bk_grp_cg_t *cg = g->cg;
+    bk_http_json_kv_str(j, "type", "consumer");
+    bk_http_json_kv_str(j, "state", bk_grp_cg_state_name(g));
+    bk_http_json_kv_i64(j, "group_epoch", cg->epoch);
+    bk_http_json_kv_i64(j, "assignment_epoch", cg->assignment_epoch);
+    bk_http_json_kv_str(j, "assignor", bk_grp_cg_assignor_name(cg->assignor));
+    bk_http_json_key(j, "members");
+    bk_http_json_arr_begin(j);
+    for (size_t i = 0; i < cg->nmembers; i++) {
+        const bk_grp_cg_member_t *m = &cg->members[i];
+        bk_http_json_obj_begin(j);
+        str_or_null(j, "member_id", m->member_id);
+        str_or_null(j, "instance_id", m->instance_id);
+        str_or_null(j, "client_id", m->client_id);
+        str_or_null(j, "client_host", m->client_host);
+        bk_http_json_kv_i64(j, "member_epoch", m->epoch);
+        bk_http_json_kv_str(j, "member_state", (unsigned)m->state <= 2 ? MSTATE[m->state] : "unknown");
+        bk_http_json_key(j, "subscribed_topics");
+        bk_http_json_arr_begin(j);
+        for (size_t t = 0; t < m->ntopics; t++) bk_http_json_str_n(j, m->topics[t].p, m->topics[t].len);
+        bk_http_json_arr_end(j);
+        str_or_null(j, "subscribed_regex", m->regex);
+        cg_set(j, "assignment", &m->assigned, img);
+        cg_set(j, "pending_revocation", &m->revoking, img);
+        cg_set(j, "target_assignment", &m->target, img);
+        bk_http_json_obj_end(j);
+    }
+    bk_http_json_arr_end(j);
+}
+
 static void get_group(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     const char *name = bk_http_param(req, "id");
@@ -132,6 +194,12 @@ static void get_group(bk_http_req_t *req, void *ctx) {
         bk_http_reply_json(req, 200);
         return;
     }
+    if (g->cg) {
+        consumer_group(j, g, &n->img);
+        bk_admin_group_offsets(req, n, id);
+        return;
+    }
+    bk_http_json_kv_str(j, "type", "classic");
     bk_http_json_kv_str(j, "state", bk_grp_state_name(g->state));
     bk_http_json_kv_i64(j, "generation", g->generation);
     str_or_null(j, "protocol_type", g->protocol_type);

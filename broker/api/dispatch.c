@@ -16,6 +16,8 @@
 #include "storage/st_status.h"
 #include "broker/api/api_metrics.h"
 #include "broker/replication/parts.h"
+#include "broker/core/quota.h"
+#include "broker/net/clock.h"
 
 #define V(key, fn) { key, 0, -1, fn }
 static bk_api_entry_t table[] = {
@@ -58,13 +60,19 @@ static bk_api_entry_t table[] = {
     V(KP_API_ALTER_PARTITION_REASSIGNMENTS, bk_api_h_alter_partition_reassignments),
     V(KP_API_LIST_PARTITION_REASSIGNMENTS, bk_api_h_list_partition_reassignments),
     V(KP_API_OFFSET_DELETE, bk_api_h_offset_delete),
+    V(KP_API_DESCRIBE_CLIENT_QUOTAS, bk_api_h_describe_client_quotas),
+    V(KP_API_ALTER_CLIENT_QUOTAS, bk_api_h_alter_client_quotas),
     V(KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, bk_api_h_describe_user_scram_credentials),
     V(KP_API_ALTER_USER_SCRAM_CREDENTIALS, bk_api_h_alter_user_scram_credentials),
     V(KP_API_DESCRIBE_QUORUM, bk_api_h_describe_quorum),
+    V(KP_API_UPDATE_FEATURES, bk_api_h_update_features),
     V(KP_API_DESCRIBE_CLUSTER, bk_api_h_describe_cluster),
     V(KP_API_DESCRIBE_PRODUCERS, bk_api_h_describe_producers),
     V(KP_API_DESCRIBE_TRANSACTIONS, bk_api_h_describe_transactions),
     V(KP_API_LIST_TRANSACTIONS, bk_api_h_list_transactions),
+    V(KP_API_CONSUMER_GROUP_HEARTBEAT, bk_api_h_consumer_group_heartbeat),
+    V(KP_API_CONSUMER_GROUP_DESCRIBE, bk_api_h_consumer_group_describe),
+    V(KP_API_DESCRIBE_TOPIC_PARTITIONS, bk_api_h_describe_topic_partitions),
 };
 #undef V
 #define NTABLE (sizeof table / sizeof table[0])
@@ -77,8 +85,6 @@ static void table_init(void) {
         assert(api != NULL);
         table[i].min_version = api->min_version;
         table[i].max_version = api->max_stable_version;
-        /* v4+ is the broker-to-coordinator batched form (KIP-890): not served */
-        if (table[i].api_key == KP_API_ADD_PARTITIONS_TO_TXN && table[i].max_version > 3) table[i].max_version = 3;
         assert(i == 0 || table[i - 1].api_key < table[i].api_key);
     }
 }
@@ -136,6 +142,25 @@ char *bk_api_req_topic_cstr(bk_api_req_t *req, kp_str_t s) {
     assert(k == s.len + nul);
     c[k] = '\0';
     return c;
+}
+
+int32_t bk_api_req_quota(bk_api_req_t *req, int key, double amount) {
+    bk_node_t *n = req->node;
+    if (!n->quotas || n->img.nquotas == 0) return 0;
+    bk_net_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
+    if (!c) return 0;
+    /* the client id as a C string: a NUL in it ends it (it only names an entity) */
+    char client[BK_META_QUOTA_NAME_MAX + 1];
+    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
+    if (cl) memcpy(client, req->hdr.client_id.p, cl);
+    client[cl] = '\0';
+    int64_t now_ms = (int64_t)(bk_net_mono_ns() / 1000000u);
+    int64_t t = bk_node_quota_record(n->quotas, &n->img, bk_net_conn_principal(c), client, key, amount, now_ms);
+    if (t <= 0) return 0;
+    if (bk_net_conn_mute_until(c, now_ms + t) != BK_NET_OK)
+        bk_net_log_close(req->net, "quota mute failed", "node %d: cannot mute connection %s for its quota (%lld ms)",
+                         n->id, req->peer, (long long)t);
+    return (int32_t)t;
 }
 
 kp_str_t bk_api_str(const char *s) {
@@ -349,7 +374,28 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     if (!bk_api_node_rpc_check(req, conn)) return;
     req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
     if (!bk_api_admin_gate(req)) return;
+    if (!n->quotas || n->img.nquotas == 0) {
+        e->fn(req);
+        return;
+    }
+    /* request_percentage: the loop time the handler takes counts against
+     * it (Kafka counts request handler and network thread time; the time a
+     * request waits in a purgatory or for a commit is not the loop's and
+     * is not counted). The client id is copied first: req may be freed by
+     * the handler. Throttled by muting only: the answer may be gone. */
+    char client[BK_META_QUOTA_NAME_MAX + 1];
+    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
+    if (cl) memcpy(client, req->hdr.client_id.p, cl);
+    client[cl] = '\0';
+    uint64_t t0 = bk_net_mono_ns();
     e->fn(req);
+    uint64_t t1 = bk_net_mono_ns();
+    int64_t now_ms = (int64_t)(t1 / 1000000u);
+    int64_t t = bk_node_quota_record(n->quotas, &n->img, bk_net_conn_principal(conn), client,
+                                     BK_META_QUOTA_REQUEST_PERCENTAGE, (double)(t1 - t0) / 1e6, now_ms);
+    if (t > 0 && bk_net_conn_mute_until(conn, now_ms + t) != BK_NET_OK)
+        bk_net_log_close(net, "quota mute failed", "node %d: cannot mute connection %s for its request quota",
+                         n->id, bk_net_conn_peer(conn));
 }
 
 bk_repl_part_t *bk_api_req_leader_part(bk_api_req_t *req, kp_str_t topic, int32_t partition, int16_t *err) {

@@ -95,6 +95,13 @@ void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size);
  * by closing (bk_api_req_close then names the NUL as the reason) or with
  * an error code. */
 char *bk_api_req_cstr(bk_api_req_t *req, kp_str_t s);
+
+/* Client quotas (core/quota.h): records `amount` of quota key `key`
+ * (bk_meta_quota_key_t) against the request's principal and client id;
+ * when over the quota, mutes the connection for the throttle time (KIP-219)
+ * and returns it (ms) for the response's throttle_time_ms; 0 otherwise (no
+ * quota, within it, or the connection has gone). */
+int32_t bk_api_req_quota(bk_api_req_t *req, int key, double amount);
 /* A topic name as a C string for lookups and validation: like
  * bk_api_req_cstr, but a NUL byte is written as the two characters "\0".
  * A backslash is not a topic-name character, so the result matches no
@@ -128,6 +135,8 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn);
 /* Handlers (one file per family). */
 void bk_api_h_sasl_handshake(bk_api_req_t *req);                   /* h_sasl.c */
 void bk_api_h_sasl_authenticate(bk_api_req_t *req);
+void bk_api_h_describe_client_quotas(bk_api_req_t *req);  /* h_quotas.c */
+void bk_api_h_alter_client_quotas(bk_api_req_t *req);
 void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req);  /* h_scram.c */
 void bk_api_h_describe_acls(bk_api_req_t *req);                    /* h_acls.c */
 void bk_api_h_create_acls(bk_api_req_t *req);
@@ -171,6 +180,8 @@ void bk_api_h_heartbeat(bk_api_req_t *req);
 void bk_api_h_leave_group(bk_api_req_t *req);
 void bk_api_h_list_groups(bk_api_req_t *req);
 void bk_api_h_describe_groups(bk_api_req_t *req);
+void bk_api_h_consumer_group_heartbeat(bk_api_req_t *req);   /* h_cgroup.c */
+void bk_api_h_consumer_group_describe(bk_api_req_t *req);
 void bk_api_h_delete_groups(bk_api_req_t *req);
 void bk_api_h_offset_commit(bk_api_req_t *req);
 void bk_api_h_offset_fetch(bk_api_req_t *req);
@@ -182,6 +193,8 @@ void bk_api_h_create_topics(bk_api_req_t *req);
 void bk_api_h_delete_topics(bk_api_req_t *req);
 void bk_api_h_create_partitions(bk_api_req_t *req);
 void bk_api_h_elect_leaders(bk_api_req_t *req);                    /* h_reassign.c */
+void bk_api_h_update_features(bk_api_req_t *req);                  /* h_features.c */
+void bk_api_h_describe_topic_partitions(bk_api_req_t *req);        /* h_describe_topic_partitions.c */
 void bk_api_h_alter_partition_reassignments(bk_api_req_t *req);
 void bk_api_h_list_partition_reassignments(bk_api_req_t *req);
 void bk_api_h_describe_configs(bk_api_req_t *req);

@@ -83,8 +83,9 @@ static bool all_allowed(bk_api_req_t *req) {
     }
     case KP_API_ALTER_CONFIGS:
     case KP_API_INCREMENTAL_ALTER_CONFIGS:
+    case KP_API_ALTER_CLIENT_QUOTAS:
         return cluster_may(req, BK_META_OP_ALTER_CONFIGS);
-    default:   /* ACLs, ElectLeaders, reassignments, SCRAM credentials */
+    default:   /* ACLs, ElectLeaders, reassignments, SCRAM credentials, UpdateFeatures */
         return cluster_may(req, BK_META_OP_ALTER);
     }
 }

@@ -453,6 +453,11 @@ static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
     }
     r.responses.items = ts;
     r.responses.count = (int32_t)nt;
+    /* consumers only: followers are not under client quotas. The bytes
+     * answered count against consumer_byte_rate (Kafka counts the
+     * response size; the records are nearly all of it) */
+    if (replica_id_of(req) < 0)
+        r.throttle_time_ms = bk_api_req_quota(req, BK_META_QUOTA_CONSUMER_BYTE_RATE, (double)total);
     bk_api_req_respond(req, &r);
 }
 

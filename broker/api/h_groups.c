@@ -257,9 +257,9 @@ static void list_done(void *arg, const bk_grp_gd_result_t *res) {
         if (!all && !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, gs(g->id))) continue;
         kp_list_groups_response_listed_group_init(&v[k]);
         v[k].group_id = gs(g->id);
-        v[k].protocol_type = nn(gs(g->protocol_type));
-        v[k].group_state = bk_api_str(bk_grp_state_name(g->state));
-        v[k].group_type = bk_api_str("classic");
+        v[k].protocol_type = g->cg ? bk_api_str("consumer") : nn(gs(g->protocol_type));
+        v[k].group_state = bk_api_str(bk_grp_group_state_name(g));
+        v[k].group_type = bk_api_str(bk_grp_type_name(g));
         k++;
     }
     kp_list_groups_response_t r;
@@ -275,6 +275,31 @@ void bk_api_h_list_groups(bk_api_req_t *req) { bk_grp_gd_list_groups(req->node->
 typedef kp_describe_groups_response_described_group_t dgroup_t;
 typedef kp_describe_groups_response_described_group_member_t dmember_t;
 
+/* A KIP-848 consumer group as DescribeGroups shows it: its state, protocol
+ * type "consumer", the assignor as the protocol, its members without
+ * metadata or assignment (ConsumerGroupDescribe has those). */
+static int describe_consumer(bk_api_req_t *req, const bk_grp_t *g, dgroup_t *o) {
+    const bk_grp_cg_t *cg = g->cg;
+    o->group_state = bk_api_str(bk_grp_cg_state_name(g));
+    o->protocol_type = bk_api_str("consumer");
+    o->protocol_data = bk_api_str(cg->nmembers ? bk_grp_cg_assignor_name(cg->assignor) : "");
+    dmember_t *ms = bk_api_req_alloc(req, cg->nmembers, sizeof *ms);
+    if (!ms && cg->nmembers) return KP_ERR_NOMEM;
+    for (size_t i = 0; i < cg->nmembers; i++) {
+        const bk_grp_cg_member_t *m = &cg->members[i];
+        kp_describe_groups_response_described_group_member_init(&ms[i]);
+        ms[i].member_id = nn(gs(m->member_id));
+        ms[i].group_instance_id = gs(m->instance_id);
+        ms[i].client_id = nn(gs(m->client_id));
+        ms[i].client_host = nn(gs(m->client_host));
+        ms[i].member_metadata = bk_api_str("");
+        ms[i].member_assignment = bk_api_str("");
+    }
+    o->members.items = ms;
+    o->members.count = (int32_t)cg->nmembers;
+    return KP_OK;
+}
+
 /* One group as DescribeGroups shows it: member metadata and assignment only
  * in Stable; no state to show is "Dead". */
 static int describe_one(bk_api_req_t *req, kp_str_t id, int16_t error, const bk_grp_t *g, dgroup_t *o) {
@@ -286,6 +311,7 @@ static int describe_one(bk_api_req_t *req, kp_str_t id, int16_t error, const bk_
     o->protocol_data = bk_api_str("");
     o->authorized_operations = INT32_MIN;
     if (error || !g) return KP_OK;
+    if (g->cg) return describe_consumer(req, g, o);
     o->group_state = bk_api_str(bk_grp_state_name(g->state));
     o->protocol_type = nn(gs(g->protocol_type));
     o->protocol_data = nn(gs(g->protocol));

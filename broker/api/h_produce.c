@@ -10,10 +10,14 @@
  * it. The error codes are listed in partition.h.
  *
  * Transactional batches need the request's transactional id (else
- * INVALID_RECORD); when this node coordinates that id, the partition must be
- * in its ongoing transaction (INVALID_TXN_STATE, bk_txn_td_check_produce), which
- * is checked here, between validation and append (the service sits below
- * the coordinators). Storage opens the producer's transaction at the first
+ * INVALID_RECORD); the partition must be in the id's ongoing transaction
+ * (KIP-890 part 1): when this node coordinates that id it is checked at
+ * once (INVALID_TXN_STATE, bk_txn_td_check_produce); when another broker
+ * does, the first batch of the transaction on this partition waits for
+ * that coordinator's AddPartitionsToTxn VerifyOnly verdict
+ * (bk_txn_td_verify_remote) and is validated again before its append.
+ * Both between validation and append (the service sits below the
+ * coordinators). Storage opens the producer's transaction at the first
  * batch (the LSO stops there) and the coordinator's marker ends it.
  *
  * acks=0 gets no response; if any partition failed, the connection is
@@ -27,6 +31,8 @@
 #include "broker/replication/partition.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
+#include "storage/st_log.h"
+#include "storage/st_producer_state.h"
 
 typedef kp_produce_response_partition_produce_response_t presp_t;
 
@@ -45,8 +51,12 @@ static void fail_partition(presp_t *o, int16_t err) {
     o->error_message = bk_api_str(kp_error_name(err));
 }
 
+/* The request's size counts against producer_byte_rate (as in Kafka),
+ * once, when the answer is ready. */
 static void pw_release(pwait_t *pw) {
-    if (--pw->pending == 0) bk_api_req_respond(pw->req, &pw->r);
+    if (--pw->pending != 0) return;
+    pw->r.throttle_time_ms = bk_api_req_quota(pw->req, BK_META_QUOTA_PRODUCER_BYTE_RATE, (double)pw->req->frame_len);
+    bk_api_req_respond(pw->req, &pw->r);
 }
 
 /* An acks=all partition's completion (bk_repl_ps_done_fn). */
@@ -55,8 +65,53 @@ static void ack_done(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) 
     pw_release(ctx);
 }
 
-static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, int16_t acks,
-                              const kp_produce_request_partition_produce_data_t *pd, presp_t *o) {
+/* A partition whose first transactional batch waits for the verdict of
+ * its coordinator on another broker (KIP-890 part 1). */
+typedef struct {
+    pwait_t *pw;
+    const char *topic;           /* in the request arena */
+    int16_t acks;
+    const kp_produce_request_partition_produce_data_t *pd;
+    presp_t *o;
+    bk_txn_td_topic_t tp;        /* a local add (v12): the partition */
+    int32_t part;
+} pverify_t;
+
+static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, const char *topic,
+                              int16_t acks, const kp_produce_request_partition_produce_data_t *pd, presp_t *o,
+                              bool verified);
+
+static void verified(void *ctx, int16_t err) {
+    pverify_t *v = ctx;
+    bk_api_req_t *req = v->pw->req;
+    if (err) {
+        fail_partition(v->o, err);
+    } else {
+        /* validated again: the partition's state may have moved meanwhile */
+        const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&req->node->img, v->topic);
+        produce_partition(req, v->pw, t, v->topic, v->acks, v->pd, v->o, true);
+        if (v->o->error_code) fail_partition(v->o, v->o->error_code);
+    }
+    pw_release(v->pw);
+}
+
+/* A local add's answer (v12, coordinated here). */
+static void added(void *ctx, const bk_txn_td_answer_t *ans) {
+    verified(ctx, bk_txn_td_produce_error(ans->error));
+}
+
+/* Is this the producer's first batch of its transaction on p (no open
+ * transaction of that producer and epoch there yet)? Only that one is
+ * verified, as Kafka does: later ones are in a transaction the partition
+ * already knows is open. */
+static bool first_of_txn(const bk_repl_part_t *p, int64_t pid, int16_t epoch) {
+    const st_ps_entry_t *e = p->log ? st_ps_get(st_log_producers(p->log), pid) : NULL;
+    return !e || e->txn_first_offset < 0 || e->epoch != epoch;
+}
+
+static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, const char *topic,
+                              int16_t acks, const kp_produce_request_partition_produce_data_t *pd, presp_t *o,
+                              bool verified_already) {
     bk_node_t *n = req->node;
     const kp_produce_request_t *q = req->body;
     o->index = pd->index;
@@ -73,6 +128,33 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
     o->error_code = bk_repl_ps_validate(n, p, &opts, &pr, (uint8_t *)pd->records.bytes.p, pd->records.bytes.len,
                                    &req->arena, &set);
     if (o->error_code) return;
+    /* KIP-890: the first batch of a transaction here is appended only once
+     * the coordinator says the transaction is open with this partition
+     * (part 1: it verifies; v12 = transactions v2, part 2: it adds the
+     * partition itself, the client did not). acks=0 is not waited for (no
+     * answer to wait with; transactional producers use acks=all). */
+    bool add = req->hdr.api_version >= 12;
+    if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns && !verified_already && acks != 0 &&
+        first_of_txn(p, set.txn_pid, set.txn_epoch)) {
+        pverify_t *v = bk_api_req_alloc(req, 1, sizeof *v);
+        if (!v) { o->error_code = KP_ERROR_NOT_ENOUGH_REPLICAS; return; }
+        *v = (pverify_t){ .pw = pw, .topic = topic, .acks = acks, .pd = pd, .o = o };
+        bool waits = false;
+        pw->pending++;      /* the callbacks below may run before these calls return */
+        o->error_code = bk_txn_td_verify_remote(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
+                                                pd->index, add, verified, v, &waits);
+        if (waits) return;
+        if (!o->error_code && add) {   /* coordinated here: add it through the core, then append */
+            v->part = pd->index;
+            v->tp.name = kp_slice_cstr(topic);
+            v->tp.partitions.items = &v->part;
+            v->tp.partitions.count = 1;
+            bk_txn_td_add_partitions_txn(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, &v->tp, 1, added, v);
+            return;
+        }
+        pw->pending--;
+        if (o->error_code) return;
+    }
     if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns)
         o->error_code = bk_txn_td_check_produce(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
                                             pd->index);
@@ -143,7 +225,7 @@ void bk_api_h_produce(bk_api_req_t *req) {
                 ps[k].log_start_offset = -1;
                 ps[k].error_code = bad_acks ? KP_ERROR_INVALID_REQUIRED_ACKS : denied;
             } else {
-                produce_partition(req, pw, t, acks, &td->partition_data.items[k], &ps[k]);
+                produce_partition(req, pw, t, names[i], acks, &td->partition_data.items[k], &ps[k], false);
             }
             if (ps[k].error_code) {
                 any_error = true;
@@ -154,6 +236,8 @@ void bk_api_h_produce(bk_api_req_t *req) {
         ts[i].partition_responses.count = (int32_t)np;
     }
     if (acks == 0) {
+        /* no answer to carry a throttle time: the mute alone slows it */
+        (void)bk_api_req_quota(req, BK_META_QUOTA_PRODUCER_BYTE_RATE, (double)req->frame_len);
         if (any_error) bk_api_req_close(req, "acks=0 produce failed");
         else bk_api_req_respond_none(req);
         return;

@@ -1,5 +1,6 @@
 /* broker/api/h_txn.c — the transactional client APIs: InitProducerId with a
- * transactional id, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn,
+ * transactional id, AddPartitionsToTxn v0-5 (v4+: the batched
+ * broker-to-coordinator form with VerifyOnly, KIP-890), AddOffsetsToTxn, EndTxn,
  * TxnOffsetCommit, and the partition-leader side of WriteTxnMarkers.
  * The decoded requests go to the txn driver (txn_driver.h; TxnOffsetCommit
  * to the group driver), which appends and replicates the records before
@@ -111,8 +112,101 @@ static bool answer_denied(bk_api_req_t *req, int16_t err, void (*answer)(void *,
     return true;
 }
 
+/* ---- AddPartitionsToTxn v4+ (KIP-890: the broker-to-coordinator batch) ------------------ */
+
+typedef kp_add_partitions_to_txn_request_add_partitions_to_txn_transaction_t apt_txn_t;
+typedef kp_add_partitions_to_txn_response_add_partitions_to_txn_result_t apt_txn_result_t;
+
+/* One answer for the whole batch once every transaction has its results:
+ * pending counts the adds still waiting, plus one while the handler runs. */
+typedef struct {
+    bk_api_req_t *req;
+    apt_txn_result_t *res;
+    int32_t ntxn;
+    size_t pending;
+} apt_batch_t;
+
+typedef struct {
+    apt_batch_t *b;
+    int32_t i;                   /* its transaction */
+} apt_one_t;
+
+static void apt_batch_release(apt_batch_t *b) {
+    if (--b->pending > 0) return;
+    kp_add_partitions_to_txn_response_t r;
+    kp_add_partitions_to_txn_response_init(&r);
+    r.error_code = KP_ERROR_NONE;
+    r.results_by_transaction.items = b->res;
+    r.results_by_transaction.count = b->ntxn;
+    bk_api_req_respond(b->req, &r);
+}
+
+static void apt_one_answer(void *ctx, const bk_txn_td_answer_t *ans) {
+    apt_one_t *o = ctx;
+    const kp_add_partitions_to_txn_request_t *q = o->b->req->body;
+    const apt_txn_t *t = &q->transactions.items[o->i];
+    (void)fill_add_results(o->b->req, t->topics.items, t->topics.count > 0 ? t->topics.count : 0,
+                           fenced(o->b->req, ans->error), o->b->res[o->i].topic_results.items, false);
+    apt_batch_release(o->b);
+}
+
+/* Each transaction of the batch on its own, as Kafka: unknown partitions
+ * first (UNKNOWN_TOPIC_OR_PARTITION / OPERATION_NOT_ATTEMPTED), then
+ * VerifyOnly ones checked at once per partition (bk_txn_td_verify, nothing
+ * written), the others added like v0-3 and answered once their record is
+ * replicated. */
+static void add_partitions_batch(bk_api_req_t *req) {
+    const kp_add_partitions_to_txn_request_t *q = req->body;
+    int32_t ntxn = q->transactions.count > 0 ? q->transactions.count : 0;
+    apt_batch_t *b = bk_api_req_alloc(req, 1, sizeof *b);
+    apt_txn_result_t *res = bk_api_req_alloc(req, (size_t)ntxn, sizeof *res);
+    apt_one_t *ones = bk_api_req_alloc(req, (size_t)ntxn, sizeof *ones);
+    if (!b || !res || !ones) { bk_api_req_close(req, "out of memory"); return; }
+    *b = (apt_batch_t){ req, res, ntxn, 1 };
+    for (int32_t i = 0; i < ntxn; i++) {
+        const apt_txn_t *t = &q->transactions.items[i];
+        int32_t nt = t->topics.count > 0 ? t->topics.count : 0;
+        kp_add_partitions_to_txn_response_add_partitions_to_txn_result_init(&res[i]);
+        res[i].transactional_id = t->transactional_id;
+        apt_result_t *tr = bk_api_req_alloc(req, (size_t)nt, sizeof *tr);
+        if (!tr) { bk_api_req_close(req, "out of memory"); return; }
+        res[i].topic_results.items = tr;
+        res[i].topic_results.count = nt;
+        for (int32_t k = 0; k < nt; k++) {
+            int32_t np = t->topics.items[k].partitions.count > 0 ? t->topics.items[k].partitions.count : 0;
+            kp_add_partitions_to_txn_response_add_partitions_to_txn_topic_result_init(&tr[k]);
+            tr[k].name = t->topics.items[k].name;
+            tr[k].results_by_partition.items = bk_api_req_alloc(req, (size_t)np, sizeof(apt_part_t));
+            tr[k].results_by_partition.count = np;
+            if (!tr[k].results_by_partition.items) { bk_api_req_close(req, "out of memory"); return; }
+        }
+    }
+    for (int32_t i = 0; i < ntxn; i++) {
+        const apt_txn_t *t = &q->transactions.items[i];
+        int32_t nt = res[i].topic_results.count;
+        if (fill_add_results(req, t->topics.items, nt, 0, res[i].topic_results.items, true)) continue;
+        if (t->verify_only) {
+            for (int32_t k = 0; k < nt; k++) {
+                const char *topic = cid(req, t->topics.items[k].name);
+                apt_part_t *ps = res[i].topic_results.items[k].results_by_partition.items;
+                for (int32_t j = 0; j < res[i].topic_results.items[k].results_by_partition.count; j++)
+                    ps[j].partition_error_code = fenced(req, bk_txn_td_verify(req->node->txns, t->transactional_id,
+                                                                              t->producer_id, t->producer_epoch,
+                                                                              topic, ps[j].partition_index));
+            }
+            continue;
+        }
+        ones[i] = (apt_one_t){ b, i };
+        b->pending++;
+        bk_txn_td_add_partitions_txn(req->node->txns, t->transactional_id, t->producer_id, t->producer_epoch,
+                                     t->topics.items, nt, apt_one_answer, &ones[i]);
+    }
+    apt_batch_release(b);
+}
+
 void bk_api_h_add_partitions_to_txn(bk_api_req_t *req) {
     const kp_add_partitions_to_txn_request_t *q = req->body;
+    if (req->hdr.api_version >= 4) { add_partitions_batch(req); return; }
     const apt_topic_t *ts = q->v3_and_below_topics.items;
     int32_t nt = q->v3_and_below_topics.count > 0 ? q->v3_and_below_topics.count : 0;
     apt_result_t *res = bk_api_req_alloc(req, (size_t)nt, sizeof *res);
@@ -183,15 +277,16 @@ static void end_txn_answer(void *ctx, const bk_txn_td_answer_t *ans) {
     kp_end_txn_response_t r;
     kp_end_txn_response_init(&r);
     r.error_code = fenced(req, ans->error);
-    r.producer_id = -1;
-    r.producer_epoch = -1;
+    /* v5: the id/epoch of the next transaction (the epoch bumped) */
+    r.producer_id = req->hdr.api_version >= 5 ? ans->producer_id : -1;
+    r.producer_epoch = req->hdr.api_version >= 5 ? ans->producer_epoch : -1;
     bk_api_req_respond(req, &r);
 }
 
 void bk_api_h_end_txn(bk_api_req_t *req) {
     const kp_end_txn_request_t *q = req->body;
     if (answer_denied(req, txn_id_denied(req, q->transactional_id), end_txn_answer)) return;
-    bk_txn_td_end_txn(req->node->txns, req->body, end_txn_answer, req);
+    bk_txn_td_end_txn(req->node->txns, req->body, req->hdr.api_version, end_txn_answer, req);
 }
 
 /* ---- WriteTxnMarkers (partition leader side) ----------------------------------------- */
@@ -314,25 +409,54 @@ static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_respond(req, &r);
 }
 
+/* Every partition of the request answered with one error. */
+static void txn_offset_commit_fail(bk_api_req_t *req, int16_t err) {
+    const kp_txn_offset_commit_request_t *q = req->body;
+    size_t n = 0;
+    for (int32_t i = 0; i < q->topics.count; i++) n += q->topics.items[i].partitions.count > 0
+                                                          ? (size_t)q->topics.items[i].partitions.count : 0;
+    int16_t *errs = bk_api_req_alloc(req, n, sizeof *errs);
+    if (!errs) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < n; i++) errs[i] = err;
+    bk_grp_gd_result_t res = { .errors = errs, .nerrors = n };
+    txn_offset_commit_done(req, &res);
+}
+
+/* Once the offsets partition is in the transaction: the group's part. */
+static void txn_offset_commit_added(void *ctx, int16_t err) {
+    bk_api_req_t *req = ctx;
+    /* the "cannot say now" of a remote coordinator: retriable here too */
+    if (err == KP_ERROR_NOT_ENOUGH_REPLICAS) err = KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    if (err) { txn_offset_commit_fail(req, fenced(req, err)); return; }
+    bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);
+}
+
+static void txn_offset_commit_added_local(void *ctx, const bk_txn_td_answer_t *ans) {
+    txn_offset_commit_added(ctx, ans->error);
+}
+
 /* Offsets of a transaction are the group coordinator's (group_driver.h):
- * written as the producer's transactional batch, held until its marker. */
+ * written as the producer's transactional batch, held until its marker.
+ * v5 (transactions v2, KIP-890 part 2): the client sent no AddOffsetsToTxn,
+ * so the group's __consumer_offsets partition is added to the transaction
+ * first, by its coordinator (here, or AddPartitionsToTxn v5 to another
+ * broker). */
 void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
     const kp_txn_offset_commit_request_t *q = req->body;
     int16_t denied = txn_id_denied(req, q->transactional_id);
     if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
         denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
-    if (denied) {   /* every partition answers the error; nothing is written */
-        size_t total = 0;
-        for (int32_t i = 0; i < q->topics.count; i++)
-            total += q->topics.items[i].partitions.count > 0 ? (size_t)q->topics.items[i].partitions.count : 0;
-        int16_t *errs = bk_api_req_alloc(req, total, sizeof *errs);
-        if (!errs) { bk_api_req_close(req, "out of memory"); return; }
-        for (size_t i = 0; i < total; i++) errs[i] = denied;
-        bk_grp_gd_result_t res;
-        memset(&res, 0, sizeof res);
-        res.errors = errs;
-        res.nerrors = total;
-        txn_offset_commit_done(req, &res);
+    if (denied) { txn_offset_commit_fail(req, denied); return; }   /* nothing is written or added */
+    bk_txn_td_t *td = req->node->txns;
+    if (req->hdr.api_version >= 5 && td) {
+        int32_t part = bk_txn_td_offsets_partition(td, q->group_id);
+        bool waits = false;
+        int16_t err = bk_txn_td_verify_remote(td, q->transactional_id, q->producer_id, q->producer_epoch,
+                                              "__consumer_offsets", part, true, txn_offset_commit_added, req, &waits);
+        if (waits) return;
+        if (err) { txn_offset_commit_added(req, err); return; }
+        bk_txn_td_add_offsets_implicit(td, q->transactional_id, q->producer_id, q->producer_epoch, q->group_id,
+                                       txn_offset_commit_added_local, req);
         return;
     }
     bk_grp_gd_txn_offset_commit(req->node->groups, req->body, req->hdr.api_version, txn_offset_commit_done, req);

@@ -395,6 +395,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         l->last_tick_ms = now;
         bk_meta_recs_t recs;
         bk_meta_recs_init(&recs);
+        bk_meta_ctrl_features_bootstrap(bk_node_decision_image(n), &recs);   /* a new cluster's levels */
         size_t fenced = bk_meta_ctrl_tick(&n->ctrl, bk_node_decision_image(n), now, &recs);
         if (recs.n > 0) {
             if (fenced) fprintf(stderr, "skiff: node %d (controller): fencing %zu silent broker(s)\n", n->id, fenced);

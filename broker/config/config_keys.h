@@ -121,6 +121,12 @@
   X(GROUP_MIN_SESSION_TIMEOUT_MS, "group.min.session.timeout.ms", INT, "6000", 0, BK_CFG_I32MAX, NULL, 0) \
   X(GROUP_MAX_SESSION_TIMEOUT_MS, "group.max.session.timeout.ms", INT, "1800000", 0, BK_CFG_I32MAX, NULL, 0) \
   X(GROUP_MAX_SIZE, "group.max.size", INT, "2147483647", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_SESSION_TIMEOUT_MS, "group.consumer.session.timeout.ms", INT, "45000", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, "group.consumer.heartbeat.interval.ms", INT, "5000", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_MAX_SIZE, "group.consumer.max.size", INT, "2147483647", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(GROUP_CONSUMER_ASSIGNORS, "group.consumer.assignors", LIST, "uniform,range", 0, 0, "uniform,range", 0) \
+  X(GROUP_CONSUMER_MIGRATION_POLICY, "group.consumer.migration.policy", ENUM, "bidirectional", 0, 0, \
+    "disabled,upgrade,downgrade,bidirectional", 0) \
   X(TRANSACTION_STATE_LOG_NUM_PARTITIONS, "transaction.state.log.num.partitions", INT, "50", 1, BK_CFG_I32MAX, NULL, 0) \
   X(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, "transaction.state.log.replication.factor", SHORT, "3", 1, BK_CFG_I16MAX, NULL, 0) \
   X(TRANSACTION_STATE_LOG_MIN_ISR, "transaction.state.log.min.isr", INT, "2", 1, BK_CFG_I32MAX, NULL, 0) \
@@ -141,6 +147,8 @@
   X(NUM_NETWORK_THREADS, "num.network.threads", INT, "3", 1, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \
   X(QUEUED_MAX_REQUESTS, "queued.max.requests", INT, "500", 1, BK_CFG_I32MAX, NULL, 0) \
   X(CONNECTIONS_MAX_IDLE_MS, "connections.max.idle.ms", LONG, "600000", 0, BK_CFG_I64MAX, NULL, 0) \
+  X(QUOTA_WINDOW_NUM, "quota.window.num", INT, "11", 1, BK_CFG_I32MAX, NULL, 0) \
+  X(QUOTA_WINDOW_SIZE_SECONDS, "quota.window.size.seconds", INT, "1", 1, BK_CFG_I32MAX, NULL, 0) \
   X(SASL_ENABLED_MECHANISMS, "sasl.enabled.mechanisms", LIST, "GSSAPI", 0, 0, NULL, 0) \
   X(SASL_JAAS_CONFIG, "sasl.jaas.config", STRING, NULL, 0, 0, NULL, BK_CFG_CF_SENSITIVE) \
   X(SUPER_USERS, "super.users", STRING, NULL, 0, 0, NULL, 0) \

@@ -84,6 +84,12 @@ void bk_grp_config_defaults(bk_grp_config_t *cfg) {
     cfg->max_size = BK_GRP_MEMBERS_MAX;
     cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
     cfg->offset_metadata_max_bytes = 4096;
+    cfg->cg_session_timeout_ms = 45000;
+    cfg->cg_heartbeat_interval_ms = 5000;
+    cfg->cg_max_size = BK_GRP_MEMBERS_MAX;
+    cfg->cg_assignors[0] = 0;                /* uniform */
+    cfg->cg_assignors[1] = 1;                /* range */
+    cfg->cg_migration = 3;                   /* bidirectional */
 }
 
 void bk_grp_coord_init(bk_grp_coord_t *c, const bk_grp_config_t *cfg, int32_t partition,
@@ -218,6 +224,7 @@ void grp_destroy(bk_grp_coord_t *c, bk_grp_t *g) {
     gs_free(&g->protocol_type);
     gs_free(&g->protocol);
     gs_free(&g->leader);
+    cg_free(g);
     free(g);
 }
 

@@ -53,6 +53,13 @@
 #define BK_GRP_KEY_OFFSET 1
 #define BK_GRP_KEY_GROUP 2
 #define BK_GRP_VALUE_GROUP_VERSION 3         /* GroupMetadataValue we write */
+/* KIP-848 consumer groups (group_cg.h) */
+#define BK_GRP_KEY_CG_METADATA 3
+#define BK_GRP_KEY_CG_PARTITIONS 4
+#define BK_GRP_KEY_CG_MEMBER 5
+#define BK_GRP_KEY_CG_TARGET_META 6
+#define BK_GRP_KEY_CG_TARGET 7
+#define BK_GRP_KEY_CG_CURRENT 8
 
 typedef enum {
     BK_GRP_EMPTY = 0,
@@ -130,6 +137,9 @@ typedef struct {
     bool initial_delay;                      /* first rebalance of an empty group */
     bool new_member_added;                   /* ... and someone joined since the last delay */
     int64_t initial_remaining_ms;            /* rebalance time left to extend the delay */
+    struct bk_grp_cg *cg;                    /* KIP-848 consumer group (group_cg.h);
+                                                NULL: a classic group. Its `state` is
+                                                then Empty or Stable (has members) */
 } bk_grp_t;
 
 typedef struct {
@@ -140,6 +150,12 @@ typedef struct {
     int32_t max_size;                        /* group.max.size, <= BK_GRP_MEMBERS_MAX */
     int64_t offsets_retention_ms;            /* offsets.retention.minutes (7 days) */
     int32_t offset_metadata_max_bytes;       /* offset.metadata.max.bytes (4096) */
+    int32_t cg_session_timeout_ms;           /* group.consumer.session.timeout.ms (45000) */
+    int32_t cg_heartbeat_interval_ms;        /* group.consumer.heartbeat.interval.ms (5000) */
+    int32_t cg_max_size;                     /* group.consumer.max.size, <= BK_GRP_MEMBERS_MAX */
+    int cg_assignors[2];                     /* group.consumer.assignors (bk_grp_cg_assignor_t),
+                                                first = default; -1 = none */
+    int cg_migration;                        /* group.consumer.migration.policy (bk_grp_cg_migration_t) */
 } bk_grp_config_t;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* group_admin.c — ListGroups, DescribeGroups, DeleteGroups. */
 #include "broker/group/group_int.h"
+#include "broker/group/group_cg.h"
 
 #include <stdlib.h>
 
@@ -36,6 +37,8 @@ int16_t bk_grp_delete(bk_grp_coord_t *c, kp_str_t group_id, int64_t now_ms, bk_g
     bk_grp_t *g = grp_get(c, group_id);
     if (!g || g->state == BK_GRP_DEAD) return KP_ERROR_GROUP_ID_NOT_FOUND;
     if (g->state != BK_GRP_EMPTY) return KP_ERROR_NON_EMPTY_GROUP;
+    if (g->cg && g->cg->nmembers > 0) return KP_ERROR_NON_EMPTY_GROUP;
+    cg_drop(g, out);
     for (size_t i = 0; i < g->noffsets; i++)
         rec_offset_tombstone(out, group_id, gs_slice(&g->offsets[i].topic), g->offsets[i].partition);
     rec_group_tombstone(out, group_id);

@@ -32,6 +32,24 @@ static void grp_config(const bk_cfg_t *cfg, bk_grp_config_t *g) {
     int64_t max = bk_cfg_int(cfg, BK_CFG_GROUP_MAX_SIZE);
     g->max_size = (int32_t)(max > BK_GRP_MEMBERS_MAX ? BK_GRP_MEMBERS_MAX : max);
     g->offsets_retention_ms = bk_cfg_int(cfg, BK_CFG_OFFSETS_RETENTION_MINUTES) * 60000;
+    g->cg_session_timeout_ms = (int32_t)bk_cfg_int(cfg, BK_CFG_GROUP_CONSUMER_SESSION_TIMEOUT_MS);
+    g->cg_heartbeat_interval_ms = (int32_t)bk_cfg_int(cfg, BK_CFG_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS);
+    int64_t cmax = bk_cfg_int(cfg, BK_CFG_GROUP_CONSUMER_MAX_SIZE);
+    g->cg_max_size = (int32_t)(cmax > BK_GRP_MEMBERS_MAX ? BK_GRP_MEMBERS_MAX : cmax);
+    g->cg_migration = (int)bk_cfg_int(cfg, BK_CFG_GROUP_CONSUMER_MIGRATION_POLICY);
+    /* the list's order matters (the first is the default): parse its text */
+    const char *as = bk_cfg_str(cfg, BK_CFG_GROUP_CONSUMER_ASSIGNORS);
+    g->cg_assignors[0] = g->cg_assignors[1] = -1;
+    for (int k = 0; as && *as && k < 2;) {
+        const char *e = strchr(as, ',');
+        size_t n = e ? (size_t)(e - as) : strlen(as);
+        kp_str_t name = { (const uint8_t *)as, n };
+        bk_grp_cg_assignor_t a;
+        if (bk_grp_cg_assignor_parse(name, &a)) g->cg_assignors[k++] = (int)a;
+        if (!e) break;
+        as = e + 1;
+    }
+    if (g->cg_assignors[0] < 0) g->cg_assignors[0] = BK_GRP_CG_UNIFORM;   /* an empty list: Kafka's default */
 }
 
 static const bk_meta_topic_t *offsets_topic(const bk_grp_gd_t *gd) {
@@ -392,6 +410,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         if (!c) continue;
         if (gd->nwaiters) bk_gd_release_waiters(gd, i);   /* waits with no append of their own (loads) */
         bk_grp_tick(c, now, &out);
+        bk_grp_cg_topics_t cgt = bk_gd_cg_topics(gd);
+        bk_grp_cg_tick(c, &cgt, now, &out);
         if (gd->ticks % BK_GRP_GD_EXPIRE_EVERY_TICKS == 0) bk_grp_expire_offsets(c, now, &out);
         (void)bk_gd_finish(gd, c, &out);
     }
@@ -402,6 +422,7 @@ bk_grp_gd_t *bk_grp_gd_new(bk_node_t *n) {
     bk_grp_gd_t *gd = calloc(1, sizeof *gd);
     if (!gd) return NULL;
     gd->node = n;
+    gd->cg_topics_at = -2;
     grp_config(n->cfg, &gd->cfg);
     gd->timer = event_new(n->base, -1, EV_PERSIST, on_timer, gd);
     struct timeval tv = { 0, BK_GRP_GD_TICK_MS * 1000 };
@@ -435,6 +456,7 @@ void bk_grp_gd_free(bk_grp_gd_t *gd) {
     free(gd->waiters);
     free(gd->held);
     bk_gd_topics_free(gd);
+    bk_gd_cg_topics_free(gd);
     free(gd);
 }
 

@@ -15,6 +15,7 @@
 #include "kp_msgs.h"
 #include "broker/core/node.h"
 #include "broker/group/group.h"
+#include "broker/group/group_cg.h"
 
 #define BK_GRP_GD_TOPIC "__consumer_offsets"
 #define BK_GRP_GD_TICK_MS 100                  /* session / rebalance timer period */
@@ -117,6 +118,7 @@ typedef struct {
     size_t ngroups;
     const bk_grp_gd_fetched_t *fetched;     /* OffsetFetch: per group */
     size_t nfetched;
+    const bk_grp_cg_hb_resp_t *cg_hb;   /* ConsumerGroupHeartbeat: the core's answer */
 } bk_grp_gd_result_t;
 
 typedef void (*bk_grp_gd_done_fn)(void *arg, const bk_grp_gd_result_t *res);
@@ -173,6 +175,16 @@ void bk_grp_gd_offset_delete(bk_grp_gd_t *gd, const kp_offset_delete_request_t *
  * gd NULL: every partition COORDINATOR_NOT_AVAILABLE. */
 void bk_grp_gd_txn_offset_commit(bk_grp_gd_t *gd, const kp_txn_offset_commit_request_t *q, int16_t version,
                              bk_grp_gd_done_fn done, void *arg);
+
+/* ConsumerGroupHeartbeat (KIP-848, group_cg_driver.c): res->cg_hb, or
+ * res->error alone (no coordinator here); answered once its records are
+ * replicated. client_id and client_host describe the member. */
+void bk_grp_gd_cg_heartbeat(bk_grp_gd_t *gd, const kp_consumer_group_heartbeat_request_t *q, int16_t version,
+                            kp_str_t client_id, kp_str_t client_host, bk_grp_gd_done_fn done, void *arg);
+/* ConsumerGroupDescribe: res->errors and res->groups per q->group_ids
+ * (GROUP_ID_NOT_FOUND for an unknown or classic group). */
+void bk_grp_gd_cg_describe(bk_grp_gd_t *gd, const kp_consumer_group_describe_request_t *q, bk_grp_gd_done_fn done,
+                           void *arg);
 
 /* ---- transactional offsets (TxnOffsetCommit, KIP-447) -------------------
  * Offsets of a TxnOffsetCommit are held per __consumer_offsets partition

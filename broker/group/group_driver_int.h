@@ -78,6 +78,10 @@ struct bk_grp_gd {
     size_t ntopics;
     int64_t topics_at;
     bool topics_known;                  /* false until the first look */
+    bk_grp_cg_topic_t *cg_topics;       /* the image's topics for the consumer groups'
+                                           cores (names point into the image) */
+    size_t ncg_topics;
+    int64_t cg_topics_at;               /* image offset they were taken at; -2 never */
 };
 
 /* The led, open partition `partition` of __consumer_offsets, or NULL. */
@@ -122,6 +126,13 @@ bool bk_gd_part_exists(const bk_grp_gd_t *gd, kp_str_t topic, int32_t partition)
  * only remembers the image's topics. Cheap when the image did not move. */
 void bk_gd_topics_sync(bk_grp_gd_t *gd);
 void bk_gd_topics_free(bk_grp_gd_t *gd);
+
+/* group_cg_driver.c ----------------------------------------------------- */
+
+/* The image's topics as the consumer group cores take them (rebuilt when
+ * the image moved); an empty view when out of memory. */
+bk_grp_cg_topics_t bk_gd_cg_topics(bk_grp_gd_t *gd);
+void bk_gd_cg_topics_free(bk_grp_gd_t *gd);
 
 /* group_wait.c ---------------------------------------------------------- */
 

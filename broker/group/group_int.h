@@ -12,6 +12,7 @@
 #define SKIFF_BK_GROUP_INT_H
 
 #include "broker/group/group.h"
+#include "protocol/kp_codec.h"
 #include "protocol/kp_errors.h"
 
 void *grp_xalloc(size_t n);
@@ -66,6 +67,23 @@ static inline void grp_member_seen(bk_grp_member_t *m, int64_t now_ms) {
 }
 void grp_remove_member(bk_grp_coord_t *c, bk_grp_t *g, size_t i, int16_t err, int64_t now_ms,
                        bk_grp_out_t *out);
+
+/* ---- records shared with group_cg_records.c ---- */
+/* Version prefix + message into out's arena (sticky out->err on failure). */
+kp_bytes_t grp_rec_encode(bk_grp_out_t *out, const struct kp_struct_desc *d, int16_t version, const void *msg);
+/* Decodes a version-prefixed message wholly (arrays from a). */
+int grp_rec_decode(kp_bytes_t in, const struct kp_struct_desc *d, int16_t *version, void *msg, kp_arena_t *a);
+void grp_rec_add(bk_grp_out_t *o, kp_bytes_t key, kp_bytes_t value);
+
+/* ---- consumer groups (group_cg*.c) ---- */
+/* Frees g->cg (NULL allowed) and sets it NULL. */
+void cg_free(bk_grp_t *g);
+/* Tombstones of every ConsumerGroup* record of g (members, target,
+ * epoch), and g->cg freed: an empty consumer group becoming classic, or
+ * deleted. */
+void cg_drop(bk_grp_t *g, bk_grp_out_t *out);
+/* Loading ended: members' sessions start at now_ms. */
+void cg_load_done(bk_grp_coord_t *c, bk_grp_t *g, int64_t now_ms);
 
 /* ---- offsets (group_offsets.c) ---- */
 ptrdiff_t grp_offset_idx(const bk_grp_t *g, kp_str_t topic, int32_t partition, size_t *ins);

@@ -4,6 +4,7 @@
  * Members and protocols are scanned linearly: groups are bounded by
  * group.max.size and are small in practice; a hash index was not worth it. */
 #include "broker/group/group_int.h"
+#include "broker/group/group_cg.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -384,6 +385,18 @@ void bk_grp_join(bk_grp_coord_t *c, const bk_grp_join_t *req, int64_t now_ms, bk
         g = grp_create(c, req->group_id, now_ms);
         created = true;
         if (!g) { out_join_error(out, req->token, req->member_id, KP_ERROR_COORDINATOR_NOT_AVAILABLE); return; }
+    }
+    if (g->cg) {
+        /* a consumer group takes classic members only once empty, and only
+         * when group.consumer.migration.policy allows the downgrade */
+        bool may = c->cfg.cg_migration == BK_GRP_CG_MIGRATE_DOWNGRADE ||
+                   c->cfg.cg_migration == BK_GRP_CG_MIGRATE_BIDIRECTIONAL;
+        if (g->cg->nmembers > 0 || !may) {
+            out_join_error(out, req->token, req->member_id, KP_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+            return;
+        }
+        cg_drop(g, out);   /* its records go; committed offsets stay */
+        g->state = BK_GRP_EMPTY;
     }
     ptrdiff_t self = unknown ? -1 : grp_member_idx(g, req->member_id);
     if (!supports_protocols(g, req, self)) {

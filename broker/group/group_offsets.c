@@ -3,6 +3,7 @@
  * are O(log n), an insert moves the tail (O(n)); a tree was not worth it for
  * the partition counts groups consume. */
 #include "broker/group/group_int.h"
+#include "broker/group/group_cg.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ static bk_grp_offset_t *offset_slot(bk_grp_t *g, kp_str_t topic, int32_t partiti
 /* Kafka's doCommitOffsets checks. */
 static int16_t commit_check(bk_grp_t *g, const bk_grp_commit_t *req) {
     if (g->state == BK_GRP_DEAD) return KP_ERROR_COORDINATOR_NOT_AVAILABLE;
+    /* a consumer group: the generation field carries the member epoch */
+    if (g->cg) return bk_grp_cg_member_check(g, req->member_id, req->generation);
     if (grp_fenced(g, req->member_id, req->instance_id)) return KP_ERROR_FENCED_INSTANCE_ID;
     if (req->generation < 0 && g->state == BK_GRP_EMPTY) return KP_ERROR_NONE;   /* simple */
     if (g->state == BK_GRP_COMPLETING_REBALANCE) return KP_ERROR_REBALANCE_IN_PROGRESS;
@@ -265,6 +268,7 @@ void bk_grp_expire_offsets(bk_grp_coord_t *c, int64_t now_ms, bk_grp_out_t *out)
             out->offsets_expired++;
         }
         if (g->state != BK_GRP_EMPTY || g->noffsets || g->nmembers || g->npending) continue;
+        cg_drop(g, out);   /* an empty consumer group's records go too (none for classic) */
         rec_group_tombstone(out, gs_slice(&g->id));
         grp_destroy(c, g);
     }
@@ -285,6 +289,7 @@ size_t bk_grp_drop_offsets(bk_grp_coord_t *c, bk_grp_gone_fn gone, void *ctx, bk
         }
         if (dropped == before) continue;   /* groups untouched here stay as they are */
         if (g->state != BK_GRP_EMPTY || g->noffsets || g->nmembers || g->npending) continue;
+        cg_drop(g, out);   /* an empty consumer group's records go too (none for classic) */
         rec_group_tombstone(out, gs_slice(&g->id));
         grp_destroy(c, g);
     }

@@ -2,8 +2,10 @@
  * Kafka's format (CoordinatorRecordSerde): key = INT16 record type (which is
  * also the key's version) + key message; value = INT16 value version + value
  * message; a null value is a tombstone. Types: 0/1 OffsetCommit, 2
- * GroupMetadata; newer types (KIP-848 consumer groups, ...) are skipped. */
+ * GroupMetadata, 3-8 the KIP-848 consumer groups' (group_cg_records.c);
+ * newer types (share groups, ...) are skipped. */
 #include "broker/group/group_int.h"
+#include "broker/group/group_cg.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -121,10 +123,21 @@ static int decode(kp_bytes_t b, const kp_struct_desc_t *d, int16_t *version, voi
     return kp_rd_remaining(&r) == 0 ? KP_OK : KP_ERR_BAD_LENGTH;
 }
 
+kp_bytes_t grp_rec_encode(bk_grp_out_t *out, const kp_struct_desc_t *d, int16_t version, const void *msg) {
+    return encode(out, d, version, msg);
+}
+
+int grp_rec_decode(kp_bytes_t in, const kp_struct_desc_t *d, int16_t *version, void *msg, kp_arena_t *a) {
+    return decode(in, d, version, msg, a);
+}
+
+void grp_rec_add(bk_grp_out_t *o, kp_bytes_t key, kp_bytes_t value) { add_rec(o, key, value); }
+
 /* A group that only holds what a GroupMetadata tombstone or offset
- * tombstones left behind is forgotten. */
+ * tombstones left behind is forgotten (a consumer group's own records
+ * decide for it). */
 static void drop_if_bare(bk_grp_coord_t *c, bk_grp_t *g) {
-    if (g->nmembers == 0 && g->noffsets == 0 && !g->protocol_type.p && g->generation == 0)
+    if (!g->cg && g->nmembers == 0 && g->noffsets == 0 && !g->protocol_type.p && g->generation == 0)
         grp_destroy(c, g);
 }
 
@@ -163,6 +176,9 @@ static int load_group(bk_grp_coord_t *c, kp_str_t id, kp_bytes_t value, kp_arena
     int st = decode(value, &kp_group_metadata_value_desc, &version, &v, a);
     if (st == KP_OK) st = check_group_value(&v);
     if (st != KP_OK) return st;
+    /* a consumer group that became classic (migration) wrote tombstones of
+     * its records first; a classic record is never older than them */
+    if (g && g->cg) cg_free(g);
     if (!g && !(g = grp_create(c, id, v.current_state_timestamp))) return KP_ERR_TOO_LARGE;
     clear_meta(g);
     /* Kafka writes "" for a group without a protocol: that is our null */
@@ -235,7 +251,9 @@ int bk_grp_load_record(bk_grp_coord_t *c, kp_bytes_t key, kp_bytes_t value) {
     int16_t type;
     int st = kp_rd_i16(&r, &type);
     if (st != KP_OK) return st;
-    if (type > BK_GRP_KEY_GROUP) return KP_OK;            /* not a classic-group record */
+    if (type >= BK_GRP_KEY_CG_METADATA && type <= BK_GRP_KEY_CG_CURRENT)
+        return bk_grp_cg_load_record(c, type, key, value);
+    if (type > BK_GRP_KEY_GROUP) return KP_OK;            /* share groups, streams, ... */
     if (type < 0) return KP_ERR_BAD_VALUE;
     kp_arena_t a;
     kp_arena_init(&a, 4096 + (key.len + value.len) * 16);   /* decoded arrays only */
@@ -262,6 +280,7 @@ void bk_grp_load_done(bk_grp_coord_t *c, int64_t now_ms) {
         g->state = g->nmembers > 0 ? BK_GRP_STABLE : BK_GRP_EMPTY;
         if (g->state_ts_ms < 0) g->state_ts_ms = now_ms;
         for (size_t i = 0; i < g->nmembers; i++) grp_member_seen(&g->members[i], now_ms);
+        if (g->cg) cg_load_done(c, g, now_ms);
     }
 }
 

@@ -161,11 +161,26 @@ typedef struct {
     const bk_grp_t **v;
     size_t n, cap;
     bool nomem;
+    const kp_list_groups_request_t *q;   /* its states (v4+) and types (v5+) filters */
 } list_ctx_t;
+
+/* Empty filter: all; else a case-insensitive match of one of its names
+ * (unknown names match nothing). */
+static bool filter_has(const kp_str_t *names, int32_t n, const char *name) {
+    if (n <= 0) return true;
+    size_t len = strlen(name);
+    for (int32_t i = 0; i < n; i++)
+        if (names[i].len == len && strncasecmp((const char *)names[i].p, name, len) == 0) return true;
+    return false;
+}
 
 static void list_one(void *ctx, const bk_grp_t *g) {
     list_ctx_t *l = ctx;
     if (l->nomem) return;
+    /* a consumer group's states (Assigning, Reconciling, ...) and type
+     * (KIP-848's filter: "classic" / "consumer") by name */
+    if (!filter_has(l->q->states_filter.items, l->q->states_filter.count, bk_grp_group_state_name(g))) return;
+    if (!filter_has(l->q->types_filter.items, l->q->types_filter.count, bk_grp_type_name(g))) return;
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
         const bk_grp_t **nv = realloc(l->v, ncap * sizeof *nv);
@@ -176,44 +191,18 @@ static void list_one(void *ctx, const bk_grp_t *g) {
     l->v[l->n++] = g;
 }
 
-static void list_none(void *ctx, const bk_grp_t *g) {
-    (void)ctx;
-    (void)g;
-}
-
-/* KIP-848's types filter: only classic groups exist here, so the filter
- * keeps all of them or none. */
-static bool classic_listed(const kp_list_groups_request_t *q) {
-    if (q->types_filter.count <= 0) return true;
-    for (int32_t i = 0; i < q->types_filter.count; i++) {
-        kp_str_t t = q->types_filter.items[i];
-        if (t.len == 7 && strncasecmp((const char *)t.p, "classic", 7) == 0) return true;
-    }
-    return false;
-}
-
 void bk_grp_gd_list_groups(bk_grp_gd_t *gd, const kp_list_groups_request_t *q, bk_grp_gd_done_fn done, void *arg) {
-    size_t ns = cnt(q->states_filter.count);
-    bk_grp_state_t *st = calloc(ns ? ns : 1, sizeof *st);
-    if (!st) { fail_nomem(done, arg); return; }
-    size_t k = 0;
-    for (size_t i = 0; i < ns; i++)
-        if (bk_grp_state_parse(q->states_filter.items[i], &st[k])) k++;
-    bool types_ok = classic_listed(q);
-    list_ctx_t l = { NULL, 0, 0, false };
+    list_ctx_t l = { NULL, 0, 0, false, q };
     bk_grp_gd_result_t res = { 0 };
     bk_grp_gd_sync(gd);
-    /* a state filter naming only unknown states matches nothing */
-    bool none = ns > 0 && k == 0;
     const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&gd->node->img, BK_GRP_GD_TOPIC);
-    for (int32_t p = 0; !none && t && p < t->nparts; p++) {
+    for (int32_t p = 0; t && p < t->nparts; p++) {
         bk_grp_coord_t *c = bk_grp_gd_coord_at(gd, p);
         if (!c) continue;
-        /* a loading core reports its error whatever the types filter */
-        int16_t err = bk_grp_list(c, st, k, types_ok ? list_one : list_none, &l);
+        /* a loading core reports its error whatever the filters */
+        int16_t err = bk_grp_list(c, NULL, 0, list_one, &l);
         if (err) res.error = err;
     }
-    free(st);
     if (l.nomem) {
         free(l.v);
         fail_nomem(done, arg);
@@ -418,6 +407,15 @@ void bk_grp_gd_offset_fetch(bk_grp_gd_t *gd, const kp_offset_fetch_request_t *q,
         int32_t nt = version < 8 ? q->topics.count : q->groups.items[i].topics.count;
         rc = ts ? fetch_group(gd, gid, ts, nt, require_stable, &fs[i]) : KP_ERR_NOMEM;
         free(ts);
+        /* v9+: a consumer group's member fetching says who it is (KIP-848):
+         * an unknown member or an old epoch gets the group-level error */
+        if (rc == KP_OK && version >= 9 && !fs[i].error && !kp_slice_is_null(q->groups.items[i].member_id)) {
+            int16_t e = 0;
+            bk_grp_coord_t *c = bk_grp_gd_coord(gd, gid, &e);
+            const bk_grp_t *g = c ? bk_grp_find(c, gid) : NULL;
+            if (g && g->cg)
+                fs[i].error = bk_grp_cg_member_check(g, q->groups.items[i].member_id, q->groups.items[i].member_epoch);
+        }
     }
     if (rc == KP_OK) {
         bk_grp_gd_result_t res = { .fetched = fs, .nfetched = ng };

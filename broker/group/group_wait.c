@@ -36,6 +36,9 @@ static size_t al(size_t n) { return (n + ALIGN_BYTES - 1) & ~(size_t)(ALIGN_BYTE
 /* Bytes of res's copy after the struct. */
 static size_t copy_bytes(const bk_grp_gd_result_t *res) {
     size_t n = al(res->nerrors * sizeof *res->errors);
+    if (res->cg_hb)
+        n += al(sizeof *res->cg_hb) + al(res->cg_hb->member_id.len) +
+             al(res->cg_hb->nassignment * sizeof *res->cg_hb->assignment);
     const bk_grp_resp_t *r = res->resp;
     if (!r) return n;
     n += al(sizeof *r) + al(r->protocol_type.len) + al(r->protocol.len) + al(r->leader.len) + al(r->member_id.len) +
@@ -101,6 +104,17 @@ static gd_answer_t *answer_new(const bk_grp_gd_result_t *res, bk_grp_gd_done_fn 
         ans->res.errors = e;
     }
     if (res->resp) ans->res.resp = copy_resp(&b, res->resp);
+    if (res->cg_hb) {
+        bk_grp_cg_hb_resp_t *h = bump(&b, sizeof *h);
+        *h = *res->cg_hb;
+        copy_slice(&b, &h->member_id);
+        if (h->nassignment > 0) {
+            bk_grp_cg_tp_t *v = bump(&b, h->nassignment * sizeof *v);
+            memcpy(v, res->cg_hb->assignment, h->nassignment * sizeof *v);
+            h->assignment = v;
+        }
+        ans->res.cg_hb = h;
+    }
     assert(b.p == b.end);
     return ans;
 }

@@ -288,4 +288,11 @@ int16_t bk_meta_ctrl_alloc_producer_ids(bk_meta_ctrl_t *c, const bk_meta_image_t
                                    int64_t broker_epoch, bk_meta_recs_t *out, int64_t *first_id,
                                    int32_t *count);
 
+/* Finalized features (ctrl_features.c, broker/meta/features.h): a cluster
+ * whose log has no FeatureLevel record yet gets one per feature at its
+ * new-cluster level (the controller's timer calls it with its tick, and a
+ * node with no quorum with its self-registration, so the first decision of
+ * a new cluster finalizes them); nothing once any exists. */
+void bk_meta_ctrl_features_bootstrap(const bk_meta_image_t *img, bk_meta_recs_t *out);
+
 #endif

@@ -13,6 +13,7 @@ void bk_meta_image_init(bk_meta_image_t *img, int32_t local_id) {
     img->last_offset = -1;
     img->last_epoch = -1;
     img->local_id = local_id;
+    img->features_epoch = -1;
 }
 
 static void broker_free(bk_meta_broker_t *b) {
@@ -45,6 +46,8 @@ void bk_meta_image_free(bk_meta_image_t *img) {
     img_scram_free(img);
     bk_meta_acls_free(img->acls);
     img->acls = NULL;
+    uint64_t qgen = img->quotas_gen;
+    img_quota_free(img);
     free(img->brokers);
     free(img->by_name);
     free(img->by_id);
@@ -55,6 +58,7 @@ void bk_meta_image_free(bk_meta_image_t *img) {
     uint64_t gen = img->configs_gen;
     bk_meta_image_init(img, local);
     img->configs_gen = gen + 1;     /* the configs are gone: derived caches are stale */
+    img->quotas_gen = qgen + 1;
 }
 
 int bk_meta_image_set_cluster_id(bk_meta_image_t *img, const char *cluster_id) {

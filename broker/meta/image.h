@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker/meta/features.h"
 #include "broker/meta/metadata.pb-c.h"
 #include "protocol/kp_wire.h"
 
@@ -37,6 +38,9 @@
 #define BK_META_SCRAM_KEY_MAX 64         /* SHA-512 */
 #define BK_META_SCRAM_ITER_MIN 4096      /* Kafka's bounds for both mechanisms */
 #define BK_META_SCRAM_ITER_MAX 16384
+
+#define BK_META_QUOTAS_MAX 100000        /* client quota entities */
+#define BK_META_QUOTA_NAME_MAX 255       /* a user or client-id name */
 
 #define BK_META_UUID_BYTES 16
 #define BK_META_RESOURCE_TOPIC 2
@@ -106,6 +110,24 @@ typedef struct {
     uint8_t server_key[BK_META_SCRAM_KEY_MAX];
 } bk_meta_scram_t;
 
+/* Client quotas (ClientQuota records, Kafka's ClientQuotaRecord). An entity
+ * part is absent, named or the type's default. */
+typedef enum { BK_META_QE_NONE = 0, BK_META_QE_NAME = 1, BK_META_QE_DEFAULT = 2 } bk_meta_qe_kind_t;
+typedef enum {
+    BK_META_QUOTA_PRODUCER_BYTE_RATE = 0,
+    BK_META_QUOTA_CONSUMER_BYTE_RATE,
+    BK_META_QUOTA_REQUEST_PERCENTAGE,
+    BK_META_QUOTA_CONTROLLER_MUTATION_RATE,
+    BK_META_QUOTA_KEYS
+} bk_meta_quota_key_t;
+
+typedef struct {
+    uint8_t user_kind, client_kind;     /* bk_meta_qe_kind_t; not both NONE */
+    char *user, *client;                /* "" unless the kind is NAME */
+    uint8_t has;                        /* bit k: key k is set */
+    double value[BK_META_QUOTA_KEYS];
+} bk_meta_quota_t;
+
 /* What the local node must do for one partition after a batch of records. */
 typedef enum {
     BK_META_CHANGE_LEADER = 1,           /* become (or stay, with a new epoch) leader */
@@ -138,6 +160,8 @@ typedef struct {
     int32_t last_epoch;
     int64_t next_producer_id;       /* first id not yet handed out */
     int32_t local_id;               /* this node, for change notifications; -1 none */
+    int16_t feature_level[BK_META_FEATURES_N]; /* finalized levels, by features.h index; 0 = not finalized */
+    int64_t features_epoch;         /* offset of the last FeatureLevel record; -1 none yet */
 
     bk_meta_broker_t *brokers;           /* sorted by id */
     size_t nbrokers, cap_brokers;
@@ -157,6 +181,9 @@ typedef struct {
     bool scram_bootstrapped;             /* a ScramBootstrapDone record was applied */
 
     struct bk_meta_acls *acls;           /* ACL bindings (acl.h); NULL until the first */
+    bk_meta_quota_t *quotas;             /* sorted by (user kind, user, client kind, client) */
+    size_t nquotas, cap_quotas;
+    uint64_t quotas_gen;                 /* moves on with every quota change */
 
     bk_meta_touch_t *touched;            /* since the last bk_meta_image_take_changes */
     size_t ntouched, cap_touched;
@@ -255,6 +282,24 @@ const bk_meta_scram_t *bk_meta_image_scram(const bk_meta_image_t *img, const cha
 const bk_meta_scram_t *bk_meta_image_scram_user(const bk_meta_image_t *img, const char *name, size_t *n);
 /* Key length of a SCRAM mechanism: 32, 64, or 0 for another value. */
 size_t bk_meta_scram_key_len(int32_t mechanism);
+
+/* ---- client quotas (image_quota.c) ---------------------------------------- */
+
+/* Kafka's name of quota key k ("producer_byte_rate", ...); the key of a name
+ * (-1 when unknown); whether its values are whole numbers (the byte rates
+ * and the mutation rate are longs in Kafka, request_percentage a double). */
+const char *bk_meta_quota_key_name(int k);
+int bk_meta_quota_key_of(const char *name, size_t len);
+bool bk_meta_quota_key_integral(int k);
+/* The entity exactly as given (kinds and names), or NULL. */
+const bk_meta_quota_t *bk_meta_image_quota(const bk_meta_image_t *img, int user_kind, const char *user,
+                                           int client_kind, const char *client);
+/* Kafka's precedence for a connection of `user` (the principal's name) and
+ * `client`: (user, client), (user, default client), (user), (default user,
+ * client), (default user, default client), (default user), (client),
+ * (default client); the first entity with key k set. NULL: no quota. */
+const bk_meta_quota_t *bk_meta_image_quota_for(const bk_meta_image_t *img, const char *user, const char *client,
+                                               int k);
 
 /* ---- bk_meta_ids_t helpers --------------------------------------------------- */
 

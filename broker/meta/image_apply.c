@@ -414,6 +414,19 @@ static int apply_pid_block(bk_meta_image_t *img, const Skiff__Metadata__Producer
     return KP_OK;
 }
 
+/* A level above what this binary supports means the cluster was finalized
+ * by a newer node: this one must not serve it (Kafka refuses to start too). */
+static int apply_feature_level(bk_meta_image_t *img, const Skiff__Metadata__FeatureLevel *r, int64_t offset) {
+    if (!r->name || !r->has_level) return KP_ERR_BAD_VALUE;
+    int i = bk_meta_feature_index(r->name, strlen(r->name));
+    if (i < 0) return KP_ERR_BAD_VALUE;
+    const bk_meta_feature_def_t *d = &bk_meta_feature_defs()[i];
+    if (r->level < 0 || r->level > d->max_level) return KP_ERR_BAD_VALUE;
+    img->feature_level[i] = (int16_t)r->level;
+    img->features_epoch = offset;
+    return KP_OK;
+}
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, int64_t offset) {
@@ -450,9 +463,13 @@ int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, 
                  ? img_acl_apply(img, rec->remove_access_control_entry->acl, false)
                  : KP_ERR_BAD_VALUE;
         break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_CLIENT_QUOTA:
+        rc = img_quota_apply(img, rec->client_quota); break;
     case SKIFF__METADATA__METADATA_RECORD__RECORD_SCRAM_BOOTSTRAP_DONE:
         img->scram_bootstrapped = true;
         rc = KP_OK; break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_FEATURE_LEVEL:
+        rc = apply_feature_level(img, rec->feature_level, offset); break;
     default:
         rc = KP_ERR_BAD_VALUE; break;
     }

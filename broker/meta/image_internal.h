@@ -28,4 +28,8 @@ void img_scram_free(bk_meta_image_t *img);
 void img_acl_to_record(const bk_meta_acl_t *a, Skiff__Metadata__AccessControlEntry *m);
 int img_acl_apply(bk_meta_image_t *img, const Skiff__Metadata__AccessControlEntry *r, bool add);
 
+/* ClientQuota records (image_quota.c); a failure changes nothing. */
+int img_quota_apply(bk_meta_image_t *img, const Skiff__Metadata__ClientQuota *r);
+void img_quota_free(bk_meta_image_t *img);
+
 #endif

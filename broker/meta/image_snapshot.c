@@ -211,8 +211,52 @@ static void snap_acls(snap_t *s, const bk_meta_image_t *img) {
     free(l.v);
 }
 
+/* Every feature, level 0 too: a snapshot of a cluster whose levels were
+ * finalized must not look like a new cluster (which gets the defaults). */
+static void snap_feature(snap_t *s, int i, int16_t level) {
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__FeatureLevel *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return;
+    skiff__metadata__feature_level__init(m);
+    m->name = (char *)bk_meta_feature_defs()[i].name;
+    m->has_level = true; m->level = level;
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_FEATURE_LEVEL;
+    r->feature_level = m;
+}
+
+static void snap_quota(snap_t *s, const bk_meta_quota_t *q, int k) {
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__ClientQuota *m = snap_alloc(s, sizeof *m);
+    size_t ne = (q->user_kind != BK_META_QE_NONE) + (q->client_kind != BK_META_QE_NONE);
+    Skiff__Metadata__ClientQuotaEntity *e = snap_alloc(s, ne * sizeof *e);
+    Skiff__Metadata__ClientQuotaEntity **ep = snap_alloc(s, ne * sizeof *ep);
+    if (!r || !m || !e || !ep) return;
+    skiff__metadata__client_quota__init(m);
+    size_t i = 0;
+    if (q->user_kind != BK_META_QE_NONE) {
+        skiff__metadata__client_quota_entity__init(&e[i]);
+        e[i].entity_type = (char *)"user";
+        e[i].entity_name = q->user_kind == BK_META_QE_NAME ? q->user : NULL;
+        ep[i] = &e[i]; i++;
+    }
+    if (q->client_kind != BK_META_QE_NONE) {
+        skiff__metadata__client_quota_entity__init(&e[i]);
+        e[i].entity_type = (char *)"client-id";
+        e[i].entity_name = q->client_kind == BK_META_QE_NAME ? q->client : NULL;
+        ep[i] = &e[i]; i++;
+    }
+    m->n_entity = ne;
+    m->entity = ep;
+    m->key = (char *)bk_meta_quota_key_name(k);
+    m->has_value = true; m->value = q->value[k];
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CLIENT_QUOTA;
+    r->client_quota = m;
+}
+
 static size_t snap_count(const bk_meta_image_t *img) {
-    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2 + bk_meta_acls_count(img->acls);
+    size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2 + BK_META_FEATURES_N;
+    n += bk_meta_acls_count(img->acls);
+    n += (size_t)BK_META_QUOTA_KEYS * img->nquotas;
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
 }
@@ -231,6 +275,11 @@ int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *le
     for (size_t i = 0; i < img->nscram; i++) snap_scram(&s, &img->scram[i]);
     if (img->scram_bootstrapped) snap_scram_done(&s);
     snap_acls(&s, img);
+    if (img->features_epoch >= 0)
+        for (int i = 0; i < BK_META_FEATURES_N; i++) snap_feature(&s, i, img->feature_level[i]);
+    for (size_t i = 0; i < img->nquotas; i++)
+        for (int k = 0; k < BK_META_QUOTA_KEYS; k++)
+            if (img->quotas[i].has & (1u << k)) snap_quota(&s, &img->quotas[i], k);
     int rc = KP_ERR_NOMEM;
     if (!s.oom) {
         Skiff__Metadata__MetadataSnapshot m = SKIFF__METADATA__METADATA_SNAPSHOT__INIT;

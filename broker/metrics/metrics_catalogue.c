@@ -21,6 +21,7 @@ static const double latency_buckets_s[] = {
 #define API_ERROR_SERIES_MAX 2048
 #define TOPIC_SERIES_MAX 4096
 #define PARTITION_SERIES_MAX 16384
+#define QUOTA_SERIES_MAX 4096       /* client quota entities in use (core/quota.h) */
 
 #define C BK_MX_COUNTER
 #define G BK_MX_GAUGE
@@ -121,6 +122,20 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_CLEANER_UNCLEANABLE_LOGS] = { "skiff_cleaner_uncleanable_logs",
         "Compacted logs the cleaner gave up on (a build failed, e.g. a corrupt segment).", G, 0, { 0 }, 0,
         NULL, 0 },
+    /* client quotas (core/quota.h): one series per quota entity as it
+     * applies to a client; user / client_id "" = no such part */
+    [BK_MX_QUOTA_USED_TOTAL] = { "skiff_quota_used_total",
+        "Use recorded against a client quota: bytes (producer_byte_rate, consumer_byte_rate) or ms of loop "
+        "time (request_percentage).", C, 3, { "quota", "user", "client_id" }, 0, NULL, QUOTA_SERIES_MAX },
+    [BK_MX_QUOTA_THROTTLE_MS_TOTAL] = { "skiff_quota_throttle_time_ms_total",
+        "Throttle time handed out for a client quota (throttle_time_ms, channel muted).", C, 3,
+        { "quota", "user", "client_id" }, 0, NULL, QUOTA_SERIES_MAX },
+    [BK_MX_QUOTA_THROTTLED_TOTAL] = { "skiff_quota_throttled_requests_total",
+        "Requests answered with a throttle time for a client quota.", C, 3, { "quota", "user", "client_id" }, 0,
+        NULL, QUOTA_SERIES_MAX },
+    [BK_MX_QUOTA_LIMIT] = { "skiff_quota_limit",
+        "The client quota in force per second (bytes, or ms of loop time = request_percentage x 10).", G, 3,
+        { "quota", "user", "client_id" }, 0, NULL, QUOTA_SERIES_MAX },
 };
 
 #undef C

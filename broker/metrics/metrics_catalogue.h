@@ -54,6 +54,10 @@ typedef enum {
     BK_MX_CLEANER_LAST_PASS_SECONDS, /* gauge   wall clock of the last pass, 0 = none */
     BK_MX_CLEANER_MAX_DIRTY_RATIO, /* gauge     largest dirty ratio of a compacted log */
     BK_MX_CLEANER_UNCLEANABLE_LOGS, /* gauge    logs the cleaner gave up on */
+    BK_MX_QUOTA_USED_TOTAL,        /* counter   {quota,user,client_id} bytes / ms of loop time recorded */
+    BK_MX_QUOTA_THROTTLE_MS_TOTAL, /* counter   {quota,user,client_id} throttle time handed out */
+    BK_MX_QUOTA_THROTTLED_TOTAL,   /* counter   {quota,user,client_id} requests throttled */
+    BK_MX_QUOTA_LIMIT,             /* gauge     {quota,user,client_id} per second */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 

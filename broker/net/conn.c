@@ -33,6 +33,7 @@
 
 #include <event2/buffer.h>
 
+#include "broker/net/clock.h"
 #include "broker/net/net_int.h"
 #include "broker/net/tls.h"
 
@@ -282,7 +283,7 @@ static void update_read(bk_net_conn_t *c) {
     /* A draining connection keeps reading only to discard: unread bytes in
      * the kernel would turn our final close into a RST, and a RST can make
      * the peer lose the responses we just flushed. */
-    bool can_read = !c->mem_wait && (c->closing || (inflight(c) < c->net->cfg.inflight_max &&
+    bool can_read = !c->mem_wait && (c->closing || (!c->muted && inflight(c) < c->net->cfg.inflight_max &&
                                                     output_len(c) < c->net->cfg.output_max_bytes));
     if (set_event(c->read_ev, &c->reading, can_read) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot %s reading\n", c->peer,
@@ -397,7 +398,7 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
 /* True while the handler may get another frame: open, not draining, below
  * the in-flight and output bounds. */
 static bool can_handle(const bk_net_conn_t *c) {
-    return !c->closed && !c->closing && inflight(c) < c->net->cfg.inflight_max &&
+    return !c->closed && !c->closing && !c->muted && inflight(c) < c->net->cfg.inflight_max &&
            output_len(c) < c->net->cfg.output_max_bytes;
 }
 
@@ -603,6 +604,7 @@ void bk__conn_free(bk_net_conn_t *c) {
     event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_net_conn_close already */
     event_free(c->write_ev);
     event_free(c->hup_ev);
+    if (c->mute_ev) event_free(c->mute_ev);
     evbuffer_free(c->out);
     if (c->auth_free) c->auth_free(c->auth);
     bk__tls_conn_free(c);
@@ -616,6 +618,37 @@ void bk__conn_free(bk_net_conn_t *c) {
     free(c->ring);
     free(c);
 }
+
+/* The mute is over: hand out what was buffered meanwhile and read again. */
+static void mute_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_net_conn_t *c = arg;
+    c->muted = false;
+    if (!c->in_pump) schedule_resume(c);
+}
+
+int bk_net_conn_mute_until(bk_net_conn_t *c, int64_t until_mono_ms) {
+    if (c->closed) return BK_NET_ERR_GONE;
+    int64_t now = (int64_t)(bk_net_mono_ns() / 1000000u);
+    if (until_mono_ms <= now) return BK_NET_OK;
+    if (c->muted && until_mono_ms <= c->mute_until_ms) return BK_NET_OK;   /* a longer mute stands */
+    if (!c->mute_ev) {
+        c->mute_ev = evtimer_new(c->net->base, mute_cb, c);
+        if (!c->mute_ev) return BK_NET_ERR_SYS;
+    }
+    int64_t ms = until_mono_ms - now;
+    struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+    if (evtimer_add(c->mute_ev, &tv) != 0) return BK_NET_ERR_SYS;
+    c->muted = true;
+    c->mute_until_ms = until_mono_ms;
+    /* inside the handler pump() sees the flag at its next frame and turns
+     * reading off on its way out; outside it, stop reading now */
+    if (!c->in_pump) update_read(c);
+    return BK_NET_OK;
+}
+
+bool bk_net_conn_muted(const bk_net_conn_t *c) { return c->muted; }
 
 uint64_t bk_net_conn_id(const bk_net_conn_t *c) { return c->id; }
 

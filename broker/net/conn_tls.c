@@ -133,21 +133,38 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
 }
 
 ssize_t bk__tls_read(bk_net_conn_t *c, uint8_t *buf, size_t len) {
-    ERR_clear_error();
-    int n = SSL_read(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
-    if (n > 0) return n;
-    int e = SSL_get_error(c->ssl, n);
-    /* WANT_WRITE on a read: OpenSSL answers a key update; the socket's
-     * next writable moment (any output) carries it */
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return 0;
-    if (e == SSL_ERROR_SSL) {
-        char why[200];
-        bk_net_tls_error(why, sizeof why);
-        bk_net_log_close(c->net, "tls error", "net: closing connection %s on listener %s: TLS: %s", c->peer,
-                         c->listener, why);
+    /* SSL_read gives at most one TLS record (<= 16 KiB) per call: read on
+     * until the room is full or the socket has nothing more, as one recv
+     * does on a plain connection (one loop pass per record cost produce
+     * throughput over TLS). An error after some bytes is met again by the
+     * next read. */
+    size_t got = 0;
+    while (got < len) {
+        ERR_clear_error();
+        size_t want = len - got;
+        int n = SSL_read(c->ssl, buf + got, want > INT_MAX ? INT_MAX : (int)want);
+        if (n > 0) {
+            got += (size_t)n;
+            continue;
+        }
+        int e = SSL_get_error(c->ssl, n);
+        /* WANT_WRITE on a read: OpenSSL answers a key update; the socket's
+         * next writable moment (any output) carries it */
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) break;
+        if (got > 0) {
+            ERR_clear_error();
+            break;
+        }
+        if (e == SSL_ERROR_SSL) {
+            char why[200];
+            bk_net_tls_error(why, sizeof why);
+            bk_net_log_close(c->net, "tls error", "net: closing connection %s on listener %s: TLS: %s", c->peer,
+                             c->listener, why);
+        }
+        ERR_clear_error();
+        return -1; /* close_notify, EOF or an error */
     }
-    ERR_clear_error();
-    return -1; /* close_notify, EOF or an error */
+    return (ssize_t)got;
 }
 
 /* Moves at most one chunk of the output into c->tp through the pipe. */

@@ -291,6 +291,18 @@ int bk_net_conn_respond_none(bk_net_conn_t *conn, bk_net_slot_t slot);
  * connections are not affected. */
 void bk_net_conn_close_after_flush(bk_net_conn_t *conn);
 
+/* Mute the connection (Kafka's channel muting for a throttled client,
+ * KIP-219) until the monotonic time `until_mono_ms` (bk_net_mono_ns() /
+ * 1e6): no further frame is handed to the handler and nothing is read until
+ * then; responses already queued or completed meanwhile still go out, and a
+ * draining connection still closes. A mute ending earlier than one in force
+ * changes nothing; a time already past does nothing. Callable inside the
+ * frame handler (the frame being handled is not affected) or later with a
+ * pointer from bk_net_conn. BK_NET_ERR_SYS when the timer cannot be set
+ * (the connection is then not muted). */
+BK_NET_MUST_CHECK int bk_net_conn_mute_until(bk_net_conn_t *conn, int64_t until_mono_ms);
+bool bk_net_conn_muted(const bk_net_conn_t *conn);
+
 /* Close now, dropping queued output and open slots. */
 void bk_net_conn_close(bk_net_conn_t *conn);
 

@@ -88,6 +88,11 @@ struct bk_net_conn_s {
     char principal[BK_NET_PRINCIPAL_MAX + 1];
     void *auth;             /* bk_net_conn_set_auth: owned, freed with auth_free */
     void (*auth_free)(void *state);
+    /* bk_net_conn_mute_until (client quotas, KIP-219): no frame is handed
+     * out and nothing read until the monotonic ms mute_until_ms */
+    bool muted;
+    int64_t mute_until_ms;
+    struct event *mute_ev;  /* timer ending the mute; created on first use */
 };
 
 struct bk_net {

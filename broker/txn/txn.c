@@ -194,6 +194,18 @@ void bk_txn_add_partitions(bk_txn_coord_t *c, const char *transactional_id, int6
     else answer(out, KP_ERROR_UNKNOWN_SERVER_ERROR);
 }
 
+int16_t bk_txn_verify(const bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                      int16_t producer_epoch, const char *topic, int32_t partition) {
+    bk_txn_entry_t *e;
+    int16_t err = check_producer(c, transactional_id, producer_id, producer_epoch, &e);
+    if (err != KP_ERROR_NONE) return err;
+    bk_txn_state_t s = e->cur.state;
+    if (s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_PREPARE_ABORT || s == BK_TXN_PREPARE_EPOCH_FENCE)
+        return KP_ERROR_CONCURRENT_TRANSACTIONS;
+    if (s != BK_TXN_ONGOING || !topic || txn_meta_find(&e->cur, topic, partition) < 0) return KP_ERROR_INVALID_TXN_STATE;
+    return KP_ERROR_NONE;
+}
+
 void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
                         int16_t producer_epoch, int32_t offsets_partition, int64_t now_ms,
                         bk_txn_out_t *out) {
@@ -201,11 +213,49 @@ void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t
     bk_txn_add_partitions(c, transactional_id, producer_id, producer_epoch, &tp, 1, now_ms, out);
 }
 
+/* KIP-890 retry of EndTxn v5: the epoch the client still has is the one
+ * before the bump its lost answer carried (the transaction was ended by v5:
+ * client_txn_version 2, kept in the log, so a reloaded coordinator knows it
+ * too; a timeout abort of such a producer bumps as well and counts). Same
+ * kind as the transaction that was ended: NONE (with the current id/epoch)
+ * once complete, CONCURRENT_TRANSACTIONS while completing; else
+ * INVALID_TXN_STATE. */
+static bool end_retry(const bk_txn_coord_t *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                      bk_txn_out_t *out) {
+    bk_txn_entry_t *e = valid_id(id) ? txn_find(c, id, NULL) : NULL;
+    if (!e || e->cur.client_txn_version < 2 || e->pending || e->cur.producer_id != pid ||
+        epoch != e->cur.producer_epoch - 1)
+        return false;
+    bk_txn_state_t s = e->cur.state;
+    bool was_commit = s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_COMPLETE_COMMIT;
+    bool was_abort = s == BK_TXN_PREPARE_ABORT || s == BK_TXN_COMPLETE_ABORT;
+    if (!was_commit && !was_abort) return false;   /* Empty / Ongoing: not a retry of an end */
+    if ((commit && !was_commit) || (!commit && !was_abort)) answer(out, KP_ERROR_INVALID_TXN_STATE);
+    else if (s == BK_TXN_PREPARE_COMMIT || s == BK_TXN_PREPARE_ABORT) answer(out, KP_ERROR_CONCURRENT_TRANSACTIONS);
+    else answer(out, KP_ERROR_NONE);
+    out->producer_id = e->cur.producer_id;
+    out->producer_epoch = e->cur.producer_epoch;
+    return true;
+}
+
 void bk_txn_end(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
                 int16_t producer_epoch, bool commit, int64_t now_ms, bk_txn_out_t *out) {
+    bk_txn_end_v(c, transactional_id, producer_id, producer_epoch, commit, false, now_ms, out);
+}
+
+void bk_txn_end_v(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                  int16_t producer_epoch, bool commit, bool bump_epoch, int64_t now_ms, bk_txn_out_t *out) {
+    out->producer_id = -1;
+    out->producer_epoch = -1;
+    if (bump_epoch && end_retry(c, transactional_id, producer_id, producer_epoch, commit, out)) return;
     bk_txn_entry_t *e;
     int16_t err = check_producer(c, transactional_id, producer_id, producer_epoch, &e);
     if (err != KP_ERROR_NONE) return answer(out, err);
+    if (bump_epoch) {
+        /* the answers that need no write name the producer's current id/epoch */
+        out->producer_id = e->cur.producer_id;
+        out->producer_epoch = e->cur.producer_epoch;
+    }
     switch (e->cur.state) {
     case BK_TXN_ONGOING:
         if (txn_meta_copy(&e->next, &e->cur) != KP_OK) {
@@ -214,6 +264,15 @@ void bk_txn_end(bk_txn_coord_t *c, const char *transactional_id, int64_t produce
         }
         e->next.state = commit ? BK_TXN_PREPARE_COMMIT : BK_TXN_PREPARE_ABORT;
         e->next.last_update_ms = now_ms;
+        /* Transactions v2: every transaction ends with the epoch bumped, the
+         * markers carry the new epoch, so a late write of the old epoch is
+         * fenced. An epoch at its end is not bumped (the id would have to
+         * rotate: not done here, see README "Not here"). */
+        e->next.client_txn_version = bump_epoch ? 2 : 0;
+        if (bump_epoch && !txn_epoch_exhausted(e->cur.producer_epoch)) {
+            e->next.producer_epoch = (int16_t)(e->cur.producer_epoch + 1);
+            e->next.last_producer_epoch = -1;
+        }
         if (txn_emit(c, e, TXN_W_END, false, out)) out->wait = true;
         else answer(out, KP_ERROR_UNKNOWN_SERVER_ERROR);
         return;

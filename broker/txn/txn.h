@@ -36,7 +36,8 @@
 #define BK_TXN_TOPIC_MAX_BYTES 249
 #define BK_TXN_EPOCH_MAX 32767              /* Short.MaxValue */
 #define BK_TXN_OFFSETS_TOPIC "__consumer_offsets"
-#define BK_TXN_LOG_VALUE_VERSION 0          /* what we write; 0 and 1 are read */
+#define BK_TXN_LOG_VALUE_VERSION 0          /* what we write (1 when client_txn_version
+                                               is set); 0 and 1 are read */
 
 /* TransactionState ids, as stored in TransactionLogValue.TransactionStatus. */
 typedef enum {
@@ -71,6 +72,11 @@ typedef struct {
     size_t nparts, cap;
     int64_t last_update_ms;
     int64_t start_ms;            /* -1 when no transaction is open */
+    int16_t client_txn_version;  /* 2: the last EndTxn was v5 (transactions v2, its
+                                    epoch bumped); else 0. Persisted as the log
+                                    value's ClientTransactionVersion (value v1;
+                                    v0 when 0), so a reloaded coordinator still
+                                    recognises that EndTxn's retry */
 } bk_txn_meta_t;
 
 typedef struct {
@@ -175,6 +181,16 @@ void bk_txn_add_partitions(bk_txn_coord_t *c, const char *transactional_id, int6
                            int16_t producer_epoch, const bk_txn_tp_t *parts, size_t nparts,
                            int64_t now_ms, bk_txn_out_t *out);
 
+/* KIP-890 verification of one partition (AddPartitionsToTxn v4+ with
+ * VerifyOnly): NONE when the id's transaction is Ongoing with this producer
+ * id and epoch and holds the partition. INVALID_PRODUCER_ID_MAPPING
+ * (unknown id, other producer id), PRODUCER_FENCED (other epoch),
+ * CONCURRENT_TRANSACTIONS (a write in flight or Prepare*: the client
+ * retries), INVALID_TXN_STATE (no transaction open, or the partition not in
+ * it: the produce that asked must not append). Changes nothing. */
+int16_t bk_txn_verify(const bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                      int16_t producer_epoch, const char *topic, int32_t partition);
+
 /* AddOffsetsToTxn: adds __consumer_offsets-<offsets_partition> (the group's
  * coordinator partition, computed by the caller). Same errors. */
 void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
@@ -187,6 +203,15 @@ void bk_txn_add_offsets(bk_txn_coord_t *c, const char *transactional_id, int64_t
  * kind, or Empty, INVALID_TXN_STATE. Identity errors as AddPartitions. */
 void bk_txn_end(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
                 int16_t producer_epoch, bool commit, int64_t now_ms, bk_txn_out_t *out);
+
+/* EndTxn at any version: bump_epoch (v5, transactions v2, KIP-890) also
+ * bumps the producer epoch with the PrepareCommit/PrepareAbort record (the
+ * markers carry it; not when the epoch is at its end) and answers
+ * out->producer_id/epoch, the ones the next transaction uses; a retry with
+ * the epoch before that bump answers as a retry of v0-4 does, with the
+ * current id/epoch. */
+void bk_txn_end_v(bk_txn_coord_t *c, const char *transactional_id, int64_t producer_id,
+                  int16_t producer_epoch, bool commit, bool bump_epoch, int64_t now_ms, bk_txn_out_t *out);
 
 /* ---- completions and time --------------------------------------------------- */
 

@@ -101,6 +101,11 @@ void bk_txn_write_done(bk_txn_coord_t *c, const char *transactional_id, int16_t 
     e->cur = e->next;
     txn_meta_init(&e->next);
     switch (w) {
+    case TXN_W_END:
+        /* EndTxn v5 answers with the id/epoch the next transaction uses */
+        out->producer_id = e->cur.producer_id;
+        out->producer_epoch = e->cur.producer_epoch;
+        break;
     case TXN_W_INIT:
         out->producer_id = e->cur.producer_id;
         out->producer_epoch = e->cur.producer_epoch;

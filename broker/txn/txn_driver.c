@@ -278,6 +278,7 @@ void bk_txn_td_stop(bk_txn_td_t *td) {
     td->stopped = true;
     if (td->timer) { event_free(td->timer); td->timer = NULL; }
     td_flights_drop(td, -1);
+    td_verify_drop_all(td);
     td_peers_free(td);
 }
 

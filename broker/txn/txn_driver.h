@@ -128,11 +128,62 @@ void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_reque
  * without asking the coordinator). */
 void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
                           void *arg);
+/* The same for one transaction of an AddPartitionsToTxn v4+ batch (VerifyOnly
+ * false): what v0-3 does with the request's single transaction. */
+typedef kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t bk_txn_td_topic_t;
+void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                  int16_t producer_epoch, const bk_txn_td_topic_t *ts, int32_t ntopics,
+                                  bk_txn_td_answer_fn fn, void *arg);
+/* KIP-890 part 1 on the partition leader: before the first transactional
+ * batch of a transaction on a partition is appended, the id's coordinator
+ * must have that transaction Ongoing with that partition, or a batch that
+ * no marker will ever end (a hanging transaction) could form. When the
+ * coordinator is this node the check is bk_txn_td_check_produce (at once).
+ * When it is another broker, this sends it AddPartitionsToTxn v4 with
+ * VerifyOnly and sets *waits: fn(ctx, err) follows exactly once, never
+ * from inside this call, with NONE (append), INVALID_TXN_STATE /
+ * INVALID_PRODUCER_EPOCH (refuse) or NOT_ENOUGH_REPLICAS (the coordinator
+ * could not say: moved, loading, busy, unreachable, no answer within
+ * BK_TXN_TD_WRITE_TIMEOUT_MS; retriable for every client, as Kafka maps
+ * it). Without *waits fn is never called and the return says what to do
+ * now: NONE (coordinated here: check with bk_txn_td_check_produce; or no
+ * __transaction_state yet), NOT_ENOUGH_REPLICAS (the coordinator partition
+ * has no leader, or the request could not be sent). */
+typedef void (*bk_txn_td_verify_fn)(void *ctx, int16_t err);
+/* add (transactions v2: Produce v12, TxnOffsetCommit v5; KIP-890 part 2):
+ * the coordinator adds the partition to the transaction (AddPartitionsToTxn
+ * v5 without VerifyOnly) instead of only checking it; when the coordinator
+ * is this node the caller adds it itself (bk_txn_td_add_partitions_txn /
+ * bk_txn_td_add_offsets_implicit). */
+int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                int16_t producer_epoch, const char *topic, int32_t partition, bool add,
+                                bk_txn_td_verify_fn fn, void *ctx, bool *waits);
+/* What a produce answers for a coordinator's error on its partition: NONE,
+ * INVALID_TXN_STATE (also for an unknown id / other producer id),
+ * INVALID_PRODUCER_EPOCH (fenced), else NOT_ENOUGH_REPLICAS (retriable:
+ * the coordinator could not say now). */
+int16_t bk_txn_td_produce_error(int16_t coordinator_error);
+/* The __consumer_offsets partition of `group` (its coordinator partition). */
+int32_t bk_txn_td_offsets_partition(bk_txn_td_t *td, kp_str_t group);
+/* TxnOffsetCommit v5 on the transaction's coordinator (this node): adds
+ * that partition to the ongoing transaction as AddOffsetsToTxn does. */
+void bk_txn_td_add_offsets_implicit(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                    int16_t producer_epoch, kp_str_t group, bk_txn_td_answer_fn fn, void *arg);
+
+/* KIP-890 verification (AddPartitionsToTxn v4+ VerifyOnly): is `topic`-
+ * `partition` in the ongoing transaction of this id with this producer id
+ * and epoch? NONE, or the core's error (bk_txn_verify); NOT_COORDINATOR /
+ * COORDINATOR_NOT_AVAILABLE when the id is not coordinated here. At once,
+ * nothing written. */
+int16_t bk_txn_td_verify(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t producer_epoch,
+                         const char *topic, int32_t partition);
 /* AddOffsetsToTxn: adds the group's __consumer_offsets partition. */
 void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
 /* EndTxn: answered once PrepareCommit/PrepareAbort is replicated (the
- * markers follow). */
-void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg);
+ * markers follow). v5 (transactions v2) bumps the epoch with it and the
+ * answer carries the producer id/epoch of the next transaction. */
+void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, int16_t version, bk_txn_td_answer_fn fn,
+                       void *arg);
 
 /* One transactional id as DescribeTransactions / ListTransactions show it. */
 typedef struct {

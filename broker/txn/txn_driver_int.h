@@ -29,6 +29,17 @@ typedef struct {
     int32_t port;
 } td_peer_t;
 
+/* One produce waiting for its coordinator's verification (txn_verify.c). */
+typedef struct td_verify {
+    uint64_t seq;                /* TD_VERIFY_SEQ_BIT set */
+    bk_txn_td_verify_fn fn;
+    void *ctx;
+    int16_t version;             /* 4: VerifyOnly, 5: add (transactions v2) */
+    struct td_verify *next;
+} td_verify_t;
+
+#define TD_VERIFY_SEQ_BIT ((uint64_t)1 << 62)
+
 struct bk_txn_td {
     bk_node_t *node;
     bk_txn_config_t cfg;
@@ -38,6 +49,8 @@ struct bk_txn_td {
     size_t npeers;
     td_flight_t *flights;        /* marker requests out */
     size_t nflights;
+    td_verify_t *verifies;       /* verifications out */
+    size_t nverifies;
     struct event *timer;
     bool creating;               /* __transaction_state creation in flight */
     bool pid_refill;             /* producer-id block request in flight */
@@ -72,6 +85,15 @@ bool td_in_flight(const bk_txn_td_t *td, int32_t pidx, const char *id, int64_t n
 /* Forgets flights of partition pidx (core dropped) or all (pidx < 0). */
 void td_flights_drop(bk_txn_td_t *td, int32_t pidx);
 void td_peers_free(bk_txn_td_t *td);
+/* Sends one request to broker's Kafka listener; the answer (or its loss)
+ * comes to txn_markers.c's on_resp with pend.arg = seq. 0 when sent. */
+int td_send_frame(bk_txn_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq);
+
+/* txn_verify.c */
+/* The answer (frame NULL: lost) of verification seq. */
+void td_verify_answer(bk_txn_td_t *td, uint64_t seq, int32_t corr, const uint8_t *frame, size_t len);
+/* Answers every verification out with NOT_ENOUGH_REPLICAS (stop). */
+void td_verify_drop_all(bk_txn_td_t *td);
 /* bk_txn_alloc_pid_fn: the node's producer-id block; starts a refill when empty. */
 bool td_alloc_pid(void *ctx, int64_t *producer_id);
 

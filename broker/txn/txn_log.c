@@ -90,10 +90,13 @@ int bk_txn_rec_encode(const char *transactional_id, const bk_txn_meta_t *meta, b
     v.transaction_status = (int8_t)meta->state;
     v.transaction_last_update_timestamp_ms = meta->last_update_ms;
     v.transaction_start_timestamp_ms = meta->start_ms;
+    v.client_transaction_version = meta->client_txn_version;
     rc = value_parts(meta, &v, &a);
+    /* v1 only when there is a client transaction version to keep: every
+     * transactions-v1 record stays byte for byte what it was (v0) */
     if (rc == KP_OK)
-        rc = encode_prefixed(&kp_transaction_log_value_desc, BK_TXN_LOG_VALUE_VERSION, &v, &rec->value,
-                             &rec->value_len);
+        rc = encode_prefixed(&kp_transaction_log_value_desc, meta->client_txn_version ? 1 : BK_TXN_LOG_VALUE_VERSION,
+                             &v, &rec->value, &rec->value_len);
     kp_arena_free(&a);
     if (rc != KP_OK) bk_txn_rec_free(rec);
     return rc;
@@ -128,6 +131,7 @@ static int meta_from_value(const kp_transaction_log_value_t *v, bk_txn_meta_t *m
     m->timeout_ms = v->transaction_timeout_ms;
     m->last_update_ms = v->transaction_last_update_timestamp_ms;
     m->start_ms = v->transaction_start_timestamp_ms;
+    m->client_txn_version = v->client_transaction_version;
     for (int32_t t = 0; t < v->transaction_partitions.count; t++) {
         const kp_transaction_log_value_partitions_schema_t *ps = &v->transaction_partitions.items[t];
         if (ps->topic.len == 0 || ps->topic.len > BK_TXN_TOPIC_MAX_BYTES ||

@@ -171,7 +171,7 @@ static uint8_t *encode(const kp_request_header_t *h, const void *body, size_t *l
     return buf;
 }
 
-static int send_frame(bk_txn_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq) {
+int td_send_frame(bk_txn_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq) {
     bk_net_qc_peer_t *p = peer_for(td, broker);
     if (!p) return -1;
     kp_request_header_t h = { api, ver, bk_net_qc_next_corr(p), kp_slice_cstr("skiff-txn") };
@@ -256,7 +256,7 @@ static bool flight_send(bk_txn_td_t *td, td_flight_t *f, bool commit) {
         kp_write_txn_markers_request_init(&q);
         q.markers.items = &m;
         q.markers.count = 1;
-        ok = send_frame(td, f->broker, KP_API_WRITE_TXN_MARKERS, MARKER_REQ_VERSION, &q, f->seq) == 0;
+        ok = td_send_frame(td, f->broker, KP_API_WRITE_TXN_MARKERS, MARKER_REQ_VERSION, &q, f->seq) == 0;
     }
     free(ts);
     free(idx);
@@ -430,6 +430,10 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
     (void)peer_id;
     bk_txn_td_t *td = ctx;
     uint64_t seq = (uint64_t)(uintptr_t)pend->arg;
+    if (seq & TD_VERIFY_SEQ_BIT) {               /* a produce's verification (txn_verify.c) */
+        td_verify_answer(td, seq, pend->corr, frame, len);
+        return;
+    }
     td_flight_t *f = NULL;
     if (seq == PID_REFILL_SEQ) td->pid_refill = false;
     else if (!(f = flight_take(td, seq))) return;
@@ -480,7 +484,7 @@ static void refill(bk_txn_td_t *td) {
         kp_init_producer_id_request_init(&q);
         q.transactional_id = kp_slice_null();
         q.transaction_timeout_ms = -1;
-        if (send_frame(td, ctl, KP_API_INIT_PRODUCER_ID, PID_REQ_VERSION, &q, PID_REFILL_SEQ) == 0)
+        if (td_send_frame(td, ctl, KP_API_INIT_PRODUCER_ID, PID_REQ_VERSION, &q, PID_REFILL_SEQ) == 0)
             td->pid_refill = true;
         return;
     }

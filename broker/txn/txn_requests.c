@@ -58,12 +58,12 @@ void bk_txn_td_init_producer_id(bk_txn_td_t *td, const kp_init_producer_id_reque
     free(id);
 }
 
-void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
-                          void *arg) {
-    const kp_add_partitions_to_txn_request_add_partitions_to_txn_topic_t *ts = q->v3_and_below_topics.items;
-    size_t nt = cnt(q->v3_and_below_topics.count), total = 0;
+void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                  int16_t producer_epoch, const bk_txn_td_topic_t *ts, int32_t ntopics,
+                                  bk_txn_td_answer_fn fn, void *arg) {
+    size_t nt = cnt(ntopics), total = 0;
     for (size_t i = 0; i < nt; i++) total += cnt(ts[i].partitions.count);
-    char *id = kp_slice_strdup(q->v3_and_below_transactional_id);
+    char *id = kp_slice_strdup(transactional_id);
     char **names = calloc(nt ? nt : 1, sizeof *names);
     bk_txn_tp_t *tps = calloc(total ? total : 1, sizeof *tps);
     int16_t err = id && names && tps ? 0 : KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -79,8 +79,7 @@ void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_re
         assert(n == total);
         bk_txn_out_t out;
         bk_txn_out_init(&out);
-        bk_txn_add_partitions(c, id, q->v3_and_below_producer_id, q->v3_and_below_producer_epoch, tps, n,
-                              bk_net_now_ms(), &out);   /* copies the topics it keeps */
+        bk_txn_add_partitions(c, id, producer_id, producer_epoch, tps, n, bk_net_now_ms(), &out);   /* copies the topics it keeps */
         bk_td_finish(td, pidx, &out, id, fn, arg);
     } else {
         answer_now(fn, arg, err);
@@ -89,6 +88,25 @@ void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_re
     free(names);
     free(tps);
     free(id);
+}
+
+void bk_txn_td_add_partitions(bk_txn_td_t *td, const kp_add_partitions_to_txn_request_t *q, bk_txn_td_answer_fn fn,
+                          void *arg) {
+    bk_txn_td_add_partitions_txn(td, q->v3_and_below_transactional_id, q->v3_and_below_producer_id,
+                                 q->v3_and_below_producer_epoch, q->v3_and_below_topics.items,
+                                 q->v3_and_below_topics.count, fn, arg);
+}
+
+int16_t bk_txn_td_verify(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id, int16_t producer_epoch,
+                         const char *topic, int32_t partition) {
+    char *id = kp_slice_strdup(transactional_id);
+    if (!id) return KP_ERROR_UNKNOWN_SERVER_ERROR;
+    int32_t pidx = -1;
+    int16_t err = KP_ERROR_INVALID_REQUEST;   /* an empty id */
+    bk_txn_coord_t *c = id[0] ? coord_of(td, id, &pidx, &err) : NULL;
+    if (c) err = bk_txn_verify(c, id, producer_id, producer_epoch, topic, partition);
+    free(id);
+    return err;
 }
 
 /* __consumer_offsets' partition count: the topic's, or the configured one
@@ -115,7 +133,23 @@ void bk_txn_td_add_offsets(bk_txn_td_t *td, const kp_add_offsets_to_txn_request_
     free(id);
 }
 
-void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td_answer_fn fn, void *arg) {
+int32_t bk_txn_td_offsets_partition(bk_txn_td_t *td, kp_str_t group) {
+    return bk_grp_partition_for(group, offsets_partitions(td->node));
+}
+
+void bk_txn_td_add_offsets_implicit(bk_txn_td_t *td, kp_str_t transactional_id, int64_t producer_id,
+                                    int16_t producer_epoch, kp_str_t group, bk_txn_td_answer_fn fn, void *arg) {
+    kp_add_offsets_to_txn_request_t q;
+    kp_add_offsets_to_txn_request_init(&q);
+    q.transactional_id = transactional_id;
+    q.producer_id = producer_id;
+    q.producer_epoch = producer_epoch;
+    q.group_id = group;
+    bk_txn_td_add_offsets(td, &q, fn, arg);
+}
+
+void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, int16_t version, bk_txn_td_answer_fn fn,
+                       void *arg) {
     char *id = kp_slice_strdup(q->transactional_id);
     int32_t pidx = -1;
     int16_t err = KP_ERROR_UNKNOWN_SERVER_ERROR;
@@ -123,7 +157,7 @@ void bk_txn_td_end_txn(bk_txn_td_t *td, const kp_end_txn_request_t *q, bk_txn_td
     if (c) {
         bk_txn_out_t out;
         bk_txn_out_init(&out);
-        bk_txn_end(c, id, q->producer_id, q->producer_epoch, q->committed, bk_net_now_ms(), &out);
+        bk_txn_end_v(c, id, q->producer_id, q->producer_epoch, q->committed, version >= 5, bk_net_now_ms(), &out);
         bk_td_finish(td, pidx, &out, id, fn, arg);
     } else {
         answer_now(fn, arg, err);

@@ -13,6 +13,8 @@
 #      (1000000), BENCH_SIZE (100), BENCH_HS_SECONDS (5)
 # shellcheck source-path=SCRIPTDIR/../integration
 . "$(dirname "$0")/../integration/lib.sh"
+# arithmetic on fractional seconds (awk: no bc needed)
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 count=${BENCH_COUNT:-1000000}
 size=${BENCH_SIZE:-100}
 hs_s=${BENCH_HS_SECONDS:-5}
@@ -53,7 +55,7 @@ run() {  # run NAME PORT ARGS... : produce + consume, fills T[NAME-p], T[NAME-c]
   c0=$(cpu_ticks "$PID"); t0=$(date +%s.%N)
   kcat -P -b "127.0.0.1:$port" "$@" -t "bench-$name" -X acks=1 -X linger.ms=5 -l "$SK_TMP/in.txt" 2>>"$SK_TMP/kcat.err" || status=1
   t1=$(date +%s.%N); c1=$(cpu_ticks "$PID")
-  T[$name-p]=$(echo "$t1 - $t0" | bc -l); CPU[$name-p]=$(echo "($c1 - $c0) / $hz" | bc -l)
+  T[$name-p]=$(calc "$t1 - $t0"); CPU[$name-p]=$(calc "($c1 - $c0) / $hz")
   # consume twice, keep the faster: the first read after a produce has
   # been seen to wait out fetch.wait.max.ms rounds at the end
   local k
@@ -63,8 +65,8 @@ run() {  # run NAME PORT ARGS... : produce + consume, fills T[NAME-p], T[NAME-c]
     n=$(kcat -C -b "127.0.0.1:$port" "$@" -t "bench-$name" -o beginning -e -q 2>>"$SK_TMP/kcat.err" | wc -l)
     t1=$(date +%s.%N); c1=$(cpu_ticks "$PID")
     [ "$n" -eq "$count" ] || { echo "$name: consumed $n of $count"; status=1; }
-    if [ "$(echo "$t1 - $t0 < ${T[$name-c]}" | bc -l)" = 1 ]; then
-      T[$name-c]=$(echo "$t1 - $t0" | bc -l); CPU[$name-c]=$(echo "($c1 - $c0) / $hz" | bc -l)
+    if awk "BEGIN { exit !($t1 - $t0 < ${T[$name-c]}) }"; then
+      T[$name-c]=$(calc "$t1 - $t0"); CPU[$name-c]=$(calc "($c1 - $c0) / $hz")
     fi
   done
 }
@@ -73,11 +75,11 @@ run plain "$P_PLAIN"
 run ssl "$P_SSL" -X security.protocol=ssl -X ssl.ca.location="$C/ca.crt"
 printf '%-10s %9s %12s %9s %9s %12s %9s\n' listener produce_s records/s cpu_s consume_s records/s cpu_s
 for n in plain ssl; do
-  printf '%-10s %9.2f %12.0f %9.2f %9.2f %12.0f %9.2f\n' "$n" "${T[$n-p]}" "$(echo "$count / ${T[$n-p]}" | bc -l)" \
-    "${CPU[$n-p]}" "${T[$n-c]}" "$(echo "$count / ${T[$n-c]}" | bc -l)" "${CPU[$n-c]}"
+  printf '%-10s %9.2f %12.0f %9.2f %9.2f %12.0f %9.2f\n' "$n" "${T[$n-p]}" "$(calc "$count / ${T[$n-p]}")" \
+    "${CPU[$n-p]}" "${T[$n-c]}" "$(calc "$count / ${T[$n-c]}")" "${CPU[$n-c]}"
 done
-printf 'SSL/PLAINTEXT throughput: produce %.2f, consume %.2f\n' "$(echo "${T[plain-p]} / ${T[ssl-p]}" | bc -l)" \
-  "$(echo "${T[plain-c]} / ${T[ssl-c]}" | bc -l)"
+printf 'SSL/PLAINTEXT throughput: produce %.2f, consume %.2f\n' "$(calc "${T[plain-p]} / ${T[ssl-p]}")" \
+  "$(calc "${T[plain-c]} / ${T[ssl-c]}")"
 path=$(grep -o 'listener SSL: \(kTLS send on\|read-encrypt-write\)[^)]*)\?' "$SK_TMP/node-1.log" | head -1)
 echo "file-range path: ${path:-not logged}"
 
@@ -88,7 +90,7 @@ if command -v openssl >/dev/null; then
   c1=$(cpu_ticks "$PID")
   conns=$(grep -o '^[0-9]* connections in [0-9.]*s' <<<"$out" | head -1)
   n=$(awk '{print $1}' <<<"$conns")
-  echo "handshakes: $conns (s_time -new, TLS 1.3); node CPU per handshake: $(echo "scale=3; 1000 * ($c1 - $c0) / $hz / ${n:-1}" | bc -l) ms"
+  echo "handshakes: $conns (s_time -new, TLS 1.3); node CPU per handshake: $(calc "1000 * ($c1 - $c0) / $hz / ${n:-1}") ms"
 fi
 sk_stop_node 1
 exit "$status"

@@ -9,13 +9,16 @@
  *    coordinator's own encoders, group_int.h) and loading those into a fresh
  *    coordinator gives the same state;
  *  - the loaded state survives the coordinator's periodic work and queries
- *    (tick, offset expiry, list, describe, offset fetch) without a crash. */
+ *    (tick, offset expiry, list, describe, offset fetch) without a crash.
+ * KIP-848 consumer groups' records (types 3-8, group_cg_records.c) are part
+ * of the state compared and written back; their tick runs with no topics. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/group/group.h"
 #include "broker/group/group_int.h"
+#include "broker/group/group_cg_int.h"
 
 #define RECS_MAX 64                      /* bound on records per input */
 #define NOW_MS 1700000000000LL
@@ -46,7 +49,43 @@ static void put_str(dump_t *d, const bk_grp_str_t *s) {
     if (s->p) put(d, s->p, s->len);
 }
 
+static void put_tps(dump_t *d, const bk_grp_cg_tps_t *s) {
+    put_i64(d, (int64_t)s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        put(d, s->v[i].topic.b, 16);
+        put_i64(d, s->v[i].partition);
+    }
+}
+
+static void dump_cg(dump_t *d, const bk_grp_cg_t *cg) {
+    put_i64(d, cg ? 1 : 0);
+    if (!cg) return;
+    put_i64(d, cg->epoch);
+    put_i64(d, cg->assignment_epoch);
+    put_i64(d, (int64_t)cg->nmembers);
+    for (size_t i = 0; i < cg->nmembers; i++) {
+        const bk_grp_cg_member_t *m = &cg->members[i];
+        put_str(d, &m->member_id);
+        put_str(d, &m->instance_id);
+        put_str(d, &m->rack_id);
+        put_str(d, &m->client_id);
+        put_str(d, &m->client_host);
+        put_i64(d, (int64_t)m->ntopics);
+        for (size_t k = 0; k < m->ntopics; k++) put_str(d, &m->topics[k]);
+        put_str(d, &m->regex);
+        put_str(d, &m->assignor);
+        put_i64(d, m->rebalance_timeout_ms);
+        put_i64(d, m->epoch);
+        put_i64(d, m->prev_epoch);
+        put_i64(d, m->state);
+        put_tps(d, &m->assigned);
+        put_tps(d, &m->revoking);
+        put_tps(d, &m->target);
+    }
+}
+
 static void dump_group(dump_t *d, const bk_grp_t *g) {
+    dump_cg(d, g->cg);
     put_str(d, &g->id);
     put_i64(d, g->generation);
     put_i64(d, g->state_ts_ms);
@@ -148,6 +187,8 @@ static void exercise(bk_grp_coord_t *c) {
     bk_grp_out_init(&out);
     bk_grp_tick(c, NOW_MS + 1, &out);
     bk_grp_tick(c, NOW_MS + 3600 * 1000LL, &out);
+    bk_grp_cg_topics_t none = { NULL, 0, 1 };
+    bk_grp_cg_tick(c, &none, NOW_MS + 1, &out);
     bk_grp_expire_offsets(c, NOW_MS + 30 * 86400 * 1000LL, &out);
     check_coord(c);
     bk_grp_out_free(&out);
@@ -159,7 +200,17 @@ static void roundtrip(const bk_grp_coord_t *c, const dump_t *want) {
     bk_grp_out_init(&out);
     for (size_t i = 0; i < c->ngroups; i++) {
         const bk_grp_t *g = c->groups[i];
-        rec_group(&out, g);
+        if (g->cg) {
+            kp_str_t gid = gs_slice(&g->id);
+            for (size_t m = 0; m < g->cg->nmembers; m++) {
+                cg_rec_member(&out, gid, &g->cg->members[m]);
+                cg_rec_current(&out, gid, &g->cg->members[m]);
+            }
+            cg_rec_target(&out, gid, g->cg);
+            cg_rec_epoch(&out, gid, g->cg);
+        } else {
+            rec_group(&out, g);
+        }
         for (size_t k = 0; k < g->noffsets; k++) rec_offset(&out, gs_slice(&g->id), &g->offsets[k]);
     }
     if (out.err != KP_OK) abort();

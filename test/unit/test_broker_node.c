@@ -29,9 +29,7 @@ START_TEST(test_table_sorted_and_from_codec) {
         ck_assert_ptr_nonnull(api);
         ck_assert_ptr_nonnull(t[i].fn);
         ck_assert_int_eq(t[i].min_version, api->min_version);
-        /* AddPartitionsToTxn v4+ is KIP-890's broker-side form: capped at 3 */
-        if (t[i].api_key == KP_API_ADD_PARTITIONS_TO_TXN) ck_assert_int_eq(t[i].max_version, 3);
-        else ck_assert_int_eq(t[i].max_version, api->max_stable_version);
+        ck_assert_int_eq(t[i].max_version, api->max_stable_version);
         ck_assert_int_le(t[i].min_version, t[i].max_version);
         if (i > 0) ck_assert_int_lt(t[i - 1].api_key, t[i].api_key);
         ck_assert_ptr_eq(bk_api_dispatch_find(t[i].api_key), &t[i]);

@@ -416,6 +416,18 @@ START_TEST(test_ctl_usage_exit_codes) {
         { 3, { "producers", "a", "b" }, 2, "one topic name" },
         { 4, { "producers", "t", "-p", "-1" }, 2, "--partition" },
         { 2, { "producers", "t" }, 3, "127.0.0.1:1" },
+        { 1, { "quota" }, 2, "set, list" },
+        { 2, { "quota", "frob" }, 2, "unknown quota subcommand" },
+        { 2, { "quota", "set" }, 2, "--user U, --client-id C or --default" },
+        { 4, { "quota", "set", "--user", "u" }, 2, "at least one rate" },
+        { 6, { "quota", "set", "--user", "u", "--producer-byte-rate", "1.5" }, 2, "whole number" },
+        { 6, { "quota", "set", "--user", "u", "--consumer-byte-rate", "-1" }, 2, "--consumer-byte-rate" },
+        { 6, { "quota", "set", "--default", "--user", "u", "--producer-byte-rate" }, 2, "needs a value" },
+        { 5, { "quota", "set", "--default", "--request-percentage", "x" }, 2, "--request-percentage" },
+        { 4, { "quota", "list", "--user", "u" }, 2, "takes no entity" },
+        { 4, { "quota", "list", "--producer-byte-rate", "5" }, 2, "takes no --producer-byte-rate" },
+        { 6, { "quota", "set", "--client-id", "c", "--request-percentage", "2.5" }, 3, "127.0.0.1:1" },
+        { 2, { "quota", "list" }, 3, "127.0.0.1:1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run_ctl(&out, &err, cases[i].argc, cases[i].argv);
@@ -429,7 +441,7 @@ END_TEST
 
 START_TEST(test_ctl_help_everywhere) {
     char *out = NULL, *err = NULL;
-    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf", "txn", "producers", "user" };
+    const char *fams[] = { "cluster", "broker", "topic", "produce", "consume", "group", "perf", "txn", "producers", "user", "quota" };
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         char *argv[] = { (char *)fams[i], "--help" };
         ck_assert_int_eq(run_ctl(&out, &err, 2, argv), 0);

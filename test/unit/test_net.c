@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/net/clock.h"
 #include "broker/net/net.h"
 #include "broker/net/ratelog.h"
 #include "broker/net/signals.h"
@@ -218,6 +219,13 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
     case 'F': respond_file(conn, slot, arg, f, len); break;
     case 'B': respond_big(conn, slot, arg); break;
     case 'K': keep_frame(conn, slot, arg, f, len); break;
+    case 'M': /* answer, then mute the connection for arg ms (client quotas) */
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
+        ck_assert_int_eq(bk_net_conn_mute_until(conn, (int64_t)(bk_net_mono_ns() / 1000000u) + arg), BK_NET_OK);
+        ck_assert(bk_net_conn_muted(conn));
+        /* a shorter mute does not cut the one in force */
+        ck_assert_int_eq(bk_net_conn_mute_until(conn, (int64_t)(bk_net_mono_ns() / 1000000u) + 1), BK_NET_OK);
+        break;
     default: ck_abort_msg("unknown test command %c", f[0]);
     }
 }
@@ -1367,6 +1375,51 @@ START_TEST(test_peer_reset_during_write) {
 }
 END_TEST
 
+/* KIP-219's channel muting: the answer to the muting request leaves at
+ * once; a frame already buffered behind it and a frame sent during the mute
+ * reach the handler only once the mute is over. */
+START_TEST(test_mute_until_holds_frames) {
+    srv_start();
+    int fd = cli_connect();
+    uint8_t buf[2 * 13];
+    size_t off = enc_frame(buf, 'M', 400, 1);
+    off += enc_frame(buf + off, 'E', 7, 2);
+    int64_t t0 = now_ms();
+    send_all(fd, buf, off);                 /* E buffered behind M in one write */
+    expect_echo(fd, 'M', 400, 1);
+    ck_assert_int_lt(now_ms() - t0, 300);   /* the muting answer is not held */
+    sleep_ms(100);
+    ck_assert_int_eq(S.frames, 1);          /* E waits in the buffer */
+    send_cmd(fd, 'E', 8, 3);                /* and a frame sent while muted */
+    sleep_ms(100);
+    ck_assert_int_eq(S.frames, 1);
+    expect_echo(fd, 'E', 7, 2);
+    ck_assert_int_ge(now_ms() - t0, 390);
+    expect_echo(fd, 'E', 8, 3);
+    ck_assert_int_eq(S.frames, 3);
+    /* unmuted: a plain echo is answered at once */
+    int64_t t1 = now_ms();
+    send_cmd(fd, 'E', 9, 4);
+    expect_echo(fd, 'E', 9, 4);
+    ck_assert_int_lt(now_ms() - t1, 300);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+/* A connection that closes while muted frees its timer (ASan/valgrind). */
+START_TEST(test_mute_then_close) {
+    srv_start();
+    int fd = cli_connect();
+    send_cmd(fd, 'M', 5000, 1);
+    expect_echo(fd, 'M', 5000, 1);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 static Suite *net_suite(void) {
     Suite *s = suite_create("net");
     TCase *tc = tcase_create("core");
@@ -1408,6 +1461,8 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_shutdown_without_connections);
     tcase_add_test(tc, test_sigterm_graceful_stop);
     tcase_add_test(tc, test_peer_reset_during_write);
+    tcase_add_test(tc, test_mute_until_holds_frames);
+    tcase_add_test(tc, test_mute_then_close);
     suite_add_tcase(s, tc);
     return s;
 }

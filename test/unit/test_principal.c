@@ -73,11 +73,13 @@ START_TEST(test_refused) {
 END_TEST
 
 START_TEST(test_result_bound) {
-    char why[128], out[8];
+    char why[128], out[9];   /* "CN=short" and its NUL exactly */
     kp_principal_rules_t *r = kp_principal_rules_parse("DEFAULT", why, sizeof why);
     ck_assert_ptr_nonnull(r);
     ck_assert_int_ne(kp_principal_map(r, "CN=longer-than-eight", out, sizeof out), KP_OK);
-    ck_assert_int_eq(kp_principal_map(r, "CN=short", out, 9), KP_OK);
+    ck_assert_int_eq(kp_principal_map(r, "CN=short", out, sizeof out), KP_OK);
+    ck_assert_str_eq(out, "CN=short");
+    ck_assert_int_ne(kp_principal_map(r, "CN=short", out, sizeof out - 1), KP_OK);
     kp_principal_rules_free(r);
 }
 END_TEST

@@ -619,6 +619,96 @@ START_TEST(test_describe_and_list) {
 }
 END_TEST
 
+/* Transactions v2 (KIP-890): EndTxn v5 bumps the epoch with the Prepare
+ * record, the markers carry the new epoch, the answer names it, its retry
+ * with the old epoch is recognised, the old epoch is fenced; verification
+ * (AddPartitionsToTxn VerifyOnly) answers per partition and writes nothing;
+ * a replay of the log gives the bumped epoch. */
+static int16_t t_end_v5(tctx_t *t, const char *id, int64_t pid, int16_t epoch, bool commit, int64_t *opid,
+                        int16_t *oepoch) {
+    bk_txn_out_t o;
+    bk_txn_out_init(&o);
+    bk_txn_end_v(&t->c, id, pid, epoch, commit, true, t->now, &o);
+    int16_t e = o.error;
+    *opid = o.producer_id;
+    *oepoch = o.producer_epoch;
+    if (o.wait) e = t_flush_st(t, &o, KP_ERROR_NONE, opid, oepoch);
+    else ck_assert_uint_eq(o.nrecs, 0);
+    bk_txn_out_free(&o);
+    return e;
+}
+
+START_TEST(test_v2_epoch_bump_and_verify) {
+    tctx_t *t = new_ctx();
+    int64_t pid, rp;
+    int16_t epoch, re;
+    t->now = 1000;
+    ck_assert_int_eq(t_init(t, "v2", 60000, &pid, &epoch), KP_ERROR_NONE);
+    /* verification before any add: no transaction open */
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, epoch, "orders", 0), KP_ERROR_INVALID_TXN_STATE);
+    ck_assert_int_eq(t_add(t, "v2", pid, epoch, TPS, 2), KP_ERROR_NONE);
+    size_t nlog = t->nlog;
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, epoch, "orders", 0), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, epoch, "orders", 1), KP_ERROR_NONE);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, epoch, "audit", 2), KP_ERROR_INVALID_TXN_STATE);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, (int16_t)(epoch + 1), "orders", 0), KP_ERROR_PRODUCER_FENCED);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid + 1, epoch, "orders", 0), KP_ERROR_INVALID_PRODUCER_ID_MAPPING);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "nope", pid, epoch, "orders", 0), KP_ERROR_INVALID_PRODUCER_ID_MAPPING);
+    ck_assert_uint_eq(t->nlog, nlog);                               /* verification writes nothing */
+    /* EndTxn v5: the Prepare record already has the bumped epoch, so do the markers */
+    ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, true, &rp, &re), KP_ERROR_NONE);
+    ck_assert_int_eq(rp, pid);
+    ck_assert_int_eq(re, epoch + 1);
+    ck_assert_uint_eq(t->nmarkers, 2);
+    for (size_t i = 0; i < t->nmarkers; i++) ck_assert_int_eq(t->markers[i].epoch, epoch + 1);
+    ck_assert_int_eq(bk_txn_verify(&t->c, "v2", pid, (int16_t)(epoch + 1), "orders", 0),
+                     KP_ERROR_CONCURRENT_TRANSACTIONS);            /* completing */
+    /* a retry with the old epoch while completing, then after */
+    ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, true, &rp, &re), KP_ERROR_CONCURRENT_TRANSACTIONS);
+    t_ack_all(t);
+    ck_assert_int_eq(meta(t, "v2")->state, BK_TXN_COMPLETE_COMMIT);
+    ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, true, &rp, &re), KP_ERROR_NONE);
+    ck_assert_int_eq(re, epoch + 1);
+    ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, false, &rp, &re), KP_ERROR_INVALID_TXN_STATE);
+    /* a coordinator rebuilt from the log recognises that retry too: the
+     * records of a v5 end are value v1 with ClientTransactionVersion 2 */
+    {
+        tctx_t *r2 = malloc(sizeof *r2);
+        ck_assert_ptr_nonnull(r2);
+        t_replay(t, t->nlog, r2);
+        ck_assert_int_eq(bk_txn_get(&r2->c, "v2")->client_txn_version, 2);
+        ck_assert_int_eq(t_end_v5(r2, "v2", pid, epoch, true, &rp, &re), KP_ERROR_NONE);
+        ck_assert_int_eq(re, epoch + 1);
+        ck_assert_int_eq(t_end_v5(r2, "v2", pid, epoch, false, &rp, &re), KP_ERROR_INVALID_TXN_STATE);
+        free_ctx(r2);
+        const trec_t *last = &t->log[t->nlog - 1];
+        ck_assert_int_eq(last->value[0], 0);
+        ck_assert_int_eq(last->value[1], 1);          /* value v1 */
+        ck_assert_int_eq(t->log[0].value[1], 0);      /* the Empty record of InitProducerId: v0 */
+    }
+    /* the old epoch is fenced, the new one starts the next transaction */
+    ck_assert_int_eq(t_add(t, "v2", pid, epoch, TPS, 1), KP_ERROR_PRODUCER_FENCED);
+    ck_assert_int_eq(t_add(t, "v2", pid, (int16_t)(epoch + 1), TPS, 1), KP_ERROR_NONE);
+    /* v0-4 EndTxn does not bump */
+    ck_assert_int_eq(t_end(t, "v2", pid, (int16_t)(epoch + 1), false), KP_ERROR_NONE);
+    ck_assert_int_eq(meta(t, "v2")->producer_epoch, epoch + 1);
+    t_ack_all(t);
+    /* a v0-4 end clears the client version: the stale epoch is fenced */
+    ck_assert_int_eq(meta(t, "v2")->client_txn_version, 0);
+    ck_assert_int_eq(t_end_v5(t, "v2", pid, epoch, false, &rp, &re), KP_ERROR_PRODUCER_FENCED);
+    /* a replay of the whole log gives the bumped epoch */
+    tctx_t *r = malloc(sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    t_replay(t, t->nlog, r);
+    const bk_txn_meta_t *m = bk_txn_get(&r->c, "v2");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->producer_epoch, epoch + 1);
+    ck_assert_int_eq(m->state, BK_TXN_COMPLETE_ABORT);
+    free_ctx(r);
+    free_ctx(t);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("txn");
     TCase *tc = tcase_create("coordinator");
@@ -633,6 +723,7 @@ int main(void) {
     tcase_add_test(tc, test_failover_at_every_step);
     tcase_add_test(tc, test_describe_and_list);
     tcase_add_test(tc, test_partition_for);
+    tcase_add_test(tc, test_v2_epoch_bump_and_verify);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -233,9 +233,10 @@ START_TEST(test_dispatch_serves_txn_apis) {
         ck_assert_msg(e != NULL, "api %d not served", apis[i]);
         ck_assert_int_eq(e->min_version, 0);
     }
-    /* v4+ is KIP-890's broker-side batched form: clients send v0-3 */
-    ck_assert_int_eq(bk_api_dispatch_find(KP_API_ADD_PARTITIONS_TO_TXN)->max_version, 3);
-    ck_assert_int_ge(bk_api_dispatch_find(KP_API_END_TXN)->max_version, 3);
+    /* v4-5 is KIP-890's broker-to-coordinator batch (VerifyOnly), served
+     * since issue 20; EndTxn v5 bumps the epoch (transactions v2) */
+    ck_assert_int_eq(bk_api_dispatch_find(KP_API_ADD_PARTITIONS_TO_TXN)->max_version, 5);
+    ck_assert_int_eq(bk_api_dispatch_find(KP_API_END_TXN)->max_version, 5);
 }
 END_TEST
 

@@ -75,6 +75,15 @@ def scram(name, mech, iters, fill=1):
                f_bytes(4, bytes([fill + 1]) * kl) + f_bytes(5, bytes([fill + 2]) * kl) + f_int(6, iters))
 def scram_remove(name, mech): return rec(12, f_bytes(1, name) + f_int(2, mech))
 SCRAM_DONE = rec(13, b"")
+def f_double(num, v): return varint(num << 3 | 1) + struct.pack("<d", v)
+def quota(parts, key, value=None, remove=False):   # parts: [(type, name or None)]
+    b = b"".join(f_bytes(1, f_bytes(1, t) + (f_bytes(2, n) if n is not None else b"")) for t, n in parts)
+    b += f_bytes(2, key)
+    if value is not None:
+        b += f_double(3, value)
+    if remove:
+        b += f_int(4, 1)
+    return rec(24, b)
 
 history = [
     registration(1, 0), registration(2, 1, rack="r2"), fence(1, 0, False), fence(2, 1, False),
@@ -89,6 +98,13 @@ scram_history = [scram("admin", 1, 4096), scram("admin", 2, 8192, 5), scram("a,b
                  scram("admin", 1, 4096, 9), scram_remove("admin", 2), scram_remove("nobody", 1),
                  scram("low", 1, 1000), scram("", 2, 4096)]
 put("fuzz_metadata_record", "scram.bin", b"".join(struct.pack(">H", len(r)) + r for r in scram_history))
+quota_history = [quota([("user", "alice")], "producer_byte_rate", 1024.0),
+                 quota([("user", "alice"), ("client-id", "app")], "request_percentage", 12.5),
+                 quota([("user", None)], "consumer_byte_rate", 4096.0), quota([("client-id", None)], "consumer_byte_rate", 1.0),
+                 quota([("user", "alice")], "producer_byte_rate", remove=True),
+                 quota([("user", "x"), ("user", "y")], "producer_byte_rate", 1.0), quota([("ip", "1.2.3.4")], "producer_byte_rate", 1.0),
+                 quota([("user", "z")], "no_such_key", 1.0), quota([("user", "z")], "producer_byte_rate", -1.0), quota([], "producer_byte_rate", 5.0)]
+put("fuzz_metadata_record", "quota.bin", b"".join(struct.pack(">H", len(r)) + r for r in quota_history))
 put("fuzz_metadata_record", "topic.bin", b"".join(struct.pack(">H", len(r)) + r for r in history[4:7]))
 
 def snapshot(last_offset, last_epoch, cluster, records):
@@ -99,6 +115,7 @@ snap_recs = [registration(1, 0, fenced=False), registration(2, 1, rack="r2"), fe
              config(4, "1", "log.retention.ms", "5000"), pid_block(1, 0, 2000)]
 put("fuzz_image_snapshot", "full.bin", snapshot(41, 3, "ar0DNXesQhGRYTX9vNaGFg", snap_recs))
 put("fuzz_image_snapshot", "scram.bin", snapshot(7, 2, "c", [scram("admin", 1, 4096), scram("bob", 2, 8192), SCRAM_DONE]))
+put("fuzz_image_snapshot", "quota.bin", snapshot(9, 2, "c", quota_history[:4]))
 put("fuzz_image_snapshot", "empty.bin", snapshot(-1, -1, "c", []))
 put("fuzz_image_snapshot", "local-follower.bin", snapshot(9, 1, "c", [topic("t", UUID_B), partition(UUID_B, 0, [2, 1], [2, 1], 2)]))
 

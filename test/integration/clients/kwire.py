@@ -80,10 +80,12 @@ def recv_exact(s, n):
     return buf
 
 
-def call(addr, key, ver, body, flexible=True, client=b"test", timeout_s=30.0):
+def call(addr, key, ver, body, flexible=True, client=b"test", timeout_s=30.0, resp_tags=None):
     """Sends one request (header v2 when flexible, else v1) with correlation
     id 7 to HOST:PORT and returns an Rd positioned after the response
-    header. ValueError on a closed connection or a mismatched answer."""
+    header. ValueError on a closed connection or a mismatched answer.
+    resp_tags: whether the response header has tagged fields (default:
+    flexible; False for ApiVersions, whose response header is always v0)."""
     host, port = addr.rsplit(":", 1)
     req = struct.pack(">hhih", key, ver, 7, len(client)) + client + (b"\x00" if flexible else b"") + body
     s = socket.create_connection((host, int(port)), timeout=timeout_s)
@@ -100,5 +102,5 @@ def call(addr, key, ver, body, flexible=True, client=b"test", timeout_s=30.0):
     r = Rd(buf[4:])
     if r.i32() != 7:
         raise ValueError("correlation id mismatch")
-    r.tags(flexible)   # response header v1 for flexible versions
+    r.tags(flexible if resp_tags is None else resp_tags)   # response header v1 for flexible versions
     return r

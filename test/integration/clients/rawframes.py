@@ -111,8 +111,12 @@ def parse_api_versions(body, ver):
         keys[k] = (lo, hi)
     if ver >= 1:
         i += 4                        # throttle_time_ms
-    if ver >= 3:
-        _, i = uvarint(body, i)
+    if ver >= 3:                      # tagged fields (v3+: the features, issue 20)
+        ntags, i = uvarint(body, i)
+        for _ in range(ntags):
+            _, i = uvarint(body, i)
+            size, i = uvarint(body, i)
+            i += size
     return corr, err, keys, i
 
 
