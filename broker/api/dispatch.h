@@ -153,8 +153,8 @@ bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t 
  * served here, where the handler answers the authorization errors. */
 bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
 /* Before a controller-bound handler runs (authorizer on): true to go on.
- * CreateTopics, DeleteTopics, CreateAcls and DeleteAcls check per item in
- * their handlers; the others (CreatePartitions, AlterConfigs,
+ * CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, UpdateFeatures and
+ * AlterClientQuotas check in their handlers (Kafka's error codes); the others (CreatePartitions, AlterConfigs,
  * IncrementalAlterConfigs, ElectLeaders, reassignments, SCRAM credentials)
  * need every named right, else the connection closes (logged) before any
  * effect. */

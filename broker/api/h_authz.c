@@ -112,8 +112,10 @@ bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t 
 bool bk_api_admin_gate(bk_api_req_t *req) {
     int16_t k = req->hdr.api_key;
     if (!bk_node_authz_on(req->node) || !bk_cluster_forwarded_api(k)) return true;
-    /* these answer per item (h_topics.c, h_acls.c) */
-    if (k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_ACLS || k == KP_API_DELETE_ACLS)
+    /* these answer their authorization errors themselves (h_topics.c,
+     * h_acls.c, h_features.c, h_quotas.c) */
+    if (k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_ACLS || k == KP_API_DELETE_ACLS ||
+        k == KP_API_UPDATE_FEATURES || k == KP_API_ALTER_CLIENT_QUOTAS)
         return true;
     if (req->node_forwarded || bk_node_is_super_user(req->node, req->principal) || all_allowed(req)) return true;
     bk_api_req_close(req, "not authorized for this metadata change (authorizer on)");
