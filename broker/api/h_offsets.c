@@ -231,6 +231,13 @@ static qtopic_t *v7_topics(bk_api_req_t *req, const kp_offset_fetch_request_t *q
     return qt;
 }
 
+/* OffsetFetch v8+ with some groups refused DESCRIBE: the request as sent
+ * (req->body then holds the allowed groups) and which were refused. */
+typedef struct {
+    const kp_offset_fetch_request_t *orig;
+    const bool *denied;
+} fetch_authz_t;
+
 static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
@@ -251,8 +258,18 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
         return;
     }
     size_t ng = res->nfetched;
-    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, ng, sizeof *gs);
+    const fetch_authz_t *az = req->aux;     /* set when some groups were refused */
+    size_t no = az ? cnt(az->orig->groups.count) : 0;
+    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, ng + no, sizeof *gs);
     if (!gs) { bk_api_req_close(req, "out of memory"); return; }
+    size_t nrefused = 0;
+    for (size_t i = 0; i < no; i++) {     /* the refused ones after the others */
+        if (!az->denied[i]) continue;
+        kp_offset_fetch_response_offset_fetch_response_group_t *d = &gs[ng + nrefused++];
+        kp_offset_fetch_response_offset_fetch_response_group_init(d);
+        d->group_id = az->orig->groups.items[i].group_id;
+        d->error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    }
     for (size_t i = 0; i < ng; i++) {
         const kp_offset_fetch_request_offset_fetch_request_group_t *g = &q->groups.items[i];
         kp_offset_fetch_response_offset_fetch_response_group_init(&gs[i]);
@@ -268,15 +285,14 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
         gs[i].topics.count = (int32_t)nt;
     }
     r.groups.items = gs;
-    r.groups.count = (int32_t)ng;
+    r.groups.count = (int32_t)(ng + nrefused);
     bk_api_req_respond(req, &r);
 }
 
 void bk_api_h_offset_fetch(bk_api_req_t *req) {
-    /* DESCRIBE on the group (v0-7: one group). v8+: every group refused ->
-     * each answers GROUP_AUTHORIZATION_FAILED; some refused and some not
-     * (rare: clients ask for one group) -> the connection closes, a
-     * simplification of Kafka's per-group answer */
+    /* DESCRIBE on the group (v0-7: one group). v8+: per group, a refused
+     * one answers GROUP_AUTHORIZATION_FAILED and never reaches the
+     * coordinator (Kafka) */
     const kp_offset_fetch_request_t *q = req->body;
     bool ok = req->hdr.api_version < 8 ? bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->group_id)
                                        : true;
@@ -306,22 +322,52 @@ void bk_api_h_offset_fetch(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
+    if (ndenied > 0) {      /* v8+, some refused: the coordinator sees the others */
+        size_t ng = cnt(q->groups.count);
+        bool *denied = bk_api_req_alloc(req, ng, sizeof *denied);
+        kp_offset_fetch_request_offset_fetch_request_group_t *keep = bk_api_req_alloc(req, ng, sizeof *keep);
+        kp_offset_fetch_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        fetch_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!denied || !keep || !q2 || !az) { bk_api_req_close(req, "out of memory"); return; }
+        size_t m = 0;
+        for (size_t i = 0; i < ng; i++) {
+            denied[i] = !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+            if (!denied[i]) keep[m++] = q->groups.items[i];
+        }
+        *q2 = *q;
+        q2->groups.items = keep;
+        q2->groups.count = (int32_t)m;
+        *az = (fetch_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+        ok = true;
+    }
     if (!ok) { bk_api_req_close(req, "OffsetFetch for a group the principal may not DESCRIBE"); return; }
     bk_grp_gd_offset_fetch(req->node->groups, req->body, req->hdr.api_version, fetch_done, req);
 }
 
 /* ---- OffsetDelete ------------------------------------------------------- */
 
+/* Topics the principal may not READ are left out of what the coordinator
+ * sees (req->body then holds the rest) and answered
+ * TOPIC_AUTHORIZATION_FAILED, as Kafka does. */
+typedef struct {
+    const kp_offset_delete_request_t *orig;
+    const bool *denied;
+} delete_authz_t;
+
 static void offset_delete_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_delete_request_t *q = req->body;
+    const delete_authz_t *az = req->aux;
     kp_offset_delete_response_t r;
     kp_offset_delete_response_init(&r);
     r.error_code = res->error;
     if (r.error_code == 0) {
-        size_t nt = cnt(q->topics.count), k = 0;
-        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+        size_t nt = cnt(q->topics.count), k = 0, nd = 0;
+        for (size_t i = 0; az && i < cnt(az->orig->topics.count); i++) nd += az->denied[i];
+        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_api_req_alloc(req, nt + nd, sizeof *rt);
         if (!rt) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < nt; i++) {
             size_t np = cnt(q->topics.items[i].partitions.count);
@@ -337,12 +383,59 @@ static void offset_delete_done(void *arg, const bk_grp_gd_result_t *res) {
             rt[i].partitions.items = ps;
             rt[i].partitions.count = (int32_t)np;
         }
+        for (size_t i = 0, o = nt; az && i < cnt(az->orig->topics.count); i++) {
+            if (!az->denied[i]) continue;
+            const kp_offset_delete_request_offset_delete_request_topic_t *t = &az->orig->topics.items[i];
+            size_t np = cnt(t->partitions.count);
+            kp_offset_delete_response_offset_delete_response_partition_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+            if (!ps) { bk_api_req_close(req, "out of memory"); return; }
+            kp_offset_delete_response_offset_delete_response_topic_init(&rt[o]);
+            rt[o].name = t->name;
+            for (size_t j = 0; j < np; j++) {
+                kp_offset_delete_response_offset_delete_response_partition_init(&ps[j]);
+                ps[j].partition_index = t->partitions.items[j].partition_index;
+                ps[j].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            }
+            rt[o].partitions.items = ps;
+            rt[o].partitions.count = (int32_t)np;
+            o++;
+        }
         r.topics.items = rt;
-        r.topics.count = (int32_t)nt;
+        r.topics.count = (int32_t)(nt + nd);
     }
     bk_api_req_respond(req, &r);
 }
 
+/* DELETE on the group (else the top-level GROUP_AUTHORIZATION_FAILED,
+ * nothing deleted), READ on each topic (Kafka). */
 void bk_api_h_offset_delete(bk_api_req_t *req) {
+    const kp_offset_delete_request_t *q = req->body;
+    if (!bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->group_id)) {
+        kp_offset_delete_response_t r;
+        kp_offset_delete_response_init(&r);
+        r.error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    size_t nt = cnt(q->topics.count), nd = 0;
+    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
+    if (!denied && nt) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < nt; i++)
+        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nd > 0) {
+        kp_offset_delete_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_offset_delete_request_offset_delete_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
+        delete_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        size_t m = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (!denied[i]) keep[m++] = q->topics.items[i];
+        q2->topics.items = keep;
+        q2->topics.count = (int32_t)m;
+        *az = (delete_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+    }
     bk_grp_gd_offset_delete(req->node->groups, req->body, offset_delete_done, req);
 }

@@ -379,12 +379,22 @@ void bk_api_h_write_txn_markers(bk_api_req_t *req) {
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_partition_t toc_part_t;
 
+/* TxnOffsetCommit with topics refused READ: the request as sent (req->body
+ * then holds the allowed topics only) and which topics were refused. */
+typedef struct {
+    const kp_txn_offset_commit_request_t *orig;
+    const bool *denied;          /* per orig topic */
+} toc_refused_t;
+
 static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (res->unsent) { bk_api_req_close(req, res->unsent); return; }   /* the client retries */
     const kp_txn_offset_commit_request_t *q = req->body;
+    const toc_refused_t *rf = req->aux;   /* set when topics were refused READ */
+    const kp_txn_offset_commit_request_t *orig = rf ? rf->orig : NULL;
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
-    toc_topic_t *ts = bk_api_req_alloc(req, (size_t)nt, sizeof *ts);
+    int32_t no = orig && orig->topics.count > 0 ? orig->topics.count : 0;
+    toc_topic_t *ts = bk_api_req_alloc(req, (size_t)(nt + no), sizeof *ts);
     if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
@@ -402,10 +412,28 @@ static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
         ts[i].partitions.items = ps;
         ts[i].partitions.count = np;
     }
+    int32_t o = nt;   /* then the refused topics, every partition TOPIC_AUTHORIZATION_FAILED */
+    for (int32_t i = 0; i < no; i++) {
+        const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &orig->topics.items[i];
+        if (!rf->denied[i]) continue;
+        int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
+        toc_part_t *ps = bk_api_req_alloc(req, (size_t)np, sizeof *ps);
+        if (!ps) { bk_api_req_close(req, "out of memory"); return; }
+        kp_txn_offset_commit_response_txn_offset_commit_response_topic_init(&ts[o]);
+        ts[o].name = t->name;
+        for (int32_t j = 0; j < np; j++) {
+            kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[j]);
+            ps[j].partition_index = t->partitions.items[j].partition_index;
+            ps[j].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        ts[o].partitions.items = ps;
+        ts[o].partitions.count = np;
+        o++;
+    }
     kp_txn_offset_commit_response_t r;
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
-    r.topics.count = nt;
+    r.topics.count = o;
     bk_api_req_respond(req, &r);
 }
 
@@ -447,6 +475,35 @@ void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
     if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
         denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
     if (denied) { txn_offset_commit_fail(req, denied); return; }   /* nothing is written or added */
+    /* READ on each topic (Kafka): refused topics are left out of what the
+     * coordinator sees and answered TOPIC_AUTHORIZATION_FAILED; when none is
+     * left nothing is written. */
+    int32_t nq = q->topics.count > 0 ? q->topics.count : 0, nkeep = 0, nrefused = 0;
+    bool *refused = bk_api_req_alloc(req, (size_t)nq, sizeof *refused);
+    if (!refused && nq) { bk_api_req_close(req, "out of memory"); return; }
+    for (int32_t i = 0; i < nq; i++)
+        nrefused += refused[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nrefused > 0) {
+        kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *keep = bk_api_req_alloc(req, (size_t)nq,
+                                                                                                   sizeof *keep);
+        kp_txn_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        toc_refused_t *rf = bk_api_req_alloc(req, 1, sizeof *rf);
+        if (!keep || !q2 || !rf) { bk_api_req_close(req, "out of memory"); return; }
+        for (int32_t j = 0; j < nq; j++)
+            if (!refused[j]) keep[nkeep++] = q->topics.items[j];
+        *q2 = *q;
+        q2->topics.items = keep;
+        q2->topics.count = nkeep;
+        *rf = (toc_refused_t){ q, refused };
+        req->aux = rf;
+        req->body = q2;
+    }
+    if (nrefused > 0 && nkeep == 0) {
+        bk_grp_gd_result_t none = { .errors = NULL, .nerrors = 0 };
+        txn_offset_commit_done(req, &none);
+        return;
+    }
+    q = req->body;
     bk_txn_td_t *td = req->node->txns;
     if (req->hdr.api_version >= 5 && td) {
         int32_t part = bk_txn_td_offsets_partition(td, q->group_id);

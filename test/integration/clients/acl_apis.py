@@ -107,6 +107,139 @@ def describe_topic_partitions(user, topics):
     return n, (err, name)
 
 
+def i32s(vals):
+    return carr([struct.pack('>i', v) for v in vals])
+
+
+def call_retry(user, key, ver, body, flexible, parse, retry=(14, 15, 16), secs=20):
+    """parse(Rd) -> (error, result); retried on coordinator errors."""
+    deadline = time.time() + secs
+    while True:
+        err, res = parse(conn(user).request(key, ver, body, flexible))
+        if err not in retry or time.time() > deadline:
+            return err, res
+        time.sleep(0.3)
+
+
+def offset_for_leader_epoch(user, topic, replica_id):
+    body = struct.pack('>i', replica_id) + carr([cstr(topic.encode()) + carr([struct.pack('>iii', 0, -1, 0) + b'\0'])
+                                                 + b'\0']) + b'\0'
+    r = conn(user).request(23, 4, body, True)
+    r.i32(); r.count(); r.s(); r.count()
+    return r.i16()
+
+
+def delete_records(user, topic):
+    body = carr([cstr(topic.encode()) + carr([struct.pack('>iq', 0, -1) + b'\0']) + b'\0']) + struct.pack('>i', 10000)
+    r = conn(user).request(21, 2, body + b'\0', True)
+    r.i32(); r.count(); r.s(); r.count(); r.i32(); r.i64()
+    return r.i16()
+
+
+def describe_producers(user, topic):
+    body = carr([cstr(topic.encode()) + i32s([0]) + b'\0']) + b'\0'
+    r = conn(user).request(61, 0, body, True)
+    r.i32(); r.count(); r.s(); r.count(); r.i32()
+    return r.i16()
+
+
+def describe_transactions(user, tid):
+    r = conn(user).request(65, 0, carr([cstr(tid.encode())]) + b'\0', True)
+    r.i32(); r.count()
+    return r.i16()
+
+
+def list_transactions(user):
+    r = conn(user).request(66, 0, carr([]) + carr([]) + b'\0', True)
+    r.i32(); err = r.i16(); r.arr(r.s)
+    ids = []
+    for _ in range(r.count()):
+        ids.append(r.s()); r.i64(); r.s(); r.tags()
+    return err, ids
+
+
+def offset_commit(user, group, topics):
+    parts = lambda: carr([struct.pack('>iqi', 0, 1, -1) + b'\0' + b'\0'])
+    body = cstr(group.encode()) + struct.pack('>i', -1) + cstr(b'') + b'\0'
+    body += carr([cstr(t.encode()) + parts() + b'\0' for t in topics]) + b'\0'
+
+    def parse(r):
+        r.i32(); out = {}
+        for _ in range(r.count()):
+            name = r.s(); n = r.count()
+            for _ in range(n):
+                r.i32(); out[name] = r.i16(); r.tags()
+            r.tags()
+        errs = set(out.values())
+        return (max(errs) if errs and errs <= {14, 15, 16} else 0), out
+    return call_retry(user, 8, 8, body, True, parse)[1]
+
+
+def offset_delete(user, group, topics):
+    body = struct.pack('>h', len(group)) + group.encode() + struct.pack('>i', len(topics))
+    for t in topics:
+        body += struct.pack('>h', len(t)) + t.encode() + struct.pack('>ii', 1, 0)
+
+    def parse(r):
+        top = r.i16(); r.i32(); out = {}
+        for _ in range(max(r.i32(), 0)):
+            name = r.string(False)
+            for _ in range(max(r.i32(), 0)):
+                r.i32(); out[name] = r.i16()
+        return top, (top, out)
+    return call_retry(user, 47, 0, body, False, parse)[1]
+
+
+def offset_fetch_v8(user, groups):
+    body = carr([cstr(g.encode()) + b'\0' + b'\0' for g in groups]) + b'\0' + b'\0'
+    r = conn(user).request(9, 8, body, True)
+    r.i32(); out = []
+    for _ in range(r.count()):
+        gid = r.s()
+        for _ in range(max(r.count(), 0)):
+            r.s()
+            for _ in range(max(r.count(), 0)):
+                r.i32(); r.i64(); r.i32(); r.s(); r.i16(); r.tags()
+            r.tags()
+        out.append((gid, r.i16())); r.tags()
+    return out
+
+
+def txn_offset_commit(user, tid, group, topics):
+    """InitProducerId, AddOffsetsToTxn, TxnOffsetCommit v3 -> {topic: error}, then aborts."""
+    # FindCoordinator for the id first, as a client: it creates __transaction_state
+    fc = struct.pack('>h', len(tid)) + tid.encode() + b'\x01'
+    call_retry(user, 10, 1, fc, False, lambda r: (r.i32() and 0 or r.i16(), None))
+
+    def pid_parse(r):
+        r.i32(); err = r.i16(); return err, (r.i64(), r.i16())
+    err, (pid, epoch) = call_retry(user, 22, 2, cstr(tid.encode()) + struct.pack('>i', 60000) + b'\0', True, pid_parse,
+                                   retry=(14, 15, 16, 51))
+    if err:
+        return {'InitProducerId': err}
+    base = cstr(tid.encode()) + struct.pack('>qh', pid, epoch)
+    err = call_retry(user, 25, 3, base + cstr(group.encode()) + b'\0', True,
+                     lambda r: (r.i32() and 0 or r.i16(), None), retry=(14, 15, 16, 51))[0]
+    if err:
+        return {'AddOffsetsToTxn': err}
+    parts = carr([struct.pack('>iqi', 0, 1, -1) + b'\0' + b'\0'])
+    body = cstr(tid.encode()) + cstr(group.encode()) + struct.pack('>qhi', pid, epoch, -1) + cstr(b'') + b'\0'
+    body += carr([cstr(t.encode()) + parts + b'\0' for t in topics]) + b'\0'
+
+    def parse(r):
+        r.i32(); out = {}
+        for _ in range(r.count()):
+            name = r.s()
+            for _ in range(r.count()):
+                r.i32(); out[name] = r.i16(); r.tags()
+            r.tags()
+        errs = set(out.values())
+        return (max(errs) if errs and errs <= {14, 15, 16} else 0), out
+    out = call_retry(user, 28, 3, body, True, parse)[1]
+    conn(user).request(26, 3, base + b'\0' + b'\0', True)    # EndTxn abort
+    return out
+
+
 def acl(user, op, rtype, name):
     return ACL(principal=f'User:{user}', host='*', operation=op, permission_type=ACLPermissionType.ALLOW,
                resource_pattern=ResourcePattern(rtype, name, ACLResourcePatternType.LITERAL))
@@ -177,6 +310,58 @@ def main():
           n == 1 and t == (0, 't-open'))
     n, t = describe_topic_partitions('admin', [])
     check(f'DescribeTopicPartitions of every topic as the super user: both topics and more ({n})', n >= 2)
+
+    phase2(a)
+
+
+def phase2(a):
+    res = a.create_acls([acl('alice', ACLOperation.READ, ResourceType.TOPIC, 't-open'),
+                         acl('alice', ACLOperation.DELETE, ResourceType.GROUP, 'g-del'),
+                         acl('alice', ACLOperation.WRITE, ResourceType.TRANSACTIONAL_ID, 'tx-a')])
+    check('admin created 3 more bindings', len(res['succeeded']) == 3, res)
+    time.sleep(0.5)
+
+    e = offset_for_leader_epoch('alice', 't-secret', -1)
+    check(f'OffsetForLeaderEpoch t-secret as alice (client): TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+    e = offset_for_leader_epoch('alice', 't-open', -1)
+    check(f'OffsetForLeaderEpoch t-open as alice (DESCRIBE): no error ({e})', e == 0)
+    e = offset_for_leader_epoch('alice', 't-open', 1)
+    check(f'OffsetForLeaderEpoch as a replica without CLUSTER_ACTION: CLUSTER_AUTHORIZATION_FAILED ({e})',
+          e == CLUSTER_AUTH)
+
+    e = delete_records('alice', 't-open')
+    check(f'DeleteRecords t-open as alice (no DELETE): TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+    e = delete_records('admin', 't-open')
+    check(f'DeleteRecords t-open as the super user: no error ({e})', e == 0)
+
+    e = describe_producers('alice', 't-open')
+    check(f'DescribeProducers t-open as alice (READ): no error ({e})', e == 0)
+    e = describe_producers('alice', 't-secret')
+    check(f'DescribeProducers t-secret as alice: TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+
+    out = offset_commit('admin', 'g-del', ['t-open', 't-secret'])
+    check(f'OffsetCommit g-del as the super user ({out})', out == {'t-open': 0, 't-secret': 0})
+    top, out = offset_delete('bob', 'g-del', ['t-open'])
+    check(f'OffsetDelete as bob (no DELETE on the group): GROUP_AUTHORIZATION_FAILED ({top})', top == GROUP_AUTH)
+    top, out = offset_delete('alice', 'g-del', ['t-open', 't-secret'])
+    check(f'OffsetDelete as alice: t-open deleted, t-secret TOPIC_AUTHORIZATION_FAILED ({top}, {out})',
+          top == 0 and out == {'t-open': 0, 't-secret': TOPIC_AUTH})
+
+    out = offset_fetch_v8('alice', ['g-del', 'g-other'])
+    check(f'OffsetFetch v8 as alice: g-del answered, g-other GROUP_AUTHORIZATION_FAILED ({out})',
+          sorted(out) == [('g-del', 0), ('g-other', GROUP_AUTH)])
+
+    out = txn_offset_commit('alice', 'tx-a', 'g-ok', ['t-open', 't-secret'])
+    check(f'TxnOffsetCommit as alice: t-open committed, t-secret TOPIC_AUTHORIZATION_FAILED ({out})',
+          out == {'t-open': 0, 't-secret': TOPIC_AUTH})
+    e = describe_transactions('alice', 'tx-a')
+    check(f'DescribeTransactions tx-a as alice: no error ({e})', e == 0)
+    e = describe_transactions('bob', 'tx-a')
+    check(f'DescribeTransactions tx-a as bob: TRANSACTIONAL_ID_AUTHORIZATION_FAILED ({e})', e == 53)
+    err, ids = list_transactions('alice')
+    check(f'ListTransactions as alice lists tx-a ({err}, {ids})', err == 0 and 'tx-a' in ids)
+    err, ids = list_transactions('bob')
+    check(f'ListTransactions as bob lists nothing ({err}, {ids})', err == 0 and ids == [])
 
 
 main()
