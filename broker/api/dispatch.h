@@ -152,13 +152,6 @@ bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t 
  * the controller (whose peer connection is a node principal); false: it is
  * served here, where the handler answers the authorization errors. */
 bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
-/* Before a controller-bound handler runs (authorizer on): true to go on.
- * CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, UpdateFeatures and
- * AlterClientQuotas check in their handlers (Kafka's error codes); the others (CreatePartitions, AlterConfigs,
- * IncrementalAlterConfigs, ElectLeaders, reassignments, SCRAM credentials)
- * need every named right, else the connection closes (logged) before any
- * effect. */
-bool bk_api_admin_gate(bk_api_req_t *req);
 /* True for a controller-bound request (authorizer on) that came from a
  * node: on the inter-broker listener, from a connection node-to-node RPCs
  * accept (credentials.h bk_node_peer_allowed: PLAINTEXT, a super user or

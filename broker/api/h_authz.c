@@ -51,6 +51,11 @@ static bool cluster_may(bk_api_req_t *req, int8_t op) {
     return bk_api_authorized(req, op, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
 }
 
+static bool resource_may(bk_api_req_t *req, int8_t type, kp_str_t name) {
+    if (type == BK_META_RESOURCE_TOPIC) return bk_api_authorized_str(req, BK_META_OP_ALTER_CONFIGS, BK_META_RES_TOPIC, name);
+    return cluster_may(req, BK_META_OP_ALTER_CONFIGS);
+}
+
 /* Every item the request names allowed? */
 static bool all_allowed(bk_api_req_t *req) {
     switch (req->hdr.api_key) {
@@ -81,8 +86,20 @@ static bool all_allowed(bk_api_req_t *req) {
             if (!bk_api_authorized_str(req, BK_META_OP_ALTER, BK_META_RES_TOPIC, q->topics.items[i].name)) return false;
         return true;
     }
-    case KP_API_ALTER_CONFIGS:
-    case KP_API_INCREMENTAL_ALTER_CONFIGS:
+    case KP_API_ALTER_CONFIGS: {   /* ALTER_CONFIGS on each topic, the cluster for the rest */
+        const kp_alter_configs_request_t *q = req->body;
+        for (int32_t i = 0; i < q->resources.count; i++)
+            if (!resource_may(req, q->resources.items[i].resource_type, q->resources.items[i].resource_name))
+                return false;
+        return true;
+    }
+    case KP_API_INCREMENTAL_ALTER_CONFIGS: {
+        const kp_incremental_alter_configs_request_t *q = req->body;
+        for (int32_t i = 0; i < q->resources.count; i++)
+            if (!resource_may(req, q->resources.items[i].resource_type, q->resources.items[i].resource_name))
+                return false;
+        return true;
+    }
     case KP_API_ALTER_CLIENT_QUOTAS:
         return cluster_may(req, BK_META_OP_ALTER_CONFIGS);
     default:   /* ACLs, ElectLeaders, reassignments, SCRAM credentials, UpdateFeatures */
@@ -109,15 +126,3 @@ bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t 
     return ok;
 }
 
-bool bk_api_admin_gate(bk_api_req_t *req) {
-    int16_t k = req->hdr.api_key;
-    if (!bk_node_authz_on(req->node) || !bk_cluster_forwarded_api(k)) return true;
-    /* these answer their authorization errors themselves (h_topics.c,
-     * h_acls.c, h_features.c, h_quotas.c) */
-    if (k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_ACLS || k == KP_API_DELETE_ACLS ||
-        k == KP_API_UPDATE_FEATURES || k == KP_API_ALTER_CLIENT_QUOTAS)
-        return true;
-    if (req->node_forwarded || bk_node_is_super_user(req->node, req->principal) || all_allowed(req)) return true;
-    bk_api_req_close(req, "not authorized for this metadata change (authorizer on)");
-    return false;
-}

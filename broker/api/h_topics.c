@@ -250,7 +250,33 @@ void bk_api_h_create_partitions(bk_api_req_t *req) {
     c->r.results.count = (int32_t)cnt;
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->errors, c->msgs);
+    /* ALTER on each topic (Kafka): refused topics answer
+     * TOPIC_AUTHORIZATION_FAILED and are left out of the decision */
+    bk_meta_ctrl_create_partitions_t *in2 = bk_api_req_alloc(req, cnt, sizeof *in2);
+    int16_t *err2 = bk_api_req_alloc(req, cnt, sizeof *err2);
+    char (*msg2)[BK_META_CTRL_MESSAGE_MAX] = bk_api_req_alloc(req, cnt, sizeof *msg2);
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    if ((!in2 || !err2 || !msg2 || !map) && cnt) {
+        bk_meta_recs_free(&recs);
+        bk_api_req_close(req, "out of memory");
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        c->errors[i] = 0;
+        c->msgs[i][0] = '\0';
+        if (bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_TOPIC, in[i].name)) {
+            in2[m] = in[i];
+            map[m++] = i;
+        } else {
+            c->errors[i] = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+    }
+    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in2, m, q->validate_only, &recs, err2, msg2);
+    for (size_t k = 0; k < m; k++) {
+        c->errors[map[k]] = err2[k];
+        memcpy(c->msgs[map[k]], msg2[k], sizeof msg2[k]);
+    }
     bk_node_commit(n, &recs, cparts_answer, c);
     bk_meta_recs_free(&recs);
 }

@@ -240,6 +240,87 @@ def txn_offset_commit(user, tid, group, topics):
     return out
 
 
+def first_i16(user, key, ver, body, skip_i32=1):
+    """The first int16 after skip_i32 int32 fields (the top-level error)."""
+    r = conn(user).request(key, ver, body, True)
+    for _ in range(skip_i32):
+        r.i32()
+    return r.i16()
+
+
+def first_item_err(user, key, ver, body, before=0):
+    """The error of the first item of the response's first array (after the
+    throttle time and `before` int16 fields)."""
+    r = conn(user).request(key, ver, body, True)
+    r.i32()
+    for _ in range(before):
+        r.i16()
+    r.count()
+    return r
+
+
+def describe_configs(user, rtype, name):
+    body = carr([struct.pack('>b', rtype) + cstr(name.encode()) + b'\0' + b'\0']) + b'\0\0' + b'\0'
+    return first_item_err(user, 32, 4, body).i16()
+
+
+def incremental_alter(user, rtype, name, key, value):
+    cfg = carr([cstr(key.encode()) + b'\0' + cstr(value.encode()) + b'\0'])
+    body = carr([struct.pack('>b', rtype) + cstr(name.encode()) + cfg + b'\0']) + b'\1' + b'\0'
+    return first_item_err(user, 44, 1, body).i16()
+
+
+def alter_configs(user, rtype, name, key, value):
+    cfg = carr([cstr(key.encode()) + cstr(value.encode()) + b'\0'])
+    body = carr([struct.pack('>b', rtype) + cstr(name.encode()) + cfg + b'\0']) + b'\1' + b'\0'
+    return first_item_err(user, 33, 2, body).i16()
+
+
+def create_partitions(user, topic, count):
+    body = carr([cstr(topic.encode()) + struct.pack('>i', count) + b'\0' + b'\0']) + struct.pack('>i', 10000)
+    r = first_item_err(user, 37, 2, body + b'\1' + b'\0')
+    r.s()
+    return r.i16()
+
+
+def elect_leaders(user, topic):
+    body = b'\0' + carr([cstr(topic.encode()) + i32s([0]) + b'\0']) + struct.pack('>i', 10000) + b'\0'
+    return first_i16(user, 43, 2, body)
+
+
+def alter_reassignments(user, topic):
+    body = struct.pack('>i', 10000) + carr([cstr(topic.encode()) + carr([struct.pack('>i', 0) + b'\0' + b'\0'])
+                                            + b'\0']) + b'\0'
+    return first_i16(user, 45, 0, body)
+
+
+def list_reassignments(user):
+    return first_i16(user, 46, 0, struct.pack('>i', 10000) + b'\0' + b'\0')
+
+
+def describe_scram(user):
+    return first_i16(user, 50, 0, b'\0' + b'\0')
+
+
+def alter_scram(user, name):
+    body = carr([cstr(name.encode()) + b'\1' + b'\0']) + carr([]) + b'\0'
+    r = first_item_err(user, 51, 0, body)
+    r.s()
+    return r.i16()
+
+
+def describe_log_dirs(user):
+    return first_i16(user, 35, 4, b'\0' + b'\0')
+
+
+def cluster_ops(user, ask):
+    r = conn(user).request(60, 0, (b'\1' if ask else b'\0') + b'\0', True)
+    r.i32(); r.i16(); r.s(); r.s(); r.i32()
+    for _ in range(r.count()):
+        r.i32(); r.s(); r.i32(); r.s(); r.tags()
+    return r.i32()
+
+
 def acl(user, op, rtype, name):
     return ACL(principal=f'User:{user}', host='*', operation=op, permission_type=ACLPermissionType.ALLOW,
                resource_pattern=ResourcePattern(rtype, name, ACLResourcePatternType.LITERAL))
@@ -362,6 +443,67 @@ def phase2(a):
     check(f'ListTransactions as alice lists tx-a ({err}, {ids})', err == 0 and 'tx-a' in ids)
     err, ids = list_transactions('bob')
     check(f'ListTransactions as bob lists nothing ({err}, {ids})', err == 0 and ids == [])
+
+    phase3(a)
+
+
+def phase3(a):
+    TOPIC, BROKER = 2, 4
+    e = describe_configs('alice', TOPIC, 't-secret')
+    check(f'DescribeConfigs t-secret as alice (no DESCRIBE_CONFIGS): TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+    e = describe_configs('alice', BROKER, '1')
+    check(f'DescribeConfigs broker 1 as alice (DESCRIBE_CONFIGS on the cluster): no error ({e})', e == 0)
+    e = describe_configs('bob', BROKER, '1')
+    check(f'DescribeConfigs broker 1 as bob: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = describe_configs('admin', TOPIC, 't-secret')
+    check(f'DescribeConfigs t-secret as the super user: no error ({e})', e == 0)
+    e = incremental_alter('alice', TOPIC, 't-open', 'retention.ms', '3600000')
+    check(f'IncrementalAlterConfigs t-open as alice (no ALTER_CONFIGS): TOPIC_AUTHORIZATION_FAILED ({e})',
+          e == TOPIC_AUTH)
+    e = incremental_alter('alice', BROKER, '1', 'log.retention.ms', '3600000')
+    check(f'IncrementalAlterConfigs broker 1 as alice: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = incremental_alter('admin', TOPIC, 't-open', 'retention.ms', '3600000')
+    check(f'IncrementalAlterConfigs t-open validate-only as the super user: no error ({e})', e == 0)
+    e = alter_configs('alice', TOPIC, 't-open', 'retention.ms', '3600000')
+    check(f'AlterConfigs t-open as alice: TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+    e = create_partitions('alice', 't-open', 2)
+    check(f'CreatePartitions t-open as alice (no ALTER): TOPIC_AUTHORIZATION_FAILED ({e})', e == TOPIC_AUTH)
+    e = create_partitions('admin', 't-open', 2)
+    check(f'CreatePartitions t-open validate-only as the super user: no error ({e})', e == 0)
+    e = elect_leaders('alice', 't-open')
+    check(f'ElectLeaders as alice: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = alter_reassignments('alice', 't-open')
+    check(f'AlterPartitionReassignments as alice: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = list_reassignments('alice')
+    check(f'ListPartitionReassignments as alice (no DESCRIBE on the cluster): CLUSTER_AUTHORIZATION_FAILED ({e})',
+          e == CLUSTER_AUTH)
+    e = list_reassignments('admin')
+    check(f'ListPartitionReassignments as the super user: no error ({e})', e == 0)
+    e = describe_scram('alice')
+    check(f'DescribeUserScramCredentials as alice: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = describe_scram('admin')
+    check(f'DescribeUserScramCredentials as the super user: no error ({e})', e == 0)
+    e = alter_scram('alice', 'nobody')
+    check(f'AlterUserScramCredentials as alice: the user CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = alter_scram('admin', 'nobody')
+    check(f'AlterUserScramCredentials deleting an absent credential as the super user: RESOURCE_NOT_FOUND ({e})',
+          e == 91)
+    e = describe_log_dirs('bob')
+    check(f'DescribeLogDirs as bob: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
+    e = describe_log_dirs('admin')
+    check(f'DescribeLogDirs as the super user: no error ({e})', e == 0)
+    ops = cluster_ops('admin', False)
+    check(f'DescribeCluster without asking: authorized operations INT32_MIN ({ops})', ops == -2**31)
+    ops = cluster_ops('admin', True)
+    want = sum(1 << o for o in (5, 7, 8, 9, 10, 11, 12))
+    check(f'DescribeCluster as the super user: every cluster operation ({ops:#x} vs {want:#x})', ops == want)
+    ops = cluster_ops('alice', True)
+    check(f'DescribeCluster as alice without DESCRIBE on the cluster: 0 ({ops})', ops == 0)
+    res = a.create_acls([acl('alice', ACLOperation.DESCRIBE, ResourceType.CLUSTER, 'kafka-cluster')])
+    time.sleep(0.5)
+    ops = cluster_ops('alice', True)
+    check(f'DescribeCluster as alice with DESCRIBE + DESCRIBE_CONFIGS: those two bits ({ops:#x})',
+          ops == (1 << 8) | (1 << 10))
 
 
 main()
