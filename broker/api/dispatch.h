@@ -150,7 +150,9 @@ bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t 
 /* A controller-bound request (forward.h) that arrived at a node that would
  * forward it: true when the principal may do all it asks, so it may go to
  * the controller (whose peer connection is a node principal); false: it is
- * served here, where the handler answers the authorization errors. */
+ * served here, where the handler answers the authorization errors. It
+ * also counts the controller mutation quota (bk_api_mq_forward), with or
+ * without an authorizer. */
 bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
 /* True for a controller-bound request (authorizer on) that came from a
  * node: on the inter-broker listener, from a connection node-to-node RPCs
@@ -160,6 +162,25 @@ bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t 
  * inter-broker listener is trusted as for the node RPCs: a secure
  * deployment must not expose one to clients. */
 bool bk_api_node_forwarded(bk_node_t *n, bk_net_conn_t *conn, int16_t api);
+
+/* controller_mutation_rate (h_mutation_quota.c, KIP-599) for CreateTopics,
+ * CreatePartitions and DeleteTopics. In a handler: begin, then admit per
+ * topic (false: THROTTLING_QUOTA_EXCEEDED, leave it out), then throttle
+ * for the answer's throttle_time_ms (mutes the connection when in debt).
+ * Off for validate_only, a request a node forwarded, or no quota. */
+typedef struct {
+    bool on;
+    bool strict;                /* a version that refuses topics (else it only throttles) */
+} bk_api_mq_t;
+void bk_api_mq_begin(bk_api_req_t *req, bk_api_mq_t *mq);
+bool bk_api_mq_admit(bk_api_req_t *req, bk_api_mq_t *mq, double partitions);
+int32_t bk_api_mq_throttle(bk_api_req_t *req, const bk_api_mq_t *mq);
+/* The partitions topic i of the request mutates (created, added, deleted). */
+double bk_api_mq_partitions(bk_api_req_t *req, int32_t i);
+/* Before forwarding (req decoded from the frame, principal set): false when
+ * the request must be answered here (a new version while in debt); else
+ * its partitions are counted here, where the principal is known. */
+bool bk_api_mq_forward(bk_api_req_t *req, bk_net_conn_t *conn);
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);
 void bk_api_h_metadata(bk_api_req_t *req);

@@ -5,8 +5,10 @@
  * Entities are "user" and "client-id", each at most once, a null name
  * being the type's default (Kafka's ClientQuotaEntity). Kafka's "ip"
  * entity (connection_creation_rate) is not served: INVALID_REQUEST saying
- * so. Keys: producer_byte_rate, consumer_byte_rate, controller_mutation_rate
- * (whole numbers) and request_percentage. Per Alter entry the first error
+ * so. Keys: producer_byte_rate, consumer_byte_rate (whole numbers),
+ * request_percentage and controller_mutation_rate (partitions per second,
+ * enforced where CreateTopics/CreatePartitions/DeleteTopics arrive:
+ * h_mutation_quota.c). Per Alter entry the first error
  * of: no entity, an unknown or repeated entity type, a name over 255 bytes
  * or holding a NUL, an unknown key, a key twice in the entry, a value not
  * a positive finite number (or not whole for the integral keys) — all
@@ -174,12 +176,6 @@ static const char *entry_check(bk_api_req_t *req, const kp_alter_client_quotas_r
         if (k < 0) return "Unknown quota key";
         if (keys & (1u << k)) return "A quota key appears more than once in the entry";
         keys |= 1u << k;
-        /* Kafka's controller mutation quota throttles CreateTopics,
-         * CreatePartitions and DeleteTopics on the controller, which sees
-         * forwarded requests without their principal here: not enforced,
-         * so not accepted (a stored quota that does nothing would mislead) */
-        if (k == BK_META_QUOTA_CONTROLLER_MUTATION_RATE && !o->remove)
-            return "controller_mutation_rate is not enforced by skiff yet";
         if (o->remove) continue;
         if (!isfinite(o->value) || o->value <= 0) return "The quota value must be a positive number";
         if (bk_meta_quota_key_integral(k) && o->value != floor(o->value))

@@ -96,14 +96,19 @@ void bk_api_h_create_topics(bk_api_req_t *req) {
     size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
     bk_meta_ctrl_create_result_t *res2 = bk_api_req_alloc(req, cnt, sizeof *res2);
     if (!map || !res2) { bk_api_req_close(req, "out of memory"); return; }
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
     for (size_t i = 0; i < cnt; i++) {
-        if (all || bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_TOPIC, in[i].name)) {
+        if (!all && !bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_TOPIC, in[i].name)) {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->res[i].error = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
             in[m] = in[i];
             map[m++] = i;
-        } else {
-            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
         }
     }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
     bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, m, q->validate_only, &recs, res2);
@@ -168,7 +173,10 @@ void bk_api_h_delete_topics(bk_api_req_t *req) {
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
     /* DELETE on each topic (by name, or by the name its id has); a refused
-     * topic is left out of the decision (TOPIC_AUTHORIZATION_FAILED) */
+     * topic is left out of the decision (TOPIC_AUTHORIZATION_FAILED), as is
+     * one over the controller mutation quota (THROTTLING_QUOTA_EXCEEDED) */
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
     size_t m = 0;
     size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
     bk_meta_ctrl_delete_topic_t *in2 = bk_api_req_alloc(req, cnt, sizeof *in2);
@@ -180,13 +188,16 @@ void bk_api_h_delete_topics(bk_api_req_t *req) {
             const bk_meta_topic_t *t = bk_meta_image_topic_by_id(&n->img, &in[i].id);
             nm = t ? t->name : NULL;
         }
-        if (!nm || bk_api_authorized(req, BK_META_OP_DELETE, BK_META_RES_TOPIC, nm)) {
+        if (nm && !bk_api_authorized(req, BK_META_OP_DELETE, BK_META_RES_TOPIC, nm)) {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->res[i].error = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
             in2[m] = in[i];
             map[m++] = i;
-        } else {
-            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
         }
     }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
     bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in2, m, &recs, res2);
     for (size_t k = 0; k < m; k++) c->res[map[k]] = res2[k];
     for (size_t i = 0; i < cnt; i++)
@@ -262,16 +273,21 @@ void bk_api_h_create_partitions(bk_api_req_t *req) {
         return;
     }
     size_t m = 0;
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
     for (size_t i = 0; i < cnt; i++) {
         c->errors[i] = 0;
         c->msgs[i][0] = '\0';
-        if (bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_TOPIC, in[i].name)) {
+        if (!bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_TOPIC, in[i].name)) {
+            c->errors[i] = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->errors[i] = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
             in2[m] = in[i];
             map[m++] = i;
-        } else {
-            c->errors[i] = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
         }
     }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
     bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in2, m, q->validate_only, &recs, err2, msg2);
     for (size_t k = 0; k < m; k++) {
         c->errors[map[k]] = err2[k];
