@@ -181,14 +181,44 @@ static int topics_listed(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const 
     return KP_OK;
 }
 
+/* DESCRIBE on each topic (Kafka): a listed topic the principal may not
+ * describe answers TOPIC_AUTHORIZATION_FAILED on each partition with no
+ * offset; from "every committed partition" it is left out. Read-only: the
+ * offsets were read, nothing changed. */
+static void topics_authorize(bk_api_req_t *req, ftopic_t *ts, size_t *nt, bool listed) {
+    size_t k = 0;
+    for (size_t i = 0; i < *nt; i++) {
+        if (bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, ts[i].name)) {
+            ts[k++] = ts[i];
+            continue;
+        }
+        if (!listed) continue;
+        for (int32_t j = 0; j < ts[i].partitions.count; j++) {
+            fpart_t *p = &ts[i].partitions.items[j];
+            p->committed_offset = -1;
+            p->committed_leader_epoch = -1;
+            p->metadata = bk_api_str("");
+            p->error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        ts[k++] = ts[i];
+    }
+    *nt = k;
+}
+
 /* One group's topics: listed (nq >= 0) or every committed partition. */
 static int fetch_topics(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const qtopic_t *qt, int32_t nq, ftopic_t **ts,
                         size_t *nt) {
     *ts = NULL;
     *nt = 0;
-    if (nq < 0) return topics_all(req, f, ts, nt);
-    *nt = (size_t)nq;
-    return topics_listed(req, f, qt, (size_t)nq, ts);
+    int rc;
+    if (nq < 0) {
+        rc = topics_all(req, f, ts, nt);
+    } else {
+        *nt = (size_t)nq;
+        rc = topics_listed(req, f, qt, (size_t)nq, ts);
+    }
+    if (rc == KP_OK) topics_authorize(req, *ts, nt, nq >= 0);
+    return rc;
 }
 
 /* v0-7 use a separate but field-for-field identical set of types. */

@@ -190,18 +190,22 @@ def offset_delete(user, group, topics):
     return call_retry(user, 47, 0, body, False, parse)[1]
 
 
-def offset_fetch_v8(user, groups):
-    body = carr([cstr(g.encode()) + b'\0' + b'\0' for g in groups]) + b'\0' + b'\0'
+def offset_fetch_v8(user, groups, topics=None, detail=False):
+    """-> [(group, error)], or with detail [(group, error, {topic: [partition errors]})];
+    topics None: every committed partition."""
+    tq = b'\0' if topics is None else carr([cstr(t.encode()) + i32s([0]) + b'\0' for t in topics])
+    body = carr([cstr(g.encode()) + tq + b'\0' for g in groups]) + b'\0' + b'\0'
     r = conn(user).request(9, 8, body, True)
     r.i32(); out = []
     for _ in range(r.count()):
-        gid = r.s()
+        gid = r.s(); ts = {}
         for _ in range(max(r.count(), 0)):
-            r.s()
+            name = r.s(); ts[name] = []
             for _ in range(max(r.count(), 0)):
-                r.i32(); r.i64(); r.i32(); r.s(); r.i16(); r.tags()
+                r.i32(); r.i64(); r.i32(); r.s(); ts[name].append(r.i16()); r.tags()
             r.tags()
-        out.append((gid, r.i16())); r.tags()
+        err = r.i16(); r.tags()
+        out.append((gid, err, ts) if detail else (gid, err))
     return out
 
 
@@ -431,6 +435,16 @@ def phase2(a):
     out = offset_fetch_v8('alice', ['g-del', 'g-other'])
     check(f'OffsetFetch v8 as alice: g-del answered, g-other GROUP_AUTHORIZATION_FAILED ({out})',
           sorted(out) == [('g-del', 0), ('g-other', GROUP_AUTH)])
+
+    out = offset_fetch_v8('alice', ['g-del'], detail=True)
+    check(f'OffsetFetch v8 of every committed partition as alice: t-secret left out ({out})',
+          out == [('g-del', 0, {})])
+    out = offset_fetch_v8('admin', ['g-del'], detail=True)
+    check(f'OffsetFetch v8 of every committed partition as the super user: t-secret listed ({out})',
+          out == [('g-del', 0, {'t-secret': [0]})])
+    out = offset_fetch_v8('alice', ['g-del'], topics=['t-open', 't-secret'], detail=True)
+    check(f'OffsetFetch v8 of listed topics as alice: t-secret TOPIC_AUTHORIZATION_FAILED ({out})',
+          out == [('g-del', 0, {'t-open': [0], 't-secret': [TOPIC_AUTH]})])
 
     out = txn_offset_commit('alice', 'tx-a', 'g-ok', ['t-open', 't-secret'])
     check(f'TxnOffsetCommit as alice: t-open committed, t-secret TOPIC_AUTHORIZATION_FAILED ({out})',
