@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/meta/acl.h"
+#include "broker/meta/features.h"
 #include "broker/meta/image.h"
 
 static bk_meta_acl_t acl(int8_t rt, int8_t pt, const char *name, const char *pr, const char *host, int8_t op,
@@ -165,12 +166,69 @@ START_TEST(test_image_records_and_snapshot) {
 }
 END_TEST
 
+/* ACL bindings, a client quota and feature levels in one image: the
+ * snapshot counts every record it emits (snap_count) and loads back. */
+START_TEST(test_snapshot_with_quotas_and_features) {
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, -1);
+    int64_t off = 0;
+    /* more bindings than the count's slack (producer id, SCRAM bootstrap),
+     * so a count that forgot them would trip snap_rec's assertion */
+    const int8_t ops[] = { BK_META_OP_READ, BK_META_OP_WRITE, BK_META_OP_DESCRIBE, BK_META_OP_ALTER };
+    for (size_t i = 0; i < sizeof ops; i++) {
+        bk_meta_acl_t a = acl(T, LIT, "t", "User:a", "*", ops[i], ALLOW);
+        ck_assert_int_eq(apply(&img, off++, &a, true), KP_OK);
+    }
+    for (int k = 0; k < BK_META_QUOTA_KEYS; k++) {
+        Skiff__Metadata__ClientQuotaEntity e = SKIFF__METADATA__CLIENT_QUOTA_ENTITY__INIT, *ep = &e;
+        e.entity_type = (char *)"user";
+        e.entity_name = (char *)"a";
+        Skiff__Metadata__ClientQuota q = SKIFF__METADATA__CLIENT_QUOTA__INIT;
+        q.n_entity = 1;
+        q.entity = &ep;
+        q.key = (char *)bk_meta_quota_key_name(k);
+        q.has_value = true; q.value = 2.5 + k;
+        Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
+        r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CLIENT_QUOTA;
+        r.client_quota = &q;
+        if (k == BK_META_QUOTA_PRODUCER_BYTE_RATE || k == BK_META_QUOTA_CONSUMER_BYTE_RATE) q.value = 1000 + k;
+        ck_assert_int_eq(bk_meta_image_apply(&img, &r, off++), KP_OK);
+    }
+    for (int i = 0; i < BK_META_FEATURES_N; i++) {
+        Skiff__Metadata__FeatureLevel f = SKIFF__METADATA__FEATURE_LEVEL__INIT;
+        f.name = (char *)bk_meta_feature_defs()[i].name;
+        f.has_level = true; f.level = 0;
+        Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
+        r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_FEATURE_LEVEL;
+        r.feature_level = &f;
+        ck_assert_int_eq(bk_meta_image_apply(&img, &r, off++), KP_OK);
+    }
+    uint8_t *snap = NULL, *snap2 = NULL;
+    size_t len = 0, len2 = 0;
+    ck_assert_int_eq(bk_meta_image_snapshot(&img, &snap, &len), KP_OK);
+    bk_meta_image_t b;
+    bk_meta_image_init(&b, -1);
+    ck_assert_int_eq(bk_meta_image_load(&b, snap, len), KP_OK);
+    ck_assert_uint_eq(bk_meta_acls_count(b.acls), 4);
+    ck_assert_uint_eq(b.nquotas, 1);
+    ck_assert_int_ge(b.features_epoch, 0);
+    ck_assert_int_eq(bk_meta_image_snapshot(&b, &snap2, &len2), KP_OK);
+    ck_assert_uint_eq(len, len2);
+    ck_assert(memcmp(snap, snap2, len) == 0);
+    free(snap2);
+    free(snap);
+    bk_meta_image_free(&b);
+    bk_meta_image_free(&img);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("acl");
     TCase *tc = tcase_create("acl");
     tcase_add_test(tc, test_decide);
     tcase_add_test(tc, test_valid_and_filters);
     tcase_add_test(tc, test_image_records_and_snapshot);
+    tcase_add_test(tc, test_snapshot_with_quotas_and_features);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
