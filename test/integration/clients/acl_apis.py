@@ -313,6 +313,11 @@ def alter_scram(user, name):
     return r.i16()
 
 
+def add_partitions_v4(user):
+    txn = cstr(b'tx-a') + struct.pack('>qh', 1, 0) + b'\1' + carr([cstr(b't-open') + i32s([0]) + b'\0']) + b'\0'
+    return first_i16(user, 24, 4, carr([txn]) + b'\0')
+
+
 def describe_log_dirs(user):
     return first_i16(user, 35, 4, b'\0' + b'\0')
 
@@ -502,6 +507,11 @@ def phase3(a):
     e = alter_scram('admin', 'nobody')
     check(f'AlterUserScramCredentials deleting an absent credential as the super user: RESOURCE_NOT_FOUND ({e})',
           e == 91)
+    e = add_partitions_v4('alice')
+    check(f'AddPartitionsToTxn v4 (broker to coordinator) as alice: CLUSTER_AUTHORIZATION_FAILED ({e})',
+          e == CLUSTER_AUTH)
+    e = add_partitions_v4('admin')
+    check(f'AddPartitionsToTxn v4 as the super user: no top-level error ({e})', e == 0)
     e = describe_log_dirs('bob')
     check(f'DescribeLogDirs as bob: CLUSTER_AUTHORIZATION_FAILED ({e})', e == CLUSTER_AUTH)
     e = describe_log_dirs('admin')
