@@ -62,6 +62,7 @@ int cl_ctl_perf(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_txn(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_producers(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_user(cl_ctl_t *ctx, int argc, char **argv);
+int cl_ctl_acl(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_feature(cl_ctl_t *ctx, int argc, char **argv);
 int cl_ctl_quota(cl_ctl_t *ctx, int argc, char **argv);
 

@@ -17,6 +17,7 @@ static const char *top_help =
     "  txn list|describe                         transactions at their coordinators\n"
     "  producers TOPIC                           producer ids, epochs and open transactions per partition\n"
     "  user add|delete|list                      SCRAM credentials (SCRAM-SHA-256 / SCRAM-SHA-512)\n"
+    "  acl add|list|remove                       ACL bindings (--principal, --operation, --producer, --consumer)\n"
     "  feature list|upgrade|downgrade            feature flags: supported and finalized levels\n"
     "  quota set|list                            client quotas (byte rates, request percentage)\n"
     "\n"
@@ -38,7 +39,7 @@ int cl_ctl_main(cl_ctl_t *ctx, int argc, char **argv) {
         { "cluster", cl_ctl_cluster }, { "broker", cl_ctl_broker }, { "topic", cl_ctl_topic },
         { "produce", cl_ctl_produce }, { "consume", cl_ctl_consume }, { "group", cl_ctl_group },
         { "perf", cl_ctl_perf }, { "txn", cl_ctl_txn }, { "producers", cl_ctl_producers },
-        { "user", cl_ctl_user },
+        { "user", cl_ctl_user }, { "acl", cl_ctl_acl },
         { "feature", cl_ctl_feature },
         { "quota", cl_ctl_quota },
     };

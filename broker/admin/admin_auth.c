@@ -12,6 +12,7 @@
 #include <openssl/ssl.h>
 
 #include "broker/config/config.h"
+#include "broker/core/authz.h"
 #include "broker/core/credentials.h"
 #include "broker/http/admin.h"
 #include "broker/net/tls.h"
@@ -89,7 +90,22 @@ static bool check(void *ctx, const char *user, const char *password) {
     return bk_node_cred_check(ctx, user, password);
 }
 
-static bool is_super(void *ctx, const char *principal) { return bk_node_is_super_user(ctx, principal); }
+/* With the authorizer on (issue 18) the admin port follows the ACLs of
+ * its authenticated principal: a change (POST) needs ALTER on the cluster,
+ * a read (GET) DESCRIBE on the cluster; super users always pass. The
+ * address is not known here, so only host "*" bindings apply. */
+static bool is_super(void *ctx, const char *principal) {
+    const bk_node_t *n = ctx;
+    if (bk_node_is_super_user(n, principal)) return true;
+    return bk_node_authz_on(n) &&
+           bk_node_authorize(n, principal, "", BK_META_OP_ALTER, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+}
+
+static bool may_read(void *ctx, const char *principal) {
+    const bk_node_t *n = ctx;
+    return !bk_node_authz_on(n) ||
+           bk_node_authorize(n, principal, "", BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+}
 
 int bk_admin_auth_setup(bk_node_t *n, char *err, size_t len) {
     bk_http_t *a = n->admin;
@@ -113,6 +129,7 @@ int bk_admin_auth_setup(bk_node_t *n, char *err, size_t len) {
         .basic = basic,
         .check = check,
         .is_super = is_super,
+        .may_read = may_read,
         .cert_principal = certs ? cert_principal : NULL,
         .ctx = n,
         .cache_ms = bk_cfg_int(cfg, BK_CFG_ADMIN_AUTHENTICATION_CACHE_MS),

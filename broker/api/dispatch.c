@@ -2,6 +2,7 @@
 #include "broker/api/dispatch.h"
 
 #include "broker/cluster/forward.h"
+#include "broker/core/authz.h"
 #include "broker/txn/txn_driver.h"
 
 #include <assert.h>
@@ -45,6 +46,9 @@ static bk_api_entry_t table[] = {
     V(KP_API_END_TXN, bk_api_h_end_txn),
     V(KP_API_WRITE_TXN_MARKERS, bk_api_h_write_txn_markers),
     V(KP_API_TXN_OFFSET_COMMIT, bk_api_h_txn_offset_commit),
+    V(KP_API_DESCRIBE_ACLS, bk_api_h_describe_acls),
+    V(KP_API_CREATE_ACLS, bk_api_h_create_acls),
+    V(KP_API_DELETE_ACLS, bk_api_h_delete_acls),
     V(KP_API_DESCRIBE_CONFIGS, bk_api_h_describe_configs),
     V(KP_API_ALTER_CONFIGS, bk_api_h_alter_configs),
     V(KP_API_DESCRIBE_LOG_DIRS, bk_api_h_describe_log_dirs),
@@ -313,7 +317,8 @@ void bk_api_dispatch_frame(bk_net_conn_t *conn, const uint8_t *frame, size_t len
     if (bk_api_sasl_gate(n, n->net, conn, frame, len)) return;
     /* a metadata change reaching a node that is not the controller goes
      * there; the api test first keeps the data path out of the quorum */
-    if (len >= 2 && bk_cluster_forwarded_api(bk_cluster_frame_api(frame)) && bk_cluster_forward_frame(n, conn, frame, len))
+    if (len >= 2 && bk_cluster_forwarded_api(bk_cluster_frame_api(frame)) &&
+        bk_api_forward_authorized(n, conn, frame, len) && bk_cluster_forward_frame(n, conn, frame, len))
         return;
     bk_api_dispatch_frame_on(n, n->net, conn, frame, len);
 }
@@ -341,6 +346,8 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     req->frame_len = len;
     req->start_ns = bk_net_mono_ns();
     snprintf(req->peer, sizeof req->peer, "%s", bk_net_conn_peer(conn));
+    snprintf(req->principal, sizeof req->principal, "%s", bk_net_conn_principal(conn));
+    bk_node_authz_host(req->peer, req->host, sizeof req->host);
     kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
 
     int rc = kp_request_decode(own, len, &req->hdr, &req->body, &req->arena);
@@ -365,6 +372,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         return;
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
+    req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
     if (!n->quotas || n->img.nquotas == 0) {
         e->fn(req);
         return;

@@ -43,6 +43,11 @@ typedef struct bk_api_req {
     char listener[BK_NET_LISTENER_NAME_MAX + 1]; /* the listener's name (Metadata answers its endpoints) */
     uint64_t start_ns;          /* bk_net_mono_ns at frame arrival (latency metric) */
     bool nul_refused;           /* bk_api_req_cstr met a string holding a NUL */
+    char principal[BK_NET_PRINCIPAL_MAX + 1]; /* the connection's, at arrival (authorization) */
+    char host[64];              /* the peer address without the port (ACL host matching) */
+    void *aux;                  /* a handler's own state, in the arena (h_offsets.c) */
+    bool node_forwarded;        /* a controller-bound request a node forwarded (h_authz.c): the
+                                   client's rights were checked where it connected */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
@@ -133,6 +138,49 @@ void bk_api_h_sasl_authenticate(bk_api_req_t *req);
 void bk_api_h_describe_client_quotas(bk_api_req_t *req);  /* h_quotas.c */
 void bk_api_h_alter_client_quotas(bk_api_req_t *req);
 void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req);  /* h_scram.c */
+void bk_api_h_describe_acls(bk_api_req_t *req);                    /* h_acls.c */
+void bk_api_h_create_acls(bk_api_req_t *req);
+void bk_api_h_delete_acls(bk_api_req_t *req);
+
+/* Authorization (h_authz.c): may the request's principal do `op` on
+ * (rtype, name)? Always true with the authorizer off (core/authz.h). */
+bool bk_api_authorized(const bk_api_req_t *req, int8_t op, int8_t rtype, const char *name);
+/* The same for a name given as a decoded string (NUL bytes: false). */
+bool bk_api_authorized_str(bk_api_req_t *req, int8_t op, int8_t rtype, kp_str_t name);
+/* A controller-bound request (forward.h) that arrived at a node that would
+ * forward it: true when the principal may do all it asks, so it may go to
+ * the controller (whose peer connection is a node principal); false: it is
+ * served here, where the handler answers the authorization errors. It
+ * also counts the controller mutation quota (bk_api_mq_forward), with or
+ * without an authorizer. */
+bool bk_api_forward_authorized(bk_node_t *n, bk_net_conn_t *conn, const uint8_t *frame, size_t len);
+/* True for a controller-bound request (authorizer on) that came from a
+ * node: on the inter-broker listener, from a connection node-to-node RPCs
+ * accept (credentials.h bk_node_peer_allowed: PLAINTEXT, a super user or
+ * CLUSTER_ACTION). Such a request was authorized at the node the client
+ * reached, before forwarding (bk_api_forward_authorized). A PLAINTEXT
+ * inter-broker listener is trusted as for the node RPCs: a secure
+ * deployment must not expose one to clients. */
+bool bk_api_node_forwarded(bk_node_t *n, bk_net_conn_t *conn, int16_t api);
+
+/* controller_mutation_rate (h_mutation_quota.c, KIP-599) for CreateTopics,
+ * CreatePartitions and DeleteTopics. In a handler: begin, then admit per
+ * topic (false: THROTTLING_QUOTA_EXCEEDED, leave it out), then throttle
+ * for the answer's throttle_time_ms (mutes the connection when in debt).
+ * Off for validate_only, a request a node forwarded, or no quota. */
+typedef struct {
+    bool on;
+    bool strict;                /* a version that refuses topics (else it only throttles) */
+} bk_api_mq_t;
+void bk_api_mq_begin(bk_api_req_t *req, bk_api_mq_t *mq);
+bool bk_api_mq_admit(bk_api_req_t *req, bk_api_mq_t *mq, double partitions);
+int32_t bk_api_mq_throttle(bk_api_req_t *req, const bk_api_mq_t *mq);
+/* The partitions topic i of the request mutates (created, added, deleted). */
+double bk_api_mq_partitions(bk_api_req_t *req, int32_t i);
+/* Before forwarding (req decoded from the frame, principal set): false when
+ * the request must be answered here (a new version while in debt); else
+ * its partitions are counted here, where the principal is known. */
+bool bk_api_mq_forward(bk_api_req_t *req, bk_net_conn_t *conn);
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req);
 void bk_api_h_api_versions(bk_api_req_t *req);
 void bk_api_h_metadata(bk_api_req_t *req);

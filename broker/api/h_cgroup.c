@@ -4,10 +4,12 @@
  * is broker/group/group_cg.c); its completion builds the answer here.
  * Version rules: SubscribedTopicRegex exists from v1 of 68 (the driver
  * ignores it below); both answers have one layout for every version. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/meta/features.h"
 #include "broker/meta/image.h"
@@ -97,6 +99,29 @@ void bk_api_h_consumer_group_heartbeat(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
+    /* Kafka: READ on the group, then DESCRIBE on every subscribed topic
+     * name; refused before the group sees the request */
+    int16_t denied = 0;
+    const char *why = NULL;
+    if (!bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id)) {
+        denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    } else {
+        for (int32_t i = 0; i < q->subscribed_topic_names.count; i++)
+            if (!bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, q->subscribed_topic_names.items[i])) {
+                denied = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+                why = "Not authorized to describe a subscribed topic.";
+                break;
+            }
+    }
+    if (denied) {
+        kp_consumer_group_heartbeat_response_t r;
+        kp_consumer_group_heartbeat_response_init(&r);
+        r.error_code = denied;
+        r.error_message = bk_api_str(why ? why : kp_error_name(denied));
+        r.member_epoch = -1;
+        bk_api_req_respond(req, &r);
+        return;
+    }
     bk_grp_gd_cg_heartbeat(req->node->groups, q, req->hdr.api_version, req->hdr.client_id, client_host(req), hb_done,
                            req);
 }
@@ -163,28 +188,46 @@ static bool describe_group(bk_api_req_t *req, const bk_grp_t *g, kp_consumer_gro
     return true;
 }
 
+/* The groups the principal may DESCRIBE go to the coordinator (allowed,
+ * in request order); the others answer GROUP_AUTHORIZATION_FAILED. */
+typedef struct {
+    bk_api_req_t *req;
+    kp_consumer_group_describe_request_t allowed;
+    bool *denied;                /* per group of the request */
+} cgd_ctx_t;
+
 static void describe_done(void *arg, const bk_grp_gd_result_t *res) {
-    bk_api_req_t *req = arg;
+    cgd_ctx_t *c = arg;
+    bk_api_req_t *req = c->req;
     if (res->unsent) { bk_api_req_close(req, res->unsent); return; }
     const kp_consumer_group_describe_request_t *q = req->body;
     kp_consumer_group_describe_response_t r;
     kp_consumer_group_describe_response_init(&r);
-    size_t n = res->ngroups;
+    size_t n = q->group_ids.count > 0 ? (size_t)q->group_ids.count : 0;
     kp_consumer_group_describe_response_described_group_t *ds = bk_api_req_alloc(req, n ? n : 1, sizeof *ds);
     if (!ds) { bk_api_req_close(req, "out of memory"); return; }
+    size_t j = 0;                /* the next result of the allowed groups */
     for (size_t i = 0; i < n; i++) {
         kp_consumer_group_describe_response_described_group_init(&ds[i]);
         ds[i].group_id = q->group_ids.items[i];
-        ds[i].error_code = res->errors[i];
         ds[i].group_state = bk_api_str("Dead");
         ds[i].assignor_name = bk_api_str("");
-        if (res->errors[i]) {
-            ds[i].error_message = bk_api_str(res->errors[i] == KP_ERROR_GROUP_ID_NOT_FOUND
-                                                 ? "Group is not a consumer group or does not exist."
-                                                 : kp_error_name(res->errors[i]));
+        if (c->denied[i]) {
+            ds[i].error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+            ds[i].error_message = bk_api_str(kp_error_name(KP_ERROR_GROUP_AUTHORIZATION_FAILED));
             continue;
         }
-        if (!describe_group(req, res->groups[i], &ds[i])) { bk_api_req_close(req, "out of memory"); return; }
+        assert(j < res->ngroups);
+        int16_t e = res->errors[j];
+        const bk_grp_t *g = res->groups[j++];
+        ds[i].error_code = e;
+        if (e) {
+            ds[i].error_message = bk_api_str(e == KP_ERROR_GROUP_ID_NOT_FOUND
+                                                 ? "Group is not a consumer group or does not exist."
+                                                 : kp_error_name(e));
+            continue;
+        }
+        if (!describe_group(req, g, &ds[i])) { bk_api_req_close(req, "out of memory"); return; }
     }
     r.groups.items = ds;
     r.groups.count = (int32_t)n;
@@ -199,5 +242,20 @@ void bk_api_h_consumer_group_describe(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
-    bk_grp_gd_cg_describe(req->node->groups, q, describe_done, req);
+    size_t n = q->group_ids.count > 0 ? (size_t)q->group_ids.count : 0;
+    cgd_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
+    bool *denied = bk_api_req_alloc(req, n ? n : 1, sizeof *denied);
+    kp_str_t *ids = bk_api_req_alloc(req, n ? n : 1, sizeof *ids);
+    if (!c || !denied || !ids) { bk_api_req_close(req, "out of memory"); return; }
+    c->req = req;
+    c->allowed = *q;
+    c->denied = denied;
+    int32_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        denied[i] = !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->group_ids.items[i]);
+        if (!denied[i]) ids[k++] = q->group_ids.items[i];
+    }
+    c->allowed.group_ids.items = ids;
+    c->allowed.group_ids.count = k;
+    bk_grp_gd_cg_describe(req->node->groups, &c->allowed, describe_done, c);
 }

@@ -1,10 +1,15 @@
 /* broker/api/h_cluster.c — DescribeCluster (brokers from the image, this node
  * as controller: a quorum of one) and DescribeLogDirs (per log dir: the
- * partitions it holds with their sizes, total and usable bytes). */
+ * partitions it holds with their sizes, total and usable bytes).
+ * Authorization (Kafka): DescribeLogDirs needs DESCRIBE on the cluster
+ * (else CLUSTER_AUTHORIZATION_FAILED, v3+ at the top level, and no
+ * directory); DescribeCluster answers the operations the principal may do
+ * on the cluster when asked, 0 without DESCRIBE on it. */
 #include <string.h>
 #include <sys/statvfs.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/replication/parts.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -33,6 +38,19 @@ void bk_api_h_describe_cluster(bk_api_req_t *req) {
     }
     r.brokers.items = bs;
     r.brokers.count = k;
+    const kp_describe_cluster_request_t *q = req->body;
+    r.cluster_authorized_operations = INT32_MIN;   /* not asked for */
+    if (q->include_cluster_authorized_operations) {
+        /* the operations Kafka defines on the cluster resource, one bit each */
+        static const int8_t ops[] = { BK_META_OP_CREATE, BK_META_OP_CLUSTER_ACTION, BK_META_OP_DESCRIBE_CONFIGS,
+                                      BK_META_OP_ALTER_CONFIGS, BK_META_OP_IDEMPOTENT_WRITE, BK_META_OP_ALTER,
+                                      BK_META_OP_DESCRIBE };
+        int32_t bits = 0;
+        if (bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME))
+            for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+                if (bk_api_authorized(req, ops[i], BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) bits |= 1 << ops[i];
+        r.cluster_authorized_operations = bits;
+    }
     bk_api_req_respond(req, &r);
 }
 
@@ -83,6 +101,12 @@ void bk_api_h_describe_log_dirs(bk_api_req_t *req) {
     kp_describe_log_dirs_response_t r;
     memset(&r, 0, sizeof r);
     kp_describe_log_dirs_response_init(&r);
+    if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        r.error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;   /* older versions: just no directory */
+        r.results.count = 0;
+        bk_api_req_respond(req, &r);
+        return;
+    }
     kp_describe_log_dirs_response_describe_log_dirs_result_t *rs = bk_api_req_alloc(req, n->ndirs, sizeof *rs);
     if (!rs) { bk_api_req_close(req, "out of memory"); return; }
     size_t held = bk_repl_parts_count(n->parts);

@@ -9,13 +9,19 @@
  * logs (retention, segment size, max.message.bytes, ... take effect without
  * restart) and broker keys go to the config's dynamic layer
  * (bk_cfg_set_dynamic). A resource with any invalid entry changes
- * nothing (INVALID_CONFIG with the reason). */
+ * nothing (INVALID_CONFIG with the reason).
+ *
+ * Authorization (Kafka): DescribeConfigs DESCRIBE_CONFIGS, the Alters
+ * ALTER_CONFIGS, on the topic (TOPIC_AUTHORIZATION_FAILED) or, for a
+ * broker resource, on the cluster (CLUSTER_AUTHORIZATION_FAILED); a refused
+ * resource is answered that error and changes nothing, the others go on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/config/config_topic.h"
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "protocol/kp_errors.h"
 
 #define CFG_ERR_MAX 256
@@ -87,6 +93,15 @@ static const char *topic_config_lookup(void *arg, const char *name) {
     return NULL;
 }
 
+/* 0, or the error of a resource the principal may not `op` (DESCRIBE_CONFIGS
+ * or ALTER_CONFIGS): topics by name, every other type on the cluster. */
+static int16_t config_denied(bk_api_req_t *req, int8_t type, kp_str_t name, int8_t op) {
+    if (type == BK_META_RESOURCE_TOPIC)
+        return bk_api_authorized_str(req, op, BK_META_RES_TOPIC, name) ? 0 : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+    return bk_api_authorized(req, op, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)
+               ? 0 : KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+}
+
 static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_describe_configs_resource_t *rq,
                          kp_describe_configs_response_describe_configs_result_t *o) {
     bk_node_t *n = req->node;
@@ -95,6 +110,8 @@ static void describe_one(bk_api_req_t *req, const kp_describe_configs_request_de
     o->resource_name = rq->resource_name;
     o->error_message = kp_slice_null();
     o->configs.count = 0;
+    o->error_code = config_denied(req, rq->resource_type, rq->resource_name, BK_META_OP_DESCRIBE_CONFIGS);
+    if (o->error_code) { o->error_message = bk_api_str(kp_error_name(o->error_code)); return; }
     const kp_describe_configs_request_t *q = req->body;
     describe_ctx_t c = { req, rq, NULL, 0, (int32_t)(BK_CFG__COUNT + BK_CFG_TC__COUNT + bk_cfg_kkey_count()), 0,
                          req->hdr.api_version >= 3 && q->include_documentation };
@@ -358,6 +375,8 @@ static alter_ctx_t *alter_ctx_new(bk_api_req_t *req, int32_t nres, bool replace)
  * connection when out of memory. */
 static bool resource_init(bk_api_req_t *req, resource_t *r, int8_t type, kp_str_t name, int32_t nch) {
     r->type = type;
+    r->error = config_denied(req, type, name, BK_META_OP_ALTER_CONFIGS);
+    if (r->error) snprintf(r->message, sizeof r->message, "%s", kp_error_name(r->error));
     r->name = bk_api_req_topic_cstr(req, name);   /* a NUL shows as "\\0": matches no topic or broker */
     r->nch = nch > 0 ? (size_t)nch : 0;
     r->ch = bk_api_req_alloc(req, r->nch, sizeof *r->ch);
@@ -373,6 +392,7 @@ void bk_api_h_alter_configs(bk_api_req_t *req) {
     for (size_t i = 0; i < c->nres; i++) {
         const kp_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
+        if (res[i].error) continue;     /* refused: its changes are not looked at */
         for (size_t k = 0; k < res[i].nch; k++) {
             if (refuse_nul(&res[i], &res[i].ch[k], rq->configs.items[k].name, rq->configs.items[k].value)) break;
             res[i].ch[k].name = bk_api_req_cstr(req, rq->configs.items[k].name);
@@ -390,6 +410,7 @@ void bk_api_h_incremental_alter_configs(bk_api_req_t *req) {
     for (size_t i = 0; i < c->nres; i++) {
         const kp_incremental_alter_configs_request_alter_configs_resource_t *rq = &q->resources.items[i];
         if (!resource_init(req, &res[i], rq->resource_type, rq->resource_name, rq->configs.count)) return;
+        if (res[i].error) continue;     /* refused: its changes are not looked at */
         for (size_t k = 0; k < res[i].nch; k++) {
             const kp_incremental_alter_configs_request_alterable_config_t *a = &rq->configs.items[k];
             if (refuse_nul(&res[i], &res[i].ch[k], a->name, a->value)) break;

@@ -6,11 +6,15 @@
  * The cursor's topic must be one of the requested ones (INVALID_REQUEST on
  * every topic otherwise, as Kafka). A topic that does not exist answers
  * UNKNOWN_TOPIC_OR_PARTITION and takes none of the limit. Read from this
- * node's image; no ELR (empty lists: skiff elects from the ISR only). */
+ * node's image; no ELR (empty lists: skiff elects from the ISR only).
+ * Authorization (Kafka): DESCRIBE on each topic; without it a named topic
+ * answers TOPIC_AUTHORIZATION_FAILED (whether it exists or not) and takes
+ * none of the limit, and a listing of every topic leaves it out. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "protocol/kp_errors.h"
 
 /* Kafka's max.request.partition.size.limit default: the most partitions
@@ -23,6 +27,7 @@ typedef kp_describe_topic_partitions_response_describe_topic_partitions_response
 typedef struct {
     kp_str_t name;          /* as requested (or the image's name) */
     const bk_meta_topic_t *t;
+    bool denied;            /* no DESCRIBE on it */
 } want_t;
 
 static int want_cmp(const void *a, const void *b) {
@@ -82,17 +87,24 @@ void bk_api_h_describe_topic_partitions(bk_api_req_t *req) {
     want_t *w = bk_api_req_alloc(req, nw, sizeof *w);
     dtopic_t *ts = bk_api_req_alloc(req, nw, sizeof *ts);
     if (!w || !ts) { bk_api_req_close(req, "out of memory building DescribeTopicPartitions"); return; }
+    size_t nk = 0;
     for (size_t i = 0; i < nw; i++) {
         if (all) {
-            w[i].t = img->by_name[i];
-            w[i].name = bk_api_str(w[i].t->name);
+            const bk_meta_topic_t *t = img->by_name[i];
+            if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, t->name)) continue;
+            w[nk].t = t;
+            w[nk].name = bk_api_str(t->name);
+            w[nk++].denied = false;
             continue;
         }
-        w[i].name = q->topics.items[i].name;
-        char *name = bk_api_req_topic_cstr(req, w[i].name);
+        w[nk].name = q->topics.items[i].name;
+        char *name = bk_api_req_topic_cstr(req, w[nk].name);
         if (!name) { bk_api_req_close(req, "out of memory building DescribeTopicPartitions"); return; }
-        w[i].t = bk_meta_image_topic_by_name(img, name);
+        w[nk].denied = !bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, name);
+        w[nk].t = w[nk].denied ? NULL : bk_meta_image_topic_by_name(img, name);
+        nk++;
     }
+    nw = nk;
     if (!all) {
         qsort(w, nw, sizeof *w, want_cmp);
         size_t k = 0;      /* a topic named twice is answered once */
@@ -104,7 +116,7 @@ void bk_api_h_describe_topic_partitions(bk_api_req_t *req) {
     size_t first = 0;
     int32_t first_part = 0;
     if (q->cursor) {
-        want_t key = { q->cursor->topic_name, NULL };
+        want_t key = { q->cursor->topic_name, NULL, false };
         want_t *hit = bsearch(&key, w, nw, sizeof *w, want_cmp);
         if (!hit || q->cursor->partition_index < 0) {
             for (size_t i = 0; i < nw; i++) fill_error(&ts[i], w[i].name, KP_ERROR_INVALID_REQUEST);
@@ -121,6 +133,7 @@ void bk_api_h_describe_topic_partitions(bk_api_req_t *req) {
     int32_t nt = 0;
     for (size_t i = first; i < nw; i++) {
         const bk_meta_topic_t *t = w[i].t;
+        if (w[i].denied) { fill_error(&ts[nt++], w[i].name, KP_ERROR_TOPIC_AUTHORIZATION_FAILED); continue; }
         if (!t) { fill_error(&ts[nt++], w[i].name, KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION); continue; }
         int32_t from = i == first ? first_part : 0;
         if (from >= t->nparts && t->nparts > 0) continue;   /* a cursor past its end: nothing left of it */

@@ -5,6 +5,7 @@
  * answer sent once committed, as ElectLeaders. The finalized levels are
  * read back by every node from its image (ApiVersions). */
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/meta/features_update.h"
 
 #include <stdio.h>
@@ -27,6 +28,14 @@ void bk_api_h_update_features(bk_api_req_t *req) {
     features_ctx_t *c = bk_api_req_alloc(req, 1, sizeof *c);
     if (!c) { bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
+    /* Kafka: ALTER on the cluster, else the top-level error, nothing changed */
+    if (!bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        kp_update_features_response_init(&c->r);
+        c->r.error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+        c->r.error_message = bk_api_str("Cluster authorization failed.");
+        bk_api_req_respond(req, &c->r);
+        return;
+    }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
     if (bk_meta_features_update(bk_node_decision_image(n), req->body, req->hdr.api_version, &req->arena, &recs,

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/api/fetch_session.h"
 #include "broker/replication/part_metrics.h"
 #include "broker/replication/purgatory.h"
@@ -101,11 +102,20 @@ static const bk_meta_topic_t *topic_of(bk_api_req_t *req, const ftarget_t *ft) {
     return bk_meta_image_topic_by_slice(&req->node->img, ft->topic);
 }
 
+static int32_t replica_id_of(const bk_api_req_t *req);
+
 static target_t resolve(bk_api_req_t *req, const ftarget_t *fp) {
     const bk_meta_topic_t *t = topic_of(req, fp);
     target_t x = { t, NULL, 0 };
     if (!t || fp->partition < 0 || fp->partition >= t->nparts) {
         x.err = by_id(req) && !t ? KP_ERROR_UNKNOWN_TOPIC_ID : KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        return x;
+    }
+    /* a consumer needs READ on the topic (replica fetches passed
+     * bk_api_node_rpc_check: CLUSTER_ACTION) */
+    if (!fp->replica && replica_id_of(req) < 0 && !bk_api_authorized(req, BK_META_OP_READ, BK_META_RES_TOPIC, t->name)) {
+        x.t = NULL;
+        x.err = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
         return x;
     }
     x.p = bk_repl_parts_get(req->node->parts, &t->id, fp->partition);

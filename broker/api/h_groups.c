@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -67,12 +68,32 @@ static int16_t find_one(bk_api_req_t *req, int8_t key_type, kp_str_t key, int32_
     return e;
 }
 
+/* FindCoordinator needs DESCRIBE on the group / transactional id. */
+static int16_t coord_denied(bk_api_req_t *req, int8_t key_type, kp_str_t key) {
+    if (key_type == 1)
+        return bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TRANSACTIONAL_ID, key)
+                   ? 0 : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    return bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, key) ? 0 : KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+}
+
+/* The group APIs need READ on the group: answered before the coordinator
+ * sees the request. */
+static bool group_denied(bk_api_req_t *req, kp_str_t group, void (*done)(void *, const bk_grp_gd_result_t *)) {
+    if (bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, group)) return false;
+    bk_grp_gd_result_t res;
+    memset(&res, 0, sizeof res);
+    res.error = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    done(req, &res);
+    return true;
+}
+
 void bk_api_h_find_coordinator(bk_api_req_t *req) {
     const kp_find_coordinator_request_t *q = req->body;
     kp_find_coordinator_response_t r;
     kp_find_coordinator_response_init(&r);
     if (req->hdr.api_version < 4) {
-        r.error_code = find_one(req, q->key_type, q->key, &r.node_id, &r.host, &r.port);
+        r.error_code = coord_denied(req, q->key_type, q->key);
+        if (!r.error_code) r.error_code = find_one(req, q->key_type, q->key, &r.node_id, &r.host, &r.port);
         if (r.error_code) r.error_message = bk_api_str(kp_error_name(r.error_code));
         bk_api_req_respond(req, &r);
         return;
@@ -83,7 +104,9 @@ void bk_api_h_find_coordinator(bk_api_req_t *req) {
     for (size_t i = 0; i < n; i++) {
         kp_find_coordinator_response_coordinator_init(&cs[i]);
         cs[i].key = q->coordinator_keys.items[i];
-        cs[i].error_code = find_one(req, q->key_type, cs[i].key, &cs[i].node_id, &cs[i].host, &cs[i].port);
+        cs[i].error_code = coord_denied(req, q->key_type, cs[i].key);
+        if (!cs[i].error_code)
+            cs[i].error_code = find_one(req, q->key_type, cs[i].key, &cs[i].node_id, &cs[i].host, &cs[i].port);
         if (cs[i].error_code) cs[i].error_message = bk_api_str(kp_error_name(cs[i].error_code));
     }
     r.coordinators.items = cs;
@@ -163,11 +186,13 @@ static bool req_alive(void *arg) {
 }
 
 void bk_api_h_join_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_join_group_request_t *)req->body)->group_id, join_done)) return;
     bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
                      join_done, req_alive, req);
 }
 
 void bk_api_h_sync_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_sync_group_request_t *)req->body)->group_id, sync_done)) return;
     bk_grp_gd_sync_group(req->node->groups, req->body, req->hdr.api_version, sync_done, req_alive, req);
 }
 
@@ -181,7 +206,10 @@ static void heartbeat_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_heartbeat(bk_api_req_t *req) { bk_grp_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req); }
+void bk_api_h_heartbeat(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_heartbeat_request_t *)req->body)->group_id, heartbeat_done)) return;
+    bk_grp_gd_heartbeat(req->node->groups, req->body, heartbeat_done, req);
+}
 
 static void leave_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
@@ -209,6 +237,7 @@ static void leave_done(void *arg, const bk_grp_gd_result_t *res) {
 }
 
 void bk_api_h_leave_group(bk_api_req_t *req) {
+    if (group_denied(req, ((const kp_leave_group_request_t *)req->body)->group_id, leave_done)) return;
     bk_grp_gd_leave_group(req->node->groups, req->body, req->hdr.api_version, leave_done, req);
 }
 
@@ -219,19 +248,25 @@ static void list_done(void *arg, const bk_grp_gd_result_t *res) {
     if (unsent(req, res)) return;
     kp_list_groups_response_listed_group_t *v = bk_api_req_alloc(req, res->ngroups, sizeof *v);
     if (!v) { bk_api_req_close(req, "out of memory"); return; }
+    /* DESCRIBE on the cluster lists every group, else only the groups the
+     * principal may DESCRIBE (Kafka) */
+    bool all = bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+    size_t k = 0;
     for (size_t i = 0; i < res->ngroups; i++) {
         const bk_grp_t *g = res->groups[i];
-        kp_list_groups_response_listed_group_init(&v[i]);
-        v[i].group_id = gs(g->id);
-        v[i].protocol_type = g->cg ? bk_api_str("consumer") : nn(gs(g->protocol_type));
-        v[i].group_state = bk_api_str(bk_grp_group_state_name(g));
-        v[i].group_type = bk_api_str(bk_grp_type_name(g));
+        if (!all && !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, gs(g->id))) continue;
+        kp_list_groups_response_listed_group_init(&v[k]);
+        v[k].group_id = gs(g->id);
+        v[k].protocol_type = g->cg ? bk_api_str("consumer") : nn(gs(g->protocol_type));
+        v[k].group_state = bk_api_str(bk_grp_group_state_name(g));
+        v[k].group_type = bk_api_str(bk_grp_type_name(g));
+        k++;
     }
     kp_list_groups_response_t r;
     kp_list_groups_response_init(&r);
     r.error_code = res->error;
     r.groups.items = v;
-    r.groups.count = (int32_t)res->ngroups;
+    r.groups.count = (int32_t)k;
     bk_api_req_respond(req, &r);
 }
 
@@ -308,7 +343,12 @@ static void describe_done(void *arg, const bk_grp_gd_result_t *res) {
     dgroup_t *v = bk_api_req_alloc(req, n, sizeof *v);
     if (!v) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < n; i++)
-        if (describe_one(req, q->groups.items[i], res->errors[i], res->groups[i], &v[i]) != KP_OK) {
+        /* DESCRIBE on each group (describing has no effect, so the check
+         * may follow the coordinator's answer) */
+        if (describe_one(req, q->groups.items[i],
+                         bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i])
+                             ? res->errors[i] : KP_ERROR_GROUP_AUTHORIZATION_FAILED,
+                         res->groups[i], &v[i]) != KP_OK) {
             bk_api_req_close(req, "out of memory");
             return;
         }
@@ -327,18 +367,44 @@ static void delete_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_delete_groups_request_t *q = req->body;
-    kp_delete_groups_response_deletable_group_result_t *rs = bk_api_req_alloc(req, res->nerrors, sizeof *rs);
+    const kp_delete_groups_request_t *orig = req->aux ? req->aux : q;   /* groups refused DELETE were left out */
+    size_t n = orig->groups_names.count > 0 ? (size_t)orig->groups_names.count : 0, k = 0;
+    kp_delete_groups_response_deletable_group_result_t *rs = bk_api_req_alloc(req, n, sizeof *rs);
     if (!rs) { bk_api_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < res->nerrors; i++) {
+    for (size_t i = 0; i < n; i++) {
         kp_delete_groups_response_deletable_group_result_init(&rs[i]);
-        rs[i].group_id = q->groups_names.items[i];
-        rs[i].error_code = res->errors[i];
+        rs[i].group_id = orig->groups_names.items[i];
+        if (req->aux && !bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, rs[i].group_id))
+            rs[i].error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        else
+            rs[i].error_code = k < res->nerrors ? res->errors[k++] : KP_ERROR_UNKNOWN_SERVER_ERROR;
     }
     kp_delete_groups_response_t r;
     kp_delete_groups_response_init(&r);
     r.results.items = rs;
-    r.results.count = (int32_t)res->nerrors;
+    r.results.count = (int32_t)n;
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_delete_groups(bk_api_req_t *req) { bk_grp_gd_delete_groups(req->node->groups, req->body, delete_done, req); }
+void bk_api_h_delete_groups(bk_api_req_t *req) {
+    /* DELETE on each group: the refused ones never reach the coordinator */
+    const kp_delete_groups_request_t *q = req->body;
+    size_t n = q->groups_names.count > 0 ? (size_t)q->groups_names.count : 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->groups_names.items[i]);
+    if (m < n) {
+        kp_delete_groups_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_str_t *keep = bk_api_req_alloc(req, n, sizeof *keep);
+        if (!q2 || !keep) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->groups_names.items[i]))
+                keep[m++] = q->groups_names.items[i];
+        q2->groups_names.items = keep;
+        q2->groups_names.count = (int32_t)m;
+        req->aux = (void *)q;
+        req->body = q2;
+    }
+    bk_grp_gd_delete_groups(req->node->groups, req->body, delete_done, req);
+}

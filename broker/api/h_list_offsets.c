@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/replication/parts.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
@@ -71,7 +72,17 @@ void bk_api_h_list_offsets(bk_api_req_t *req) {
         size_t np = t->partitions.count > 0 ? (size_t)t->partitions.count : 0;
         lpart_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
         if (!ps) { bk_api_req_close(req, "out of memory"); return; }
-        for (size_t k = 0; k < np; k++) one(req, t->name, &t->partitions.items[k], &ps[k]);
+        /* DESCRIBE on the topic (Kafka) */
+        bool may = bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, t->name);
+        for (size_t k = 0; k < np; k++) {
+            if (may) { one(req, t->name, &t->partitions.items[k], &ps[k]); continue; }
+            kp_list_offsets_response_list_offsets_partition_response_init(&ps[k]);
+            ps[k].partition_index = t->partitions.items[k].partition_index;
+            ps[k].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            ps[k].timestamp = -1;
+            ps[k].offset = -1;
+            ps[k].leader_epoch = -1;
+        }
         ts[i].partitions.items = ps;
         ts[i].partitions.count = (int32_t)np;
     }

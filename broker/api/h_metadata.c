@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/meta/meta_log.h"
 #include "broker/cluster/topics.h"
 #include "protocol/kp_errors.h"
@@ -111,17 +112,33 @@ static void respond(bk_api_req_t *req) {
     size_t count = all ? img->ntopics : (size_t)q->topics.count;
     mtopic_t *ts = bk_api_req_alloc(req, count, sizeof *ts);
     if (!ts) rc = KP_ERR_NOMEM;
+    size_t k = 0;       /* answers written (all topics: only DESCRIBE-able ones are listed) */
     for (size_t i = 0; i < count && rc == KP_OK; i++) {
-        if (all) { rc = fill_topic(req, img->by_name[i], &ts[i]); continue; }
+        if (all) {
+            if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, img->by_name[i]->name)) continue;
+            rc = fill_topic(req, img->by_name[i], &ts[k++]);
+            continue;
+        }
+        k++;
         const kp_metadata_request_metadata_request_topic_t *rt = &q->topics.items[i];
         const bk_meta_topic_t *t = NULL;
         bool by_id = kp_slice_is_null(rt->name);
         if (by_id) {
             t = bk_meta_image_topic_by_id(img, (const bk_meta_uuid_t *)rt->topic_id.b);
             if (!t) { fill_error_topic(&ts[i], kp_slice_null(), &rt->topic_id, KP_ERROR_UNKNOWN_TOPIC_ID); continue; }
+            if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, t->name)) {
+                fill_error_topic(&ts[i], kp_slice_null(), &rt->topic_id, KP_ERROR_TOPIC_AUTHORIZATION_FAILED);
+                continue;
+            }
         } else {
             char *name = bk_api_req_topic_cstr(req, rt->name);
             if (!name) { rc = KP_ERR_NOMEM; break; }
+            /* Kafka answers an unauthorized name the same whether it exists
+             * or not: existence is not disclosed */
+            if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, name)) {
+                fill_error_topic(&ts[i], rt->name, NULL, KP_ERROR_TOPIC_AUTHORIZATION_FAILED);
+                continue;
+            }
             t = bk_meta_image_topic_by_name(img, name);
             if (!t) {
                 char why[160];
@@ -135,7 +152,7 @@ static void respond(bk_api_req_t *req) {
     }
     if (rc != KP_OK) { bk_api_req_close(req, "out of memory building Metadata"); return; }
     r.topics.items = ts;
-    r.topics.count = (int32_t)count;
+    r.topics.count = (int32_t)k;
     bk_api_req_respond(req, &r);
 }
 
@@ -161,7 +178,10 @@ void bk_api_h_metadata(bk_api_req_t *req) {
         char *name = bk_api_req_topic_cstr(req, rt->name);
         if (!name) { bk_api_req_close(req, "out of memory"); return; }
         char why[160];
-        if (!bk_meta_image_topic_by_name(&n->img, name) && bk_meta_ctrl_topic_name_valid(name, why, sizeof why))
+        /* auto-creation needs CREATE on the cluster or the topic */
+        if (!bk_meta_image_topic_by_name(&n->img, name) && bk_meta_ctrl_topic_name_valid(name, why, sizeof why) &&
+            (bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME) ||
+             bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_TOPIC, name)))
             names[k++] = name;
     }
     if (k == 0) { respond(req); return; }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "protocol/kp_errors.h"
 
@@ -27,12 +28,23 @@ static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
 typedef kp_offset_commit_response_offset_commit_response_topic_t crtopic_t;
 typedef kp_offset_commit_response_offset_commit_response_partition_t crpart_t;
 
+/* Topics the principal may not READ are left out of what the coordinator
+ * sees (req->body then holds the rest) and answered
+ * TOPIC_AUTHORIZATION_FAILED after it, as Kafka does. */
+typedef struct {
+    const kp_offset_commit_request_t *orig;
+    const bool *denied;
+} commit_authz_t;
+
 static void commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_commit_request_t *q = req->body;
+    const commit_authz_t *az = req->aux;
+    size_t nd = 0;
+    for (size_t i = 0; az && i < cnt(az->orig->topics.count); i++) nd += az->denied[i];
     size_t nt = cnt(q->topics.count), k = 0;
-    crtopic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+    crtopic_t *rt = bk_api_req_alloc(req, nt + nd, sizeof *rt);
     if (!rt) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < nt; i++) {
         size_t np = cnt(q->topics.items[i].partitions.count);
@@ -48,14 +60,68 @@ static void commit_done(void *arg, const bk_grp_gd_result_t *res) {
         rt[i].partitions.items = rp;
         rt[i].partitions.count = (int32_t)np;
     }
+    for (size_t i = 0, o = nt; az && i < cnt(az->orig->topics.count); i++) {
+        if (!az->denied[i]) continue;
+        const kp_offset_commit_request_offset_commit_request_topic_t *t = &az->orig->topics.items[i];
+        size_t np = cnt(t->partitions.count);
+        crpart_t *rp = bk_api_req_alloc(req, np, sizeof *rp);
+        if (!rp) { bk_api_req_close(req, "out of memory"); return; }
+        kp_offset_commit_response_offset_commit_response_topic_init(&rt[o]);
+        rt[o].name = t->name;
+        for (size_t j = 0; j < np; j++) {
+            kp_offset_commit_response_offset_commit_response_partition_init(&rp[j]);
+            rp[j].partition_index = t->partitions.items[j].partition_index;
+            rp[j].error_code = res->error ? res->error : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        rt[o].partitions.items = rp;
+        rt[o].partitions.count = (int32_t)np;
+        o++;
+    }
     kp_offset_commit_response_t r;
     kp_offset_commit_response_init(&r);
     r.topics.items = rt;
-    r.topics.count = (int32_t)nt;
+    r.topics.count = (int32_t)(nt + nd);
     bk_api_req_respond(req, &r);
 }
 
-void bk_api_h_offset_commit(bk_api_req_t *req) { bk_grp_gd_offset_commit(req->node->groups, req->body, commit_done, req); }
+void bk_api_h_offset_commit(bk_api_req_t *req) {
+    const kp_offset_commit_request_t *q = req->body;
+    size_t nt = cnt(q->topics.count), total = 0;
+    for (size_t i = 0; i < nt; i++) total += cnt(q->topics.items[i].partitions.count);
+    if (!bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id)) {
+        /* READ on the group first: every partition answers the group error */
+        int16_t *errs = bk_api_req_alloc(req, total, sizeof *errs);
+        if (!errs) { bk_api_req_close(req, "out of memory"); return; }
+        for (size_t i = 0; i < total; i++) errs[i] = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_grp_gd_result_t res;
+        memset(&res, 0, sizeof res);
+        res.errors = errs;
+        res.nerrors = total;
+        commit_done(req, &res);
+        return;
+    }
+    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
+    if (!denied) { bk_api_req_close(req, "out of memory"); return; }
+    size_t nd = 0;
+    for (size_t i = 0; i < nt; i++)
+        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nd > 0) {
+        kp_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_offset_commit_request_offset_commit_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
+        commit_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        size_t m = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (!denied[i]) keep[m++] = q->topics.items[i];
+        q2->topics.items = keep;
+        q2->topics.count = (int32_t)m;
+        *az = (commit_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+    }
+    bk_grp_gd_offset_commit(req->node->groups, req->body, commit_done, req);
+}
 
 /* ---- OffsetFetch ------------------------------------------------------- */
 
@@ -115,14 +181,44 @@ static int topics_listed(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const 
     return KP_OK;
 }
 
+/* DESCRIBE on each topic (Kafka): a listed topic the principal may not
+ * describe answers TOPIC_AUTHORIZATION_FAILED on each partition with no
+ * offset; from "every committed partition" it is left out. Read-only: the
+ * offsets were read, nothing changed. */
+static void topics_authorize(bk_api_req_t *req, ftopic_t *ts, size_t *nt, bool listed) {
+    size_t k = 0;
+    for (size_t i = 0; i < *nt; i++) {
+        if (bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, ts[i].name)) {
+            ts[k++] = ts[i];
+            continue;
+        }
+        if (!listed) continue;
+        for (int32_t j = 0; j < ts[i].partitions.count; j++) {
+            fpart_t *p = &ts[i].partitions.items[j];
+            p->committed_offset = -1;
+            p->committed_leader_epoch = -1;
+            p->metadata = bk_api_str("");
+            p->error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        ts[k++] = ts[i];
+    }
+    *nt = k;
+}
+
 /* One group's topics: listed (nq >= 0) or every committed partition. */
 static int fetch_topics(bk_api_req_t *req, const bk_grp_gd_fetched_t *f, const qtopic_t *qt, int32_t nq, ftopic_t **ts,
                         size_t *nt) {
     *ts = NULL;
     *nt = 0;
-    if (nq < 0) return topics_all(req, f, ts, nt);
-    *nt = (size_t)nq;
-    return topics_listed(req, f, qt, (size_t)nq, ts);
+    int rc;
+    if (nq < 0) {
+        rc = topics_all(req, f, ts, nt);
+    } else {
+        *nt = (size_t)nq;
+        rc = topics_listed(req, f, qt, (size_t)nq, ts);
+    }
+    if (rc == KP_OK) topics_authorize(req, *ts, nt, nq >= 0);
+    return rc;
 }
 
 /* v0-7 use a separate but field-for-field identical set of types. */
@@ -165,6 +261,13 @@ static qtopic_t *v7_topics(bk_api_req_t *req, const kp_offset_fetch_request_t *q
     return qt;
 }
 
+/* OffsetFetch v8+ with some groups refused DESCRIBE: the request as sent
+ * (req->body then holds the allowed groups) and which were refused. */
+typedef struct {
+    const kp_offset_fetch_request_t *orig;
+    const bool *denied;
+} fetch_authz_t;
+
 static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
@@ -185,8 +288,18 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
         return;
     }
     size_t ng = res->nfetched;
-    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, ng, sizeof *gs);
+    const fetch_authz_t *az = req->aux;     /* set when some groups were refused */
+    size_t no = az ? cnt(az->orig->groups.count) : 0;
+    kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, ng + no, sizeof *gs);
     if (!gs) { bk_api_req_close(req, "out of memory"); return; }
+    size_t nrefused = 0;
+    for (size_t i = 0; i < no; i++) {     /* the refused ones after the others */
+        if (!az->denied[i]) continue;
+        kp_offset_fetch_response_offset_fetch_response_group_t *d = &gs[ng + nrefused++];
+        kp_offset_fetch_response_offset_fetch_response_group_init(d);
+        d->group_id = az->orig->groups.items[i].group_id;
+        d->error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    }
     for (size_t i = 0; i < ng; i++) {
         const kp_offset_fetch_request_offset_fetch_request_group_t *g = &q->groups.items[i];
         kp_offset_fetch_response_offset_fetch_response_group_init(&gs[i]);
@@ -202,26 +315,89 @@ static void fetch_done(void *arg, const bk_grp_gd_result_t *res) {
         gs[i].topics.count = (int32_t)nt;
     }
     r.groups.items = gs;
-    r.groups.count = (int32_t)ng;
+    r.groups.count = (int32_t)(ng + nrefused);
     bk_api_req_respond(req, &r);
 }
 
 void bk_api_h_offset_fetch(bk_api_req_t *req) {
+    /* DESCRIBE on the group (v0-7: one group). v8+: per group, a refused
+     * one answers GROUP_AUTHORIZATION_FAILED and never reaches the
+     * coordinator (Kafka) */
+    const kp_offset_fetch_request_t *q = req->body;
+    bool ok = req->hdr.api_version < 8 ? bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->group_id)
+                                       : true;
+    int32_t ndenied = 0;
+    for (int32_t i = 0; req->hdr.api_version >= 8 && i < q->groups.count; i++)
+        ndenied += !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+    if (ndenied > 0 && ndenied == q->groups.count) {
+        kp_offset_fetch_response_offset_fetch_response_group_t *gs = bk_api_req_alloc(req, (size_t)ndenied, sizeof *gs);
+        if (!gs) { bk_api_req_close(req, "out of memory"); return; }
+        for (int32_t i = 0; i < ndenied; i++) {
+            kp_offset_fetch_response_offset_fetch_response_group_init(&gs[i]);
+            gs[i].group_id = q->groups.items[i].group_id;
+            gs[i].error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        }
+        kp_offset_fetch_response_t r;
+        kp_offset_fetch_response_init(&r);
+        r.groups.items = gs;
+        r.groups.count = ndenied;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    ok = ok && ndenied == 0;
+    if (!ok && req->hdr.api_version < 8) {
+        kp_offset_fetch_response_t r;
+        kp_offset_fetch_response_init(&r);
+        r.error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    if (ndenied > 0) {      /* v8+, some refused: the coordinator sees the others */
+        size_t ng = cnt(q->groups.count);
+        bool *denied = bk_api_req_alloc(req, ng, sizeof *denied);
+        kp_offset_fetch_request_offset_fetch_request_group_t *keep = bk_api_req_alloc(req, ng, sizeof *keep);
+        kp_offset_fetch_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        fetch_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!denied || !keep || !q2 || !az) { bk_api_req_close(req, "out of memory"); return; }
+        size_t m = 0;
+        for (size_t i = 0; i < ng; i++) {
+            denied[i] = !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, q->groups.items[i].group_id);
+            if (!denied[i]) keep[m++] = q->groups.items[i];
+        }
+        *q2 = *q;
+        q2->groups.items = keep;
+        q2->groups.count = (int32_t)m;
+        *az = (fetch_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+        ok = true;
+    }
+    if (!ok) { bk_api_req_close(req, "OffsetFetch for a group the principal may not DESCRIBE"); return; }
     bk_grp_gd_offset_fetch(req->node->groups, req->body, req->hdr.api_version, fetch_done, req);
 }
 
 /* ---- OffsetDelete ------------------------------------------------------- */
 
+/* Topics the principal may not READ are left out of what the coordinator
+ * sees (req->body then holds the rest) and answered
+ * TOPIC_AUTHORIZATION_FAILED, as Kafka does. */
+typedef struct {
+    const kp_offset_delete_request_t *orig;
+    const bool *denied;
+} delete_authz_t;
+
 static void offset_delete_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (unsent(req, res)) return;
     const kp_offset_delete_request_t *q = req->body;
+    const delete_authz_t *az = req->aux;
     kp_offset_delete_response_t r;
     kp_offset_delete_response_init(&r);
     r.error_code = res->error;
     if (r.error_code == 0) {
-        size_t nt = cnt(q->topics.count), k = 0;
-        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_api_req_alloc(req, nt, sizeof *rt);
+        size_t nt = cnt(q->topics.count), k = 0, nd = 0;
+        for (size_t i = 0; az && i < cnt(az->orig->topics.count); i++) nd += az->denied[i];
+        kp_offset_delete_response_offset_delete_response_topic_t *rt = bk_api_req_alloc(req, nt + nd, sizeof *rt);
         if (!rt) { bk_api_req_close(req, "out of memory"); return; }
         for (size_t i = 0; i < nt; i++) {
             size_t np = cnt(q->topics.items[i].partitions.count);
@@ -237,12 +413,59 @@ static void offset_delete_done(void *arg, const bk_grp_gd_result_t *res) {
             rt[i].partitions.items = ps;
             rt[i].partitions.count = (int32_t)np;
         }
+        for (size_t i = 0, o = nt; az && i < cnt(az->orig->topics.count); i++) {
+            if (!az->denied[i]) continue;
+            const kp_offset_delete_request_offset_delete_request_topic_t *t = &az->orig->topics.items[i];
+            size_t np = cnt(t->partitions.count);
+            kp_offset_delete_response_offset_delete_response_partition_t *ps = bk_api_req_alloc(req, np, sizeof *ps);
+            if (!ps) { bk_api_req_close(req, "out of memory"); return; }
+            kp_offset_delete_response_offset_delete_response_topic_init(&rt[o]);
+            rt[o].name = t->name;
+            for (size_t j = 0; j < np; j++) {
+                kp_offset_delete_response_offset_delete_response_partition_init(&ps[j]);
+                ps[j].partition_index = t->partitions.items[j].partition_index;
+                ps[j].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            }
+            rt[o].partitions.items = ps;
+            rt[o].partitions.count = (int32_t)np;
+            o++;
+        }
         r.topics.items = rt;
-        r.topics.count = (int32_t)nt;
+        r.topics.count = (int32_t)(nt + nd);
     }
     bk_api_req_respond(req, &r);
 }
 
+/* DELETE on the group (else the top-level GROUP_AUTHORIZATION_FAILED,
+ * nothing deleted), READ on each topic (Kafka). */
 void bk_api_h_offset_delete(bk_api_req_t *req) {
+    const kp_offset_delete_request_t *q = req->body;
+    if (!bk_api_authorized_str(req, BK_META_OP_DELETE, BK_META_RES_GROUP, q->group_id)) {
+        kp_offset_delete_response_t r;
+        kp_offset_delete_response_init(&r);
+        r.error_code = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return;
+    }
+    size_t nt = cnt(q->topics.count), nd = 0;
+    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
+    if (!denied && nt) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < nt; i++)
+        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nd > 0) {
+        kp_offset_delete_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        kp_offset_delete_request_offset_delete_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
+        delete_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
+        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        *q2 = *q;
+        size_t m = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (!denied[i]) keep[m++] = q->topics.items[i];
+        q2->topics.items = keep;
+        q2->topics.count = (int32_t)m;
+        *az = (delete_authz_t){ q, denied };
+        req->aux = az;
+        req->body = q2;
+    }
     bk_grp_gd_offset_delete(req->node->groups, req->body, offset_delete_done, req);
 }

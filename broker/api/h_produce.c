@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/replication/partition.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -197,8 +198,19 @@ void bk_api_h_produce(bk_api_req_t *req) {
         if (!pss[i] || !names[i]) { bk_api_req_close(req, "out of memory"); return; }
     }
     bool any_error = false;
+    /* Kafka's checks, before any append: WRITE on the transactional id
+     * (every partition fails), then WRITE on each topic (its partitions) */
+    int16_t txn_denied = !kp_slice_is_null(q->transactional_id) &&
+                                 !bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TRANSACTIONAL_ID,
+                                                        q->transactional_id)
+                             ? KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                             : 0;
     for (size_t i = 0; i < nt; i++) {
         const kp_produce_request_topic_produce_data_t *td = &q->topic_data.items[i];
+        int16_t denied = txn_denied ? txn_denied
+                         : bk_api_authorized(req, BK_META_OP_WRITE, BK_META_RES_TOPIC, names[i])
+                             ? 0
+                             : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
         kp_produce_response_topic_produce_response_init(&ts[i]);
         ts[i].name = td->name;
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
@@ -206,10 +218,12 @@ void bk_api_h_produce(bk_api_req_t *req) {
         const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, names[i]);
         for (size_t k = 0; k < np; k++) {
             kp_produce_response_partition_produce_response_init(&ps[k]);
-            if (bad_acks) {
+            if (bad_acks || denied) {
                 ps[k].index = td->partition_data.items[k].index;
                 ps[k].base_offset = -1;
-                ps[k].error_code = KP_ERROR_INVALID_REQUIRED_ACKS;
+                ps[k].log_append_time_ms = -1;
+                ps[k].log_start_offset = -1;
+                ps[k].error_code = bad_acks ? KP_ERROR_INVALID_REQUIRED_ACKS : denied;
             } else {
                 produce_partition(req, pw, t, names[i], acks, &td->partition_data.items[k], &ps[k], false);
             }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
 
@@ -50,6 +51,17 @@ static void block_committed(void *arg, int status) {
 void bk_api_h_init_producer_id(bk_api_req_t *req) {
     const kp_init_producer_id_request_t *q = req->body;
     bk_node_t *n = req->node;
+    /* WRITE on the transactional id, else IDEMPOTENT_WRITE on the cluster */
+    if (!kp_slice_is_null(q->transactional_id) &&
+        !bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TRANSACTIONAL_ID, q->transactional_id)) {
+        answer_pid(req, KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1);
+        return;
+    }
+    if (kp_slice_is_null(q->transactional_id) &&
+        !bk_api_authorized(req, BK_META_OP_IDEMPOTENT_WRITE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        answer_pid(req, KP_ERROR_CLUSTER_AUTHORIZATION_FAILED, -1, -1);
+        return;
+    }
     if (!kp_slice_is_null(q->transactional_id)) {   /* the transaction coordinator's */
         bk_api_h_init_producer_id_txn(req);
         return;

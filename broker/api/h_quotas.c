@@ -5,8 +5,10 @@
  * Entities are "user" and "client-id", each at most once, a null name
  * being the type's default (Kafka's ClientQuotaEntity). Kafka's "ip"
  * entity (connection_creation_rate) is not served: INVALID_REQUEST saying
- * so. Keys: producer_byte_rate, consumer_byte_rate, controller_mutation_rate
- * (whole numbers) and request_percentage. Per Alter entry the first error
+ * so. Keys: producer_byte_rate, consumer_byte_rate (whole numbers),
+ * request_percentage and controller_mutation_rate (partitions per second,
+ * enforced where CreateTopics/CreatePartitions/DeleteTopics arrive:
+ * h_mutation_quota.c). Per Alter entry the first error
  * of: no entity, an unknown or repeated entity type, a name over 255 bytes
  * or holding a NUL, an unknown key, a key twice in the entry, a value not
  * a positive finite number (or not whole for the integral keys) — all
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/meta/records.h"
 #include "protocol/kp_errors.h"
 
@@ -42,18 +45,27 @@ static bool part_matches(const part_filter_t *f, int kind, const char *name, boo
     return kind == BK_META_QE_NAME && strlen(name) == f->name.len && memcmp(name, f->name.p, f->name.len) == 0;
 }
 
-static void describe_error(bk_api_req_t *req, const char *msg) {
+static void describe_error_code(bk_api_req_t *req, int16_t code, const char *msg) {
     kp_describe_client_quotas_response_t r;
     kp_describe_client_quotas_response_init(&r);
-    r.error_code = KP_ERROR_INVALID_REQUEST;
+    r.error_code = code;
     r.error_message = bk_api_str(msg);
     r.entries.items = NULL;
     r.entries.count = -1;       /* null: the request failed as a whole */
     bk_api_req_respond(req, &r);
 }
 
+static void describe_error(bk_api_req_t *req, const char *msg) {
+    describe_error_code(req, KP_ERROR_INVALID_REQUEST, msg);
+}
+
 void bk_api_h_describe_client_quotas(bk_api_req_t *req) {
     const kp_describe_client_quotas_request_t *q = req->body;
+    /* Kafka: DESCRIBE_CONFIGS on the cluster, else the whole request fails */
+    if (!bk_api_authorized(req, BK_META_OP_DESCRIBE_CONFIGS, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        describe_error_code(req, KP_ERROR_CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.");
+        return;
+    }
     const bk_meta_image_t *img = &req->node->img;
     part_filter_t fu = { -1, 0, { NULL, 0 } }, fc = { -1, 0, { NULL, 0 } };
     for (int32_t i = 0; i < q->components.count; i++) {
@@ -130,6 +142,7 @@ void bk_api_h_describe_client_quotas(bk_api_req_t *req) {
 typedef struct {
     bk_api_req_t *req;
     const char **err;           /* per entry: NULL = accepted */
+    int16_t denied;             /* CLUSTER_AUTHORIZATION_FAILED for every entry, nothing done */
 } alter_ctx_t;
 
 /* The entry's entity as record parts (arena strings), or an error message. */
@@ -163,12 +176,6 @@ static const char *entry_check(bk_api_req_t *req, const kp_alter_client_quotas_r
         if (k < 0) return "Unknown quota key";
         if (keys & (1u << k)) return "A quota key appears more than once in the entry";
         keys |= 1u << k;
-        /* Kafka's controller mutation quota throttles CreateTopics,
-         * CreatePartitions and DeleteTopics on the controller, which sees
-         * forwarded requests without their principal here: not enforced,
-         * so not accepted (a stored quota that does nothing would mislead) */
-        if (k == BK_META_QUOTA_CONTROLLER_MUTATION_RATE && !o->remove)
-            return "controller_mutation_rate is not enforced by skiff yet";
         if (o->remove) continue;
         if (!isfinite(o->value) || o->value <= 0) return "The quota value must be a positive number";
         if (bk_meta_quota_key_integral(k) && o->value != floor(o->value))
@@ -189,7 +196,9 @@ static void alter_answer(void *arg, int status) {
     for (size_t i = 0; i < n; i++) {
         const kp_alter_client_quotas_request_entry_data_t *e = &q->entries.items[i];
         kp_alter_client_quotas_response_entry_data_init(&rs[i]);
-        int16_t code = c->err[i] ? KP_ERROR_INVALID_REQUEST : status != KP_OK ? bk_node_commit_error(status) : 0;
+        int16_t code = c->denied      ? c->denied
+                       : c->err[i]    ? KP_ERROR_INVALID_REQUEST
+                       : status != KP_OK ? bk_node_commit_error(status) : 0;
         rs[i].error_code = code;
         rs[i].error_message = c->err[i] ? bk_api_str(c->err[i]) : code ? bk_api_str(kp_error_name(code)) : kp_slice_null();
         size_t ne = e->entity.count > 0 ? (size_t)e->entity.count : 0;
@@ -218,6 +227,12 @@ void bk_api_h_alter_client_quotas(bk_api_req_t *req) {
     if (!c || !err) { free(c); free(err); bk_api_req_close(req, "out of memory"); return; }
     c->req = req;
     c->err = err;
+    /* Kafka: ALTER_CONFIGS on the cluster, else every entry is refused */
+    if (!bk_api_authorized(req, BK_META_OP_ALTER_CONFIGS, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        c->denied = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+        alter_answer(c, KP_OK);
+        return;
+    }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
     for (size_t i = 0; i < n; i++) {

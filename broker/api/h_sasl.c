@@ -33,6 +33,7 @@
 
 #include "broker/api/dispatch.h"
 #include "broker/cluster/forward.h"
+#include "broker/core/authz.h"
 #include "broker/core/credentials.h"
 #include "broker/net/clock.h"
 #include "protocol/kp_errors.h"
@@ -401,10 +402,14 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn) {
         const kp_fetch_request_t *q = req->body;
         node_rpc = (req->hdr.api_version >= 15 ? q->replica_state.replica_id : q->replica_id) >= 0;
     }
+    /* AddPartitionsToTxn v4+ is the broker-to-coordinator batch (KIP-890):
+     * with an authorizer Kafka wants CLUSTER_ACTION on the cluster for it */
+    bool apt_batch = k == KP_API_ADD_PARTITIONS_TO_TXN && req->hdr.api_version >= 4 && bk_node_authz_on(req->node);
+    node_rpc |= apt_batch;
     if (!node_rpc || bk_node_peer_allowed(req->node, conn)) return true;
     bk_net_log_close(req->net, "node rpc from a non-super-user",
                      "node %d: %s from %s (principal %s) refused: not in super.users", req->node->id,
-                     k == KP_API_FETCH ? "replica Fetch" : "WriteTxnMarkers", req->peer, bk_net_conn_principal(conn));
+                     k == KP_API_FETCH ? "replica Fetch" : apt_batch ? "AddPartitionsToTxn v4+" : "WriteTxnMarkers", req->peer, bk_net_conn_principal(conn));
     if (k == KP_API_FETCH && req->hdr.api_version >= 7) {
         kp_fetch_response_t r;
         kp_fetch_response_init(&r);
@@ -413,6 +418,13 @@ bool bk_api_node_rpc_check(bk_api_req_t *req, bk_net_conn_t *conn) {
         return false;
     }
     if (k == KP_API_WRITE_TXN_MARKERS && deny_markers(req)) return false;
+    if (apt_batch) {
+        kp_add_partitions_to_txn_response_t r;
+        kp_add_partitions_to_txn_response_init(&r);
+        r.error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+        bk_api_req_respond(req, &r);
+        return false;
+    }
     bk_api_req_close(req, "node RPC from a principal not in super.users");
     return false;
 }

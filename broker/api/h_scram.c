@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/meta/records.h"
 #include "protocol/kp_errors.h"
 #include "protocol/kp_sasl.h"
@@ -58,6 +59,13 @@ void bk_api_h_describe_user_scram_credentials(bk_api_req_t *req) {
     kp_describe_user_scram_credentials_response_t r;
     kp_describe_user_scram_credentials_response_init(&r);
     r.error_message = kp_slice_null();
+    /* Kafka: DESCRIBE on the cluster, else the whole request fails */
+    if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME)) {
+        r.error_code = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+        r.error_message = bk_api_str(kp_error_name(KP_ERROR_CLUSTER_AUTHORIZATION_FAILED));
+        bk_api_req_respond(req, &r);
+        return;
+    }
     if (q->users.count <= 0) {
         /* every user with a credential: runs of equal names in the image */
         size_t users = 0;
@@ -218,6 +226,12 @@ void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req) {
         if (i > 0 && slice_cmp(e[i].name, e[i - 1].name) == 0 && e[i].mech == e[i - 1].mech)
             set_err(u, KP_ERROR_DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request");
     }
+    /* Kafka: ALTER on the cluster, else every user CLUSTER_AUTHORIZATION_FAILED */
+    if (!bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME))
+        for (size_t i = 0; i < n; i++) {
+            users[i].error = KP_ERROR_CLUSTER_AUTHORIZATION_FAILED;
+            users[i].message = "Cluster authorization failed.";
+        }
     const bk_meta_image_t *img = bk_node_decision_image(req->node);
     /* checks in request order, so the first error of a user is the first listed */
     for (size_t i = 0; i < ne; i++) {

@@ -10,6 +10,7 @@
 #include "broker/api/dispatch.h"
 #include "broker/cluster/forward.h"
 #include "broker/cluster/topics.h"
+#include "broker/meta/acl.h"
 #include "protocol/kp_errors.h"
 
 /* ---- CreateTopics ------------------------------------------------------- */
@@ -88,9 +89,30 @@ void bk_api_h_create_topics(bk_api_req_t *req) {
     }
     c->r.topics.items = out;
     c->r.topics.count = (int32_t)cnt;
+    /* CREATE on the cluster, else on each topic; a refused topic is left
+     * out of the decision (TOPIC_AUTHORIZATION_FAILED) */
+    bool all = bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_CLUSTER, BK_META_ACL_CLUSTER_NAME);
+    size_t m = 0;
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    bk_meta_ctrl_create_result_t *res2 = bk_api_req_alloc(req, cnt, sizeof *res2);
+    if (!map || !res2) { bk_api_req_close(req, "out of memory"); return; }
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
+    for (size_t i = 0; i < cnt; i++) {
+        if (!all && !bk_api_authorized(req, BK_META_OP_CREATE, BK_META_RES_TOPIC, in[i].name)) {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->res[i].error = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
+            in[m] = in[i];
+            map[m++] = i;
+        }
+    }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->res);
+    bk_meta_ctrl_create_topics(&n->ctrl, bk_node_decision_image(n), in, m, q->validate_only, &recs, res2);
+    for (size_t k = 0; k < m; k++) c->res[map[k]] = res2[k];
     if (recs.err != KP_OK) {
         for (size_t i = 0; i < cnt; i++) c->res[i].error = KP_ERROR_UNKNOWN_SERVER_ERROR;
         bk_meta_recs_free(&recs);
@@ -150,7 +172,34 @@ void bk_api_h_delete_topics(bk_api_req_t *req) {
     }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in, cnt, &recs, c->res);
+    /* DELETE on each topic (by name, or by the name its id has); a refused
+     * topic is left out of the decision (TOPIC_AUTHORIZATION_FAILED), as is
+     * one over the controller mutation quota (THROTTLING_QUOTA_EXCEEDED) */
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
+    size_t m = 0;
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    bk_meta_ctrl_delete_topic_t *in2 = bk_api_req_alloc(req, cnt, sizeof *in2);
+    bk_meta_ctrl_delete_result_t *res2 = bk_api_req_alloc(req, cnt, sizeof *res2);
+    if (!map || !in2 || !res2) { bk_api_req_close(req, "out of memory"); return; }
+    for (size_t i = 0; i < cnt; i++) {
+        const char *nm = in[i].name;
+        if (!nm) {
+            const bk_meta_topic_t *t = bk_meta_image_topic_by_id(&n->img, &in[i].id);
+            nm = t ? t->name : NULL;
+        }
+        if (nm && !bk_api_authorized(req, BK_META_OP_DELETE, BK_META_RES_TOPIC, nm)) {
+            c->res[i].error = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->res[i].error = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
+            in2[m] = in[i];
+            map[m++] = i;
+        }
+    }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
+    bk_meta_ctrl_delete_topics(&n->ctrl, bk_node_decision_image(n), in2, m, &recs, res2);
+    for (size_t k = 0; k < m; k++) c->res[map[k]] = res2[k];
     for (size_t i = 0; i < cnt; i++)
         if (c->res[i].error == 0 && in[i].name)
             fprintf(stderr, "skiff: node %d: deleting topic %s\n", n->id, in[i].name);
@@ -212,7 +261,38 @@ void bk_api_h_create_partitions(bk_api_req_t *req) {
     c->r.results.count = (int32_t)cnt;
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in, cnt, q->validate_only, &recs, c->errors, c->msgs);
+    /* ALTER on each topic (Kafka): refused topics answer
+     * TOPIC_AUTHORIZATION_FAILED and are left out of the decision */
+    bk_meta_ctrl_create_partitions_t *in2 = bk_api_req_alloc(req, cnt, sizeof *in2);
+    int16_t *err2 = bk_api_req_alloc(req, cnt, sizeof *err2);
+    char (*msg2)[BK_META_CTRL_MESSAGE_MAX] = bk_api_req_alloc(req, cnt, sizeof *msg2);
+    size_t *map = bk_api_req_alloc(req, cnt, sizeof *map);
+    if ((!in2 || !err2 || !msg2 || !map) && cnt) {
+        bk_meta_recs_free(&recs);
+        bk_api_req_close(req, "out of memory");
+        return;
+    }
+    size_t m = 0;
+    bk_api_mq_t mq;
+    bk_api_mq_begin(req, &mq);
+    for (size_t i = 0; i < cnt; i++) {
+        c->errors[i] = 0;
+        c->msgs[i][0] = '\0';
+        if (!bk_api_authorized(req, BK_META_OP_ALTER, BK_META_RES_TOPIC, in[i].name)) {
+            c->errors[i] = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (!bk_api_mq_admit(req, &mq, bk_api_mq_partitions(req, (int32_t)i))) {
+            c->errors[i] = KP_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
+            in2[m] = in[i];
+            map[m++] = i;
+        }
+    }
+    c->r.throttle_time_ms = bk_api_mq_throttle(req, &mq);
+    bk_meta_ctrl_create_partitions(&n->ctrl, bk_node_decision_image(n), in2, m, q->validate_only, &recs, err2, msg2);
+    for (size_t k = 0; k < m; k++) {
+        c->errors[map[k]] = err2[k];
+        memcpy(c->msgs[map[k]], msg2[k], sizeof msg2[k]);
+    }
     bk_node_commit(n, &recs, cparts_answer, c);
     bk_meta_recs_free(&recs);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
 #include "protocol/kp_errors.h"
@@ -93,6 +94,22 @@ static void add_partitions_answer(void *ctx, const bk_txn_td_answer_t *ans) {
     const kp_add_partitions_to_txn_request_t *q = a->req->body;
     (void)fill_add_results(a->req, q->v3_and_below_topics.items, a->nt, fenced(a->req, ans->error), a->res, false);
     add_partitions_respond(a);
+}
+
+/* WRITE on the transactional id of a transaction API (Kafka's first
+ * check): 0 or TRANSACTIONAL_ID_AUTHORIZATION_FAILED. */
+static int16_t txn_id_denied(bk_api_req_t *req, kp_str_t id) {
+    return bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TRANSACTIONAL_ID, id)
+               ? 0 : KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+}
+
+static bool answer_denied(bk_api_req_t *req, int16_t err, void (*answer)(void *, const bk_txn_td_answer_t *)) {
+    if (!err) return false;
+    bk_txn_td_answer_t ans;
+    memset(&ans, 0, sizeof ans);
+    ans.error = err;
+    answer(req, &ans);
+    return true;
 }
 
 /* ---- AddPartitionsToTxn v4+ (KIP-890: the broker-to-coordinator batch) ------------------ */
@@ -204,6 +221,31 @@ void bk_api_h_add_partitions_to_txn(bk_api_req_t *req) {
         res[i].results_by_partition.count = np;
         if (!res[i].results_by_partition.items) { bk_api_req_close(req, "out of memory"); return; }
     }
+    int16_t denied = txn_id_denied(req, q->v3_and_below_transactional_id);
+    if (denied) {
+        (void)fill_add_results(req, ts, nt, denied, res, false);
+        add_partitions_respond(actx);
+        return;
+    }
+    /* WRITE on every topic, else the refused ones TOPIC_AUTHORIZATION_FAILED
+     * and the rest OPERATION_NOT_ATTEMPTED, nothing added (Kafka) */
+    bool any_topic_denied = false;
+    for (int32_t i = 0; i < nt; i++)
+        any_topic_denied |= !bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TOPIC, ts[i].name);
+    if (any_topic_denied) {
+        for (int32_t i = 0; i < nt; i++) {
+            int16_t e = bk_api_authorized_str(req, BK_META_OP_WRITE, BK_META_RES_TOPIC, ts[i].name)
+                            ? KP_ERROR_OPERATION_NOT_ATTEMPTED : KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            for (int32_t k = 0; k < res[i].results_by_partition.count; k++) {
+                apt_part_t *pp = &res[i].results_by_partition.items[k];
+                kp_add_partitions_to_txn_response_add_partitions_to_txn_partition_result_init(pp);
+                pp->partition_index = ts[i].partitions.items[k];
+                pp->partition_error_code = e;
+            }
+        }
+        add_partitions_respond(actx);
+        return;
+    }
     if (fill_add_results(req, ts, nt, 0, res, true)) {   /* unknown partitions: filled per partition */
         add_partitions_respond(actx);
         return;
@@ -222,6 +264,11 @@ static void add_offsets_answer(void *ctx, const bk_txn_td_answer_t *ans) {
 }
 
 void bk_api_h_add_offsets_to_txn(bk_api_req_t *req) {
+    const kp_add_offsets_to_txn_request_t *q = req->body;
+    int16_t denied = txn_id_denied(req, q->transactional_id);
+    if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
+        denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    if (answer_denied(req, denied, add_offsets_answer)) return;
     bk_txn_td_add_offsets(req->node->txns, req->body, add_offsets_answer, req);
 }
 
@@ -237,6 +284,8 @@ static void end_txn_answer(void *ctx, const bk_txn_td_answer_t *ans) {
 }
 
 void bk_api_h_end_txn(bk_api_req_t *req) {
+    const kp_end_txn_request_t *q = req->body;
+    if (answer_denied(req, txn_id_denied(req, q->transactional_id), end_txn_answer)) return;
     bk_txn_td_end_txn(req->node->txns, req->body, req->hdr.api_version, end_txn_answer, req);
 }
 
@@ -330,12 +379,22 @@ void bk_api_h_write_txn_markers(bk_api_req_t *req) {
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_topic_t toc_topic_t;
 typedef kp_txn_offset_commit_response_txn_offset_commit_response_partition_t toc_part_t;
 
+/* TxnOffsetCommit with topics refused READ: the request as sent (req->body
+ * then holds the allowed topics only) and which topics were refused. */
+typedef struct {
+    const kp_txn_offset_commit_request_t *orig;
+    const bool *denied;          /* per orig topic */
+} toc_refused_t;
+
 static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
     bk_api_req_t *req = arg;
     if (res->unsent) { bk_api_req_close(req, res->unsent); return; }   /* the client retries */
     const kp_txn_offset_commit_request_t *q = req->body;
+    const toc_refused_t *rf = req->aux;   /* set when topics were refused READ */
+    const kp_txn_offset_commit_request_t *orig = rf ? rf->orig : NULL;
     int32_t nt = q->topics.count > 0 ? q->topics.count : 0;
-    toc_topic_t *ts = bk_api_req_alloc(req, (size_t)nt, sizeof *ts);
+    int32_t no = orig && orig->topics.count > 0 ? orig->topics.count : 0;
+    toc_topic_t *ts = bk_api_req_alloc(req, (size_t)(nt + no), sizeof *ts);
     if (!ts) { bk_api_req_close(req, "out of memory"); return; }
     size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
@@ -353,10 +412,28 @@ static void txn_offset_commit_done(void *arg, const bk_grp_gd_result_t *res) {
         ts[i].partitions.items = ps;
         ts[i].partitions.count = np;
     }
+    int32_t o = nt;   /* then the refused topics, every partition TOPIC_AUTHORIZATION_FAILED */
+    for (int32_t i = 0; i < no; i++) {
+        const kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *t = &orig->topics.items[i];
+        if (!rf->denied[i]) continue;
+        int32_t np = t->partitions.count > 0 ? t->partitions.count : 0;
+        toc_part_t *ps = bk_api_req_alloc(req, (size_t)np, sizeof *ps);
+        if (!ps) { bk_api_req_close(req, "out of memory"); return; }
+        kp_txn_offset_commit_response_txn_offset_commit_response_topic_init(&ts[o]);
+        ts[o].name = t->name;
+        for (int32_t j = 0; j < np; j++) {
+            kp_txn_offset_commit_response_txn_offset_commit_response_partition_init(&ps[j]);
+            ps[j].partition_index = t->partitions.items[j].partition_index;
+            ps[j].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+        }
+        ts[o].partitions.items = ps;
+        ts[o].partitions.count = np;
+        o++;
+    }
     kp_txn_offset_commit_response_t r;
     kp_txn_offset_commit_response_init(&r);
     r.topics.items = ts;
-    r.topics.count = nt;
+    r.topics.count = o;
     bk_api_req_respond(req, &r);
 }
 
@@ -394,6 +471,39 @@ static void txn_offset_commit_added_local(void *ctx, const bk_txn_td_answer_t *a
  * broker). */
 void bk_api_h_txn_offset_commit(bk_api_req_t *req) {
     const kp_txn_offset_commit_request_t *q = req->body;
+    int16_t denied = txn_id_denied(req, q->transactional_id);
+    if (!denied && !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_GROUP, q->group_id))
+        denied = KP_ERROR_GROUP_AUTHORIZATION_FAILED;
+    if (denied) { txn_offset_commit_fail(req, denied); return; }   /* nothing is written or added */
+    /* READ on each topic (Kafka): refused topics are left out of what the
+     * coordinator sees and answered TOPIC_AUTHORIZATION_FAILED; when none is
+     * left nothing is written. */
+    int32_t nq = q->topics.count > 0 ? q->topics.count : 0, nkeep = 0, nrefused = 0;
+    bool *refused = bk_api_req_alloc(req, (size_t)nq, sizeof *refused);
+    if (!refused && nq) { bk_api_req_close(req, "out of memory"); return; }
+    for (int32_t i = 0; i < nq; i++)
+        nrefused += refused[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
+    if (nrefused > 0) {
+        kp_txn_offset_commit_request_txn_offset_commit_request_topic_t *keep = bk_api_req_alloc(req, (size_t)nq,
+                                                                                                   sizeof *keep);
+        kp_txn_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
+        toc_refused_t *rf = bk_api_req_alloc(req, 1, sizeof *rf);
+        if (!keep || !q2 || !rf) { bk_api_req_close(req, "out of memory"); return; }
+        for (int32_t j = 0; j < nq; j++)
+            if (!refused[j]) keep[nkeep++] = q->topics.items[j];
+        *q2 = *q;
+        q2->topics.items = keep;
+        q2->topics.count = nkeep;
+        *rf = (toc_refused_t){ q, refused };
+        req->aux = rf;
+        req->body = q2;
+    }
+    if (nrefused > 0 && nkeep == 0) {
+        bk_grp_gd_result_t none = { .errors = NULL, .nerrors = 0 };
+        txn_offset_commit_done(req, &none);
+        return;
+    }
+    q = req->body;
     bk_txn_td_t *td = req->node->txns;
     if (req->hdr.api_version >= 5 && td) {
         int32_t part = bk_txn_td_offsets_partition(td, q->group_id);

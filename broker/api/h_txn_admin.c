@@ -1,11 +1,17 @@
 /* broker/api/h_txn_admin.c — operator APIs on transactions (KIP-664):
  * DescribeTransactions and ListTransactions (the txn driver reads the
  * coordinator cores this node holds; the answers are built here) and
- * DescribeProducers (from a led partition's producer state). */
+ * DescribeProducers (from a led partition's producer state).
+ * Authorization (Kafka): DescribeTransactions DESCRIBE on each
+ * transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and lists
+ * only the topics the principal may DESCRIBE; ListTransactions lists only
+ * the ids it may DESCRIBE; DescribeProducers READ on each topic (else
+ * TOPIC_AUTHORIZATION_FAILED per partition). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/meta/acl.h"
 #include "broker/replication/parts.h"
 #include "broker/txn/txn_driver.h"
 #include "broker/txn/txn_part.h"
@@ -27,6 +33,10 @@ static void describe_one(bk_api_req_t *req, kp_str_t sid, const bk_txn_td_txn_t 
     o->producer_id = -1;
     o->producer_epoch = -1;
     o->error_code = x->error;
+    if (!bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_TRANSACTIONAL_ID, sid)) {
+        o->error_code = KP_ERROR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        return;
+    }
     const bk_txn_meta_t *m = x->meta;
     if (x->error || !m) return;
     o->transaction_state = bk_api_str(bk_txn_state_name(m->state));
@@ -38,9 +48,13 @@ static void describe_one(bk_api_req_t *req, kp_str_t sid, const bk_txn_td_txn_t 
     int32_t *ps = bk_api_req_alloc(req, m->nparts, sizeof *ps);
     if (!ts || !ps) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
     size_t nt = 0;
+    bool skip = false;                          /* the current topic may not be described */
     for (size_t i = 0; i < m->nparts; i++) {   /* parts are sorted by topic */
         ps[i] = m->parts[i].partition;
-        if (nt == 0 || strcmp(m->parts[i - 1].topic, m->parts[i].topic) != 0) {
+        bool first = i == 0 || strcmp(m->parts[i - 1].topic, m->parts[i].topic) != 0;
+        if (first) skip = !bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TOPIC, m->parts[i].topic);
+        if (skip) continue;
+        if (first) {
             kp_describe_transactions_response_topic_data_init(&ts[nt]);
             char *t = bk_api_req_alloc(req, strlen(m->parts[i].topic) + 1, 1);
             if (!t) { o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
@@ -83,18 +97,20 @@ static void list_done(void *arg, const bk_txn_td_query_t *res) {
     if (res->unsent) { bk_api_req_close(req, res->unsent); return; }
     const kp_list_transactions_request_t *q = req->body;
     lt_state_t *v = bk_api_req_alloc(req, res->ntxns, sizeof *v);
+    size_t nv = 0;
     size_t ns = q->state_filters.count > 0 ? (size_t)q->state_filters.count : 0;
     kp_str_t *unk = bk_api_req_alloc(req, ns, sizeof *unk);
     if (!v || !unk) { bk_api_req_close(req, "out of memory"); return; }
     for (size_t i = 0; i < res->ntxns; i++) {
         const bk_txn_td_txn_t *x = &res->txns[i];
+        if (!bk_api_authorized(req, BK_META_OP_DESCRIBE, BK_META_RES_TRANSACTIONAL_ID, x->transactional_id)) continue;
         char *s = bk_api_req_alloc(req, strlen(x->transactional_id) + 1, 1);
         if (!s) { bk_api_req_close(req, "out of memory"); return; }
         strcpy(s, x->transactional_id);
-        kp_list_transactions_response_transaction_state_init(&v[i]);
-        v[i].transactional_id = bk_api_str(s);
-        v[i].producer_id = x->meta->producer_id;
-        v[i].transaction_state = bk_api_str(bk_txn_state_name(x->meta->state));
+        kp_list_transactions_response_transaction_state_init(&v[nv]);
+        v[nv].transactional_id = bk_api_str(s);
+        v[nv].producer_id = x->meta->producer_id;
+        v[nv++].transaction_state = bk_api_str(bk_txn_state_name(x->meta->state));
     }
     int32_t nu = 0;
     for (size_t i = 0; i < ns; i++)
@@ -105,7 +121,7 @@ static void list_done(void *arg, const bk_txn_td_query_t *res) {
     r.unknown_state_filters.items = unk;
     r.unknown_state_filters.count = nu;
     r.transaction_states.items = v;
-    r.transaction_states.count = (int32_t)res->ntxns;
+    r.transaction_states.count = (int32_t)nv;
     bk_api_req_respond(req, &r);
 }
 
@@ -163,7 +179,14 @@ void bk_api_h_describe_producers(bk_api_req_t *req) {
         char *name = bk_api_req_topic_cstr(req, t->name);
         if (!ps || !name) { bk_api_req_close(req, "out of memory"); return; }
         const bk_meta_topic_t *topic = bk_meta_image_topic_by_name(&req->node->img, name);
-        for (int32_t k = 0; k < np; k++) producers_of(req, topic, t->partition_indexes.items[k], &ps[k]);
+        bool denied = !bk_api_authorized(req, BK_META_OP_READ, BK_META_RES_TOPIC, name);
+        for (int32_t k = 0; k < np; k++) {
+            if (!denied) { producers_of(req, topic, t->partition_indexes.items[k], &ps[k]); continue; }
+            kp_describe_producers_response_partition_response_init(&ps[k]);
+            ps[k].partition_index = t->partition_indexes.items[k];
+            ps[k].error_code = KP_ERROR_TOPIC_AUTHORIZATION_FAILED;
+            ps[k].error_message = kp_slice_null();
+        }
         ts[i].partitions.items = ps;
         ts[i].partitions.count = np;
     }

@@ -39,6 +39,7 @@ static inline bool bk_cluster_forwarded_api(int16_t k) {
     return k == KP_API_CREATE_TOPICS || k == KP_API_DELETE_TOPICS || k == KP_API_CREATE_PARTITIONS ||
            k == KP_API_ALTER_CONFIGS || k == KP_API_INCREMENTAL_ALTER_CONFIGS || k == KP_API_ELECT_LEADERS ||
            k == KP_API_ALTER_PARTITION_REASSIGNMENTS || k == KP_API_ALTER_USER_SCRAM_CREDENTIALS ||
+           k == KP_API_CREATE_ACLS || k == KP_API_DELETE_ACLS ||
            k == KP_API_UPDATE_FEATURES ||
            k == KP_API_ALTER_CLIENT_QUOTAS;
 }

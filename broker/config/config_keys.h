@@ -152,6 +152,8 @@
   X(SASL_ENABLED_MECHANISMS, "sasl.enabled.mechanisms", LIST, "GSSAPI", 0, 0, NULL, 0) \
   X(SASL_JAAS_CONFIG, "sasl.jaas.config", STRING, NULL, 0, 0, NULL, BK_CFG_CF_SENSITIVE) \
   X(SUPER_USERS, "super.users", STRING, NULL, 0, 0, NULL, 0) \
+  X(AUTHORIZER_CLASS_NAME, "authorizer.class.name", STRING, "", 0, 0, NULL, 0) \
+  X(ALLOW_EVERYONE_IF_NO_ACL_FOUND, "allow.everyone.if.no.acl.found", BOOL, "false", 0, 0, NULL, 0) \
   X(CONNECTIONS_MAX_REAUTH_MS, "connections.max.reauth.ms", LONG, "0", 0, BK_CFG_I64MAX, NULL, 0) \
   X(CONNECTION_FAILED_AUTHENTICATION_DELAY_MS, "connection.failed.authentication.delay.ms", INT, "100", 0, BK_CFG_I32MAX, NULL, 0) \
   X(MAX_CONNECTIONS, "max.connections", INT, "2147483647", 0, BK_CFG_I32MAX, NULL, BK_CFG_CF_DYNAMIC) \

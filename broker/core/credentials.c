@@ -1,6 +1,7 @@
 /* credentials.c — SASL settings per listener, PLAIN users, SCRAM lookups
  * and super.users (credentials.h). */
 #include "broker/core/credentials.h"
+#include "broker/core/authz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,7 @@ int bk_node_sasl_init(bk_node_t *node, bool log, char *err, size_t len) {
     node->sasl = s;
     if (RAND_bytes(s->secret, sizeof s->secret) != 1) { snprintf(err, len, "RAND_bytes failed"); return -1; }
     if (super_parse(s, bk_cfg_str(node->cfg, BK_CFG_SUPER_USERS), err, len) != 0) return -1;
+    if (bk_node_authz_config(node->cfg, &node->authz_on, &node->authz_everyone, err, len) != 0) return -1;
     if (bk_node_scram_boot_read(node->cfg, s->boot.v, &s->boot.n, err, len) != 0) return -1;
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(node->cfg, &nl);
@@ -257,8 +259,16 @@ bool bk_node_cred_check(const bk_node_t *node, const char *user, const char *pas
 
 bool bk_node_peer_allowed(const bk_node_t *node, const bk_net_conn_t *conn) {
     if (bk_net_conn_security(conn) == BK_NET_SEC_PLAINTEXT) return true;
-    if (!node->sasl || node->sasl->nsuper == 0) return true;
-    return bk_node_is_super_user(node, bk_net_conn_principal(conn));
+    const char *principal = bk_net_conn_principal(conn);
+    if (bk_node_is_super_user(node, principal)) return true;
+    if (node->authz_on) {
+        /* Kafka's rule with an authorizer: CLUSTER_ACTION on the cluster */
+        char host[64];
+        bk_node_authz_host(bk_net_conn_peer(conn), host, sizeof host);
+        return bk_node_authorize(node, principal, host, BK_META_OP_CLUSTER_ACTION, BK_META_RES_CLUSTER,
+                                 BK_META_ACL_CLUSTER_NAME);
+    }
+    return !node->sasl || node->sasl->nsuper == 0;
 }
 
 bool bk_node_is_super_user(const bk_node_t *node, const char *principal) {

@@ -119,6 +119,8 @@ struct bk_node {
     bk_net_tls_t *admin_tls;                  /* the admin port's, admin.security.protocol=SSL (admin_auth.c) */
     bk_http_t *admin;
     struct bk_node_sasl *sasl;          /* SASL mechanisms, PLAIN users, super.users (credentials.h) */
+    bool authz_on;                      /* authorizer.class.name set (authz.h) */
+    bool authz_everyone;                /* allow.everyone.if.no.acl.found */
     struct bk_node_quotas *quotas;      /* client quota use (quota.h); NULL = not enforced */
     bk_mx_t *metrics;              /* GET /metrics (node_metrics.h) */
     struct bk_node_mx *mx;              /* cached per-API series */

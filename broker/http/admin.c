@@ -408,6 +408,12 @@ static bool authorize(bk_http_req_t *req, const route_t *rt) {
     if (!cert_principal(req) && basic_principal(req) != KP_OK)
         return false;
     assert(req->principal[0] != '\0');
+    if (acc == BK_HTTP_ACCESS_PRINCIPAL && a->auth.may_read && !a->auth.may_read(a->auth.ctx, req->principal)) {
+        a->stats.forbidden++;
+        bk_http_reply_error(req, 403, "%s may not read the cluster (authorizer: DESCRIBE on the cluster); %s %s",
+                            req->principal, req->method, bk_http_path(req));
+        return false;
+    }
     if (acc == BK_HTTP_ACCESS_SUPER && !a->auth.is_super(a->auth.ctx, req->principal)) {
         a->stats.forbidden++;
         bk_http_reply_error(req, 403, "%s is not a super user (super.users); %s %s needs one",

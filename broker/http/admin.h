@@ -177,6 +177,9 @@ typedef struct bk_http_auth {
     bool (*check)(void *ctx, const char *user, const char *password);
     /* true when `principal` ("User:NAME") is a super user. Required. */
     bool (*is_super)(void *ctx, const char *principal);
+    /* true when `principal` may use the routes that need a principal (GET);
+     * NULL: every authenticated principal may. */
+    bool (*may_read)(void *ctx, const char *principal);
     /* Maps the verified client certificate of a finished handshake `ssl`
      * (an OpenSSL SSL whose peer sent a certificate that verified) to a
      * principal written to out[0..cap) ("User:..."); false when it cannot.

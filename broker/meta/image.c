@@ -44,6 +44,8 @@ void bk_meta_image_free(bk_meta_image_t *img) {
     for (size_t i = 0; i < img->ntopics; i++) img_topic_free(img->by_name[i]);
     for (size_t i = 0; i < img->nconfigs; i++) img_config_free(&img->configs[i]);
     img_scram_free(img);
+    bk_meta_acls_free(img->acls);
+    img->acls = NULL;
     uint64_t qgen = img->quotas_gen;
     img_quota_free(img);
     free(img->brokers);

@@ -180,6 +180,7 @@ typedef struct {
     size_t nscram, cap_scram;
     bool scram_bootstrapped;             /* a ScramBootstrapDone record was applied */
 
+    struct bk_meta_acls *acls;           /* ACL bindings (acl.h); NULL until the first */
     bk_meta_quota_t *quotas;             /* sorted by (user kind, user, client kind, client) */
     size_t nquotas, cap_quotas;
     uint64_t quotas_gen;                 /* moves on with every quota change */

@@ -456,6 +456,13 @@ int img_apply(bk_meta_image_t *img, const Skiff__Metadata__MetadataRecord *rec, 
         rc = img_scram_apply(img, rec->user_scram_credential); break;
     case SKIFF__METADATA__METADATA_RECORD__RECORD_REMOVE_USER_SCRAM_CREDENTIAL:
         rc = img_scram_remove(img, rec->remove_user_scram_credential); break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_ACCESS_CONTROL_ENTRY:
+        rc = img_acl_apply(img, rec->access_control_entry, true); break;
+    case SKIFF__METADATA__METADATA_RECORD__RECORD_REMOVE_ACCESS_CONTROL_ENTRY:
+        rc = rec->remove_access_control_entry && rec->remove_access_control_entry->acl
+                 ? img_acl_apply(img, rec->remove_access_control_entry->acl, false)
+                 : KP_ERR_BAD_VALUE;
+        break;
     case SKIFF__METADATA__METADATA_RECORD__RECORD_CLIENT_QUOTA:
         rc = img_quota_apply(img, rec->client_quota); break;
     case SKIFF__METADATA__METADATA_RECORD__RECORD_SCRAM_BOOTSTRAP_DONE:

@@ -2,6 +2,7 @@
 #ifndef SKIFF_BK_IMAGE_INTERNAL_H
 #define SKIFF_BK_IMAGE_INTERNAL_H
 
+#include "broker/meta/acl.h"
 #include "broker/meta/image.h"
 
 void img_topic_free(bk_meta_topic_t *t);
@@ -22,6 +23,10 @@ int img_touch(bk_meta_image_t *img, const bk_meta_topic_t *t, bk_meta_partition_
 int img_scram_apply(bk_meta_image_t *img, const Skiff__Metadata__UserScramCredential *r);
 int img_scram_remove(bk_meta_image_t *img, const Skiff__Metadata__RemoveUserScramCredential *r);
 void img_scram_free(bk_meta_image_t *img);
+/* ACL records (image_acl.c); a failure changes nothing. */
+/* Fills m (strings pointing into a) from a binding. */
+void img_acl_to_record(const bk_meta_acl_t *a, Skiff__Metadata__AccessControlEntry *m);
+int img_acl_apply(bk_meta_image_t *img, const Skiff__Metadata__AccessControlEntry *r, bool add);
 
 /* ClientQuota records (image_quota.c); a failure changes nothing. */
 int img_quota_apply(bk_meta_image_t *img, const Skiff__Metadata__ClientQuota *r);

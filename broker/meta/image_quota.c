@@ -26,7 +26,11 @@ int bk_meta_quota_key_of(const char *name, size_t len) {
     return -1;
 }
 
-bool bk_meta_quota_key_integral(int k) { return k != BK_META_QUOTA_REQUEST_PERCENTAGE; }
+/* Kafka's byte rates are longs; request_percentage and
+ * controller_mutation_rate (partitions per second) are doubles */
+bool bk_meta_quota_key_integral(int k) {
+    return k != BK_META_QUOTA_REQUEST_PERCENTAGE && k != BK_META_QUOTA_CONTROLLER_MUTATION_RATE;
+}
 
 static int cmp(int uk, const char *u, int ck, const char *c, const bk_meta_quota_t *q) {
     if (uk != q->user_kind) return (uk > q->user_kind) - (uk < q->user_kind);

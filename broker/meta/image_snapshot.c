@@ -161,6 +161,56 @@ static void snap_scram_done(snap_t *s) {
     r->scram_bootstrap_done = m;
 }
 
+static bool snap_acl(void *ctx, const bk_meta_acl_t *a) {
+    snap_t *s = ctx;
+    rec_t *r = snap_rec(s);
+    Skiff__Metadata__AccessControlEntry *m = snap_alloc(s, sizeof *m);
+    if (!r || !m) return false;
+    img_acl_to_record(a, m);
+    r->record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_ACCESS_CONTROL_ENTRY;
+    r->access_control_entry = m;
+    return true;
+}
+
+typedef struct {
+    bk_meta_acl_t *v;
+    size_t n, cap;
+} acl_list_t;
+
+static bool acl_collect(void *ctx, const bk_meta_acl_t *a) {
+    acl_list_t *l = ctx;
+    if (l->n == l->cap) return false;   /* cap = the count: cannot happen */
+    l->v[l->n++] = *a;
+    return true;
+}
+
+static int acl_cmp(const void *x, const void *y) {
+    const bk_meta_acl_t *a = x, *b = y;
+    int r;
+    if (a->resource_type != b->resource_type) return a->resource_type - b->resource_type;
+    if (a->pattern_type != b->pattern_type) return a->pattern_type - b->pattern_type;
+    if ((r = strcmp(a->resource_name, b->resource_name)) != 0) return r;
+    if ((r = strcmp(a->principal, b->principal)) != 0) return r;
+    if ((r = strcmp(a->host, b->host)) != 0) return r;
+    if (a->operation != b->operation) return a->operation - b->operation;
+    return a->permission - b->permission;
+}
+
+/* The bindings sorted, so that snapshot -> load -> snapshot is a fixed
+ * point whatever order the hash table holds them in. */
+static void snap_acls(snap_t *s, const bk_meta_image_t *img) {
+    size_t n = bk_meta_acls_count(img->acls);
+    if (n == 0) return;
+    acl_list_t l = { malloc(n * sizeof *l.v), 0, n };
+    if (!l.v) { s->oom = true; return; }
+    bk_meta_acls_each(img->acls, acl_collect, &l);
+    assert(l.n == n);
+    qsort(l.v, l.n, sizeof *l.v, acl_cmp);
+    for (size_t i = 0; i < l.n; i++)
+        if (!snap_acl(s, &l.v[i])) break;
+    free(l.v);
+}
+
 /* Every feature, level 0 too: a snapshot of a cluster whose levels were
  * finalized must not look like a new cluster (which gets the defaults). */
 static void snap_feature(snap_t *s, int i, int16_t level) {
@@ -205,6 +255,7 @@ static void snap_quota(snap_t *s, const bk_meta_quota_t *q, int k) {
 
 static size_t snap_count(const bk_meta_image_t *img) {
     size_t n = 2 * img->nbrokers + img->ntopics + img->nconfigs + img->nscram + 2 + BK_META_FEATURES_N;
+    n += bk_meta_acls_count(img->acls);
     n += (size_t)BK_META_QUOTA_KEYS * img->nquotas;
     for (size_t i = 0; i < img->ntopics; i++) n += (size_t)img->by_name[i]->nparts;
     return n;
@@ -223,6 +274,7 @@ int bk_meta_image_snapshot(const bk_meta_image_t *img, uint8_t **out, size_t *le
     if (img->next_producer_id > 0) snap_pid(&s, img->next_producer_id);
     for (size_t i = 0; i < img->nscram; i++) snap_scram(&s, &img->scram[i]);
     if (img->scram_bootstrapped) snap_scram_done(&s);
+    snap_acls(&s, img);
     if (img->features_epoch >= 0)
         for (int i = 0; i < BK_META_FEATURES_N; i++) snap_feature(&s, i, img->feature_level[i]);
     for (size_t i = 0; i < img->nquotas; i++)

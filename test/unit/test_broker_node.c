@@ -72,8 +72,13 @@ START_TEST(test_table_client_feature_gates) {
     ck_assert(e && e->min_version == 0 && e->max_version == 2);
     ck_assert_ptr_nonnull(bk_api_dispatch_find(KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS));
     ck_assert_ptr_nonnull(bk_api_dispatch_find(KP_API_ALTER_USER_SCRAM_CREDENTIALS));
+    /* ACLs (issue 18): every version of the reference, 0..3 */
+    static const int16_t acl_apis[] = { KP_API_DESCRIBE_ACLS, KP_API_CREATE_ACLS, KP_API_DELETE_ACLS };
+    for (size_t i = 0; i < sizeof acl_apis / sizeof acl_apis[0]; i++) {
+        e = bk_api_dispatch_find(acl_apis[i]);
+        ck_assert_msg(e && e->min_version == 0 && e->max_version == 3, "acl api %d", acl_apis[i]);
+    }
     /* not served: must not be advertised */
-    ck_assert_ptr_null(bk_api_dispatch_find(KP_API_CREATE_ACLS));
     ck_assert_ptr_null(bk_api_dispatch_find(999));
     ck_assert_ptr_null(bk_api_dispatch_find(-1));
 }

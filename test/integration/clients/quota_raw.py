@@ -107,7 +107,7 @@ def main():
             ("no entity", [], [("producer_byte_rate", 1.0, False)]),
             ("fractional byte rate", [("user", u)], [("producer_byte_rate", 1.5, False)]),
             ("negative value", [("user", u)], [("consumer_byte_rate", -5.0, False)]),
-            ("controller_mutation_rate (not enforced)", [("user", u)], [("controller_mutation_rate", 5.0, False)]),
+            ("zero controller_mutation_rate", [("user", u)], [("controller_mutation_rate", 0.0, False)]),
             ("key twice", [("user", u)], [("producer_byte_rate", 5.0, False), ("producer_byte_rate", 6.0, False)]),
         ]
         res = alter(addr, ver, [(e, o) for _, e, o in bad])
