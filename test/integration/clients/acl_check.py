@@ -49,7 +49,10 @@ def produce(user, topic, n=5, extra=None):
             # producer's refusal, not a crash of the test
             res['err'] = res['err'] or e.args[0].name()
             break
-    p.flush(15)
+    try:
+        p.flush(15)
+    except KafkaException as e:   # the same fatal refusal, raised by flush
+        res['err'] = res['err'] or e.args[0].name()
     return res['ok'], res['err']
 
 
