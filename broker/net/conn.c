@@ -368,10 +368,15 @@ static bool handle_one(bk_net_conn_t *c) {
     c->frame = frame;
     c->frame_len = (size_t)size;
     c->frame_taken = false;
+    c->prepared = c->net->cfg.on_prepare ? c->net->cfg.on_prepare(frame, (size_t)size, c->net->cfg.ctx) : NULL;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;
     c->frame = NULL;
+    if (c->prepared) {
+        c->net->cfg.prepared_free(c->prepared);
+        c->prepared = NULL;
+    }
     if (c->closed) return false;
     /* the buffer cannot have moved: only read_cb() resizes it, never re-entered */
     assert(p == c->in + c->in_off);
@@ -393,6 +398,18 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     memcpy(own, c->frame, c->frame_len);
     c->net->stats.frame_copy_bytes += c->frame_len;
     return own;
+}
+
+void *bk_net_conn_prepared(const bk_net_conn_t *c) {
+    assert(c->in_handler);
+    return c->prepared;
+}
+
+void *bk_net_conn_take_prepared(bk_net_conn_t *c) {
+    assert(c->in_handler);
+    void *p = c->prepared;
+    c->prepared = NULL;
+    return p;
 }
 
 /* True while the handler may get another frame: open, not draining, below

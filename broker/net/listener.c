@@ -46,7 +46,7 @@ void bk_net_config_default(bk_net_config_t *cfg) {
 }
 
 static bool config_valid(const bk_net_config_t *cfg) {
-    return cfg->on_frame && cfg->request_max_bytes >= 0 && cfg->inflight_max >= 1 &&
+    return cfg->on_frame && (!cfg->on_prepare || cfg->prepared_free) && cfg->request_max_bytes >= 0 && cfg->inflight_max >= 1 &&
            cfg->inflight_max <= BK_NET_INFLIGHT_MAX_LIMIT && cfg->output_max_bytes >= 1 &&
            cfg->conns_max >= 1 && cfg->queued_bytes_max >= -1;
 }

@@ -105,6 +105,18 @@ typedef struct {
  * only during the call; keep bk_net_conn_id(conn) or the slot instead. */
 typedef void (*bk_net_frame_fn)(bk_net_conn_t *conn, const uint8_t *frame, size_t len, void *ctx);
 
+/* Optional work on a frame before on_frame, where it does not hold up the
+ * loop that owns broker state: on the network loop that read the frame
+ * (with one loop: on that loop, right before on_frame). It sees the frame's
+ * `len` bytes read-only (the same bytes on_frame gets) and returns a result
+ * for on_frame, or NULL. It runs on several threads at once: it may touch
+ * only the bytes, its own allocations and thread-safe state, never `ctx`'s
+ * broker state. Used for what costs CPU per byte (CRC and decompression of
+ * produced batches). */
+typedef void *(*bk_net_prepare_fn)(const uint8_t *frame, size_t len, void *ctx);
+/* Frees what bk_net_prepare_fn returned (on whichever thread drops it). */
+typedef void (*bk_net_prepared_free_fn)(void *prepared);
+
 typedef struct {
     int32_t request_max_bytes;  /* frames with a size above this close the connection */
     uint32_t inflight_max;      /* >= 1; reading pauses while this many slots are open */
@@ -119,7 +131,9 @@ typedef struct {
     int64_t write_stall_ms;     /* close a connection whose queued output has not moved
                                    for this long (a peer that stopped reading); <= 0 = never */
     bk_net_frame_fn on_frame;
-    void *ctx;                  /* passed to on_frame */
+    void *ctx;                  /* passed to on_frame and on_prepare */
+    bk_net_prepare_fn on_prepare;           /* optional */
+    bk_net_prepared_free_fn prepared_free;  /* required with on_prepare */
 } bk_net_config_t;
 
 /* Counters, read with bk_net_stats. */
@@ -259,6 +273,14 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
  * handler that keeps them. NULL when out of memory (the frame is still
  * valid for the rest of the call). */
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
+/* Only inside the frame handler: what on_prepare returned for this frame
+ * (NULL if none or no on_prepare). Unless taken, it is freed with
+ * prepared_free when the handler returns. */
+void *bk_net_conn_prepared(const bk_net_conn_t *conn);
+/* Only inside the frame handler: the prepared result, now the caller's
+ * (free it with the prepared_free it was configured with); NULL if none.
+ * Later calls for the same frame return NULL. */
+void *bk_net_conn_take_prepared(bk_net_conn_t *conn);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_net_conn_peer(const bk_net_conn_t *conn);
 

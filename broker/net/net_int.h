@@ -73,6 +73,7 @@ struct bk_net_conn_s {
     const uint8_t *frame;
     size_t frame_len;
     bool frame_taken;
+    void *prepared;         /* on_prepare's result for the frame in the handler */
     char peer[64];
     const char *listener;   /* name of the accepting listener (net->lst[i].name) */
     net_listener_t *lst;    /* that listener (net->lst[i]; the array never moves) */
