@@ -143,7 +143,9 @@ typedef struct {
 } bk_grp_t;
 
 typedef struct {
-    int32_t num_partitions;                  /* offsets.topic.num.partitions (50) */
+    int32_t num_partitions;                  /* partitions of __consumer_offsets (the driver:
+                                                the image's count; offsets.topic.num.partitions,
+                                                50, only sizes a new topic) */
     int32_t min_session_timeout_ms;          /* group.min.session.timeout.ms (6000) */
     int32_t max_session_timeout_ms;          /* group.max.session.timeout.ms (1800000) */
     int32_t initial_rebalance_delay_ms;      /* group.initial.rebalance.delay.ms (3000) */

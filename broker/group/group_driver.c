@@ -222,12 +222,19 @@ static void drop_core(bk_grp_gd_t *gd, int32_t i) {
     gd->coords[i] = NULL;
 }
 
-static void start_core(bk_grp_gd_t *gd, int32_t i, bk_repl_part_t *p) {
+/* `nparts`: the partitions __consumer_offsets has in the image. A group's
+ * partition follows from that count, never from offsets.topic.num.partitions,
+ * which only sizes the topic when it is created: a node restarted with
+ * another value (or the default) must place groups where FindCoordinator
+ * (which reads the image) sends them, as Kafka does. */
+static void start_core(bk_grp_gd_t *gd, int32_t i, int32_t nparts, bk_repl_part_t *p) {
     bk_grp_coord_t *c = malloc(sizeof *c);
     uint64_t seed = 0;
     if (!c) return;
     if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)bk_net_now_ms() ^ (uint64_t)i;
-    bk_grp_coord_init(c, &gd->cfg, i, seed);
+    bk_grp_config_t cfg = gd->cfg;
+    cfg.num_partitions = nparts;
+    bk_grp_coord_init(c, &cfg, i, seed);
     bk_grp_txn_offsets_free(&gd->pend[i]);   /* rebuilt from the log by the replay */
     int rc = bk_grp_gd_replay(c, p->log, &gd->pend[i]);
     if (rc != KP_OK) {
@@ -271,7 +278,11 @@ void bk_grp_gd_sync(bk_grp_gd_t *gd) {
     for (int32_t i = 0; i < gd->ncoords; i++) {
         bk_repl_part_t *p = i < n ? bk_gd_led_part(gd, i) : NULL;
         if (!p) drop_core(gd, i);
-        else if (!gd->coords[i]) start_core(gd, i, p);
+        else if (gd->coords[i] && gd->coords[i]->cfg.num_partitions != n) {
+            /* the topic gained partitions: groups move (Kafka's hash) */
+            drop_core(gd, i);
+            start_core(gd, i, n, p);
+        } else if (!gd->coords[i]) start_core(gd, i, n, p);
     }
     bk_gd_topics_sync(gd);
 }
