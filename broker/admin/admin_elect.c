@@ -100,16 +100,10 @@ static void forward_elect(bk_http_req_t *req, bk_node_t *n, const char *topic, i
     q.topic_partitions.count = 1;
     q.timeout_ms = 30000;
     kp_request_header_t h = { KP_API_ELECT_LEADERS, ELECT_LEADERS_VERSION, 0, kp_slice_cstr("skiff-admin") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    bool ok = kp_request_encode(&w, &h, &q) == KP_OK;
-    size_t need = w.pos;
-    uint8_t *buf = ok ? malloc(need) : NULL;
-    if (buf) {
-        kp_wr_init(&w, buf, need);
-        ok = kp_request_encode(&w, &h, &q) == KP_OK;
-    }
-    elect_ctx_t *c = ok && buf ? malloc(sizeof *c) : NULL;
+    uint8_t *buf = NULL;
+    size_t need = 0;
+    bool ok = kp_request_encode_alloc(&h, &q, &buf, &need) == KP_OK;
+    elect_ctx_t *c = ok ? malloc(sizeof *c) : NULL;
     if (!c) {
         free(buf);
         bk_http_reply_error(req, 500, "out of memory");

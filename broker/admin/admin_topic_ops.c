@@ -161,19 +161,13 @@ static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
  * frees c when it cannot (no controller known, too many in flight). */
 static void forward(op_ctx_t *c, int16_t api, int16_t ver, const void *body) {
     kp_request_header_t h = { api, ver, 0, kp_slice_cstr("skiff-admin") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    bool ok = kp_request_encode(&w, &h, body) == KP_OK;
-    size_t need = w.pos;
-    uint8_t *buf = ok ? malloc(need) : NULL;
-    if (buf) {
-        kp_wr_init(&w, buf, need);
-        ok = kp_request_encode(&w, &h, body) == KP_OK;
-    }
+    uint8_t *buf = NULL;
+    size_t need = 0;
+    bool ok = kp_request_encode_alloc(&h, body, &buf, &need) == KP_OK;
     c->api = api;
     c->ver = ver;
     /* the encoded frame starts with its size; forwarding adds its own */
-    bool sent = ok && buf && bk_cluster_forward_request(c->node, buf + 4, need - 4, forwarded, c);
+    bool sent = ok && bk_cluster_forward_request(c->node, buf + 4, need - 4, forwarded, c);
     free(buf);
     if (!sent) {
         int32_t ctrl = bk_node_controller_id(c->node);
