@@ -31,14 +31,15 @@ static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
  * kp_str_t name at `name_off`. When some are refused: *denied_out[i] says
  * which, and *kept_out is a copy of the allowed elements (order kept, the
  * request's arena), *nkept_out their count. When none is: *denied_out and
- * *kept_out are NULL. False when out of memory (the caller closes). */
+ * *kept_out are NULL. False when out of memory: the request is then closed
+ * (finished), the caller only returns. */
 static bool allowed_topics(bk_api_req_t *req, const void *items, size_t n, size_t size, size_t name_off,
                            const bool **denied_out, void **kept_out, size_t *nkept_out) {
     *denied_out = NULL;
     *kept_out = NULL;
     *nkept_out = n;
     bool *denied = bk_api_req_alloc(req, n, sizeof *denied);
-    if (!denied) return false;
+    if (!denied) goto nomem;
     const uint8_t *at = items;
     size_t nd = 0;
     for (size_t i = 0; i < n; i++) {
@@ -48,7 +49,7 @@ static bool allowed_topics(bk_api_req_t *req, const void *items, size_t n, size_
     }
     if (nd == 0) return true;
     uint8_t *keep = bk_api_req_alloc(req, n - nd, size);
-    if (!keep) return false;
+    if (!keep) goto nomem;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (!denied[i]) memcpy(keep + m++ * size, at + i * size, size);
@@ -57,6 +58,9 @@ static bool allowed_topics(bk_api_req_t *req, const void *items, size_t n, size_
     *kept_out = keep;
     *nkept_out = m;
     return true;
+nomem:
+    bk_api_req_close(req, "out of memory");
+    return false;
 }
 
 /* ---- OffsetCommit ------------------------------------------------------ */
@@ -140,10 +144,8 @@ void bk_api_h_offset_commit(bk_api_req_t *req) {
     const bool *denied = NULL;
     void *keep = NULL;
     size_t m = 0;
-    if (!allowed_topics(req, q->topics.items, nt, sizeof(ctopic_t), offsetof(ctopic_t, name), &denied, &keep, &m)) {
-        bk_api_req_close(req, "out of memory");
+    if (!allowed_topics(req, q->topics.items, nt, sizeof(ctopic_t), offsetof(ctopic_t, name), &denied, &keep, &m))
         return;
-    }
     if (denied) {
         kp_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
         commit_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
@@ -487,10 +489,8 @@ void bk_api_h_offset_delete(bk_api_req_t *req) {
     const bool *denied = NULL;
     void *keep = NULL;
     size_t m = 0;
-    if (!allowed_topics(req, q->topics.items, nt, sizeof(dtopic_t), offsetof(dtopic_t, name), &denied, &keep, &m)) {
-        bk_api_req_close(req, "out of memory");
+    if (!allowed_topics(req, q->topics.items, nt, sizeof(dtopic_t), offsetof(dtopic_t, name), &denied, &keep, &m))
         return;
-    }
     if (denied) {
         kp_offset_delete_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
         delete_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
