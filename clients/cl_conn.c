@@ -273,20 +273,9 @@ static int encode_request(cl_conn_t *c, int16_t api_key, int16_t ver, const void
     kp_request_header_t h = { .api_key = api_key, .api_version = ver, .correlation_id = corr };
     h.client_id.p = (const uint8_t *)(c->client_id ? c->client_id : "skiffctl");
     h.client_id.len = strlen((const char *)h.client_id.p);
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    if (kp_request_encode(&w, &h, req) != KP_OK)
-        return cl_err_set(e, CL_E_PROTO, "cannot encode api %d v%d (status %d)", api_key, ver, w.err);
-    uint8_t *buf = malloc(w.pos);
-    if (!buf) return cl_err_set(e, CL_E_NOMEM, "out of memory encoding api %d", api_key);
-    size_t n = w.pos;
-    kp_wr_init(&w, buf, n);
-    if (kp_request_encode(&w, &h, req) != KP_OK || w.pos != n) {
-        free(buf);
-        return cl_err_set(e, CL_E_PROTO, "cannot encode api %d v%d", api_key, ver);
-    }
-    *out = buf;
-    *len = n;
+    int rc = kp_request_encode_alloc(&h, req, out, len);
+    if (rc == KP_ERR_NOMEM) return cl_err_set(e, CL_E_NOMEM, "out of memory encoding api %d", api_key);
+    if (rc != KP_OK) return cl_err_set(e, CL_E_PROTO, "cannot encode api %d v%d (status %d)", api_key, ver, rc);
     return CL_OK;
 }
 

@@ -12,7 +12,7 @@
 
 #include "clients/cl_conn.h"
 #include "clients/cl_tls.h"
-#include "protocol/kp_sasl.h"
+#include "protocol/kp_base64.h"
 
 int cl_http_parse_response(const char *buf, size_t n, int *status, size_t *body_off, cl_err_t *e) {
     if (n < 12 || memcmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
@@ -43,7 +43,7 @@ static int basic_header(const cl_sec_t *sec, char *hdr, size_t n, cl_err_t *e) {
     size_t blen = 0;
     int rc = CL_OK;
     if (k < 0 || (size_t)k >= sizeof pair ||
-        kp_sasl_b64_encode((const uint8_t *)pair, (size_t)k, b64, sizeof b64, &blen) != KP_OK ||
+        kp_b64_encode((const uint8_t *)pair, (size_t)k, b64, sizeof b64, &blen) != KP_OK ||
         (size_t)snprintf(hdr, n, "Authorization: Basic %s\r\n", b64) >= n)
         rc = cl_err_set(e, CL_E_USAGE, "admin.username / admin.password too long");
     OPENSSL_cleanse(pair, sizeof pair);

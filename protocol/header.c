@@ -1,5 +1,6 @@
 /* header.c — request/response headers and whole-frame decode/encode. */
 #include <assert.h>
+#include <stdlib.h>
 
 #include "protocol/kp_header.h"
 
@@ -156,4 +157,65 @@ int kp_response_encode(kp_wr_t *w, int16_t api_key, int16_t api_version, int32_t
     /* in count mode the external bytes were already counted in w->pos */
     size_t ext = (w->buf && opts) ? opts->ext_bytes - ext_before : 0;
     return finish_frame(w, off, ext);
+}
+
+/* Both *_alloc encoders: a count pass sizes the frame, then exactly that many
+ * bytes are allocated and written. Encoding twice costs a second walk of the
+ * body; the other way (an estimate and a retry on overflow) would allocate
+ * from a guess, and these frames are small control requests. */
+typedef int (*frame_fn)(kp_wr_t *w, const void *ctx);
+
+static int encode_alloc(frame_fn fn, const void *ctx, uint8_t **out, size_t *out_len) {
+    assert(out && out_len);
+    kp_wr_t w;
+    kp_wr_init_count(&w);
+    int rc = fn(&w, ctx);
+    if (rc != KP_OK) return rc;
+    size_t need = w.pos;
+    assert(need >= 4);   /* the size prefix at least */
+    uint8_t *buf = malloc(need);
+    if (!buf) return KP_ERR_NOMEM;
+    kp_wr_init(&w, buf, need);
+    rc = fn(&w, ctx);
+    if (rc != KP_OK) {
+        free(buf);
+        return rc;
+    }
+    assert(w.pos == need);
+    *out = buf;
+    *out_len = need;
+    return KP_OK;
+}
+
+typedef struct {
+    const kp_request_header_t *h;
+    const void *body;
+} req_frame_t;
+
+static int req_frame(kp_wr_t *w, const void *ctx) {
+    const req_frame_t *c = ctx;
+    return kp_request_encode(w, c->h, c->body);
+}
+
+int kp_request_encode_alloc(const kp_request_header_t *h, const void *body, uint8_t **out, size_t *out_len) {
+    assert(h);
+    req_frame_t c = { h, body };
+    return encode_alloc(req_frame, &c, out, out_len);
+}
+
+typedef struct {
+    int16_t api_key, api_version;
+    int32_t correlation_id;
+    const void *body;
+} resp_frame_t;
+
+static int resp_frame(kp_wr_t *w, const void *ctx) {
+    const resp_frame_t *c = ctx;
+    return kp_response_encode(w, c->api_key, c->api_version, c->correlation_id, c->body, NULL);
+}
+
+int kp_response_encode_alloc(int16_t api_key, int16_t api_version, int32_t correlation_id, const void *body,
+                             uint8_t **out, size_t *out_len) {
+    resp_frame_t c = { api_key, api_version, correlation_id, body };
+    return encode_alloc(resp_frame, &c, out, out_len);
 }

@@ -65,11 +65,24 @@ KP_MUST_CHECK int kp_response_decode(int16_t api_key, int16_t api_version, const
  * rule above), body `body` (a kp_<api>_request_t of h->api_key). */
 KP_MUST_CHECK int kp_request_encode(kp_wr_t *w, const kp_request_header_t *h, const void *body);
 
+/* kp_request_encode into a new heap buffer of exactly the frame's size (4-byte
+ * size prefix included). KP_OK: *out (the caller free()s it) and *out_len are
+ * set. Otherwise the encoder's status (KP_ERR_UNSUPPORTED, KP_ERR_BAD_VALUE,
+ * ...) or KP_ERR_NOMEM; nothing is allocated and *out, *out_len are left as
+ * they were. */
+KP_MUST_CHECK int kp_request_encode_alloc(const kp_request_header_t *h, const void *body, uint8_t **out,
+                                          size_t *out_len);
+
 /* Writes a whole response frame: 4-byte size, response header, body. The
  * size includes external records bytes, which are reported through opts
  * (may be NULL when the body has none); the caller sends them at the splice
  * offsets. */
 KP_MUST_CHECK int kp_response_encode(kp_wr_t *w, int16_t api_key, int16_t api_version,
                                      int32_t correlation_id, const void *body, kp_enc_opts_t *opts);
+
+/* kp_response_encode of a body without external records (opts NULL) into a
+ * new heap buffer, with kp_request_encode_alloc's contract. */
+KP_MUST_CHECK int kp_response_encode_alloc(int16_t api_key, int16_t api_version, int32_t correlation_id,
+                                           const void *body, uint8_t **out, size_t *out_len);
 
 #endif

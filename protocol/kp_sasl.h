@@ -111,13 +111,6 @@ KP_MUST_CHECK int kp_scram_cred_from_password(kp_sasl_mech_t mech, const char *p
 /* True when password derives cred (PBKDF2 at cred's iterations; slow). */
 bool kp_scram_cred_check_password(const kp_scram_cred_t *cred, const char *password);
 
-/* Base64 (RFC 4648, padded). encode: *out_len excludes the NUL written after.
- * decode: strict (no whitespace, correct padding). KP_ERR_OVERFLOW / _BAD_VALUE. */
-KP_MUST_CHECK int kp_sasl_b64_encode(const uint8_t *in, size_t len, char *out, size_t cap,
-                                     size_t *out_len);
-KP_MUST_CHECK int kp_sasl_b64_decode(const char *in, size_t len, uint8_t *out, size_t cap,
-                                     size_t *out_len);
-
 /* ---- SCRAM server ---------------------------------------------------------
  * 1. kp_scram_server_client_first(s, mech, token)   -> s->user (unescaped)
  * 2. the caller looks the credential up (or makes a fake one for an unknown

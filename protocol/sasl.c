@@ -5,6 +5,7 @@
  * (pointer, length) pair; nothing here relies on NUL termination of input.
  * Output is written only through bounded appends (`ob_*`), which fail with
  * KP_ERR_OVERFLOW instead of truncating. */
+#include "protocol/kp_base64.h"
 #include "protocol/kp_sasl.h"
 
 #include <assert.h>
@@ -197,64 +198,6 @@ bool kp_scram_cred_check_password(const kp_scram_cred_t *cred, const char *passw
     return a && b;
 }
 
-/* ---- base64 -------------------------------------------------------------- */
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-int kp_sasl_b64_encode(const uint8_t *in, size_t len, char *out, size_t cap, size_t *out_len) {
-    size_t need = (len + 2) / 3 * 4;
-    if (cap < need + 1) return KP_ERR_OVERFLOW;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len) v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < len) v |= in[i + 2];
-        out[o++] = B64[(v >> 18) & 63];
-        out[o++] = B64[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? B64[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? B64[v & 63] : '=';
-    }
-    out[o] = 0;
-    *out_len = o;
-    return KP_OK;
-}
-
-static int b64_val(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-int kp_sasl_b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len) {
-    if (len % 4 != 0) return KP_ERR_BAD_VALUE;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        bool last = i + 4 == len;
-        int v[4];
-        int pad = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = in[i + k];
-            if (c == '=' && last && k >= 2) { v[k] = 0; pad++; continue; }
-            if (pad) return KP_ERR_BAD_VALUE; /* data after '=' */
-            v[k] = b64_val(c);
-            if (v[k] < 0) return KP_ERR_BAD_VALUE;
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        size_t n = 3 - (size_t)pad;
-        /* non-canonical bits under the padding are refused (strict) */
-        if (pad == 1 && (w & 0xff)) return KP_ERR_BAD_VALUE;
-        if (pad == 2 && (w & 0xffff)) return KP_ERR_BAD_VALUE;
-        if (cap - o < n || o > cap) return KP_ERR_OVERFLOW;
-        out[o++] = (uint8_t)(w >> 16);
-        if (n > 1) out[o++] = (uint8_t)(w >> 8);
-        if (n > 2) out[o++] = (uint8_t)w;
-    }
-    *out_len = o;
-    return KP_OK;
-}
-
 /* ---- SCRAM names and attributes ----------------------------------------- */
 int kp_scram_name_escape(const char *name, size_t len, char *out, size_t cap, size_t *out_len) {
     size_t o = 0;
@@ -417,7 +360,7 @@ int kp_scram_server_first(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
     int st;
     char salt[KP_SCRAM_SALT_MAX * 2];
     size_t sl;
-    st = kp_sasl_b64_encode(cred->salt, cred->salt_len, salt, sizeof salt, &sl);
+    st = kp_b64_encode(cred->salt, cred->salt_len, salt, sizeof salt, &sl);
     if (st != KP_OK) return st;
     char it[16];
     snprintf(it, sizeof it, "%d", (int)cred->iterations);
@@ -465,7 +408,7 @@ int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
     uint8_t cb[sizeof s->gs2];
     size_t cbl;
     if (a.len > (sizeof cb / 3) * 4) return KP_ERR_BAD_VALUE;
-    st = kp_sasl_b64_decode(a.val, a.len, cb, sizeof cb, &cbl);
+    st = kp_b64_decode(a.val, a.len, cb, sizeof cb, &cbl);
     if (st != KP_OK) return KP_ERR_BAD_VALUE;
     /* the channel binding repeats the gs2 header (no binding data: no 'p') */
     if (cbl != s->gs2_len || memcmp(cb, s->gs2, cbl) != 0) return KP_ERR_BAD_VALUE;
@@ -487,7 +430,7 @@ int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
         if (st != KP_OK) return st;
         if (a.key == 'p') {
             if (pos != len || a.len > 4 * ((KP_SCRAM_HASH_MAX + 2) / 3)) return KP_ERR_BAD_VALUE;
-            st = kp_sasl_b64_decode(a.val, a.len, proof, sizeof proof, &proof_len);
+            st = kp_b64_decode(a.val, a.len, proof, sizeof proof, &proof_len);
             if (st != KP_OK || proof_len != hl) return KP_ERR_BAD_VALUE;
             without_proof = here - 1; /* drop the comma before p= */
             have_proof = true;
@@ -515,7 +458,7 @@ int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
     if (st != KP_OK) return st;
     char sb[KP_SCRAM_HASH_MAX * 2];
     size_t sbl;
-    st = kp_sasl_b64_encode(ssig, hl, sb, sizeof sb, &sbl);
+    st = kp_b64_encode(ssig, hl, sb, sizeof sb, &sbl);
     if (st != KP_OK) return st;
     ob_t o = { out, cap, 0, KP_OK };
     ob_str(&o, "v=");
@@ -529,7 +472,7 @@ int kp_scram_server_final(kp_scram_server_t *s, const kp_scram_cred_t *cred, con
 int kp_scram_nonce_make(const uint8_t *rand, size_t rand_len, char *out, size_t cap,
                         size_t *out_len) {
     if (rand_len < 6 || rand_len > 64) return KP_ERR_BAD_VALUE;
-    return kp_sasl_b64_encode(rand, rand_len, out, cap, out_len);
+    return kp_b64_encode(rand, rand_len, out, cap, out_len);
 }
 
 int kp_scram_client_first(kp_scram_client_t *c, kp_sasl_mech_t mech, const char *user,
@@ -584,7 +527,7 @@ int kp_scram_client_final(kp_scram_client_t *c, const char *password, const void
     uint8_t salt[KP_SCRAM_SALT_MAX];
     size_t salt_len;
     if (s.len == 0 || s.len > 4 * (KP_SCRAM_SALT_MAX / 3) ||
-        kp_sasl_b64_decode(s.val, s.len, salt, sizeof salt, &salt_len) != KP_OK)
+        kp_b64_decode(s.val, s.len, salt, sizeof salt, &salt_len) != KP_OK)
         return KP_ERR_BAD_VALUE;
     int64_t iters = 0;
     if (i.len == 0 || i.len > 9) return KP_ERR_BAD_VALUE;
@@ -621,7 +564,7 @@ int kp_scram_client_final(kp_scram_client_t *c, const char *password, const void
     OPENSSL_cleanse(ckey, sizeof ckey);
     char pb[KP_SCRAM_HASH_MAX * 2];
     size_t pbl;
-    st = kp_sasl_b64_encode(proof, hl, pb, sizeof pb, &pbl);
+    st = kp_b64_encode(proof, hl, pb, sizeof pb, &pbl);
     if (st != KP_OK) return st;
     ob_t o = { out, cap, 0, KP_OK };
     ob_put(&o, without, wp.len);
@@ -644,7 +587,7 @@ int kp_scram_client_verify(kp_scram_client_t *c, const void *server_final, size_
     if (v.key != 'v' || v.len > 4 * ((KP_SCRAM_HASH_MAX + 2) / 3)) return KP_ERR_BAD_VALUE;
     uint8_t sig[KP_SCRAM_HASH_MAX];
     size_t sl;
-    if (kp_sasl_b64_decode(v.val, v.len, sig, sizeof sig, &sl) != KP_OK) return KP_ERR_BAD_VALUE;
+    if (kp_b64_decode(v.val, v.len, sig, sizeof sig, &sl) != KP_OK) return KP_ERR_BAD_VALUE;
     c->step = 3;
     return kp_sasl_ct_equal(sig, sl, c->server_signature, hl) ? KP_OK : KP_ERR_CORRUPT;
 }

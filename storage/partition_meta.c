@@ -4,45 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/kp_base64.h"
 #include "storage/log_internal.h"
 
-static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* 16 bytes -> 22 chars of unpadded base64url (Kafka's Uuid.toString). */
+/* 16 bytes <-> 22 chars of unpadded base64url (Kafka's Uuid.toString). */
 static void encode(const kp_uuid_t *id, char out[23]) {
     size_t o = 0;
-    for (size_t i = 0; i < 16; i += 3) {
-        uint32_t v = (uint32_t)id->b[i] << 16;
-        if (i + 1 < 16) v |= (uint32_t)id->b[i + 1] << 8;
-        if (i + 2 < 16) v |= id->b[i + 2];
-        size_t chars = i + 2 < 16 ? 4 : 2; /* last group holds one byte */
-        for (size_t c = 0; c < chars; c++) out[o++] = k_b64[(v >> (18 - 6 * c)) & 63];
-    }
-    assert(o == 22);
-    out[22] = '\0';
+    int rc = kp_b64url_encode(id->b, sizeof id->b, out, 23, &o);
+    assert(rc == KP_OK && o == 22);
+    (void)rc;
 }
 
+/* Strict: 22 characters of the alphabet, trailing bits zero (one text per id). */
 static int decode(const char *in, size_t len, kp_uuid_t *id) {
-    if (len != 22) return KP_ERR_CORRUPT;
-    uint8_t vals[22];
-    for (size_t i = 0; i < 22; i++) {
-        const char *p = memchr(k_b64, in[i], 64);
-        if (!p || !in[i]) return KP_ERR_CORRUPT;
-        vals[i] = (uint8_t)(p - k_b64);
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < 22; i += 4) {
-        uint32_t v = (uint32_t)vals[i] << 18 | (uint32_t)vals[i + 1] << 12;
-        if (i + 2 < 22) v |= (uint32_t)vals[i + 2] << 6 | vals[i + 3];
-        id->b[o++] = (uint8_t)(v >> 16);
-        if (o < 16) id->b[o++] = (uint8_t)(v >> 8);
-        if (o < 16) id->b[o++] = (uint8_t)v;
-    }
-    kp_uuid_t check;
-    char again[23];
-    check = *id;
-    encode(&check, again);
-    return memcmp(again, in, 22) == 0 ? KP_OK : KP_ERR_CORRUPT; /* non-canonical trailing bits */
+    size_t n = 0;
+    if (len != 22 || kp_b64url_decode(in, len, id->b, sizeof id->b, &n) != KP_OK || n != sizeof id->b)
+        return KP_ERR_CORRUPT;
+    return KP_OK;
 }
 
 int st_log_write_topic_id(const st_log_t *log, const kp_uuid_t *id) {

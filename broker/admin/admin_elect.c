@@ -5,6 +5,7 @@
  * (as Kafka brokers do) and answers once it has applied the change, so the
  * console's action works from any node. */
 #include "broker/admin/admin_ops.h"
+#include "broker/admin/admin_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -57,13 +58,7 @@ static void elect_done(void *arg, int status) {
 static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
     elect_ctx_t *c = arg;
     bk_node_t *n = c->node;
-    if (!n->admin) { free(c); return; }   /* bk_http_stop already freed the request */
-    if (status != KP_OK) {
-        bk_http_reply_error(c->req, 503, "forwarding to the controller failed (%s): retry",
-                            kp_error_name(bk_node_commit_error(status)));
-        free(c);
-        return;
-    }
+    if (!admin_forward_answered(n, c->req, status)) { free(c); return; }
     kp_arena_t a;
     kp_arena_init(&a, ELECT_ANSWER_ARENA_BYTES);
     int32_t cid;
@@ -99,32 +94,13 @@ static void forward_elect(bk_http_req_t *req, bk_node_t *n, const char *topic, i
     q.topic_partitions.items = &tp;
     q.topic_partitions.count = 1;
     q.timeout_ms = 30000;
-    kp_request_header_t h = { KP_API_ELECT_LEADERS, ELECT_LEADERS_VERSION, 0, kp_slice_cstr("skiff-admin") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    bool ok = kp_request_encode(&w, &h, &q) == KP_OK;
-    size_t need = w.pos;
-    uint8_t *buf = ok ? malloc(need) : NULL;
-    if (buf) {
-        kp_wr_init(&w, buf, need);
-        ok = kp_request_encode(&w, &h, &q) == KP_OK;
-    }
-    elect_ctx_t *c = ok && buf ? malloc(sizeof *c) : NULL;
+    elect_ctx_t *c = malloc(sizeof *c);
     if (!c) {
-        free(buf);
         bk_http_reply_error(req, 500, "out of memory");
         return;
     }
     *c = (elect_ctx_t){ n, req, partition };
-    /* the encoded frame starts with its size; forwarding adds its own */
-    bool sent = bk_cluster_forward_request(n, buf + 4, need - 4, forwarded, c);
-    free(buf);
-    if (!sent) {
-        free(c);
-        int32_t ctrl = bk_node_controller_id(n);
-        if (ctrl < 0) bk_http_reply_error(req, 503, "NOT_CONTROLLER: no controller elected yet; retry");
-        else bk_http_reply_error(req, 503, "cannot forward to the controller (node %d) now; retry", ctrl);
-    }
+    if (!admin_forward(n, req, KP_API_ELECT_LEADERS, ELECT_LEADERS_VERSION, &q, forwarded, c)) free(c);
 }
 
 static bool parse_partition(const char *s, int32_t *out) {

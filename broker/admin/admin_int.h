@@ -1,13 +1,17 @@
 /* broker/admin/admin_int.h — private to broker/admin/: the partition-offset
  * lookup shared by the group lag (admin_lag.c) and the group offset reset
- * (admin_group_reset.c). */
+ * (admin_group_reset.c); forwarding a request to the active controller,
+ * shared by the election (admin_elect.c) and the topic actions
+ * (admin_topic_ops.c). */
 #ifndef SKIFF_BK_ADMIN_INT_H
 #define SKIFF_BK_ADMIN_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker/cluster/forward.h"
 #include "broker/core/node.h"
+#include "broker/http/admin.h"
 
 /* How long a lookup waits for the leaders' answers. */
 #define ADMIN_OFFSETS_TIMEOUT_MS 2000
@@ -35,5 +39,21 @@ typedef void (*admin_offsets_fn)(void *arg, admin_offset_row_t *rows, size_t n);
  * before this returns (nothing to ask). Returns 0, or -1 (out of memory;
  * done not called). */
 int admin_offsets_lookup(bk_node_t *n, admin_offset_row_t *rows, size_t nrows, admin_offsets_fn done, void *arg);
+
+/* Sends one Kafka request (api, version, body) to the active controller on
+ * behalf of admin route `req` (client id "skiff-admin"); done(arg, status,
+ * answer) is called later, once, on the loop. True when sent. Otherwise
+ * req has been answered here — 500 when the request cannot be encoded (out
+ * of memory), 503 when no controller is known or it cannot take the request
+ * now (the client retries) — done will not be called, and the caller frees
+ * arg. */
+bool admin_forward(bk_node_t *n, bk_http_req_t *req, int16_t api, int16_t ver, const void *body,
+                   bk_cluster_forward_resp_fn done, void *arg);
+
+/* The start of every `done` of admin_forward: false when there is nothing
+ * to answer with — the admin port stopped (bk_http_stop freed req: not
+ * touched) or the forwarding failed (req answered 503 here). The caller then
+ * frees its context and returns; on true it decodes the answer. */
+bool admin_forward_answered(const bk_node_t *n, bk_http_req_t *req, int status);
 
 #endif

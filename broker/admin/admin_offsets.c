@@ -111,12 +111,8 @@ static int ask_leader(lookup_t *l, int32_t leader) {
     l->peers[l->npeers++] = peer;
     kp_request_header_t h = { KP_API_LIST_OFFSETS, LIST_OFFSETS_VERSION, bk_net_qc_next_corr(peer),
                               kp_slice_cstr("skiff-admin") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    if (kp_request_encode(&w, &h, &q) != KP_OK || (buf = malloc(w.pos)) == NULL) goto out;
-    size_t need = w.pos;
-    kp_wr_init(&w, buf, need);
-    if (kp_request_encode(&w, &h, &q) != KP_OK) goto out;
+    size_t need = 0;
+    if (kp_request_encode_alloc(&h, &q, &buf, &need) != KP_OK) goto out;
     bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
     pend.kind = BK_NET_QC_FORWARD;

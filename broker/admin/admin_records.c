@@ -20,6 +20,7 @@
 #include "broker/admin/admin_ops.h"
 #include "broker/net/worker.h"
 #include "broker/replication/parts.h"
+#include "protocol/kp_base64.h"
 #include "protocol/kp_batch.h"
 #include "protocol/kp_compress.h"
 #include "storage/st_log.h"
@@ -27,25 +28,18 @@
 #define COUNT_DEFAULT 20
 #define READ_DEFAULT_BYTES (1u << 20)
 
-/* Base64 text of a field cut at BK_ADMIN_RECORDS_FIELD_MAX_BYTES. */
-#define B64_MAX_BYTES (4 * ((BK_ADMIN_RECORDS_FIELD_MAX_BYTES + 2) / 3))
+/* Base64 text of a field cut at BK_ADMIN_RECORDS_FIELD_MAX_BYTES, and its NUL. */
+#define B64_MAX_BYTES (KP_B64_LEN(BK_ADMIN_RECORDS_FIELD_MAX_BYTES) + 1)
 
 /* Writes b as base64 (null as null) through `out`, a scratch buffer of
  * B64_MAX_BYTES (heap: 87 KiB is too much for a worker's stack habits). */
 static void b64(bk_http_json_t *j, kp_bytes_t b, char *out) {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if (kp_slice_is_null(b)) { bk_http_json_null(j); return; }
     size_t n = b.len < BK_ADMIN_RECORDS_FIELD_MAX_BYTES ? b.len : BK_ADMIN_RECORDS_FIELD_MAX_BYTES;
     size_t o = 0;
-    const uint8_t *p = b.p;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        out[o++] = tab[v >> 18 & 63];
-        out[o++] = tab[v >> 12 & 63];
-        out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < n ? tab[v & 63] : '=';
-    }
-    assert(o <= B64_MAX_BYTES);
+    int rc = kp_b64_encode(b.p, n, out, B64_MAX_BYTES, &o);
+    assert(rc == KP_OK);   /* the scratch buffer fits the longest field */
+    (void)rc;
     bk_http_json_str_n(j, out, o);
 }
 

@@ -14,6 +14,7 @@
  * parsed. A browser's cross-site
  * POST is refused (admin_ops.h, bk_admin_same_origin). */
 #include "broker/admin/admin_ops.h"
+#include "broker/admin/admin_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,13 +117,7 @@ static bool is_controller(const bk_node_t *n) { return bk_node_controller_id(n) 
 /* The controller's answer to a forwarded request: its first result. */
 static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
     op_ctx_t *c = arg;
-    /* bk_http_stop (node shutdown) already freed the request: drop it */
-    if (!c->node->admin) { free(c); return; }
-    if (status != KP_OK) {
-        bk_http_reply_error(c->req, 503, "forwarding to the controller failed (%s): retry", kp_error_name(bk_node_commit_error(status)));
-        free(c);
-        return;
-    }
+    if (!admin_forward_answered(c->node, c->req, status)) { free(c); return; }
     kp_arena_t a;
     kp_arena_init(&a, ANSWER_ARENA_BYTES);
     int32_t cid;
@@ -157,30 +152,12 @@ static void forwarded(void *arg, int status, const uint8_t *resp, size_t len) {
     free(c);
 }
 
-/* Encodes (api, ver, body) and forwards it; replies 409/503 itself and
- * frees c when it cannot (no controller known, too many in flight). */
+/* Forwards (api, ver, body) to the controller; when it cannot, the request
+ * was answered (admin_forward) and c is freed. */
 static void forward(op_ctx_t *c, int16_t api, int16_t ver, const void *body) {
-    kp_request_header_t h = { api, ver, 0, kp_slice_cstr("skiff-admin") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    bool ok = kp_request_encode(&w, &h, body) == KP_OK;
-    size_t need = w.pos;
-    uint8_t *buf = ok ? malloc(need) : NULL;
-    if (buf) {
-        kp_wr_init(&w, buf, need);
-        ok = kp_request_encode(&w, &h, body) == KP_OK;
-    }
     c->api = api;
     c->ver = ver;
-    /* the encoded frame starts with its size; forwarding adds its own */
-    bool sent = ok && buf && bk_cluster_forward_request(c->node, buf + 4, need - 4, forwarded, c);
-    free(buf);
-    if (!sent) {
-        int32_t ctrl = bk_node_controller_id(c->node);
-        if (ctrl < 0) bk_http_reply_error(c->req, 503, "NOT_CONTROLLER: no controller elected yet; retry");
-        else bk_http_reply_error(c->req, 503, "cannot forward to the controller (node %d) now; retry", ctrl);
-        free(c);
-    }
+    if (!admin_forward(c->node, c->req, api, ver, body, forwarded, c)) free(c);
 }
 
 static bool set_topic(op_ctx_t *c, const char *name) {

@@ -9,27 +9,12 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/api/groups_int.h"
 #include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/meta/features.h"
 #include "broker/meta/image.h"
 #include "protocol/kp_errors.h"
-
-/* "/host" as Kafka reports client hosts (peer "host:port"). */
-static kp_str_t client_host(bk_api_req_t *req) {
-    const char *colon = strrchr(req->peer, ':');
-    size_t n = colon ? (size_t)(colon - req->peer) : strlen(req->peer);
-    char *s = bk_api_req_alloc(req, n + 2, 1);
-    if (!s) return bk_api_str("");
-    s[0] = '/';
-    memcpy(s + 1, req->peer, n);
-    return bk_api_str(s);
-}
-
-static kp_str_t gs(bk_grp_str_t s) {
-    kp_str_t r = { (const uint8_t *)s.p, s.len };
-    return r;
-}
 
 /* ---- ConsumerGroupHeartbeat --------------------------------------------------- */
 
@@ -122,7 +107,7 @@ void bk_api_h_consumer_group_heartbeat(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
-    bk_grp_gd_cg_heartbeat(req->node->groups, q, req->hdr.api_version, req->hdr.client_id, client_host(req), hb_done,
+    bk_grp_gd_cg_heartbeat(req->node->groups, q, req->hdr.api_version, req->hdr.client_id, api_client_host(req), hb_done,
                            req);
 }
 
@@ -168,18 +153,18 @@ static bool describe_group(bk_api_req_t *req, const bk_grp_t *g, kp_consumer_gro
     for (size_t i = 0; i < cg->nmembers; i++) {
         const bk_grp_cg_member_t *m = &cg->members[i];
         kp_consumer_group_describe_response_member_init(&ms[i]);
-        ms[i].member_id = gs(m->member_id);
-        ms[i].instance_id = gs(m->instance_id);
-        ms[i].rack_id = gs(m->rack_id);
+        ms[i].member_id = api_grp_str(m->member_id);
+        ms[i].instance_id = api_grp_str(m->instance_id);
+        ms[i].rack_id = api_grp_str(m->rack_id);
         ms[i].member_epoch = m->epoch;
-        ms[i].client_id = m->client_id.p ? gs(m->client_id) : bk_api_str("");
-        ms[i].client_host = m->client_host.p ? gs(m->client_host) : bk_api_str("");
+        ms[i].client_id = m->client_id.p ? api_grp_str(m->client_id) : bk_api_str("");
+        ms[i].client_host = m->client_host.p ? api_grp_str(m->client_host) : bk_api_str("");
         kp_str_t *names = bk_api_req_alloc(req, m->ntopics ? m->ntopics : 1, sizeof *names);
         if (!names) return false;
-        for (size_t t = 0; t < m->ntopics; t++) names[t] = gs(m->topics[t]);
+        for (size_t t = 0; t < m->ntopics; t++) names[t] = api_grp_str(m->topics[t]);
         ms[i].subscribed_topic_names.items = names;
         ms[i].subscribed_topic_names.count = (int32_t)m->ntopics;
-        ms[i].subscribed_topic_regex = gs(m->regex);
+        ms[i].subscribed_topic_regex = api_grp_str(m->regex);
         if (!describe_set(req, &m->assigned, &ms[i].assignment)) return false;
         if (!describe_set(req, &m->target, &ms[i].target_assignment)) return false;
     }

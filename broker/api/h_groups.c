@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/api/groups_int.h"
 #include "broker/meta/acl.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
@@ -16,23 +17,6 @@
 
 #define KEY_TYPE_GROUP 0
 #define KEY_TYPE_TXN 1
-
-/* "/host" as Kafka reports client hosts (peer "host:port"). */
-static kp_str_t client_host(bk_api_req_t *req) {
-    const char *colon = strrchr(req->peer, ':');
-    size_t n = colon ? (size_t)(colon - req->peer) : strlen(req->peer);
-    char *s = bk_api_req_alloc(req, n + 2, 1);
-    if (!s) return bk_api_str("");
-    s[0] = '/';
-    memcpy(s + 1, req->peer, n);
-    return bk_api_str(s);
-}
-
-/* A view of a core-owned string (NULL stays null). */
-static kp_str_t gs(bk_grp_str_t s) {
-    kp_str_t r = { (const uint8_t *)s.p, s.len };
-    return r;
-}
 
 /* Non-nullable in old versions: null -> "". */
 static kp_str_t nn(kp_str_t s) { return kp_slice_is_null(s) ? bk_api_str("") : s; }
@@ -187,7 +171,7 @@ static bool req_alive(void *arg) {
 
 void bk_api_h_join_group(bk_api_req_t *req) {
     if (group_denied(req, ((const kp_join_group_request_t *)req->body)->group_id, join_done)) return;
-    bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, client_host(req),
+    bk_grp_gd_join_group(req->node->groups, req->body, req->hdr.api_version, req->hdr.client_id, api_client_host(req),
                      join_done, req_alive, req);
 }
 
@@ -254,10 +238,10 @@ static void list_done(void *arg, const bk_grp_gd_result_t *res) {
     size_t k = 0;
     for (size_t i = 0; i < res->ngroups; i++) {
         const bk_grp_t *g = res->groups[i];
-        if (!all && !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, gs(g->id))) continue;
+        if (!all && !bk_api_authorized_str(req, BK_META_OP_DESCRIBE, BK_META_RES_GROUP, api_grp_str(g->id))) continue;
         kp_list_groups_response_listed_group_init(&v[k]);
-        v[k].group_id = gs(g->id);
-        v[k].protocol_type = g->cg ? bk_api_str("consumer") : nn(gs(g->protocol_type));
+        v[k].group_id = api_grp_str(g->id);
+        v[k].protocol_type = g->cg ? bk_api_str("consumer") : nn(api_grp_str(g->protocol_type));
         v[k].group_state = bk_api_str(bk_grp_group_state_name(g));
         v[k].group_type = bk_api_str(bk_grp_type_name(g));
         k++;
@@ -288,10 +272,10 @@ static int describe_consumer(bk_api_req_t *req, const bk_grp_t *g, dgroup_t *o) 
     for (size_t i = 0; i < cg->nmembers; i++) {
         const bk_grp_cg_member_t *m = &cg->members[i];
         kp_describe_groups_response_described_group_member_init(&ms[i]);
-        ms[i].member_id = nn(gs(m->member_id));
-        ms[i].group_instance_id = gs(m->instance_id);
-        ms[i].client_id = nn(gs(m->client_id));
-        ms[i].client_host = nn(gs(m->client_host));
+        ms[i].member_id = nn(api_grp_str(m->member_id));
+        ms[i].group_instance_id = api_grp_str(m->instance_id);
+        ms[i].client_id = nn(api_grp_str(m->client_id));
+        ms[i].client_host = nn(api_grp_str(m->client_host));
         ms[i].member_metadata = bk_api_str("");
         ms[i].member_assignment = bk_api_str("");
     }
@@ -313,18 +297,18 @@ static int describe_one(bk_api_req_t *req, kp_str_t id, int16_t error, const bk_
     if (error || !g) return KP_OK;
     if (g->cg) return describe_consumer(req, g, o);
     o->group_state = bk_api_str(bk_grp_state_name(g->state));
-    o->protocol_type = nn(gs(g->protocol_type));
-    o->protocol_data = nn(gs(g->protocol));
+    o->protocol_type = nn(api_grp_str(g->protocol_type));
+    o->protocol_data = nn(api_grp_str(g->protocol));
     dmember_t *ms = bk_api_req_alloc(req, g->nmembers, sizeof *ms);
     if (!ms) return KP_ERR_NOMEM;
     bool stable = g->state == BK_GRP_STABLE;
     for (size_t i = 0; i < g->nmembers; i++) {
         const bk_grp_member_t *m = &g->members[i];
         kp_describe_groups_response_described_group_member_init(&ms[i]);
-        ms[i].member_id = nn(gs(m->member_id));
-        ms[i].group_instance_id = gs(m->instance_id);
-        ms[i].client_id = nn(gs(m->client_id));
-        ms[i].client_host = nn(gs(m->client_host));
+        ms[i].member_id = nn(api_grp_str(m->member_id));
+        ms[i].group_instance_id = api_grp_str(m->instance_id);
+        ms[i].client_id = nn(api_grp_str(m->client_id));
+        ms[i].client_host = nn(api_grp_str(m->client_host));
         ms[i].member_metadata = stable ? bk_grp_member_metadata(g, m) : bk_api_str("");
         if (!ms[i].member_metadata.p) ms[i].member_metadata = bk_api_str("");
         ms[i].member_assignment.p = (const uint8_t *)(stable && m->assignment.p ? m->assignment.p : "");

@@ -4,6 +4,8 @@
  * answer; partitions of topics that do not exist get UNKNOWN_TOPIC_OR_
  * PARTITION and never reach the core, as in Kafka); the completion
  * callbacks here build the answers for each version. */
+#include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,44 @@ static bool unsent(bk_api_req_t *req, const bk_grp_gd_result_t *res) {
     if (!res->unsent) return false;
     bk_api_req_close(req, res->unsent);
     return true;
+}
+
+/* READ on each topic of a request's topic array (OffsetCommit, OffsetDelete:
+ * Kafka answers the refused ones TOPIC_AUTHORIZATION_FAILED and lets the
+ * rest through). `items` holds `n` elements of `size` bytes, each with its
+ * kp_str_t name at `name_off`. When some are refused: *denied_out[i] says
+ * which, and *kept_out is a copy of the allowed elements (order kept, the
+ * request's arena), *nkept_out their count. When none is: *denied_out and
+ * *kept_out are NULL. False when out of memory: the request is then closed
+ * (finished), the caller only returns. */
+static bool allowed_topics(bk_api_req_t *req, const void *items, size_t n, size_t size, size_t name_off,
+                           const bool **denied_out, void **kept_out, size_t *nkept_out) {
+    *denied_out = NULL;
+    *kept_out = NULL;
+    *nkept_out = n;
+    bool *denied = bk_api_req_alloc(req, n, sizeof *denied);
+    if (!denied) goto nomem;
+    const uint8_t *at = items;
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        kp_str_t name;
+        memcpy(&name, at + i * size + name_off, sizeof name);
+        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, name);
+    }
+    if (nd == 0) return true;
+    uint8_t *keep = bk_api_req_alloc(req, n - nd, size);
+    if (!keep) goto nomem;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!denied[i]) memcpy(keep + m++ * size, at + i * size, size);
+    assert(m == n - nd);
+    *denied_out = denied;
+    *kept_out = keep;
+    *nkept_out = m;
+    return true;
+nomem:
+    bk_api_req_close(req, "out of memory");
+    return false;
 }
 
 /* ---- OffsetCommit ------------------------------------------------------ */
@@ -100,20 +140,17 @@ void bk_api_h_offset_commit(bk_api_req_t *req) {
         commit_done(req, &res);
         return;
     }
-    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
-    if (!denied) { bk_api_req_close(req, "out of memory"); return; }
-    size_t nd = 0;
-    for (size_t i = 0; i < nt; i++)
-        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
-    if (nd > 0) {
+    typedef kp_offset_commit_request_offset_commit_request_topic_t ctopic_t;
+    const bool *denied = NULL;
+    void *keep = NULL;
+    size_t m = 0;
+    if (!allowed_topics(req, q->topics.items, nt, sizeof(ctopic_t), offsetof(ctopic_t, name), &denied, &keep, &m))
+        return;
+    if (denied) {
         kp_offset_commit_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
-        kp_offset_commit_request_offset_commit_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
         commit_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
-        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        if (!q2 || !az) { bk_api_req_close(req, "out of memory"); return; }
         *q2 = *q;
-        size_t m = 0;
-        for (size_t i = 0; i < nt; i++)
-            if (!denied[i]) keep[m++] = q->topics.items[i];
         q2->topics.items = keep;
         q2->topics.count = (int32_t)m;
         *az = (commit_authz_t){ q, denied };
@@ -447,20 +484,18 @@ void bk_api_h_offset_delete(bk_api_req_t *req) {
         bk_api_req_respond(req, &r);
         return;
     }
-    size_t nt = cnt(q->topics.count), nd = 0;
-    bool *denied = bk_api_req_alloc(req, nt, sizeof *denied);
-    if (!denied && nt) { bk_api_req_close(req, "out of memory"); return; }
-    for (size_t i = 0; i < nt; i++)
-        nd += denied[i] = !bk_api_authorized_str(req, BK_META_OP_READ, BK_META_RES_TOPIC, q->topics.items[i].name);
-    if (nd > 0) {
+    typedef kp_offset_delete_request_offset_delete_request_topic_t dtopic_t;
+    size_t nt = cnt(q->topics.count);
+    const bool *denied = NULL;
+    void *keep = NULL;
+    size_t m = 0;
+    if (!allowed_topics(req, q->topics.items, nt, sizeof(dtopic_t), offsetof(dtopic_t, name), &denied, &keep, &m))
+        return;
+    if (denied) {
         kp_offset_delete_request_t *q2 = bk_api_req_alloc(req, 1, sizeof *q2);
-        kp_offset_delete_request_offset_delete_request_topic_t *keep = bk_api_req_alloc(req, nt, sizeof *keep);
         delete_authz_t *az = bk_api_req_alloc(req, 1, sizeof *az);
-        if (!q2 || !keep || !az) { bk_api_req_close(req, "out of memory"); return; }
+        if (!q2 || !az) { bk_api_req_close(req, "out of memory"); return; }
         *q2 = *q;
-        size_t m = 0;
-        for (size_t i = 0; i < nt; i++)
-            if (!denied[i]) keep[m++] = q->topics.items[i];
         q2->topics.items = keep;
         q2->topics.count = (int32_t)m;
         *az = (delete_authz_t){ q, denied };

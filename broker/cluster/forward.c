@@ -175,16 +175,10 @@ bool bk_cluster_forward_create_topics(bk_node_t *n, const kp_create_topics_reque
     b.topics.count = (int32_t)cnt;
     b.timeout_ms = 5000;
     kp_request_header_t h = { KP_API_CREATE_TOPICS, 4, 0, kp_slice_cstr("skiff-autocreate") };
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    bool ok = kp_request_encode(&w, &h, &b) == KP_OK;
-    uint8_t *buf = ok ? malloc(w.pos) : NULL;
-    size_t need = w.pos;
-    if (buf) {
-        kp_wr_init(&w, buf, need);
-        ok = kp_request_encode(&w, &h, &b) == KP_OK;
-    }
-    fwd_t *f = ok && buf ? calloc(1, sizeof *f) : NULL;
+    uint8_t *buf = NULL;
+    size_t need = 0;
+    bool ok = kp_request_encode_alloc(&h, &b, &buf, &need) == KP_OK;
+    fwd_t *f = ok ? calloc(1, sizeof *f) : NULL;
     if (f) {
         f->n = n;
         f->done = done;

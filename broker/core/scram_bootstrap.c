@@ -32,6 +32,7 @@
 #include "broker/core/credentials.h"
 #include "broker/core/node.h"
 #include "broker/meta/records.h"
+#include "protocol/kp_base64.h"
 #include "storage/st_status.h"
 
 #define FILE_NAME "bootstrap.scram"
@@ -126,12 +127,12 @@ int bk_node_scram_parse_spec(const char *spec, char *name, size_t name_cap, kp_s
                 return -1;
             }
         } else if (strcmp(k, "salt") == 0) {
-            if (kp_sasl_b64_decode(v, strlen(v), salt, sizeof salt, &salt_len) != KP_OK || salt_len == 0) {
+            if (kp_b64_decode(v, strlen(v), salt, sizeof salt, &salt_len) != KP_OK || salt_len == 0) {
                 snprintf(err, len, "--add-scram: salt must be base64 of 1 to %d bytes", KP_SCRAM_SALT_MAX);
                 return -1;
             }
         } else if (strcmp(k, "saltedpassword") == 0) {
-            if (kp_sasl_b64_decode(v, strlen(v), salted, sizeof salted, &salted_len) != KP_OK ||
+            if (kp_b64_decode(v, strlen(v), salted, sizeof salted, &salted_len) != KP_OK ||
                 salted_len != kp_scram_hash_len(mech)) {
                 snprintf(err, len, "--add-scram: saltedpassword must be base64 of %zu bytes", kp_scram_hash_len(mech));
                 return -1;
@@ -181,10 +182,10 @@ int bk_node_scram_format(const bk_cfg_t *cfg, const char *const *specs, size_t n
         size_t x;
         if (bk_node_scram_parse_spec(specs[i], name, sizeof name, &c, err, len) != 0) { free(text); return -1; }
         size_t kl = kp_scram_hash_len(c.mech);
-        if (kp_sasl_b64_encode((const uint8_t *)name, strlen(name), nb, sizeof nb, &x) != KP_OK ||
-            kp_sasl_b64_encode(c.salt, c.salt_len, sb, sizeof sb, &x) != KP_OK ||
-            kp_sasl_b64_encode(c.stored_key, kl, kb1, sizeof kb1, &x) != KP_OK ||
-            kp_sasl_b64_encode(c.server_key, kl, kb2, sizeof kb2, &x) != KP_OK) {
+        if (kp_b64_encode((const uint8_t *)name, strlen(name), nb, sizeof nb, &x) != KP_OK ||
+            kp_b64_encode(c.salt, c.salt_len, sb, sizeof sb, &x) != KP_OK ||
+            kp_b64_encode(c.stored_key, kl, kb1, sizeof kb1, &x) != KP_OK ||
+            kp_b64_encode(c.server_key, kl, kb2, sizeof kb2, &x) != KP_OK) {
             free(text);
             snprintf(err, len, "format: encoding failed");
             return -1;
@@ -246,10 +247,10 @@ int bk_node_scram_boot_read(const bk_cfg_t *cfg, bk_node_scram_boot_t *out, size
         b->cred.mech = m;
         b->cred.iterations = iters;
         size_t nl = 0, k1l = 0, k2l = 0;
-        if (kp_sasl_b64_decode(nb, strlen(nb), (uint8_t *)b->name, sizeof b->name - 1, &nl) != KP_OK || nl == 0 ||
-            memchr(b->name, 0, nl) || kp_sasl_b64_decode(sb, strlen(sb), b->cred.salt, sizeof b->cred.salt, &x) != KP_OK ||
-            x == 0 || kp_sasl_b64_decode(k1, strlen(k1), b->cred.stored_key, kl, &k1l) != KP_OK || k1l != kl ||
-            kp_sasl_b64_decode(k2, strlen(k2), b->cred.server_key, kl, &k2l) != KP_OK || k2l != kl ||
+        if (kp_b64_decode(nb, strlen(nb), (uint8_t *)b->name, sizeof b->name - 1, &nl) != KP_OK || nl == 0 ||
+            memchr(b->name, 0, nl) || kp_b64_decode(sb, strlen(sb), b->cred.salt, sizeof b->cred.salt, &x) != KP_OK ||
+            x == 0 || kp_b64_decode(k1, strlen(k1), b->cred.stored_key, kl, &k1l) != KP_OK || k1l != kl ||
+            kp_b64_decode(k2, strlen(k2), b->cred.server_key, kl, &k2l) != KP_OK || k2l != kl ||
             iters < KP_SCRAM_ITERATIONS_MIN || iters > KP_SCRAM_ITERATIONS_MAX) { rc = -1; break; }
         b->name[nl] = 0;
         b->cred.salt_len = x;

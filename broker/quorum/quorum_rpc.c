@@ -125,36 +125,6 @@ int bk_quorum_rpc_entries_decode(const uint8_t *bytes, size_t len, kp_arena_t *a
 
 /* ---- requests ---------------------------------------------------------------- */
 
-/* Encodes into a malloc'd frame with a count pass first. */
-typedef int (*enc_fn)(kp_wr_t *w, const void *ctx);
-
-static int encode_frame(enc_fn fn, const void *ctx, uint8_t **out, size_t *out_len) {
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    int rc = fn(&w, ctx);
-    if (rc != KP_OK) return rc;
-    size_t need = w.pos;
-    uint8_t *buf = malloc(need ? need : 1);
-    if (!buf) return KP_ERR_NOMEM;
-    kp_wr_init(&w, buf, need);
-    rc = fn(&w, ctx);
-    if (rc != KP_OK) { free(buf); return rc; }
-    assert(w.pos == need);
-    *out = buf;
-    *out_len = need;
-    return KP_OK;
-}
-
-typedef struct {
-    const kp_request_header_t *h;
-    const void *body;
-} req_ctx_t;
-
-static int enc_req(kp_wr_t *w, const void *ctx) {
-    const req_ctx_t *c = ctx;
-    return kp_request_encode(w, c->h, c->body);
-}
-
 static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster_id, int32_t max_wait_ms,
                           uint8_t **out, size_t *out_len) {
     assert(is_request(m->type));
@@ -162,7 +132,6 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
                               kp_slice_cstr(BK_QUORUM_RPC_CLIENT) };
     kp_str_t cid = kp_slice_cstr(cluster_id);
     kp_str_t topic = kp_slice_cstr(BK_QUORUM_RPC_TOPIC);
-    req_ctx_t c = { &h, NULL };
     switch (m->type) {
     case RAFT_MSG_VOTE_REQ: {
         if (m->u.vote_req.prevote) h.client_id = kp_slice_cstr(BK_QUORUM_RPC_CLIENT_PREVOTE);
@@ -179,8 +148,7 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
         b.cluster_id = cid;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_req, &c, out, out_len);
+        return kp_request_encode_alloc(&h, &b, out, out_len);
     }
     case RAFT_MSG_BEGIN_EPOCH_REQ: {
         kp_begin_quorum_epoch_request_partition_data_t p;
@@ -193,8 +161,7 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
         b.cluster_id = cid;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_req, &c, out, out_len);
+        return kp_request_encode_alloc(&h, &b, out, out_len);
     }
     case RAFT_MSG_END_EPOCH_REQ: {
         kp_end_quorum_epoch_request_partition_data_t p;
@@ -213,8 +180,7 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
         b.cluster_id = cid;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_req, &c, out, out_len);
+        return kp_request_encode_alloc(&h, &b, out, out_len);
     }
     case RAFT_MSG_FETCH_REQ: {
         kp_fetch_request_fetch_partition_t p;
@@ -237,8 +203,7 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
         b.min_bytes = 0;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_req, &c, out, out_len);
+        return kp_request_encode_alloc(&h, &b, out, out_len);
     }
     case RAFT_MSG_SNAP_REQ: {
         kp_fetch_snapshot_request_partition_snapshot_t p;
@@ -256,8 +221,7 @@ static int encode_request(const raft_msg_t *m, int32_t corr, const char *cluster
         b.max_bytes = INT32_MAX;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_req, &c, out, out_len);
+        return kp_request_encode_alloc(&h, &b, out, out_len);
     }
     default:
         return KP_ERR_BAD_VALUE;
@@ -389,22 +353,10 @@ int bk_quorum_rpc_decode_request_wait(const uint8_t *frame, size_t len, int32_t 
 
 /* ---- responses ------------------------------------------------------------------- */
 
-typedef struct {
-    int16_t api_key, version;
-    int32_t corr;
-    const void *body;
-} resp_ctx_t;
-
-static int enc_resp(kp_wr_t *w, const void *ctx) {
-    const resp_ctx_t *c = ctx;
-    return kp_response_encode(w, c->api_key, c->version, c->corr, c->body, NULL);
-}
-
 int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t *h, uint8_t **out,
                             size_t *out_len) {
     assert(!is_request(m->type));
     if (bk_quorum_rpc_api_key(m->type) != h->api_key) return KP_ERR_BAD_VALUE;
-    resp_ctx_t c = { h->api_key, h->api_version, h->correlation_id, NULL };
     kp_str_t topic = kp_slice_cstr(BK_QUORUM_RPC_TOPIC);
     switch (m->type) {
     case RAFT_MSG_VOTE_RESP: {
@@ -416,8 +368,7 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_resp, &c, out, out_len);
+        return kp_response_encode_alloc(h->api_key, h->api_version, h->correlation_id, &b, out, out_len);
     }
     case RAFT_MSG_BEGIN_EPOCH_RESP: {
         kp_begin_quorum_epoch_response_partition_data_t p = { 0, m->error, m->leader_id, m->epoch };
@@ -428,8 +379,7 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_resp, &c, out, out_len);
+        return kp_response_encode_alloc(h->api_key, h->api_version, h->correlation_id, &b, out, out_len);
     }
     case RAFT_MSG_END_EPOCH_RESP: {
         kp_end_quorum_epoch_response_partition_data_t p = { 0, m->error, m->leader_id, m->epoch };
@@ -440,8 +390,7 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         if (m->error == RAFT_KERR_INCONSISTENT_CLUSTER_ID) b.error_code = m->error;
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_resp, &c, out, out_len);
+        return kp_response_encode_alloc(h->api_key, h->api_version, h->correlation_id, &b, out, out_len);
     }
     case RAFT_MSG_FETCH_RESP: {
         uint8_t *recs = NULL;
@@ -475,8 +424,7 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         kp_msg_init(&kp_fetch_response_desc, &b);
         b.responses.items = &t;
         b.responses.count = 1;
-        c.body = &b;
-        rc = encode_frame(enc_resp, &c, out, out_len);
+        rc = kp_response_encode_alloc(h->api_key, h->api_version, h->correlation_id, &b, out, out_len);
         free(recs);
         return rc;
     }
@@ -499,8 +447,7 @@ int bk_quorum_rpc_encode_response(const raft_msg_t *m, const kp_request_header_t
         kp_msg_init(&kp_fetch_snapshot_response_desc, &b);
         b.topics.items = &t;
         b.topics.count = 1;
-        c.body = &b;
-        return encode_frame(enc_resp, &c, out, out_len);
+        return kp_response_encode_alloc(h->api_key, h->api_version, h->correlation_id, &b, out, out_len);
     }
     default:
         return KP_ERR_BAD_VALUE;

@@ -157,27 +157,13 @@ void td_peers_free(bk_txn_td_t *td) {
     td->npeers = 0;
 }
 
-/* Encodes h + body into a heap frame (size prefix included). */
-static uint8_t *encode(const kp_request_header_t *h, const void *body, size_t *len) {
-    kp_wr_t w;
-    kp_wr_init_count(&w);
-    if (kp_request_encode(&w, h, body) != KP_OK) return NULL;
-    size_t need = w.pos;
-    uint8_t *buf = malloc(need);
-    if (!buf) return NULL;
-    kp_wr_init(&w, buf, need);
-    if (kp_request_encode(&w, h, body) != KP_OK) { free(buf); return NULL; }
-    *len = need;
-    return buf;
-}
-
 int td_send_frame(bk_txn_td_t *td, int32_t broker, int16_t api, int16_t ver, const void *body, uint64_t seq) {
     bk_net_qc_peer_t *p = peer_for(td, broker);
     if (!p) return -1;
     kp_request_header_t h = { api, ver, bk_net_qc_next_corr(p), kp_slice_cstr("skiff-txn") };
+    uint8_t *buf = NULL;
     size_t len = 0;
-    uint8_t *buf = encode(&h, body, &len);
-    if (!buf) return -1;
+    if (kp_request_encode_alloc(&h, body, &buf, &len) != KP_OK) return -1;
     bk_net_qc_pending_t pend;
     memset(&pend, 0, sizeof pend);
     pend.kind = BK_NET_QC_FORWARD;

@@ -13,20 +13,7 @@
 #include <string.h>
 
 #include "broker/http/basic_auth.h"
-
-static size_t b64(const unsigned char *in, size_t n, char *out) {
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0u) |
-                     (i + 2 < n ? (unsigned)in[i + 2] : 0u);
-        out[o++] = t[v >> 18 & 63];
-        out[o++] = t[v >> 12 & 63];
-        out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < n ? t[v & 63] : '=';
-    }
-    return o;
-}
+#include "protocol/kp_base64.h"
 
 static void no_controls(const char *s) {
     for (; *s; s++)
@@ -56,7 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     joined[ul] = ':';
     memcpy(joined + ul + 1, pw, pl);
     char enc[BK_HTTP_BASIC_B64_MAX + 8];
-    size_t el = b64(joined, ul + 1 + pl, enc);
+    size_t el = 0;
+    int erc = kp_b64_encode(joined, ul + 1 + pl, enc, sizeof enc, &el);
+    assert(erc == KP_OK);
+    (void)erc;
     /* the base64 text sits after "basic" and spaces, before trailing spaces */
     size_t p = 5;
     while (p < size && (hdr[p] == ' ' || hdr[p] == '\t')) p++;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/kp_base64.h"
 #include "protocol/kp_sasl.h"
 
 #define S(x) (x), strlen(x)
@@ -25,7 +26,7 @@ static const char *V_SFIN = "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
 static kp_scram_cred_t vector_cred(void) {
     uint8_t salt[64];
     size_t sl;
-    ck_assert_int_eq(kp_sasl_b64_decode(S("W22ZaJ0SNY7soEsUEjb6gQ=="), salt, sizeof salt, &sl), KP_OK);
+    ck_assert_int_eq(kp_b64_decode(S("W22ZaJ0SNY7soEsUEjb6gQ=="), salt, sizeof salt, &sl), KP_OK);
     kp_scram_cred_t c;
     ck_assert_int_eq(kp_scram_cred_from_password(KP_SASL_MECH_SCRAM_SHA_256, "pencil", salt, sl, 4096, &c), KP_OK);
     return c;
@@ -66,7 +67,7 @@ START_TEST(test_rfc7677_wrong_password) {
     /* the vector's proof against a credential made from another password */
     uint8_t salt[64];
     size_t sl;
-    ck_assert_int_eq(kp_sasl_b64_decode(S("W22ZaJ0SNY7soEsUEjb6gQ=="), salt, sizeof salt, &sl), KP_OK);
+    ck_assert_int_eq(kp_b64_decode(S("W22ZaJ0SNY7soEsUEjb6gQ=="), salt, sizeof salt, &sl), KP_OK);
     kp_scram_cred_t cred;
     ck_assert_int_eq(kp_scram_cred_from_password(KP_SASL_MECH_SCRAM_SHA_256, "pencil2", salt, sl, 4096, &cred), KP_OK);
     kp_scram_server_t s;
@@ -279,18 +280,18 @@ START_TEST(test_mechs_b64_ct) {
     ck_assert_int_eq(kp_sasl_mech_scram_type(KP_SASL_MECH_SCRAM_SHA_256), 1);
     char out[32];
     size_t n;
-    ck_assert_int_eq(kp_sasl_b64_encode((const uint8_t *)"n,,", 3, out, sizeof out, &n), KP_OK);
+    ck_assert_int_eq(kp_b64_encode((const uint8_t *)"n,,", 3, out, sizeof out, &n), KP_OK);
     ck_assert_str_eq(out, "biws");
-    ck_assert_int_eq(kp_sasl_b64_encode((const uint8_t *)"ab", 2, out, sizeof out, &n), KP_OK);
+    ck_assert_int_eq(kp_b64_encode((const uint8_t *)"ab", 2, out, sizeof out, &n), KP_OK);
     ck_assert_str_eq(out, "YWI=");
-    ck_assert_int_eq(kp_sasl_b64_encode((const uint8_t *)"ab", 2, out, 4, &n), KP_ERR_OVERFLOW);
+    ck_assert_int_eq(kp_b64_encode((const uint8_t *)"ab", 2, out, 4, &n), KP_ERR_OVERFLOW);
     uint8_t d[8];
-    ck_assert_int_eq(kp_sasl_b64_decode(S("YWI="), d, sizeof d, &n), KP_OK);
+    ck_assert_int_eq(kp_b64_decode(S("YWI="), d, sizeof d, &n), KP_OK);
     ck_assert_uint_eq(n, 2);
-    ck_assert_int_eq(kp_sasl_b64_decode(S("YWJ="), d, sizeof d, &n), KP_ERR_BAD_VALUE); /* stray bits */
-    ck_assert_int_eq(kp_sasl_b64_decode(S("Y=I="), d, sizeof d, &n), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(kp_sasl_b64_decode(S("YWI"), d, sizeof d, &n), KP_ERR_BAD_VALUE);
-    ck_assert_int_eq(kp_sasl_b64_decode(S("YWJjZGVmZ2g="), d, 4, &n), KP_ERR_OVERFLOW);
+    ck_assert_int_eq(kp_b64_decode(S("YWJ="), d, sizeof d, &n), KP_ERR_BAD_VALUE); /* stray bits */
+    ck_assert_int_eq(kp_b64_decode(S("Y=I="), d, sizeof d, &n), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(kp_b64_decode(S("YWI"), d, sizeof d, &n), KP_ERR_BAD_VALUE);
+    ck_assert_int_eq(kp_b64_decode(S("YWJjZGVmZ2g="), d, 4, &n), KP_ERR_OVERFLOW);
     ck_assert(kp_sasl_ct_equal("abc", 3, "abc", 3));
     ck_assert(!kp_sasl_ct_equal("abc", 3, "abd", 3));
     ck_assert(!kp_sasl_ct_equal("abc", 3, "ab", 2));
