@@ -372,6 +372,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         return;
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
+    req->prepared = bk_net_conn_prepared(conn);
     req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
     if (!n->quotas || n->img.nquotas == 0) {
         e->fn(req);

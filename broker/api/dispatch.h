@@ -48,6 +48,10 @@ typedef struct bk_api_req {
     void *aux;                  /* a handler's own state, in the arena (h_offsets.c) */
     bool node_forwarded;        /* a controller-bound request a node forwarded (h_authz.c): the
                                    client's rights were checked where it connected */
+    const struct bk_api_prepared *prepared; /* what bk_api_prepare_frame made of this frame
+                                   (prepare.h), or NULL; the net frees it when the
+                                   handler's first call returns: a handler takes it
+                                   (and clears this) at entry, uses it only in that call */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
