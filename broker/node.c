@@ -387,6 +387,7 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
     bk_api_prepare_init();      /* ended after bk_net_free (bk_broker_free) */
+    if (!(n->req_pool = bk_api_req_pool_new())) return fail(err, len, "out of memory (request pool)");
     if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
@@ -721,4 +722,6 @@ void bk_broker_free(bk_node_t *n) {
     bk_node_quotas_free(n->quotas);
     n->quotas = NULL;
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
+    bk_api_req_pool_free(n->req_pool);   /* a request finished from here on is freed at once */
+    n->req_pool = NULL;
 }
