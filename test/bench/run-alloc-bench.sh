@@ -12,7 +12,10 @@
 # Prints figures only; exit 0 when the loads delivered every message.
 #
 # env: SKIFF_BIN_DIR, SKIFF_TEST_DIR, BENCH_COUNT (200000), BENCH_SIZE (100),
-#      BENCH_PARTITIONS (6), BENCH_COMPRESSION (none), BENCH_ACKS (1)
+#      BENCH_PARTITIONS (6), BENCH_COMPRESSION (none), BENCH_ACKS (1),
+#      BENCH_BATCH_BYTES (kload's default; smaller batches make more requests,
+#      which keeps the per-connection start-up of each kload run out of the
+#      figure: compressed loads otherwise send only a few dozen requests)
 # shellcheck source-path=SCRIPTDIR/../integration
 . "$(dirname "$0")/../integration/lib.sh"
 kload=${SKIFF_TEST_DIR:-$SK_ROOT/build/test}/tools/kload
@@ -21,6 +24,8 @@ size=${BENCH_SIZE:-100}
 parts=${BENCH_PARTITIONS:-6}
 codec=${BENCH_COMPRESSION:-none}
 acks=${BENCH_ACKS:-1}
+batch=()
+[ -n "${BENCH_BATCH_BYTES:-}" ] && batch=(--batch-bytes "$BENCH_BATCH_BYTES")
 [ -x "$kload" ] || { echo "missing $kload (build it with make)"; exit 1; }
 [ -x "$SK_BIN/skiff" ] || { echo "skiff not built ($SK_BIN/skiff)"; exit 1; }
 shim=$SK_TMP/malloc_count.so
@@ -42,7 +47,7 @@ counts() { sleep 0.3; cat "$out"; }   # the shim rewrites it every 50 ms
 status=0
 run() {
   "$kload" produce --brokers "$SK_BOOTSTRAP" --topic alloc --count "$1" --size "$size" --acks "$acks" \
-    --compression "$codec" --start-seq "$2" --timeout-s 120 > "$SK_TMP/kload-$2.json" 2>>"$SK_TMP/kload.err" ||
+    --compression "$codec" "${batch[@]}" --start-seq "$2" --timeout-s 120 > "$SK_TMP/kload-$2.json" 2>>"$SK_TMP/kload.err" ||
     { echo "kload failed:"; tail -n 20 "$SK_TMP/kload.err"; status=1; }
 }
 run "$((count / 4))" 0                      # warm-up: arenas, pools, free lists grow here

@@ -4,7 +4,7 @@
  * state — and by all threads, for test/bench/run-alloc-bench.sh.
  *
  * The counts are written every 50 ms to the file named by
- * $MALLOC_COUNT_OUT as one line "main=N all=M" (rewritten in place), so a
+ * $MALLOC_COUNT_OUT as one line "main=N all=M" (replaced atomically), so a
  * script can read them around a load while the process runs. The calls go
  * to glibc's __libc_* functions (no dlsym: it allocates itself). The
  * thread-local flag uses the initial-exec TLS model: a preloaded library
@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,17 @@ int posix_memalign(void **out, size_t al, size_t n) {
 
 static void *writer(void *arg) {
     const char *path = arg;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     for (;;) {
         char line[96];
         int len = snprintf(line, sizeof line, "main=%lu all=%lu\n", atomic_load(&n_main), atomic_load(&n_all));
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        /* written aside and renamed: a reader never sees a half-written file */
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
-            if (write(fd, line, (size_t)len) != len) { /* best effort */ }
+            bool ok = write(fd, line, (size_t)len) == len;
             close(fd);
+            if (ok) rename(tmp, path);
         }
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
