@@ -270,6 +270,7 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-console-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-sasl-ssl-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-acl-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-alloc-bench.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin

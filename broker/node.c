@@ -25,6 +25,7 @@
 #include "broker/node_metrics.h"
 #include "broker/api/dispatch.h"
 #include "broker/api/fetch.h"
+#include "broker/api/prepare.h"
 #include "broker/replication/purgatory.h"
 #include "broker/group/group_driver.h"
 #include "broker/txn/txn_driver.h"
@@ -377,10 +378,16 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     nc.idle_ms = bk_cfg_int(n->cfg, BK_CFG_CONNECTIONS_MAX_IDLE_MS);
     nc.write_stall_ms = bk_cfg_int(n->cfg, BK_CFG_SOCKET_WRITE_STALL_MS);
     nc.on_frame = bk_api_dispatch_frame;
+    /* Produce's CRC and record checks, before dispatch (api/prepare.h):
+     * on the network loop that read the frame once there are several */
+    nc.on_prepare = bk_api_prepare_frame;
+    nc.prepared_free = bk_api_prepared_free;
     nc.ctx = n;
     if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
+    bk_api_prepare_init();      /* ended after bk_net_free (bk_broker_free) */
+    if (!(n->req_pool = bk_api_req_pool_new())) return fail(err, len, "out of memory (request pool)");
     if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
@@ -693,7 +700,11 @@ void bk_broker_free(bk_node_t *n) {
     n->txns = NULL;
     bk_grp_gd_free(n->groups);
     n->groups = NULL;
-    if (n->net) { bk_net_free(n->net); n->net = NULL; }
+    if (n->net) {
+        bk_net_free(n->net);
+        n->net = NULL;
+        bk_api_prepare_fini();  /* no prepared result is left once the net is gone */
+    }
     if (n->pool) { bk_net_worker_pool_free(n->pool, false); n->pool = NULL; }
     if (n->parts) { (void)bk_repl_parts_close_all(n->parts, NULL, -1); n->parts = NULL; }
     if (n->meta) { (void)bk_meta_log_close(n->meta, NULL); n->meta = NULL; }
@@ -711,4 +722,6 @@ void bk_broker_free(bk_node_t *n) {
     bk_node_quotas_free(n->quotas);
     n->quotas = NULL;
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
+    bk_api_req_pool_free(n->req_pool);   /* a request finished from here on is freed at once */
+    n->req_pool = NULL;
 }

@@ -118,6 +118,11 @@ static void collect_log_suppressed(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, NULL, (double)st.log_suppressed);
 }
 
+static void collect_prechecked(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_mx_emit(e, NULL, n->parts ? (double)bk_repl_parts_prechecked_batches(n->parts) : 0.0);
+}
+
 /* Produce with acks=-1 waits in the replication driver (replica.h). */
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
@@ -272,6 +277,7 @@ int bk_broker_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_REQUEST_MEMORY_BUDGET_BYTES, read_req_budget);
     gauge_fn(n, BK_MX_REQUEST_MEMORY_WAITING, read_mem_waiting);
     bk_mx_set_collector(n->metrics, BK_MX_LOG_LINES_SUPPRESSED_TOTAL, collect_log_suppressed, n);
+    bk_mx_set_collector(n->metrics, BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL, collect_prechecked, n);
     if (bk_api_metrics_start(n) != KP_OK) {
         bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;

@@ -57,6 +57,24 @@ void kp_arena_reset(kp_arena_t *a) {
     a->used_bytes = 0;
 }
 
+void kp_arena_reset_retain(kp_arena_t *a, size_t retain_max_bytes) {
+    kp_arena_chunk_t *keep = NULL;
+    for (kp_arena_chunk_t *c = a->head; c != NULL; c = c->next)
+        if (c->size <= retain_max_bytes && (keep == NULL || c->size > keep->size)) keep = c;
+    kp_arena_chunk_t *c = a->head;
+    while (c != NULL) {
+        kp_arena_chunk_t *next = c->next;
+        if (c != keep) free(c);
+        c = next;
+    }
+    if (keep != NULL) {
+        keep->used = 0;
+        keep->next = NULL;
+    }
+    a->head = keep;
+    a->used_bytes = 0;
+}
+
 void kp_arena_free(kp_arena_t *a) {
     kp_arena_chunk_t *c = a->head;
     while (c != NULL) {

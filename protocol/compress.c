@@ -146,10 +146,14 @@ int kp_decompress(kp_codec_t codec, const uint8_t *src, size_t n, size_t cap_byt
     if (drc != KP_ERR_UNSUPPORTED) return drc;
     kp_gbuf_t g;
     kp_gbuf_init(&g, cap_bytes);
+    kp_tls_gbuf_take(&g);           /* this thread's kept buffer, if any (compress_tls.c) */
     int rc;
     size_t hint = size_hint(codec, src, n);
     if (hint > cap_bytes) hint = cap_bytes;
-    if (hint > 0 && (rc = kp_gbuf_reserve(&g, hint + 1 <= cap_bytes ? hint + 1 : hint)) != KP_OK) return rc;
+    if (hint > 0 && (rc = kp_gbuf_reserve(&g, hint + 1 <= cap_bytes ? hint + 1 : hint)) != KP_OK) {
+        kp_tls_gbuf_give(&g);
+        return rc;
+    }
     switch (codec) {
     case KP_CODEC_GZIP: rc = kp_gzip_decompress(src, n, &g); break;
     case KP_CODEC_SNAPPY: rc = kp_snappy_decompress(src, n, &g); break;
@@ -158,11 +162,18 @@ int kp_decompress(kp_codec_t codec, const uint8_t *src, size_t n, size_t cap_byt
     default: rc = KP_ERR_UNSUPPORTED; break;
     }
     if (rc != KP_OK) {
-        kp_gbuf_free(&g);
+        kp_tls_gbuf_give(&g);
         return rc;
     }
     assert(g.len <= cap_bytes);
-    return kp_gbuf_to_arena(&g, a, out, out_len);
+    /* copied into the arena (the caller's lifetime); the buffer stays with
+     * this thread for the next stream */
+    uint8_t *dst = kp_arena_alloc(a, g.len ? g.len : 1);
+    if (dst && g.len) memcpy(dst, g.p, g.len);
+    *out = dst;
+    *out_len = g.len;
+    kp_tls_gbuf_give(&g);
+    return dst ? KP_OK : KP_ERR_NOMEM;
 }
 
 int kp_batch_records(const kp_batch_t *b, kp_arena_t *a, size_t cap_bytes, const uint8_t **records,

@@ -34,30 +34,35 @@ int kp_gzip_compress(const uint8_t *src, size_t n, kp_arena_t *a, const uint8_t 
 
 int kp_gzip_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
     if (n > UINT_MAX / 2) return KP_ERR_TOO_LARGE;
-    z_stream z = { 0 };
-    if (inflateInit2(&z, 15 + 16) != Z_OK) return KP_ERR_NOMEM;
-    z.next_in = (Bytef *)(uintptr_t)src;
-    z.avail_in = (uInt)n;
+    z_stream zown = { 0 };
+    z_stream *z = kp_tls_gzip_inflate();   /* this thread's, reset */
+    bool own = z == NULL;
+    if (own) {
+        if (inflateInit2(&zown, 15 + 16) != Z_OK) return KP_ERR_NOMEM;
+        z = &zown;
+    }
+    z->next_in = (Bytef *)(uintptr_t)src;
+    z->avail_in = (uInt)n;
     int rc = KP_OK;
     for (;;) {
         uint8_t *dst;
         size_t room;
         if ((rc = kp_gbuf_window(g, STEP_BYTES, &dst, &room))) break;
         if (room > UINT_MAX / 2) room = UINT_MAX / 2;
-        z.next_out = dst;
-        z.avail_out = (uInt)room;
-        int zr = inflate(&z, Z_NO_FLUSH);
-        if ((rc = kp_gbuf_commit(g, dst, room - z.avail_out))) break;
+        z->next_out = dst;
+        z->avail_out = (uInt)room;
+        int zr = inflate(z, Z_NO_FLUSH);
+        if ((rc = kp_gbuf_commit(g, dst, room - z->avail_out))) break;
         if (zr == Z_STREAM_END) {
-            if (z.avail_in == 0) break;
-            if (inflateReset(&z) != Z_OK) { rc = KP_ERR_CORRUPT; break; }
+            if (z->avail_in == 0) break;
+            if (inflateReset(z) != Z_OK) { rc = KP_ERR_CORRUPT; break; }
             continue;
         }
         if (zr == Z_OK) continue;
-        if (zr == Z_BUF_ERROR && z.avail_in > 0 && z.avail_out == 0) continue;
+        if (zr == Z_BUF_ERROR && z->avail_in > 0 && z->avail_out == 0) continue;
         rc = zr == Z_MEM_ERROR ? KP_ERR_NOMEM : KP_ERR_CORRUPT; /* truncated or bad data */
         break;
     }
-    inflateEnd(&z);
+    if (own) inflateEnd(z);
     return rc;
 }

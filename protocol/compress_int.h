@@ -42,6 +42,20 @@ KP_MUST_CHECK int kp_gbuf_commit(kp_gbuf_t *g, const uint8_t *dst, size_t produc
 KP_MUST_CHECK int kp_gbuf_to_arena(kp_gbuf_t *g, kp_arena_t *a, const uint8_t **out, size_t *out_len);
 void kp_gbuf_free(kp_gbuf_t *g);
 
+/* Per-thread decompression state (compress_tls.c): the library contexts,
+ * reset and ready for a new stream (NULL when one cannot be had: the
+ * caller makes its own), and a kept output buffer lent to a kp_gbuf_t
+ * (take: into an empty gbuf; give: back, or freed past the retained
+ * size). */
+struct LZ4F_dctx_s;
+struct ZSTD_DCtx_s;
+struct z_stream_s;
+struct LZ4F_dctx_s *kp_tls_lz4_dctx(void);
+struct ZSTD_DCtx_s *kp_tls_zstd_dctx(void);
+struct z_stream_s *kp_tls_gzip_inflate(void);
+void kp_tls_gbuf_take(kp_gbuf_t *g);
+void kp_tls_gbuf_give(kp_gbuf_t *g);
+
 /* Per codec (flags as in kp_decompress). Output: a filled kp_gbuf_t. */
 KP_MUST_CHECK int kp_gzip_compress(const uint8_t *src, size_t n, kp_arena_t *a, const uint8_t **out, size_t *len);
 KP_MUST_CHECK int kp_gzip_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g);

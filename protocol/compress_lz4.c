@@ -97,8 +97,9 @@ static int feed(LZ4F_dctx *d, const uint8_t *src, size_t n, kp_gbuf_t *g, size_t
 }
 
 int kp_lz4_decompress(const uint8_t *src, size_t n, unsigned flags, kp_gbuf_t *g) {
-    LZ4F_dctx *d = NULL;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION))) return KP_ERR_NOMEM;
+    LZ4F_dctx *d = kp_tls_lz4_dctx();      /* this thread's, reset */
+    bool own = d == NULL;
+    if (own && LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION))) return KP_ERR_NOMEM;
     size_t hint = 1;
     int rc = check_kafka_frame(src, n);
     size_t skip = 0;
@@ -109,6 +110,6 @@ int kp_lz4_decompress(const uint8_t *src, size_t n, unsigned flags, kp_gbuf_t *g
     }
     if (rc == KP_OK) rc = feed(d, src + skip, n - skip, g, &hint);
     if (rc == KP_OK && hint != 0) rc = KP_ERR_CORRUPT; /* frame not finished */
-    LZ4F_freeDecompressionContext(d);
+    if (own) LZ4F_freeDecompressionContext(d);
     return rc;
 }

@@ -21,8 +21,9 @@ int kp_zstd_compress(const uint8_t *src, size_t n, kp_arena_t *a, const uint8_t 
 }
 
 int kp_zstd_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
-    ZSTD_DCtx *d = ZSTD_createDCtx();
-    if (d == NULL) return KP_ERR_NOMEM;
+    ZSTD_DCtx *d = kp_tls_zstd_dctx();     /* this thread's, reset */
+    bool own = d == NULL;
+    if (own && (d = ZSTD_createDCtx()) == NULL) return KP_ERR_NOMEM;
     ZSTD_inBuffer in = { src, n, 0 };
     size_t hint = 1;
     int rc = KP_OK;
@@ -40,7 +41,7 @@ int kp_zstd_decompress(const uint8_t *src, size_t n, kp_gbuf_t *g) {
         if (in.pos == in.size && (o.pos < room || hint == 0)) break; /* 0: frame done and flushed */
     }
     if (rc == KP_OK && hint != 0) rc = KP_ERR_CORRUPT; /* truncated frame */
-    ZSTD_freeDCtx(d);
+    if (own) ZSTD_freeDCtx(d);
     return rc;
 }
 

@@ -25,6 +25,12 @@ void kp_arena_init(kp_arena_t *a, size_t cap_bytes);
 void *kp_arena_alloc(kp_arena_t *a, size_t n);
 /* Forget every allocation but keep the first chunk for reuse. */
 void kp_arena_reset(kp_arena_t *a);
+/* Forget every allocation and keep the largest chunk of at most
+ * retain_max_bytes (free the others): for a scratch arena reused across
+ * requests, whose blocks (decompressed batches) may be larger than the
+ * first chunk, so that a steady load allocates nothing after warm-up while
+ * a rare huge batch does not stay held. */
+void kp_arena_reset_retain(kp_arena_t *a, size_t retain_max_bytes);
 void kp_arena_free(kp_arena_t *a);
 
 #endif

@@ -102,10 +102,59 @@ const bk_api_entry_t *bk_api_dispatch_find(int16_t api_key) {
     return NULL;
 }
 
+/* Finished requests of one node, for reuse: only the node's loop thread
+ * touches it. */
+struct bk_api_req_pool {
+    bk_api_req_t *free;
+    size_t n;
+};
+
+struct bk_api_req_pool *bk_api_req_pool_new(void) { return calloc(1, sizeof(struct bk_api_req_pool)); }
+
+void bk_api_req_pool_free(struct bk_api_req_pool *pool) {
+    if (!pool) return;
+    bk_api_req_t *r = pool->free;
+    while (r) {
+        bk_api_req_t *next = r->pool_next;
+        kp_arena_free(&r->arena);
+        free(r);
+        r = next;
+    }
+    free(pool);
+}
+
+/* A zeroed request with an empty arena: from the node's pool (keeping its
+ * arena's retained chunk), else new. */
+static bk_api_req_t *req_new(bk_node_t *n) {
+    struct bk_api_req_pool *pool = n->req_pool;
+    if (pool && pool->free) {
+        bk_api_req_t *req = pool->free;
+        pool->free = req->pool_next;
+        pool->n--;
+        kp_arena_t keep = req->arena;
+        assert(keep.used_bytes == 0);
+        memset(req, 0, sizeof *req);
+        req->arena = keep;
+        return req;
+    }
+    bk_api_req_t *req = calloc(1, sizeof *req);
+    if (req) kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
+    return req;
+}
+
 static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
-    kp_arena_free(&req->arena);
     free(req->frame);
+    req->frame = NULL;
+    struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
+    if (pool && pool->n < BK_API_REQ_POOL_MAX) {
+        kp_arena_reset_retain(&req->arena, BK_API_REQ_ARENA_RETAIN_BYTES);
+        req->pool_next = pool->free;
+        pool->free = req;
+        pool->n++;
+        return;
+    }
+    kp_arena_free(&req->arena);
     free(req);
 }
 
@@ -216,6 +265,40 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
     return KP_OK;
 }
 
+static int no_splice(void *ctx, size_t off, const void *ext, size_t ext_len) {
+    (void)ctx, (void)off, (void)ext, (void)ext_len;
+    return KP_ERR_UNSUPPORTED;
+}
+
+/* A response without file ranges (every API but Fetch), encoded straight
+ * into the evbuffer's own space: no intermediate heap buffer and no copy.
+ * KP_ERR_UNSUPPORTED when it holds a file range after all (the caller then
+ * takes the general path). */
+static int encode_direct(bk_api_req_t *req, const void *resp, size_t size, struct evbuffer **body_out) {
+    struct evbuffer *body = evbuffer_new();
+    if (!body) return KP_ERR_NOMEM;
+    struct evbuffer_iovec v;
+    int rc = KP_ERR_NOMEM;
+    if (evbuffer_reserve_space(body, (ev_ssize_t)size, &v, 1) == 1 && v.iov_len >= size) {
+        kp_wr_t w;
+        kp_wr_init(&w, v.iov_base, size);
+        kp_enc_opts_t opts = { no_splice, NULL, 0 };
+        rc = kp_response_encode(&w, req->hdr.api_key, req->hdr.api_version, req->hdr.correlation_id, resp, &opts);
+        if (rc == KP_OK) {
+            assert(w.pos == size && size >= 4);
+            v.iov_len = w.pos;
+            /* the net writes the size prefix itself: drop the encoder's */
+            if (evbuffer_commit_space(body, &v, 1) != 0 || evbuffer_drain(body, 4) != 0) rc = KP_ERR_NOMEM;
+        }
+    }
+    if (rc != KP_OK) {
+        evbuffer_free(body);
+        return rc;
+    }
+    *body_out = body;
+    return KP_OK;
+}
+
 /* Encodes `resp` into a new evbuffer (*body_out, owned by the caller). */
 static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **body_out) {
     int16_t key = req->hdr.api_key, ver = req->hdr.api_version;
@@ -223,6 +306,11 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
     kp_wr_init_count(&w);
     kp_enc_opts_t count_opts = { on_splice, NULL, 0 };
     int rc = kp_response_encode(&w, key, ver, req->hdr.correlation_id, resp, &count_opts);
+    if (rc == KP_OK && key != KP_API_FETCH) {
+        int drc = encode_direct(req, resp, w.pos, body_out);
+        if (drc == KP_OK) bk_api_metrics_response(req->node, key, ver, resp);
+        if (drc != KP_ERR_UNSUPPORTED) return drc;
+    }
     uint8_t *buf = NULL;
     splices_t sp = { req, NULL, 0, 0 };
     struct evbuffer *body = NULL;
@@ -330,10 +418,13 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
      * offsets into its batches. Taking it from the net is the one copy of
      * these bytes (net.h), not a second one on top of the net's. */
     (void)frame;                    /* the same bytes, taken from conn below */
-    bk_api_req_t *req = calloc(1, sizeof *req);
+    bk_api_req_t *req = req_new(n);
     uint8_t *own = req ? bk_net_conn_take_frame(conn) : NULL;
     if (!req || !own) {
-        free(req);
+        if (req) {
+            req->node = n;
+            req_free(req);
+        }
         bk_net_conn_close_after_flush(conn);
         (void)bk_net_conn_respond_none(conn, bk_net_conn_slot(conn));
         return;
@@ -348,7 +439,6 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     snprintf(req->peer, sizeof req->peer, "%s", bk_net_conn_peer(conn));
     snprintf(req->principal, sizeof req->principal, "%s", bk_net_conn_principal(conn));
     bk_node_authz_host(req->peer, req->host, sizeof req->host);
-    kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
 
     int rc = kp_request_decode(own, len, &req->hdr, &req->body, &req->arena);
     const bk_api_entry_t *e = NULL;
@@ -372,6 +462,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
         return;
     }
     if (!bk_api_node_rpc_check(req, conn)) return;
+    req->prepared = bk_net_conn_prepared(conn);
     req->node_forwarded = bk_api_node_forwarded(n, conn, req->hdr.api_key);
     if (!n->quotas || n->img.nquotas == 0) {
         e->fn(req);

@@ -29,6 +29,11 @@
 #include "broker/core/node.h"
 
 #define BK_API_REQ_ARENA_CAP_BYTES ((size_t)256 << 20)   /* decode + response arrays */
+/* Finished requests kept per node for reuse, each with its arena's largest
+ * chunk up to the retain size: a steady load allocates no request and no
+ * arena memory (issue 19). At most 64 x 256 KiB held. */
+#define BK_API_REQ_POOL_MAX 64
+#define BK_API_REQ_ARENA_RETAIN_BYTES ((size_t)256 << 10)
 
 typedef struct bk_api_req {
     bk_node_t *node;
@@ -48,9 +53,20 @@ typedef struct bk_api_req {
     void *aux;                  /* a handler's own state, in the arena (h_offsets.c) */
     bool node_forwarded;        /* a controller-bound request a node forwarded (h_authz.c): the
                                    client's rights were checked where it connected */
+    struct bk_api_req *pool_next; /* the node's free list (dispatch.c), while unused */
+    const struct bk_api_prepared *prepared; /* what bk_api_prepare_frame made of this frame
+                                   (prepare.h), or NULL; the net frees it when the
+                                   handler's first call returns: a handler takes it
+                                   (and clears this) at entry, uses it only in that call */
 } bk_api_req_t;
 
 typedef void (*bk_api_handler_fn)(bk_api_req_t *req);
+
+/* The node's pool of finished requests (n->req_pool): created with the
+ * node's net, freed last (after everything that may finish a request).
+ * With no pool, requests are allocated and freed one by one. */
+struct bk_api_req_pool *bk_api_req_pool_new(void);
+void bk_api_req_pool_free(struct bk_api_req_pool *pool);
 
 /* The served APIs: key, our max version (= the codec's max stable version
  * unless a handler caps it) and handler. ApiVersions advertises exactly

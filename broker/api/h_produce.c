@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "broker/api/dispatch.h"
+#include "broker/api/prepare.h"
 #include "broker/meta/acl.h"
 #include "broker/replication/partition.h"
 #include "broker/txn/txn_driver.h"
@@ -79,7 +80,7 @@ typedef struct {
 
 static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, const char *topic,
                               int16_t acks, const kp_produce_request_partition_produce_data_t *pd, presp_t *o,
-                              bool verified);
+                              bool verified, const bk_repl_ps_pre_t *pre);
 
 static void verified(void *ctx, int16_t err) {
     pverify_t *v = ctx;
@@ -89,7 +90,7 @@ static void verified(void *ctx, int16_t err) {
     } else {
         /* validated again: the partition's state may have moved meanwhile */
         const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&req->node->img, v->topic);
-        produce_partition(req, v->pw, t, v->topic, v->acks, v->pd, v->o, true);
+        produce_partition(req, v->pw, t, v->topic, v->acks, v->pd, v->o, true, NULL);
         if (v->o->error_code) fail_partition(v->o, v->o->error_code);
     }
     pw_release(v->pw);
@@ -111,7 +112,7 @@ static bool first_of_txn(const bk_repl_part_t *p, int64_t pid, int16_t epoch) {
 
 static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topic_t *t, const char *topic,
                               int16_t acks, const kp_produce_request_partition_produce_data_t *pd, presp_t *o,
-                              bool verified_already) {
+                              bool verified_already, const bk_repl_ps_pre_t *pre) {
     bk_node_t *n = req->node;
     const kp_produce_request_t *q = req->body;
     o->index = pd->index;
@@ -121,12 +122,14 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
     bk_repl_part_t *p = NULL;
     if ((o->error_code = bk_repl_ps_find(n, t, pd->index, &p)) != 0) return;
     bk_repl_ps_opts_t opts = { .acks = acks, .min_insync = 0, .timeout_ms = q->timeout_ms, .leader_epoch = -1 };
+    /* pre: the CRC and record checks already done for these bytes before
+     * dispatch (prepare.h), or NULL: done here */
     bk_repl_ps_producer_t pr = { req->hdr.api_version, !kp_slice_is_null(q->transactional_id) };
     bk_repl_ps_set_t set;
     /* The request frame is our own heap copy (dispatch.c): the service
      * patches offsets and epochs into it in place. */
-    o->error_code = bk_repl_ps_validate(n, p, &opts, &pr, (uint8_t *)pd->records.bytes.p, pd->records.bytes.len,
-                                   &req->arena, &set);
+    o->error_code = bk_repl_ps_validate_pre(n, p, &opts, &pr, pre, (uint8_t *)pd->records.bytes.p,
+                                            pd->records.bytes.len, &req->arena, &set);
     if (o->error_code) return;
     /* KIP-890: the first batch of a transaction here is appended only once
      * the coordinator says the transaction is open with this partition
@@ -172,6 +175,10 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
 }
 
 void bk_api_h_produce(bk_api_req_t *req) {
+    /* the net frees it when this call returns: used in this call only */
+    const bk_api_prepared_t *prep = req->prepared;
+    req->prepared = NULL;
+    uint32_t prep_i = 0;     /* request order, as prepare.c numbers them */
     const kp_produce_request_t *q = req->body;
     bk_node_t *n = req->node;
     int16_t acks = q->acks;
@@ -216,8 +223,9 @@ void bk_api_h_produce(bk_api_req_t *req) {
         size_t np = td->partition_data.count > 0 ? (size_t)td->partition_data.count : 0;
         presp_t *ps = pss[i];
         const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&n->img, names[i]);
-        for (size_t k = 0; k < np; k++) {
+        for (size_t k = 0; k < np; k++, prep_i++) {
             kp_produce_response_partition_produce_response_init(&ps[k]);
+            const kp_bytes_t recs = td->partition_data.items[k].records.bytes;
             if (bad_acks || denied) {
                 ps[k].index = td->partition_data.items[k].index;
                 ps[k].base_offset = -1;
@@ -225,7 +233,9 @@ void bk_api_h_produce(bk_api_req_t *req) {
                 ps[k].log_start_offset = -1;
                 ps[k].error_code = bad_acks ? KP_ERROR_INVALID_REQUIRED_ACKS : denied;
             } else {
-                produce_partition(req, pw, t, names[i], acks, &td->partition_data.items[k], &ps[k], false);
+                const bk_repl_ps_pre_t *pre = bk_api_prepared_part(prep, req->frame, req->frame_len,
+                                                                   req->hdr.correlation_id, prep_i, recs.p, recs.len);
+                produce_partition(req, pw, t, names[i], acks, &td->partition_data.items[k], &ps[k], false, pre);
             }
             if (ps[k].error_code) {
                 any_error = true;

@@ -101,6 +101,7 @@ struct bk_node {
     st_logdir_t meta_dir;               /* metadata.log.dir when not one of them */
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
     bk_node_fetch_state_t *fetch;            /* Fetch sessions (api/fetch.h) */
+    struct bk_api_req_pool *req_pool;        /* finished requests kept for reuse (api/dispatch.h) */
     bk_repl_purg_t *purg;                    /* waiting fetches, keyed by partition
                                            (replication/purgatory.h) */
     bk_grp_gd_t *groups;                    /* group coordinator driver */

@@ -136,6 +136,9 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_QUOTA_LIMIT] = { "skiff_quota_limit",
         "The client quota in force per second (bytes, or ms of loop time = request_percentage x 10).", G, 3,
         { "quota", "user", "client_id" }, 0, NULL, QUOTA_SERIES_MAX },
+    [BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL] = { "skiff_produce_batches_prechecked_total",
+        "Produced batches appended whose CRC and records were checked before the state loop "
+        "(on the network thread that read them).", C, 0, { 0 }, 0, NULL, 0 },
 };
 
 #undef C

@@ -58,6 +58,8 @@ typedef enum {
     BK_MX_QUOTA_THROTTLE_MS_TOTAL, /* counter   {quota,user,client_id} throttle time handed out */
     BK_MX_QUOTA_THROTTLED_TOTAL,   /* counter   {quota,user,client_id} requests throttled */
     BK_MX_QUOTA_LIMIT,             /* gauge     {quota,user,client_id} per second */
+    BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL, /* counter produced batches whose CRC and records
+                                   were checked before the state loop (api/prepare.h) */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 

@@ -5,7 +5,9 @@
  * except a legacy (magic 0/1) set, which is converted into the request
  * arena. The only other buffer is the scratch arena kp_batch_validate
  * decompresses a compressed batch into, to check its records (bounded by
- * PS_DECOMP_CAP_BYTES per batch, freed before the append). */
+ * PS_DECOMP_CAP_BYTES per batch; the partition manager's, reused across
+ * produces, reset before the append). The state-free checks (CRC, records)
+ * can be done ahead, off the loop (bk_repl_ps_precheck). */
 #include "broker/replication/partition.h"
 
 #include <assert.h>
@@ -85,27 +87,41 @@ static int16_t verdict_error(st_ps_verdict_t v) {
     return KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
+/* Retained between produces by the loop's scratch arena (and a prepare
+ * thread's): a decompressed batch up to this size costs no malloc after
+ * the first; a larger one is freed at the next reset. */
+#define PS_SCRATCH_RETAIN_BYTES ((size_t)8 << 20)
+
 /* Every batch of the v2 set: header, size, CRC (the one CRC pass of a
  * produced batch), not a control batch, a transactional batch only with a
- * transactional id, zstd only from v7, records (decompressed into a
- * scratch arena), idempotence. Fills the duplicate / transaction fields. */
-static int16_t check_batches(const st_log_t *log, const bk_repl_ps_producer_t *pr, int64_t max_message_bytes,
-                             bk_repl_ps_set_t *set) {
+ * transactional id, zstd only from v7, records (decompressed into the
+ * partition manager's scratch arena, reused across produces), idempotence.
+ * Fills the duplicate / transaction fields. With pre, the CRC and
+ * record checks of the batches it covers are taken from it (done ahead,
+ * bk_repl_ps_precheck) in the place they hold in this order. */
+static int16_t check_batches(const st_log_t *log, const bk_repl_ps_producer_t *pr, const bk_repl_ps_pre_t *pre,
+                             int64_t max_message_bytes, kp_arena_t *scratch, bk_repl_ps_set_t *set,
+                             uint64_t *prechecked) {
     kp_rd_t r;
     kp_rd_init(&r, set->buf, set->len);
     int nbatches = 0;
     int64_t prev_pid = -1;
     int32_t prev_last_seq = -1;
-    kp_arena_t scratch;
-    kp_arena_init(&scratch, PS_DECOMP_CAP_BYTES * 2);
     int16_t err = 0;
     while (kp_rd_remaining(&r) > 0 && err == 0) {
         kp_batch_t b;
         int rc = kp_batch_read(&r, &b);
         if (rc != KP_OK) { err = KP_ERROR_CORRUPT_MESSAGE; break; }
+        /* what the precheck says of this batch */
+        bool pre_ok = pre && nbatches < pre->nbatches_ok;
+        uint8_t pre_stage = pre && nbatches == pre->nbatches_ok ? pre->stage : BK_REPL_PS_PRE_NONE;
         nbatches++;
         if ((int64_t)b.size > max_message_bytes) { err = KP_ERROR_MESSAGE_TOO_LARGE; break; }
-        if (kp_batch_verify_crc(&b) != KP_OK) { err = KP_ERROR_CORRUPT_MESSAGE; break; }
+        if (pre_stage == BK_REPL_PS_PRE_CRC) { err = KP_ERROR_CORRUPT_MESSAGE; break; }
+        if (!pre_ok && pre_stage == BK_REPL_PS_PRE_NONE && kp_batch_verify_crc(&b) != KP_OK) {
+            err = KP_ERROR_CORRUPT_MESSAGE;
+            break;
+        }
         if (kp_batch_is_control(&b)) { err = KP_ERROR_INVALID_RECORD; break; }
         if (kp_batch_is_transactional(&b)) {
             if (!pr->transactional) { err = KP_ERROR_INVALID_RECORD; break; }
@@ -116,11 +132,16 @@ static int16_t check_batches(const st_log_t *log, const bk_repl_ps_producer_t *p
             err = KP_ERROR_UNSUPPORTED_COMPRESSION_TYPE;
             break;
         }
-        kp_arena_reset(&scratch);
-        /* the CRC was checked above, first (CORRUPT_MESSAGE wins over the rest) */
-        rc = kp_batch_validate(&b, KP_VALIDATE_PRODUCER | KP_VALIDATE_CRC_VERIFIED, &scratch, PS_DECOMP_CAP_BYTES,
-                               NULL);
-        if (rc != KP_OK) { err = status_error(rc); break; }
+        if (pre_stage == BK_REPL_PS_PRE_RECORDS) { err = pre->error; break; }
+        if (pre_ok) {
+            (*prechecked)++;
+        } else {
+            kp_arena_reset_retain(scratch, PS_SCRATCH_RETAIN_BYTES);
+            /* the CRC was checked above, first (CORRUPT_MESSAGE wins over the rest) */
+            rc = kp_batch_validate(&b, KP_VALIDATE_PRODUCER | KP_VALIDATE_CRC_VERIFIED, scratch, PS_DECOMP_CAP_BYTES,
+                                   NULL);
+            if (rc != KP_OK) { err = status_error(rc); break; }
+        }
         if (b.producer_id < 0) continue;
         if (b.producer_id == prev_pid) {
             /* a later batch of the same producer in this set follows the
@@ -140,8 +161,44 @@ static int16_t check_batches(const st_log_t *log, const bk_repl_ps_producer_t *p
         prev_last_seq = (int32_t)((uint32_t)b.base_sequence + (uint32_t)b.last_offset_delta);
     }
     if (err == 0 && nbatches == 0) err = KP_ERROR_CORRUPT_MESSAGE;
-    kp_arena_free(&scratch);
+    /* the decompressed records are not needed past here: give back what
+     * is above the retained chunk now, not at the next produce */
+    kp_arena_reset_retain(scratch, PS_SCRATCH_RETAIN_BYTES);
     return err;
+}
+
+static bool is_legacy(const uint8_t *buf, size_t len) {
+    return len > PS_LEGACY_MAGIC_OFFSET && buf[PS_LEGACY_MAGIC_OFFSET] < KP_BATCH_MAGIC_V2;
+}
+
+void bk_repl_ps_precheck(const uint8_t *buf, size_t len, int16_t api_version, kp_arena_t *scratch,
+                         bk_repl_ps_pre_t *out) {
+    *out = (bk_repl_ps_pre_t){ 0, BK_REPL_PS_PRE_NONE, 0 };
+    if (buf == NULL || len == 0 || is_legacy(buf, len)) return;
+    kp_rd_t r;
+    kp_rd_init(&r, buf, len);
+    while (kp_rd_remaining(&r) > 0) {
+        kp_batch_t b;
+        if (kp_batch_read(&r, &b) != KP_OK) return;     /* the loop reads it too: CORRUPT_MESSAGE */
+        if (kp_batch_verify_crc(&b) != KP_OK) {
+            out->stage = BK_REPL_PS_PRE_CRC;
+            return;
+        }
+        /* refused on the loop before its records are looked at */
+        if (kp_batch_codec(&b) == KP_CODEC_ZSTD && api_version < 7) return;
+        kp_arena_reset_retain(scratch, PS_SCRATCH_RETAIN_BYTES);
+        int rc = kp_batch_validate(&b, KP_VALIDATE_PRODUCER | KP_VALIDATE_CRC_VERIFIED, scratch, PS_DECOMP_CAP_BYTES,
+                                   NULL);
+        if (rc == KP_ERR_NOMEM) break;                 /* this thread's memory: the loop tries with its own */
+        if (rc != KP_OK) {
+            out->stage = BK_REPL_PS_PRE_RECORDS;
+            out->error = status_error(rc);
+            break;
+        }
+        assert(out->nbatches_ok < INT32_MAX);
+        out->nbatches_ok++;
+    }
+    kp_arena_reset_retain(scratch, PS_SCRATCH_RETAIN_BYTES);
 }
 
 /* Legacy magic 0/1: validated and converted to one uncompressed v2 batch
@@ -164,6 +221,12 @@ static void set_init(bk_repl_ps_set_t *set, uint8_t *buf, size_t len) {
 
 int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
                        size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set) {
+    return bk_repl_ps_validate_pre(n, p, o, pr, NULL, buf, len, arena, set);
+}
+
+int16_t bk_repl_ps_validate_pre(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o,
+                                const bk_repl_ps_producer_t *pr, const bk_repl_ps_pre_t *pre, uint8_t *buf,
+                                size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set) {
     set_init(set, buf, len);
     if (!p || !p->leader || !p->log) return check(n, p, o, 1);
     /* one lookup (resolved when the topic's configs last changed) for
@@ -175,12 +238,16 @@ int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_op
     if (buf == NULL || len == 0) return KP_ERROR_CORRUPT_MESSAGE;
     if ((int64_t)len > bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_SEGMENT_BYTES)) return KP_ERROR_RECORD_LIST_TOO_LARGE;
     int64_t max_msg = bk_cfg_topic_int(n->cfg, tcp, BK_CFG_TC_MAX_MESSAGE_BYTES);
-    if (len > PS_LEGACY_MAGIC_OFFSET && buf[PS_LEGACY_MAGIC_OFFSET] < KP_BATCH_MAGIC_V2) {
+    if (is_legacy(buf, len)) {
         if ((int64_t)len > max_msg + PS_LEGACY_OVERHEAD_BYTES) return KP_ERROR_MESSAGE_TOO_LARGE;
         if ((err = convert_legacy(set, arena)) != 0) return err;
+        pre = NULL;          /* a precheck is of the bytes received, not of the converted batch */
     }
-    if ((err = check_batches(p->log, pr, max_msg, set)) != 0) return err;
+    uint64_t prechecked = 0;
+    if ((err = check_batches(p->log, pr, pre, max_msg, bk_repl_parts_scratch(n->parts), set, &prechecked)) != 0)
+        return err;
     set->crc_verified = true;
+    bk_repl_parts_prechecked_add(n->parts, prechecked);
     return 0;
 }
 

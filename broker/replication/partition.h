@@ -103,6 +103,26 @@ typedef struct {
     int16_t txn_epoch;
 } bk_repl_ps_set_t;
 
+/* The state-free part of validating a producer's record set, done ahead
+ * of the state loop (bk_repl_ps_precheck, e.g. on the network thread that
+ * read the frame): every batch's CRC and records (decompressed), from the
+ * first, stopping at the first failure. bk_repl_ps_validate then skips that
+ * work for the batches it covers and answers exactly what the full checks
+ * answer (same codes, same precedence: the state checks of each batch —
+ * max.message.bytes before its CRC, control / transactional / zstd before
+ * its records — still run in their place on the loop). */
+typedef enum {
+    BK_REPL_PS_PRE_NONE = 0,   /* batch `nbatches_ok` and later not looked at */
+    BK_REPL_PS_PRE_CRC,        /* batch `nbatches_ok`: its CRC is wrong */
+    BK_REPL_PS_PRE_RECORDS,    /* batch `nbatches_ok`: CRC right, records refused with `error` */
+} bk_repl_ps_pre_stage_t;
+
+typedef struct {
+    int32_t nbatches_ok;       /* batches, from the first, whose CRC and records passed */
+    uint8_t stage;             /* bk_repl_ps_pre_stage_t, of batch nbatches_ok */
+    int16_t error;             /* BK_REPL_PS_PRE_RECORDS: the Kafka error of its records */
+} bk_repl_ps_pre_t;
+
 /* What a Produce request says about its batches. */
 typedef struct {
     int16_t api_version;       /* zstd needs v7+ */
@@ -126,6 +146,22 @@ int16_t bk_repl_ps_check(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_
  * live until the append. 0: *set is ready for bk_repl_ps_append. */
 int16_t bk_repl_ps_validate(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
                        size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set);
+/* The same, with `pre` = bk_repl_ps_precheck of exactly these bytes (or
+ * NULL: the full checks): the CRC and record checks it covers are not done
+ * again; the answer is the one the full checks give. */
+int16_t bk_repl_ps_validate_pre(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_opts_t *o,
+                                const bk_repl_ps_producer_t *pr, const bk_repl_ps_pre_t *pre, uint8_t *buf,
+                                size_t len, kp_arena_t *arena, bk_repl_ps_set_t *set);
+
+/* The state-free checks of buf[0..len) (a producer's record set, read
+ * only) into *out; thread-safe: it touches only buf, `scratch` (the
+ * caller's, reset between batches; decompressed records go there, at most
+ * 64 MiB per batch) and *out. It stops without a verdict (leaving the
+ * batch to bk_repl_ps_validate) at a batch it cannot read, a legacy magic
+ * 0/1 set (converted on the loop), zstd below api_version 7 (refused
+ * there) and when `scratch` is out of memory. */
+void bk_repl_ps_precheck(const uint8_t *buf, size_t len, int16_t api_version, kp_arena_t *scratch,
+                         bk_repl_ps_pre_t *out);
 
 /* A set this node built itself (coordinator records, markers): storage
  * checks each batch's header and CRC on append. */

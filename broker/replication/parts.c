@@ -37,6 +37,8 @@ struct bk_repl_parts {
     size_t drops_waiting_n;
     bool ckpt_inflight;
     bk_repl_parts_io_stats_t st;
+    kp_arena_t scratch;                    /* produce validation's (partition.c), loop thread */
+    uint64_t prechecked;                   /* batches validated with a precheck's verdict */
 };
 
 static uint64_t tp_hash(const bk_meta_uuid_t *id, int32_t partition) {
@@ -55,8 +57,15 @@ bk_repl_parts_t *bk_repl_parts_new(st_logdir_t *dirs, size_t ndirs) {
     if (!p->slots) { free(p); return NULL; }
     p->dirs = dirs;
     p->ndirs = ndirs;
+    kp_arena_init(&p->scratch, BK_REPL_PARTS_SCRATCH_CAP_BYTES);
     return p;
 }
+
+kp_arena_t *bk_repl_parts_scratch(bk_repl_parts_t *p) { return &p->scratch; }
+
+void bk_repl_parts_prechecked_add(bk_repl_parts_t *p, uint64_t nbatches) { p->prechecked += nbatches; }
+
+uint64_t bk_repl_parts_prechecked_batches(const bk_repl_parts_t *p) { return p->prechecked; }
 
 static bk_repl_part_t *find_slot(bk_repl_part_t *slots, size_t cap, const bk_meta_uuid_t *id, int32_t partition) {
     size_t i = (size_t)tp_hash(id, partition) & (cap - 1);
@@ -889,6 +898,7 @@ int bk_repl_parts_close_all(bk_repl_parts_t *p, const st_logdir_entry_t *extra, 
         first_rc = KP_ERR_NOMEM;
     }
     free(final);
+    kp_arena_free(&p->scratch);
     free(p->slots);
     free(p);
     return first_rc;

@@ -37,6 +37,7 @@
 
 #include "broker/meta/image.h"
 #include "broker/net/worker.h"
+#include "protocol/kp_arena.h"
 #include "storage/st_log.h"
 #include "storage/st_logdirs.h"
 
@@ -87,6 +88,17 @@ typedef struct bk_repl_parts bk_repl_parts_t;
 bk_repl_parts_t *bk_repl_parts_new(st_logdir_t *dirs, size_t ndirs);
 
 bk_repl_part_t *bk_repl_parts_get(bk_repl_parts_t *p, const bk_meta_uuid_t *topic_id, int32_t partition);
+
+/* The loop thread's scratch arena for validating produced batches
+ * (partition.c decompresses into it), kept across produces so that a
+ * steady load allocates nothing for it; reset by its user. Cap: two
+ * decompressed batches of 64 MiB. */
+#define BK_REPL_PARTS_SCRATCH_CAP_BYTES ((size_t)128 << 20)
+kp_arena_t *bk_repl_parts_scratch(bk_repl_parts_t *p);
+/* Produced batches validated with a precheck's verdict (partition.c counts
+ * them; skiff_produce_batches_prechecked_total). */
+void bk_repl_parts_prechecked_add(bk_repl_parts_t *p, uint64_t nbatches);
+uint64_t bk_repl_parts_prechecked_batches(const bk_repl_parts_t *p);
 
 /* Log settings for a topic, filled by the node (topic configs + broker). */
 typedef void (*bk_repl_parts_cfg_fn)(void *ctx, const char *topic, st_log_config_t *out);

@@ -32,7 +32,10 @@
 #include "broker/replication/purgatory.h"
 #include "broker/replication/replica.h"
 #include "broker/txn/txn_driver.h"
+#include "protocol/kp_compress.h"
+#include "protocol/kp_crc32c.h"
 #include "protocol/kp_errors.h"
+#include "protocol/kp_msgset.h"
 #include "storage/st_io.h"
 #include "test/unit/st_test_util.h"
 
@@ -493,6 +496,245 @@ START_TEST(test_coordinator_append_counts_in_metrics) {
 }
 END_TEST
 
+/* ---- the state-free checks done ahead (bk_repl_ps_precheck) ------------------- */
+
+/* Rewrites the CRC of the batch at buf[0..) after a change of its bytes. */
+static void fix_crc(uint8_t *buf, size_t len) {
+    uint32_t c = kp_crc32c(0, buf + KP_BATCH_ATTR_OFFSET, len - KP_BATCH_ATTR_OFFSET);
+    buf[KP_BATCH_CRC_OFFSET] = (uint8_t)(c >> 24);
+    buf[KP_BATCH_CRC_OFFSET + 1] = (uint8_t)(c >> 16);
+    buf[KP_BATCH_CRC_OFFSET + 2] = (uint8_t)(c >> 8);
+    buf[KP_BATCH_CRC_OFFSET + 3] = (uint8_t)c;
+}
+
+/* n records of vlen bytes (value byte `fill`, or varied when fill < 0), codec c. */
+static size_t build_codec(uint8_t *buf, size_t cap, kp_codec_t c, int n, size_t vlen, int fill, int64_t pid,
+                          int32_t seq) {
+    uint8_t *vals = malloc(vlen ? vlen : 1);
+    ck_assert_ptr_nonnull(vals);
+    for (size_t j = 0; j < vlen; j++) vals[j] = fill >= 0 ? (uint8_t)fill : (uint8_t)(j * 7 + j / 13);
+    kp_record_in_t *recs = calloc((size_t)n, sizeof *recs);
+    ck_assert_ptr_nonnull(recs);
+    for (int i = 0; i < n; i++) recs[i] = (kp_record_in_t){ .timestamp = 100 + i, .key = kp_slice_cstr("key"), .value = { vals, vlen } };
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.codec = c;
+    o.max_bytes = (size_t)1 << 30;
+    if (pid >= 0) {
+        o.producer_id = pid;
+        o.producer_epoch = 0;
+        o.base_sequence = seq;
+    }
+    /* tu_build's arena holds 64 MiB: too little for the bombs below */
+    kp_arena_t a;
+    kp_arena_init(&a, (size_t)256 << 20);
+    kp_batch_builder_t bb;
+    kp_batch_builder_init(&bb, &o);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(kp_batch_builder_add(&bb, &recs[i]), KP_OK);
+    const uint8_t *out;
+    size_t len;
+    ck_assert_int_eq(kp_batch_builder_finish(&bb, &a, &out, &len), KP_OK);
+    kp_batch_builder_free(&bb);
+    ck_assert_uint_le(len, cap);
+    memcpy(buf, out, len);
+    kp_arena_free(&a);
+    free(recs);
+    free(vals);
+    return len;
+}
+
+typedef struct {
+    const char *name;
+    int16_t expect;            /* what both paths must answer */
+    int16_t api_version;
+    bool transactional;
+    uint8_t stage;             /* what the precheck must say (of batch nbatches_ok) */
+    int32_t nbatches_ok;
+} pre_case_t;
+
+/* Validates buf both ways (full checks; with the precheck of the same bytes)
+ * on copies, and checks both against the case's expectations. */
+static void check_both_ways(fx_t *f, bk_repl_part_t *p, const pre_case_t *c, const uint8_t *buf, size_t len) {
+    uint8_t *a = malloc(len ? len : 1), *b = malloc(len ? len : 1);
+    ck_assert(a && b);
+    if (len) { memcpy(a, buf, len); memcpy(b, buf, len); }
+    kp_arena_t scratch, ar1, ar2;
+    kp_arena_init(&scratch, BK_REPL_PARTS_SCRATCH_CAP_BYTES);
+    kp_arena_init(&ar1, 1 << 20);
+    kp_arena_init(&ar2, 1 << 20);
+    bk_repl_ps_pre_t pre;
+    bk_repl_ps_precheck(b, len, c->api_version, &scratch, &pre);
+    ck_assert_msg(pre.stage == c->stage && pre.nbatches_ok == c->nbatches_ok, "%s: precheck stage %d after %d batches",
+                  c->name, pre.stage, pre.nbatches_ok);
+    bk_repl_ps_producer_t pr = { c->api_version, c->transactional };
+    bk_repl_ps_set_t s1, s2;
+    int16_t e1 = bk_repl_ps_validate(&f->n, p, &ACKS1, &pr, a, len, &ar1, &s1);
+    int16_t e2 = bk_repl_ps_validate_pre(&f->n, p, &ACKS1, &pr, &pre, b, len, &ar2, &s2);
+    ck_assert_msg(e1 == c->expect, "%s: full checks answered %d, expected %d", c->name, e1, c->expect);
+    ck_assert_msg(e2 == c->expect, "%s: with the precheck answered %d, expected %d", c->name, e2, c->expect);
+    if (e1 == 0) {
+        ck_assert(s1.crc_verified && s2.crc_verified);
+        ck_assert_int_eq(s1.len, s2.len);
+        ck_assert_int_eq(s1.dup_first, s2.dup_first);
+        ck_assert_int_eq(s1.txn_pid, s2.txn_pid);
+    }
+    kp_arena_free(&scratch);
+    kp_arena_free(&ar1);
+    kp_arena_free(&ar2);
+    free(a);
+    free(b);
+}
+
+START_TEST(test_precheck_same_verdicts) {
+    fx_t f;
+    fx_init(&f);
+    bk_meta_ctrl_kv_t small[1] = { { "max.message.bytes", "3000" } };
+    create_topic(&f, "t", 1, NULL, 0);
+    create_topic(&f, "small", 1, small, 1);
+    bk_repl_part_t *p = part(&f, "t", 0), *sp = part(&f, "small", 0);
+    size_t cap = (size_t)1 << 20;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    enum { OK = 0 };
+    const uint8_t NONE = BK_REPL_PS_PRE_NONE, CRC = BK_REPL_PS_PRE_CRC, RECS = BK_REPL_PS_PRE_RECORDS;
+
+    /* good sets, every codec, one and two batches */
+    const kp_codec_t codecs[] = { KP_CODEC_NONE, KP_CODEC_GZIP, KP_CODEC_SNAPPY, KP_CODEC_LZ4, KP_CODEC_ZSTD };
+    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
+        size_t len = build_codec(buf, cap, codecs[i], 20, 300, -1, -1, 0);
+        size_t len2 = build_codec(buf + len, cap - len, codecs[i], 5, 50, 'x', -1, 0);
+        pre_case_t c1 = { kp_codec_name(codecs[i]), OK, 9, false, NONE, 1 };
+        check_both_ways(&f, p, &c1, buf, len);
+        pre_case_t c2 = { "two batches", OK, 9, false, NONE, 2 };
+        check_both_ways(&f, p, &c2, buf, len + len2);
+        /* a flipped byte in the second batch's records: CRC */
+        buf[len + len2 - 2] ^= 0x10;
+        pre_case_t c3 = { "second batch corrupt", KP_ERROR_CORRUPT_MESSAGE, 9, false, CRC, 1 };
+        check_both_ways(&f, p, &c3, buf, len + len2);
+        /* the same, compressed payload damaged under a right CRC: records */
+        if (codecs[i] != KP_CODEC_NONE) {
+            len = build_codec(buf, cap, codecs[i], 20, 300, -1, -1, 0);
+            buf[len - 3] ^= 0xff;
+            buf[len - 9] ^= 0xff;
+            fix_crc(buf, len);
+            pre_case_t c4 = { "compressed bytes damaged", KP_ERROR_CORRUPT_MESSAGE, 9, false, RECS, 0 };
+            /* a codec may read damaged bytes as other records: whatever the
+             * full checks answer, the precheck must answer the same */
+            bk_repl_ps_pre_t pre;
+            kp_arena_t sc;
+            kp_arena_init(&sc, BK_REPL_PARTS_SCRATCH_CAP_BYTES);
+            bk_repl_ps_precheck(buf, len, 9, &sc, &pre);
+            kp_arena_free(&sc);
+            c4.stage = pre.stage;
+            c4.nbatches_ok = pre.nbatches_ok;
+            c4.expect = pre.stage == RECS ? pre.error : OK;
+            check_both_ways(&f, p, &c4, buf, len);
+        }
+    }
+    /* zstd below v7: refused on the loop, not decompressed ahead */
+    size_t len = build_codec(buf, cap, KP_CODEC_ZSTD, 10, 100, -1, -1, 0);
+    pre_case_t zv = { "zstd v3", KP_ERROR_UNSUPPORTED_COMPRESSION_TYPE, 3, false, NONE, 0 };
+    check_both_ways(&f, p, &zv, buf, len);
+    /* CRC of the first batch */
+    len = build_codec(buf, cap, KP_CODEC_NONE, 10, 100, -1, -1, 0);
+    buf[len - 1] ^= 1;
+    pre_case_t crc = { "crc", KP_ERROR_CORRUPT_MESSAGE, 9, false, CRC, 0 };
+    check_both_ways(&f, p, &crc, buf, len);
+    /* max.message.bytes is checked before the CRC (state first, as before) */
+    len = build_codec(buf, cap, KP_CODEC_NONE, 20, 300, -1, -1, 0);
+    buf[len - 1] ^= 1;
+    pre_case_t big = { "too large and corrupt", KP_ERROR_MESSAGE_TOO_LARGE, 9, false, CRC, 0 };
+    check_both_ways(&f, sp, &big, buf, len);
+    /* records count one more than the records present, CRC right */
+    len = build_codec(buf, cap, KP_CODEC_NONE, 3, 10, 'a', -1, 0);
+    buf[60] = (uint8_t)(buf[60] + 1);   /* recordsCount: bytes 57..60 */
+    fix_crc(buf, len);
+    pre_case_t cnt = { "records count", KP_ERROR_INVALID_RECORD, 9, false, RECS, 0 };
+    check_both_ways(&f, p, &cnt, buf, len);
+    /* truncated set: the loop's framing read */
+    len = build_codec(buf, cap, KP_CODEC_NONE, 3, 10, 'a', -1, 0);
+    pre_case_t trunc = { "truncated", KP_ERROR_CORRUPT_MESSAGE, 9, false, NONE, 0 };
+    check_both_ways(&f, p, &trunc, buf, len - 1);
+    /* a control batch: INVALID_RECORD whatever its records */
+    len = tu_marker(buf, cap, 55, 0, true, 1);
+    pre_case_t ctl = { "control", KP_ERROR_INVALID_RECORD, 9, false, NONE, 1 };
+    check_both_ways(&f, p, &ctl, buf, len);
+    /* a transactional batch without transactional id, then with one */
+    kp_batch_opts_t o = kp_batch_opts_default();
+    o.producer_id = 77;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.flags = KP_BATCH_TRANSACTIONAL;
+    kp_record_in_t rec = { .timestamp = 1, .key = kp_slice_cstr("k"), .value = kp_slice_cstr("v") };
+    len = tu_build(buf, cap, &o, &rec, 1);
+    pre_case_t txn = { "transactional without id", KP_ERROR_INVALID_RECORD, 9, false, NONE, 1 };
+    check_both_ways(&f, p, &txn, buf, len);
+    pre_case_t txn2 = { "transactional", OK, 9, true, NONE, 1 };
+    check_both_ways(&f, p, &txn2, buf, len);
+    /* decompressed size over 64 MiB: zstd declares it, gzip has to be inflated */
+    const kp_codec_t bombs[] = { KP_CODEC_ZSTD, KP_CODEC_GZIP };
+    for (size_t i = 0; i < 2; i++) {
+        len = build_codec(buf, cap, bombs[i], 65, (size_t)1 << 20, 0, -1, 0);
+        pre_case_t bomb = { "over 64 MiB", KP_ERROR_RECORD_LIST_TOO_LARGE, 9, false, RECS, 0 };
+        check_both_ways(&f, p, &bomb, buf, len);
+    }
+    /* legacy magic 1: converted on the loop, nothing done ahead */
+    len = build_codec(buf, cap, KP_CODEC_NONE, 4, 20, 'q', -1, 0);
+    {
+        kp_rd_t rd;
+        kp_rd_init(&rd, buf, len);
+        kp_batch_t bt;
+        ck_assert_int_eq(kp_batch_read(&rd, &bt), KP_OK);
+        kp_arena_t la;
+        kp_arena_init(&la, 1 << 20);
+        const uint8_t *ms;
+        size_t mlen;
+        ck_assert_int_eq(kp_batch_to_msgset(&bt, bt.data + KP_BATCH_HEADER_BYTES, bt.size - KP_BATCH_HEADER_BYTES, 1,
+                                            &la, &ms, &mlen), KP_OK);
+        uint8_t *legacy = malloc(mlen);
+        memcpy(legacy, ms, mlen);
+        kp_arena_free(&la);
+        pre_case_t lg = { "legacy magic 1", OK, 2, false, NONE, 0 };
+        check_both_ways(&f, p, &lg, legacy, mlen);
+        free(legacy);
+    }
+    /* idempotence stays on the loop: a duplicate is found either way */
+    len = build_codec(buf, cap, KP_CODEC_LZ4, 3, 10, 'd', 900, 0);
+    int16_t verr = 0;
+    uint8_t *copy = malloc(len);
+    memcpy(copy, buf, len);
+    bk_repl_ps_result_t r = produce(&f, p, &ACKS1, &PRODUCER, copy, len, &verr);
+    ck_assert_int_eq(verr + r.error, 0);
+    free(copy);
+    pre_case_t dup = { "duplicate", OK, 9, false, NONE, 1 };
+    check_both_ways(&f, p, &dup, buf, len);
+    len = build_codec(buf, cap, KP_CODEC_LZ4, 3, 10, 'd', 900, 9);
+    pre_case_t ooo = { "out of order", KP_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER, 9, false, NONE, 1 };
+    check_both_ways(&f, p, &ooo, buf, len);
+    /* and a prechecked set appends like any other */
+    len = build_codec(buf, cap, KP_CODEC_SNAPPY, 7, 40, -1, -1, 0);
+    {
+        kp_arena_t sc, ar;
+        kp_arena_init(&sc, BK_REPL_PARTS_SCRATCH_CAP_BYTES);
+        kp_arena_init(&ar, 1 << 20);
+        bk_repl_ps_pre_t pre;
+        bk_repl_ps_precheck(buf, len, 9, &sc, &pre);
+        bk_repl_ps_set_t set;
+        int64_t leo = st_log_end_offset(p->log);
+        uint64_t prechecked = bk_repl_parts_prechecked_batches(f.n.parts);
+        ck_assert_int_eq(bk_repl_ps_validate_pre(&f.n, p, &ACKS1, &PRODUCER, &pre, buf, len, &ar, &set), 0);
+        ck_assert_uint_eq(bk_repl_parts_prechecked_batches(f.n.parts), prechecked + 1);
+        ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+        ck_assert_int_eq(r.error, 0);
+        ck_assert_int_eq(r.base_offset, leo);
+        ck_assert_int_eq(st_log_end_offset(p->log), leo + 7);
+        kp_arena_free(&sc);
+        kp_arena_free(&ar);
+    }
+    free(buf);
+    fx_free(&f);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("partition");
     TCase *tc = tcase_create("service");
@@ -504,6 +746,7 @@ int main(void) {
     tcase_add_test(tc, test_append_wakes_only_its_partition);
     tcase_add_test(tc, test_flush_policy_once_and_failure);
     tcase_add_test(tc, test_coordinator_append_counts_in_metrics);
+    tcase_add_test(tc, test_precheck_same_verdicts);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
