@@ -102,11 +102,93 @@ const bk_api_entry_t *bk_api_dispatch_find(int16_t api_key) {
     return NULL;
 }
 
+/* ---- per-thread reuse (issue 19) ----------------------------------------
+ *
+ * Steady-state requests allocate nothing here: a finished request keeps its
+ * struct and its arena's first chunk (16 KiB, kp_arena_reset) in a cache of
+ * the thread that freed it, and the next request of that thread takes them
+ * back; the response is encoded in a per-thread scratch buffer. Thread-local,
+ * so any number of network loops use them without a lock. Bounds: REQ_CACHE_MAX
+ * requests (each with one arena chunk) and a scratch of at most
+ * SCRATCH_KEEP_BYTES are kept per thread; larger encodings (rare: record
+ * bytes of a Fetch are file ranges, not encoded) use a one-off malloc.
+ * Cost not taken: a free list across threads (a request may finish on another
+ * loop than the one that read it; then it simply lands in that loop's cache). */
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan builds free every request: a reused one would hide a use after free */
+#define REQ_CACHE_MAX 0
+#else
+#define REQ_CACHE_MAX 64
+#endif
+#define SCRATCH_KEEP_BYTES ((size_t)256 << 10)
+
+static _Thread_local bk_api_req_t *req_cache[REQ_CACHE_MAX > 0 ? REQ_CACHE_MAX : 1];
+static _Thread_local size_t req_cached;
+static _Thread_local uint8_t *scratch;
+static _Thread_local size_t scratch_cap;
+
+/* A zeroed request with an empty arena (its first chunk kept from a previous
+ * request when there is one); NULL when out of memory. */
+static bk_api_req_t *req_new(void) {
+    if (req_cached == 0) {
+        bk_api_req_t *req = calloc(1, sizeof *req);
+        if (req) kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
+        return req;
+    }
+    bk_api_req_t *req = req_cache[--req_cached];
+    req_cache[req_cached] = NULL;
+    kp_arena_t keep = req->arena;
+    assert(keep.used_bytes == 0 && keep.cap_bytes == BK_API_REQ_ARENA_CAP_BYTES);
+    memset(req, 0, sizeof *req);
+    req->arena = keep;
+    return req;
+}
+
 static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
-    kp_arena_free(&req->arena);
     free(req->frame);
+    req->frame = NULL;
+    if (req_cached + 1 <= (size_t)REQ_CACHE_MAX) {
+        kp_arena_reset(&req->arena);
+        req_cache[req_cached++] = req;
+        return;
+    }
+    kp_arena_free(&req->arena);
     free(req);
+}
+
+void bk_api_req_cache_drain(void) {
+    while (req_cached > 0) {
+        bk_api_req_t *req = req_cache[--req_cached];
+        req_cache[req_cached] = NULL;
+        kp_arena_free(&req->arena);
+        free(req);
+    }
+    free(scratch);
+    scratch = NULL;
+    scratch_cap = 0;
+}
+
+/* A buffer of at least `n` bytes for one encoding: the thread's scratch when
+ * n <= SCRATCH_KEEP_BYTES (grown once, kept), else a malloc the caller frees
+ * with scratch_put. */
+static uint8_t *scratch_get(size_t n) {
+    if (n == 0) n = 1;
+    if (n > SCRATCH_KEEP_BYTES) return malloc(n);
+    if (n > scratch_cap) {
+        size_t cap = scratch_cap ? scratch_cap : 4096;
+        while (cap < n) cap *= 2;
+        if (cap > SCRATCH_KEEP_BYTES) cap = SCRATCH_KEEP_BYTES;
+        uint8_t *nb = realloc(scratch, cap);
+        if (!nb) return NULL;
+        scratch = nb;
+        scratch_cap = cap;
+    }
+    return scratch;
+}
+
+static void scratch_put(uint8_t *buf) {
+    if (buf != scratch) free(buf);
 }
 
 void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size) {
@@ -229,8 +311,8 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
     if (rc == KP_OK) {
         /* Copy note: the response is encoded once into this buffer, then
          * moved into the evbuffer (one memcpy); record bytes from disk are
-         * never copied (sendfile). */
-        buf = malloc(w.pos ? w.pos : 1);
+         * never copied (sendfile). The buffer is the thread's scratch. */
+        buf = scratch_get(w.pos);
         if (!buf) rc = KP_ERR_NOMEM;
     }
     if (rc == KP_OK) {
@@ -243,7 +325,7 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
         body = evbuffer_new();
         rc = body ? build_body(buf, w.pos, &sp, body) : KP_ERR_NOMEM;
     }
-    free(buf);
+    scratch_put(buf);
     if (rc != KP_OK) {
         if (body) evbuffer_free(body);
         return rc;
@@ -330,10 +412,10 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
      * offsets into its batches. Taking it from the net is the one copy of
      * these bytes (net.h), not a second one on top of the net's. */
     (void)frame;                    /* the same bytes, taken from conn below */
-    bk_api_req_t *req = calloc(1, sizeof *req);
+    bk_api_req_t *req = req_new();
     uint8_t *own = req ? bk_net_conn_take_frame(conn) : NULL;
     if (!req || !own) {
-        free(req);
+        if (req) req_free(req);
         bk_net_conn_close_after_flush(conn);
         (void)bk_net_conn_respond_none(conn, bk_net_conn_slot(conn));
         return;
@@ -348,7 +430,6 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     snprintf(req->peer, sizeof req->peer, "%s", bk_net_conn_peer(conn));
     snprintf(req->principal, sizeof req->principal, "%s", bk_net_conn_principal(conn));
     bk_node_authz_host(req->peer, req->host, sizeof req->host);
-    kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
 
     int rc = kp_request_decode(own, len, &req->hdr, &req->body, &req->arena);
     const bk_api_entry_t *e = NULL;
