@@ -694,6 +694,7 @@ void bk_broker_free(bk_node_t *n) {
     bk_repl_purg_free(n->purg);
     n->purg = NULL;
     if (n->fetch) { bk_api_fetch_free(n->fetch); n->fetch = NULL; }
+    bk_api_req_cache_drain();   /* this (the loop's) thread's cached requests */
     bk_repl_scrub_stop(n);
     bk_repl_replica_stop(n);
     bk_txn_td_free(n->txns);

@@ -102,6 +102,14 @@ const bk_api_entry_t *bk_api_dispatch_find(int16_t api_key) {
     return NULL;
 }
 
+/* The response encoding buffer of the thread (Fetch answers, whose file
+ * ranges are spliced in by build_body): kept up to SCRATCH_KEEP_BYTES,
+ * larger encodings use a one-off malloc. Thread-local: no lock whichever
+ * loop encodes. */
+#define SCRATCH_KEEP_BYTES ((size_t)256 << 10)
+static _Thread_local uint8_t *scratch;
+static _Thread_local size_t scratch_cap;
+
 /* Finished requests of one node, for reuse: only the node's loop thread
  * touches it. */
 struct bk_api_req_pool {
@@ -156,6 +164,34 @@ static void req_free(bk_api_req_t *req) {
     }
     kp_arena_free(&req->arena);
     free(req);
+}
+
+void bk_api_req_cache_drain(void) {
+    free(scratch);
+    scratch = NULL;
+    scratch_cap = 0;
+}
+
+/* A buffer of at least `n` bytes for one encoding: the thread's scratch when
+ * n <= SCRATCH_KEEP_BYTES (grown once, kept), else a malloc the caller frees
+ * with scratch_put. */
+static uint8_t *scratch_get(size_t n) {
+    if (n == 0) n = 1;
+    if (n > SCRATCH_KEEP_BYTES) return malloc(n);
+    if (n > scratch_cap) {
+        size_t cap = scratch_cap ? scratch_cap : 4096;
+        while (cap < n) cap *= 2;
+        if (cap > SCRATCH_KEEP_BYTES) cap = SCRATCH_KEEP_BYTES;
+        uint8_t *nb = realloc(scratch, cap);
+        if (!nb) return NULL;
+        scratch = nb;
+        scratch_cap = cap;
+    }
+    return scratch;
+}
+
+static void scratch_put(uint8_t *buf) {
+    if (buf != scratch) free(buf);
 }
 
 void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size) {
@@ -317,8 +353,8 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
     if (rc == KP_OK) {
         /* Copy note: the response is encoded once into this buffer, then
          * moved into the evbuffer (one memcpy); record bytes from disk are
-         * never copied (sendfile). */
-        buf = malloc(w.pos ? w.pos : 1);
+         * never copied (sendfile). The buffer is the thread's scratch. */
+        buf = scratch_get(w.pos);
         if (!buf) rc = KP_ERR_NOMEM;
     }
     if (rc == KP_OK) {
@@ -331,7 +367,7 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
         body = evbuffer_new();
         rc = body ? build_body(buf, w.pos, &sp, body) : KP_ERR_NOMEM;
     }
-    free(buf);
+    scratch_put(buf);
     if (rc != KP_OK) {
         if (body) evbuffer_free(body);
         return rc;

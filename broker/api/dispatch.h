@@ -101,6 +101,13 @@ void bk_api_req_respond(bk_api_req_t *req, const void *resp);
 void bk_api_req_respond_none(bk_api_req_t *req);
 /* Closes the connection after earlier responses flush. Frees req. */
 void bk_api_req_close(bk_api_req_t *req, const char *why);
+/* Finished requests are kept for reuse in the node's pool
+ * (bk_api_req_pool_new, the state loop's) and Fetch responses are encoded in
+ * a per-thread scratch buffer (at most 256 KiB; the other APIs straight into
+ * their evbuffer): steady-state requests make no heap allocation in
+ * dispatch. This frees the calling thread's scratch (at shutdown, or when a
+ * loop thread ends). */
+void bk_api_req_cache_drain(void);
 
 /* Arena allocation for response arrays: count * size bytes, zeroed. On
  * failure returns NULL (the caller answers an error or closes). */

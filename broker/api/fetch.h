@@ -19,4 +19,16 @@ KP_MUST_CHECK bk_node_fetch_state_t *bk_api_fetch_new(bk_node_t *n);
 /* Frees the sessions (waiting fetches are the purgatory's: flush it first). */
 void bk_api_fetch_free(bk_node_fetch_state_t *f);
 
+/* Record bytes answered since start, by path: `file_bytes` went into the
+ * response as file ranges (bk_net_resp_add_file: sendfile, bytes on disk ==
+ * bytes on the wire), `copy_bytes` were read into memory (st_log_read_copy:
+ * Fetch below v10 only — zstd check and down-conversion). Every Fetch v10+
+ * of magic-2 data (consumers, followers, sessions, read_committed) counts
+ * as file bytes; a copy there is a bug (test/integration/t_fetch_zero_copy.sh). */
+typedef struct {
+    uint64_t file_bytes;
+    uint64_t copy_bytes;
+} bk_api_fetch_stats_t;
+void bk_api_fetch_stats(const bk_node_fetch_state_t *f, bk_api_fetch_stats_t *out);
+
 #endif

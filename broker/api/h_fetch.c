@@ -20,6 +20,7 @@
  * fwait_done (answer). */
 #include "broker/api/fetch.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ typedef struct {
 struct bk_fetch_state {
     bk_node_t *n;
     bk_api_fs_cache_t sessions;
+    bk_api_fetch_stats_t stats;   /* bk_api_fetch_stats */
 };
 
 typedef kp_fetch_response_partition_data_t fpart_t;
@@ -381,6 +383,7 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, u
             uint64_t sent = 0;
             o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
             *total += sent;
+            req->node->fetch->stats.copy_bytes += sent;
             if (sent) bk_repl_part_metrics_out(req->node->metrics, x.p, sent);
         } else {
             st_read_result_t *rr = bk_api_req_alloc(req, 1, sizeof *rr);
@@ -391,6 +394,7 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, u
                 o->records.ext_len = (size_t)rr->total_bytes;
                 o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
+                req->node->fetch->stats.file_bytes += rr->total_bytes;
                 bk_repl_part_metrics_out(req->node->metrics, x.p, rr->total_bytes);
                 add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
             }
@@ -418,6 +422,22 @@ static void session_note(bk_api_req_t *req, bk_api_fs_t *s, size_t i, const ftar
     p->last_start = o->log_start_offset;
 }
 
+/* The records a response may carry (KIP-74 max_bytes, v3+), and for a
+ * consumer at most the broker's fetch.max.bytes (KIP-541: a client cannot
+ * make the node build answers larger than that). Followers are bounded by
+ * their own replica.fetch.response.max.bytes, sent as max_bytes. Still at
+ * least one batch: the first partition with data reads with MIN_ONE. */
+static uint64_t response_max_bytes(const bk_api_req_t *req) {
+    const kp_fetch_request_t *q = req->body;
+    uint64_t max = req->hdr.api_version >= 3 && q->max_bytes > 0 ? (uint64_t)q->max_bytes : UINT64_MAX;
+    if (replica_id_of(req) < 0) {
+        int64_t node_max = bk_cfg_int(req->node->cfg, BK_CFG_FETCH_MAX_BYTES);
+        assert(node_max >= 1024);   /* the key's range */
+        if ((uint64_t)node_max < max) max = (uint64_t)node_max;
+    }
+    return max;
+}
+
 static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
     kp_fetch_response_t r;
     memset(&r, 0, sizeof r);
@@ -428,9 +448,8 @@ static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
     kp_fetch_response_fetchable_topic_response_t *ts = bk_api_req_alloc(req, plan->n, sizeof *ts);
     fpart_t *ps = bk_api_req_alloc(req, plan->n, sizeof *ps);
     if (!ts || !ps) { bk_api_req_close(req, "out of memory"); return; }
-    const kp_fetch_request_t *q = req->body;
     uint64_t total = 0;
-    uint64_t max_total = req->hdr.api_version >= 3 && q->max_bytes > 0 ? (uint64_t)q->max_bytes : UINT64_MAX;
+    uint64_t max_total = response_max_bytes(req);
     size_t nt = 0, np = 0;
     const ftarget_t *cur = NULL;
     /* looked up once per answer: the session may have gone while the fetch waited */
@@ -502,6 +521,10 @@ static bool park(bk_api_req_t *req, fplan_t *plan, int32_t wait_ms) {
     }
     *w = (fwait_t){ req, plan };
     return bk_repl_purg_wait(n->purg, keys, nk, wait_ms, fwait_ready, fwait_done, w) == KP_OK;
+}
+
+void bk_api_fetch_stats(const bk_node_fetch_state_t *f, bk_api_fetch_stats_t *out) {
+    *out = f ? f->stats : (bk_api_fetch_stats_t){ 0, 0 };
 }
 
 void bk_api_fetch_free(bk_node_fetch_state_t *f) {

@@ -43,6 +43,11 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_BYTES_OUT_TOTAL] = { "skiff_bytes_out_total",
         "Record batch bytes sent to consumers and followers, by topic.", C, 1, { "topic" },
         0, NULL, TOPIC_SERIES_MAX },
+    [BK_MX_FETCH_RECORD_BYTES_TOTAL] = { "skiff_fetch_record_bytes_total",
+        "Record bytes put in Fetch answers, by path: file (file ranges sent with sendfile, or "
+        "by kTLS / the TLS pipe: never copied by skiff) or copy (read into memory: Fetch "
+        "below v10, which needs batches inspected or down-converted).", C, 1, { "path" }, 0,
+        NULL, 0 },
     [BK_MX_MESSAGES_IN_TOTAL] = { "skiff_messages_in_total",
         "Records appended by producers, by topic.", C, 1, { "topic" }, 0, NULL,
         TOPIC_SERIES_MAX },
