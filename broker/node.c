@@ -369,6 +369,15 @@ _Static_assert((int)BK_CFG_SEC_PLAINTEXT == (int)BK_NET_SEC_PLAINTEXT && (int)BK
                (int)BK_CFG_SEC_SASL_PLAINTEXT == (int)BK_NET_SEC_SASL_PLAINTEXT &&
                (int)BK_CFG_SEC_SASL_SSL == (int)BK_NET_SEC_SASL_SSL, "security enums agree");
 
+/* num.network.threads, or one loop per core when unset (at most
+ * BK_NET_LOOPS_MAX; the key's range already bounds a set value). */
+static uint32_t net_loops(const bk_cfg_t *cfg) {
+    if (!bk_cfg_is_null(cfg, BK_CFG_NUM_NETWORK_THREADS)) return (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_NETWORK_THREADS);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    return cores > BK_NET_LOOPS_MAX ? BK_NET_LOOPS_MAX : (uint32_t)cores;
+}
+
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
@@ -378,9 +387,12 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     nc.write_stall_ms = bk_cfg_int(n->cfg, BK_CFG_SOCKET_WRITE_STALL_MS);
     nc.on_frame = bk_api_dispatch_frame;
     nc.ctx = n;
+    nc.loops = net_loops(n->cfg);
     if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
+    fprintf(stderr, "skiff: node %d: %u network loop%s (num.network.threads%s)\n", n->id, nc.loops,
+            nc.loops == 1 ? "" : "s", bk_cfg_is_null(n->cfg, BK_CFG_NUM_NETWORK_THREADS) ? " unset: one per core" : "");
     if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
