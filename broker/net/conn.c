@@ -40,6 +40,7 @@
 #include "broker/net/tls.h"
 
 static void pump(bk_net_conn_t *c);
+static void report_written(bk_net_conn_t *c);
 
 static uint64_t inflight(const bk_net_conn_t *c) {
     assert(c->seq_flush <= c->seq_next);
@@ -342,6 +343,7 @@ static void write_out(bk_net_conn_t *c) {
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) {
             c->active_ms = c->write_ok_ms = bk__net_mono_ms();
+            c->written_total += (uint64_t)n;
             continue;
         }
         /* libevent 2.1 returns 0, not -1, when sendfile(2) of a file range
@@ -357,7 +359,25 @@ static void write_out(bk_net_conn_t *c) {
     if (set_event(c->write_ev, &c->writing, output_len(c) > 0 || c->hs_wants_write) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
         bk_net_conn_close(c);
+        return;
     }
+    report_written(c);
+}
+
+/* A network loop tells the session what it wrote once the output is at
+ * most half its bound and half a bound has been written since the last
+ * report: enough for a session holding frames at the bound to go on (all
+ * it posted written = at least a bound unreported), at most one message
+ * per output_max_bytes / 2 written. */
+static void report_written(bk_net_conn_t *c) {
+    if (!c->loop->remote || c->closed) return;
+    size_t half = c->net->cfg.output_max_bytes / 2;
+    if (output_len(c) > half || c->written_total - c->written_reported < half) return;
+    net_msg_t *m = bk__msg_new(MSG_WRITTEN, c->id);
+    if (!m) return;   /* the next write reports it */
+    m->seq = c->written_total;
+    c->written_reported = c->written_total;
+    bk__loop_post(&c->loop->evq, m);
 }
 
 static void close_bad_frame(bk_net_conn_t *c, int32_t size) {

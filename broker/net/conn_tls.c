@@ -230,6 +230,7 @@ int bk__tls_write(bk_net_conn_t *c) {
         if (w > 0) {
             c->tp_off += (size_t)w;
             c->tp_len -= (size_t)w;
+            c->written_total += (uint64_t)w;
             c->active_ms = c->write_ok_ms = bk__net_mono_ms();
             continue;
         }

@@ -116,14 +116,23 @@ struct bk_net_conn_s {
     net_msg_t *held, *held_tail;
     uint8_t *frame_block;   /* the frame in the handler, owned until taken */
     net_msg_t *close_msg;   /* made with the session: a close can always be posted */
+    /* output_max_bytes across the hand-off: the session holds frames while
+     * out_posted - out_reported (its estimate of the socket's output) is at
+     * the bound, as pump() stops handing out frames on loop 0; the socket
+     * side reports what it wrote (WRITTEN) at most once per half bound */
+    uint64_t out_posted;    /* session: response bytes (prefixes included) posted */
+    uint64_t out_reported;  /* session: bytes the socket side reported written */
+    uint64_t written_total; /* socket side: output bytes written */
+    uint64_t written_reported; /* socket side: written_total at the last WRITTEN */
 };
 
 /* A message between the state loop and a network loop. Commands (state ->
  * network): OPEN, RESPOND, NONE, CLOSE, CLOSING, MUTE, MEM_WAKE, STOP.
- * Events (network -> state): PRINCIPAL, FRAME, CLOSED. */
+ * Events (network -> state): PRINCIPAL, FRAME, WRITTEN (seq = output bytes
+ * written so far), CLOSED. */
 typedef enum {
     MSG_OPEN, MSG_RESPOND, MSG_NONE, MSG_CLOSE, MSG_CLOSING, MSG_MUTE, MSG_MEM_WAKE, MSG_STOP,
-    MSG_PRINCIPAL, MSG_FRAME, MSG_CLOSED
+    MSG_PRINCIPAL, MSG_FRAME, MSG_WRITTEN, MSG_CLOSED
 } net_msg_type_t;
 
 struct net_msg {

@@ -115,9 +115,14 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
     }
 }
 
+/* The socket's output is (by the estimate) at output_max_bytes. */
+static bool out_full(const bk_net_conn_t *s) {
+    return s->out_posted - s->out_reported >= s->net->cfg.output_max_bytes;
+}
+
 /* Hand held frames out while the session may take them. */
 static void deliver_held(bk_net_conn_t *s) {
-    while (s->held && !s->muted && !s->closed && !s->closing) {
+    while (s->held && !s->muted && !s->closed && !s->closing && !out_full(s)) {
         net_msg_t *m = s->held;
         s->held = m->next;
         if (!s->held) s->held_tail = NULL;
@@ -158,7 +163,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
             }
             break;
         }
-        if (s->muted || s->held) {
+        if (s->muted || s->held || out_full(s)) {
             m->next = NULL;
             if (s->held_tail) s->held_tail->next = m;
             else s->held = m;
@@ -166,6 +171,11 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
             return;
         }
         deliver(s, m);
+        break;
+    case MSG_WRITTEN:
+        if (!s || s->closed) break;
+        if (m->seq > s->out_reported) s->out_reported = m->seq;
+        deliver_held(s);
         break;
     case MSG_CLOSED:
         if (s) session_release(net, s);
@@ -210,6 +220,7 @@ int bk__session_complete(bk_net_conn_t *s, bk_net_slot_t slot, bool none, struct
     }
     m->seq = slot.seq;
     m->body = body;
+    if (body) s->out_posted += 4 + evbuffer_get_length(body);
     bk__loop_post(&s->loop->cmd, m);
     return BK_NET_OK;
 }
