@@ -1,16 +1,18 @@
 /* bench_handoff — what the network loops (num.network.threads) cost and
  * buy: one in-process bk_net on 127.0.0.1 whose handler answers at once
- * (an echo), driven by one client thread with 8 connections keeping 32
- * small requests each in flight, for 1, 2 and 4 loops.
+ * (an echo), driven by one client thread keeping 8 connections x 32 small
+ * requests in flight: with 1 loop (every socket on the state loop), then
+ * with 2 and 4 loops using only connections on loops 1.. (accept hands
+ * connections out round robin: connection i is on loop i % N), so every
+ * request crosses the hand-off both ways.
  *
- * Figures (no assertion; this machine has 2 cores shared with the client):
- * - requests/s through accept -> network loop -> state loop -> network
- *   loop -> socket;
- * - state-loop CPU ns per request: the serial share that bounds scaling
- *   (with 1 loop it includes the socket work; with more, sockets of loops
- *   1.. cost the state loop only the hand-off both ways and the handler).
- * The hand-off cost per request is read from the two: see broker/net/README.md
- * "Network loops". */
+ * Figures (no assertion; this machine has 2 cores, shared with the client):
+ * - requests/s;
+ * - state-loop CPU ns per request: the serial share that bounds scaling.
+ *   With 1 loop it is socket work + handler; through the hand-off it is
+ *   hand-off both ways (post, wake, drain) + handler: the difference is
+ *   what moving a socket off the state loop saves (or costs) it;
+ * - network-loop CPU ns per request (process CPU - client - state loop). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +93,12 @@ static void sample_state_cpu(int which) {
     pthread_mutex_unlock(&g_sync.mu);
 }
 
+static uint64_t process_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int connect_to(uint16_t port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -112,8 +121,15 @@ static void run(uint32_t loops) {
     if (bk_net_listen(g_net, "127.0.0.1", 0, &port) != BK_NET_OK) abort();
     if (pthread_create(&g_thr, NULL, loop_main, NULL) != 0) abort();
 
-    int fds[CONNS];
-    for (int i = 0; i < CONNS; i++) fds[i] = connect_to(port);
+    /* connection i lands on loop i % loops: keep those of loops 1.. */
+    int fds[CONNS], idle[CONNS * 4];
+    int nidle = 0;
+    for (int i = 0, used = 0; used < CONNS; i++) {
+        int fd = connect_to(port);
+        if (loops > 1 && i % (int)loops == 0) idle[nidle++] = fd;
+        else fds[used++] = fd;
+        usleep(2000);   /* accepted one by one, in order */
+    }
     uint8_t req[4 + REQ_BYTES];
     req[0] = 0, req[1] = 0, req[2] = 0, req[3] = REQ_BYTES;
     memset(req + 4, 'x', REQ_BYTES);
@@ -124,7 +140,7 @@ static void run(uint32_t loops) {
         if (write(fds[i], batch, sizeof batch) != (ssize_t)sizeof batch) abort();
         pend[i] = sizeof batch;
     }
-    uint64_t done = 0, t0 = 0;
+    uint64_t done = 0, t0 = 0, cpu0 = 0, cli0 = 0;
     uint64_t start = mono_ns();
     bool measuring = false;
     static uint8_t rbuf[1 << 16];
@@ -135,6 +151,8 @@ static void run(uint32_t loops) {
             done = 0;
             t0 = now;
             sample_state_cpu(0);
+            cpu0 = process_cpu_ns();
+            cli0 = thread_cpu_ns();
         }
         if (measuring && now - t0 > (uint64_t)RUN_MS * 1000000u) break;
         struct pollfd pf[CONNS];
@@ -156,14 +174,18 @@ static void run(uint32_t loops) {
         }
     }
     uint64_t wall = mono_ns() - t0;
+    uint64_t cli = thread_cpu_ns() - cli0, cpu = process_cpu_ns() - cpu0;
     sample_state_cpu(1);
     double secs = (double)wall / 1e9;
     double state_ns = (double)(g_state_ns_at[1] - g_state_ns_at[0]);
-    bk_net_stats_t st;
-    bk_net_stats(g_net, &st);   /* figures only; racy reads of atomics are fine */
-    printf("loops=%u: %.0f requests/s, state-loop CPU %.0f ns/request (%.0f%% of a core)\n", loops,
-           (double)done / secs, state_ns / (double)done, 100.0 * state_ns / (double)wall);
+    double netl_ns = (double)cpu - (double)cli - state_ns;
+    if (loops == 1) netl_ns = 0;
+    printf("loops=%u (%s): %.0f requests/s, state loop %.0f ns CPU/request (%.0f%% of a core), "
+           "network loops %.0f ns CPU/request\n", loops, loops == 1 ? "sockets on the state loop"
+           : "sockets on loops 1..", (double)done / secs, state_ns / (double)done,
+           100.0 * state_ns / (double)wall, netl_ns / (double)done);
     for (int i = 0; i < CONNS; i++) close(fds[i]);
+    for (int i = 0; i < nidle; i++) close(idle[i]);
     event_base_loopbreak(g_base);
     pthread_join(g_thr, NULL);
     bk_net_free(g_net);
