@@ -377,7 +377,7 @@ static void report_written(bk_net_conn_t *c) {
     if (!m) return;   /* the next write reports it */
     m->seq = c->written_total;
     c->written_reported = c->written_total;
-    bk__loop_post(&c->loop->evq, m);
+    bk__loop_post_batched(&c->loop->evq, m);
 }
 
 static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
@@ -412,7 +412,7 @@ static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len) {
     m->frame = block;
     m->len = len;
     m->prepared = net->cfg.on_prepare ? net->cfg.on_prepare(block, len, net->cfg.ctx) : NULL;
-    bk__loop_post(&c->loop->evq, m);
+    bk__loop_post_batched(&c->loop->evq, m);
     return true;
 }
 

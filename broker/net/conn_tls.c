@@ -122,7 +122,7 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
                     return BK_NET_TLS_HS_FAILED;
                 }
                 m->cert = cert;
-                bk__loop_post(&c->loop->evq, m);
+                bk__loop_post_batched(&c->loop->evq, m);
             }
             log_path(c);
             return BK_NET_TLS_HS_DONE;

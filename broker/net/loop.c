@@ -44,19 +44,51 @@ static void msg_free(bk_net_t *net, net_msg_t *m) {
     free(m);
 }
 
+static void wake(net_queue_t *q) {
+    uint64_t one = 1;
+    while (write(q->efd, &one, sizeof one) < 0 && errno == EINTR) {}
+}
+
 void bk__loop_post(net_queue_t *q, net_msg_t *m) {
     m->next = NULL;
     if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
-    bool was_empty = q->head == NULL;
+    /* a batched post's wake still due goes now too: its writer's loop
+     * may never run its flush again (bk_net_free's STOP comes after the
+     * state loop has stopped) */
+    bool was_empty = q->head == NULL || q->wake_due;
+    q->wake_due = false;
     if (q->tail) q->tail->next = m;
     else q->head = m;
     q->tail = m;
     if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
-    if (!was_empty) return;
-    uint64_t one = 1;
     /* an eventfd write fails only if the counter would overflow (never:
      * the reader resets it) or on EINTR */
-    while (write(q->efd, &one, sizeof one) < 0 && errno == EINTR) {}
+    if (was_empty) wake(q);
+}
+
+void bk__loop_post_batched(net_queue_t *q, net_msg_t *m) {
+    m->next = NULL;
+    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    if (!q->head) q->wake_due = true;
+    if (q->tail) q->tail->next = m;
+    else q->head = m;
+    q->tail = m;
+    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    if (q->flush_armed) return;
+    q->flush_armed = true;
+    event_active(q->flush_ev, EV_TIMEOUT, 1);
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    net_queue_t *q = arg;
+    q->flush_armed = false;
+    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    bool due = q->wake_due;
+    q->wake_due = false;
+    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    if (due) wake(q);
 }
 
 static net_msg_t *queue_take(net_queue_t *q) {
@@ -69,19 +101,23 @@ static net_msg_t *queue_take(net_queue_t *q) {
     return m;
 }
 
-static int queue_init(net_queue_t *q, struct event_base *base, event_callback_fn cb, void *arg) {
+static int queue_init(net_queue_t *q, struct event_base *reader, struct event_base *writer, event_callback_fn cb,
+                      void *arg) {
     q->efd = -1;
     if (pthread_mutex_init(&q->mu, NULL) != 0) return -1;
     q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (q->efd < 0) return -1;
-    q->ev = event_new(base, q->efd, EV_READ | EV_PERSIST, cb, arg);
+    q->ev = event_new(reader, q->efd, EV_READ | EV_PERSIST, cb, arg);
     if (!q->ev || event_add(q->ev, NULL) != 0) return -1;
-    return 0;
+    q->flush_ev = event_new(writer, -1, 0, flush_cb, q);
+    return q->flush_ev ? 0 : -1;
 }
 
 static void queue_fini(bk_net_t *net, net_queue_t *q) {
     if (q->ev) event_free(q->ev);
     q->ev = NULL;
+    if (q->flush_ev) event_free(q->flush_ev);
+    q->flush_ev = NULL;
     if (q->efd >= 0) {
         for (net_msg_t *m = queue_take(q), *next; m; m = next) {
             next = m->next;
@@ -230,7 +266,7 @@ void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, ev
     m->salen = salen;
     m->lst = l;
     m->ssl = ssl;
-    bk__loop_post(&loop->cmd, m);
+    bk__loop_post_batched(&loop->cmd, m);
 }
 
 void bk__net_mem_released(bk_net_t *net, net_loop_t *here) {
@@ -269,10 +305,10 @@ int bk__loops_new(bk_net_t *net) {
         l->cmd.efd = l->evq.efd = -1;
         l->base = i == 0 ? net->base : event_base_new();
         if (!l->base) return -1;
-        if (queue_init(&l->cmd, l->base, cmd_cb, l) != 0) return -1;
+        if (queue_init(&l->cmd, l->base, net->base, cmd_cb, l) != 0) return -1;
         if (l->remote) {
             l->table = calloc(net->cfg.conns_max, sizeof *l->table);
-            if (!l->table || queue_init(&l->evq, net->base, evq_cb, l) != 0) return -1;
+            if (!l->table || queue_init(&l->evq, net->base, l->base, evq_cb, l) != 0) return -1;
         }
         l->sweep_ev = event_new(l->base, -1, EV_PERSIST, sweep_cb, l);
         if (!l->sweep_ev || event_add(l->sweep_ev, &sec) != 0) return -1;

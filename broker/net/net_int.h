@@ -154,12 +154,18 @@ struct net_msg {
 };
 
 /* A FIFO between two threads: mutex + list, an eventfd that the reader's
- * event watches; the writer writes it only when the list was empty. */
+ * event watches; the writer writes it only when the list was empty.
+ * Batched posts (from the queue's own writer thread) wake the reader once
+ * per pass of the writer's loop: flush_ev, on the writer's base, runs after
+ * the callbacks of the current pass and writes the eventfd then. */
 typedef struct {
     pthread_mutex_t mu;
     net_msg_t *head, *tail;
+    bool wake_due;              /* under mu: a batched post found the list empty */
     int efd;
-    struct event *ev;
+    struct event *ev;           /* reader side */
+    struct event *flush_ev;     /* writer side */
+    bool flush_armed;           /* writer thread only */
 } net_queue_t;
 
 /* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
@@ -279,7 +285,8 @@ void bk__net_conn_free(bk_net_t *net, bk_net_conn_t *conn);
 int bk__loops_new(bk_net_t *net);        /* 0 or -1 */
 int bk__loops_start(bk_net_t *net);      /* threads; 0 or -1 */
 void bk__loops_free(bk_net_t *net);      /* stops and joins the threads, frees what is queued */
-void bk__loop_post(net_queue_t *q, net_msg_t *m);
+void bk__loop_post(net_queue_t *q, net_msg_t *m);          /* any thread, wakes now */
+void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer thread */
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
 /* a socket connection of a remote loop was freed: post CLOSED */
 void bk__loop_conn_gone(bk_net_conn_t *c);

@@ -62,7 +62,7 @@ static void drop_held(bk_net_conn_t *s, bool answer_none) {
             net_msg_t *n = bk__msg_new(MSG_NONE, s->id);
             if (n) {
                 n->seq = m->seq;
-                bk__loop_post(&s->loop->cmd, n);
+                bk__loop_post_batched(&s->loop->cmd, n);
             }
         }
         msg_drop(s->net, m);
@@ -157,7 +157,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
             net_msg_t *n = bk__msg_new(MSG_NONE, s->id);
             if (n) {
                 n->seq = m->seq;
-                bk__loop_post(&s->loop->cmd, n);
+                bk__loop_post_batched(&s->loop->cmd, n);
             } else {
                 bk__session_close(s);
             }
@@ -221,7 +221,7 @@ int bk__session_complete(bk_net_conn_t *s, bk_net_slot_t slot, bool none, struct
     m->seq = slot.seq;
     m->body = body;
     if (body) s->out_posted += 4 + evbuffer_get_length(body);
-    bk__loop_post(&s->loop->cmd, m);
+    bk__loop_post_batched(&s->loop->cmd, m);
     return BK_NET_OK;
 }
 
@@ -233,7 +233,7 @@ void bk__session_close(bk_net_conn_t *s) {
     net_msg_t *m = s->close_msg;
     s->close_msg = NULL;
     m->conn_id = s->id;
-    bk__loop_post(&s->loop->cmd, m);
+    bk__loop_post_batched(&s->loop->cmd, m);
 }
 
 void bk__session_close_after_flush(bk_net_conn_t *s) {
@@ -245,7 +245,7 @@ void bk__session_close_after_flush(bk_net_conn_t *s) {
     }
     s->closing = true;
     drop_held(s, true);
-    bk__loop_post(&s->loop->cmd, m);
+    bk__loop_post_batched(&s->loop->cmd, m);
 }
 
 static void session_mute_cb(evutil_socket_t fd, short what, void *arg) {
@@ -278,7 +278,7 @@ int bk__session_mute_until(bk_net_conn_t *s, int64_t until_mono_ms) {
     /* the socket side stops reading; frames already on their way wait in
      * `held` until the timer above ends the mute here */
     m->until_ms = until_mono_ms;
-    bk__loop_post(&s->loop->cmd, m);
+    bk__loop_post_batched(&s->loop->cmd, m);
     return BK_NET_OK;
 }
 
