@@ -369,15 +369,14 @@ _Static_assert((int)BK_CFG_SEC_PLAINTEXT == (int)BK_NET_SEC_PLAINTEXT && (int)BK
                (int)BK_CFG_SEC_SASL_PLAINTEXT == (int)BK_NET_SEC_SASL_PLAINTEXT &&
                (int)BK_CFG_SEC_SASL_SSL == (int)BK_NET_SEC_SASL_SSL, "security enums agree");
 
-/* num.network.threads (its range bounds it to BK_NET_LOOPS_MAX). Unset:
- * one loop for now, not one per core: on this 2-core machine more loops
- * cost throughput for small requests (bench_handoff, broker/net/README.md
- * "Network loops"), so the default stays the measured-best until the
- * hand-off is cheaper. One per core would be
- * min(sysconf(_SC_NPROCESSORS_ONLN), BK_NET_LOOPS_MAX). */
+/* num.network.threads (its range bounds it to BK_NET_LOOPS_MAX), or one
+ * loop per core when unset, at most BK_NET_LOOPS_MAX (broker/net/README.md
+ * "Network loops": figures of 1 vs 2 loops on this 2-core machine). */
 static uint32_t net_loops(const bk_cfg_t *cfg) {
     if (!bk_cfg_is_null(cfg, BK_CFG_NUM_NETWORK_THREADS)) return (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_NETWORK_THREADS);
-    return 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    return cores > BK_NET_LOOPS_MAX ? BK_NET_LOOPS_MAX : (uint32_t)cores;
 }
 
 static int start_net(bk_node_t *n, char *err, size_t len) {
@@ -394,7 +393,7 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
     fprintf(stderr, "skiff: node %d: %u network loop%s (num.network.threads%s)\n", n->id, nc.loops,
-            nc.loops == 1 ? "" : "s", bk_cfg_is_null(n->cfg, BK_CFG_NUM_NETWORK_THREADS) ? " unset" : "");
+            nc.loops == 1 ? "" : "s", bk_cfg_is_null(n->cfg, BK_CFG_NUM_NETWORK_THREADS) ? " unset: one per core" : "");
     if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);
