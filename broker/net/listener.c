@@ -85,6 +85,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     for (uint32_t i = 0; i < cfg->conns_max; i++) net->free_idx[i] = cfg->conns_max - 1 - i;
     net->free_n = cfg->conns_max;
     net->conns_limit = cfg->conns_max;
+    net->loop_next = net->cfg.loops > 1 ? 1 : 0;
     return net;
 }
 
@@ -241,7 +242,8 @@ static int64_t ip_count(const bk_net_t *net, const uint8_t *addr, uint8_t len) {
 }
 
 /* The loop with the fewest connections, round robin among equals (the
- * state loop's own counts like the others). */
+ * state loop's own counts like the others; the first goes to loop 1, so
+ * with few connections they are on network loops, off the state loop). */
 static net_loop_t *pick_loop(bk_net_t *net) {
     uint32_t n = net->cfg.loops, best = net->loop_next % n;
     for (uint32_t k = 1; k < n; k++) {
@@ -447,6 +449,7 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg) {
             bk_net_conn_close(c);
         }
     }
+    bk__loops_flush(net);   /* stopped_fn may stop the state loop before its flush */
     bk_net_stopped_fn fn = net->stopped_fn;
     net->stopped_fn = NULL;
     fn(net, net->stopped_arg);

@@ -79,16 +79,24 @@ void bk__loop_post_batched(net_queue_t *q, net_msg_t *m) {
     event_active(q->flush_ev, EV_TIMEOUT, 1);
 }
 
-static void flush_cb(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    net_queue_t *q = arg;
-    q->flush_armed = false;
+static void flush_now(net_queue_t *q) {
     if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
     bool due = q->wake_due;
     q->wake_due = false;
     if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
     if (due) wake(q);
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    net_queue_t *q = arg;
+    q->flush_armed = false;
+    flush_now(q);
+}
+
+void bk__loops_flush(bk_net_t *net) {
+    for (uint32_t i = 1; i < net->cfg.loops; i++) flush_now(&net->loops[i].cmd);
 }
 
 static net_msg_t *queue_take(net_queue_t *q) {

@@ -287,6 +287,9 @@ int bk__loops_start(bk_net_t *net);      /* threads; 0 or -1 */
 void bk__loops_free(bk_net_t *net);      /* stops and joins the threads, frees what is queued */
 void bk__loop_post(net_queue_t *q, net_msg_t *m);          /* any thread, wakes now */
 void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer thread */
+/* state loop: wake the loops for commands posted in this pass now (the
+ * state loop may stop before its flush runs: shutdown deadline) */
+void bk__loops_flush(bk_net_t *net);
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
 /* a socket connection of a remote loop was freed: post CLOSED */
 void bk__loop_conn_gone(bk_net_conn_t *c);

@@ -3,7 +3,8 @@
  * (an echo), driven by one client thread keeping 8 connections x 32 small
  * requests in flight: with 1 loop (every socket on the state loop), then
  * with 2 and 4 loops using only connections on loops 1.. (accept hands
- * connections out round robin: connection i is on loop i % N), so every
+ * connections out round robin from loop 1: connection i is on loop
+ * (i + 1) % N), so every
  * request crosses the hand-off both ways.
  *
  * Figures (no assertion; this machine has 2 cores, shared with the client):
@@ -121,12 +122,12 @@ static void run(uint32_t loops) {
     if (bk_net_listen(g_net, "127.0.0.1", 0, &port) != BK_NET_OK) abort();
     if (pthread_create(&g_thr, NULL, loop_main, NULL) != 0) abort();
 
-    /* connection i lands on loop i % loops: keep those of loops 1.. */
+    /* connection i lands on loop (i + 1) % loops: keep those of loops 1.. */
     int fds[CONNS], idle[CONNS * 4];
     int nidle = 0;
     for (int i = 0, used = 0; used < CONNS; i++) {
         int fd = connect_to(port);
-        if (loops > 1 && i % (int)loops == 0) idle[nidle++] = fd;
+        if (loops > 1 && (i + 1) % (int)loops == 0) idle[nidle++] = fd;
         else fds[used++] = fd;
         usleep(2000);   /* accepted one by one, in order */
     }
