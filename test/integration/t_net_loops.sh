@@ -128,6 +128,9 @@ loops_with_frames=$(awk '$1 ~ /^skiff_net_loop_frames_total\{loop="[1-9]/ && $2 
 sk_check "frames handed off by more than one network loop ($loops_with_frames)" test "$loops_with_frames" -ge 2
 sk_check "the loop gauges exist for loops 0..3" \
   test "$(grep -c '^skiff_net_loop_connections{loop="[0-3]"}' <<<"$metrics")" -eq 4
+health=$(curl -s --max-time 5 "http://127.0.0.1:$P_ADM/v1/health")
+sk_check "/v1/health lists the 4 network loops" \
+  "$SK_PY" -c 'import json, sys; l = json.loads(sys.argv[1])["network_loops"]; sys.exit(0 if [x["loop"] for x in l] == [0, 1, 2, 3] and sum(x["frames_handed_off"] for x in l) > 0 else 1)' "$health"
 
 # SIGTERM with clients connected: a consumer waiting on a long fetch on
 # every loop (one per connection) must not keep the node from exiting 0
