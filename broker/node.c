@@ -370,6 +370,16 @@ _Static_assert((int)BK_CFG_SEC_PLAINTEXT == (int)BK_NET_SEC_PLAINTEXT && (int)BK
                (int)BK_CFG_SEC_SASL_PLAINTEXT == (int)BK_NET_SEC_SASL_PLAINTEXT &&
                (int)BK_CFG_SEC_SASL_SSL == (int)BK_NET_SEC_SASL_SSL, "security enums agree");
 
+/* num.network.threads (its range bounds it to BK_NET_LOOPS_MAX), or one
+ * loop per core when unset, at most BK_NET_LOOPS_MAX (broker/net/README.md
+ * "Network loops": figures of 1 vs 2 loops on this 2-core machine). */
+static uint32_t net_loops(const bk_cfg_t *cfg) {
+    if (!bk_cfg_is_null(cfg, BK_CFG_NUM_NETWORK_THREADS)) return (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_NETWORK_THREADS);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    return cores > BK_NET_LOOPS_MAX ? BK_NET_LOOPS_MAX : (uint32_t)cores;
+}
+
 static int start_net(bk_node_t *n, char *err, size_t len) {
     bk_net_config_t nc;
     bk_net_config_default(&nc);
@@ -383,11 +393,14 @@ static int start_net(bk_node_t *n, char *err, size_t len) {
     nc.on_prepare = bk_api_prepare_frame;
     nc.prepared_free = bk_api_prepared_free;
     nc.ctx = n;
+    nc.loops = net_loops(n->cfg);
     if (bk_broker_metrics_start(n) != KP_OK) return fail(err, len, "out of memory (metrics)");
     n->net = bk_net_new(n->base, &nc);
     if (!n->net) return fail(err, len, "cannot create the network server");
     bk_api_prepare_init();      /* ended after bk_net_free (bk_broker_free) */
     if (!(n->req_pool = bk_api_req_pool_new())) return fail(err, len, "out of memory (request pool)");
+    fprintf(stderr, "skiff: node %d: %u network loop%s (num.network.threads%s)\n", n->id, nc.loops,
+            nc.loops == 1 ? "" : "s", bk_cfg_is_null(n->cfg, BK_CFG_NUM_NETWORK_THREADS) ? " unset: one per core" : "");
     if (!net_limits(n)) return fail(err, len, "max.connections.per.ip.overrides: cannot be applied");
     size_t nl = 0;
     const bk_cfg_listener_t *ls = bk_cfg_listeners(n->cfg, &nl);

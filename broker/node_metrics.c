@@ -78,6 +78,21 @@ static void collect_net(bk_mx_emit_t *e, void *arg, int what) {
     }
 }
 static void collect_accept_failures(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 0); }
+
+/* Per network loop (num.network.threads): connections and hand-offs. */
+static void collect_loops(bk_mx_emit_t *e, void *arg, bool frames) {
+    bk_node_t *n = arg;
+    if (!n->net) return;
+    for (uint32_t i = 0; i < bk_net_loops(n->net); i++) {
+        bk_net_loop_stats_t ls;
+        bk_net_loop_stats(n->net, i, &ls);
+        char name[12];
+        snprintf(name, sizeof name, "%u", i);
+        bk_mx_emit(e, (const char *[]){ name }, (double)(frames ? ls.frames_posted : ls.conns_open));
+    }
+}
+static void collect_loop_conns(bk_mx_emit_t *e, void *arg) { collect_loops(e, arg, false); }
+static void collect_loop_frames(bk_mx_emit_t *e, void *arg) { collect_loops(e, arg, true); }
 static void collect_closed(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 1); }
 static void collect_refused(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 2); }
 
@@ -282,6 +297,8 @@ int bk_broker_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_OFFLINE_PARTITIONS, read_offline);
     bk_mx_set_collector(n->metrics, BK_MX_ACCEPT_FAILURES_TOTAL, collect_accept_failures, n);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_CLOSED_TOTAL, collect_closed, n);
+    bk_mx_set_collector(n->metrics, BK_MX_NET_LOOP_CONNECTIONS, collect_loop_conns, n);
+    bk_mx_set_collector(n->metrics, BK_MX_NET_LOOP_FRAMES_TOTAL, collect_loop_frames, n);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_REFUSED_TOTAL, collect_refused, n);
     gauge_fn(n, BK_MX_OPEN_FDS, read_fds);
     gauge_fn(n, BK_MX_OPEN_FDS_LIMIT, read_fds_limit);

@@ -29,6 +29,19 @@ static void net_json(bk_http_json_t *j, const bk_node_t *n, const bk_net_pressur
     bk_http_json_kv_i64(j, "request_memory_budget_bytes", np->request_memory_budget);
     bk_http_json_kv_u64(j, "request_memory_waiting_connections", st.mem_waiting);
     bk_http_json_kv_u64(j, "accept_failures", st.accept_failures);
+    /* num.network.threads: what each loop serves (loop 0 is the state loop) */
+    bk_http_json_key(j, "network_loops");
+    bk_http_json_arr_begin(j);
+    for (uint32_t i = 0; n->net && i < bk_net_loops(n->net); i++) {
+        bk_net_loop_stats_t ls;
+        bk_net_loop_stats(n->net, i, &ls);
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_u64(j, "loop", i);
+        bk_http_json_kv_u64(j, "connections", ls.conns_open);
+        bk_http_json_kv_u64(j, "frames_handed_off", ls.frames_posted);
+        bk_http_json_obj_end(j);
+    }
+    bk_http_json_arr_end(j);
 }
 
 static void get_health(bk_http_req_t *req, void *ctx) {

@@ -109,6 +109,12 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_CONNECTIONS_REFUSED_TOTAL] = { "skiff_connections_refused_total",
         "Connections closed at accept, by limit (max_connections, per_ip).", C, 1, { "limit" }, 0,
         NULL, 0 },
+    [BK_MX_NET_LOOP_CONNECTIONS] = { "skiff_net_loop_connections",
+        "Kafka connections whose socket each network loop serves (num.network.threads; loop 0 is the "
+        "state loop).", G, 1, { "loop" }, 0, NULL, 0 },
+    [BK_MX_NET_LOOP_FRAMES_TOTAL] = { "skiff_net_loop_frames_total",
+        "Requests a network loop handed to the state loop (0 for loop 0, which needs no hand-off).", C, 1,
+        { "loop" }, 0, NULL, 0 },
     [BK_MX_LOG_LINES_SUPPRESSED_TOTAL] = { "skiff_log_lines_suppressed_total",
         "Connection log lines suppressed by the rate limit.", C, 0, { 0 }, 0, NULL, 0 },
     [BK_MX_CLEANER_PASSES_TOTAL] = { "skiff_cleaner_passes_total",

@@ -32,12 +32,15 @@
 #include <sys/types.h>
 
 #include <event2/buffer.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
 
 #include "broker/net/clock.h"
 #include "broker/net/net_int.h"
 #include "broker/net/tls.h"
 
 static void pump(bk_net_conn_t *c);
+static void report_written(bk_net_conn_t *c);
 
 static uint64_t inflight(const bk_net_conn_t *c) {
     assert(c->seq_flush <= c->seq_next);
@@ -68,12 +71,34 @@ static size_t page_round(size_t n) {
     return (n + page - 1) / page * page;
 }
 
-static void big_free(bk_net_t *net, uint8_t *p, size_t cap, size_t counted) {
-    assert(net->stats.queued_bytes >= counted);
-    net->stats.queued_bytes -= counted;
+static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
+    bk_net_t *net = loop->net;
     /* munmap of a mapping we made with this length cannot fail */
     if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
-    bk__conn_mem_released(net);
+    uint64_t before = __atomic_fetch_sub(&net->queued_bytes, (uint64_t)counted, __ATOMIC_ACQ_REL);
+    assert(before >= counted);
+    (void)before;
+    bk__net_mem_released(net, loop);
+}
+
+/* Reserves `counted` bytes of queued.max.request.bytes for a frame whose
+ * connection holds `old_big` (released later by big_free): one node-wide
+ * budget shared by every loop, so an atomic compare-and-swap. */
+static bool budget_reserve(bk_net_t *net, size_t old_big, size_t counted) {
+    uint64_t cur = __atomic_load_n(&net->queued_bytes, __ATOMIC_ACQUIRE);
+    for (;;) {
+        assert(cur >= old_big);
+        if (net->cfg.queued_bytes_max >= 0 && cur - old_big + counted > (uint64_t)net->cfg.queued_bytes_max)
+            return false;
+        if (__atomic_compare_exchange_n(&net->queued_bytes, &cur, cur + counted, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            break;
+    }
+    uint64_t now = cur + counted;
+    uint64_t peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&net->queued_bytes_peak, &peak, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return true;
 }
 
 /* Gives an empty connection's buffer back: chunk-sized ones to the pool
@@ -82,28 +107,20 @@ static void in_release(bk_net_conn_t *c) {
     assert(c->in_len == 0);
     c->in_off = 0;
     if (!c->in) return;
-    bk_net_t *net = c->net;
-    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
-    else if (c->in_cap == in_chunk(net) && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    net_loop_t *loop = c->loop;
+    if (c->in_big) big_free(loop, c->in, c->in_cap, c->in_counted);
+    else if (c->in_cap == in_chunk(c->net) && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = NULL;
     c->in_cap = 0;
     c->in_big = false;
 }
 
-void bk__conn_in_pool_free(bk_net_t *net) {
-    while (net->in_pool_n > 0) free(net->in_pool[--net->in_pool_n]);
+void bk__conn_in_pool_free(net_loop_t *loop) {
+    while (loop->in_pool_n > 0) free(loop->in_pool[--loop->in_pool_n]);
 }
 
 typedef enum { ROOM_OK, ROOM_NOMEM, ROOM_WAIT } room_t;
-
-/* Would growing the counted input memory from `old_big` to `cap` bytes for
- * one connection stay within queued.max.request.bytes? */
-static bool budget_allows(const bk_net_t *net, size_t old_big, size_t cap) {
-    if (net->cfg.queued_bytes_max < 0) return true;
-    assert(net->stats.queued_bytes >= old_big);
-    return net->stats.queued_bytes - old_big + cap <= (uint64_t)net->cfg.queued_bytes_max;
-}
 
 /* Makes room after the unconsumed input for the next read: for the rest of
  * the current frame when its size prefix is in, else for a chunk. The
@@ -130,6 +147,7 @@ static bool budget_allows(const bk_net_t *net, size_t old_big, size_t cap) {
  * small produce batches) served while large partial frames hold the budget. */
 static room_t in_make_room(bk_net_conn_t *c) {
     bk_net_t *net = c->net;
+    net_loop_t *loop = c->loop;
     size_t chunk = in_chunk(net);
     size_t want = chunk;
     if (c->in_len >= 4) {
@@ -141,8 +159,8 @@ static room_t in_make_room(bk_net_conn_t *c) {
     assert(want > c->in_len); /* a complete frame would have been handed out */
     if (!c->in) {
         assert(c->in_len == 0 && c->in_off == 0 && want <= chunk);
-        if (net->in_pool_n > 0) {
-            c->in = net->in_pool[--net->in_pool_n];
+        if (loop->in_pool_n > 0) {
+            c->in = loop->in_pool[--loop->in_pool_n];
         } else {
             c->in = malloc(chunk);
             if (!c->in) return ROOM_NOMEM;
@@ -162,20 +180,22 @@ static room_t in_make_room(bk_net_conn_t *c) {
     size_t cap = page_round(want);
     size_t counted = want - 4; /* the frame's size: a budget of socket.request.max.bytes holds one */
     size_t old_big = c->in_big ? c->in_counted : 0;
-    if (!budget_allows(net, old_big, counted)) return ROOM_WAIT;
+    if (!budget_reserve(net, old_big, counted)) return ROOM_WAIT;
     void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return ROOM_NOMEM;
+    if (m == MAP_FAILED) {
+        (void)__atomic_fetch_sub(&net->queued_bytes, (uint64_t)counted, __ATOMIC_ACQ_REL);
+        bk__net_mem_released(net, loop);
+        return ROOM_NOMEM;
+    }
     memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
-    if (c->in_big) big_free(net, c->in, c->in_cap, c->in_counted);
-    else if (c->in_cap == chunk && net->in_pool_n < BK_NET_IN_POOL_MAX) net->in_pool[net->in_pool_n++] = c->in;
+    if (c->in_big) big_free(loop, c->in, c->in_cap, c->in_counted);
+    else if (c->in_cap == chunk && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = m;
     c->in_off = 0;
     c->in_cap = cap;
     c->in_big = true;
     c->in_counted = counted;
-    net->stats.queued_bytes += counted;
-    if (net->stats.queued_bytes > net->stats.queued_bytes_peak) net->stats.queued_bytes_peak = net->stats.queued_bytes;
     return ROOM_OK;
 }
 
@@ -209,11 +229,15 @@ static void drop_slots(bk_net_conn_t *c) {
         slot->body = NULL;
         slot->state = SLOT_PENDING;
     }
-    c->net->stats.requests_inflight -= inflight(c);
+    LST_SUB(&c->loop->stats, requests_inflight, inflight(c));
     c->seq_flush = c->seq_next;
 }
 
 void bk_net_conn_close(bk_net_conn_t *c) {
+    if (c->session) {
+        bk__session_close(c);
+        return;
+    }
     if (c->closed) return;
     c->closed = true;
     /* Close the socket now so the peer sees it at once, even if the loop
@@ -230,12 +254,18 @@ void bk_net_conn_close(bk_net_conn_t *c) {
     drop_slots(c);
     if (c->mem_wait) {
         c->mem_wait = false;
-        c->net->stats.mem_waiting--;
+        LST_SUB(&c->loop->stats, mem_waiting, 1);
         event_del(c->hup_ev);
     }
-    assert(c->net->stats.conns_open > 0);
-    c->net->stats.conns_open--;
-    bk__net_conn_closed(c->net);
+    LST_SUB(&c->loop->stats, conns_open, 1);
+    if (!c->loop->remote) {
+        /* a remote loop's connection counts until its CLOSED event
+         * reaches the state loop (loop.c) */
+        assert(c->net->stats.conns_open > 0 && c->loop->assigned > 0);
+        c->net->stats.conns_open--;
+        c->loop->assigned--;
+        bk__net_conn_closed(c->net);
+    }
     if (!c->in_pump) schedule_resume(c);
 }
 
@@ -266,13 +296,13 @@ static void flush_slots(bk_net_conn_t *c) {
                 bk_net_conn_close(c);
                 return;
             }
-            c->net->stats.bytes_out += sizeof prefix + len;
+            LST_ADD(&c->loop->stats, bytes_out, sizeof prefix + len);
             evbuffer_free(slot->body);
         }
         slot->body = NULL;
         slot->state = SLOT_PENDING;
         c->seq_flush++;
-        c->net->stats.requests_inflight--;
+        LST_SUB(&c->loop->stats, requests_inflight, 1);
     }
 }
 
@@ -313,6 +343,7 @@ static void write_out(bk_net_conn_t *c) {
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) {
             c->active_ms = c->write_ok_ms = bk__net_mono_ms();
+            c->written_total += (uint64_t)n;
             continue;
         }
         /* libevent 2.1 returns 0, not -1, when sendfile(2) of a file range
@@ -328,7 +359,25 @@ static void write_out(bk_net_conn_t *c) {
     if (set_event(c->write_ev, &c->writing, output_len(c) > 0 || c->hs_wants_write) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
         bk_net_conn_close(c);
+        return;
     }
+    report_written(c);
+}
+
+/* A network loop tells the session what it wrote once the output is at
+ * most half its bound and half a bound has been written since the last
+ * report: enough for a session holding frames at the bound to go on (all
+ * it posted written = at least a bound unreported), at most one message
+ * per output_max_bytes / 2 written. */
+static void report_written(bk_net_conn_t *c) {
+    if (!c->loop->remote || c->closed) return;
+    size_t half = c->net->cfg.output_max_bytes / 2;
+    if (output_len(c) > half || c->written_total - c->written_reported < half) return;
+    net_msg_t *m = bk__msg_new(MSG_WRITTEN, c->id);
+    if (!m) return;   /* the next write reports it */
+    m->seq = c->written_total;
+    c->written_reported = c->written_total;
+    bk__loop_post_batched(&c->loop->evq, m);
 }
 
 static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
@@ -341,8 +390,30 @@ static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
     else
         bk_net_log_close(c->net, "bad frame size", "net: closing connection %s: frame size %d is negative or above "
                          "socket.request.max.bytes %d", c->peer, size, c->net->cfg.request_max_bytes);
-    c->net->stats.conns_bad_frame++;
+    LST_ADD(&c->loop->stats, conns_bad_frame, 1);
     bk_net_conn_close(c);
+}
+
+/* A network loop's frame: copied into its own block, prepared, posted to
+ * the state loop (session.c hands it to on_frame). */
+static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len) {
+    bk_net_t *net = c->net;
+    net_msg_t *m = bk__msg_new(MSG_FRAME, c->id);
+    uint8_t *block = malloc(len ? len : 1);
+    if (!m || !block) {
+        free(m);
+        free(block);
+        return false;
+    }
+    memcpy(block, frame, len);
+    LST_ADD(&c->loop->stats, frame_copy_bytes, len);
+    LST_ADD(&c->loop->stats, frames_posted, 1);
+    m->seq = c->seq_current;
+    m->frame = block;
+    m->len = len;
+    m->prepared = net->cfg.on_prepare ? net->cfg.on_prepare(block, len, net->cfg.ctx) : NULL;
+    bk__loop_post_batched(&c->loop->evq, m);
+    return true;
 }
 
 /* Hand one complete frame to the handler. Returns false when no complete
@@ -362,9 +433,23 @@ static bool handle_one(bk_net_conn_t *c) {
     conn_slot_t *slot = ring_at(c, c->seq_next);
     assert(slot->state == SLOT_PENDING && slot->body == NULL);
     c->seq_current = c->seq_next++;
-    c->net->stats.requests_inflight++;
-    c->net->stats.requests_total++;
-    c->net->stats.bytes_in += 4 + (size_t)size;
+    LST_ADD(&c->loop->stats, requests_inflight, 1);
+    LST_ADD(&c->loop->stats, requests_total, 1);
+    LST_ADD(&c->loop->stats, bytes_in, 4 + (size_t)size);
+    if (c->loop->remote) {
+        /* a network loop: the frame goes to the state loop in its own
+         * block (the one copy), prepared here, answered later by a
+         * RESPOND command like any deferred answer */
+        if (!post_frame(c, frame, (size_t)size)) {
+            bk_net_log_close(c->net, "out of memory for input", "net: closing connection %s: out of memory "
+                             "for a frame", c->peer);
+            bk_net_conn_close(c);
+            return false;
+        }
+        c->in_off += 4 + (size_t)size;
+        c->in_len -= 4 + (size_t)size;
+        return true;
+    }
     c->frame = frame;
     c->frame_len = (size_t)size;
     c->frame_taken = false;
@@ -389,6 +474,7 @@ static bool handle_one(bk_net_conn_t *c) {
  * reuse: a handler that keeps it gets its own block, the one user-space
  * copy of these bytes (the socket read them into place, see in_make_room). */
 uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
+    if (c->session) return bk__session_take_frame(c);
     assert(c->in_handler);
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
@@ -396,7 +482,7 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     uint8_t *own = malloc(c->frame_len ? c->frame_len : 1);
     if (!own) return NULL;
     memcpy(own, c->frame, c->frame_len);
-    c->net->stats.frame_copy_bytes += c->frame_len;
+    LST_ADD(&c->loop->stats, frame_copy_bytes, c->frame_len);
     return own;
 }
 
@@ -501,8 +587,8 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
          * socket until memory is released (bk__conn_mem_released) */
         assert(!c->mem_wait);
         c->mem_wait = true;
-        c->net->stats.mem_waiting++;
-        c->net->stats.mem_waits++;
+        LST_ADD(&c->loop->stats, mem_waiting, 1);
+        LST_ADD(&c->loop->stats, mem_waits, 1);
         if (event_add(c->hup_ev, NULL) != 0)   /* then only the idle timeout frees its budget */
             fprintf(stderr, "skiff: connection %s: cannot watch for the peer leaving while paused for memory\n",
                     c->peer);
@@ -556,14 +642,36 @@ static void write_cb(evutil_socket_t fd, short what, void *arg) {
     if (!c->closed && output_len(c) <= c->net->cfg.output_max_bytes / 2) pump(c);
 }
 
-bk_net_conn_t *bk__conn_new(bk_net_t *net, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
-                            int salen) {
+void bk__conn_set_peer(bk_net_conn_t *c, const struct sockaddr *sa, int salen) {
+    char host[48] = "?";
+    uint16_t port = 0;
+    if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in4 = (const void *)sa;
+        evutil_inet_ntop(AF_INET, &in4->sin_addr, host, sizeof host);
+        port = ntohs(in4->sin_port);
+        memcpy(c->addr, &in4->sin_addr, 4);
+        c->addr_len = 4;
+    } else if (sa->sa_family == AF_INET6 && salen >= (int)sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *in6 = (const void *)sa;
+        evutil_inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+        memcpy(c->addr, &in6->sin6_addr, 16);
+        c->addr_len = 16;
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
+}
+
+bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen, struct ssl_st *ssl) {
+    bk_net_t *net = loop->net;
     bk_net_conn_t *c = calloc(1, sizeof *c);
     if (!c) {
+        if (ssl) SSL_free(ssl);
         evutil_closesocket(fd);
         return NULL;
     }
     c->net = net;
+    c->loop = loop;
     c->fd = fd;
     c->listener = l->name;
     c->lst = l;
@@ -571,37 +679,28 @@ bk_net_conn_t *bk__conn_new(bk_net_t *net, net_listener_t *l, evutil_socket_t fd
     memcpy(c->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->out = evbuffer_new();
-    c->resume_ev = event_new(net->base, -1, 0, resume_cb, c);
-    c->read_ev = event_new(net->base, fd, EV_READ | EV_PERSIST, read_cb, c);
-    c->write_ev = event_new(net->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
-    c->hup_ev = event_new(net->base, fd, EV_CLOSED | EV_PERSIST, hup_cb, c);
+    c->resume_ev = event_new(loop->base, -1, 0, resume_cb, c);
+    c->read_ev = event_new(loop->base, fd, EV_READ | EV_PERSIST, read_cb, c);
+    c->write_ev = event_new(loop->base, fd, EV_WRITE | EV_PERSIST, write_cb, c);
+    c->hup_ev = event_new(loop->base, fd, EV_CLOSED | EV_PERSIST, hup_cb, c);
     if (!c->ring || !c->out || !c->resume_ev || !c->read_ev || !c->write_ev || !c->hup_ev) goto fail;
     /* file ranges (bk_net_resp_add_file) go out with sendfile(2), not mmap */
     if (evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) goto fail;
-    char host[48] = "?";
-    uint16_t port = 0;
-    if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
-        const struct sockaddr_in *in4 = (const void *)sa;
-        evutil_inet_ntop(AF_INET, &in4->sin_addr, host, sizeof host);
-        port = ntohs(in4->sin_port);
-    } else if (sa->sa_family == AF_INET6 && salen >= (int)sizeof(struct sockaddr_in6)) {
-        const struct sockaddr_in6 *in6 = (const void *)sa;
-        evutil_inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-        port = ntohs(in6->sin6_port);
-    }
-    snprintf(c->peer, sizeof c->peer, "%s:%u", host, (unsigned)port);
-    if (sa->sa_family == AF_INET && salen >= (int)sizeof(struct sockaddr_in)) {
-        memcpy(c->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-        c->addr_len = 4;
-    } else if (sa->sa_family == AF_INET6 && salen >= (int)sizeof(struct sockaddr_in6)) {
-        memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-        c->addr_len = 16;
-    }
+    bk__conn_set_peer(c, sa, salen);
     c->active_ms = c->write_ok_ms = bk__net_mono_ms();
-    if (l->tls && bk__tls_conn_start(c) != 0) goto fail;
+    if (ssl) {
+        struct ssl_st *s = ssl;
+        ssl = NULL;
+        if (bk__tls_conn_start(c, s) != 0) goto fail;
+    }
     if (set_event(c->read_ev, &c->reading, true) != 0) goto fail;
+    c->lnext = loop->conns;
+    if (loop->conns) loop->conns->lprev = c;
+    loop->conns = c;
+    LST_ADD(&loop->stats, conns_open, 1);
     return c;
 fail:
+    if (ssl) SSL_free(ssl);
     bk__tls_conn_free(c);
     if (c->read_ev) event_free(c->read_ev); /* also deletes it if added */
     if (c->write_ev) event_free(c->write_ev);
@@ -617,6 +716,11 @@ fail:
 void bk__conn_free(bk_net_conn_t *c) {
     assert(c->closed);
     assert(!c->in_pump);
+    assert(!c->session);
+    net_loop_t *loop = c->loop;
+    if (c->lprev) c->lprev->lnext = c->lnext;
+    else loop->conns = c->lnext;
+    if (c->lnext) c->lnext->lprev = c->lprev;
     event_free(c->resume_ev); /* also cancels a pending activation */
     event_free(c->read_ev);   /* read_ev, write_ev: deleted by bk_net_conn_close already */
     event_free(c->write_ev);
@@ -646,12 +750,13 @@ static void mute_cb(evutil_socket_t fd, short what, void *arg) {
 }
 
 int bk_net_conn_mute_until(bk_net_conn_t *c, int64_t until_mono_ms) {
+    if (c->session) return bk__session_mute_until(c, until_mono_ms);
     if (c->closed) return BK_NET_ERR_GONE;
     int64_t now = (int64_t)(bk_net_mono_ns() / 1000000u);
     if (until_mono_ms <= now) return BK_NET_OK;
     if (c->muted && until_mono_ms <= c->mute_until_ms) return BK_NET_OK;   /* a longer mute stands */
     if (!c->mute_ev) {
-        c->mute_ev = evtimer_new(c->net->base, mute_cb, c);
+        c->mute_ev = evtimer_new(c->loop->base, mute_cb, c);
         if (!c->mute_ev) return BK_NET_ERR_SYS;
     }
     int64_t ms = until_mono_ms - now;
@@ -699,6 +804,7 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *c) {
 
 /* Common checks for completing a slot; consumes `body` on failure. */
 static int complete(bk_net_conn_t *c, bk_net_slot_t slot, slot_state_t state, struct evbuffer *body) {
+    if (c->session) return bk__session_complete(c, slot, state == SLOT_NONE, body);
     if (c->closed) {
         if (body) evbuffer_free(body);
         return BK_NET_ERR_GONE;
@@ -743,6 +849,10 @@ int bk_net_conn_respond_none(bk_net_conn_t *c, bk_net_slot_t slot) {
 }
 
 void bk_net_conn_close_after_flush(bk_net_conn_t *c) {
+    if (c->session) {
+        bk__session_close_after_flush(c);
+        return;
+    }
     if (c->closed || c->closing) return;
     c->closing = true;
     /* whatever the peer sends from now on is read and discarded by pump();
@@ -753,16 +863,15 @@ void bk_net_conn_close_after_flush(bk_net_conn_t *c) {
 
 bool bk__conn_is_open(const bk_net_conn_t *c) { return !c->closed; }
 
-/* Memory went back to the budget: every connection paused for it tries
- * again (one more read each; those that still do not fit pause again).
- * O(table) per release, only while some connection waits. */
-void bk__conn_mem_released(bk_net_t *net) {
-    if (net->stats.mem_waiting == 0) return;
-    for (uint32_t i = 0; i < net->cfg.conns_max && net->stats.mem_waiting > 0; i++) {
-        bk_net_conn_t *c = net->conns[i];
-        if (!c || c->closed || !c->mem_wait) continue;
+/* Memory went back to the budget: every connection of this loop paused
+ * for it tries again (one more read each; those that still do not fit
+ * pause again). O(connections of the loop) per release, only while some
+ * connection waits. Other loops are woken by bk__net_mem_released. */
+void bk__conn_mem_retry(net_loop_t *loop) {
+    for (bk_net_conn_t *c = loop->conns; c && LST_GET(&loop->stats, mem_waiting) > 0; c = c->lnext) {
+        if (c->closed || !c->mem_wait) continue;
         c->mem_wait = false;
-        net->stats.mem_waiting--;
+        LST_SUB(&loop->stats, mem_waiting, 1);
         event_del(c->hup_ev);
         update_read(c);
     }
@@ -773,12 +882,15 @@ void bk__conn_mem_released(bk_net_t *net) {
  * purgatory keeps its connection) and those whose output has not moved for
  * write_stall_ms (a peer that stopped reading: its queued responses, file
  * ranges included, would be held for as long as it stays connected).
- * O(table) per second. */
-void bk__conn_sweep(bk_net_t *net) {
+ * Connections paused for the budget try again (a release on another loop
+ * that raced with their pause is seen here at the latest).
+ * O(connections of the loop) per second. */
+void bk__conn_sweep(net_loop_t *loop) {
+    bk_net_t *net = loop->net;
     int64_t now = bk__net_mono_ms();
-    for (uint32_t i = 0; i < net->cfg.conns_max; i++) {
-        bk_net_conn_t *c = net->conns[i];
-        if (!c || c->closed || c->in_pump) continue;
+    if (LST_GET(&loop->stats, mem_waiting) > 0) bk__conn_mem_retry(loop);
+    for (bk_net_conn_t *c = loop->conns; c; c = c->lnext) {
+        if (c->closed || c->in_pump) continue;
         if (c->ssl && !c->hs_done && now - c->born_ms >= BK_NET_TLS_HANDSHAKE_MS) {
             bk_net_log_close(net, "tls handshake timeout", "net: closing connection %s on listener %s: TLS "
                              "handshake not finished after %d ms", c->peer, c->listener, BK_NET_TLS_HANDSHAKE_MS);
@@ -789,19 +901,22 @@ void bk__conn_sweep(bk_net_t *net) {
             bk_net_log_close(net, "write stalled", "net: closing connection %s: %zu response bytes not taken "
                              "by the peer for %lld ms (socket.write.stall.ms)", c->peer, output_len(c),
                              (long long)(now - c->write_ok_ms));
-            net->stats.conns_stall_closed++;
+            LST_ADD(&loop->stats, conns_stall_closed, 1);
             bk_net_conn_close(c);
             continue;
         }
         if (net->cfg.idle_ms > 0 && inflight(c) == 0 && output_len(c) == 0 && now - c->active_ms >= net->cfg.idle_ms) {
             bk_net_log_close(net, "idle", "net: closing connection %s: idle for %lld ms (connections.max.idle.ms)",
                              c->peer, (long long)(now - c->active_ms));
-            net->stats.conns_idle_closed++;
+            LST_ADD(&loop->stats, conns_idle_closed, 1);
             bk_net_conn_close(c);
         }
     }
-    (void)bk_net_ratelog_flush(&net->close_log, now);
-    net->stats.log_suppressed = net->close_log.dropped_total;
+    if (loop->index == 0) {
+        if (pthread_mutex_lock(&net->log_mu) != 0) assert(!"log mutex");
+        (void)bk_net_ratelog_flush(&net->close_log, now);
+        if (pthread_mutex_unlock(&net->log_mu) != 0) assert(!"log mutex");
+    }
 }
 
 void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) {
@@ -811,6 +926,19 @@ void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) {
     int len = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (len < 0) return;
-    (void)bk_net_ratelog(&net->close_log, bk__net_mono_ms(), cause, "%s", line);
-    net->stats.log_suppressed = net->close_log.dropped_total;
+    (void)bk__net_ratelog(net, cause, "%s", line);
+}
+
+/* The limiter is shared by every loop: one mutex (lines are rare). */
+bool bk__net_ratelog(bk_net_t *net, const char *cause, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (len < 0) return false;
+    if (pthread_mutex_lock(&net->log_mu) != 0) assert(!"log mutex");
+    bool said = bk_net_ratelog(&net->close_log, bk__net_mono_ms(), cause, "%s", line);
+    if (pthread_mutex_unlock(&net->log_mu) != 0) assert(!"log mutex");
+    return said;
 }

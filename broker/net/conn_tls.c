@@ -28,10 +28,18 @@
 #include "broker/net/net_int.h"
 #include "broker/net/tls.h"
 
-int bk__tls_conn_start(bk_net_conn_t *c) {
+/* On the state loop: the context is the listener's current one (a reload
+ * swaps it there), and the SSL keeps its own reference to it. */
+SSL *bk__tls_ssl_new(net_listener_t *l) {
     ERR_clear_error();
-    c->ssl = SSL_new(bk_net_tls_ctx(c->lst->tls));
-    if (!c->ssl) return -1;
+    SSL *ssl = SSL_new(bk_net_tls_ctx(l->tls));
+    if (!ssl) ERR_clear_error();
+    return ssl;
+}
+
+int bk__tls_conn_start(bk_net_conn_t *c, SSL *ssl) {
+    ERR_clear_error();
+    c->ssl = ssl;
     if (SSL_set_fd(c->ssl, c->fd) != 1) {
         SSL_free(c->ssl);
         c->ssl = NULL;
@@ -80,8 +88,7 @@ static const char *hs_reason(bk_net_conn_t *c, int ret, int e, char *why, size_t
 }
 
 static void log_path(bk_net_conn_t *c) {
-    if (c->lst->path_logged) return;
-    c->lst->path_logged = true;
+    if (__atomic_exchange_n(&c->lst->path_logged, true, __ATOMIC_RELAXED)) return;
     char why[160] = "";
     if (c->ktls_send) {
         fprintf(stderr, "skiff: net: listener %s: kTLS send on (fetch data leaves by sendfile)\n", c->listener);
@@ -98,6 +105,28 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
     if (r == 1) {
         c->hs_done = true;
         c->hs_wants_write = false;
+#ifdef BIO_get_ktls_send
+        c->ktls_send = BIO_get_ktls_send(SSL_get_wbio(c->ssl)) == 1;
+#endif
+        if (c->loop->remote) {
+            /* the mapping rules are the state loop's (a reconfigure
+             * changes them there): the certificate goes to the session,
+             * ahead of any frame of this connection (one FIFO) */
+            X509 *cert = SSL_get1_peer_certificate(c->ssl);
+            if (cert) {
+                net_msg_t *m = bk__msg_new(MSG_PRINCIPAL, c->id);
+                if (!m) {
+                    X509_free(cert);
+                    bk_net_log_close(c->net, "out of memory", "net: closing connection %s: out of memory",
+                                     c->peer);
+                    return BK_NET_TLS_HS_FAILED;
+                }
+                m->cert = cert;
+                bk__loop_post_batched(&c->loop->evq, m);
+            }
+            log_path(c);
+            return BK_NET_TLS_HS_DONE;
+        }
         char principal[BK_NET_PRINCIPAL_MAX + 1];
         if (bk_net_tls_principal(c->lst->tls, c->ssl, principal, sizeof principal) != 0) {
             bk_net_log_close(c->net, "tls principal", "net: closing connection %s on listener %s: no rule of "
@@ -107,12 +136,9 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
         }
         bk_net_conn_set_principal(c, principal);
         if (strcmp(principal, BK_NET_PRINCIPAL_ANONYMOUS) != 0)
-            (void)bk_net_ratelog(&c->net->close_log, bk__net_mono_ms(), "tls client certificate",
-                                 "net: connection %s on listener %s: client certificate, principal %s", c->peer,
-                                 c->listener, principal);
-#ifdef BIO_get_ktls_send
-        c->ktls_send = BIO_get_ktls_send(SSL_get_wbio(c->ssl)) == 1;
-#endif
+            (void)bk__net_ratelog(c->net, "tls client certificate",
+                                  "net: connection %s on listener %s: client certificate, principal %s", c->peer,
+                                  c->listener, principal);
         log_path(c);
         return BK_NET_TLS_HS_DONE;
     }
@@ -169,7 +195,7 @@ ssize_t bk__tls_read(bk_net_conn_t *c, uint8_t *buf, size_t len) {
 
 /* Moves at most one chunk of the output into c->tp through the pipe. */
 static int take_chunk(bk_net_conn_t *c) {
-    bk_net_t *net = c->net;
+    net_loop_t *net = c->loop;   /* the pipe of this loop (one thread) */
     size_t avail = evbuffer_get_length(c->out);
     if (!c->tp && !(c->tp = malloc(BK_NET_TLS_CHUNK))) return -1;
     size_t want = avail < (size_t)net->tls_pipe_cap ? avail : (size_t)net->tls_pipe_cap;
@@ -204,6 +230,7 @@ int bk__tls_write(bk_net_conn_t *c) {
         if (w > 0) {
             c->tp_off += (size_t)w;
             c->tp_len -= (size_t)w;
+            c->written_total += (uint64_t)w;
             c->active_ms = c->write_ok_ms = bk__net_mono_ms();
             continue;
         }
@@ -215,4 +242,22 @@ int bk__tls_write(bk_net_conn_t *c) {
     free(c->tp); /* idle connections hold no chunk */
     c->tp = NULL;
     return 0;
+}
+
+bool bk__tls_session_principal(bk_net_conn_t *s, X509 *cert) {
+    char principal[BK_NET_PRINCIPAL_MAX + 1];
+    int rc = bk_net_tls_cert_principal(s->lst->tls, cert, principal, sizeof principal);
+    X509_free(cert);
+    if (rc != 0) {
+        bk_net_log_close(s->net, "tls principal", "net: closing connection %s on listener %s: no rule of "
+                         "ssl.principal.mapping.rules maps the certificate subject '%s'", s->peer, s->listener,
+                         principal);
+        return false;
+    }
+    bk_net_conn_set_principal(s, principal);
+    if (strcmp(principal, BK_NET_PRINCIPAL_ANONYMOUS) != 0)
+        (void)bk__net_ratelog(s->net, "tls client certificate",
+                              "net: connection %s on listener %s: client certificate, principal %s", s->peer,
+                              s->listener, principal);
+    return true;
 }

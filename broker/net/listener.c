@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <openssl/ssl.h>
 
 #include "broker/net/clock.h"
 #include "broker/net/net_int.h"
@@ -43,20 +44,17 @@ void bk_net_config_default(bk_net_config_t *cfg) {
     cfg->queued_bytes_max = BK_NET_QUEUED_BYTES_MAX_DEFAULT;
     cfg->idle_ms = BK_NET_IDLE_MS_DEFAULT;
     cfg->write_stall_ms = BK_NET_WRITE_STALL_MS_DEFAULT;
+    cfg->loops = 1;
 }
 
 static bool config_valid(const bk_net_config_t *cfg) {
     return cfg->on_frame && (!cfg->on_prepare || cfg->prepared_free) && cfg->request_max_bytes >= 0 && cfg->inflight_max >= 1 &&
            cfg->inflight_max <= BK_NET_INFLIGHT_MAX_LIMIT && cfg->output_max_bytes >= 1 &&
-           cfg->conns_max >= 1 && cfg->queued_bytes_max >= -1;
+           cfg->conns_max >= 1 && cfg->queued_bytes_max >= -1 && cfg->loops <= BK_NET_LOOPS_MAX;
 }
 
 static void stop_cb(evutil_socket_t fd, short what, void *arg);
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg);
-
-static void sweep_cb(evutil_socket_t fd, short what, void *arg) {
-    bk__conn_sweep(arg);
-}
 
 bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     assert(base && cfg);
@@ -65,19 +63,21 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     if (!net) return NULL;
     net->base = base;
     net->cfg = *cfg;
+    if (net->cfg.loops == 0) net->cfg.loops = 1;
+    if (pthread_mutex_init(&net->log_mu, NULL) != 0) {
+        free(net);
+        return NULL;
+    }
     net->conns = calloc(cfg->conns_max, sizeof *net->conns);
     net->generation = calloc(cfg->conns_max, sizeof *net->generation);
     net->free_idx = calloc(cfg->conns_max, sizeof *net->free_idx);
     net->deadline_ev = evtimer_new(base, stop_cb, net);
     net->accept_ev = evtimer_new(base, accept_resume_cb, net);
-    net->sweep_ev = event_new(base, -1, EV_PERSIST, sweep_cb, net);
     bk_net_ratelog_init(&net->close_log, BK_NET_RATELOG_BURST_DEFAULT, BK_NET_RATELOG_WINDOW_MS_DEFAULT);
     net->per_ip_max = INT64_MAX;
-    net->tls_pipe[0] = net->tls_pipe[1] = -1;
     net->accept_backoff_ms = BK_NET_ACCEPT_BACKOFF_MIN_MS;
-    const struct timeval sec = { 1, 0 };
     if (!net->conns || !net->generation || !net->free_idx || !net->deadline_ev || !net->accept_ev ||
-        !net->sweep_ev || event_add(net->sweep_ev, &sec) != 0) {
+        bk__loops_new(net) != 0 || bk__loops_start(net) != 0) {
         bk_net_free(net);
         return NULL;
     }
@@ -85,6 +85,7 @@ bk_net_t *bk_net_new(struct event_base *base, const bk_net_config_t *cfg) {
     for (uint32_t i = 0; i < cfg->conns_max; i++) net->free_idx[i] = cfg->conns_max - 1 - i;
     net->free_n = cfg->conns_max;
     net->conns_limit = cfg->conns_max;
+    net->loop_next = net->cfg.loops > 1 ? 1 : 0;
     return net;
 }
 
@@ -92,20 +93,33 @@ void bk_net_free(bk_net_t *net) {
     if (!net) return;
     for (uint32_t i = 0; i < net->listeners_n; i++) evconnlistener_free(net->lst[i].ev);
     net->listeners_n = 0;
+    /* the network loops first: their sockets close there, and what they
+     * posted (frames, CLOSED) is taken here after the join */
+    bk__loops_free(net);
     for (uint32_t i = 0; net->conns && i < net->cfg.conns_max; i++) {
         bk_net_conn_t *c = net->conns[i];
         if (!c) continue;
+        if (c->session) {
+            bk__session_free(c);
+            net->conns[i] = NULL;
+            continue;
+        }
         bk_net_conn_close(c);
         bk__net_conn_free(net, c);
     }
     if (net->deadline_ev) event_free(net->deadline_ev);
     if (net->accept_ev) event_free(net->accept_ev);
-    if (net->sweep_ev) event_free(net->sweep_ev);
-    bk__conn_in_pool_free(net);
-    if (net->tls_pipe[0] >= 0) {
-        close(net->tls_pipe[0]);
-        close(net->tls_pipe[1]);
+    if (net->loops) {
+        net_loop_t *l0 = &net->loops[0];
+        if (l0->sweep_ev) event_free(l0->sweep_ev);
+        bk__conn_in_pool_free(l0);
+        if (l0->tls_pipe[0] >= 0) {
+            close(l0->tls_pipe[0]);
+            close(l0->tls_pipe[1]);
+        }
+        free(net->loops);
     }
+    pthread_mutex_destroy(&net->log_mu);
     free(net->conns);
     free(net->generation);
     free(net->free_idx);
@@ -113,6 +127,13 @@ void bk_net_free(bk_net_t *net) {
 }
 
 void bk__net_conn_free(bk_net_t *net, bk_net_conn_t *c) {
+    if (c->loop->remote) {
+        /* a network loop's socket: the table entry is the session's,
+         * released when CLOSED reaches the state loop */
+        bk__loop_conn_gone(c);
+        bk__conn_free(c);
+        return;
+    }
     assert(net->conns[c->index] == c);
     assert(net->free_n < net->cfg.conns_max);
     net->conns[c->index] = NULL;
@@ -149,7 +170,39 @@ int bk_net_respond_none(bk_net_t *net, bk_net_slot_t slot) {
     return bk_net_conn_respond_none(c, slot);
 }
 
-void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) { *out = net->stats; }
+void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) {
+    *out = net->stats;
+    for (uint32_t i = 0; i < net->cfg.loops; i++) {
+        const net_loop_stats_t *st = &net->loops[i].stats;
+        out->conns_bad_frame += LST_GET(st, conns_bad_frame);
+        out->requests_inflight += LST_GET(st, requests_inflight);
+        out->requests_total += LST_GET(st, requests_total);
+        out->bytes_in += LST_GET(st, bytes_in);
+        out->bytes_out += LST_GET(st, bytes_out);
+        out->frame_copy_bytes += LST_GET(st, frame_copy_bytes);
+        out->conns_idle_closed += LST_GET(st, conns_idle_closed);
+        out->conns_stall_closed += LST_GET(st, conns_stall_closed);
+        out->mem_waits += LST_GET(st, mem_waits);
+        out->mem_waiting += LST_GET(st, mem_waiting);
+    }
+    out->queued_bytes = __atomic_load_n(&net->queued_bytes, __ATOMIC_RELAXED);
+    out->queued_bytes_peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
+    bk_net_t *mnet = (bk_net_t *)net;   /* the mutex, not the net, changes */
+    if (pthread_mutex_lock(&mnet->log_mu) != 0) assert(!"log mutex");
+    out->log_suppressed = net->close_log.dropped_total;
+    if (pthread_mutex_unlock(&mnet->log_mu) != 0) assert(!"log mutex");
+}
+
+uint32_t bk_net_loops(const bk_net_t *net) { return net->cfg.loops; }
+
+void bk_net_loop_stats(const bk_net_t *net, uint32_t i, bk_net_loop_stats_t *out) {
+    assert(i < net->cfg.loops);
+    const net_loop_t *l = &net->loops[i];
+    out->conns_open = l->assigned;
+    out->frames_posted = LST_GET(&l->stats, frames_posted);
+    out->bytes_in = LST_GET(&l->stats, bytes_in);
+    out->bytes_out = LST_GET(&l->stats, bytes_out);
+}
 
 void bk_net_set_conns_limit(bk_net_t *net, int64_t limit) {
     if (limit < 0) limit = 0;
@@ -188,6 +241,19 @@ static int64_t ip_count(const bk_net_t *net, const uint8_t *addr, uint8_t len) {
     return n;
 }
 
+/* The loop with the fewest connections, round robin among equals (the
+ * state loop's own counts like the others; the first goes to loop 1, so
+ * with few connections they are on network loops, off the state loop). */
+static net_loop_t *pick_loop(bk_net_t *net) {
+    uint32_t n = net->cfg.loops, best = net->loop_next % n;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t i = (net->loop_next + k) % n;
+        if (net->loops[i].assigned < net->loops[best].assigned) best = i;
+    }
+    net->loop_next = best + 1;
+    return &net->loops[best];
+}
+
 static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg) {
     net_listener_t *l = arg;
@@ -217,8 +283,20 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    bk_net_conn_t *c = bk__conn_new(net, l, fd, sa, salen); /* closes fd on failure */
+    SSL *ssl = NULL;
+    if (l->tls && !(ssl = bk__tls_ssl_new(l))) {
+        net->stats.conns_rejected++;
+        evutil_closesocket(fd);
+        return;
+    }
+    net_loop_t *loop = pick_loop(net);
+    bk_net_conn_t *c = loop->remote ? bk__session_new(net, loop, l, sa, salen)
+                                    : bk__conn_new(loop, l, fd, sa, salen, ssl); /* closes fd on failure */
     if (!c) {
+        if (loop->remote) {
+            if (ssl) SSL_free(ssl);
+            evutil_closesocket(fd);
+        }
         net->stats.conns_rejected++;
         return;
     }
@@ -229,6 +307,8 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     net->conns[idx] = c;
     net->stats.conns_open++;
     net->stats.conns_total++;
+    loop->assigned++;
+    if (loop->remote) bk__loop_hand_off(loop, c, l, fd, sa, salen, ssl);
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {
@@ -293,16 +373,21 @@ int bk_net_listen_on(bk_net_t *net, const bk_net_listener_config_t *lc, uint16_t
     bool wants_tls = lc->security == BK_NET_SEC_SSL || lc->security == BK_NET_SEC_SASL_SSL;
     if (!lc->name || strlen(lc->name) > BK_NET_LISTENER_NAME_MAX || wants_tls != (lc->tls != NULL))
         return BK_NET_ERR_INVALID;
-    if (wants_tls && net->tls_pipe[0] < 0) {
+    /* one pipe per loop for TLS output (conn_tls.c), made before the
+     * loop's thread can use it (it reads tls_pipe only for connections
+     * of a TLS listener, handed to it after this) */
+    for (uint32_t i = 0; wants_tls && i < net->cfg.loops; i++) {
+        net_loop_t *lp = &net->loops[i];
+        if (lp->tls_pipe[0] >= 0) continue;
         int p[2];
         if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return BK_NET_ERR_SYS;
         /* the pipe holds one chunk of TLS output (conn_tls.c); Linux's
          * default of 64 KiB is the chunk, asked for in case it is not */
         int cap = fcntl(p[1], F_SETPIPE_SZ, BK_NET_TLS_CHUNK);
         if (cap < 0) cap = fcntl(p[1], F_GETPIPE_SZ);
-        net->tls_pipe_cap = cap <= 0 ? 4096 : cap > BK_NET_TLS_CHUNK ? BK_NET_TLS_CHUNK : cap;
-        net->tls_pipe[0] = p[0];
-        net->tls_pipe[1] = p[1];
+        lp->tls_pipe_cap = cap <= 0 ? 4096 : cap > BK_NET_TLS_CHUNK ? BK_NET_TLS_CHUNK : cap;
+        lp->tls_pipe[0] = p[0];
+        lp->tls_pipe[1] = p[1];
     }
     const char *host = lc->host;
     uint16_t port = lc->port;
@@ -364,6 +449,7 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg) {
             bk_net_conn_close(c);
         }
     }
+    bk__loops_flush(net);   /* stopped_fn may stop the state loop before its flush */
     bk_net_stopped_fn fn = net->stopped_fn;
     net->stopped_fn = NULL;
     fn(net, net->stopped_arg);

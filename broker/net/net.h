@@ -1,7 +1,10 @@
 /* broker/net/net.h — Kafka listeners, connections, framing and ordered responses.
  *
  * Threading: every function here runs on the loop thread (the thread that
- * dispatches the event_base given to bk_net_new). Nothing here is locked.
+ * dispatches the event_base given to bk_net_new, the "state loop"). Nothing
+ * here is locked. With cfg.loops > 1 the sockets of most connections live
+ * on network-loop threads of the net's own (README "Network loops"); the
+ * calls below stay on the state loop and post to them.
  * Work done elsewhere (worker pool, timers) comes back to the loop thread
  * first and then answers through bk_net_respond with the slot it was given.
  *
@@ -134,7 +137,23 @@ typedef struct {
     void *ctx;                  /* passed to on_frame and on_prepare */
     bk_net_prepare_fn on_prepare;           /* optional */
     bk_net_prepared_free_fn prepared_free;  /* required with on_prepare */
+    /* num.network.threads: event loops serving sockets, 1..BK_NET_LOOPS_MAX.
+     * Loop 0 is `base` itself; loops 1.. are threads of the net's own. */
+    uint32_t loops;
 } bk_net_config_t;
+
+#define BK_NET_LOOPS_MAX 64
+
+/* What one network loop holds (bk_net_loop_stats). */
+typedef struct {
+    uint64_t conns_open;        /* connections whose socket this loop serves */
+    uint64_t frames_posted;     /* frames handed to the state loop (0 on loop 0) */
+    uint64_t bytes_in, bytes_out;
+} bk_net_loop_stats_t;
+/* Number of network loops (cfg.loops). */
+uint32_t bk_net_loops(const bk_net_t *net);
+/* Figures of loop i < bk_net_loops(net). */
+void bk_net_loop_stats(const bk_net_t *net, uint32_t i, bk_net_loop_stats_t *out);
 
 /* Counters, read with bk_net_stats. */
 typedef struct {

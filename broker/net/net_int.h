@@ -3,7 +3,9 @@
 #ifndef SKIFF_BK_NET_INT_H
 #define SKIFF_BK_NET_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <event2/buffer.h>
@@ -28,6 +30,8 @@ typedef struct net_listener {
 } net_listener_t;
 
 struct ssl_st;
+struct x509_st;
+typedef struct net_loop net_loop_t;
 
 typedef enum { SLOT_PENDING = 0, SLOT_READY, SLOT_NONE } slot_state_t;
 
@@ -36,8 +40,21 @@ typedef struct {
     struct evbuffer *body; /* owned while READY */
 } conn_slot_t;
 
+typedef struct net_msg net_msg_t;
+
+/* One of two kinds (README "Network loops"):
+ * - a socket connection (session == false): everything below about the
+ *   socket, run by the thread of `loop` only. With one loop, or on loop 0,
+ *   it is also what handlers get (as today).
+ * - a session (session == true): the state loop's side of a connection
+ *   that lives on network loop `loop` (1..N-1): id, peer, listener,
+ *   principal, auth, mute, the frame in the handler. Its calls post
+ *   commands to `loop`; `ring` only marks completed slots. */
 struct bk_net_conn_s {
     bk_net_t *net;
+    net_loop_t *loop;       /* the network loop the socket lives on */
+    bool session;           /* state-side object of a connection on another loop */
+    struct bk_net_conn_s *lnext, *lprev; /* socket connections of `loop` */
     uint64_t id;            /* generation << 32 | table index */
     uint32_t index;         /* position in net->conns */
     evutil_socket_t fd;     /* the socket; closed when the struct is freed */
@@ -94,11 +111,106 @@ struct bk_net_conn_s {
     bool muted;
     int64_t mute_until_ms;
     struct event *mute_ev;  /* timer ending the mute; created on first use */
+    /* session only: frames received while muted, delivered in order when
+     * the mute ends; gone = the socket side reported it closed */
+    net_msg_t *held, *held_tail;
+    uint8_t *frame_block;   /* the frame in the handler, owned until taken */
+    net_msg_t *close_msg;   /* made with the session: a close can always be posted */
+    /* output_max_bytes across the hand-off: the session holds frames while
+     * out_posted - out_reported (its estimate of the socket's output) is at
+     * the bound, as pump() stops handing out frames on loop 0; the socket
+     * side reports what it wrote (WRITTEN) at most once per half bound */
+    uint64_t out_posted;    /* session: response bytes (prefixes included) posted */
+    uint64_t out_reported;  /* session: bytes the socket side reported written */
+    uint64_t written_total; /* socket side: output bytes written */
+    uint64_t written_reported; /* socket side: written_total at the last WRITTEN */
+};
+
+/* A message between the state loop and a network loop. Commands (state ->
+ * network): OPEN, RESPOND, NONE, CLOSE, CLOSING, MUTE, MEM_WAKE, STOP.
+ * Events (network -> state): PRINCIPAL, FRAME, WRITTEN (seq = output bytes
+ * written so far), CLOSED. */
+typedef enum {
+    MSG_OPEN, MSG_RESPOND, MSG_NONE, MSG_CLOSE, MSG_CLOSING, MSG_MUTE, MSG_MEM_WAKE, MSG_STOP,
+    MSG_PRINCIPAL, MSG_FRAME, MSG_WRITTEN, MSG_CLOSED
+} net_msg_type_t;
+
+struct net_msg {
+    net_msg_t *next;
+    net_msg_type_t type;
+    uint64_t conn_id;
+    uint64_t seq;
+    struct evbuffer *body;      /* RESPOND */
+    uint8_t *frame;             /* FRAME: malloc'd block of len bytes */
+    size_t len;
+    void *prepared;             /* FRAME: on_prepare's result */
+    int64_t until_ms;           /* MUTE */
+    evutil_socket_t fd;         /* OPEN */
+    struct sockaddr_storage sa;
+    int salen;
+    struct net_listener *lst;   /* OPEN */
+    struct ssl_st *ssl;         /* OPEN (TLS listener): made on the state loop */
+    struct x509_st *cert;       /* PRINCIPAL: the client certificate (owned) */
+};
+
+/* A FIFO between two threads: mutex + list, an eventfd that the reader's
+ * event watches; the writer writes it only when the list was empty.
+ * Batched posts (from the queue's own writer thread) wake the reader once
+ * per pass of the writer's loop: flush_ev, on the writer's base, runs after
+ * the callbacks of the current pass and writes the eventfd then. */
+typedef struct {
+    pthread_mutex_t mu;
+    net_msg_t *head, *tail;
+    bool wake_due;              /* under mu: a batched post found the list empty */
+    int efd;
+    struct event *ev;           /* reader side */
+    struct event *flush_ev;     /* writer side */
+    bool flush_armed;           /* writer thread only */
+} net_queue_t;
+
+/* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
+typedef struct {
+    uint64_t conns_bad_frame, requests_inflight, requests_total, bytes_in, bytes_out, frame_copy_bytes;
+    uint64_t conns_idle_closed, conns_stall_closed, mem_waits, mem_waiting;
+    uint64_t frames_posted;     /* frames handed to the state loop */
+    uint64_t conns_open;        /* socket connections open on this loop */
+} net_loop_stats_t;
+
+#define LST_ADD(st, field, n) ((void)__atomic_add_fetch(&(st)->field, (uint64_t)(n), __ATOMIC_RELAXED))
+#define LST_SUB(st, field, n) ((void)__atomic_sub_fetch(&(st)->field, (uint64_t)(n), __ATOMIC_RELAXED))
+#define LST_GET(st, field) __atomic_load_n(&(st)->field, __ATOMIC_RELAXED)
+
+struct net_loop {
+    bk_net_t *net;
+    uint32_t index;             /* 0 = the state loop's own base */
+    bool remote;                /* index > 0: own thread, connections have sessions */
+    struct event_base *base;
+    pthread_t thread;
+    bool started;
+    bk_net_conn_t *conns;       /* socket connections of this loop (list) */
+    bk_net_conn_t **table;      /* remote: by table index (ids are the state's) */
+    net_queue_t cmd;            /* remote: state -> this loop */
+    net_queue_t evq;            /* remote: this loop -> state (drained on the state loop) */
+    net_loop_stats_t stats;
+    uint32_t assigned;          /* state loop only: connections handed to this loop, open */
+    struct event *sweep_ev;     /* once a second (idle, stall, budget waiters) */
+    bool stopped;               /* remote: the thread has been joined */
+    uint8_t *in_pool[BK_NET_IN_POOL_MAX];
+    uint32_t in_pool_n;
+    /* TLS output without kTLS (conn_tls.c), one pipe per loop */
+    int tls_pipe[2];
+    int tls_pipe_cap;
 };
 
 struct bk_net {
     struct event_base *base;
     bk_net_config_t cfg;
+    net_loop_t *loops;          /* cfg.loops entries; loops[0] runs on `base` */
+    uint32_t loop_next;         /* round robin among the least loaded */
+    uint64_t queued_bytes;      /* atomic: input memory counted against queued_bytes_max */
+    uint64_t queued_bytes_peak; /* atomic */
+    pthread_mutex_t log_mu;     /* close_log, used from every loop */
+    bool freeing;               /* bk_net_free: queued frames are dropped, not handled */
     net_listener_t lst[BK_NET_LISTENERS_MAX];
     uint32_t listeners_n;
     bk_net_conn_t **conns;      /* cfg.conns_max entries; NULL = free */
@@ -112,10 +224,6 @@ struct bk_net {
     bk_net_stopped_fn stopped_fn;
     void *stopped_arg;
     struct event *deadline_ev;
-    /* Idle input buffers of the default size (conn.c), so that a connection
-     * holds one only while it has unread bytes and reads need no malloc. */
-    uint8_t *in_pool[BK_NET_IN_POOL_MAX];
-    uint32_t in_pool_n;
     /* max.connections.per.ip and its overrides (listener.c) */
     int64_t per_ip_max;
     uint32_t ip_over_n;
@@ -125,32 +233,32 @@ struct bk_net {
     bool accept_paused;
     int64_t accept_emfile_last_ms;  /* monotonic ms of the last EMFILE/ENFILE, 0 = never */
     int64_t accept_backoff_ms;
-    /* once a second: idle / stalled connections, the log limiter (conn.c) */
-    struct event *sweep_ev;
-    bk_net_ratelog_t close_log;
-    /* TLS output without kTLS (conn_tls.c): file ranges reach user space
-     * by sendfile(2)/writev(2) of the output into this pipe and read(2)
-     * back, BK_NET_TLS_CHUNK at a time; one pipe per net, emptied each
-     * time (the loop is single-threaded). -1 until a TLS listener. */
-    int tls_pipe[2];
-    int tls_pipe_cap;           /* bytes the pipe holds (<= BK_NET_TLS_CHUNK) */
+    bk_net_ratelog_t close_log; /* under log_mu */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */
 int64_t bk__net_mono_ms(void);
-/* conn.c: the once-a-second pass (idle, stalled, budget waiters, log). */
-void bk__conn_sweep(bk_net_t *net);
-/* conn.c: an input buffer above the chunk was released: let the
- * connections waiting for the budget try again. */
-void bk__conn_mem_released(bk_net_t *net);
+/* conn.c: the once-a-second pass of one loop (idle, stalled, budget waiters, log). */
+void bk__conn_sweep(net_loop_t *loop);
+/* conn.c: connections of `loop` paused for the budget read again. */
+void bk__conn_mem_retry(net_loop_t *loop);
 
-/* conn.c: create (takes the fd in all cases) / free a closed connection. */
-bk_net_conn_t *bk__conn_new(bk_net_t *net, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
-                            int salen);
+/* conn.c: create a socket connection on `loop` (takes the fd and `ssl` in
+ * all cases; `ssl` is the TLS listener's, made by bk__tls_ssl_new on the
+ * state loop, NULL on a plain one) / free a closed connection. */
+bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
+                            int salen, struct ssl_st *ssl);
 
 /* conn_tls.c: TLS on a connection. */
-/* Sets up the SSL of a connection accepted on a TLS listener. 0 or -1. */
-int bk__tls_conn_start(bk_net_conn_t *c);
+/* A new SSL for a connection accepted on TLS listener l (the listener's
+ * current context), on the state loop. NULL when out of memory. */
+struct ssl_st *bk__tls_ssl_new(net_listener_t *l);
+/* Sets up `ssl` on the connection's socket. 0 or -1 (ssl then freed). */
+int bk__tls_conn_start(bk_net_conn_t *c, struct ssl_st *ssl);
+/* The state loop's side of a handshake finished on a network loop: maps
+ * the client certificate (owned; NULL = none) to the session's principal.
+ * false when no rule maps it (logged; the caller closes). */
+bool bk__tls_session_principal(bk_net_conn_t *s, struct x509_st *cert);
 /* Drives the handshake: DONE (the principal is set; read and write as
  * usual), WAIT (for the socket: hs_wants_write says which way), FAILED
  * (logged; the caller closes). */
@@ -166,11 +274,44 @@ bool bk__tls_pending(const bk_net_conn_t *c);
 void bk__tls_conn_free(bk_net_conn_t *c);
 void bk__conn_free(bk_net_conn_t *conn);
 /* conn.c: frees the idle input buffers of net (bk_net_free). */
-void bk__conn_in_pool_free(bk_net_t *net);
+void bk__conn_in_pool_free(net_loop_t *loop);
 bool bk__conn_is_open(const bk_net_conn_t *conn);
 /* listener.c: a connection was closed (conns_open already decremented). */
 void bk__net_conn_closed(bk_net_t *net);
-/* listener.c: release the closed connection's table entry and free it. */
+/* listener.c / loop.c: release the closed connection's table entry and free it. */
 void bk__net_conn_free(bk_net_t *net, bk_net_conn_t *conn);
+
+/* loop.c: the network loops. */
+int bk__loops_new(bk_net_t *net);        /* 0 or -1 */
+int bk__loops_start(bk_net_t *net);      /* threads; 0 or -1 */
+void bk__loops_free(bk_net_t *net);      /* stops and joins the threads, frees what is queued */
+void bk__loop_post(net_queue_t *q, net_msg_t *m);          /* any thread, wakes now */
+void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer thread */
+/* state loop: wake the loops for commands posted in this pass now (the
+ * state loop may stop before its flush runs: shutdown deadline) */
+void bk__loops_flush(bk_net_t *net);
+net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
+/* a socket connection of a remote loop was freed: post CLOSED */
+void bk__loop_conn_gone(bk_net_conn_t *c);
+/* memory went back to the budget: wake the loops with waiters */
+void bk__net_mem_released(bk_net_t *net, net_loop_t *here);
+/* hand an accepted socket to a network loop (state loop) */
+void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *session, net_listener_t *l, evutil_socket_t fd,
+                       const struct sockaddr *sa, int salen, struct ssl_st *ssl);
+/* the log limiter, from any loop */
+bool bk__net_ratelog(bk_net_t *net, const char *cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* session.c: the state-side calls on a session. */
+bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *l, const struct sockaddr *sa,
+                               int salen);
+void bk__session_free(bk_net_conn_t *s);
+void bk__session_event(bk_net_t *net, net_msg_t *m);   /* takes m */
+int bk__session_complete(bk_net_conn_t *s, bk_net_slot_t slot, bool none, struct evbuffer *body);
+void bk__session_close(bk_net_conn_t *s);
+void bk__session_close_after_flush(bk_net_conn_t *s);
+int bk__session_mute_until(bk_net_conn_t *s, int64_t until_mono_ms);
+uint8_t *bk__session_take_frame(bk_net_conn_t *s);
+/* conn.c: the peer text and address of an accepted socket */
+void bk__conn_set_peer(bk_net_conn_t *c, const struct sockaddr *sa, int salen);
 
 #endif

@@ -31,7 +31,9 @@ void bk_net_pressure(const bk_net_t *net, bk_net_pressure_t *out) {
     memset(out, 0, sizeof *out);
     int64_t now = bk__net_mono_ms();
     if (net) {
-        const bk_net_stats_t *st = &net->stats;
+        bk_net_stats_t sum;
+        bk_net_stats(net, &sum);   /* the loops' counters and the node-wide budget */
+        const bk_net_stats_t *st = &sum;
         out->accept_failing = recent(st->accept_fail_last_ms, now);
         out->fds_exhausted = recent(net->accept_emfile_last_ms, now);
         out->request_memory_bytes = st->queued_bytes;

@@ -332,6 +332,12 @@ const char *bk_net_tls_listener(const bk_net_tls_t *t) { return t->listener; }
 
 int bk_net_tls_principal(const bk_net_tls_t *t, SSL *ssl, char *out, size_t out_len) {
     X509 *peer = SSL_get1_peer_certificate(ssl);
+    int rc = bk_net_tls_cert_principal(t, peer, out, out_len);
+    X509_free(peer);
+    return rc;
+}
+
+int bk_net_tls_cert_principal(const bk_net_tls_t *t, X509 *peer, char *out, size_t out_len) {
     if (!peer) {
         snprintf(out, out_len, "%s", BK_NET_PRINCIPAL_ANONYMOUS);
         return 0;
@@ -353,7 +359,6 @@ int bk_net_tls_principal(const bk_net_tls_t *t, SSL *ssl, char *out, size_t out_
         snprintf(out, out_len, "(unreadable subject)");
     }
     BIO_free(b);
-    X509_free(peer);
     ERR_clear_error();
     return rc;
 }

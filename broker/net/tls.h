@@ -70,6 +70,10 @@ const char *bk_net_tls_listener(const bk_net_tls_t *t);
  * certificate. 0, or -1 when no rule maps the subject (Kafka refuses the
  * connection then) with the subject in out. */
 BK_NET_MUST_CHECK int bk_net_tls_principal(const bk_net_tls_t *t, struct ssl_st *ssl, char *out, size_t out_len);
+/* The same from the peer certificate (not consumed; NULL = none): for a
+ * handshake finished on a network loop, mapped on the state loop. */
+struct x509_st;
+BK_NET_MUST_CHECK int bk_net_tls_cert_principal(const bk_net_tls_t *t, struct x509_st *cert, char *out, size_t out_len);
 
 /* Kafka's ssl.cipher.suites (IANA names such as
  * TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 or TLS_AES_128_GCM_SHA256; OpenSSL's

@@ -198,7 +198,6 @@ START_TEST(test_defaults_are_kafkas) {
         { BK_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, 1000 },
         { BK_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS, 2000 },
         { BK_CFG_NUM_IO_THREADS, 8 },
-        { BK_CFG_NUM_NETWORK_THREADS, 3 },
         { BK_CFG_CONNECTIONS_MAX_IDLE_MS, 600000 },
     };
     struct { bk_cfg_key_t k; bool v; } bools[] = {

@@ -236,6 +236,10 @@ static void *loop_main(void *arg) {
     return NULL;
 }
 
+/* Network loops of the server under test: 1 (the state loop only), or
+ * several for the "loops" test case (num.network.threads). */
+static uint32_t G_LOOPS = 1;
+
 static void srv_start_cfg(const bk_net_config_t *cfg_in) {
     memset(&S, 0, sizeof S);
     S.file_fd = -1;
@@ -245,6 +249,7 @@ static void srv_start_cfg(const bk_net_config_t *cfg_in) {
     bk_net_config_t cfg = *cfg_in;
     cfg.on_frame = on_frame;
     cfg.ctx = &S;
+    if (cfg.loops <= 1) cfg.loops = G_LOOPS;
     S.net = bk_net_new(S.base, &cfg);
     ck_assert_ptr_nonnull(S.net);
     ck_assert_int_eq(bk_net_listen(S.net, "127.0.0.1", 0, &S.port), BK_NET_OK);
@@ -1420,6 +1425,72 @@ START_TEST(test_mute_then_close) {
 }
 END_TEST
 
+static void loops_setup(void) { G_LOOPS = 3; }
+
+typedef struct {
+    bk_net_loop_stats_t ls[8];
+    uint32_t n;
+} loop_figs_t;
+
+static void loop_figs_fn(void *arg) {
+    loop_figs_t *f = arg;
+    f->n = bk_net_loops(S.net);
+    for (uint32_t i = 0; i < f->n && i < 8; i++) bk_net_loop_stats(S.net, i, &f->ls[i]);
+}
+
+/* Connections spread over every loop, each answered in its own order with
+ * answers made now, by a timer and by a worker (deferred), frames of the
+ * remote loops handed to the state loop; closing from either side frees
+ * every connection on every loop. */
+START_TEST(test_loops_spread_and_order) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    cfg.loops = 4;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 12, F = 40 };
+    int fds[C];
+    for (int c = 0; c < C; c++) fds[c] = cli_connect();
+    wait_conns_open(C);
+    loop_figs_t f = { 0 };
+    on_loop(loop_figs_fn, &f);
+    ck_assert_uint_eq(f.n, 4);
+    for (uint32_t i = 0; i < 4; i++) ck_assert_uint_eq(f.ls[i].conns_open, C / 4);
+    static const char kinds[] = { 'E', 'D', 'W', 'N', 'E' };
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < F; i++) {
+            char k = kinds[i % 5];
+            send_cmd(fds[c], k, k == 'D' || k == 'W' ? (F - i) % 7 : 0, (uint32_t)c * 1000 + i);
+        }
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < F; i++) {
+            char k = kinds[i % 5];
+            if (k == 'N') continue;
+            expect_echo(fds[c], k, k == 'D' || k == 'W' ? (F - i) % 7 : 0, (uint32_t)c * 1000 + i);
+        }
+    on_loop(loop_figs_fn, &f);
+    ck_assert_uint_eq(f.ls[0].frames_posted, 0);   /* the state loop's own sockets need no hand-off */
+    for (uint32_t i = 1; i < 4; i++) ck_assert_uint_eq(f.ls[i].frames_posted, (C / 4) * F);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.requests_total, C * F);
+    ck_assert_uint_eq(st.requests_inflight, 0);
+    /* the server closes half ('C' = close now), the client the rest */
+    for (int c = 0; c < C; c++) {
+        if (c % 2) send_cmd(fds[c], 'C', 0, 0);
+        else close(fds[c]);
+    }
+    for (int c = 1; c < C; c += 2) {
+        ck_assert(closed_by_server(fds[c]));
+        close(fds[c]);
+    }
+    wait_conns_open(0);
+    on_loop(loop_figs_fn, &f);
+    for (uint32_t i = 0; i < 4; i++) ck_assert_uint_eq(f.ls[i].conns_open, 0);
+    srv_stop();
+}
+END_TEST
+
 static Suite *net_suite(void) {
     Suite *s = suite_create("net");
     TCase *tc = tcase_create("core");
@@ -1464,6 +1535,52 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_mute_until_holds_frames);
     tcase_add_test(tc, test_mute_then_close);
     suite_add_tcase(s, tc);
+    /* the same cases with the sockets spread over 3 network loops (loop 0
+     * is the state loop's own): every guarantee above must hold there too */
+    TCase *tl = tcase_create("loops");
+    tcase_set_timeout(tl, 60);
+    tcase_add_checked_fixture(tl, loops_setup, NULL);
+    tcase_add_test(tl, test_loops_spread_and_order);
+    tcase_add_test(tl, test_pipelined_echo_in_order);
+    tcase_add_test(tl, test_out_of_order_completion_in_order_responses);
+    tcase_add_test(tl, test_only_none_slots_then_echo);
+    tcase_add_test(tl, test_random_completion_order);
+    tcase_add_test(tl, test_bogus_slots_rejected);
+    tcase_add_test(tl, test_tiny_writes);
+    tcase_add_test(tl, test_zero_and_short_frames_echo);
+    tcase_add_test(tl, test_oversized_frame_closes);
+    tcase_add_test(tl, test_max_size_frame_accepted);
+    tcase_add_test(tl, test_taken_frames_copied_once);
+    tcase_add_test(tl, test_announced_size_not_allocated_up_front);
+    tcase_add_test(tl, test_request_budget_pauses_reading);
+    tcase_add_test(tl, test_request_budget_waiter_leaves);
+    tcase_add_test(tl, test_idle_connection_closed);
+    tcase_add_test(tl, test_per_ip_limit);
+    tcase_add_test(tl, test_ratelog);
+    tcase_add_test(tl, test_negative_size_closes);
+    tcase_add_test(tl, test_garbage_closes);
+    tcase_add_test(tl, test_eof_mid_frame);
+    tcase_add_test(tl, test_close_while_on_worker_and_timer);
+    tcase_add_test(tl, test_slot_of_closed_conn_not_delivered_to_successor);
+    tcase_add_test(tl, test_conns_max_rejects);
+    tcase_add_test(tl, test_file_range_response);
+    tcase_add_test(tl, test_resp_add_file_rejects_bad_args);
+    tcase_add_test(tl, test_close_after_flush);
+    tcase_add_test(tl, test_close_in_handler);
+    tcase_add_test(tl, test_inflight_bound_pauses_reading);
+    tcase_add_test(tl, test_output_bound_pauses_reading);
+    tcase_add_test(tl, test_many_connections);
+    tcase_add_test(tl, test_ipv6_loopback);
+    tcase_add_test(tl, test_listen_bad_address);
+    tcase_add_test(tl, test_config_validation);
+    tcase_add_test(tl, test_graceful_shutdown_finishes_inflight);
+    tcase_add_test(tl, test_graceful_shutdown_deadline);
+    tcase_add_test(tl, test_shutdown_without_connections);
+    tcase_add_test(tl, test_sigterm_graceful_stop);
+    tcase_add_test(tl, test_peer_reset_during_write);
+    tcase_add_test(tl, test_mute_until_holds_frames);
+    tcase_add_test(tl, test_mute_then_close);
+    suite_add_tcase(s, tl);
     return s;
 }
 
