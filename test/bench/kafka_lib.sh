@@ -127,4 +127,4 @@ kf_stop_cluster() {
   done
   for i in "${!KF_NODE_PID[@]}"; do wait "${KF_NODE_PID[i]}" 2>/dev/null; done
   KF_NODE_PID=()
-}
+} 2>/dev/null   # bash's "Killed" notice for a node that needed SIGKILL
