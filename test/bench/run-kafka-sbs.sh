@@ -4,7 +4,8 @@
 #  (a) one node: produce then consume BENCH_SBS_COUNT1 x BENCH_SBS_SIZE1 B
 #      (1M x 100 B) and BENCH_SBS_COUNT2 x BENCH_SBS_SIZE2 B (200k x 1 KiB),
 #      BENCH_SBS_PARTITIONS (6) partitions, RF 1, acks=1; then a produce at a
-#      fixed BENCH_SBS_RATE (20,000) msgs/s for BENCH_SBS_RATE_S (10) s;
+#      fixed BENCH_SBS_RATE (20,000) msgs/s for BENCH_SBS_RATE_S (10) s
+#      (linger.ms BENCH_SBS_RATE_LINGER_MS, 0);
 #  (b) three nodes: the same with RF 3 and acks=all;
 #  (c) idle: a fresh 3-node cluster with BENCH_SBS_IDLE_TOPICS x
 #      BENCH_SBS_IDLE_PER_TOPIC (100 x 10 = 1,000) partitions, RF 3, once
@@ -45,6 +46,9 @@ count1=${BENCH_SBS_COUNT1:-1000000}; size1=${BENCH_SBS_SIZE1:-100}
 count2=${BENCH_SBS_COUNT2:-200000};  size2=${BENCH_SBS_SIZE2:-1024}
 parts=${BENCH_SBS_PARTITIONS:-6}
 rate=${BENCH_SBS_RATE:-20000}; rate_s=${BENCH_SBS_RATE_S:-10}
+# linger 0 (kload's default, as in the throughput runs): the issue's p99
+# goal of 2 ms leaves no room for a linger.
+rate_linger=${BENCH_SBS_RATE_LINGER_MS:-0}
 setups=${BENCH_SBS_SETUPS:-1 3}
 idle_topics=${BENCH_SBS_IDLE_TOPICS:-100}; idle_per=${BENCH_SBS_IDLE_PER_TOPIC:-10}
 idle_s=${BENCH_SBS_IDLE_S:-30}
@@ -163,7 +167,7 @@ run_loads() {  # TARGET N
   load "$t" "$n" p1k produce --topic sbs-1k --count "$count2" --size "$size2" --acks "$acks"
   load "$t" "$n" c1k consume --topic sbs-1k --count "$count2"
   load "$t" "$n" rate produce --topic sbs-rate --count $((rate * rate_s)) --size "$size1" --acks "$acks" \
-    --rate "$rate"
+    --rate "$rate" --linger-ms "$rate_linger"
   stop_target "$t" "$n"
 }
 
@@ -231,7 +235,7 @@ desc() {
   case $1 in
     p100) echo "produce $count1 x $size1 B" ;; c100) echo "consume $count1 x $size1 B" ;;
     p1k) echo "produce $count2 x $size2 B" ;; c1k) echo "consume $count2 x $size2 B" ;;
-    rate) echo "produce at $rate/s x $size1 B" ;;
+    rate) echo "produce at $rate/s x $size1 B$([ "$rate_linger" = 0 ] || echo ", linger $rate_linger")" ;;
   esac
 }
 labels=(p100 c100 p1k c1k rate)
@@ -240,12 +244,12 @@ if [ -n "${setups// /}" ]; then
 echo
 echo "skiff vs Apache Kafka ${KF_VERSION:-(not run)}, librdkafka loads (kload), $parts partitions;" \
   "skiff loops: $loops; $(nproc) cores, load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
-printf '%-5s %-28s %-6s %11s %8s %8s %8s %9s %9s %9s\n' nodes workload target msgs/s MB/s \
+printf '%-5s %-38s %-6s %11s %8s %8s %8s %9s %9s %9s\n' nodes workload target msgs/s MB/s \
   "p50 ms" "p99 ms" "p99.9 ms" "cpu s/GB" "rss MB"
 for n in $setups; do
   for l in "${labels[@]}"; do
     for t in "${targets[@]}"; do
-      printf '%-5s %-28s %-6s %11s %8s %8s %8s %9s %9s %9s\n' "$n" "$(desc "$l")" "$t" \
+      printf '%-5s %-38s %-6s %11s %8s %8s %8s %9s %9s %9s\n' "$n" "$(desc "$l")" "$t" \
         "$(num "$(fig "$t" "$n" "$l" msgs_per_s)" %.0f)" "$(num "$(fig "$t" "$n" "$l" mb_per_s)" %.2f)" \
         "$(num "$(fig "$t" "$n" "$l" p50_ms)" %.2f)" "$(num "$(fig "$t" "$n" "$l" p99_ms)" %.2f)" \
         "$(num "$(fig "$t" "$n" "$l" p999_ms)" %.2f)" "$(cpu_gb "$t" "$n" "$l")" \
@@ -260,12 +264,12 @@ fi
 if [[ " ${targets[*]} " == *" kafka "* && -n "${setups// /}" ]]; then
   echo
   echo "skiff / Kafka (goals: throughput >= 1, cpu/GB <= 0.5, p99 < 1, rss <= 0.1)"
-  printf '%-5s %-28s %-16s %-16s %-16s %-16s\n' nodes workload throughput "cpu s/GB" p99 rss
+  printf '%-5s %-38s %-16s %-16s %-16s %-16s\n' nodes workload throughput "cpu s/GB" p99 rss
   for n in $setups; do
     for l in "${labels[@]}"; do
       thr=-; [ "$l" = rate ] || thr=$(goal "$(ratio "$(fig skiff "$n" "$l" msgs_per_s)" "$(fig kafka "$n" "$l" msgs_per_s)")" ">=" 1)
       p99=-; [ "${l:0:1}" = c ] || p99=$(goal "$(ratio "$(fig skiff "$n" "$l" p99_ms)" "$(fig kafka "$n" "$l" p99_ms)")" "<" 1)
-      printf '%-5s %-28s %-16s %-16s %-16s %-16s\n' "$n" "$(desc "$l")" "$thr" \
+      printf '%-5s %-38s %-16s %-16s %-16s %-16s\n' "$n" "$(desc "$l")" "$thr" \
         "$(goal "$(ratio "$(cpu_gb skiff "$n" "$l")" "$(cpu_gb kafka "$n" "$l")")" "<=" 0.5)" "$p99" \
         "$(goal "$(ratio "$(fig skiff "$n" "$l" peak_rss_kb)" "$(fig kafka "$n" "$l" peak_rss_kb)")" "<=" 0.1)"
     done
