@@ -271,6 +271,12 @@ bench: deps
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-sasl-ssl-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-acl-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-alloc-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-fetch-alloc-bench.sh
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-fetch-probe.sh
+	@# issue 19: skiff alone here; BENCH_KAFKA=1 adds Apache Kafka side by side
+	@# (~10 min more: a JVM broker fetched with Maven, started 3 times)
+	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test BENCH_KAFKA=$${BENCH_KAFKA:-0} \
+		bash test/bench/run-kafka-sbs.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin

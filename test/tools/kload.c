@@ -335,7 +335,11 @@ static rd_kafka_t *producer_new(const opts_t *o, prod_state_t *st) {
   return new_handle(RD_KAFKA_PRODUCER, c);
 }
 
-/* Waits until `due_us` (relative to start) while serving delivery reports. */
+/* Waits until `due_us` (relative to start) while serving delivery reports.
+ * Reports that have arrived are served before every sub-millisecond sleep
+ * too: at >= 1000 msgs/s every wait is that short, and a report left for the
+ * every-1000-messages poll would count up to 1000 / rate seconds of the
+ * client's own delay as latency (seen: p50 250 ms at 2000 msgs/s). */
 static void pace(rd_kafka_t *rk, const prod_state_t *st, long long i) {
   if (st->o->rate_msgs_per_s <= 0) return;
   int64_t due_us = (int64_t)((double)i * 1e6 / (double)st->o->rate_msgs_per_s);
@@ -345,6 +349,9 @@ static void pace(rd_kafka_t *rk, const prod_state_t *st, long long i) {
     if (wait_us >= 1000) {
       rd_kafka_poll(rk, (int)(wait_us / 1000));
     } else {
+      rd_kafka_poll(rk, 0);
+      wait_us = due_us - (now_us() - st->start_us);
+      if (wait_us <= 0) return;
       struct timespec ts = {0, (long)wait_us * 1000};
       nanosleep(&ts, NULL);
     }
