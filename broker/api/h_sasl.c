@@ -138,6 +138,7 @@ static bool succeed(bk_node_t *n, bk_net_conn_t *c, sasl_conn_t *s) {
     if (s->reauth && strcmp(principal, s->principal) != 0) return false;
     memcpy(s->principal, principal, sizeof principal);
     bk_net_conn_set_principal(c, principal);
+    bk_net_conn_set_prepare(c, true);   /* produce checks may now run on the network loops */
     int64_t life = bk_cfg_int(n->cfg, BK_CFG_CONNECTIONS_MAX_REAUTH_MS);
     s->expiry_ms = life > 0 ? bk_net_now_ms() + life : 0;
     s->st = ST_AUTH;

@@ -411,7 +411,7 @@ static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len) {
     m->seq = c->seq_current;
     m->frame = block;
     m->len = len;
-    m->prepared = net->cfg.on_prepare ? net->cfg.on_prepare(block, len, net->cfg.ctx) : NULL;
+    m->prepared = net->cfg.on_prepare && c->prepare_on ? net->cfg.on_prepare(block, len, net->cfg.ctx) : NULL;
     bk__loop_post_batched(&c->loop->evq, m);
     return true;
 }
@@ -453,7 +453,8 @@ static bool handle_one(bk_net_conn_t *c) {
     c->frame = frame;
     c->frame_len = (size_t)size;
     c->frame_taken = false;
-    c->prepared = c->net->cfg.on_prepare ? c->net->cfg.on_prepare(frame, (size_t)size, c->net->cfg.ctx) : NULL;
+    c->prepared = c->net->cfg.on_prepare && c->prepare_on ? c->net->cfg.on_prepare(frame, (size_t)size, c->net->cfg.ctx)
+                                                          : NULL;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;
@@ -676,6 +677,7 @@ bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t
     c->listener = l->name;
     c->lst = l;
     c->security = l->security;
+    c->prepare_on = l->security != BK_NET_SEC_SASL_PLAINTEXT && l->security != BK_NET_SEC_SASL_SSL;
     memcpy(c->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->out = evbuffer_new();
@@ -771,6 +773,18 @@ int bk_net_conn_mute_until(bk_net_conn_t *c, int64_t until_mono_ms) {
 }
 
 bool bk_net_conn_muted(const bk_net_conn_t *c) { return c->muted; }
+
+void bk_net_conn_set_prepare(bk_net_conn_t *c, bool on) {
+    if (c->prepare_on == on || c->closed) return;
+    c->prepare_on = on;
+    if (!c->session) return;
+    /* the socket side reads and prepares: tell its loop (FIFO with the
+     * frames' answers, so frames read from now on follow it) */
+    net_msg_t *m = bk__msg_new(MSG_PREPARE, c->id);
+    if (!m) return;     /* out of memory: frames stay unprepared, on_frame checks them */
+    m->seq = on;
+    bk__loop_post_batched(&c->loop->cmd, m);
+}
 
 uint64_t bk_net_conn_id(const bk_net_conn_t *c) { return c->id; }
 

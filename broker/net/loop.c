@@ -220,6 +220,9 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         case MSG_MUTE:
             if (c) rc = bk_net_conn_mute_until(c, m->until_ms);
             break;
+        case MSG_PREPARE:
+            if (c) c->prepare_on = m->seq != 0;
+            break;
         case MSG_MEM_WAKE:
             bk__conn_mem_retry(loop);
             break;

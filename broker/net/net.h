@@ -300,6 +300,14 @@ void *bk_net_conn_prepared(const bk_net_conn_t *conn);
  * (free it with the prepared_free it was configured with); NULL if none.
  * Later calls for the same frame return NULL. */
 void *bk_net_conn_take_prepared(bk_net_conn_t *conn);
+/* Whether on_prepare runs for this connection's frames. On by default,
+ * except on SASL listeners (SASL_PLAINTEXT, SASL_SSL): there it is off until
+ * the authenticator turns it on after a successful exchange, so a peer that
+ * has not authenticated cannot make a network loop spend CPU per byte (CRC,
+ * decompression of up to the decompression bound per batch) on frames the
+ * dispatcher will refuse. Frames already read when it changes may follow
+ * the old setting (without a prepared result on_frame does the work itself). */
+void bk_net_conn_set_prepare(bk_net_conn_t *conn, bool on);
 /* The peer address as text ("127.0.0.1:5555"); never NULL. */
 const char *bk_net_conn_peer(const bk_net_conn_t *conn);
 

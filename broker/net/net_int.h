@@ -102,6 +102,7 @@ struct bk_net_conn_s {
     int64_t born_ms;        /* accept time (the handshake bound) */
     uint8_t *tp;            /* plaintext taken from `out`, not yet taken by SSL_write */
     size_t tp_off, tp_len;  /*   tp[tp_off, tp_off + tp_len); tp is BK_NET_TLS_CHUNK bytes */
+    bool prepare_on;        /* on_prepare runs for its frames (bk_net_conn_set_prepare) */
     bk_net_security_t security;
     char principal[BK_NET_PRINCIPAL_MAX + 1];
     void *auth;             /* bk_net_conn_set_auth: owned, freed with auth_free */
@@ -127,11 +128,12 @@ struct bk_net_conn_s {
 };
 
 /* A message between the state loop and a network loop. Commands (state ->
- * network): OPEN, RESPOND, NONE, CLOSE, CLOSING, MUTE, MEM_WAKE, STOP.
+ * network): OPEN, RESPOND, NONE, CLOSE, CLOSING, MUTE, MEM_WAKE, STOP,
+ * PREPARE (seq = on).
  * Events (network -> state): PRINCIPAL, FRAME, WRITTEN (seq = output bytes
  * written so far), CLOSED. */
 typedef enum {
-    MSG_OPEN, MSG_RESPOND, MSG_NONE, MSG_CLOSE, MSG_CLOSING, MSG_MUTE, MSG_MEM_WAKE, MSG_STOP,
+    MSG_OPEN, MSG_RESPOND, MSG_NONE, MSG_CLOSE, MSG_CLOSING, MSG_MUTE, MSG_MEM_WAKE, MSG_STOP, MSG_PREPARE,
     MSG_PRINCIPAL, MSG_FRAME, MSG_WRITTEN, MSG_CLOSED
 } net_msg_type_t;
 

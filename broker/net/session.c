@@ -39,6 +39,7 @@ bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *
     s->listener = l->name;
     s->lst = l;
     s->security = l->security;
+    s->prepare_on = l->security != BK_NET_SEC_SASL_PLAINTEXT && l->security != BK_NET_SEC_SASL_SSL;
     memcpy(s->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     s->ring = calloc(net->cfg.inflight_max, sizeof *s->ring);
     s->close_msg = bk__msg_new(MSG_CLOSE, 0);

@@ -68,6 +68,8 @@ typedef struct {
     atomic_int done_thread_wrong;
     pthread_t loop_tid;
     _Atomic uint64_t last_conn_id;
+    atomic_int prepare_calls;  /* on_prepare ran (any thread) */
+    atomic_int prepared_seen;  /* on_frame found a prepared result */
 } srv_t;
 
 static srv_t S;
@@ -187,6 +189,7 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
     bk_net_slot_t slot = bk_net_conn_slot(conn);
     ck_assert(slot.conn_id == bk_net_conn_id(conn));
     S.last_conn_id = bk_net_conn_id(conn);
+    if (bk_net_conn_prepared(conn)) S.prepared_seen++;
     if (len < 5) {
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
         return;
@@ -219,6 +222,10 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
     case 'F': respond_file(conn, slot, arg, f, len); break;
     case 'B': respond_big(conn, slot, arg); break;
     case 'K': keep_frame(conn, slot, arg, f, len); break;
+    case 'P': /* on_prepare from now on for this connection (SASL: after authentication) */
+        bk_net_conn_set_prepare(conn, true);
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
+        break;
     case 'M': /* answer, then mute the connection for arg ms (client quotas) */
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
         ck_assert_int_eq(bk_net_conn_mute_until(conn, (int64_t)(bk_net_mono_ns() / 1000000u) + arg), BK_NET_OK);
@@ -1425,6 +1432,52 @@ START_TEST(test_mute_then_close) {
 }
 END_TEST
 
+static void *count_prepare(const uint8_t *frame, size_t len, void *ctx) {
+    (void)frame, (void)len;
+    srv_t *srv = ctx;
+    srv->prepare_calls++;
+    return malloc(1);
+}
+
+/* on_prepare runs for frames of a plain listener, not for those of a SASL
+ * listener until the handler turns it on (after authentication): a peer
+ * that has not authenticated gets no CPU per byte on the network loops. */
+START_TEST(test_prepare_waits_for_sasl_authentication) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    cfg.on_prepare = count_prepare;
+    cfg.prepared_free = free;
+    srv_start_cfg(&cfg);
+    uint16_t sasl_port = 0;
+    bk_net_listener_config_t lc = { "SASL_PLAINTEXT", "127.0.0.1", 0, BK_NET_SEC_SASL_PLAINTEXT, NULL };
+    ck_assert_int_eq(bk_net_listen_on(S.net, &lc, &sasl_port), BK_NET_OK);
+    srv_run();
+    int plain = cli_connect();
+    send_cmd(plain, 'E', 0, 1);
+    expect_echo(plain, 'E', 0, 1);
+    ck_assert_int_eq(S.prepare_calls, 1);
+    ck_assert_int_eq(S.prepared_seen, 1);
+    int fd = cli_connect_to(AF_INET, "127.0.0.1", sasl_port);
+    for (uint32_t i = 0; i < 3; i++) {
+        send_cmd(fd, 'E', 0, 10 + i);
+        expect_echo(fd, 'E', 0, 10 + i);
+    }
+    ck_assert_int_eq(S.prepare_calls, 1);     /* none for the unauthenticated frames */
+    ck_assert_int_eq(S.prepared_seen, 1);
+    send_cmd(fd, 'P', 0, 20);
+    expect_echo(fd, 'P', 0, 20);
+    send_cmd(fd, 'E', 0, 21);
+    expect_echo(fd, 'E', 0, 21);
+    ck_assert_int_eq(S.prepare_calls, 2);
+    ck_assert_int_eq(S.prepared_seen, 2);
+    close(fd);
+    close(plain);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 static void loops_setup(void) { G_LOOPS = 3; }
 
 typedef struct {
@@ -1534,6 +1587,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_peer_reset_during_write);
     tcase_add_test(tc, test_mute_until_holds_frames);
     tcase_add_test(tc, test_mute_then_close);
+    tcase_add_test(tc, test_prepare_waits_for_sasl_authentication);
     suite_add_tcase(s, tc);
     /* the same cases with the sockets spread over 3 network loops (loop 0
      * is the state loop's own): every guarantee above must hold there too */
@@ -1580,6 +1634,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tl, test_peer_reset_during_write);
     tcase_add_test(tl, test_mute_until_holds_frames);
     tcase_add_test(tl, test_mute_then_close);
+    tcase_add_test(tl, test_prepare_waits_for_sasl_authentication);
     suite_add_tcase(s, tl);
     return s;
 }
