@@ -107,6 +107,20 @@ static void respond(bk_api_req_t *req) {
     int rc = fill_brokers(req, &r);
     r.cluster_id = bk_api_str(n->cluster_id);
     r.controller_id = bk_node_controller_id(n);
+    /* Clients send controller requests (CreateTopics, ...) to this id and
+     * wait while it is not among the brokers listed (librdkafka's admin
+     * client: "waiting for controller"); early after a start the raft
+     * leader may not be registered yet. Any listed broker forwards to the
+     * controller (Kafka's KRaft brokers name a live broker too): then this
+     * node when listed, else the first listed, else none. */
+    if (rc == KP_OK) {
+        bool listed = false, self = false;
+        for (int32_t i = 0; i < r.brokers.count; i++) {
+            listed |= r.brokers.items[i].node_id == r.controller_id;
+            self |= r.brokers.items[i].node_id == n->id;
+        }
+        if (!listed) r.controller_id = self ? n->id : r.brokers.count > 0 ? r.brokers.items[0].node_id : -1;
+    }
     /* v0: an empty list means all topics; v1+: null means all. */
     bool all = q->topics.count < 0 || (req->hdr.api_version == 0 && q->topics.count == 0);
     size_t count = all ? img->ntopics : (size_t)q->topics.count;
