@@ -14,8 +14,9 @@
 #                           graph against broker/README.md "Layers")
 #   test/layers/t_prefixes.sh -> run with the unit tests (public names of each
 #                           broker/ folder carry its prefix, broker/README.md "Names")
-#   test/integration/t_*.sh -> run in order by `make test` after the unit tests
-#                           (env: SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
+#   test/integration/t_*.sh -> run by `make test` after the unit tests, in
+#                           parallel lanes (see test-integration below; env:
+#                           SKIFF_BIN_DIR = bin/, SKIFF_TEST_DIR = $(B)/test)
 # `make` builds bin/ only (what `make run` starts); every test target builds
 # the programs it runs, `make test-programs` builds them all without running.
 # Generated code (protocol/schema/*.kps -> kp_msgs.[ch]) lives in $(B)/gen and
@@ -96,7 +97,7 @@ $(B)/obj/fault/%.o: %.c | $(GEN_ALL_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSKIFF_FAULT_INJECTION -MMD -MP -c $< -o $@
 
-.PHONY: all gen deps run run-secure test test-programs test-unit test-sim test-integration asan fuzz bench sim-long clean
+.PHONY: all gen deps run run-secure test test-programs test-unit test-sim test-integration test-integration-1loop asan fuzz bench sim-long clean
 .DEFAULT_GOAL := all
 
 # the broker and its CLI; no test program (test/integration/t_make_nothing_to_do.sh)
@@ -219,10 +220,12 @@ run-secure: deps
 # `make bench` only, but a compile error in one stops here, and none is left
 # older than the sources it was built from: t_make_nothing_to_do.sh); then
 # every family runs even when an earlier one fails; the last line is the total.
+# The integration families: every script with several network loops per node,
+# then the wire-path scripts of test/integration/one-loop.txt with one.
 test: deps
 	@$(MAKE) --no-print-directory $(SKIFF_BINS) $(TEST_PROGS)
 	@rm -f $(B)/test-logs/summary.txt; mkdir -p $(B)/test-logs
-	@st=0; for f in test-unit test-sim test-integration; do \
+	@st=0; for f in test-unit test-sim test-integration test-integration-1loop; do \
 	  $(MAKE) --no-print-directory $$f || st=1; done; \
 	  bash test/summary.sh $(B)/test-logs/summary.txt && exit $$st
 
@@ -236,8 +239,25 @@ test-unit: $(UNIT_BINS)
 test-sim: $(SIM_BINS)
 	@TEST_LOG_DIR=$(B)/test-logs bash test/run-tests.sh sim $(SIM_BINS)
 
+# Integration scripts run in TEST_LANES parallel lanes (test/run-tests.sh:
+# per-lane port ranges, "# test-solo:" scripts alone at the end). Every node
+# a script starts gets num.network.threads=NET_THREADS (lib.sh, through
+# SKIFF_TEST_NET_THREADS): 4 by default, several loops whatever the core
+# count; `make test-integration NET_THREADS=1` runs all of them with one loop,
+# NET_THREADS= (empty) with the node's own default.
+# test-integration-1loop: the scripts of test/integration/one-loop.txt (the
+# wire paths: produce, fetch, replication, kill -9, TLS, SASL, quotas,
+# groups, transactions; the reasons are in the file) with one loop.
+TEST_LANES  ?= 2
+NET_THREADS ?= 4
+INTEGRATION_ENV = TEST_LOG_DIR=$(B)/test-logs TEST_LANES=$(TEST_LANES) SKIFF_BIN_DIR=$(abspath $(BIN)) \
+  SKIFF_TEST_DIR=$(abspath $(B))/test
+ONE_LOOP_TESTS = $(addprefix test/integration/,$(shell awk '/^t_/ { print $$1 }' test/integration/one-loop.txt))
 test-integration: $(SKIFF_BINS) $(TOOL_BINS)
-	@TEST_LOG_DIR=$(B)/test-logs SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/run-tests.sh integration $(sort $(wildcard test/integration/t_*.sh))
+	@$(INTEGRATION_ENV) SKIFF_TEST_NET_THREADS=$(NET_THREADS) bash test/run-tests.sh integration $(sort $(wildcard test/integration/t_*.sh))
+
+test-integration-1loop: $(SKIFF_BINS) $(TOOL_BINS)
+	@$(INTEGRATION_ENV) SKIFF_TEST_NET_THREADS=1 bash test/run-tests.sh integration-1loop $(ONE_LOOP_TESTS)
 
 sim-long: $(SIM_BINS)
 	@for s in $(SIM_BINS); do $$s --seeds $(or $(SEEDS),100000) || exit 1; done

@@ -17,6 +17,17 @@ SK_TMP=$(mktemp -d "$SK_TMP_ROOT/skiff-it.XXXXXX")
 SK_PIDS=()
 SK_PY=/usr/bin/python3   # Debian's python: sees python3-kafka / confluent-kafka
 
+# SKIFF_TEST_NET_THREADS=N (set by `make test-integration`, see test/README.md):
+# every node a test runs gets num.network.threads=N, so the whole suite runs
+# with one and with several network loops without a change to each script.
+# "${SK_NET_ARGS[@]}" goes right after --config/--node on every command line
+# that runs a node (not `skiff format` or --describe-config), before the
+# script's own --set flags: a script that sets the key itself still wins.
+SK_NET_ARGS=()
+if [ -n "${SKIFF_TEST_NET_THREADS:-}" ]; then
+  SK_NET_ARGS=(--set "num.network.threads=$SKIFF_TEST_NET_THREADS")
+fi
+
 sk_cleanup() {
   local p
   for p in "${SK_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
@@ -41,16 +52,22 @@ sk_dump_logs() {
 # outgoing connection of a client, proxy or peer can be holding it by the
 # time a node binds it (both happened with port-0 picks on loaded runs), and
 # never one this script already picked ($SK_TMP/ports).
+# Picked in SK_PORT_LO..SK_PORT_HI (default 20000-31999): test/run-tests.sh
+# gives each parallel lane its own slice, so two scripts running at once
+# never pick the same port between one's check and its node's bind.
 sk_free_port() {
-  "$SK_PY" - "$SK_TMP/ports" <<'PY'
+  "$SK_PY" - "$SK_TMP/ports" "${SK_PORT_LO:-20000}" "${SK_PORT_HI:-31999}" <<'PY'
 import random, socket, sys
 path = sys.argv[1]
+lo, hi = int(sys.argv[2]), int(sys.argv[3])
+if not 1024 <= lo <= hi <= 65535:
+    sys.exit("SK_PORT_LO/SK_PORT_HI %d-%d: not a port range above 1023" % (lo, hi))
 try:
     taken = set(open(path).read().split())
 except OSError:
     taken = set()
 for _ in range(1000):
-    port = random.randrange(20000, 32000)
+    port = random.randrange(lo, hi + 1)
     if str(port) in taken:
         continue
     s = socket.socket()
@@ -65,7 +82,7 @@ for _ in range(1000):
     print(port)
     break
 else:
-    sys.exit("no free port in 20000-31999")
+    sys.exit("no free port in %d-%d" % (lo, hi))
 PY
 }
 
@@ -102,7 +119,7 @@ sk_write_cluster_conf() {
 # pid is SK_NODE_PID[I]. Extra arguments go to skiff as they are.
 sk_start_node() {
   local i=$1; shift
-  "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node "$i" "$@" \
+  "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node "$i" "${SK_NET_ARGS[@]}" "$@" \
     >> "$SK_TMP/node-$i.log" 2>&1 &
   SK_NODE_PID[i]=$!
   SK_PIDS+=("$!")

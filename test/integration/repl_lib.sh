@@ -85,7 +85,7 @@ repl_proxy_cluster() {
 
 repl_start_node() {
   local i=$1; shift
-  "$SK_BIN/skiff" --config "$SK_TMP/cluster-$i.conf" --node "$i" "$@" >> "$SK_TMP/node-$i.log" 2>&1 &
+  "$SK_BIN/skiff" --config "$SK_TMP/cluster-$i.conf" --node "$i" "${SK_NET_ARGS[@]}" "$@" >> "$SK_TMP/node-$i.log" 2>&1 &
   SK_NODE_PID[i]=$!
   SK_PIDS+=("$!")
 }

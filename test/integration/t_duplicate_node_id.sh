@@ -47,7 +47,7 @@ dup_conf() {
 # 1. a second process as broker 4 while the first runs: refused, exits non-zero
 dup_conf 4 a
 t0=$(date +%s%N)
-"$SK_BIN/skiff" --config "$SK_TMP/dup-4-a.conf" --node 4 "${OPTS[@]}" > "$SK_TMP/dup-4-a.log" 2>&1 &
+"$SK_BIN/skiff" --config "$SK_TMP/dup-4-a.conf" --node 4 "${SK_NET_ARGS[@]}" "${OPTS[@]}" > "$SK_TMP/dup-4-a.log" 2>&1 &
 DUP=$!; SK_PIDS+=("$DUP")
 t=0; while kill -0 "$DUP" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ "$t" -lt 150 ] || break; done
 if kill -0 "$DUP" 2>/dev/null; then rc=running; kill -KILL "$DUP"; wait "$DUP" 2>/dev/null; else wait "$DUP"; rc=$?; fi
@@ -69,7 +69,7 @@ sk_check "the duplicate's Kafka port is closed after its exit" \
 # controller address (another port is a config error), which the first
 # holds, so the second stops at start-up with the address named
 dup_conf 2 a
-"$SK_BIN/skiff" --config "$SK_TMP/dup-2-a.conf" --node 2 "${OPTS[@]}" > "$SK_TMP/dup-2-a.log" 2>&1 &
+"$SK_BIN/skiff" --config "$SK_TMP/dup-2-a.conf" --node 2 "${SK_NET_ARGS[@]}" "${OPTS[@]}" > "$SK_TMP/dup-2-a.log" 2>&1 &
 DUP=$!; SK_PIDS+=("$DUP")
 t=0; while kill -0 "$DUP" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ "$t" -lt 150 ] || break; done
 if kill -0 "$DUP" 2>/dev/null; then rc=running; kill -KILL "$DUP"; wait "$DUP" 2>/dev/null; else wait "$DUP"; rc=$?; fi
@@ -100,7 +100,7 @@ sk_check "the restart was not refused" bash -c "! grep -q DUPLICATE_BROKER_REGIS
 # 4. control: once the first broker 4 stopped, the id on other ports is taken
 sk_stop_node 4
 dup_conf 4 b
-"$SK_BIN/skiff" --config "$SK_TMP/dup-4-b.conf" --node 4 "${OPTS[@]}" > "$SK_TMP/dup-4-b.log" 2>&1 &
+"$SK_BIN/skiff" --config "$SK_TMP/dup-4-b.conf" --node 4 "${SK_NET_ARGS[@]}" "${OPTS[@]}" > "$SK_TMP/dup-4-b.log" 2>&1 &
 MOVED=$!; SK_PIDS+=("$MOVED")
 moved() { [ "$(broker 4)" = "false $DUP_KAFKA_PORT" ]; }
 wait_for moved

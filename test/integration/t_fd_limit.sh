@@ -12,7 +12,7 @@ LIMIT=384
 sk_write_cluster_conf 1
 (
   ulimit -Sn 256 && ulimit -Hn 1024 || exit 97
-  exec "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1
+  exec "$SK_BIN/skiff" --config "$SK_TMP/cluster.conf" --node 1 "${SK_NET_ARGS[@]}"
 ) >> "$SK_TMP/node-1.log" 2>&1 &
 SK_NODE_PID[1]=$!
 SK_PIDS+=("$!")

@@ -4,6 +4,7 @@
 # under the default user quota, gets his own allowance of the default's
 # size; skiffctl sets the quotas as the super user through --command-config.
 # One node, ~20 s.
+# test-solo: measures byte rates within 10 % over a few seconds (as t_quota.sh)
 . "$(dirname "$0")/lib.sh"
 CL=$SK_ROOT/test/integration/clients
 P=$(sk_free_port); C=$(sk_free_port); A=$(sk_free_port)

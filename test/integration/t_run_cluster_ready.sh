@@ -20,6 +20,8 @@ sk_write_cluster_conf 3
   echo "# as etc/cluster.conf"
   echo "controller.quorum.fetch.timeout.ms=600"
   echo "controller.quorum.election.timeout.ms=250"
+  # run-cluster.sh passes no --set: lib.sh's SK_NET_ARGS go in the file
+  [ -z "${SKIFF_TEST_NET_THREADS:-}" ] || echo "num.network.threads=$SKIFF_TEST_NET_THREADS"
 } > "$SK_TMP/timings.conf"
 # top-level keys must come before the first [node.N] section
 sed -i "/^listener.security.protocol.map=/r $SK_TMP/timings.conf" "$SK_TMP/cluster.conf"

@@ -130,7 +130,7 @@ rc=$?
 sk_check "0.0.0.0 without authentication: refuses to start (exit $rc)" test "$rc" -ne 0 -a "$rc" -ne 124
 sk_check "the refusal names file:line and the keys to set" \
   grep -q "open.conf:8: admin.listener=0.0.0.0:$P2 .*admin.authentication=basic.*admin.allow.insecure=true" "$SK_TMP/open.log"
-"$SK_BIN/skiff" --config "$SK_TMP/open.conf" --set admin.allow.insecure=true > "$SK_TMP/open2.log" 2>&1 &
+"$SK_BIN/skiff" --config "$SK_TMP/open.conf" "${SK_NET_ARGS[@]}" --set admin.allow.insecure=true > "$SK_TMP/open2.log" 2>&1 &
 p=$!; SK_PIDS+=("$p")
 sk_wait_port "$P2" 30 "$p"
 sk_check "with admin.allow.insecure=true it starts and serves" \

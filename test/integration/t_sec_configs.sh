@@ -30,7 +30,7 @@ SETS=(--set "listeners=SASL_SSL://127.0.0.1:$P,CONTROLLER://127.0.0.1:$C" --set 
       --set "controller.quorum.voters=1@127.0.0.1:$C" --set "admin.listener=127.0.0.1:$A" --set log.dirs=./data/single)
 "$SK_BIN/skiff" format --config "$SK_ROOT/etc/secure-single-node.conf" "${SETS[@]}" --add-scram "$SCRAM" > format1.log 2>&1 ||
   { cat format1.log; sk_fail "format of secure-single-node.conf"; }
-"$SK_BIN/skiff" --config "$SK_ROOT/etc/secure-single-node.conf" "${SETS[@]}" > "$SK_TMP/node-1.log" 2>&1 &
+"$SK_BIN/skiff" --config "$SK_ROOT/etc/secure-single-node.conf" "${SK_NET_ARGS[@]}" "${SETS[@]}" > "$SK_TMP/node-1.log" 2>&1 &
 SK_NODE_PID[1]=$!; SK_PIDS+=("$!")
 sk_wait_port "$A" 30 "${SK_NODE_PID[1]}" || sk_fail "secure-single-node.conf: node did not start"
 sk_check "single node: admin user logs in over SASL_SSL SCRAM-SHA-512" wait_scram "127.0.0.1:$P"
@@ -69,7 +69,7 @@ for i in 1 2 3; do
 done
 for i in 1 2 3; do
   nsets "$i"
-  "$SK_BIN/skiff" --config "$SK_ROOT/etc/secure-cluster.conf" --node "$i" "${NS[@]}" >> "$SK_TMP/node-$i.log" 2>&1 &
+  "$SK_BIN/skiff" --config "$SK_ROOT/etc/secure-cluster.conf" --node "$i" "${SK_NET_ARGS[@]}" "${NS[@]}" >> "$SK_TMP/node-$i.log" 2>&1 &
   SK_NODE_PID[i]=$!; SK_PIDS+=("$!")
 done
 for i in 1 2 3; do sk_wait_port "${AP[i]}" 30 "${SK_NODE_PID[i]}" || sk_fail "secure-cluster.conf: node $i did not start"; done

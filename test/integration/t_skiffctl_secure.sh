@@ -58,7 +58,7 @@ start_node() {
       echo "super.users=User:admin" ;;
     esac
   } > "$SK_TMP/node-$i.conf"
-  "$SK_BIN/skiff" --config "$SK_TMP/node-$i.conf" >> "$SK_TMP/node-$i.log" 2>&1 &
+  "$SK_BIN/skiff" --config "$SK_TMP/node-$i.conf" "${SK_NET_ARGS[@]}" >> "$SK_TMP/node-$i.log" 2>&1 &
   SK_NODE_PID[i]=$!
   SK_PIDS+=("$!")
 }

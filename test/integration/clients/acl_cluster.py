@@ -1,6 +1,6 @@
 """ACL steps for t_acl_cluster.sh: acl_cluster.py BOOTSTRAP STEP [ARGS].
-Steps: grant TOPIC USER (admin creates the topic and WRITE/DESCRIBE for
-USER), count N (DescribeAcls as admin sees N bindings, waits up to 10 s),
+Steps: grant TOPIC USER [RF] (admin creates the topic, replication factor RF,
+default 3, and WRITE/DESCRIBE for USER), count N (DescribeAcls as admin sees N bindings, waits up to 10 s),
 produce USER TOPIC (ok), create_denied USER TOPIC (CreateTopics refused
 with TOPIC_AUTHORIZATION_FAILED). Prints PASS/FAIL lines."""
 import sys
@@ -30,9 +30,10 @@ def ck(user):
 
 
 if STEP == 'grant':
-    topic, user = ARGS
+    topic, user = ARGS[:2]
+    rf = int(ARGS[2]) if len(ARGS) > 2 else 3
     adm = AdminClient(ck('admin'))   # kept: the futures die with the handle
-    fs = adm.create_topics([NewTopic(topic, 1, 3)])
+    fs = adm.create_topics([NewTopic(topic, 1, rf)])
     try:
         fs[topic].result(15)
     except Exception as e:

@@ -43,9 +43,20 @@ process.on('SIGTERM', async () => {
   process.exit(0)
 })
 
+// The client counts references to each subscribed topic (consumer.topics)
+// and drops one when a stream closes, so after a stream ended by an error the
+// topic is unsubscribed and the next consume() joins again at member epoch 0:
+// the group epoch moves (3 -> 7 in t_cgroup_failover, where a fetch from the
+// killed node's partitions fails for good once the node is fenced and the
+// client picks the dead node for two partitions that moved to different
+// leaders). One reference of our own keeps the subscription for the life of
+// the process, as an application's long-lived subscription would; a stream
+// that ends is only a new stream, and the member keeps its epoch.
+let held = false
 for (;;) {
   try {
     const stream = await consumer.consume({ topics: [topic], autocommit: 200, mode: 'committed', fallbackMode: 'earliest' })
+    if (!held) { consumer.topics.track(topic); held = true }
     stream.on('error', e => out({ ev: 'error', msg: 'stream: ' + String(e && e.message) }))
     for await (const m of stream) out({ ev: 'msg', tp: `${m.topic}/${m.partition}`, offset: Number(m.offset), value: m.value })
   } catch (e) {
