@@ -2,7 +2,8 @@
  * lookup shared by the group lag (admin_lag.c) and the group offset reset
  * (admin_group_reset.c); forwarding a request to the active controller,
  * shared by the election (admin_elect.c) and the topic actions
- * (admin_topic_ops.c). */
+ * (admin_topic_ops.c); a broker's listeners as JSON, shared by /v1/cluster
+ * (admin_routes.c) and /v1/brokers (admin_ops.c). */
 #ifndef SKIFF_BK_ADMIN_INT_H
 #define SKIFF_BK_ADMIN_INT_H
 
@@ -12,6 +13,9 @@
 #include "broker/cluster/forward.h"
 #include "broker/core/node.h"
 #include "broker/http/admin.h"
+
+/* "listeners": [{name, host, port}] — every advertised listener of b. */
+void admin_json_listeners(bk_http_json_t *j, const bk_meta_broker_t *b);
 
 /* How long a lookup waits for the leaders' answers. */
 #define ADMIN_OFFSETS_TIMEOUT_MS 2000

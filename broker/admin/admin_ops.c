@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broker/admin/admin_console.h"
+#include "broker/admin/admin_int.h"
 #include "broker/admin/admin_records.h"
 #include "broker/meta/health.h"
 #include "broker/net/net.h"
@@ -113,6 +114,19 @@ static void get_readyz(bk_http_req_t *req, void *ctx) {
     bk_http_reply_json(req, why ? 503 : 200);
 }
 
+void admin_json_listeners(bk_http_json_t *j, const bk_meta_broker_t *b) {
+    bk_http_json_key(j, "listeners");
+    bk_http_json_arr_begin(j);
+    for (int32_t k = 0; k < b->nendpoints; k++) {
+        bk_http_json_obj_begin(j);
+        bk_http_json_kv_str(j, "name", b->endpoints[k].listener);
+        bk_http_json_kv_str(j, "host", b->endpoints[k].host);
+        bk_http_json_kv_i64(j, "port", b->endpoints[k].port);
+        bk_http_json_obj_end(j);
+    }
+    bk_http_json_arr_end(j);
+}
+
 static void get_brokers(bk_http_req_t *req, void *ctx) {
     bk_node_t *n = ctx;
     bk_http_json_t *j = bk_http_admin_json(req);
@@ -124,16 +138,7 @@ static void get_brokers(bk_http_req_t *req, void *ctx) {
         bk_http_json_obj_begin(j);
         bk_http_json_kv_i64(j, "node_id", b->id);
         bk_http_json_kv_i64(j, "broker_epoch", b->epoch);
-        bk_http_json_key(j, "listeners");
-        bk_http_json_arr_begin(j);
-        for (int32_t k = 0; k < b->nendpoints; k++) {
-            bk_http_json_obj_begin(j);
-            bk_http_json_kv_str(j, "name", b->endpoints[k].listener);
-            bk_http_json_kv_str(j, "host", b->endpoints[k].host);
-            bk_http_json_kv_i64(j, "port", b->endpoints[k].port);
-            bk_http_json_obj_end(j);
-        }
-        bk_http_json_arr_end(j);
+        admin_json_listeners(j, b);
         bk_http_json_kv_str(j, "rack", b->rack);
         bk_http_json_kv_bool(j, "fenced", b->fenced);
         bk_http_json_kv_bool(j, "in_controlled_shutdown", b->in_controlled_shutdown);

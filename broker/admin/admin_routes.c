@@ -1,5 +1,6 @@
 /* broker/admin/admin_routes.c — /v1/cluster, /v1/topics, /v1/topics/{name}. */
 #include "broker/admin/admin_routes.h"
+#include "broker/admin/admin_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,17 +42,8 @@ static void get_cluster(bk_http_req_t *req, void *ctx) {
         if (b->nendpoints) bk_http_json_kv_i64(j, "port", b->endpoints[0].port);
         else bk_http_json_kv_null(j, "port");
         /* host/port above are the first listener's (kept for scripts that
-         * read them); every advertised listener is here */
-        bk_http_json_key(j, "endpoints");
-        bk_http_json_arr_begin(j);
-        for (int32_t e = 0; e < b->nendpoints; e++) {
-            bk_http_json_obj_begin(j);
-            bk_http_json_kv_str(j, "listener", b->endpoints[e].listener);
-            bk_http_json_kv_str(j, "host", b->endpoints[e].host);
-            bk_http_json_kv_i64(j, "port", b->endpoints[e].port);
-            bk_http_json_obj_end(j);
-        }
-        bk_http_json_arr_end(j);
+         * read them); every advertised listener as in /v1/brokers */
+        admin_json_listeners(j, b);
         bk_http_json_kv_str(j, "rack", b->rack);
         bk_http_json_kv_bool(j, "fenced", b->fenced);
         bk_http_json_obj_end(j);

@@ -79,7 +79,7 @@ for i in 1 2 3; do sk_check "cluster: node $i healthy over HTTPS, no node down" 
 sk_check "cluster: admin user logs in" wait_scram "$boot"
 # /v1/cluster lists every advertised listener of each node, not just the first
 admin_get "${AP[1]}" /v1/cluster > /dev/null
-eps=$(jq -c '[.brokers[] | select(.node_id == 2) | .endpoints[] | "\(.listener):\(.port)"] | sort' "$SK_TMP/body")
+eps=$(jq -c '[.brokers[] | select(.node_id == 2) | .listeners[] | "\(.name):\(.port)"] | sort' "$SK_TMP/body")
 sk_check "cluster: /v1/cluster shows node 2's SASL_SSL and INTERNAL endpoints ($eps)" \
   test "$eps" = "$(jq -cn --arg a "INTERNAL:${IP[2]}" --arg b "SASL_SSL:${KP[2]}" '[$a, $b] | sort')"
 "$SK_PY" - "$boot" <<'PY' > rf3.txt 2>&1
