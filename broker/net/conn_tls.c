@@ -99,6 +99,24 @@ static void log_path(bk_net_conn_t *c) {
     }
 }
 
+/* The mapped principal of a client certificate (rc: the mapping's status)
+ * onto the connection (loop 0) or its session (loops 1..): false, logged,
+ * when no rule maps the subject (the caller closes). */
+static bool take_principal(bk_net_conn_t *c, int rc, const char *principal) {
+    if (rc != 0) {
+        bk_net_log_close(c->net, "tls principal", "net: closing connection %s on listener %s: no rule of "
+                         "ssl.principal.mapping.rules maps the certificate subject '%s'", c->peer, c->listener,
+                         principal);
+        return false;
+    }
+    bk_net_conn_set_principal(c, principal);
+    if (strcmp(principal, BK_NET_PRINCIPAL_ANONYMOUS) != 0)
+        (void)bk__net_ratelog(c->net, "tls client certificate",
+                              "net: connection %s on listener %s: client certificate, principal %s", c->peer,
+                              c->listener, principal);
+    return true;
+}
+
 bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
     ERR_clear_error();
     int r = SSL_do_handshake(c->ssl);
@@ -128,17 +146,8 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
             return BK_NET_TLS_HS_DONE;
         }
         char principal[BK_NET_PRINCIPAL_MAX + 1];
-        if (bk_net_tls_principal(c->lst->tls, c->ssl, principal, sizeof principal) != 0) {
-            bk_net_log_close(c->net, "tls principal", "net: closing connection %s on listener %s: no rule of "
-                             "ssl.principal.mapping.rules maps the certificate subject '%s'", c->peer, c->listener,
-                             principal);
-            return BK_NET_TLS_HS_FAILED;
-        }
-        bk_net_conn_set_principal(c, principal);
-        if (strcmp(principal, BK_NET_PRINCIPAL_ANONYMOUS) != 0)
-            (void)bk__net_ratelog(c->net, "tls client certificate",
-                                  "net: connection %s on listener %s: client certificate, principal %s", c->peer,
-                                  c->listener, principal);
+        int rc = bk_net_tls_principal(c->lst->tls, c->ssl, principal, sizeof principal);
+        if (!take_principal(c, rc, principal)) return BK_NET_TLS_HS_FAILED;
         log_path(c);
         return BK_NET_TLS_HS_DONE;
     }
@@ -248,16 +257,5 @@ bool bk__tls_session_principal(bk_net_conn_t *s, X509 *cert) {
     char principal[BK_NET_PRINCIPAL_MAX + 1];
     int rc = bk_net_tls_cert_principal(s->lst->tls, cert, principal, sizeof principal);
     X509_free(cert);
-    if (rc != 0) {
-        bk_net_log_close(s->net, "tls principal", "net: closing connection %s on listener %s: no rule of "
-                         "ssl.principal.mapping.rules maps the certificate subject '%s'", s->peer, s->listener,
-                         principal);
-        return false;
-    }
-    bk_net_conn_set_principal(s, principal);
-    if (strcmp(principal, BK_NET_PRINCIPAL_ANONYMOUS) != 0)
-        (void)bk__net_ratelog(s->net, "tls client certificate",
-                              "net: connection %s on listener %s: client certificate, principal %s", s->peer,
-                              s->listener, principal);
-    return true;
+    return take_principal(s, rc, principal);
 }
