@@ -193,9 +193,9 @@ run_idle() {  # TARGET
   sleep "$idle_s"
   for i in 1 2 3; do
     b[i]=$(sed 's/^.*) //' "/proc/${TPIDS[i - 1]}/stat" | awk '{ print $12 + $13 }')
-    IDLE_ROWS+=("$(awk -v t="$t" -v i="$i" -v d=$((b[i] - a[i])) -v hz="$hz" -v s="$idle_s" \
-      -v r="$(status_kb "${TPIDS[i - 1]}" VmRSS)" -v c="$settled" \
-      'BEGIN { printf "%-8s %5d %14.2f %12.1f %10.1f %18d", t, i, d / hz, d * 100 / hz / s, r / 1024, c }')")
+    rss_kb=$(status_kb "${TPIDS[i - 1]}" VmRSS)
+    row_fmt='BEGIN { printf "%-8s %5d %14.2f %12.1f %10.1f %18d", t, i, d / hz, d * 100 / hz / s, r / 1024, c }'
+    IDLE_ROWS+=("$(awk -v t="$t" -v i="$i" -v d=$((b[i] - a[i])) -v hz="$hz" -v s="$idle_s" -v r="$rss_kb" -v c="$settled" "$row_fmt")")
   done
   stop_target "$t" 3
 }
@@ -218,8 +218,10 @@ fig() {  # TARGET SETUP LABEL FIELD -> the value, or "-"
   echo "${v:--}"
 }
 cpu_gb() {  # TARGET SETUP LABEL -> broker CPU s per 1e9 payload bytes
-  awk -v c="$(fig "$1" "$2" "$3" cpu_ticks)" -v b="$(fig "$1" "$2" "$3" bytes)" -v hz="$hz" \
-    'BEGIN { if (c != "-" && b + 0 > 0) printf "%.2f", (c / hz) / (b / 1e9); else print "-" }'
+  local c b
+  c=$(fig "$1" "$2" "$3" cpu_ticks)
+  b=$(fig "$1" "$2" "$3" bytes)
+  awk -v c="$c" -v b="$b" -v hz="$hz" 'BEGIN { if (c != "-" && b + 0 > 0) printf "%.2f", (c / hz) / (b / 1e9); else print "-" }'
 }
 mb() { awk -v v="$1" 'BEGIN { if (v == "-" || v == "") print "-"; else printf "%.0f", v / 1024 }'; }
 num() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "-" || v == "") print "-"; else printf f, v }'; }
