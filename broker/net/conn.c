@@ -453,8 +453,12 @@ static bool handle_one(bk_net_conn_t *c) {
     c->frame = frame;
     c->frame_len = (size_t)size;
     c->frame_taken = false;
-    c->prepared = c->net->cfg.on_prepare && c->prepare_on ? c->net->cfg.on_prepare(frame, (size_t)size, c->net->cfg.ctx)
-                                                          : NULL;
+    /* With one loop the hook would run here, on the state loop, right
+     * before on_frame: nothing moves off the loop and the request would be
+     * decoded twice, so on_frame does all the checks itself. */
+    c->prepared = c->net->cfg.on_prepare && c->prepare_on && c->net->cfg.loops > 1
+                      ? c->net->cfg.on_prepare(frame, (size_t)size, c->net->cfg.ctx)
+                      : NULL;
     c->in_handler = true;
     c->net->cfg.on_frame(c, frame, (size_t)size, c->net->cfg.ctx);
     c->in_handler = false;

@@ -110,7 +110,8 @@ typedef void (*bk_net_frame_fn)(bk_net_conn_t *conn, const uint8_t *frame, size_
 
 /* Optional work on a frame before on_frame, where it does not hold up the
  * loop that owns broker state: on the network loop that read the frame
- * (with one loop: on that loop, right before on_frame). It sees the frame's
+ * (with several loops, loop 0's connections on loop 0, right before
+ * on_frame; with one loop never: it would only add work to the one loop). It sees the frame's
  * `len` bytes read-only (the same bytes on_frame gets) and returns a result
  * for on_frame, or NULL. It runs on several threads at once: it may touch
  * only the bytes, its own allocations and thread-safe state, never `ctx`'s

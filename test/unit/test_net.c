@@ -1432,6 +1432,31 @@ START_TEST(test_mute_then_close) {
 }
 END_TEST
 
+static void *count_prepare(const uint8_t *frame, size_t len, void *ctx);
+
+/* one loop: on_prepare never runs (it would only decode twice on the
+ * state loop) */
+START_TEST(test_prepare_not_run_with_one_loop) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    cfg.on_prepare = count_prepare;
+    cfg.prepared_free = free;
+    cfg.loops = 1;
+    G_LOOPS = 1;
+    srv_start_cfg(&cfg);
+    srv_run();
+    int fd = cli_connect();
+    send_cmd(fd, 'E', 0, 1);
+    expect_echo(fd, 'E', 0, 1);
+    ck_assert_int_eq(S.prepare_calls, 0);
+    ck_assert_int_eq(S.prepared_seen, 0);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 static void *count_prepare(const uint8_t *frame, size_t len, void *ctx) {
     (void)frame, (void)len;
     srv_t *srv = ctx;
@@ -1448,6 +1473,9 @@ START_TEST(test_prepare_waits_for_sasl_authentication) {
     cfg.request_max_bytes = 1 << 20;
     cfg.on_prepare = count_prepare;
     cfg.prepared_free = free;
+    /* with one loop the hook never runs (conn.c): at least 2, so that the
+     * SASL connection is served by one loop and the plain one by another */
+    cfg.loops = G_LOOPS > 1 ? G_LOOPS : 2;
     srv_start_cfg(&cfg);
     uint16_t sasl_port = 0;
     bk_net_listener_config_t lc = { "SASL_PLAINTEXT", "127.0.0.1", 0, BK_NET_SEC_SASL_PLAINTEXT, NULL };
@@ -1588,6 +1616,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_mute_until_holds_frames);
     tcase_add_test(tc, test_mute_then_close);
     tcase_add_test(tc, test_prepare_waits_for_sasl_authentication);
+    tcase_add_test(tc, test_prepare_not_run_with_one_loop);
     suite_add_tcase(s, tc);
     /* the same cases with the sockets spread over 3 network loops (loop 0
      * is the state loop's own): every guarantee above must hold there too */
