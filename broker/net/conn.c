@@ -257,7 +257,6 @@ void bk_net_conn_close(bk_net_conn_t *c) {
         LST_SUB(&c->loop->stats, mem_waiting, 1);
         event_del(c->hup_ev);
     }
-    LST_SUB(&c->loop->stats, conns_open, 1);
     if (!c->loop->remote) {
         /* a remote loop's connection counts until its CLOSED event
          * reaches the state loop (loop.c) */
@@ -681,7 +680,7 @@ bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t
     c->listener = l->name;
     c->lst = l;
     c->security = l->security;
-    c->prepare_on = l->security != BK_NET_SEC_SASL_PLAINTEXT && l->security != BK_NET_SEC_SASL_SSL;
+    c->prepare_on = bk__sec_prepares(l->security);
     memcpy(c->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     c->ring = calloc(net->cfg.inflight_max, sizeof *c->ring);
     c->out = evbuffer_new();
@@ -703,7 +702,6 @@ bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t
     c->lnext = loop->conns;
     if (loop->conns) loop->conns->lprev = c;
     loop->conns = c;
-    LST_ADD(&loop->stats, conns_open, 1);
     return c;
 fail:
     if (ssl) SSL_free(ssl);

@@ -33,8 +33,8 @@ net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
     return m;
 }
 
-/* Frees a message and whatever it still owns. */
-static void msg_free(bk_net_t *net, net_msg_t *m) {
+/* Frees a message and whatever it still owns (both sides). */
+void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->body) evbuffer_free(m->body);
     free(m->frame);
     if (m->prepared) net->cfg.prepared_free(m->prepared);
@@ -129,7 +129,7 @@ static void queue_fini(bk_net_t *net, net_queue_t *q) {
     if (q->efd >= 0) {
         for (net_msg_t *m = queue_take(q), *next; m; m = next) {
             next = m->next;
-            msg_free(net, m);
+            bk__msg_free(net, m);
         }
         close(q->efd);
         pthread_mutex_destroy(&q->mu);
@@ -238,7 +238,7 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         if (rc != BK_NET_OK && rc != BK_NET_ERR_GONE)
             fprintf(stderr, "skiff: net: loop %u: command %d on connection %llu: %s\n", loop->index, (int)m->type,
                     (unsigned long long)slot.conn_id, bk_net_err_str(rc));
-        if (m) msg_free(net, m);
+        if (m) bk__msg_free(net, m);
     }
 }
 

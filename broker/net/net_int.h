@@ -175,7 +175,6 @@ typedef struct {
     uint64_t conns_bad_frame, requests_inflight, requests_total, bytes_in, bytes_out, frame_copy_bytes;
     uint64_t conns_idle_closed, conns_stall_closed, mem_waits, mem_waiting;
     uint64_t frames_posted;     /* frames handed to the state loop */
-    uint64_t conns_open;        /* socket connections open on this loop */
 } net_loop_stats_t;
 
 #define LST_ADD(st, field, n) ((void)__atomic_add_fetch(&(st)->field, (uint64_t)(n), __ATOMIC_RELAXED))
@@ -293,6 +292,13 @@ void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer
  * state loop may stop before its flush runs: shutdown deadline) */
 void bk__loops_flush(bk_net_t *net);
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
+/* on_prepare runs from the start on a listener of this protocol (SASL:
+ * only after authentication, bk_net_conn_set_prepare). */
+static inline bool bk__sec_prepares(bk_net_security_t s) {
+    return s != BK_NET_SEC_SASL_PLAINTEXT && s != BK_NET_SEC_SASL_SSL;
+}
+/* loop.c: frees a message and whatever it still owns (any thread). */
+void bk__msg_free(bk_net_t *net, net_msg_t *m);
 /* a socket connection of a remote loop was freed: post CLOSED */
 void bk__loop_conn_gone(bk_net_conn_t *c);
 /* memory went back to the budget: wake the loops with waiters */

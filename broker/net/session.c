@@ -20,14 +20,6 @@
 #include "broker/net/clock.h"
 #include "broker/net/net_int.h"
 
-static void msg_drop(bk_net_t *net, net_msg_t *m) {
-    if (m->body) evbuffer_free(m->body);
-    free(m->frame);
-    if (m->prepared) net->cfg.prepared_free(m->prepared);
-    if (m->cert) X509_free(m->cert);
-    free(m);
-}
-
 bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *l, const struct sockaddr *sa,
                                int salen) {
     bk_net_conn_t *s = calloc(1, sizeof *s);
@@ -39,7 +31,7 @@ bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *
     s->listener = l->name;
     s->lst = l;
     s->security = l->security;
-    s->prepare_on = l->security != BK_NET_SEC_SASL_PLAINTEXT && l->security != BK_NET_SEC_SASL_SSL;
+    s->prepare_on = bk__sec_prepares(l->security);
     memcpy(s->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     s->ring = calloc(net->cfg.inflight_max, sizeof *s->ring);
     s->close_msg = bk__msg_new(MSG_CLOSE, 0);
@@ -54,6 +46,7 @@ bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *
 }
 
 static void drop_held(bk_net_conn_t *s, bool answer_none) {
+    bool lost = false;
     while (s->held) {
         net_msg_t *m = s->held;
         s->held = m->next;
@@ -64,11 +57,16 @@ static void drop_held(bk_net_conn_t *s, bool answer_none) {
             if (n) {
                 n->seq = m->seq;
                 bk__loop_post_batched(&s->loop->cmd, n);
+            } else {
+                lost = true;
             }
         }
-        msg_drop(s->net, m);
+        bk__msg_free(s->net, m);
     }
     s->held_tail = NULL;
+    /* out of memory: a slot never completed would keep the draining
+     * connection (and its table entry) open for good; close it instead */
+    if (lost) bk__session_close(s);
 }
 
 void bk__session_free(bk_net_conn_t *s) {
@@ -128,7 +126,7 @@ static void deliver_held(bk_net_conn_t *s) {
         s->held = m->next;
         if (!s->held) s->held_tail = NULL;
         deliver(s, m);
-        msg_drop(s->net, m);
+        bk__msg_free(s->net, m);
     }
 }
 
@@ -138,7 +136,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
     if (s && (s->id != m->conn_id || !s->session)) s = NULL;
     if (net->freeing) {
         if (m->type == MSG_CLOSED && s) session_release(net, s);
-        msg_drop(net, m);
+        bk__msg_free(net, m);
         return;
     }
     switch (m->type) {
@@ -184,7 +182,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
     default:
         assert(!"not an event");
     }
-    msg_drop(net, m);
+    bk__msg_free(net, m);
 }
 
 static conn_slot_t *ring_at(bk_net_conn_t *s, uint64_t seq) {
@@ -246,6 +244,10 @@ void bk__session_close_after_flush(bk_net_conn_t *s) {
     }
     s->closing = true;
     drop_held(s, true);
+    if (s->closed) {                /* drop_held closed it (out of memory) */
+        bk__msg_free(s->net, m);
+        return;
+    }
     bk__loop_post_batched(&s->loop->cmd, m);
 }
 
