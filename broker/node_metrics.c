@@ -177,6 +177,10 @@ static void emit_quota_use(void *arg, const bk_node_quota_use_t *u) {
     bk_mx_emit(q->e, labels, v);
 }
 
+static void collect_quota_untracked(bk_mx_emit_t *e, void *arg) {
+    bk_mx_emit(e, NULL, (double)bk_node_quotas_untracked(((bk_node_t *)arg)->quotas));
+}
+
 static void collect_quota_used(bk_mx_emit_t *e, void *arg) {
     quota_emit_t q = { e, 0 };
     bk_node_quotas_each(((bk_node_t *)arg)->quotas, emit_quota_use, &q);
@@ -307,6 +311,7 @@ int bk_broker_metrics_start(bk_node_t *n) {
     gauge_fn(n, BK_MX_REQUEST_MEMORY_WAITING, read_mem_waiting);
     bk_mx_set_collector(n->metrics, BK_MX_LOG_LINES_SUPPRESSED_TOTAL, collect_log_suppressed, n);
     bk_mx_set_collector(n->metrics, BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL, collect_prechecked, n);
+    bk_mx_set_collector(n->metrics, BK_MX_QUOTA_UNTRACKED_TOTAL, collect_quota_untracked, n);
     if (bk_api_metrics_start(n) != KP_OK) {
         bk_broker_metrics_free(n);
         return KP_ERR_NOMEM;

@@ -150,6 +150,9 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL] = { "skiff_produce_batches_prechecked_total",
         "Produced batches appended whose CRC and records were checked before the state loop "
         "(on the network thread that read them).", C, 0, { 0 }, 0, NULL, 0 },
+    [BK_MX_QUOTA_UNTRACKED_TOTAL] = { "skiff_quota_untracked_total",
+        "Client quota uses not tracked (the bounded table was full of entries still owing credit): "
+        "those requests were not throttled.", C, 0, { 0 }, 0, NULL, 0 },
 };
 
 #undef C

@@ -63,6 +63,7 @@ typedef enum {
     BK_MX_QUOTA_LIMIT,             /* gauge     {quota,user,client_id} per second */
     BK_MX_PRODUCE_BATCHES_PRECHECKED_TOTAL, /* counter produced batches whose CRC and records
                                    were checked before the state loop (api/prepare.h) */
+    BK_MX_QUOTA_UNTRACKED_TOTAL,   /* counter   quota uses not tracked (table full: not throttled) */
     BK_MX_CATALOGUE_COUNT
 } bk_mx_id_t;
 

@@ -69,6 +69,7 @@ echo "$m" | grep slowp
 sk_check "metrics: throttle time of (ANONYMOUS, slowp)" awk '/^skiff_quota_throttle_time_ms_total\{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"\} /{f = $2 > 0} END {exit !f}' <<< "$m"
 sk_check "metrics: limit of (ANONYMOUS, slowp)" grep -q '^skiff_quota_limit{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"} 200000' <<< "$m"
 sk_check "metrics: bytes of (ANONYMOUS, slowp)" awk '/^skiff_quota_used_total\{quota="producer_byte_rate",user="ANONYMOUS",client_id="slowp"\} /{f = $2 > 1000000} END {exit !f}' <<< "$m"
+sk_check "metrics: every use tracked (untracked 0)" grep -qx 'skiff_quota_untracked_total 0' <<< "$m"
 
 sk_log "consumer held to $C_RATE B/s by the default client-id quota"
 cout=$(cd "$CL" && "$SK_PY" quota_rate.py consume "$B" qc anyc 8 2>&1); echo "$cout"
