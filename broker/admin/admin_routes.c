@@ -53,7 +53,6 @@ static void get_cluster(bk_http_req_t *req, void *ctx) {
     bk_http_reply_json(req, 200);
 }
 
-static bool is_internal(const char *name) { return strncmp(name, "__", 2) == 0; }
 
 /* The console's summary of a topic (issue 21): partitions with an ISR
  * smaller than the replica set, partitions without a leader, and the bytes
@@ -89,7 +88,7 @@ static void get_topics(bk_http_req_t *req, void *ctx) {
         bk_http_json_kv_str(j, "topic_id", id);
         bk_http_json_kv_i64(j, "partitions", t->nparts);
         bk_http_json_kv_i64(j, "replication_factor", t->nparts ? t->parts[0].replicas.n : 0);
-        bk_http_json_kv_bool(j, "internal", is_internal(t->name));
+        bk_http_json_kv_bool(j, "internal", bk_meta_topic_is_internal(t->name));
         topic_state(j, n, t);
         bk_http_json_obj_end(j);
     }

@@ -152,7 +152,7 @@ void bk_api_h_describe_topic_partitions(bk_api_req_t *req) {
         o->error_code = 0;
         o->name = bk_api_str(t->name);
         memcpy(o->topic_id.b, t->id.b, 16);
-        o->is_internal = t->name[0] == '_' && t->name[1] == '_';
+        o->is_internal = bk_meta_topic_is_internal(t->name);
         dpart_t *ps = bk_api_req_alloc(req, (size_t)take, sizeof *ps);
         if (!ps) { bk_api_req_close(req, "out of memory"); return; }
         for (int32_t k = 0; k < take; k++)

@@ -43,7 +43,7 @@ static int fill_topic(bk_api_req_t *req, const bk_meta_topic_t *t, mtopic_t *o) 
     o->error_code = 0;
     o->name = bk_api_str(t->name);
     memcpy(o->topic_id.b, t->id.b, 16);
-    o->is_internal = t->name[0] == '_' && t->name[1] == '_';
+    o->is_internal = bk_meta_topic_is_internal(t->name);
     mpart_t *ps = bk_api_req_alloc(req, (size_t)t->nparts, sizeof *ps);
     if (!ps) return KP_ERR_NOMEM;
     for (int32_t i = 0; i < t->nparts; i++) {

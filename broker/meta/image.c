@@ -166,6 +166,8 @@ size_t img_config_pos(const bk_meta_image_t *img, int32_t type, const char *rnam
 
 /* ---- lookups --------------------------------------------------------------- */
 
+bool bk_meta_topic_is_internal(const char *name) { return name[0] == '_' && name[1] == '_'; }
+
 const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, const char *name) {
     bool found;
     size_t i = img_name_pos(img, name, &found);

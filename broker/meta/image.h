@@ -238,6 +238,9 @@ size_t bk_meta_image_pending_changes(const bk_meta_image_t *img);
 /* ---- queries (pointers valid until the next apply or free) -------------- */
 
 const bk_meta_topic_t *bk_meta_image_topic_by_name(const bk_meta_image_t *img, const char *name);
+/* Whether a topic is reported internal (Metadata, DescribeTopicPartitions,
+ * the admin port): a name starting with "__". */
+bool bk_meta_topic_is_internal(const char *name);
 /* The topic named by a decoded wire string; NULL for a null string, one
  * longer than a topic name can be, or one holding a NUL byte (never cut at
  * the NUL). The one way to look a wire topic name up. */
