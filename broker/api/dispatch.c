@@ -284,21 +284,38 @@ static int on_splice(void *ctx, size_t off, const void *ext, size_t ext_len) {
     return KP_OK;
 }
 
+/* Appends n bytes to body in a chain sized for n. Not evbuffer_add: after
+ * a file range libevent sizes the next chain from the file chain's
+ * "buffer_len", which is the range's file offset plus its length — a
+ * fetch 1 MB into a segment allocated (mmap'd, then munmap'd on the
+ * network loop) a 1 MB chain for a few dozen bytes of response tail, and
+ * up to a segment's size deep in a big one. */
+static int body_add_mem(struct evbuffer *body, const uint8_t *p, size_t n) {
+    if (n == 0) return KP_OK;
+    struct evbuffer_iovec v;
+    if (evbuffer_reserve_space(body, (ev_ssize_t)n, &v, 1) != 1 || v.iov_len < n) return KP_ERR_NOMEM;
+    memcpy(v.iov_base, p, n);
+    v.iov_len = n;
+    return evbuffer_commit_space(body, &v, 1) == 0 ? KP_OK : KP_ERR_NOMEM;
+}
+
 /* Body = encoded bytes (without the 4-byte size, which the net adds) with
  * the file ranges inserted at their splice points. */
 static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct evbuffer *body) {
-    size_t pos = 4;
+    /* From byte 0, then the 4 size bytes drained: the net's size prefix
+     * then fits in front of the first chain without another allocation. */
+    size_t pos = 0;
     for (size_t i = 0; i < s->n; i++) {
         assert(s->v[i].off >= pos && s->v[i].off <= len);
-        if (evbuffer_add(body, buf + pos, s->v[i].off - pos) != 0) return KP_ERR_NOMEM;
+        if (body_add_mem(body, buf + pos, s->v[i].off - pos) != KP_OK) return KP_ERR_NOMEM;
         pos = s->v[i].off;
         const st_read_result_t *rr = s->v[i].rr;
         for (int k = 0; k < rr->n; k++)
             if (bk_net_resp_add_file(body, rr->r[k].fd, (int64_t)rr->r[k].pos, (int64_t)rr->r[k].len) != BK_NET_OK)
                 return KP_ERR_NOMEM;
     }
-    if (evbuffer_add(body, buf + pos, len - pos) != 0) return KP_ERR_NOMEM;
-    return KP_OK;
+    if (body_add_mem(body, buf + pos, len - pos) != KP_OK) return KP_ERR_NOMEM;
+    return evbuffer_drain(body, 4) == 0 ? KP_OK : KP_ERR_NOMEM;
 }
 
 static int no_splice(void *ctx, size_t off, const void *ext, size_t ext_len) {

@@ -287,8 +287,12 @@ static void flush_slots(bk_net_conn_t *c) {
                                   (uint8_t)(len >> 8), (uint8_t)len };
             /* the stall clock starts when output starts waiting */
             if (output_len(c) == 0) c->write_ok_ms = bk__net_mono_ms();
-            /* add_buffer moves the chains (file segments included): no copy */
-            if (evbuffer_add(c->out, prefix, sizeof prefix) != 0 || evbuffer_add_buffer(c->out, slot->body) != 0) {
+            /* add_buffer moves the chains (file segments included): no copy.
+             * The prefix goes in front of the body, not after c->out's last
+             * chain: that may be a file range, after which libevent sizes a
+             * new chain by the range's file offset (a 4-byte add became a
+             * megabyte allocation). Encoders leave room for it in front. */
+            if (evbuffer_prepend(slot->body, prefix, sizeof prefix) != 0 || evbuffer_add_buffer(c->out, slot->body) != 0) {
                 evbuffer_free(slot->body);
                 slot->body = NULL;
                 slot->state = SLOT_PENDING;
