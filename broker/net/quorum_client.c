@@ -8,6 +8,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -235,6 +236,13 @@ static void on_event(struct bufferevent *bev, short what, void *arg) {
     bk_net_qc_peer_t *p = arg;
     if (what & BEV_EVENT_CONNECTED) {
         p->connected = true;
+        /* As on accepted sockets: a replica fetch or a raft message is one
+         * small write that must not wait for the ACK of the one before
+         * (Nagle), or an acks=all produce waits with it. Best effort: a
+         * socket without it still works. */
+        int one = 1;
+        evutil_socket_t fd = bufferevent_getfd(bev);
+        if (fd >= 0) (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         return;
     }
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
