@@ -325,6 +325,19 @@ static bool valid(const bk_grp_cg_hb_t *q, bk_grp_cg_hb_resp_t *r) {
         return false;
     }
     if (q->ntopics > BK_GRP_CG_TOPICS_MAX) { fail(r, KP_ERROR_INVALID_REQUEST, "too many subscribed topics"); return false; }
+    /* What a member owns came from an assignment, which never holds more
+     * than BK_GRP_CG_PARTS_MAX (the bound a record is loaded with): a
+     * longer list is not one we gave, and it is refused before it is read
+     * (owned may then be NULL: the driver does not flatten it). */
+    if (q->nowned > BK_GRP_CG_PARTS_MAX) {
+        fail(r, KP_ERROR_INVALID_REQUEST, "TopicPartitions holds more partitions than an assignment may.");
+        return false;
+    }
+    for (int32_t k = 0; k < q->nowned; k++)
+        if (q->owned[k].partition < 0) {
+            fail(r, KP_ERROR_INVALID_REQUEST, "TopicPartitions holds a negative partition index.");
+            return false;
+        }
     bk_grp_cg_assignor_t a;
     if (q->assignor.p && !bk_grp_cg_assignor_parse(q->assignor, &a)) {
         fail(r, KP_ERROR_UNSUPPORTED_ASSIGNOR, "ServerAssignor is not supported (uniform, range).");

@@ -190,6 +190,15 @@ static bk_grp_t *load_group(bk_grp_coord_t *c, kp_str_t gid, bool create) {
     return g->cg ? g : NULL;
 }
 
+/* Why load_group(c, gid, true) found no consumer group: a classic group
+ * with members holds the id (KP_ERR_BAD_VALUE: a log we did not write —
+ * a consumer group's records follow the classic group's tombstone), else
+ * the group table is full (KP_ERR_TOO_LARGE). */
+static int load_group_error(bk_grp_coord_t *c, kp_str_t gid) {
+    const bk_grp_t *g = grp_get(c, gid);
+    return g && !g->cg ? KP_ERR_BAD_VALUE : KP_ERR_TOO_LARGE;
+}
+
 static bk_grp_cg_member_t *load_member(bk_grp_t *g, kp_str_t mid, bool create) {
     bk_grp_cg_t *cg = g->cg;
     ptrdiff_t i = cg_member_idx(cg, mid);
@@ -245,7 +254,8 @@ static int load_member_meta(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_by
     if (st != KP_OK) return st;
     if (v.subscribed_topic_names.count < 0 || v.subscribed_topic_names.count > BK_GRP_CG_TOPICS_MAX) return KP_ERR_BAD_VALUE;
     bk_grp_t *g = load_group(c, gid, true);
-    bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
+    if (!g) return load_group_error(c, gid);
+    bk_grp_cg_member_t *m = load_member(g, mid, true);
     if (!m) return KP_ERR_TOO_LARGE;
     gs_set(&m->instance_id, v.instance_id);
     gs_set(&m->rack_id, v.rack_id);
@@ -291,7 +301,7 @@ static int load_current(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_
     if (!m) {
         cg_tps_free(&assigned);
         cg_tps_free(&revoking);
-        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+        return !ok ? KP_ERR_BAD_VALUE : !g ? load_group_error(c, gid) : KP_ERR_TOO_LARGE;
     }
     cg_tps_free(&m->assigned);
     cg_tps_free(&m->revoking);
@@ -321,7 +331,7 @@ static int load_target(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_t
     bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
     if (!m) {
         cg_tps_free(&target);
-        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+        return !ok ? KP_ERR_BAD_VALUE : !g ? load_group_error(c, gid) : KP_ERR_TOO_LARGE;
     }
     cg_tps_free(&m->target);
     m->target = target;
@@ -369,7 +379,7 @@ static int load_group_rec(bk_grp_coord_t *c, int16_t type, kp_str_t gid, kp_byte
     }
     if (st != KP_OK) return st;
     bk_grp_t *g = load_group(c, gid, true);
-    if (!g) return KP_ERR_TOO_LARGE;
+    if (!g) return load_group_error(c, gid);
     if (type == BK_GRP_KEY_CG_METADATA) g->cg->epoch = epoch;
     else if (type == BK_GRP_KEY_CG_TARGET_META) g->cg->assignment_epoch = epoch;
     else { g->cg->sub_hash = h; g->cg->hash_known = true; }
