@@ -81,7 +81,7 @@ void cg_rec_epoch(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg) {
     grp_rec_add(o, key_group(o, BK_GRP_KEY_CG_METADATA, gid), grp_rec_encode(o, &kp_consumer_group_metadata_value_desc, 0, &v));
 }
 
-void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics) {
+void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_topics_t *topics, const cg_subs_t *subs) {
     kp_consumer_group_partition_metadata_value_t v;
     kp_consumer_group_partition_metadata_value_init(&v);
     typedef kp_consumer_group_partition_metadata_value_topic_metadata_t tm_t;
@@ -89,9 +89,7 @@ void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg, con
     if (!ts) { o->err = KP_ERR_NOMEM; return; }
     size_t n = 0;
     for (size_t i = 0; i < topics->n; i++) {
-        bool sub = false;
-        for (size_t m = 0; m < cg->nmembers && !sub; m++) sub = cg_subscribed(&cg->members[m], topics->v[i].name);
-        if (!sub) continue;
+        if (!subs->any[i]) continue;
         kp_consumer_group_partition_metadata_value_topic_metadata_init(&ts[n]);
         ts[n].topic_id = topics->v[i].id;
         ts[n].topic_name = topics->v[i].name;
