@@ -27,6 +27,8 @@ struct bk_node_quotas {
     size_t n;
     uint64_t untracked;
     int64_t burst_ms, throttle_max_ms;
+    bool swept;                 /* a sweep of the full table has run ... */
+    int64_t swept_ms;           /* ... at this time */
 };
 
 bk_node_quotas_t *bk_node_quotas_new(int64_t burst_ms, int64_t throttle_max_ms) {
@@ -83,7 +85,16 @@ static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, dou
     uint32_t h = hash(k, u, c);
     for (use_t *e = q->b[h]; e; e = e->next)
         if (e->u.key == k && strcmp(e->u.user, u) == 0 && strcmp(e->u.client, c) == 0) return e;
-    if (q->n >= BK_NODE_QUOTA_USES_MAX) sweep(q, now_ms);
+    /* Full: one sweep (65536 entries) per BK_NODE_QUOTA_FULL_SWEEP_MS at
+     * most. Sweeping for every new key cost a walk of the whole table per
+     * request while it stayed full (a client rotating its id can keep it
+     * so); between sweeps a new key is untracked (counted). */
+    if (q->n >= BK_NODE_QUOTA_USES_MAX &&
+        (!q->swept || now_ms - q->swept_ms >= BK_NODE_QUOTA_FULL_SWEEP_MS || now_ms < q->swept_ms)) {
+        sweep(q, now_ms);
+        q->swept = true;
+        q->swept_ms = now_ms;
+    }
     if (q->n >= BK_NODE_QUOTA_USES_MAX) return NULL;
     size_t ul = strlen(u), cl = strlen(c);
     use_t *e = calloc(1, sizeof *e + ul + cl + 2);

@@ -20,8 +20,10 @@
  * Pure: no I/O and no clock (the caller passes now_ms), one thread (the
  * loop). Bounded: at most BK_NODE_QUOTA_USES_MAX entries; when full, the
  * entries whose credit has refilled (they hold no state a fresh one would
- * not) are dropped; if none can be, the use is not tracked (not throttled)
- * and counted in `untracked`. */
+ * not) are dropped by a sweep of the table, at most once per
+ * BK_NODE_QUOTA_FULL_SWEEP_MS; if none can be (or the last sweep is more
+ * recent), the use is not tracked (not throttled) and counted in
+ * `untracked` (skiff_quota_untracked_total). */
 #ifndef SKIFF_BK_NODE_QUOTA_H
 #define SKIFF_BK_NODE_QUOTA_H
 
@@ -31,6 +33,7 @@
 #include "broker/meta/image.h"
 
 #define BK_NODE_QUOTA_USES_MAX 65536
+#define BK_NODE_QUOTA_FULL_SWEEP_MS 1000   /* at most one sweep of a full table per this */
 
 typedef struct bk_node_quotas bk_node_quotas_t;
 
