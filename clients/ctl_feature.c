@@ -137,6 +137,21 @@ static int do_update(cl_ctl_t *ctx, cl_client_t *c, const cl_args_t *args, int8_
         kp_arena_free(&a);
         return cl_ctl_fail(ctx, &e);
     }
+    /* one result per feature asked, each naming one of them (Kafka's
+     * answer): anything else is not an answer to this request, and
+     * printing nothing would look like success */
+    bool answered = r->results.count == n;
+    for (int32_t i = 0; answered && i < n; i++) {
+        int hits = 0;
+        for (int32_t k = 0; k < n; k++) hits += kp_slice_eq(r->results.items[i].feature, u[k].feature);
+        answered = hits == 1;
+    }
+    if (!answered) {
+        rc = cl_err_set(&e, CL_E_PROTO, "UpdateFeatures: the answer has %d result(s) for the %d feature(s) asked",
+                        r->results.count, n);
+        kp_arena_free(&a);
+        return cl_ctl_fail(ctx, &e);
+    }
     for (int32_t i = 0; i < r->results.count; i++) {
         const kp_update_features_response_updatable_feature_result_t *x = &r->results.items[i];
         char name[128], m[256];

@@ -179,6 +179,22 @@ static void cg_assignment_str(const kp_consumer_group_describe_response_assignme
     }
 }
 
+/* The end of both describes: the members (text: the table when there are
+ * any; JSON: the members array closed), then the committed offsets, then
+ * the JSON object closed. Frees t and a (the answer the rows point into). */
+static int describe_tail(cl_ctl_t *ctx, cl_client_t *c, const char *group, cl_table_t *t, int32_t nmembers,
+                         cl_json_t *j, kp_arena_t *a) {
+    if (j) cl_json_arr_end(j);
+    else if (nmembers > 0) { fputc('\n', ctx->out); cl_table_print(t, ctx->out); }
+    cl_table_free(t);
+    kp_arena_free(a);
+    cl_err_t e;
+    cl_err_clear(&e);
+    int rc = describe_offsets(ctx, c, group, j, &e);
+    if (j) { cl_json_obj_end(j); cl_json_end(j); }
+    return rc == CL_OK ? CL_EXIT_OK : cl_ctl_fail(ctx, &e);
+}
+
 /* A KIP-848 consumer group (ConsumerGroupDescribe): epochs, assignor,
  * members with their epochs, current and target assignments. -1 (nothing
  * printed) when the coordinator does not describe it so (a classic group,
@@ -235,13 +251,7 @@ static int describe_consumer(cl_ctl_t *ctx, cl_client_t *c, const char *group) {
             cl_table_add(&t, row);
         }
     }
-    if (ctx->json) cl_json_arr_end(&j);
-    else if (g->members.count > 0) { fputc('\n', ctx->out); cl_table_print(&t, ctx->out); }
-    cl_table_free(&t);
-    kp_arena_free(&a);
-    rc = describe_offsets(ctx, c, group, ctx->json ? &j : NULL, &e);
-    if (ctx->json) { cl_json_obj_end(&j); cl_json_end(&j); }
-    return rc == CL_OK ? CL_EXIT_OK : cl_ctl_fail(ctx, &e);
+    return describe_tail(ctx, c, group, &t, g->members.count, ctx->json ? &j : NULL, &a);
 }
 
 static int do_describe(cl_ctl_t *ctx, cl_client_t *c, const char *group) {
@@ -297,13 +307,7 @@ static int do_describe(cl_ctl_t *ctx, cl_client_t *c, const char *group) {
             cl_table_add(&t, row);
         }
     }
-    if (ctx->json) cl_json_arr_end(&j);
-    else if (g->members.count > 0) { fputc('\n', ctx->out); cl_table_print(&t, ctx->out); }
-    cl_table_free(&t);
-    kp_arena_free(&a);
-    rc = describe_offsets(ctx, c, group, ctx->json ? &j : NULL, &e);
-    if (ctx->json) { cl_json_obj_end(&j); cl_json_end(&j); }
-    return rc == CL_OK ? CL_EXIT_OK : cl_ctl_fail(ctx, &e);
+    return describe_tail(ctx, c, group, &t, g->members.count, ctx->json ? &j : NULL, &a);
 }
 
 /* Target offsets for reset-offsets into want[0..n). */

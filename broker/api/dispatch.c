@@ -234,13 +234,10 @@ int32_t bk_api_req_quota(bk_api_req_t *req, int key, double amount) {
     if (!n->quotas || n->img.nquotas == 0) return 0;
     bk_net_conn_t *c = bk_net_conn(req->net, req->slot.conn_id);
     if (!c) return 0;
-    /* the client id as a C string: a NUL in it ends it (it only names an entity) */
-    char client[BK_META_QUOTA_NAME_MAX + 1];
-    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
-    if (cl) memcpy(client, req->hdr.client_id.p, cl);
-    client[cl] = '\0';
+    /* the client id whole, as it arrived: quota.c keys it (no copy here) */
     int64_t now_ms = (int64_t)(bk_net_mono_ns() / 1000000u);
-    int64_t t = bk_node_quota_record(n->quotas, &n->img, bk_net_conn_principal(c), client, key, amount, now_ms);
+    int64_t t = bk_node_quota_record_id(n->quotas, &n->img, bk_net_conn_principal(c), req->hdr.client_id, key, amount,
+                                        now_ms);
     if (t <= 0) return 0;
     if (bk_net_conn_mute_until(c, now_ms + t) != BK_NET_OK)
         bk_net_log_close(req->net, "quota mute failed", "node %d: cannot mute connection %s for its quota (%lld ms)",

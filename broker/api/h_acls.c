@@ -31,7 +31,9 @@ static kp_str_t dup_str(bk_api_req_t *req, const char *s) {
     return (kp_str_t){ (const uint8_t *)c, n };
 }
 
-static void emit(bk_meta_recs_t *recs, const bk_meta_acl_t *a, bool add) {
+/* KP_OK, or the list's error (bk_meta_recs_add): the commit then refuses
+ * the list and every entry answers its error. */
+static KP_MUST_CHECK int emit(bk_meta_recs_t *recs, const bk_meta_acl_t *a, bool add) {
     Skiff__Metadata__AccessControlEntry e = SKIFF__METADATA__ACCESS_CONTROL_ENTRY__INIT;
     e.has_resource_type = true; e.resource_type = a->resource_type;
     e.resource_name = (char *)a->resource_name;
@@ -50,7 +52,7 @@ static void emit(bk_meta_recs_t *recs, const bk_meta_acl_t *a, bool add) {
         rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_REMOVE_ACCESS_CONTROL_ENTRY;
         rec.remove_access_control_entry = &r;
     }
-    bk_meta_recs_add(recs, &rec);
+    return bk_meta_recs_add(recs, &rec);
 }
 
 /* ---- Describe ----------------------------------------------------------- */
@@ -206,7 +208,9 @@ void bk_api_h_create_acls(bk_api_req_t *req) {
                           : (!a.resource_name || !a.principal || !a.host) ? "null resource name, principal or host"
                                                                           : bk_meta_acl_valid(&a);
         if (why) { err[i] = KP_ERROR_INVALID_REQUEST; msg[i] = why; continue; }
-        emit(&recs, &a, true);
+        /* failed: the list's error stays set (later adds are no-ops), the
+         * commit refuses the list and every creation answers it */
+        if (emit(&recs, &a, true) != KP_OK) continue;
     }
     bk_node_commit(req->node, &recs, create_answer, c);
     bk_meta_recs_free(&recs);
@@ -291,7 +295,9 @@ void bk_api_h_delete_acls(bk_api_req_t *req) {
             m[k].host = dup_str(req, a->host);
             m[k].operation = a->operation;
             m[k].permission_type = a->permission;
-            emit(&recs, a, false);
+            /* failed: the list's error stays set, the commit refuses it
+             * and delete_answer reports it for every filter */
+            if (emit(&recs, a, false) != KP_OK) continue;
         }
         fr[i].matching_acls.items = m;
         fr[i].matching_acls.count = (int32_t)cl.n;

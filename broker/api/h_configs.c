@@ -178,7 +178,8 @@ typedef struct {
     char message[CFG_ERR_MAX];
 } resource_t;
 
-static void emit(bk_meta_recs_t *out, int32_t type, const char *rname, const char *name, const char *value) {
+static KP_MUST_CHECK int emit(bk_meta_recs_t *out, int32_t type, const char *rname, const char *name,
+                               const char *value) {
     Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
     m.has_resource_type = true;
     m.resource_type = type;
@@ -188,7 +189,7 @@ static void emit(bk_meta_recs_t *out, int32_t type, const char *rname, const cha
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
 /* Validates a resource's changes; sets res->error/message on the first bad one. */
@@ -228,9 +229,15 @@ static void validate(bk_node_t *n, resource_t *res) {
         }
 }
 
-static void emit_resource(const resource_t *res, bk_meta_recs_t *out) {
+/* KP_OK, or the list's error (bk_meta_recs_add): the commit then refuses
+ * the whole list and every resource answers it (alter_answer). */
+static KP_MUST_CHECK int emit_resource(const resource_t *res, bk_meta_recs_t *out) {
     const char *rname = res->type == BK_META_RESOURCE_BROKER && res->cluster_default ? "" : res->name;
-    for (size_t i = 0; i < res->nch; i++) emit(out, res->type, rname, res->ch[i].name, res->ch[i].value);
+    for (size_t i = 0; i < res->nch; i++) {
+        int rc = emit(out, res->type, rname, res->ch[i].name, res->ch[i].value);
+        if (rc != KP_OK) return rc;
+    }
+    return KP_OK;
 }
 
 typedef struct {
@@ -338,7 +345,7 @@ static void alter_run(alter_ctx_t *c, bool validate_only) {
             continue;
         }
         validate(n, res);
-        if (res->error == 0 && !validate_only) emit_resource(res, &recs);
+        if (res->error == 0 && !validate_only && emit_resource(res, &recs) != KP_OK) break;   /* refused whole */
     }
     bk_node_commit(n, &recs, alter_answer, c);
     bk_meta_recs_free(&recs);

@@ -42,12 +42,8 @@ static int64_t now_ms(void) { return (int64_t)(bk_net_mono_ns() / 1000000u); }
 /* Records `amount` mutations for the request's principal and client id:
  * the throttle time afterwards (0: not in debt, or no quota). */
 static int64_t record(bk_api_req_t *req, double amount) {
-    char client[BK_META_QUOTA_NAME_MAX + 1];
-    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
-    if (cl) memcpy(client, req->hdr.client_id.p, cl);
-    client[cl] = '\0';
-    return bk_node_quota_record(req->node->quotas, &req->node->img, req->principal, client,
-                                BK_META_QUOTA_CONTROLLER_MUTATION_RATE, amount, now_ms());
+    return bk_node_quota_record_id(req->node->quotas, &req->node->img, req->principal, req->hdr.client_id,
+                                   BK_META_QUOTA_CONTROLLER_MUTATION_RATE, amount, now_ms());
 }
 
 void bk_api_mq_begin(bk_api_req_t *req, bk_api_mq_t *mq) {

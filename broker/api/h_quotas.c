@@ -255,10 +255,12 @@ void bk_api_h_alter_client_quotas(bk_api_req_t *req) {
             Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
             rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CLIENT_QUOTA;
             rec.client_quota = &m;
-            bk_meta_recs_add(&recs, &rec);
+            /* failed: the list's error stays set and the commit below
+             * refuses it; every entry answers that error */
+            if (bk_meta_recs_add(&recs, &rec) != KP_OK) break;
         }
     }
-    if (recs.n == 0) {
+    if (recs.n == 0 && recs.err == KP_OK) {     /* nothing to write (an error is not "nothing") */
         bk_meta_recs_free(&recs);
         alter_answer(c, KP_OK);
         return;

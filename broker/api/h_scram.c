@@ -185,19 +185,22 @@ static void alter_answer(void *arg, int status) {
     bk_api_req_respond(req, &r);
 }
 
-static void emit_upsert(bk_meta_recs_t *recs, const char *name, kp_sasl_mech_t mech, const kp_scram_cred_t *k) {
+/* emit_*: KP_OK, or the list's error (bk_meta_recs_add): the list is then
+ * not built further, the commit refuses it and every user answers it. */
+static KP_MUST_CHECK int emit_upsert(bk_meta_recs_t *recs, const char *name, kp_sasl_mech_t mech,
+                                     const kp_scram_cred_t *k) {
     assert(k->mech == mech);
-    bk_meta_recs_add_scram(recs, name, k);
+    return bk_meta_recs_add_scram(recs, name, k);
 }
 
-static void emit_remove(bk_meta_recs_t *recs, const char *name, int8_t mech) {
+static KP_MUST_CHECK int emit_remove(bk_meta_recs_t *recs, const char *name, int8_t mech) {
     Skiff__Metadata__RemoveUserScramCredential d = SKIFF__METADATA__REMOVE_USER_SCRAM_CREDENTIAL__INIT;
     d.name = (char *)name;
     d.has_mechanism = true; d.mechanism = mech;
     Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
     rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_REMOVE_USER_SCRAM_CREDENTIAL;
     rec.remove_user_scram_credential = &d;
-    bk_meta_recs_add(recs, &rec);
+    return bk_meta_recs_add(recs, &rec);
 }
 
 void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req) {
@@ -272,7 +275,7 @@ void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req) {
         char *cn = bk_api_req_cstr(req, u->name);
         if (!cn) { set_err(u, KP_ERROR_UNKNOWN_SERVER_ERROR, "out of memory"); continue; }
         if (del) {
-            emit_remove(&recs, cn, q->deletions.items[i].mechanism);
+            if (emit_remove(&recs, cn, q->deletions.items[i].mechanism) != KP_OK) break;
             continue;
         }
         const kp_alter_user_scram_credentials_request_scram_credential_upsertion_t *up = &q->upsertions.items[i - nd];
@@ -284,28 +287,33 @@ void bk_api_h_alter_user_scram_credentials(bk_api_req_t *req) {
             set_err(u, KP_ERROR_UNACCEPTABLE_CREDENTIAL, "Credential could not be derived");
             continue;
         }
-        emit_upsert(&recs, cn, mech, &k);
+        if (emit_upsert(&recs, cn, mech, &k) != KP_OK) break;
     }
     /* a user whose later entry failed after an earlier one was emitted: the
      * records were built in request order, so rebuild without such users */
     bool rebuild = false;
     for (size_t i = 0; i < n; i++) rebuild |= users[i].error == KP_ERROR_UNKNOWN_SERVER_ERROR ||
                                               users[i].error == KP_ERROR_UNACCEPTABLE_CREDENTIAL;
-    if (rebuild && recs.n > 0) {
+    if (rebuild && recs.n > 0 && recs.err == KP_OK) {
         bk_meta_recs_free(&recs);
         bk_meta_recs_init(&recs);
         for (size_t i = 0; i < ne; i++) {
             user_t *u = &users[user_of[i]];
             if (u->error) continue;
             char *cn = bk_api_req_cstr(req, u->name);
-            if (i < nd) { emit_remove(&recs, cn, q->deletions.items[i].mechanism); continue; }
+            if (!cn) { set_err(u, KP_ERROR_UNKNOWN_SERVER_ERROR, "out of memory"); continue; }
+            if (i < nd) {
+                if (emit_remove(&recs, cn, q->deletions.items[i].mechanism) != KP_OK) break;
+                continue;
+            }
             const kp_alter_user_scram_credentials_request_scram_credential_upsertion_t *up = &q->upsertions.items[i - nd];
             kp_sasl_mech_t mech;
             kp_scram_cred_t k;
             if (kp_sasl_mech_from_scram_type(up->mechanism, &mech) == KP_OK &&
                 kp_scram_cred_from_salted(mech, up->salted_password.p, up->salted_password.len, up->salt.p,
-                                          up->salt.len, up->iterations, &k) == KP_OK)
-                emit_upsert(&recs, cn, mech, &k);
+                                          up->salt.len, up->iterations, &k) == KP_OK &&
+                emit_upsert(&recs, cn, mech, &k) != KP_OK)
+                break;
         }
     }
     qsort(users, n, sizeof *users, user_first_cmp);

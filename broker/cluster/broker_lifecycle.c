@@ -15,6 +15,7 @@
 #include "protocol/kp_header.h"
 #include "broker/cluster/lifecycle_sched.h"
 #include "broker/core/node.h"
+#include "broker/core/status.h"
 #include "broker/quorum/quorum.h"
 #include "broker/net/quorum_client.h"
 #include "broker/cluster/rebalance.h"
@@ -397,7 +398,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         bk_meta_recs_init(&recs);
         bk_meta_ctrl_features_bootstrap(bk_node_decision_image(n), &recs);   /* a new cluster's levels */
         size_t fenced = bk_meta_ctrl_tick(&n->ctrl, bk_node_decision_image(n), now, &recs);
-        if (recs.n > 0) {
+        if (recs.err != KP_OK)       /* not even partly committed: the next tick decides again */
+            fprintf(stderr, "skiff: node %d (controller): tick decisions not built: %s\n", n->id,
+                    bk_node_status_str(recs.err));
+        else if (recs.n > 0) {
             if (fenced) fprintf(stderr, "skiff: node %d (controller): fencing %zu silent broker(s)\n", n->id, fenced);
             local_ctx_t *c = calloc(1, sizeof *c);
             if (c) { c->n = n; c->is_tick = true; bk_node_commit(n, &recs, local_done, c); }

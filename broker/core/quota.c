@@ -9,14 +9,18 @@
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #define NBUCKETS 4096
 
 typedef struct use {
     struct use *next;
     bk_node_quota_use_t u;
+    bool digest;                /* client: a long / NUL-holding id's digest form (client_key) */
     double credit;              /* may go negative: the debt */
     int64_t at_ms;              /* when credit was last brought up to date */
     char names[];               /* user '\0' client '\0' */
@@ -27,6 +31,8 @@ struct bk_node_quotas {
     size_t n;
     uint64_t untracked;
     int64_t burst_ms, throttle_max_ms;
+    bool swept;                 /* a sweep of the full table has run ... */
+    int64_t swept_ms;           /* ... at this time */
 };
 
 bk_node_quotas_t *bk_node_quotas_new(int64_t burst_ms, int64_t throttle_max_ms) {
@@ -46,6 +52,34 @@ void bk_node_quotas_free(bk_node_quotas_t *q) {
             free(e);
         }
     free(q);
+}
+
+/* A client id as the table keys it (see bk_node_quota_record_id). */
+typedef struct {
+    bool digest;                               /* not a possible entity name */
+    char name[BK_META_QUOTA_NAME_MAX + 1];     /* the id, or its digest form */
+} client_key_t;
+
+#define DIGEST_SHOWN 64         /* bytes of a long id shown before its digest */
+
+/* false: the digest could not be computed (out of memory in OpenSSL). */
+static bool client_key(kp_str_t id, client_key_t *out) {
+    if (id.len <= BK_META_QUOTA_NAME_MAX && !kp_slice_has_nul(id)) {
+        out->digest = false;
+        if (id.len) memcpy(out->name, id.p, id.len);
+        out->name[id.len] = '\0';
+        return true;
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdl = 0;
+    if (EVP_Digest(id.p, id.len, md, &mdl, EVP_sha256(), NULL) != 1 || mdl != 32) return false;
+    size_t shown = id.len < DIGEST_SHOWN ? id.len : DIGEST_SHOWN, k = 0;
+    for (size_t i = 0; i < shown; i++) out->name[k++] = id.p[i] ? (char)id.p[i] : '?';
+    k += (size_t)snprintf(out->name + k, sizeof out->name - k, "...sha256:");
+    for (unsigned i = 0; i < mdl; i++) k += (size_t)snprintf(out->name + k, sizeof out->name - k, "%02x", md[i]);
+    assert(k < sizeof out->name);
+    out->digest = true;
+    return true;
 }
 
 static uint32_t hash(int k, const char *u, const char *c) {
@@ -79,11 +113,22 @@ static void sweep(bk_node_quotas_t *q, int64_t now_ms) {
         }
 }
 
-static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, double limit, int64_t now_ms) {
+static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, bool digest, double limit,
+                   int64_t now_ms) {
     uint32_t h = hash(k, u, c);
     for (use_t *e = q->b[h]; e; e = e->next)
-        if (e->u.key == k && strcmp(e->u.user, u) == 0 && strcmp(e->u.client, c) == 0) return e;
-    if (q->n >= BK_NODE_QUOTA_USES_MAX) sweep(q, now_ms);
+        if (e->u.key == k && e->digest == digest && strcmp(e->u.user, u) == 0 && strcmp(e->u.client, c) == 0)
+            return e;
+    /* Full: one sweep (65536 entries) per BK_NODE_QUOTA_FULL_SWEEP_MS at
+     * most. Sweeping for every new key cost a walk of the whole table per
+     * request while it stayed full (a client rotating its id can keep it
+     * so); between sweeps a new key is untracked (counted). */
+    if (q->n >= BK_NODE_QUOTA_USES_MAX &&
+        (!q->swept || now_ms - q->swept_ms >= BK_NODE_QUOTA_FULL_SWEEP_MS || now_ms < q->swept_ms)) {
+        sweep(q, now_ms);
+        q->swept = true;
+        q->swept_ms = now_ms;
+    }
     if (q->n >= BK_NODE_QUOTA_USES_MAX) return NULL;
     size_t ul = strlen(u), cl = strlen(c);
     use_t *e = calloc(1, sizeof *e + ul + cl + 2);
@@ -91,6 +136,7 @@ static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, dou
     memcpy(e->names, u, ul + 1);
     memcpy(e->names + ul + 1, c, cl + 1);
     e->u.key = k;
+    e->digest = digest;
     e->u.user = e->names;
     e->u.client = e->names + ul + 1;
     e->u.limit = limit;
@@ -104,11 +150,21 @@ static use_t *find(bk_node_quotas_t *q, int k, const char *u, const char *c, dou
 
 int64_t bk_node_quota_record(bk_node_quotas_t *q, const bk_meta_image_t *img, const char *principal,
                              const char *client_id, int k, double amount, int64_t now_ms) {
+    return bk_node_quota_record_id(q, img, principal, kp_slice_cstr(client_id ? client_id : ""), k, amount, now_ms);
+}
+
+int64_t bk_node_quota_record_id(bk_node_quotas_t *q, const bk_meta_image_t *img, const char *principal,
+                                kp_str_t client_id, int k, double amount, int64_t now_ms) {
     assert(k >= 0 && k < BK_META_QUOTA_KEYS);
     if (!q || img->nquotas == 0) return 0;
     const char *user = principal && strncmp(principal, "User:", 5) == 0 ? principal + 5 : "";
-    const char *client = client_id ? client_id : "";
-    const bk_meta_quota_t *m = bk_meta_image_quota_for(img, user, client, k);
+    client_key_t ck;
+    if (!client_key(client_id, &ck)) {
+        q->untracked++;
+        return 0;
+    }
+    const char *client = ck.name;
+    const bk_meta_quota_t *m = bk_meta_image_quota_for(img, user, ck.digest ? NULL : client, k);
     if (!m) return 0;
     /* request_percentage is a share of one thread: n % = n * 10 ms of
      * loop time per second (the amount is in ms) */
@@ -118,7 +174,7 @@ int64_t bk_node_quota_record(bk_node_quotas_t *q, const bk_meta_image_t *img, co
      * entity's parts, with the client's own names (Kafka's metric tags) */
     const char *eu = m->user_kind != BK_META_QE_NONE ? user : "";
     const char *ec = m->client_kind != BK_META_QE_NONE ? client : "";
-    use_t *e = find(q, k, eu, ec, limit, now_ms);
+    use_t *e = find(q, k, eu, ec, m->client_kind != BK_META_QE_NONE && ck.digest, limit, now_ms);
     if (!e) {
         q->untracked++;
         return 0;

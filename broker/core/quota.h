@@ -20,8 +20,10 @@
  * Pure: no I/O and no clock (the caller passes now_ms), one thread (the
  * loop). Bounded: at most BK_NODE_QUOTA_USES_MAX entries; when full, the
  * entries whose credit has refilled (they hold no state a fresh one would
- * not) are dropped; if none can be, the use is not tracked (not throttled)
- * and counted in `untracked`. */
+ * not) are dropped by a sweep of the table, at most once per
+ * BK_NODE_QUOTA_FULL_SWEEP_MS; if none can be (or the last sweep is more
+ * recent), the use is not tracked (not throttled) and counted in
+ * `untracked` (skiff_quota_untracked_total). */
 #ifndef SKIFF_BK_NODE_QUOTA_H
 #define SKIFF_BK_NODE_QUOTA_H
 
@@ -31,6 +33,7 @@
 #include "broker/meta/image.h"
 
 #define BK_NODE_QUOTA_USES_MAX 65536
+#define BK_NODE_QUOTA_FULL_SWEEP_MS 1000   /* at most one sweep of a full table per this */
 
 typedef struct bk_node_quotas bk_node_quotas_t;
 
@@ -56,6 +59,16 @@ void bk_node_quotas_free(bk_node_quotas_t *q);
  * when there is no quota or the use is within it. */
 int64_t bk_node_quota_record(bk_node_quotas_t *q, const bk_meta_image_t *img, const char *principal,
                              const char *client_id, int k, double amount, int64_t now_ms);
+/* The same for the request header's client id as it arrived (any length,
+ * NULs included): ids are compared whole, as Kafka does. An id that can
+ * be an entity's name (<= BK_META_QUOTA_NAME_MAX bytes, no NUL) is keyed
+ * and matched by itself; any other matches only the default client-id
+ * entity and is keyed by the SHA-256 of all its bytes (an entry stays
+ * bounded whatever the id's length), shown in /metrics as
+ * "<its first 64 bytes>...sha256:<hex>". bk_node_quota_record is this
+ * with the C string's bytes. */
+int64_t bk_node_quota_record_id(bk_node_quotas_t *q, const bk_meta_image_t *img, const char *principal,
+                                kp_str_t client_id, int k, double amount, int64_t now_ms);
 
 /* Calls fn for every tracked use (the order is unspecified). */
 void bk_node_quotas_each(const bk_node_quotas_t *q, void (*fn)(void *arg, const bk_node_quota_use_t *u),

@@ -284,14 +284,18 @@ void bk_node_scram_bootstrap_tick(bk_node_t *n) {
     if (img->scram_bootstrapped) { s->done = true; return; }
     bk_meta_recs_t recs;
     bk_meta_recs_init(&recs);
-    for (size_t i = 0; i < s->n; i++) {
-        bk_meta_recs_add_scram(&recs, s->v[i].name, &s->v[i].cred);
-    }
+    int rc = KP_OK;
+    for (size_t i = 0; i < s->n && rc == KP_OK; i++) rc = bk_meta_recs_add_scram(&recs, s->v[i].name, &s->v[i].cred);
     Skiff__Metadata__ScramBootstrapDone d = SKIFF__METADATA__SCRAM_BOOTSTRAP_DONE__INIT;
     Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
     rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_SCRAM_BOOTSTRAP_DONE;
     rec.scram_bootstrap_done = &d;
-    bk_meta_recs_add(&recs, &rec);
+    if (rc == KP_OK) rc = bk_meta_recs_add(&recs, &rec);
+    if (rc != KP_OK) {                  /* not built: the next tick tries again */
+        st_logf(ST_LOG_WARN, "node %d: bootstrap SCRAM credentials not built (%s); retrying", n->id, st_status_str(rc));
+        bk_meta_recs_free(&recs);
+        return;
+    }
     s->inflight = true;
     bk_node_commit(n, &recs, boot_done, n);
     bk_meta_recs_free(&recs);

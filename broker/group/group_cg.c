@@ -142,18 +142,30 @@ static bk_grp_cg_assignor_t pick_assignor(const bk_grp_coord_t *c, const bk_grp_
     return (bk_grp_cg_assignor_t)best;
 }
 
+/* cg_sub_hash of the subscriptions as they are now. */
+static uint64_t subs_hash(const bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics) {
+    cg_subs_t subs;
+    cg_subs_build(&subs, cg, topics);
+    uint64_t h = cg_sub_hash(topics, &subs);
+    cg_subs_free(&subs);
+    return h;
+}
+
 /* A new group epoch and, at once, its target assignment (records: epoch,
  * subscribed topics' metadata, every member's target). */
 static void bump(bk_grp_coord_t *c, bk_grp_t *g, const bk_grp_cg_topics_t *topics, bk_grp_out_t *out) {
     bk_grp_cg_t *cg = g->cg;
     kp_str_t gid = gs_slice(&g->id);
     cg->epoch++;
-    cg->sub_hash = cg_sub_hash(cg, topics);
+    cg_subs_t subs;
+    cg_subs_build(&subs, cg, topics);
+    cg->sub_hash = cg_sub_hash(topics, &subs);
     cg->hash_known = true;
     cg->topics_gen = topics->gen;
-    cg_rec_partitions(out, gid, cg, topics);
+    cg_rec_partitions(out, gid, topics, &subs);
     cg_rec_epoch(out, gid, cg);
-    cg_assign(cg, pick_assignor(c, cg), topics);
+    cg_assign(cg, pick_assignor(c, cg), topics, &subs);
+    cg_subs_free(&subs);
     cg->assignment_epoch = cg->epoch;
     cg_rec_target(out, gid, cg);
 }
@@ -325,6 +337,19 @@ static bool valid(const bk_grp_cg_hb_t *q, bk_grp_cg_hb_resp_t *r) {
         return false;
     }
     if (q->ntopics > BK_GRP_CG_TOPICS_MAX) { fail(r, KP_ERROR_INVALID_REQUEST, "too many subscribed topics"); return false; }
+    /* What a member owns came from an assignment, which never holds more
+     * than BK_GRP_CG_PARTS_MAX (the bound a record is loaded with): a
+     * longer list is not one we gave, and it is refused before it is read
+     * (owned may then be NULL: the driver does not flatten it). */
+    if (q->nowned > BK_GRP_CG_PARTS_MAX) {
+        fail(r, KP_ERROR_INVALID_REQUEST, "TopicPartitions holds more partitions than an assignment may.");
+        return false;
+    }
+    for (int32_t k = 0; k < q->nowned; k++)
+        if (q->owned[k].partition < 0) {
+            fail(r, KP_ERROR_INVALID_REQUEST, "TopicPartitions holds a negative partition index.");
+            return false;
+        }
     bk_grp_cg_assignor_t a;
     if (q->assignor.p && !bk_grp_cg_assignor_parse(q->assignor, &a)) {
         fail(r, KP_ERROR_UNSUPPORTED_ASSIGNOR, "ServerAssignor is not supported (uniform, range).");
@@ -494,7 +519,7 @@ void bk_grp_cg_heartbeat(bk_grp_coord_t *c, const bk_grp_cg_hb_t *q, const bk_gr
     bool topics_moved = false;
     if (!sub_changed && cg->topics_gen != topics->gen) {
         cg->topics_gen = topics->gen;
-        topics_moved = !cg->hash_known || cg_sub_hash(cg, topics) != cg->sub_hash;
+        topics_moved = !cg->hash_known || subs_hash(cg, topics) != cg->sub_hash;
     }
     if (sub_changed || topics_moved) bump(c, g, topics, out);
     sync_state(g, now_ms);
@@ -533,7 +558,7 @@ void bk_grp_cg_tick(bk_grp_coord_t *c, const bk_grp_cg_topics_t *topics, int64_t
         }
         if (cg->topics_gen != topics->gen && cg->nmembers > 0) {
             cg->topics_gen = topics->gen;
-            if (!cg->hash_known || cg_sub_hash(cg, topics) != cg->sub_hash) bump(c, g, topics, out);
+            if (!cg->hash_known || subs_hash(cg, topics) != cg->sub_hash) bump(c, g, topics, out);
         }
     }
 }

@@ -112,7 +112,7 @@ typedef struct {
     kp_str_t regex;                       /* null: unchanged; "" clears */
     kp_str_t assignor;                    /* null: unchanged */
     const bk_grp_cg_tp_t *owned;          /* nowned < 0: unchanged (null) */
-    int32_t nowned;
+    int32_t nowned;                       /* > BK_GRP_CG_PARTS_MAX: refused (INVALID_REQUEST) unread */
     kp_str_t client_id, client_host;
 } bk_grp_cg_hb_t;
 

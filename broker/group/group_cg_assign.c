@@ -74,20 +74,36 @@ bool cg_subscribed(const bk_grp_cg_member_t *m, kp_str_t name) {
     return ok;
 }
 
-static bool any_subscribed(const bk_grp_cg_t *cg, kp_str_t name) {
-    for (size_t i = 0; i < cg->nmembers; i++)
-        if (cg_subscribed(&cg->members[i], name)) return true;   /* static members that left too:
-                                                                  they keep their partitions */
-    return false;
+void cg_subs_build(cg_subs_t *s, const bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics) {
+    size_t nt = topics->n, nm = cg->nmembers;
+    s->ntopics = nt;
+    s->nmembers = nm;
+    s->sub = grp_xalloc((nt * nm > 0 ? nt * nm : 1) * sizeof *s->sub);
+    s->any = grp_xalloc((nt ? nt : 1) * sizeof *s->any);
+    for (size_t t = 0; t < nt; t++) {
+        s->any[t] = 0;
+        for (size_t i = 0; i < nm; i++) {
+            /* static members that left count too: they keep their partitions */
+            s->sub[t * nm + i] = cg_subscribed(&cg->members[i], topics->v[t].name);
+            s->any[t] |= s->sub[t * nm + i];
+        }
+    }
 }
 
-uint64_t cg_sub_hash(const bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics) {
+void cg_subs_free(cg_subs_t *s) {
+    free(s->sub);
+    free(s->any);
+    s->sub = s->any = NULL;
+}
+
+uint64_t cg_sub_hash(const bk_grp_cg_topics_t *topics, const cg_subs_t *subs) {
+    assert(subs->ntopics == topics->n);
     uint64_t h = 1469598103934665603ULL;
 #define MIX(p, n)                                                          \
     for (size_t q_ = 0; q_ < (n); q_++) { h ^= ((const uint8_t *)(p))[q_]; h *= 1099511628211ULL; }
     for (size_t i = 0; i < topics->n; i++) {
         const bk_grp_cg_topic_t *t = &topics->v[i];
-        if (!any_subscribed(cg, t->name)) continue;
+        if (!subs->any[i]) continue;
         MIX(t->name.p, t->name.len);
         MIX(t->id.b, sizeof t->id.b);
         MIX(&t->nparts, sizeof t->nparts);
@@ -148,54 +164,69 @@ static void sort_by_id(const bk_grp_cg_t *cg, size_t *order) {
     }
 }
 
-static void assign_range(bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics, const size_t *order, tpvec_t *out) {
-    size_t *subs = grp_xalloc((cg->nmembers ? cg->nmembers : 1) * sizeof *subs);
+static void assign_range(bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics, const cg_subs_t *subs,
+                         const size_t *order, tpvec_t *out) {
+    size_t *in = grp_xalloc((cg->nmembers ? cg->nmembers : 1) * sizeof *in);
     for (size_t t = 0; t < topics->n; t++) {
         size_t k = 0;
         for (size_t i = 0; i < cg->nmembers; i++)
-            if (cg_subscribed(&cg->members[order[i]], topics->v[t].name)) subs[k++] = order[i];
+            if (cg_subs_has(subs, t, order[i])) in[k++] = order[i];
         if (k == 0) continue;
         int32_t np = topics->v[t].nparts, base = np / (int32_t)k, extra = np % (int32_t)k, p = 0;
         for (size_t i = 0; i < k; i++) {
             int32_t cnt = base + ((int32_t)i < extra ? 1 : 0);
-            for (int32_t j = 0; j < cnt; j++) push(&out[subs[i]], topics->v[t].id, p++);
+            for (int32_t j = 0; j < cnt; j++) push(&out[in[i]], topics->v[t].id, p++);
         }
     }
-    free(subs);
+    free(in);
 }
+
+/* A partition left for the second pass of uniform, with its topic's index
+ * in the view (no lookup by id then). */
+typedef struct {
+    bk_grp_cg_tp_t tp;
+    size_t t;
+} left_t;
 
 /* uniform: every member first keeps up to floor(total / members) of its
  * previous target (stickiness), then each remaining partition goes to the
  * subscribed member holding the fewest (its previous owner on a tie, then
  * member id order): balanced within one partition for a common
- * subscription, greedy-balanced otherwise. */
-static void assign_uniform(bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics, const size_t *order, tpvec_t *out) {
+ * subscription, greedy-balanced otherwise. Subscriptions come from subs
+ * (resolved once per member and topic): before, a regex was matched again
+ * per partition and member, and each left partition searched its topic by
+ * id over the whole view. */
+static void assign_uniform(bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics, const cg_subs_t *subs,
+                           const size_t *order, tpvec_t *out) {
     size_t total = 0, nm = cg->nmembers;
     for (size_t t = 0; t < topics->n; t++)
-        for (size_t i = 0; i < nm; i++)
-            if (cg_subscribed(&cg->members[i], topics->v[t].name)) { total += (size_t)topics->v[t].nparts; break; }
+        if (subs->any[t]) total += (size_t)topics->v[t].nparts;
     size_t quota = nm ? total / nm : 0;
-    tpvec_t left = { NULL, 0, 0 };
+    left_t *left = NULL;
+    size_t nleft = 0, left_cap = 0;
     for (size_t t = 0; t < topics->n; t++) {
         const bk_grp_cg_topic_t *tp = &topics->v[t];
+        if (!subs->any[t]) continue;     /* no member subscribes: no previous owner keeps it either */
         for (int32_t p = 0; p < tp->nparts; p++) {
             bk_grp_cg_tp_t x = { tp->id, p };
             ptrdiff_t prev = -1;
             for (size_t i = 0; i < nm && prev < 0; i++)
-                if (cg_tps_has(&cg->members[i].target, &x) && cg_subscribed(&cg->members[i], tp->name)) prev = (ptrdiff_t)i;
-            if (prev >= 0 && out[prev].n < quota) push(&out[prev], tp->id, p);
-            else if (prev >= 0 || any_subscribed(cg, tp->name)) push(&left, tp->id, p);
+                if (cg_subs_has(subs, t, i) && cg_tps_has(&cg->members[i].target, &x)) prev = (ptrdiff_t)i;
+            if (prev >= 0 && out[prev].n < quota) {
+                push(&out[prev], tp->id, p);
+            } else {
+                grp_reserve((void **)&left, &left_cap, nleft + 1, sizeof *left);
+                left[nleft++] = (left_t){ x, t };
+            }
         }
     }
-    for (size_t k = 0; k < left.n; k++) {
-        const bk_grp_cg_tp_t *x = &left.v[k];
-        kp_str_t name = { NULL, 0 };
-        for (size_t t = 0; t < topics->n; t++)
-            if (memcmp(topics->v[t].id.b, x->topic.b, sizeof x->topic.b) == 0) { name = topics->v[t].name; break; }
+    for (size_t k = 0; k < nleft; k++) {
+        const bk_grp_cg_tp_t *x = &left[k].tp;
+        size_t t = left[k].t;
         ptrdiff_t best = -1;
         for (size_t o = 0; o < nm; o++) {
             size_t i = order[o];
-            if (!cg_subscribed(&cg->members[i], name)) continue;
+            if (!cg_subs_has(subs, t, i)) continue;
             if (best < 0 || out[i].n < out[best].n ||
                 (out[i].n == out[best].n && cg_tps_has(&cg->members[i].target, x) &&
                  !cg_tps_has(&cg->members[best].target, x)))
@@ -203,16 +234,17 @@ static void assign_uniform(bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics, co
         }
         if (best >= 0) push(&out[best], x->topic, x->partition);
     }
-    free(left.v);
+    free(left);
 }
 
-void cg_assign(bk_grp_cg_t *cg, bk_grp_cg_assignor_t a, const bk_grp_cg_topics_t *topics) {
+void cg_assign(bk_grp_cg_t *cg, bk_grp_cg_assignor_t a, const bk_grp_cg_topics_t *topics, const cg_subs_t *subs) {
+    assert(subs->ntopics == topics->n && subs->nmembers == cg->nmembers);
     size_t nm = cg->nmembers;
     size_t *order = grp_xalloc((nm ? nm : 1) * sizeof *order);
     tpvec_t *out = grp_xalloc((nm ? nm : 1) * sizeof *out);
     sort_by_id(cg, order);
-    if (a == BK_GRP_CG_RANGE) assign_range(cg, topics, order, out);
-    else assign_uniform(cg, topics, order, out);
+    if (a == BK_GRP_CG_RANGE) assign_range(cg, topics, subs, order, out);
+    else assign_uniform(cg, topics, subs, order, out);
     for (size_t i = 0; i < nm; i++) {
         cg_tps_set(&cg->members[i].target, out[i].v, out[i].n);
         free(out[i].v);

@@ -52,10 +52,13 @@ void bk_grp_gd_cg_heartbeat(bk_grp_gd_t *gd, const kp_consumer_group_heartbeat_r
     if (!c) { done(arg, &res); return; }
     size_t nowned = 0;
     for (size_t i = 0; i < cnt(q->topic_partitions.count); i++) nowned += cnt(q->topic_partitions.items[i].partitions.count);
-    bk_grp_cg_tp_t *owned = calloc(nowned ? nowned : 1, sizeof *owned);
-    if (!owned) { res.unsent = "out of memory"; done(arg, &res); return; }
+    /* past the core's bound the list is refused unread (INVALID_REQUEST):
+     * not flattened, so a huge request costs no copy of it */
+    bool too_many = nowned > BK_GRP_CG_PARTS_MAX;
+    bk_grp_cg_tp_t *owned = too_many ? NULL : calloc(nowned ? nowned : 1, sizeof *owned);
+    if (!owned && !too_many) { res.unsent = "out of memory"; done(arg, &res); return; }
     size_t k = 0;
-    for (size_t i = 0; i < cnt(q->topic_partitions.count); i++) {
+    for (size_t i = 0; !too_many && i < cnt(q->topic_partitions.count); i++) {
         const kp_consumer_group_heartbeat_request_topic_partitions_t *t = &q->topic_partitions.items[i];
         for (size_t j = 0; j < cnt(t->partitions.count); j++) {
             owned[k].topic = t->topic_id;
@@ -75,7 +78,7 @@ void bk_grp_gd_cg_heartbeat(bk_grp_gd_t *gd, const kp_consumer_group_heartbeat_r
     h.regex = version >= 1 ? q->subscribed_topic_regex : kp_slice_null();
     h.assignor = q->server_assignor;
     h.owned = owned;
-    h.nowned = q->topic_partitions.count < 0 ? -1 : (int32_t)nowned;
+    h.nowned = q->topic_partitions.count < 0 ? -1 : too_many ? BK_GRP_CG_PARTS_MAX + 1 : (int32_t)nowned;
     h.client_id = client_id;
     h.client_host = client_host;
     bk_grp_cg_topics_t topics = bk_gd_cg_topics(gd);

@@ -81,7 +81,7 @@ void cg_rec_epoch(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg) {
     grp_rec_add(o, key_group(o, BK_GRP_KEY_CG_METADATA, gid), grp_rec_encode(o, &kp_consumer_group_metadata_value_desc, 0, &v));
 }
 
-void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg, const bk_grp_cg_topics_t *topics) {
+void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_topics_t *topics, const cg_subs_t *subs) {
     kp_consumer_group_partition_metadata_value_t v;
     kp_consumer_group_partition_metadata_value_init(&v);
     typedef kp_consumer_group_partition_metadata_value_topic_metadata_t tm_t;
@@ -89,9 +89,7 @@ void cg_rec_partitions(bk_grp_out_t *o, kp_str_t gid, const bk_grp_cg_t *cg, con
     if (!ts) { o->err = KP_ERR_NOMEM; return; }
     size_t n = 0;
     for (size_t i = 0; i < topics->n; i++) {
-        bool sub = false;
-        for (size_t m = 0; m < cg->nmembers && !sub; m++) sub = cg_subscribed(&cg->members[m], topics->v[i].name);
-        if (!sub) continue;
+        if (!subs->any[i]) continue;
         kp_consumer_group_partition_metadata_value_topic_metadata_init(&ts[n]);
         ts[n].topic_id = topics->v[i].id;
         ts[n].topic_name = topics->v[i].name;
@@ -190,6 +188,15 @@ static bk_grp_t *load_group(bk_grp_coord_t *c, kp_str_t gid, bool create) {
     return g->cg ? g : NULL;
 }
 
+/* Why load_group(c, gid, true) found no consumer group: a classic group
+ * with members holds the id (KP_ERR_BAD_VALUE: a log we did not write —
+ * a consumer group's records follow the classic group's tombstone), else
+ * the group table is full (KP_ERR_TOO_LARGE). */
+static int load_group_error(bk_grp_coord_t *c, kp_str_t gid) {
+    const bk_grp_t *g = grp_get(c, gid);
+    return g && !g->cg ? KP_ERR_BAD_VALUE : KP_ERR_TOO_LARGE;
+}
+
 static bk_grp_cg_member_t *load_member(bk_grp_t *g, kp_str_t mid, bool create) {
     bk_grp_cg_t *cg = g->cg;
     ptrdiff_t i = cg_member_idx(cg, mid);
@@ -245,7 +252,8 @@ static int load_member_meta(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_by
     if (st != KP_OK) return st;
     if (v.subscribed_topic_names.count < 0 || v.subscribed_topic_names.count > BK_GRP_CG_TOPICS_MAX) return KP_ERR_BAD_VALUE;
     bk_grp_t *g = load_group(c, gid, true);
-    bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
+    if (!g) return load_group_error(c, gid);
+    bk_grp_cg_member_t *m = load_member(g, mid, true);
     if (!m) return KP_ERR_TOO_LARGE;
     gs_set(&m->instance_id, v.instance_id);
     gs_set(&m->rack_id, v.rack_id);
@@ -291,7 +299,7 @@ static int load_current(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_
     if (!m) {
         cg_tps_free(&assigned);
         cg_tps_free(&revoking);
-        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+        return !ok ? KP_ERR_BAD_VALUE : !g ? load_group_error(c, gid) : KP_ERR_TOO_LARGE;
     }
     cg_tps_free(&m->assigned);
     cg_tps_free(&m->revoking);
@@ -321,7 +329,7 @@ static int load_target(bk_grp_coord_t *c, kp_str_t gid, kp_str_t mid, kp_bytes_t
     bk_grp_cg_member_t *m = g ? load_member(g, mid, true) : NULL;
     if (!m) {
         cg_tps_free(&target);
-        return ok ? KP_ERR_TOO_LARGE : KP_ERR_BAD_VALUE;
+        return !ok ? KP_ERR_BAD_VALUE : !g ? load_group_error(c, gid) : KP_ERR_TOO_LARGE;
     }
     cg_tps_free(&m->target);
     m->target = target;
@@ -369,7 +377,7 @@ static int load_group_rec(bk_grp_coord_t *c, int16_t type, kp_str_t gid, kp_byte
     }
     if (st != KP_OK) return st;
     bk_grp_t *g = load_group(c, gid, true);
-    if (!g) return KP_ERR_TOO_LARGE;
+    if (!g) return load_group_error(c, gid);
     if (type == BK_GRP_KEY_CG_METADATA) g->cg->epoch = epoch;
     else if (type == BK_GRP_KEY_CG_TARGET_META) g->cg->assignment_epoch = epoch;
     else { g->cg->sub_hash = h; g->cg->hash_known = true; }

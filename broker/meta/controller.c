@@ -110,7 +110,7 @@ int32_t bk_meta_ctrl_choose_leader(const bk_meta_image_t *img, const bk_meta_par
 #define SET_IDS(msg, field, ids) \
     do { (msg)->field = (int32_t *)(ids)->v; (msg)->n_##field = (size_t)(ids)->n; } while (0)
 
-void ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32_t partition,
+int ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32_t partition,
                       const pchange_t *ch) {
     Skiff__Metadata__PartitionChange m = SKIFF__METADATA__PARTITION_CHANGE__INIT;
     m.has_topic_id = true;
@@ -133,10 +133,10 @@ void ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PARTITION_CHANGE;
     r.partition_change = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
-void ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced, bool in_shutdown) {
+int ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced, bool in_shutdown) {
     Skiff__Metadata__BrokerFence m = SKIFF__METADATA__BROKER_FENCE__INIT;
     m.has_broker_id = true; m.broker_id = b->id;
     m.has_broker_epoch = true; m.broker_epoch = b->epoch;
@@ -145,10 +145,10 @@ void ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_FENCE;
     r.broker_fence = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
-void ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
+int ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
                              int32_t partition, const bk_meta_ids_t *replicas) {
     bk_meta_ids_t isr = { 0 };
     for (int32_t i = 0; i < replicas->n; i++)
@@ -166,7 +166,7 @@ void ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, co
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PARTITION;
     r.partition = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
 /* ---- dropping brokers ------------------------------------------------------
@@ -195,8 +195,7 @@ static bool drop_one(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const 
     /* a leaderless partition keeps its last ISR member so that it can come
      * back as leader without data loss */
     pchange_t ch = { .has_leader = leader != p->leader, .leader = leader, .isr = &isr2 };
-    ctrl_emit_change(out, &t->id, p->id, &ch);
-    return true;
+    return ctrl_emit_change(out, &t->id, p->id, &ch) == KP_OK;   /* failed: out->err says so */
 }
 
 size_t ctrl_drop_brokers(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const gone_t *gone,
@@ -209,6 +208,7 @@ size_t ctrl_drop_brokers(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, co
             bool touches = in_gone(gone, p->leader);
             for (int32_t k = 0; !touches && k < p->isr.n; k++) touches = in_gone(gone, p->isr.v[k]);
             if (touches && drop_one(c, img, t, p, gone, out)) changed++;
+            if (out->err != KP_OK) return changed;     /* a failed add: the list is refused whole */
         }
     }
     return changed;

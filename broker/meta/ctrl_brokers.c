@@ -8,7 +8,7 @@
 
 #include "protocol/kp_errors.h"
 
-static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t *req, int64_t epoch) {
+static KP_MUST_CHECK int emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t *req, int64_t epoch) {
     Skiff__Metadata__Endpoint eps[BK_META_ENDPOINTS_MAX];
     Skiff__Metadata__Endpoint *ptrs[BK_META_ENDPOINTS_MAX];
     assert(req->nendpoints <= BK_META_ENDPOINTS_MAX);
@@ -33,7 +33,7 @@ static void emit_registration(bk_meta_recs_t *out, const bk_meta_ctrl_register_t
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_BROKER_REGISTRATION;
     r.broker_registration = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
 /* A sign of life of the registered incarnation of `id`. */
@@ -93,13 +93,14 @@ int16_t bk_meta_ctrl_register(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
         if (s->heard && now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms)
             return KP_ERROR_DUPLICATE_BROKER_REGISTRATION;
     }
-    emit_registration(out, req, next_offset);
+    if (emit_registration(out, req, next_offset) != KP_OK) return KP_ERROR_UNKNOWN_SERVER_ERROR;   /* not built */
     if (old) {
         /* a new incarnation: the old process is gone, whatever its session
          * says; its leaderships and ISR places go as for a fence */
         int32_t id = req->broker_id;
         gone_t gone = { &id, 1 };
-        ctrl_drop_brokers(c, img, &gone, out);
+        (void)ctrl_drop_brokers(c, img, &gone, out);
+        if (out->err != KP_OK) return KP_ERROR_UNKNOWN_SERVER_ERROR;   /* not built */
     }
     heard(c, img, req->broker_id, now_ms);
     *broker_epoch = next_offset;
@@ -119,7 +120,7 @@ static void elect_returning(const bk_meta_ctrl_t *c, const bk_meta_image_t *img,
             bk_meta_ids_t isr = { 0 };
             bk_meta_ids_add(&isr, id);
             pchange_t ch = { .has_leader = true, .leader = id, .isr = in_isr ? NULL : &isr };
-            ctrl_emit_change(out, &t->id, p->id, &ch);
+            if (ctrl_emit_change(out, &t->id, p->id, &ch) != KP_OK) return;   /* the list is refused whole */
         }
     }
 }
@@ -143,8 +144,8 @@ void bk_meta_ctrl_heartbeat(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const
         if (b->fenced) {
             res->should_shutdown = true;
         } else if (!b->in_controlled_shutdown) {
-            ctrl_emit_fence(out, b, false, true);
-            ctrl_drop_brokers(c, img, &gone, out);
+            if (ctrl_emit_fence(out, b, false, true) != KP_OK) { res->error = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
+            (void)ctrl_drop_brokers(c, img, &gone, out);   /* how many moved is not needed; out->err is the commit's */
             res->in_controlled_shutdown = true;
         } else {
             res->should_shutdown = leads_count(img, id) == 0;
@@ -153,15 +154,16 @@ void bk_meta_ctrl_heartbeat(bk_meta_ctrl_t *c, const bk_meta_image_t *img, const
     }
     if (req->want_fence) {
         if (!b->fenced) {
-            ctrl_emit_fence(out, b, true, false);
-            ctrl_drop_brokers(c, img, &gone, out);
+            if (ctrl_emit_fence(out, b, true, false) != KP_OK) { res->error = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
+            (void)ctrl_drop_brokers(c, img, &gone, out);
             res->is_fenced = true;
         }
         return;
     }
     if (b->fenced && req->current_metadata_offset >= b->epoch) {
-        ctrl_emit_fence(out, b, false, false);
+        if (ctrl_emit_fence(out, b, false, false) != KP_OK) { res->error = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
         elect_returning(c, img, id, out);
+        if (out->err != KP_OK) { res->error = KP_ERROR_UNKNOWN_SERVER_ERROR; return; }
         res->is_fenced = false;
     }
 }
@@ -182,7 +184,7 @@ static void unclean_elections(const bk_meta_ctrl_t *c, const bk_meta_image_t *im
             int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
             if (leader < 0) continue;
             pchange_t ch = { .has_leader = true, .leader = leader, .isr = &isr };
-            ctrl_emit_change(out, &t->id, p->id, &ch);
+            if (ctrl_emit_change(out, &t->id, p->id, &ch) != KP_OK) return;   /* the list is refused whole */
         }
     }
 }
@@ -207,10 +209,11 @@ size_t bk_meta_ctrl_tick(bk_meta_ctrl_t *c, const bk_meta_image_t *img, int64_t 
         if (b->fenced || now_ms - s->last_heartbeat_ms <= c->cfg.session_timeout_ms) continue;
         expired[n++] = b->id;
     }
-    for (size_t i = 0; i < n; i++) ctrl_emit_fence(out, bk_meta_image_broker(img, expired[i]), true, false);
+    for (size_t i = 0; i < n; i++)
+        if (ctrl_emit_fence(out, bk_meta_image_broker(img, expired[i]), true, false) != KP_OK) return 0;   /* refused whole */
     if (n) {
         gone_t gone = { expired, n };
-        ctrl_drop_brokers(c, img, &gone, out);
+        (void)ctrl_drop_brokers(c, img, &gone, out);   /* a failed add: out->err, the commit refuses it */
     } else {
         unclean_elections(c, img, out);
     }
@@ -233,7 +236,7 @@ int16_t bk_meta_ctrl_alloc_producer_ids(bk_meta_ctrl_t *c, const bk_meta_image_t
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_PRODUCER_ID_BLOCK;
     r.producer_id_block = &m;
-    bk_meta_recs_add(out, &r);
+    if (bk_meta_recs_add(out, &r) != KP_OK) return KP_ERROR_UNKNOWN_SERVER_ERROR;   /* no block handed out */
     *first_id = img->next_producer_id;
     *count = (int32_t)size;
     return KP_ERROR_NONE;

@@ -9,7 +9,7 @@
 
 #include "protocol/kp_errors.h"
 
-static void emit_level(bk_meta_recs_t *out, int i, int16_t level) {
+static KP_MUST_CHECK int emit_level(bk_meta_recs_t *out, int i, int16_t level) {
     Skiff__Metadata__FeatureLevel m = SKIFF__METADATA__FEATURE_LEVEL__INIT;
     m.name = (char *)bk_meta_feature_defs()[i].name;
     m.has_level = true;
@@ -17,12 +17,13 @@ static void emit_level(bk_meta_recs_t *out, int i, int16_t level) {
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_FEATURE_LEVEL;
     r.feature_level = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
 void bk_meta_ctrl_features_bootstrap(const bk_meta_image_t *img, bk_meta_recs_t *out) {
     if (img->features_epoch >= 0) return;
-    for (int i = 0; i < BK_META_FEATURES_N; i++) emit_level(out, i, bk_meta_feature_defs()[i].new_cluster_level);
+    for (int i = 0; i < BK_META_FEATURES_N; i++)
+        if (emit_level(out, i, bk_meta_feature_defs()[i].new_cluster_level) != KP_OK) return;   /* out->err: refused whole */
 }
 
 static kp_str_t msg(kp_arena_t *a, const char *fmt, const char *name, int level, int now) {
@@ -126,7 +127,10 @@ int bk_meta_features_update(const bk_meta_image_t *img, const kp_update_features
     for (int32_t k = 0; k < n; k++) {
         int level = q->feature_updates.items[k].max_version_level;
         if (level < 0) level = 0;
-        if (img->feature_level[idx[k]] != level || img->features_epoch < 0) emit_level(out, idx[k], (int16_t)level);
+        /* a failed add leaves out->err set: the handler answers UNKNOWN_SERVER_ERROR */
+        if ((img->feature_level[idx[k]] != level || img->features_epoch < 0) &&
+            emit_level(out, idx[k], (int16_t)level) != KP_OK)
+            break;
     }
     return KP_OK;
 }

@@ -32,11 +32,16 @@ bool ctrl_unclean(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_
  * -1 when none. *isr_out starts as a copy of isr. */
 int32_t ctrl_elect_from(const bk_meta_image_t *img, const bk_meta_ids_t *replicas, const bk_meta_ids_t *isr,
                         const gone_t *gone, bool unclean, bk_meta_ids_t *isr_out);
-void ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32_t partition,
-                      const pchange_t *ch);
-void ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced, bool in_shutdown);
+/* Record builders (ctrl_emit_*): KP_OK, or the list's error
+ * (bk_meta_recs_add). A decision that meets an error stops building and
+ * reports nothing as done (no result claims a record that is not in the
+ * list); the list keeps its error, so the caller's commit refuses it. */
+KP_MUST_CHECK int ctrl_emit_change(bk_meta_recs_t *out, const bk_meta_uuid_t *topic_id, int32_t partition,
+                                   const pchange_t *ch);
+KP_MUST_CHECK int ctrl_emit_fence(bk_meta_recs_t *out, const bk_meta_broker_t *b, bool fenced, bool in_shutdown);
 /* For every partition: leaders in `gone` move within the ISR (or to -1),
- * members of `gone` leave ISRs that stay non-empty. Returns changes emitted. */
+ * members of `gone` leave ISRs that stay non-empty. Returns changes emitted;
+ * stops at a failed add (out->err set). */
 size_t ctrl_drop_brokers(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const gone_t *gone,
                          bk_meta_recs_t *out);
 /* The session of a broker, created (last heartbeat now_ms) when missing;
@@ -63,7 +68,8 @@ int16_t ctrl_load_check(const bk_meta_ctrl_t *c, const ctrl_load_t *l, const bk_
                         char *msg, size_t msglen);
 /* Emits a Partition record for a new partition with these replicas: ISR = the
  * usable replicas, leader = the first of them. */
-void ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img, const bk_meta_uuid_t *topic_id,
-                             int32_t partition, const bk_meta_ids_t *replicas);
+KP_MUST_CHECK int ctrl_emit_new_partition(bk_meta_recs_t *out, const bk_meta_image_t *img,
+                                          const bk_meta_uuid_t *topic_id, int32_t partition,
+                                          const bk_meta_ids_t *replicas);
 
 #endif

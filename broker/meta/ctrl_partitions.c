@@ -34,11 +34,11 @@ static const bk_meta_partition_t *find(const bk_meta_image_t *img, const char *t
 
 /* ---- elections ------------------------------------------------------------- */
 
-static void emit_leader(bk_meta_recs_t *out, const bk_meta_topic_t *t, const bk_meta_partition_t *p,
-                        int32_t leader, const bk_meta_ids_t *isr) {
+static KP_MUST_CHECK int emit_leader(bk_meta_recs_t *out, const bk_meta_topic_t *t, const bk_meta_partition_t *p,
+                                     int32_t leader, const bk_meta_ids_t *isr) {
     pchange_t ch = { .has_leader = true, .leader = leader,
                      .isr = bk_meta_ids_equal(isr, &p->isr) ? NULL : isr };
-    ctrl_emit_change(out, &t->id, p->id, &ch);
+    return ctrl_emit_change(out, &t->id, p->id, &ch);
 }
 
 int16_t bk_meta_ctrl_elect(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_meta_elect_type_t type,
@@ -51,16 +51,14 @@ int16_t bk_meta_ctrl_elect(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_met
         if (p->leader == pref) return KP_ERROR_ELECTION_NOT_NEEDED;
         if (!bk_meta_ids_has(&p->isr, pref) || !bk_meta_image_broker_usable(img, pref))
             return KP_ERROR_PREFERRED_LEADER_NOT_AVAILABLE;
-        emit_leader(out, t, p, pref, &p->isr);
-        return KP_ERROR_NONE;
+        return emit_leader(out, t, p, pref, &p->isr) == KP_OK ? KP_ERROR_NONE : KP_ERROR_UNKNOWN_SERVER_ERROR;
     }
     if (type != BK_META_ELECT_UNCLEAN) return KP_ERROR_INVALID_REQUEST;
     if (p->leader != -1) return KP_ERROR_ELECTION_NOT_NEEDED;
     bk_meta_ids_t isr;
     int32_t leader = ctrl_elect_from(img, &p->replicas, &p->isr, NULL, true, &isr);
     if (leader < 0) return KP_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
-    emit_leader(out, t, p, leader, &isr);
-    return KP_ERROR_NONE;
+    return emit_leader(out, t, p, leader, &isr) == KP_OK ? KP_ERROR_NONE : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
 /* Kafka's trigger: a broker whose share of "preferred but not leading"
@@ -96,7 +94,7 @@ size_t bk_meta_ctrl_rebalance(bk_meta_ctrl_t *c, const bk_meta_image_t *img, bk_
             if (p->leader == pref || !bk_meta_ids_has(&p->isr, pref) || !bk_meta_image_broker_usable(img, pref))
                 continue;
             if (!imbalanced(c, img, pref, preferred, not_led)) continue;
-            emit_leader(out, t, p, pref, &p->isr);
+            if (emit_leader(out, t, p, pref, &p->isr) != KP_OK) return moved;   /* refused whole by the commit */
             moved++;
         }
     }
@@ -123,8 +121,9 @@ static void maybe_complete(pstate_t *s) {
 }
 
 /* Picks the leader for the new state (keeps the current one when it is still
- * an alive ISR member) and emits the change; fills the result state. */
-static void emit_state(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_topic_t *t,
+ * an alive ISR member) and emits the change; fills the result state.
+ * KP_OK, or the list's error (the change is not in it). */
+static KP_MUST_CHECK int emit_state(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, const bk_meta_topic_t *t,
                        const bk_meta_partition_t *p, pstate_t *s, bk_meta_recs_t *out) {
     s->leader = p->leader;
     if (s->leader == -1 || !bk_meta_ids_has(&s->isr, s->leader) || !ctrl_alive(img, NULL, s->leader)) {
@@ -139,7 +138,7 @@ static void emit_state(const bk_meta_ctrl_t *c, const bk_meta_image_t *img, cons
         ch.adding = &s->adding;
         ch.removing = &s->removing;
     }
-    ctrl_emit_change(out, &t->id, p->id, &ch);
+    return ctrl_emit_change(out, &t->id, p->id, &ch);
 }
 
 /* ---- AlterPartition -------------------------------------------------------- */
@@ -185,7 +184,10 @@ void bk_meta_ctrl_alter_partition(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
     res->error = check_new_isr(img, p, req, &s.isr);
     if (res->error) return;
     maybe_complete(&s);
-    emit_state(c, img, t, p, &s, out);
+    if (emit_state(c, img, t, p, &s, out) != KP_OK) {
+        res->error = KP_ERROR_UNKNOWN_SERVER_ERROR;
+        return;
+    }
     res->leader = s.leader;
     res->leader_epoch = p->leader_epoch + (s.leader != p->leader);
     res->partition_epoch = p->partition_epoch + 1;
@@ -232,6 +234,5 @@ int16_t bk_meta_ctrl_reassign(bk_meta_ctrl_t *c, const bk_meta_image_t *img, con
         bk_meta_ids_equal(&s.isr, &p->isr) && !in_progress)
         return KP_ERROR_NONE;       /* already the assignment: nothing to write */
     maybe_complete(&s);
-    emit_state(c, img, t, p, &s, out);
-    return KP_ERROR_NONE;
+    return emit_state(c, img, t, p, &s, out) == KP_OK ? KP_ERROR_NONE : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }

@@ -140,7 +140,7 @@ static bool name_twice(const bk_meta_ctrl_create_topic_t *req, size_t n, size_t 
     return false;
 }
 
-static void emit_topic(bk_meta_recs_t *out, const char *name, const bk_meta_uuid_t *id) {
+static KP_MUST_CHECK int emit_topic(bk_meta_recs_t *out, const char *name, const bk_meta_uuid_t *id) {
     Skiff__Metadata__Topic m = SKIFF__METADATA__TOPIC__INIT;
     m.name = (char *)name;
     m.has_topic_id = true;
@@ -149,10 +149,10 @@ static void emit_topic(bk_meta_recs_t *out, const char *name, const bk_meta_uuid
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC;
     r.topic = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
-static void emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ctrl_kv_t *kv) {
+static KP_MUST_CHECK int emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ctrl_kv_t *kv) {
     Skiff__Metadata__Config m = SKIFF__METADATA__CONFIG__INIT;
     m.has_resource_type = true; m.resource_type = BK_META_RESOURCE_TOPIC;
     m.resource_name = (char *)topic;
@@ -161,7 +161,7 @@ static void emit_config(bk_meta_recs_t *out, const char *topic, const bk_meta_ct
     Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     r.config = &m;
-    bk_meta_recs_add(out, &r);
+    return bk_meta_recs_add(out, &r);
 }
 
 int16_t bk_meta_ctrl_topic_config(const bk_meta_image_t *img, const char *topic, const char *name, const char *value,
@@ -177,8 +177,7 @@ int16_t bk_meta_ctrl_topic_config(const bk_meta_image_t *img, const char *topic,
     }
     if (value && bk_cfg_topic_validate(name, value, msg, msglen) != 0) return KP_ERROR_INVALID_CONFIG;
     bk_meta_ctrl_kv_t kv = { name, value };
-    emit_config(out, topic, &kv);
-    return 0;
+    return emit_config(out, topic, &kv) == KP_OK ? KP_ERROR_NONE : KP_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
 /* Validates one CreateTopics item and, on success, fills reps[nparts]. */
@@ -255,10 +254,12 @@ void bk_meta_ctrl_create_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
         if (r->error == KP_ERROR_NONE && load) ctrl_load_add(load, reps, r->num_partitions);
         if (r->error == KP_ERROR_NONE && !validate_only) {
             r->topic_id = ctrl_new_topic_id(c, img);
-            emit_topic(out, t->name, &r->topic_id);
-            for (int32_t p = 0; p < r->num_partitions; p++)
-                ctrl_emit_new_partition(out, img, &r->topic_id, p, &reps[p]);
-            for (size_t k = 0; k < t->nconfigs; k++) emit_config(out, t->name, &t->configs[k]);
+            int rc = emit_topic(out, t->name, &r->topic_id);
+            for (int32_t p = 0; p < r->num_partitions && rc == KP_OK; p++)
+                rc = ctrl_emit_new_partition(out, img, &r->topic_id, p, &reps[p]);
+            for (size_t k = 0; k < t->nconfigs && rc == KP_OK; k++) rc = emit_config(out, t->name, &t->configs[k]);
+            /* not built: this topic and (the list is refused whole) the others answer it */
+            if (rc != KP_OK) r->error = KP_ERROR_UNKNOWN_SERVER_ERROR;
         }
         if (r->error != KP_ERROR_NONE) {
             r->num_partitions = -1;
@@ -296,7 +297,7 @@ void bk_meta_ctrl_delete_topics(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
         Skiff__Metadata__MetadataRecord r = SKIFF__METADATA__METADATA_RECORD__INIT;
         r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_TOPIC_REMOVAL;
         r.topic_removal = &m;
-        bk_meta_recs_add(out, &r);
+        if (bk_meta_recs_add(out, &r) != KP_OK) res[i].error = KP_ERROR_UNKNOWN_SERVER_ERROR;   /* refused whole */
     }
 }
 
@@ -334,7 +335,9 @@ static int16_t create_parts_one(bk_meta_ctrl_t *c, const bk_meta_image_t *img,
         if (!err) ctrl_load_add(load, reps, add);   /* the request's next topics count these */
     }
     if (!err && !validate_only)
-        for (int32_t i = 0; i < add; i++) ctrl_emit_new_partition(out, img, &t->id, t->nparts + i, &reps[i]);
+        for (int32_t i = 0; i < add && !err; i++)
+            if (ctrl_emit_new_partition(out, img, &t->id, t->nparts + i, &reps[i]) != KP_OK)
+                err = KP_ERROR_UNKNOWN_SERVER_ERROR;     /* not built; the list is refused whole */
     free(reps);
     return err;
 }

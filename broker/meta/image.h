@@ -300,7 +300,10 @@ const bk_meta_quota_t *bk_meta_image_quota(const bk_meta_image_t *img, int user_
 /* Kafka's precedence for a connection of `user` (the principal's name) and
  * `client`: (user, client), (user, default client), (user), (default user,
  * client), (default user, default client), (default user), (client),
- * (default client); the first entity with key k set. NULL: no quota. */
+ * (default client); the first entity with key k set. NULL: no quota.
+ * client NULL: a client id no entity can name (longer than
+ * BK_META_QUOTA_NAME_MAX or holding a NUL): only the levels without a
+ * client-id name apply. */
 const bk_meta_quota_t *bk_meta_image_quota_for(const bk_meta_image_t *img, const char *user, const char *client,
                                                int k);
 

@@ -69,7 +69,8 @@ const bk_meta_quota_t *bk_meta_image_quota_for(const bk_meta_image_t *img, const
         { BK_META_QE_NONE, BK_META_QE_NAME },    { BK_META_QE_NONE, BK_META_QE_DEFAULT },
     };
     for (int i = 0; i < 8; i++) {
-        const bk_meta_quota_t *q = bk_meta_image_quota(img, order[i][0], user, order[i][1], client);
+        if (!client && order[i][1] == BK_META_QE_NAME) continue;
+        const bk_meta_quota_t *q = bk_meta_image_quota(img, order[i][0], user, order[i][1], client ? client : "");
         if (q && (q->has & (1u << k))) return q;
     }
     return NULL;

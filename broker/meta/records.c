@@ -15,24 +15,25 @@ void bk_meta_recs_free(bk_meta_recs_t *r) {
     bk_meta_recs_init(r);
 }
 
-void bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
-    if (r->err) return;
-    if (r->n >= BK_META_RECS_MAX) { r->err = KP_ERR_TOO_LARGE; return; }
+int bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec) {
+    if (r->err) return r->err;
+    if (r->n >= BK_META_RECS_MAX) return r->err = KP_ERR_TOO_LARGE;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         bk_meta_rec_t *v = realloc(r->v, cap * sizeof *v);
-        if (!v) { r->err = KP_ERR_NOMEM; return; }
+        if (!v) return r->err = KP_ERR_NOMEM;
         r->v = v;
         r->cap = cap;
     }
     size_t len = skiff__metadata__metadata_record__get_packed_size(rec);
     uint8_t *data = malloc(len ? len : 1);
-    if (!data) { r->err = KP_ERR_NOMEM; return; }
+    if (!data) return r->err = KP_ERR_NOMEM;
     size_t w = skiff__metadata__metadata_record__pack(rec, data);
-    if (w != len) { free(data); r->err = KP_ERR_CORRUPT; return; }
+    if (w != len) { free(data); return r->err = KP_ERR_CORRUPT; }
     r->v[r->n].data = data;
     r->v[r->n].len = len;
     r->n++;
+    return KP_OK;
 }
 
 int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t first_offset) {
@@ -44,7 +45,7 @@ int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t fi
     return KP_OK;
 }
 
-void bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k) {
+int bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k) {
     size_t kl = kp_scram_hash_len(k->mech);
     Skiff__Metadata__UserScramCredential u = SKIFF__METADATA__USER_SCRAM_CREDENTIAL__INIT;
     u.name = (char *)name;
@@ -56,5 +57,5 @@ void bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_
     Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
     rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_USER_SCRAM_CREDENTIAL;
     rec.user_scram_credential = &u;
-    bk_meta_recs_add(r, &rec);
+    return bk_meta_recs_add(r, &rec);
 }

@@ -31,13 +31,17 @@ typedef struct {
 void bk_meta_recs_init(bk_meta_recs_t *r);
 /* Frees every record; the list is then empty and reusable. */
 void bk_meta_recs_free(bk_meta_recs_t *r);
-/* Packs `rec` and appends the bytes (the message itself is not retained). */
-void bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec);
+/* Packs `rec` and appends the bytes (the message itself is not retained).
+ * Returns r->err afterwards: KP_OK when the record was added, else why not
+ * (this add's failure or an earlier one's: the list is then refused whole
+ * by the commit). A caller stops building on an error and never takes
+ * the record as written (e.g. an empty list as "nothing to do"). */
+KP_MUST_CHECK int bk_meta_recs_add(bk_meta_recs_t *r, const Skiff__Metadata__MetadataRecord *rec);
 /* Appends a UserScramCredential record for `name` and credential `k` (its
  * mechanism, iterations, salt, StoredKey and ServerKey; never a password):
  * the one builder of AlterUserScramCredentials and `skiff format
  * --add-scram`'s bootstrap. */
-void bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k);
+KP_MUST_CHECK int bk_meta_recs_add_scram(bk_meta_recs_t *r, const char *name, const kp_scram_cred_t *k);
 /* Applies record i at offset first_offset + i to `img`, stopping at the
  * first failure (whose status is returned). */
 KP_MUST_CHECK int bk_meta_recs_apply(const bk_meta_recs_t *r, bk_meta_image_t *img, int64_t first_offset);

@@ -138,7 +138,8 @@ void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, in
  * batch of a transaction on a partition is appended, the id's coordinator
  * must have that transaction Ongoing with that partition, or a batch that
  * no marker will ever end (a hanging transaction) could form. When the
- * coordinator is this node the check is bk_txn_td_check_produce (at once).
+ * coordinator is this node the local core verifies at once
+ * (bk_txn_td_verify, mapped by bk_txn_td_produce_error).
  * When it is another broker, this sends it AddPartitionsToTxn v4 with
  * VerifyOnly and sets *waits: fn(ctx, err) follows exactly once, never
  * from inside this call, with NONE (append), INVALID_TXN_STATE /
@@ -146,9 +147,13 @@ void bk_txn_td_add_partitions_txn(bk_txn_td_t *td, kp_str_t transactional_id, in
  * could not say: moved, loading, busy, unreachable, no answer within
  * BK_TXN_TD_WRITE_TIMEOUT_MS; retriable for every client, as Kafka maps
  * it). Without *waits fn is never called and the return says what to do
- * now: NONE (coordinated here: check with bk_txn_td_check_produce; or no
- * __transaction_state yet), NOT_ENOUGH_REPLICAS (the coordinator partition
- * has no leader, or the request could not be sent). */
+ * now: NONE only when verified (coordinated here and in the transaction;
+ * with `add`, coordinated here: the caller adds), INVALID_TXN_STATE /
+ * INVALID_PRODUCER_EPOCH (refuse; also an empty or over-long id),
+ * NOT_ENOUGH_REPLICAS (no __transaction_state in the image yet — nobody
+ * can verify, Kafka's COORDINATOR_NOT_AVAILABLE —, the coordinator
+ * partition has no leader, the local core is not loaded, or the request
+ * could not be sent). Never NONE unverified. */
 typedef void (*bk_txn_td_verify_fn)(void *ctx, int16_t err);
 /* add (transactions v2: Produce v12, TxnOffsetCommit v5; KIP-890 part 2):
  * the coordinator adds the partition to the transaction (AddPartitionsToTxn

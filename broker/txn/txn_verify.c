@@ -53,16 +53,29 @@ int16_t bk_txn_td_verify_remote(bk_txn_td_t *td, kp_str_t transactional_id, int6
                                 bk_txn_td_verify_fn fn, void *ctx, bool *waits) {
     *waits = false;
     if (!td || td->stopped) return KP_ERROR_NOT_ENOUGH_REPLICAS;
+    /* No coordinator can hold an empty or over-long id (FindCoordinator
+     * refuses it): there is no transaction to append to. */
+    if (!transactional_id.p || transactional_id.len == 0 || transactional_id.len > BK_TXN_ID_MAX_BYTES)
+        return KP_ERROR_INVALID_TXN_STATE;
+    /* No __transaction_state (yet, or not in this node's image yet): nobody
+     * can verify, so the batch is not verified — Kafka answers the
+     * coordinator's COORDINATOR_NOT_AVAILABLE, which a produce turns into
+     * the retriable NOT_ENOUGH_REPLICAS. Passing it unverified let a batch
+     * open a transaction no marker would ever end. */
     const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&td->node->img, BK_TXN_TD_TOPIC);
-    if (!t || t->nparts <= 0 || !transactional_id.p || transactional_id.len == 0 ||
-        transactional_id.len > BK_TXN_ID_MAX_BYTES)
-        return KP_ERROR_NONE;
+    if (!t || t->nparts <= 0) return bk_txn_td_produce_error(KP_ERROR_COORDINATOR_NOT_AVAILABLE);
     char *id = kp_slice_strdup(transactional_id);
     if (!id) return KP_ERROR_NOT_ENOUGH_REPLICAS;
     int32_t i = bk_txn_partition_for(id, t->nparts);
     free(id);
     int32_t leader = t->parts[i].leader;
-    if (leader == td->node->id) return KP_ERROR_NONE;       /* coordinated here: the local check */
+    /* Coordinated here: an add (v2) is the caller's, through the core; a
+     * verification asks the local core exactly as a remote leader would
+     * (unknown id, not loaded yet, not in the transaction: not NONE). */
+    if (leader == td->node->id)
+        return add ? KP_ERROR_NONE
+                   : bk_txn_td_produce_error(bk_txn_td_verify(td, transactional_id, producer_id, producer_epoch,
+                                                              topic, partition));
     if (leader < 0 || td->nverifies >= BK_TXN_TD_INFLIGHT_MAX) return KP_ERROR_NOT_ENOUGH_REPLICAS;
     td_verify_t *v = calloc(1, sizeof *v);
     if (!v) return KP_ERROR_NOT_ENOUGH_REPLICAS;

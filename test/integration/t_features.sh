@@ -63,5 +63,21 @@ for ((i = 1; i <= 3; i++)); do
   sk_check "3 nodes: upgrade sent to node $i reaches every node" wait_level group.version 1
 done
 for ((i = 1; i <= 3; i++)); do sk_check "node $i still running" kill -0 "${SK_NODE_PID[i]}"; done
+
+# skiffctl checks the UpdateFeatures answer's result count (issue 19
+# review): a fake broker (clients/fake_features_broker.py) answering none,
+# or more than asked; before, skiffctl printed nothing and exited 0.
+for nres in 0 2; do
+  rm -f "$SK_TMP/fake.port"
+  (cd "$HERE/clients" && exec "$SK_PY" fake_features_broker.py "$SK_TMP/fake.port" "$nres") &
+  fake=$!
+  SK_PIDS+=("$fake")
+  for _ in $(seq 50); do [ -s "$SK_TMP/fake.port" ] && break; sleep 0.1; done
+  out=$("$CTL" feature upgrade -b "127.0.0.1:$(cat "$SK_TMP/fake.port")" --feature group.version=1 2>&1)
+  rc=$?
+  sk_check "skiffctl feature upgrade, answer with $nres results for 1 feature: refused (exit $rc: $out)" \
+    bash -c '[ "$1" -ne 0 ] && grep -q "result(s) for the 1 feature(s) asked" <<<"$2"' _ "$rc" "$out"
+  kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
+done
 [ "$SK_FAILS" -eq 0 ] || sk_dump_logs
 sk_summary "$NAME"

@@ -833,7 +833,7 @@ START_TEST(test_tick_unclean_after_config_change) {
     Skiff__Metadata__MetadataRecord rec = SKIFF__METADATA__METADATA_RECORD__INIT;
     rec.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_CONFIG;
     rec.config = &m;
-    bk_meta_recs_add(&r, &rec);
+    ck_assert_int_eq(bk_meta_recs_add(&r, &rec), KP_OK);
     commit(&cl, &r);
     bk_meta_recs_init(&r);
     ck_assert_uint_eq(bk_meta_ctrl_tick(&cl.ctrl, &cl.img, cl.now_ms, &r), 0);
@@ -1257,6 +1257,41 @@ START_TEST(test_producer_id_blocks) {
     ck_assert_int_eq(bk_meta_ctrl_alloc_producer_ids(&cl.ctrl, &cl.img, 5, e, &r, &first, &count),
                      KP_ERROR_BROKER_ID_NOT_REGISTERED);
     ck_assert_uint_eq(r.n, 0);
+    /* issue 19 review: a block whose record could not be added (the list's
+     * error, e.g. out of memory) is not handed out — before, the add's
+     * failure was not seen and the caller got NONE and a block */
+    r.err = KP_ERR_NOMEM;
+    first = -1;
+    ck_assert_int_eq(bk_meta_ctrl_alloc_producer_ids(&cl.ctrl, &cl.img, 1, e, &r, &first, &count),
+                     KP_ERROR_UNKNOWN_SERVER_ERROR);
+    ck_assert_int_eq(first, -1);
+    ck_assert_uint_eq(r.n, 0);
+    cl_free(&cl);
+}
+END_TEST
+
+/* The controller's decisions stop at a failed add and say so (issue 19
+ * review: bk_meta_recs_add returned nothing): an election, a topic config
+ * and an AlterPartition answer UNKNOWN_SERVER_ERROR with nothing added. */
+START_TEST(test_decisions_see_failed_adds) {
+    cl_t cl;
+    cl_init(&cl, 23);
+    add_broker(&cl, 1, NULL);
+    add_broker(&cl, 2, NULL);
+    ck_assert_int_eq(create(&cl, topic_req("f", 1, 2)), KP_ERROR_NONE);
+    bk_meta_recs_t r;
+    bk_meta_recs_init(&r);
+    r.err = KP_ERR_NOMEM;                /* an earlier add of this list failed */
+    char msg[128];
+    ck_assert_int_eq(bk_meta_ctrl_topic_config(&cl.img, "f", "retention.ms", "1000", &r, msg, sizeof msg),
+                     KP_ERROR_UNKNOWN_SERVER_ERROR);
+    bk_meta_ctrl_create_topic_t t = topic_req("g", 2, 2);
+    bk_meta_ctrl_create_result_t res;
+    bk_meta_ctrl_create_topics(&cl.ctrl, &cl.img, &t, 1, false, &r, &res);
+    ck_assert_int_eq(res.error, KP_ERROR_UNKNOWN_SERVER_ERROR);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_int_eq(r.err, KP_ERR_NOMEM);
+    bk_meta_recs_free(&r);
     cl_free(&cl);
 }
 END_TEST
@@ -1576,6 +1611,7 @@ int main(void) {
     tcase_add_test(tc, test_rebalance_imbalance_threshold);
     tcase_add_test(tc, test_reassignment);
     tcase_add_test(tc, test_producer_id_blocks);
+    tcase_add_test(tc, test_decisions_see_failed_adds);
     tcase_add_test(tc, test_randomized_invariants);
     tcase_add_test(tc, test_replicas_per_node_limit);
     suite_add_tcase(s, tc);

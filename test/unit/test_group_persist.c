@@ -7,6 +7,7 @@
 #include "grp_test_util.h"
 
 #include "broker/group/group_int.h"   /* rec_offset: the coordinator's own encoder */
+#include "broker/group/group_cg.h"    /* a consumer group's records over a classic group */
 
 #include <inttypes.h>
 
@@ -126,6 +127,78 @@ START_TEST(test_group_record_bytes) {
     /* the loaded group serves the next generation's members */
     ck_assert_int_eq(bk_grp_heartbeat(&b, S("g"), S(id), S("i1"), 1, 1000), KP_ERROR_NONE);
     bk_grp_coord_free(&b);
+    free(id);
+    bk_grp_out_free(&o);
+    bk_grp_coord_free(&c);
+}
+END_TEST
+
+/* Issue 19 review: a ConsumerGroup* record for an id a classic group with
+ * members holds is a log we did not write (the classic tombstone comes
+ * first); loading says so (KP_ERR_BAD_VALUE), not "exceeds a limit"
+ * (KP_ERR_TOO_LARGE, which it said before), and leaves the group classic. */
+START_TEST(test_load_cg_record_over_classic_group) {
+    bk_grp_coord_t c;
+    coord_new(&c, 0);
+    bk_grp_out_t o;
+    bk_grp_out_init(&o);
+    bk_grp_protocol_in_t p = { S("range"), S("SUB") };
+    bk_grp_join_t r = { .group_id = S("g"), .member_id = S(""), .client_id = S("cl"), .client_host = S("/h"),
+                        .protocol_type = S("consumer"), .session_timeout_ms = 10000,
+                        .rebalance_timeout_ms = 20000, .protocols = &p, .nprotocols = 1, .token = 1 };
+    bk_grp_join(&c, &r, 50, &o);
+    char *id = dup_slice(resp(&o, 1)->member_id);
+    bk_grp_assign_in_t a = { S(id), S("ASSIGN") };
+    bk_grp_sync_t sy = { .group_id = S("g"), .member_id = S(id), .generation = 1,
+                         .assignments = &a, .nassignments = 1, .token = 2 };
+    bk_grp_out_reset(&o);
+    bk_grp_sync(&c, &sy, 77, &o);
+    ck_assert_uint_eq(o.nrecs, 1);
+    bk_grp_coord_t b;
+    bk_grp_config_t cfg = c.cfg;
+    bk_grp_coord_init(&b, &cfg, 0, 1);
+    ck_assert_int_eq(bk_grp_load_record(&b, o.recs[0].key, o.recs[0].value), KP_OK);
+    /* the same id joined as a consumer group on another coordinator */
+    bk_grp_coord_t c2;
+    coord_new(&c2, 0);
+    bk_grp_out_t o2;
+    bk_grp_out_init(&o2);
+    kp_str_t names[] = { S("t") };
+    bk_grp_cg_topic_t topic = { .name = S("t"), .nparts = 2 };
+    topic.id.b[0] = 7;
+    bk_grp_cg_topics_t topics = { &topic, 1, 1 };
+    bk_grp_cg_hb_t h;
+    memset(&h, 0, sizeof h);
+    h.group_id = S("g");
+    h.member_id = S("m1");
+    h.rebalance_timeout_ms = 30000;
+    h.topics = names;
+    h.ntopics = 1;
+    h.nowned = -1;
+    h.regex = h.assignor = h.instance_id = h.rack_id = kp_slice_null();
+    h.client_id = S("cl");
+    h.client_host = S("/h");
+    bk_grp_cg_hb_resp_t hr;
+    bk_grp_cg_heartbeat(&c2, &h, &topics, 100, &o2, &hr);
+    ck_assert_int_eq(hr.error, KP_ERROR_NONE);
+    ck_assert_uint_gt(o2.nrecs, 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < o2.nrecs; i++) {
+        if (!o2.recs[i].value.p) continue;
+        int st = bk_grp_load_record(&b, o2.recs[i].key, o2.recs[i].value);
+        ck_assert_int_ne(st, KP_ERR_TOO_LARGE);
+        if (st == KP_ERR_BAD_VALUE) bad++;
+        else ck_assert_int_eq(st, KP_OK);
+    }
+    ck_assert_uint_gt(bad, 0);
+    bk_grp_load_done(&b, 1000);
+    const bk_grp_t *g = bk_grp_find(&b, S("g"));
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_null(g->cg);
+    ck_assert_uint_eq(g->nmembers, 1);
+    bk_grp_coord_free(&b);
+    bk_grp_coord_free(&c2);
+    bk_grp_out_free(&o2);
     free(id);
     bk_grp_out_free(&o);
     bk_grp_coord_free(&c);
@@ -877,6 +950,7 @@ int main(void) {
     tcase_add_test(tc, test_group_record_bytes);
     tcase_add_test(tc, test_load_malformed);
     tcase_add_test(tc, test_load_negative_expire_is_none);
+    tcase_add_test(tc, test_load_cg_record_over_classic_group);
     tcase_add_test(tc, test_load_ancient_commit_expires);
     tcase_add_test(tc, test_load_mutated_records);
     tcase_add_test(tc, test_failover_continues_generation);

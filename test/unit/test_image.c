@@ -804,8 +804,8 @@ START_TEST(test_records_list_apply) {
     rec_t r = SKIFF__METADATA__METADATA_RECORD__INIT;
     r.record_case = SKIFF__METADATA__METADATA_RECORD__RECORD_NO_OP;
     r.no_op = &nm;
-    bk_meta_recs_add(&recs, &r);
-    bk_meta_recs_add(&recs, &r);
+    ck_assert_int_eq(bk_meta_recs_add(&recs, &r), KP_OK);
+    ck_assert_int_eq(bk_meta_recs_add(&recs, &r), KP_OK);
     ck_assert_uint_eq(recs.n, 2);
     ck_assert_int_eq(recs.err, KP_OK);
     bk_meta_image_t img;
@@ -814,7 +814,7 @@ START_TEST(test_records_list_apply) {
     ck_assert_int_eq(img.last_offset, 11);
     ck_assert_int_eq(bk_meta_recs_apply(&recs, &img, 11), KP_ERR_BAD_VALUE);   /* offset 11 again */
     recs.err = KP_ERR_NOMEM;                                              /* sticky */
-    bk_meta_recs_add(&recs, &r);
+    ck_assert_int_eq(bk_meta_recs_add(&recs, &r), KP_ERR_NOMEM);           /* and said */
     ck_assert_uint_eq(recs.n, 2);
     ck_assert_int_eq(bk_meta_recs_apply(&recs, &img, 20), KP_ERR_NOMEM);
     bk_meta_recs_free(&recs);

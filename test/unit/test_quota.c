@@ -195,6 +195,86 @@ START_TEST(test_default_entity_per_client) {
 }
 END_TEST
 
+/* A full table is swept at most once per BK_NODE_QUOTA_FULL_SWEEP_MS
+ * (issue 19 review: it was swept for every new key while full): a new key
+ * between two sweeps is untracked even when entries could be dropped, and
+ * counted; the next interval's sweep makes room again. */
+START_TEST(test_full_table_sweeps_once_per_interval) {
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, -1);
+    ck_assert_int_eq(quota(&img, NULL, "", "producer_byte_rate", 1000, false, 0), KP_OK);
+    bk_node_quotas_t *q = bk_node_quotas_new(1000, 11000);
+    ck_assert_ptr_nonnull(q);
+    char id[32];
+    /* fill it at t=0 with clients that each used 1 B: not full credit, so
+     * not droppable at t=0; refilled (droppable) 1 ms later */
+    for (int i = 0; i < BK_NODE_QUOTA_USES_MAX; i++) {
+        snprintf(id, sizeof id, "c%d", i);
+        ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", id, PBR, 1, 0), 0);
+    }
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 0);
+    /* t=0: full, the first sweep drops nothing: untracked */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "new-0", PBR, 5000, 0), 0);
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 1);
+    /* t=500: every entry could go, but the last sweep was 500 ms ago */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "new-1", PBR, 5000, 500), 0);
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 2);
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "new-2", PBR, 5000, 999), 0);
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 3);
+    /* t=1000: a sweep again, which makes room: tracked and throttled */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", "new-3", PBR, 5000, 1000), 4000);
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 3);
+    sum_t s = { 0, 0 };
+    bk_node_quotas_each(q, count_use, &s);
+    ck_assert_int_eq(s.n, 1);
+    bk_node_quotas_free(q);
+    bk_meta_image_free(&img);
+}
+END_TEST
+
+static void find_digest(void *arg, const bk_node_quota_use_t *u) {
+    int *n = arg;
+    if (strstr(u->client, "...sha256:") && strncmp(u->client, "xxxx", 4) == 0 && strlen(u->client) == 64 + 10 + 64) (*n)++;
+}
+
+/* Client ids are compared whole (issue 19 review: the handlers copied them
+ * into 256 bytes, so two ids sharing their first 255 bytes shared one
+ * allowance, and such an id got the quota named by its 255-byte prefix). */
+START_TEST(test_long_client_ids_compared_whole) {
+    bk_meta_image_t img;
+    bk_meta_image_init(&img, -1);
+    char prefix[BK_META_QUOTA_NAME_MAX + 1], a[300], b[300];
+    memset(prefix, 'x', BK_META_QUOTA_NAME_MAX);
+    prefix[BK_META_QUOTA_NAME_MAX] = 0;
+    snprintf(a, sizeof a, "%sA", prefix);
+    snprintf(b, sizeof b, "%sB", prefix);
+    ck_assert_int_eq(quota(&img, NULL, "", "producer_byte_rate", 1000, false, 0), KP_OK);
+    ck_assert_int_eq(quota(&img, NULL, prefix, "producer_byte_rate", 1e9, false, 1), KP_OK);
+    ck_assert_int_eq(quota(&img, NULL, "a", "producer_byte_rate", 1e9, false, 2), KP_OK);
+    bk_node_quotas_t *q = bk_node_quotas_new(1000, 11000);
+    ck_assert_ptr_nonnull(q);
+    /* a: the default's 1000 B/s, not the quota named by its prefix */
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", kp_slice_cstr(a), PBR, 5000, 0), 4000);
+    /* b: its own allowance, not a's debt */
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", kp_slice_cstr(b), PBR, 100, 0), 0);
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", kp_slice_cstr(a), PBR, 0, 0), 4000);
+    /* the prefix itself is the named entity */
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", kp_slice_cstr(prefix), PBR, 5000, 0), 0);
+    /* a NUL does not end the id: "a\0b" is not "a" */
+    kp_str_t nul = { (const uint8_t *)"a\0b", 3 };
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", nul, PBR, 5000, 0), 4000);
+    ck_assert_int_eq(bk_node_quota_record_id(q, &img, "User:u", kp_slice_cstr("a"), PBR, 5000, 0), 0);
+    /* the C-string entry point is the same keying */
+    ck_assert_int_eq(bk_node_quota_record(q, &img, "User:u", a, PBR, 0, 0), 4000);
+    int digests = 0;
+    bk_node_quotas_each(q, find_digest, &digests);
+    ck_assert_int_eq(digests, 2);                      /* a and b, shown as prefix...sha256:hex */
+    ck_assert_uint_eq(bk_node_quotas_untracked(q), 0);
+    bk_node_quotas_free(q);
+    bk_meta_image_free(&img);
+}
+END_TEST
+
 /* quota.window.size.seconds sets the allowance, quota.window.num x size
  * caps one throttle; the debt beyond the cap throttles the next request. */
 START_TEST(test_windows) {
@@ -220,6 +300,8 @@ int main(void) {
     tcase_add_test(tc, test_throttle_times);
     tcase_add_test(tc, test_default_entity_per_client);
     tcase_add_test(tc, test_windows);
+    tcase_add_test(tc, test_full_table_sweeps_once_per_interval);
+    tcase_add_test(tc, test_long_client_ids_compared_whole);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

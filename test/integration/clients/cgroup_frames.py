@@ -139,6 +139,19 @@ if PHASE == "main":
     check("unknown member: UNKNOWN_MEMBER_ID", a["error"] == UNKNOWN_MEMBER, a)
     a = w.heartbeat(B, group="g1", member=ms[0].member_id, epoch=ms[0].epoch + 7, owned={})
     check("epoch ahead of the coordinator: FENCED_MEMBER_EPOCH", a["error"] == FENCED_EPOCH, a)
+    # owned partitions are bounded and non-negative (issue 19 review): the
+    # member's real epoch, so only the list can be wrong
+    tid0 = next(iter(ms[0].owned)) if ms[0].owned else b"\x00" * 16
+    bad = {t: list(ps) for t, ps in ms[0].owned.items()}
+    bad.setdefault(tid0, []).append(-1)
+    a = w.heartbeat(B, group="g1", member=ms[0].member_id, epoch=ms[0].epoch, owned=bad)
+    check("owned partition index -1: INVALID_REQUEST", a["error"] == INVALID_REQUEST, a)
+    # two topics of 500001 (one array may hold 10^6, KP_ARRAY_COUNT_MAX)
+    a = w.heartbeat(B, group="g1", member=ms[0].member_id, epoch=ms[0].epoch,
+                    owned={tid0: range(500001), b"\xff" * 16: range(500001)})
+    check("1000002 owned partitions (> BK_GRP_CG_PARTS_MAX): INVALID_REQUEST", a["error"] == INVALID_REQUEST, a)
+    a = w.heartbeat(B, group="g1", member=ms[0].member_id, epoch=ms[0].epoch, owned=ms[0].owned)
+    check("the member's own list after those: NONE, same epoch", a["error"] == NONE and a["epoch"] == ms[0].epoch, a)
     a = w.heartbeat(B, group="", member="", epoch=0, topics=["t6"])
     check("empty group id: INVALID_REQUEST", a["error"] == INVALID_REQUEST, a)
     a = w.heartbeat(B, group="g1", member="", epoch=0)
