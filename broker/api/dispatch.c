@@ -521,18 +521,26 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     /* request_percentage: the loop time the handler takes counts against
      * it (Kafka counts request handler and network thread time; the time a
      * request waits in a purgatory or for a commit is not the loop's and
-     * is not counted). The client id is copied first: req may be freed by
-     * the handler. Throttled by muting only: the answer may be gone. */
-    char client[BK_META_QUOTA_NAME_MAX + 1];
-    size_t cl = req->hdr.client_id.len < sizeof client - 1 ? req->hdr.client_id.len : sizeof client - 1;
-    if (cl) memcpy(client, req->hdr.client_id.p, cl);
-    client[cl] = '\0';
+     * is not counted). The client id is copied first, whole (quota.c
+     * compares ids whole): req may be freed by the handler. A long id is
+     * copied to the heap — allocation following bytes received. Throttled
+     * by muting only: the answer may be gone. */
+    uint8_t small[BK_META_QUOTA_NAME_MAX + 1];
+    kp_str_t id = req->hdr.client_id;
+    uint8_t *copy = id.len <= sizeof small ? small : malloc(id.len);
+    if (!copy) {
+        bk_api_req_close(req, "out of memory");
+        return;
+    }
+    if (id.len) memcpy(copy, id.p, id.len);
+    if (id.p) id.p = copy;
     uint64_t t0 = bk_net_mono_ns();
     e->fn(req);
     uint64_t t1 = bk_net_mono_ns();
     int64_t now_ms = (int64_t)(t1 / 1000000u);
-    int64_t t = bk_node_quota_record(n->quotas, &n->img, bk_net_conn_principal(conn), client,
-                                     BK_META_QUOTA_REQUEST_PERCENTAGE, (double)(t1 - t0) / 1e6, now_ms);
+    int64_t t = bk_node_quota_record_id(n->quotas, &n->img, bk_net_conn_principal(conn), id,
+                                        BK_META_QUOTA_REQUEST_PERCENTAGE, (double)(t1 - t0) / 1e6, now_ms);
+    if (copy != small) free(copy);
     if (t > 0 && bk_net_conn_mute_until(conn, now_ms + t) != BK_NET_OK)
         bk_net_log_close(net, "quota mute failed", "node %d: cannot mute connection %s for its request quota",
                          n->id, bk_net_conn_peer(conn));
