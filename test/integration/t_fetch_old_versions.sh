@@ -18,7 +18,9 @@
 #  5. the state loop is not held: old consumers (Fetch v2, magic 1) convert a
 #     large lz4 topic over and over while a modern producer (acks=1) sends a
 #     small probe every 20 ms; every probe is delivered (its worst latency
-#     is logged, not asserted) and the worker did the conversions.
+#     is logged, not asserted) and the worker did the conversions;
+#  6. connections closed while their conversion runs, and a graceful stop
+#     with conversions in flight: answers go on, the node stops cleanly.
 . "$(dirname "$0")/lib.sh"
 C="$SK_ROOT/test/integration/clients"
 kload=${SKIFF_TEST_DIR:-$SK_ROOT/build/test}/tools/kload
@@ -218,5 +220,44 @@ grep -v "^%" "$SK_TMP/stall.err" | tail -3
 sk_check_lines <"$SK_TMP/stall.out"
 w1=$(metric skiff_fetch_converted_total where worker)
 sk_check "the large conversions ran on the worker pool ($w0 -> $w1)" test "$w1" -gt "$w0"
+
+# 6: connections that leave while their conversion runs, then a graceful
+# stop with conversions in flight: the node answers on and stops cleanly
+"$SK_PY" - "$PORT" "$C" >"$SK_TMP/gone.out" 2>&1 <<'PY'
+import socket, struct, sys, time
+sys.path.insert(0, sys.argv[2])
+from fetch_old import request, roundtrip, parse
+port = int(sys.argv[1])
+for i in range(20):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    req = request(2, [("oldbig", 0, 0, 16 << 20)], corr=i)
+    s.sendall(struct.pack(">i", len(req)) + req)
+    s.close()                                  # gone before the answer
+s = socket.create_connection(("127.0.0.1", port), timeout=30)
+d = parse(3, roundtrip(s, request(3, [("old", 0, 0, 1 << 20)])))[0]
+print(("PASS" if d["error"] == 0 and len(d["records"]) == 40 else "FAIL") +
+      " after 20 connections closed during their conversion, a Fetch v3 is answered (%d records)" % len(d["records"]))
+PY
+sk_check_lines <"$SK_TMP/gone.out"
+"$SK_PY" - "$PORT" "$C" >/dev/null 2>&1 <<'PY' &
+import socket, struct, sys
+sys.path.insert(0, sys.argv[2])
+from fetch_old import request
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+for i in range(8):                             # pipelined: several in flight at the stop
+    req = request(2, [("oldbig", 0, 0, 16 << 20)], corr=i)
+    s.sendall(struct.pack(">i", len(req)) + req)
+try:
+    while s.recv(1 << 20):
+        pass
+except OSError:
+    pass
+PY
+inflight=$!
+SK_PIDS+=("$inflight")
+sleep 0.3
+sk_stop_node 1
+wait "$inflight" 2>/dev/null
+sk_check "graceful stop with old fetches in flight: stopped cleanly" grep -q "stopped cleanly" "$SK_TMP/node-1.log"
 
 sk_summary t_fetch_old_versions
