@@ -455,6 +455,7 @@ static bool copy_dup(fconv_t *c) {
         for (int k = 0; k < p->nranges; k++) {
             int fd = dup(p->fd[k]);
             if (fd < 0) {
+                p->nranges = k;   /* only the dup()s made are closed, never the log's own fd */
                 for (size_t j = c->next; j <= i; j++) fconv_part_reset(&c->parts[j]);
                 return false;
             }
