@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "broker/api/dispatch.h"
@@ -31,7 +32,10 @@ fconv_t *fconv_new(int16_t version, uint64_t max_total, size_t n) {
     c->version = version;
     c->max_total = max_total;
     c->n = n;
-    for (size_t i = 0; i < n; i++) fconv_part_reset(&c->parts[i]);
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < ST_READ_RANGES_MAX; k++) c->parts[i].fd[k] = -1;
+        c->parts[i].out_fd = -1;
+    }
     return c;
 }
 
@@ -45,9 +49,10 @@ static void close_fds(fconv_part_t *p) {
 
 void fconv_part_reset(fconv_part_t *p) {
     close_fds(p);
-    assert(!p->decided && !p->mem);   /* decided partitions are never planned again */
+    assert(!p->decided && !p->mem && p->out_fd < 0);   /* decided partitions are never planned again */
     memset(p, 0, sizeof *p);
     for (int i = 0; i < ST_READ_RANGES_MAX; i++) p->fd[i] = -1;
+    p->out_fd = -1;
 }
 
 void fconv_free(fconv_t *c) {
@@ -55,6 +60,7 @@ void fconv_free(fconv_t *c) {
     for (size_t i = 0; i < c->n; i++) {
         close_fds(&c->parts[i]);
         free(c->parts[i].mem);
+        if (c->parts[i].out_fd >= 0) (void)close(c->parts[i].out_fd);
     }
     free(c->parts);
     free(c);
@@ -150,6 +156,46 @@ void fconv_convert(int16_t version, uint8_t *buf, size_t len, fconv_part_t *p) {
     p->sent = p->bytes_len;
 }
 
+/* Writes n bytes to a new memfd: its fd, or -1. */
+static int memfd_of(const uint8_t *p, size_t n) {
+    int fd = memfd_create("skiff-fetch-converted", MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(fd, p + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { (void)close(fd); return -1; }
+        done += (size_t)w;
+    }
+    return fd;
+}
+
+void fconv_answer_ranges(int16_t version, fconv_part_t *p) {
+    assert(p->decided && !p->error && p->ext.n == 0);
+    if (p->bytes_len == 0) return;   /* the empty set: nothing to splice */
+    memset(&p->ext, 0, sizeof p->ext);
+    if (version >= 4) {
+        /* the bytes are a prefix of the ranges read: answer the ranges
+         * themselves (the fds stay open until fconv_free) */
+        uint64_t left = p->bytes_len;
+        for (int i = 0; i < p->nranges && left > 0; i++) {
+            uint64_t take = p->len[i] < left ? p->len[i] : left;
+            p->ext.r[p->ext.n++] = (st_read_range_t){ p->fd[i], p->pos[i], take };
+            left -= take;
+        }
+        assert(left == 0);
+    } else {
+        int fd = memfd_of(p->bytes, p->bytes_len);
+        if (fd < 0) return;          /* kept in memory: the answer copies it */
+        p->out_fd = fd;
+        p->ext.r[0] = (st_read_range_t){ fd, 0, p->bytes_len };
+        p->ext.n = 1;
+    }
+    p->ext.total_bytes = p->bytes_len;
+    free(p->mem);
+    p->mem = NULL;
+    p->bytes = NULL;
+}
+
 /* Reads p's ranges into a new buffer of p->total bytes: NULL on an error
  * (short read, I/O, out of memory). */
 static uint8_t *read_ranges(const fconv_part_t *p) {
@@ -206,6 +252,8 @@ static bool decide(fconv_t *c, fconv_part_t *p) {
     }
     assert(len <= cap);   /* above the cap only with MIN_ONE, i.e. exact, i.e. oversize */
     fconv_convert(c->version, buf, len, p);
+    p->decided = true;
+    if (!p->error) fconv_answer_ranges(c->version, p);
     return true;
 }
 
@@ -222,6 +270,8 @@ int fconv_run(void *arg) {
         c->total += p->sent;
     }
     c->next = i;
-    for (size_t k = 0; k < c->n; k++) close_fds(&c->parts[k]);   /* the round's dup()s, read or not */
+    /* the round's dup()s, read or not, but those an answer splices */
+    for (size_t k = 0; k < c->n; k++)
+        if (c->parts[k].ext.n == 0 || c->parts[k].out_fd >= 0) close_fds(&c->parts[k]);
     return KP_OK;
 }

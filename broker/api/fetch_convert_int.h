@@ -77,10 +77,17 @@ typedef struct {
     /* job side */
     bool decided;             /* records (or their error) below are final */
     int16_t error;            /* Kafka error code, 0 = none */
-    const uint8_t *bytes;     /* records answered (NULL: none) */
-    size_t bytes_len;
+    const uint8_t *bytes;     /* records answered from memory (NULL: none, or `ext`) */
+    size_t bytes_len;         /* records answered, in memory or in `ext` */
     uint64_t sent;            /* bytes counted against max_bytes (= bytes_len) */
     uint8_t *mem;             /* owns `bytes` (malloc) */
+    /* Records answered as file ranges (ext.n > 0; fconv_answer_ranges):
+     * v4-9 the checked prefix of the ranges read (fd[], kept open until
+     * fconv_free), v0-3 a memfd holding the converted sets (out_fd). The
+     * loop then splices them into the answer (sendfile) instead of copying
+     * them twice (encode buffer, evbuffer). */
+    st_read_result_t ext;
+    int out_fd;               /* memfd of the converted sets, or -1 */
 } fconv_part_t;
 
 typedef struct {
@@ -116,6 +123,11 @@ int fconv_run(void *arg);
  * st_log_read would return for max_bytes and flags (ST_READ_MIN_ONE), or
  * -1 when a batch header does not parse (the caller reads again). */
 long long fconv_prefix(const uint8_t *buf, size_t len, uint64_t max_bytes, unsigned flags);
+
+/* Moves p's records (decided, no error) out of memory into file ranges
+ * (p->ext): v4-9 the first bytes_len bytes of p's ranges, v0-3 a new memfd
+ * holding them. Left in memory when the memfd cannot be made. */
+void fconv_answer_ranges(int16_t version, fconv_part_t *p);
 
 /* The former inline inspection of one partition's bytes buf[0, len)
  * (whole batches): zstd check, and for version < 4 the down-conversion.

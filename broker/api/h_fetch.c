@@ -338,7 +338,11 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, u
             uint64_t sent = 0;
             if (cp && cp->decided) {
                 o->error_code = cp->error;
-                if (cp->bytes) {   /* else the empty records set above ("", not null) */
+                if (cp->ext.n > 0) {   /* spliced (sendfile): no copy on this loop */
+                    o->records.ext = &cp->ext;
+                    o->records.ext_len = (size_t)cp->ext.total_bytes;
+                    o->records.bytes = kp_slice_null();
+                } else if (cp->bytes) {   /* else the empty records set above ("", not null) */
                     o->records.bytes.p = cp->bytes;
                     o->records.bytes.len = cp->bytes_len;
                 }

@@ -191,6 +191,26 @@ END_TEST
 
 static bool fd_open(int fd) { return fcntl(fd, F_GETFD) != -1 || errno != EBADF; }
 
+/* The records p answers, from memory or from its file ranges (what the
+ * answer splices), into out (cap bytes); their length. */
+static size_t answered(const fconv_part_t *p, uint8_t *out, size_t cap) {
+    if (p->ext.n == 0) {
+        ck_assert_uint_le(p->bytes_len, cap);
+        if (p->bytes_len) memcpy(out, p->bytes, p->bytes_len);
+        return p->bytes_len;
+    }
+    ck_assert_ptr_null(p->bytes);
+    ck_assert_uint_eq(p->ext.total_bytes, p->bytes_len);
+    size_t got = 0;
+    for (int i = 0; i < p->ext.n; i++) {
+        ck_assert_uint_le(got + p->ext.r[i].len, cap);
+        ck_assert_int_eq(pread(p->ext.r[i].fd, out + got, p->ext.r[i].len, (off_t)p->ext.r[i].pos), (ssize_t)p->ext.r[i].len);
+        got += p->ext.r[i].len;
+    }
+    ck_assert_uint_eq(got, p->bytes_len);
+    return got;
+}
+
 START_TEST(test_run_exact_prefix_and_stop) {
     tfile_t f = tfile();
     size_t a, b, c, z;
@@ -214,8 +234,18 @@ START_TEST(test_run_exact_prefix_and_stop) {
     ck_assert_uint_eq(k->parts[1].bytes_len, a + b + c);
     ck_assert_uint_eq(k->total, 2 * (a + b) + c);
     ck_assert_uint_eq(k->sets_read, 2);
-    ck_assert(!fd_open(fd0) && !fd_open(fd1));   /* the job closed its dup()s */
+    /* v4-9: answered as the ranges themselves, whose dup()s stay open for
+     * the answer until fconv_free */
+    uint8_t got[8192], all[8192];
+    memcpy(all, x, a);
+    memcpy(all + a, y, b);
+    memcpy(all + a + b, w, c);
+    ck_assert_int_eq(k->parts[1].ext.n, 1);
+    ck_assert_uint_eq(answered(&k->parts[1], got, sizeof got), a + b + c);
+    ck_assert_mem_eq(got, all, a + b + c);
+    ck_assert(fd_open(fd0) && fd_open(fd1));
     fconv_free(k);
+    ck_assert(!fd_open(fd0) && !fd_open(fd1));   /* closed with the context */
 
     /* v2: the first partition grows by its conversion, so the second has
      * less room than assumed: a prefix of what the loop read */
@@ -227,17 +257,16 @@ START_TEST(test_run_exact_prefix_and_stop) {
     ck_assert_uint_eq(k->next, 2);
     uint64_t first = k->parts[0].sent;
     ck_assert_uint_gt(first, a);
+    /* v0-3: the converted sets in a memfd the answer splices */
+    ck_assert_int_eq(k->parts[0].ext.n, 1);
+    ck_assert_int_ge(k->parts[0].out_fd, 0);
     /* what st_log_read would give with the real room, converted */
-    uint8_t all[8192];
-    memcpy(all, x, a);
-    memcpy(all + a, y, b);
-    memcpy(all + a + b, w, c);
     long long want = fconv_prefix(all, a + b + c, max_total - first, 0);
     ck_assert_int_lt(want, (long long)(a + b + c));
     fconv_part_t ref;
     convert(2, all, (size_t)want, &ref);
-    ck_assert_uint_eq(k->parts[1].bytes_len, ref.bytes_len);
-    if (ref.bytes_len) ck_assert_mem_eq(k->parts[1].bytes, ref.bytes, ref.bytes_len);
+    ck_assert_uint_eq(answered(&k->parts[1], got, sizeof got), ref.bytes_len);
+    if (ref.bytes_len) ck_assert_mem_eq(got, ref.bytes, ref.bytes_len);
     free(ref.mem);
     fconv_free(k);
 
@@ -261,8 +290,31 @@ START_TEST(test_run_exact_prefix_and_stop) {
     plan(&k->parts[2], &f, px, a, a, a);
     ck_assert_int_eq(fconv_run(k), KP_OK);
     ck_assert_uint_eq(k->next, 3);
-    ck_assert_uint_eq(k->parts[1].bytes_len, a);
+    ck_assert_uint_eq(answered(&k->parts[1], got, sizeof got), a);
+    ck_assert_mem_eq(got, x, a);
     ck_assert_uint_eq(k->total, 2 * a);
+    fconv_free(k);
+
+    /* two ranges (two segments), a zstd batch in the second: the ranges
+     * answered end right before it */
+    uint64_t p2 = put(&f, y, b);
+    (void)put(&f, zs, z);
+    k = fconv_new(6, 1 << 20, 1);
+    fconv_part_t *q = &k->parts[0];
+    plan(q, &f, px, a, 1 << 20, 0);
+    q->nranges = 2;
+    q->fd[1] = dup(f.fd);
+    q->pos[1] = p2;
+    q->len[1] = b + z;
+    q->total = a + b + z;
+    ck_assert_int_eq(fconv_run(k), KP_OK);
+    ck_assert_int_eq(q->error, 0);
+    ck_assert_int_eq(q->ext.n, 2);
+    ck_assert_uint_eq(q->ext.r[0].len, a);
+    ck_assert_uint_eq(q->ext.r[1].pos, p2);
+    ck_assert_uint_eq(q->ext.r[1].len, b);
+    ck_assert_uint_eq(answered(q, got, sizeof got), a + b);
+    ck_assert_mem_eq(got, all, a + b);
     fconv_free(k);
     close(f.fd);
 }
@@ -307,9 +359,9 @@ START_TEST(test_run_failures_oversize_and_budget) {
     k = fconv_new(5, 1 << 20, 4);
     plan(&k->parts[0], &f, px, a, 1 << 20, 0);
     k->parts[1] = (fconv_part_t){ .wants = true, .read = true, .oversize = true, .part_max = 1 << 20, .spec_total = 0,
-                                  .fd = { -1, -1 } };
+                                  .fd = { -1, -1 }, .out_fd = -1 };
     k->parts[2] = (fconv_part_t){ .wants = true, .read_failed = true, .part_max = 1 << 20, .spec_total = 0,
-                                  .fd = { -1, -1 } };
+                                  .fd = { -1, -1 }, .out_fd = -1 };
     ck_assert_int_eq(fconv_run(k), KP_OK);
     ck_assert_uint_eq(k->next, 2);
     ck_assert(k->parts[1].decided && k->parts[1].error == 0 && !k->parts[1].bytes);
