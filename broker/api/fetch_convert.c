@@ -7,7 +7,13 @@
  * decompression and one conversion per batch in a scratch arena reset per
  * batch (so at most one decompressed batch is held), appended to one
  * growing output buffer. Copies: disk -> buffer (needed: the bytes are
- * inspected), and for v0-3 the converted sets into the output. */
+ * inspected), and for v0-3 the converted sets into the output and then
+ * into a memfd. The answer splices file ranges (fconv_answer_ranges): v4-9
+ * the log's own bytes again (read twice from the page cache rather than
+ * copied twice on the state loop), v0-3 the memfd. Not done: a header-only
+ * walk for v4-9 (the zstd check needs only each batch's attributes), which
+ * would save the first read; the whole read keeps one code path with the
+ * down-conversion and costs the pool, not the loop. */
 #include "broker/api/fetch_convert_int.h"
 
 #include <assert.h>
@@ -174,8 +180,11 @@ void fconv_answer_ranges(int16_t version, fconv_part_t *p) {
     if (p->bytes_len == 0) return;   /* the empty set: nothing to splice */
     memset(&p->ext, 0, sizeof p->ext);
     if (version >= 4) {
+        /* the log's own fds (an inline round) may be closed by the time a
+         * later round's job is done: those bytes stay in memory */
+        if (!p->fds_owned) return;
         /* the bytes are a prefix of the ranges read: answer the ranges
-         * themselves (the fds stay open until fconv_free) */
+         * themselves (the dup()s stay open until fconv_free) */
         uint64_t left = p->bytes_len;
         for (int i = 0; i < p->nranges && left > 0; i++) {
             uint64_t take = p->len[i] < left ? p->len[i] : left;

@@ -15,8 +15,10 @@
  *   make the job read a reused descriptor.
  * - job (fconv_run, any thread): reads the ranges, checks and converts;
  *   touches nothing but the fconv_t.
- * - done (state loop): the partitions take the job's bytes and the answer
- *   is built as before (h_fetch.c fill_partition).
+ * - done (state loop): the partitions take the job's records and the answer
+ *   is built as before (h_fetch.c fill_partition), splicing them as file
+ *   ranges (v4-9 the log's checked ranges, v0-3 a memfd of the converted
+ *   sets): the loop copies no record byte.
  *
  * The budget problem. A partition's read depends on the bytes the earlier
  * partitions of the answer put in it (max_bytes, KIP-74's "first partition
@@ -125,8 +127,9 @@ int fconv_run(void *arg);
 long long fconv_prefix(const uint8_t *buf, size_t len, uint64_t max_bytes, unsigned flags);
 
 /* Moves p's records (decided, no error) out of memory into file ranges
- * (p->ext): v4-9 the first bytes_len bytes of p's ranges, v0-3 a new memfd
- * holding them. Left in memory when the memfd cannot be made. */
+ * (p->ext): v4-9 the first bytes_len bytes of p's ranges when they are the
+ * job's own dup()s, v0-3 a new memfd holding them. Left in memory when the
+ * memfd cannot be made or the fds are the log's (inline). */
 void fconv_answer_ranges(int16_t version, fconv_part_t *p);
 
 /* The former inline inspection of one partition's bytes buf[0, len)

@@ -367,6 +367,22 @@ START_TEST(test_run_failures_oversize_and_budget) {
     ck_assert(k->parts[1].decided && k->parts[1].error == 0 && !k->parts[1].bytes);
     ck_assert(!k->parts[2].decided);
     fconv_free(k);
+
+    /* inline (the log's own fds, not dup()ed): v4-9 records stay in memory,
+     * the fd is left open; v0-3 still go to a memfd */
+    for (int16_t v = 3; v <= 4; v++) {
+        k = fconv_new(v, 1 << 20, 1);
+        plan(&k->parts[0], &f, px, a, 1 << 20, 0);
+        int own = k->parts[0].fd[0];
+        k->parts[0].fds_owned = false;
+        ck_assert_int_eq(fconv_run(k), KP_OK);
+        ck_assert_int_eq(k->parts[0].ext.n, v >= 4 ? 0 : 1);
+        ck_assert(v < 4 ? k->parts[0].bytes == NULL : k->parts[0].bytes != NULL);
+        ck_assert(fd_open(own));
+        fconv_free(k);
+        ck_assert(fd_open(own));
+        close(own);
+    }
     close(f.fd);
 }
 END_TEST
