@@ -149,6 +149,17 @@ static void collect_fetch_bytes(bk_mx_emit_t *e, void *arg) {
     bk_mx_emit(e, (const char *[]){ "copy" }, (double)st.copy_bytes);
 }
 
+/* Fetch below v10: where its copy, zstd check and down-conversion ran
+ * (broker/api/fetch_convert_int.h); "inline" grows only when the worker
+ * pool's queue is full. */
+static void collect_fetch_converted(bk_mx_emit_t *e, void *arg) {
+    bk_node_t *n = arg;
+    bk_api_fetch_stats_t st;
+    bk_api_fetch_stats(n->fetch, &st);
+    bk_mx_emit(e, (const char *[]){ "inline" }, (double)st.sets_inline);
+    bk_mx_emit(e, (const char *[]){ "worker" }, (double)st.sets_worker);
+}
+
 /* Produce with acks=-1 waits in the replication driver (replica.h). */
 static void collect_purgatory(bk_mx_emit_t *e, void *arg) {
     bk_node_t *n = arg;
@@ -281,6 +292,7 @@ int bk_broker_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_ACCEPTED_TOTAL, collect_accepted, n);
     bk_mx_set_collector(n->metrics, BK_MX_PURGATORY_OPERATIONS, collect_purgatory, n);
     bk_mx_set_collector(n->metrics, BK_MX_FETCH_RECORD_BYTES_TOTAL, collect_fetch_bytes, n);
+    bk_mx_set_collector(n->metrics, BK_MX_FETCH_CONVERTED_TOTAL, collect_fetch_converted, n);
     bk_mx_set_collector(n->metrics, BK_MX_RAFT_ELECTIONS_TOTAL, collect_elections, n);
     bk_mx_set_collector(n->metrics, BK_MX_QUOTA_USED_TOTAL, collect_quota_used, n);
     bk_mx_set_collector(n->metrics, BK_MX_QUOTA_THROTTLE_MS_TOTAL, collect_quota_throttle, n);

@@ -28,6 +28,12 @@ void bk_api_fetch_free(bk_node_fetch_state_t *f);
 typedef struct {
     uint64_t file_bytes;
     uint64_t copy_bytes;
+    /* Record sets (one partition of one answer) read, checked and, below v4,
+     * down-converted for Fetch below v10, by where the work ran: on the
+     * worker pool (num.io.threads), or inline on the state loop when the
+     * pool's queue was full (fetch_convert_int.h). */
+    uint64_t sets_worker;
+    uint64_t sets_inline;
 } bk_api_fetch_stats_t;
 void bk_api_fetch_stats(const bk_node_fetch_state_t *f, bk_api_fetch_stats_t *out);
 

@@ -6,7 +6,10 @@
  * with sendfile, so bytes on disk are the bytes on the wire. Versions below
  * 10 need the batches inspected (zstd is refused with
  * UNSUPPORTED_COMPRESSION_TYPE) and below 4 down-converted to magic 0/1:
- * those read a copy (st_log_read_copy) into the arena — old clients only.
+ * old clients only. That copy, check and conversion runs on the worker pool
+ * (fetch_convert_int.h: the loop takes the file ranges, the job reads and
+ * converts, the answer is built when it is done), or inline on the loop
+ * when the pool's queue is full.
  *
  * Limits (KIP-74): partition_max_bytes per partition, max_bytes (v3+) for
  * the response, and the first partition with data returns at least one
@@ -24,20 +27,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "broker/api/dispatch.h"
 #include "broker/meta/acl.h"
+#include "broker/api/fetch_convert_int.h"
 #include "broker/api/fetch_session.h"
+#include "broker/net/worker.h"
 #include "broker/replication/part_metrics.h"
 #include "broker/replication/purgatory.h"
 #include "broker/replication/replica.h"
-#include "protocol/kp_batch.h"
-#include "protocol/kp_compress.h"
 #include "protocol/kp_errors.h"
-#include "protocol/kp_msgset.h"
 #include "storage/st_log.h"
-
-#define FETCH_COPY_CAP_BYTES ((size_t)64 << 20)   /* old-version copies, per partition */
 
 /* One partition to fetch: from the request (full fetch) or from the
  * session (incremental fetch), copied into the request arena so that a
@@ -54,6 +55,7 @@ typedef struct {
     int32_t last_fetched_epoch;   /* v12+ */
     bool replica;                 /* a follower's fetch: judged by its core */
     bk_repl_replica_verdict_t verdict; /* set once, when the request arrives */
+    const fconv_part_t *copy;     /* < v10: the records the copy path made (NULL: none) */
 } ftarget_t;
 
 typedef struct {
@@ -61,6 +63,7 @@ typedef struct {
     size_t n;
     int32_t session_id;           /* answered; 0 = no session */
     int16_t error;                /* top-level (session errors) */
+    bool copied;                  /* < v10: the copy path has run, `copy` is set */
 } fplan_t;
 
 /* A fetch in the purgatory (request arena: lives until the answer). */
@@ -274,57 +277,6 @@ static int build_plan(bk_api_req_t *req, bk_node_fetch_state_t *f, fplan_t *plan
 
 /* ---- building the response ----------------------------------------------------- */
 
-/* Old versions: copy, refuse zstd (< v10), down-convert (< v4). */
-static int16_t copy_records(bk_api_req_t *req, st_log_t *log, int64_t off, uint64_t max, int64_t end, unsigned flags,
-                            kp_records_t *out, uint64_t *sent) {
-    int16_t ver = req->hdr.api_version;
-    size_t cap = max < FETCH_COPY_CAP_BYTES ? (size_t)max : FETCH_COPY_CAP_BYTES;
-    if (cap < 4096) cap = 4096;
-    uint8_t *buf = bk_api_req_alloc(req, cap, 1);
-    size_t len = 0;
-    int64_t next = off;
-    if (!buf) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-    if (st_log_read_copy(log, off, max, end, flags, buf, cap, &len, &next) != KP_OK) return KP_ERROR_KAFKA_STORAGE_ERROR;
-    kp_rd_t r;
-    kp_rd_init(&r, buf, len);
-    uint8_t *conv = NULL;
-    size_t conv_len = 0, conv_cap = 0;
-    while (kp_rd_remaining(&r) > 0) {
-        kp_batch_t b;
-        if (kp_batch_read(&r, &b) != KP_OK) return KP_ERROR_CORRUPT_MESSAGE;
-        if (kp_batch_codec(&b) == KP_CODEC_ZSTD) {
-            if (b.data == buf) return KP_ERROR_UNSUPPORTED_COMPRESSION_TYPE;
-            len = (size_t)(b.data - buf);   /* stop before it; the client comes back */
-            break;
-        }
-        if (ver >= 4) continue;
-        const uint8_t *recs = NULL, *ms = NULL;
-        size_t rlen = 0, mlen = 0;
-        if (kp_batch_records(&b, &req->arena, FETCH_COPY_CAP_BYTES, &recs, &rlen) != KP_OK ||
-            kp_batch_to_msgset(&b, recs, rlen, ver >= 2 ? 1 : 0, &req->arena, &ms, &mlen) != KP_OK)
-            return KP_ERROR_CORRUPT_MESSAGE;
-        if (conv_len + mlen > conv_cap) {
-            size_t ncap = (conv_len + mlen) * 2;
-            uint8_t *nb = bk_api_req_alloc(req, ncap, 1);
-            if (!nb) return KP_ERROR_UNKNOWN_SERVER_ERROR;
-            if (conv_len) memcpy(nb, conv, conv_len);
-            conv = nb;
-            conv_cap = ncap;
-        }
-        if (mlen) memcpy(conv + conv_len, ms, mlen);
-        conv_len += mlen;
-    }
-    if (ver < 4) {
-        out->bytes.p = conv ? conv : buf;
-        out->bytes.len = conv_len;
-    } else {
-        out->bytes.p = buf;
-        out->bytes.len = len;
-    }
-    *sent = out->bytes.len;
-    return 0;
-}
-
 #define ABORTED_MAX 100000   /* aborted transactions listed per partition answer */
 
 /* read_committed (v4+): the aborted transactions overlapping the records
@@ -380,8 +332,22 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, u
     unsigned flags = *total == 0 ? ST_READ_MIN_ONE : 0;   /* KIP-74 */
     if (fp->fetch_offset < end && *total < max_total) {
         if (req->hdr.api_version < 10) {
+            /* read, checked and converted by the copy path before this
+             * answer (copy_continue); the same budget rule, in the same order */
+            const fconv_part_t *cp = fp->copy;
             uint64_t sent = 0;
-            o->error_code = copy_records(req, log, fp->fetch_offset, max, end, flags, &o->records, &sent);
+            if (cp && cp->decided) {
+                o->error_code = cp->error;
+                if (cp->ext.n > 0) {   /* spliced (sendfile): no copy on this loop */
+                    o->records.ext = &cp->ext;
+                    o->records.ext_len = (size_t)cp->ext.total_bytes;
+                    o->records.bytes = kp_slice_null();
+                } else if (cp->bytes) {   /* else the empty records set above ("", not null) */
+                    o->records.bytes.p = cp->bytes;
+                    o->records.bytes.len = cp->bytes_len;
+                }
+                sent = cp->sent;
+            }
             *total += sent;
             req->node->fetch->stats.copy_bytes += sent;
             if (sent) bk_repl_part_metrics_out(req->node->metrics, x.p, sent);
@@ -438,7 +404,133 @@ static uint64_t response_max_bytes(const bk_api_req_t *req) {
     return max;
 }
 
-static void respond_fetch(bk_api_req_t *req, const fplan_t *plan) {
+/* ---- the copy path (Fetch < v10) on the worker pool ------------------------------ */
+
+static void respond_fetch(bk_api_req_t *req, fplan_t *plan);
+
+/* Plans the round from c->next (fetch_convert_int.h): per partition still to
+ * decide, what the state says now — the bound, the budget assumed from the
+ * partitions before it, the file ranges of whole batches (the log's own
+ * fds). True when some partition has bytes to read. */
+static bool copy_plan(bk_api_req_t *req, const fplan_t *plan, fconv_t *c) {
+    uint64_t spec = c->total;
+    bool work = false;
+    for (size_t i = c->next; i < plan->n; i++) {
+        fconv_part_t *p = &c->parts[i];
+        fconv_part_reset(p);
+        const ftarget_t *fp = &plan->v[i];
+        target_t x = resolve(req, fp);
+        if (x.err || (fp->replica && fp->verdict.diverging)) continue;
+        st_log_t *log = x.p->log;
+        int64_t end = upper_bound(req, log);
+        if (fp->fetch_offset >= end) continue;
+        p->wants = true;
+        p->part_max = part_max(fp);
+        p->spec_total = spec;
+        if (spec >= c->max_total) continue;   /* assumed full: a later round reads it if not */
+        uint64_t room = c->max_total - spec, max = p->part_max < room ? p->part_max : room;
+        size_t cap = fconv_cap(max);
+        st_read_result_t rr;
+        if (st_log_read(log, fp->fetch_offset, max < cap ? max : cap, end, spec == 0 ? ST_READ_MIN_ONE : 0, &rr) != KP_OK) {
+            p->read_failed = true;            /* answers nothing: assumed 0 bytes */
+            continue;
+        }
+        p->read = true;
+        if (rr.total_bytes > cap) { p->oversize = true; continue; }   /* answers nothing, see decide() */
+        assert(rr.n >= 0 && rr.n <= ST_READ_RANGES_MAX);
+        p->total = rr.total_bytes;
+        p->nranges = rr.n;
+        for (int k = 0; k < rr.n; k++) {
+            p->fd[k] = rr.r[k].fd;
+            p->pos[k] = rr.r[k].pos;
+            p->len[k] = rr.r[k].len;
+        }
+        spec += rr.total_bytes;
+        work |= rr.total_bytes > 0;
+    }
+    return work;
+}
+
+/* The job's own descriptors for the round (the log may close or replace its
+ * segments meanwhile). False when one cannot be made (none left owned). */
+static bool copy_dup(fconv_t *c) {
+    for (size_t i = c->next; i < c->n; i++) {
+        fconv_part_t *p = &c->parts[i];
+        for (int k = 0; k < p->nranges; k++) {
+            int fd = dup(p->fd[k]);
+            if (fd < 0) {
+                p->nranges = k;   /* only the dup()s made are closed, never the log's own fd */
+                for (size_t j = c->next; j <= i; j++) fconv_part_reset(&c->parts[j]);
+                return false;
+            }
+            p->fd[k] = fd;
+            p->fds_owned = true;
+        }
+    }
+    return true;
+}
+
+static void copy_continue(fconv_t *c);
+
+/* The pool ran a round: count it, go on (state loop). */
+static void copy_done(void *arg, int status) {
+    fconv_t *c = arg;
+    bk_api_req_t *req = c->req;
+    bk_node_t *n = req->node;
+    if (!n->net) {
+        /* bk_broker_free without a graceful stop freed the net before the
+         * pool: nothing can be answered; the request goes with the process */
+        fconv_free(c);
+        return;
+    }
+    if (status != KP_OK) {   /* cancelled: the pool stopped before it ran */
+        fconv_free(c);
+        bk_api_req_close(req, "fetch conversion cancelled (node stopping)");
+        return;
+    }
+    n->fetch->stats.sets_worker += c->sets_read;
+    copy_continue(c);
+}
+
+/* Rounds until one is handed to the pool (copy_done goes on) or every
+ * partition is decided: then the answer, as for v10+ (respond_fetch). */
+static void copy_continue(fconv_t *c) {
+    bk_api_req_t *req = c->req;
+    fplan_t *plan = c->plan;
+    bk_node_t *n = req->node;
+    while (c->next < c->n) {
+        bool work = copy_plan(req, plan, c);
+        if (work && n->pool) {
+            if (copy_dup(c)) {
+                if (bk_net_worker_submit(n->pool, fconv_run, copy_done, c) == BK_NET_OK) return;
+                for (size_t i = c->next; i < c->n; i++) fconv_part_reset(&c->parts[i]);
+            }
+            /* the pool's queue is full (BK_NET_ERR_FULL), it is stopping, or
+             * no fd is left for a dup: the loop does the work itself, as
+             * before this path existed, with the log's own fds read at once
+             * (planned again: the dup()s were dropped). An old client is
+             * slowed, never refused; counted as where="inline". */
+            (void)copy_plan(req, plan, c);
+        }
+        (void)fconv_run(c);
+        if (work) n->fetch->stats.sets_inline += c->sets_read;
+    }
+    for (size_t i = 0; i < plan->n; i++) plan->v[i].copy = &c->parts[i];
+    plan->copied = true;
+    respond_fetch(req, plan);   /* finishes req; c's bytes were copied into the answer */
+    fconv_free(c);
+}
+
+static void copy_start(bk_api_req_t *req, fplan_t *plan) {
+    fconv_t *c = fconv_new(req->hdr.api_version, response_max_bytes(req), plan->n);
+    if (!c) { bk_api_req_close(req, "out of memory"); return; }
+    c->req = req;
+    c->plan = plan;
+    copy_continue(c);
+}
+
+static void respond_fetch(bk_api_req_t *req, fplan_t *plan) {
+    if (req->hdr.api_version < 10 && !plan->error && !plan->copied) { copy_start(req, plan); return; }
     kp_fetch_response_t r;
     memset(&r, 0, sizeof r);
     kp_fetch_response_init(&r);
@@ -524,7 +616,7 @@ static bool park(bk_api_req_t *req, fplan_t *plan, int32_t wait_ms) {
 }
 
 void bk_api_fetch_stats(const bk_node_fetch_state_t *f, bk_api_fetch_stats_t *out) {
-    *out = f ? f->stats : (bk_api_fetch_stats_t){ 0, 0 };
+    *out = f ? f->stats : (bk_api_fetch_stats_t){ 0 };
 }
 
 void bk_api_fetch_free(bk_node_fetch_state_t *f) {

@@ -48,6 +48,11 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
         "by kTLS / the TLS pipe: never copied by skiff) or copy (read into memory: Fetch "
         "below v10, which needs batches inspected or down-converted).", C, 1, { "path" }, 0,
         NULL, 0 },
+    [BK_MX_FETCH_CONVERTED_TOTAL] = { "skiff_fetch_converted_total",
+        "Record sets (one partition of one answer) of Fetch below v10 read, checked for zstd and, "
+        "below v4, down-converted, by where the work ran: worker (the worker pool, num.io.threads) "
+        "or inline (the state loop, when the pool's queue was full).", C, 1, { "where" }, 0,
+        NULL, 0 },
     [BK_MX_MESSAGES_IN_TOTAL] = { "skiff_messages_in_total",
         "Records appended by producers, by topic.", C, 1, { "topic" }, 0, NULL,
         TOPIC_SERIES_MAX },

@@ -23,6 +23,7 @@ typedef enum {
     BK_MX_BYTES_IN_TOTAL,          /* counter   {topic} produced record batch bytes */
     BK_MX_BYTES_OUT_TOTAL,         /* counter   {topic} fetched record batch bytes */
     BK_MX_FETCH_RECORD_BYTES_TOTAL, /* counter  {path} ("file": sendfile, "copy": read into memory) */
+    BK_MX_FETCH_CONVERTED_TOTAL,   /* counter   {where} ("worker", "inline") Fetch < v10 record sets */
     BK_MX_MESSAGES_IN_TOTAL,       /* counter   {topic} produced records */
     BK_MX_PARTITIONS_LEADER,       /* gauge     partitions this node leads */
     BK_MX_UNDER_REPLICATED_PARTITIONS, /* gauge led here with ISR < replicas */
