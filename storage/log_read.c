@@ -91,6 +91,7 @@ int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t
         if (out->n == ST_READ_RANGES_MAX) break;
         st_read_range_t *rg = &out->r[out->n];
         rg->fd = s->log_fd;
+        rg->ref = s->log_ref;
         rg->pos = it.pos;
         rg->len = 0;
         uint64_t p = it.pos;

@@ -26,6 +26,7 @@ static void reset_state(st_segment_t *s, const char *dir, int64_t base, bool act
     s->base_offset = base;
     s->next_offset = base;
     s->log_fd = -1;
+    s->log_ref = NULL;
     s->size_bytes = 0;
     s->oidx.fd = -1;
     s->tidx.fd = -1;
@@ -66,6 +67,27 @@ static int open_indexes(st_segment_t *s, bool writable, uint32_t index_max_bytes
     return KP_OK;
 }
 
+/* Puts the just-opened log_fd in its refcounted holder (closed on failure). */
+static int hold_fd(st_segment_t *s) {
+    s->log_ref = st_fdref_new(s->log_fd);
+    if (s->log_ref) return KP_OK;
+    st_logf(ST_LOG_ERROR, "segment %s/%020" PRId64 ": out of memory", s->dir, s->base_offset);
+    close(s->log_fd);
+    s->log_fd = -1;
+    return KP_ERR_NOMEM;
+}
+
+void st_seg_release_fd(st_segment_t *s) {
+    if (s->log_ref) {
+        assert(st_fdref_fd(s->log_ref) == s->log_fd);
+        st_fdref_release(s->log_ref);
+    } else if (s->log_fd >= 0) {
+        close(s->log_fd);   /* a descriptor nobody shares (a plain view) */
+    }
+    s->log_ref = NULL;
+    s->log_fd = -1;
+}
+
 int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index_max_bytes, int64_t now_ms) {
     reset_state(s, dir, base, true);
     char p[ST_PATH_MAX];
@@ -74,6 +96,10 @@ int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index
     if (s->log_fd < 0) {
         st_logf(ST_LOG_ERROR, "cannot create segment %s: %s", p, strerror(errno));
         return ST_ERR_IO;
+    }
+    if (hold_fd(s) != KP_OK) {
+        unlink(p);
+        return KP_ERR_NOMEM;
     }
     /* stale index files from a truncated-away segment would be read as ours */
     st_seg_path(p, sizeof p, dir, base, ".index");
@@ -84,8 +110,7 @@ int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index
     unlink(p);
     if (open_indexes(s, true, index_max_bytes) != KP_OK) {
         st_logf(ST_LOG_ERROR, "cannot create index of segment %s/%020" PRId64 ": %s", dir, base, strerror(errno));
-        close(s->log_fd);
-        s->log_fd = -1;
+        st_seg_release_fd(s);
         return ST_ERR_IO;
     }
     s->created_ms = now_ms;
@@ -106,10 +131,10 @@ int st_seg_open(st_segment_t *s, const char *dir, int64_t base, bool active, uin
     }
     s->size_bytes = (uint64_t)st.st_size;
     s->created_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    if (hold_fd(s) != KP_OK) return KP_ERR_NOMEM;
     if (open_indexes(s, active, index_max_bytes) != KP_OK) {
         st_logf(ST_LOG_ERROR, "cannot open index of segment %s: %s", p, strerror(errno));
-        close(s->log_fd);
-        s->log_fd = -1;
+        st_seg_release_fd(s);
         return ST_ERR_IO;
     }
     return KP_OK;
@@ -143,8 +168,7 @@ int st_seg_close(st_segment_t *s) {
     if (s->active) final_time_entry(s);
     int rc = st_index_close(&s->oidx);
     int rc2 = st_index_close(&s->tidx);
-    if (s->log_fd >= 0) close(s->log_fd);
-    s->log_fd = -1;
+    st_seg_release_fd(s);
     return rc ? rc : rc2;
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "protocol/kp_batch.h"
+#include "storage/st_fdref.h"
 #include "storage/st_index.h"
 
 #define ST_PATH_MAX 512
@@ -22,6 +23,7 @@ typedef struct st_segment {
     int64_t base_offset;
     int64_t next_offset;      /* last offset of the last batch + 1 (base when empty) */
     int log_fd;
+    st_fdref_t *log_ref;      /* holds log_fd (the segment's reference); NULL when closed */
     uint64_t size_bytes;
     st_index_t oidx;
     st_index_t tidx;
@@ -47,6 +49,9 @@ KP_MUST_CHECK int st_seg_open(st_segment_t *s, const char *dir, int64_t base, bo
 /* Closes files; active segments get their final time index entry and
  * trimmed indexes. Returns the first error but always closes. */
 KP_MUST_CHECK int st_seg_close(st_segment_t *s);
+/* Drops the segment's reference to its .log descriptor (closed when no
+ * send holds it any more); log_fd = -1. */
+void st_seg_release_fd(st_segment_t *s);
 /* Turns the active segment into a closed one (roll). */
 KP_MUST_CHECK int st_seg_seal(st_segment_t *s);
 

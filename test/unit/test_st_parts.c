@@ -4,9 +4,11 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "storage/st_checkpoint.h"
+#include "storage/st_fdref.h"
 #include "storage/st_index.h"
 #include "storage/st_logdirs.h"
 #include "storage/st_segment.h"
@@ -308,6 +310,33 @@ START_TEST(test_segment_header_window) {
 }
 END_TEST
 
+static void *release_in_thread(void *arg) {
+    st_fdref_release(arg);
+    return NULL;
+}
+
+/* The refcounted segment descriptor: open while any reference is held,
+ * closed by the last release whichever thread makes it (a network loop). */
+START_TEST(test_fdref_last_release_closes) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    st_fdref_t *r = st_fdref_new(fd);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(st_fdref_fd(r), fd);
+    enum { N = 8 };
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) st_fdref_hold(r);
+    st_fdref_release(r);   /* the owner's: N remain */
+    ck_assert_int_ne(fcntl(fd, F_GETFD), -1);
+    for (int i = 0; i < N - 1; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, release_in_thread, r), 0);
+    for (int i = 0; i < N - 1; i++) ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    ck_assert_int_ne(fcntl(fd, F_GETFD), -1);   /* one left */
+    ck_assert_int_eq(pthread_create(&th[N - 1], NULL, release_in_thread, r), 0);
+    ck_assert_int_eq(pthread_join(th[N - 1], NULL), 0);
+    ck_assert_int_eq(fcntl(fd, F_GETFD), -1);    /* the last release closed it */
+}
+END_TEST
+
 START_TEST(test_meta_properties_malformed) {
     char *dir = tu_tmpdir();
     char p[600];
@@ -365,6 +394,7 @@ int main(void) {
     tcase_add_test(tc, test_time_index_lookups);
     tcase_add_test(tc, test_segment_header_every_cut);
     tcase_add_test(tc, test_segment_header_window);
+    tcase_add_test(tc, test_fdref_last_release_closes);
     tcase_add_test(tc, test_meta_properties_malformed);
     tcase_add_test(tc, test_logdirs_pick_edges);
     suite_add_tcase(s, tc);
