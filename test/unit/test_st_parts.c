@@ -148,20 +148,15 @@ START_TEST(test_segment_header_every_cut) {
 }
 END_TEST
 
-/* Same verdict and fields from a plain header read and a windowed one. */
-static void hdr_same(const kp_batch_t *a, const kp_batch_t *b) {
-    ck_assert_int_eq(a->base_offset, b->base_offset);
-    ck_assert_uint_eq(a->size, b->size);
-    ck_assert_int_eq(a->batch_length, b->batch_length);
-    ck_assert_int_eq(a->partition_leader_epoch, b->partition_leader_epoch);
-    ck_assert_int_eq(a->magic, b->magic);
-    ck_assert_uint_eq(a->crc, b->crc);
-    ck_assert_int_eq(a->attributes, b->attributes);
-    ck_assert_int_eq(a->last_offset_delta, b->last_offset_delta);
-    ck_assert_int_eq(a->base_timestamp, b->base_timestamp);
-    ck_assert_int_eq(a->max_timestamp, b->max_timestamp);
-    ck_assert_int_eq(a->producer_id, b->producer_id);
-    ck_assert_int_eq(a->records_count, b->records_count);
+/* Same fields from a plain header read and a windowed one (one check per
+ * step: check(3) reports every passing assertion through a pipe). */
+static bool hdr_same(const kp_batch_t *a, const kp_batch_t *b) {
+    return a->base_offset == b->base_offset && a->size == b->size && a->batch_length == b->batch_length &&
+           a->partition_leader_epoch == b->partition_leader_epoch && a->magic == b->magic && a->crc == b->crc &&
+           a->attributes == b->attributes && a->last_offset_delta == b->last_offset_delta &&
+           a->base_timestamp == b->base_timestamp && a->max_timestamp == b->max_timestamp &&
+           a->producer_id == b->producer_id && a->producer_epoch == b->producer_epoch &&
+           a->base_sequence == b->base_sequence && a->records_count == b->records_count;
 }
 
 typedef struct {
@@ -185,9 +180,9 @@ static void walk_both(const st_segment_t *s, uint64_t pos, st_hdr_win_t *w, walk
         memset(&b, 0, sizeof b);
         int ra = st_seg_read_header(s, pos, &a);
         int rb = st_seg_read_header_win(s, pos, &b, w);
-        ck_assert_msg(ra == rb, "at %" PRIu64 " (size %" PRIu64 "): plain %d, window %d", pos, s->size_bytes, ra, rb);
+        if (ra != rb || (ra == KP_OK && !hdr_same(&a, &b)))
+            ck_abort_msg("at %" PRIu64 " (size %" PRIu64 "): plain %d, window %d", pos, s->size_bytes, ra, rb);
         if (ra != KP_OK) break;
-        hdr_same(&a, &b);
         ws->steps++;
         pos += a.size;
     }
@@ -232,7 +227,7 @@ START_TEST(test_segment_header_window) {
     ck_assert_int_eq(ws.steps, nb);
     /* ~80 KiB of headers-and-bodies: a handful of reads, not one per batch */
     ck_assert_msg(ws.fills * 20 <= (uint64_t)nb, "%" PRIu64 " preads for %d headers", ws.fills, nb);
-    for (int i = 1; i < nb; i++) walk_both(&s, starts[i], w, &ws, INT32_MAX);
+    for (int i = 1; i < nb; i++) walk_both(&s, starts[i], w, &ws, 100);   /* past a window end from each */
     ck_assert_msg(ws.straddles > 0, "no header crossed a window's end");
 
     /* torn tails: every cut in the last three batches, and around the big
@@ -248,7 +243,7 @@ START_TEST(test_segment_header_window) {
             uint64_t cuts[2048];
             int nc = 0;
             for (uint64_t cut = starts[bi]; cut <= to; cut += cut - starts[bi] < 100 || to - cut < 100 ? 1 : 97) {
-                ck_assert_int_lt(nc, 2048);
+                if (nc >= 2048) ck_abort_msg("too many cuts");
                 cuts[nc++] = cut;
             }
             for (int ci = 0; ci < nc; ci++) {
@@ -289,7 +284,7 @@ START_TEST(test_segment_header_window) {
     for (int64_t o = 0; o <= off; o++) {
         while (bi < nb) {
             kp_batch_t h;
-            ck_assert_int_eq(st_seg_read_header(&s, starts[bi], &h), KP_OK);
+            if (st_seg_read_header(&s, starts[bi], &h) != KP_OK) ck_abort_msg("header %d", bi);
             if (kp_batch_last_offset(&h) >= o) {
                 base = h.base_offset;
                 break;
@@ -298,9 +293,9 @@ START_TEST(test_segment_header_window) {
         }
         uint64_t pos;
         kp_batch_t h;
-        ck_assert_int_eq(st_seg_find(&s, o, &pos, &h), KP_OK);
-        ck_assert_uint_eq(pos, bi < nb ? starts[bi] : len);
-        if (bi < nb) ck_assert_int_eq(h.base_offset, base);
+        int rc = st_seg_find(&s, o, &pos, &h);
+        if (rc != KP_OK || pos != (bi < nb ? starts[bi] : len) || (bi < nb && h.base_offset != base))
+            ck_abort_msg("find %" PRId64 ": rc %d, pos %" PRIu64 ", base %" PRId64, o, rc, pos, h.base_offset);
     }
     free(w);
     free(file);
