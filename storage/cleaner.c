@@ -670,6 +670,12 @@ static int prepare_fresh(st_clean_plan_t *pl, plan_seg_t *ps) {
         f->log_fd = -1;
         return ST_ERR_IO;
     }
+    f->log_ref = st_fdref_new(f->log_fd);   /* as every live segment's (st_fdref.h) */
+    if (!f->log_ref) {
+        close(f->log_fd);
+        f->log_fd = -1;
+        return KP_ERR_NOMEM;
+    }
     f->size_bytes = (uint64_t)sb.st_size;
     /* as st_seg_open: the file's mtime stands for its creation */
     f->created_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
@@ -766,7 +772,9 @@ int st_cleaner_prepare(st_log_t *log, const st_cleaner_config_t *cc, int64_t now
         ps->view.oidx.map = ps->view.tidx.map = NULL;
         ps->view.dir = pl->dir;
         ps->view.log_fd = dup(log->segs[i].log_fd);
+        ps->view.log_ref = NULL;   /* the dup is the plan's alone */
         ps->fresh.log_fd = ps->old.log_fd = -1;
+        ps->fresh.log_ref = ps->old.log_ref = NULL;
         pl->n = i + 1;
         if (ps->view.log_fd < 0) {
             st_cleaner_abort(pl);

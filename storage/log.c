@@ -504,8 +504,7 @@ void st_log_discard(st_log_t *log) {
         /* no trimming of the preallocated indexes: the files are going away */
         st_index_release(&s->oidx);
         st_index_release(&s->tidx);
-        if (s->log_fd >= 0) close(s->log_fd);
-        s->log_fd = -1;
+        st_seg_release_fd(s);
     }
     log->nsegs = 0;
     free_log(log);

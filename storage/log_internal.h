@@ -55,10 +55,13 @@ KP_MUST_CHECK int log_activate_last(st_log_t *log);
 /* Rolls to a new active segment starting at base. */
 KP_MUST_CHECK int log_roll_at(st_log_t *log, int64_t base, int64_t now_ms);
 
-/* Batch walk over the whole log (header reads). */
+/* Batch walk over the whole log (header reads through one read-ahead
+ * window: the log must not change during the walk). Zero-initialised or
+ * set by log_iter_seek. */
 typedef struct log_iter {
     size_t si;
     uint64_t pos;
+    st_hdr_win_t win;
 } log_iter_t;
 /* Positions at the batch containing offset (or the first after it). */
 KP_MUST_CHECK int log_iter_seek(const st_log_t *log, int64_t offset, log_iter_t *it);

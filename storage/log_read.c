@@ -10,8 +10,9 @@
 
 int log_iter_seek(const st_log_t *log, int64_t offset, log_iter_t *it) {
     it->si = log_seg_for(log, offset);
+    st_hdr_win_reset(&it->win);
     kp_batch_t h;
-    return st_seg_find(&log->segs[it->si], offset, &it->pos, &h);
+    return st_seg_find_win(&log->segs[it->si], offset, &it->pos, &h, &it->win);
 }
 
 int log_iter_next(const st_log_t *log, log_iter_t *it, kp_batch_t *h, const st_segment_t **seg, uint64_t *pos) {
@@ -22,7 +23,7 @@ int log_iter_next(const st_log_t *log, log_iter_t *it, kp_batch_t *h, const st_s
             it->pos = 0;
             continue;
         }
-        int rc = st_seg_read_header(s, it->pos, h);
+        int rc = st_seg_read_header_win(s, it->pos, h, &it->win);
         if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
         *seg = s;
         *pos = it->pos;
@@ -90,6 +91,7 @@ int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t
         if (out->n == ST_READ_RANGES_MAX) break;
         st_read_range_t *rg = &out->r[out->n];
         rg->fd = s->log_fd;
+        rg->ref = s->log_ref;
         rg->pos = it.pos;
         rg->len = 0;
         uint64_t p = it.pos;
@@ -108,7 +110,7 @@ int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t
                 continue;
             }
             kp_batch_t h;
-            rc = st_seg_read_header(s, p, &h);
+            rc = st_seg_read_header_win(s, p, &h, &it.win);
             if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
             if (kp_batch_last_offset(&h) >= end_offset) { stop = true; break; }
             if (out->total_bytes + h.size > max_bytes && !(first && (flags & ST_READ_MIN_ONE))) {
@@ -187,9 +189,12 @@ int st_log_offset_for_time(const st_log_t *log, int64_t ts, int64_t *offset, int
             start = s->base_offset + rel;
         }
         if (start < log->log_start) start = log->log_start;
-        log_iter_t it = { i, 0 };
+        log_iter_t it;
+        it.si = i;
+        it.pos = 0;
+        st_hdr_win_reset(&it.win);
         kp_batch_t h;
-        int rc = st_seg_find(s, start, &it.pos, &h);
+        int rc = st_seg_find_win(s, start, &it.pos, &h, &it.win);
         if (rc != KP_OK) return rc;
         const st_segment_t *seg;
         uint64_t pos;

@@ -187,8 +187,16 @@ int st_log_apply_retention(st_log_t *log, int64_t now_ms, int *deleted) {
 
 typedef struct {
     int fd;                          /* the segment's .log descriptor, moved out of the log */
+    st_fdref_t *ref;                 /* its holder: the log's reference, moved too */
     int64_t base;
 } drop_seg_t;
+
+static void drop_seg_release(drop_seg_t *g) {
+    if (g->ref) st_fdref_release(g->ref);
+    else if (g->fd >= 0) close(g->fd);
+    g->ref = NULL;
+    g->fd = -1;
+}
 
 struct st_log_drop {
     char name[ST_TOPIC_MAX + 16];
@@ -216,7 +224,9 @@ int st_log_retention_detach(st_log_t *log, int64_t now_ms, st_log_drop_t **out, 
         assert(!s->active);
         d->seg[i].base = s->base_offset;
         d->seg[i].fd = s->log_fd;
+        d->seg[i].ref = s->log_ref;   /* the segment's reference moves to the job */
         s->log_fd = -1;
+        s->log_ref = NULL;
         /* closed segments: unmapping their read-only indexes writes nothing */
         if (st_seg_close(s) != KP_OK) { /* read-only: nothing lost */ }
     }
@@ -304,17 +314,14 @@ int st_log_drop_run(st_log_drop_t *d) {
         if (removed > 0) prune_snapshots_at(dfd, d->first_kept);
         close(dfd);
     }
-    /* last references to unlinked files: their blocks are freed here */
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->seg[i].fd >= 0) close(d->seg[i].fd);
-        d->seg[i].fd = -1;
-    }
+    /* the log's last references to unlinked files: their blocks are freed
+     * here, or by the network thread that sends the last range of one */
+    for (size_t i = 0; i < d->n; i++) drop_seg_release(&d->seg[i]);
     return rc;
 }
 
 void st_log_drop_free(st_log_drop_t *d) {
     if (!d) return;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->seg[i].fd >= 0) close(d->seg[i].fd);
+    for (size_t i = 0; i < d->n; i++) drop_seg_release(&d->seg[i]);
     free(d);
 }

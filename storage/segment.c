@@ -26,6 +26,7 @@ static void reset_state(st_segment_t *s, const char *dir, int64_t base, bool act
     s->base_offset = base;
     s->next_offset = base;
     s->log_fd = -1;
+    s->log_ref = NULL;
     s->size_bytes = 0;
     s->oidx.fd = -1;
     s->tidx.fd = -1;
@@ -66,6 +67,27 @@ static int open_indexes(st_segment_t *s, bool writable, uint32_t index_max_bytes
     return KP_OK;
 }
 
+/* Puts the just-opened log_fd in its refcounted holder (closed on failure). */
+static int hold_fd(st_segment_t *s) {
+    s->log_ref = st_fdref_new(s->log_fd);
+    if (s->log_ref) return KP_OK;
+    st_logf(ST_LOG_ERROR, "segment %s/%020" PRId64 ": out of memory", s->dir, s->base_offset);
+    close(s->log_fd);
+    s->log_fd = -1;
+    return KP_ERR_NOMEM;
+}
+
+void st_seg_release_fd(st_segment_t *s) {
+    if (s->log_ref) {
+        assert(st_fdref_fd(s->log_ref) == s->log_fd);
+        st_fdref_release(s->log_ref);
+    } else if (s->log_fd >= 0) {
+        close(s->log_fd);   /* a descriptor nobody shares (a plain view) */
+    }
+    s->log_ref = NULL;
+    s->log_fd = -1;
+}
+
 int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index_max_bytes, int64_t now_ms) {
     reset_state(s, dir, base, true);
     char p[ST_PATH_MAX];
@@ -74,6 +96,10 @@ int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index
     if (s->log_fd < 0) {
         st_logf(ST_LOG_ERROR, "cannot create segment %s: %s", p, strerror(errno));
         return ST_ERR_IO;
+    }
+    if (hold_fd(s) != KP_OK) {
+        unlink(p);
+        return KP_ERR_NOMEM;
     }
     /* stale index files from a truncated-away segment would be read as ours */
     st_seg_path(p, sizeof p, dir, base, ".index");
@@ -84,8 +110,7 @@ int st_seg_create(st_segment_t *s, const char *dir, int64_t base, uint32_t index
     unlink(p);
     if (open_indexes(s, true, index_max_bytes) != KP_OK) {
         st_logf(ST_LOG_ERROR, "cannot create index of segment %s/%020" PRId64 ": %s", dir, base, strerror(errno));
-        close(s->log_fd);
-        s->log_fd = -1;
+        st_seg_release_fd(s);
         return ST_ERR_IO;
     }
     s->created_ms = now_ms;
@@ -106,10 +131,10 @@ int st_seg_open(st_segment_t *s, const char *dir, int64_t base, bool active, uin
     }
     s->size_bytes = (uint64_t)st.st_size;
     s->created_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    if (hold_fd(s) != KP_OK) return KP_ERR_NOMEM;
     if (open_indexes(s, active, index_max_bytes) != KP_OK) {
         st_logf(ST_LOG_ERROR, "cannot open index of segment %s: %s", p, strerror(errno));
-        close(s->log_fd);
-        s->log_fd = -1;
+        st_seg_release_fd(s);
         return ST_ERR_IO;
     }
     return KP_OK;
@@ -143,8 +168,7 @@ int st_seg_close(st_segment_t *s) {
     if (s->active) final_time_entry(s);
     int rc = st_index_close(&s->oidx);
     int rc2 = st_index_close(&s->tidx);
-    if (s->log_fd >= 0) close(s->log_fd);
-    s->log_fd = -1;
+    st_seg_release_fd(s);
     return rc ? rc : rc2;
 }
 
@@ -156,16 +180,53 @@ static int parse_header(const uint8_t *buf, kp_batch_t *h) {
     return h->base_offset < 0 ? KP_ERR_BAD_VALUE : KP_OK;
 }
 
-int st_seg_read_header(const st_segment_t *s, uint64_t pos, kp_batch_t *h) {
-    uint8_t buf[KP_BATCH_HEADER_BYTES];
+void st_hdr_win_reset(st_hdr_win_t *w) {
+    w->seg = NULL;
+    w->fd = -1;
+    w->pos = 0;
+    w->len = 0;
+}
+
+/* The 61 bytes at pos when w holds them all (for the same open file). */
+static const uint8_t *win_lookup(const st_hdr_win_t *w, const st_segment_t *s, uint64_t pos) {
+    if (!w || w->seg != s || w->fd != s->log_fd || pos < w->pos) return NULL;
+    uint64_t at = pos - w->pos;
+    if (at > w->len || w->len - at < KP_BATCH_HEADER_BYTES) return NULL;
+    return w->buf + at;
+}
+
+int st_seg_read_header_win(const st_segment_t *s, uint64_t pos, kp_batch_t *h, st_hdr_win_t *w) {
     if (pos >= s->size_bytes) return KP_ERR_TRUNCATED;
     if (s->size_bytes - pos < KP_BATCH_LOG_OVERHEAD) return KP_ERR_TRUNCATED;
-    size_t want = s->size_bytes - pos < KP_BATCH_HEADER_BYTES ? (size_t)(s->size_bytes - pos) : sizeof buf;
-    ssize_t n = pread(s->log_fd, buf, want, (off_t)pos);
-    if (n < 0) return ST_ERR_IO;
-    if ((size_t)n < KP_BATCH_HEADER_BYTES) {
+    uint8_t one[KP_BATCH_HEADER_BYTES];
+    const uint8_t *buf = s->size_bytes - pos >= KP_BATCH_HEADER_BYTES ? win_lookup(w, s, pos) : NULL;
+    size_t n = KP_BATCH_HEADER_BYTES;
+    if (!buf) {
+        /* one pread: the whole window from pos (bounded by the segment's
+         * size), or just this header without a window; near the end both
+         * read what is there, and a short result is judged below */
+        uint8_t *dst = w ? w->buf : one;
+        size_t cap = w ? sizeof w->buf : sizeof one;
+        size_t want = s->size_bytes - pos < cap ? (size_t)(s->size_bytes - pos) : cap;
+        if (w) {
+            st_hdr_win_reset(w);
+            w->fills++;
+        }
+        ssize_t got = pread(s->log_fd, dst, want, (off_t)pos);
+        if (got < 0) return ST_ERR_IO;
+        assert((size_t)got <= want);
+        if (w) {
+            w->seg = s;
+            w->fd = s->log_fd;
+            w->pos = pos;
+            w->len = (size_t)got;
+        }
+        buf = dst;
+        n = (size_t)got < KP_BATCH_HEADER_BYTES ? (size_t)got : KP_BATCH_HEADER_BYTES;
+    }
+    if (n < KP_BATCH_HEADER_BYTES) {
         /* a short tail: torn if its length field claims more than is there */
-        if ((size_t)n < KP_BATCH_LOG_OVERHEAD) return KP_ERR_TRUNCATED;
+        if (n < KP_BATCH_LOG_OVERHEAD) return KP_ERR_TRUNCATED;
         int32_t len = (int32_t)kp_load_be32(buf + 8);
         if (len >= KP_BATCH_HEADER_BYTES - KP_BATCH_LOG_OVERHEAD) return KP_ERR_TRUNCATED;
         return KP_ERR_BAD_LENGTH;
@@ -174,6 +235,10 @@ int st_seg_read_header(const st_segment_t *s, uint64_t pos, kp_batch_t *h) {
     if (rc != KP_OK) return rc;
     if (h->size > s->size_bytes - pos) return KP_ERR_TRUNCATED;
     return KP_OK;
+}
+
+int st_seg_read_header(const st_segment_t *s, uint64_t pos, kp_batch_t *h) {
+    return st_seg_read_header_win(s, pos, h, NULL);
 }
 
 void st_seg_note_batch(st_segment_t *s, const kp_batch_t *h, uint64_t pos, uint32_t interval_bytes) {
@@ -244,9 +309,11 @@ int st_seg_scan(st_segment_t *s, uint64_t pos, bool rebuild, bool verify_crc, ui
     }
     res->status = KP_OK;
     res->first_bad_offset = -1;
+    st_hdr_win_t w; /* not zero-initialised: 16 KiB memset per call */
+    st_hdr_win_reset(&w);
     while (pos < s->size_bytes) {
         kp_batch_t h;
-        int rc = st_seg_read_header(s, pos, &h);
+        int rc = st_seg_read_header_win(s, pos, &h, &w);
         if (rc == KP_OK && (h.base_offset < s->next_offset || h.base_offset < s->base_offset ||
                             kp_batch_last_offset(&h) - s->base_offset > ST_REL_OFFSET_MAX))
             rc = KP_ERR_CORRUPT;
@@ -266,6 +333,12 @@ int st_seg_scan(st_segment_t *s, uint64_t pos, bool rebuild, bool verify_crc, ui
 }
 
 int st_seg_find(const st_segment_t *s, int64_t offset, uint64_t *pos, kp_batch_t *h) {
+    st_hdr_win_t w; /* not zero-initialised: 16 KiB memset per call */
+    st_hdr_win_reset(&w);
+    return st_seg_find_win(s, offset, pos, h, &w);
+}
+
+int st_seg_find_win(const st_segment_t *s, int64_t offset, uint64_t *pos, kp_batch_t *h, st_hdr_win_t *w) {
     uint64_t p = 0;
     if (offset > s->base_offset && s->oidx.count > 0) {
         int64_t rel = offset - s->base_offset;
@@ -277,9 +350,10 @@ int st_seg_find(const st_segment_t *s, int64_t offset, uint64_t *pos, kp_batch_t
         }
     }
     /* walk: bounded by index.interval.bytes plus one batch in a healthy
-     * segment, by the segment size otherwise */
+     * segment, by the segment size otherwise; one window of reads holds
+     * the whole walk of a healthy segment */
     while (p < s->size_bytes) {
-        int rc = st_seg_read_header(s, p, h);
+        int rc = st_seg_read_header_win(s, p, h, w);
         if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
         if (kp_batch_last_offset(h) >= offset) break;
         p += h->size;
@@ -332,7 +406,7 @@ int st_seg_load_tail(st_segment_t *s, bool verify_crc, uint32_t interval_bytes, 
  * an entry for the batch at pos > 0 once interval_bytes were written since
  * the previous entry. Catches an index cut short (or emptied) whose file is
  * still well-formed. Cost: the headers of at most ~interval_bytes of
- * batches plus one (one pread each); the walk stops at the first batch that
+ * batches plus one (one window pread for a healthy segment); the walk stops at the first batch that
  * should have had an entry. An unparsable header ends the walk: judging the
  * tail is st_seg_load_tail's job. */
 static bool oidx_complete(const st_segment_t *s, uint32_t interval_bytes) {
@@ -343,10 +417,12 @@ static bool oidx_complete(const st_segment_t *s, uint32_t interval_bytes) {
         pos = ipos;
     }
     uint64_t since = 0;
+    st_hdr_win_t w; /* not zero-initialised: 16 KiB memset per call */
+    st_hdr_win_reset(&w);
     while (pos < s->size_bytes) {
         if (since >= interval_bytes && pos > 0) return false;
         kp_batch_t h;
-        if (st_seg_read_header(s, pos, &h) != KP_OK) return true;
+        if (st_seg_read_header_win(s, pos, &h, &w) != KP_OK) return true;
         since += h.size;
         pos += h.size;
     }

@@ -31,6 +31,7 @@
 
 #include "protocol/kp_batch.h"
 #include "storage/st_epoch_cache.h"
+#include "storage/st_fdref.h"
 #include "storage/st_producer_state.h"
 #include "storage/st_status.h"
 #include "storage/st_txn_index.h"
@@ -264,6 +265,8 @@ void st_log_mark_offline(st_log_t *log, const char *why);
 typedef struct st_read_range {
     int fd;                   /* valid until the log is next modified by truncate,
                                * retention, compaction, delete or close */
+    st_fdref_t *ref;          /* fd's holder: st_fdref_hold keeps fd open past that
+                               * (a send in flight), st_fdref_release when done */
     uint64_t pos;
     uint64_t len;             /* whole batches */
 } st_read_range_t;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "protocol/kp_batch.h"
+#include "storage/st_fdref.h"
 #include "storage/st_index.h"
 
 #define ST_PATH_MAX 512
@@ -22,6 +23,7 @@ typedef struct st_segment {
     int64_t base_offset;
     int64_t next_offset;      /* last offset of the last batch + 1 (base when empty) */
     int log_fd;
+    st_fdref_t *log_ref;      /* holds log_fd (the segment's reference); NULL when closed */
     uint64_t size_bytes;
     st_index_t oidx;
     st_index_t tidx;
@@ -47,6 +49,9 @@ KP_MUST_CHECK int st_seg_open(st_segment_t *s, const char *dir, int64_t base, bo
 /* Closes files; active segments get their final time index entry and
  * trimmed indexes. Returns the first error but always closes. */
 KP_MUST_CHECK int st_seg_close(st_segment_t *s);
+/* Drops the segment's reference to its .log descriptor (closed when no
+ * send holds it any more); log_fd = -1. */
+void st_seg_release_fd(st_segment_t *s);
 /* Turns the active segment into a closed one (roll). */
 KP_MUST_CHECK int st_seg_seal(st_segment_t *s);
 
@@ -54,6 +59,31 @@ KP_MUST_CHECK int st_seg_seal(st_segment_t *s);
  * body. KP_OK; KP_ERR_TRUNCATED when the file ends inside the batch;
  * KP_ERR_BAD_* / KP_ERR_UNSUPPORTED for garbage; ST_ERR_IO. h->data is NULL. */
 KP_MUST_CHECK int st_seg_read_header(const st_segment_t *s, uint64_t pos, kp_batch_t *h);
+
+/* A read-ahead window over one segment's bytes for walks over consecutive
+ * batch headers. A walk of ~100-200 B batches used to cost one pread per
+ * 61-byte header (the offset index only names a batch every
+ * index.interval.bytes, so a find walked up to ~40 headers, and a Fetch
+ * walked every batch it returned): st_seg_read_header_win parses a header
+ * from the window when all its 61 bytes are there, else refills the window
+ * with one pread of up to ST_HDR_WIN_BYTES from pos. It lives on the
+ * caller's stack (no allocation), and holds copies: it is only for one walk
+ * over a log that nothing changes meanwhile (a truncation or a cleaner swap
+ * would leave stale bytes in it); zero it or call st_hdr_win_reset to start
+ * another. Results are exactly st_seg_read_header's. */
+#define ST_HDR_WIN_BYTES 16384
+typedef struct st_hdr_win {
+    const st_segment_t *seg;   /* whose bytes buf holds; NULL when empty */
+    int fd;                    /* seg's log_fd at the fill */
+    uint64_t pos;              /* file position of buf[0] */
+    size_t len;                /* bytes held */
+    uint64_t fills;            /* preads made through this window (tests, bench) */
+    uint8_t buf[ST_HDR_WIN_BYTES];
+} st_hdr_win_t;
+
+void st_hdr_win_reset(st_hdr_win_t *w);
+/* st_seg_read_header through window w (w may be NULL: a plain read). */
+KP_MUST_CHECK int st_seg_read_header_win(const st_segment_t *s, uint64_t pos, kp_batch_t *h, st_hdr_win_t *w);
 
 /* Records a batch just written at pos in the segment's in-memory state and
  * indexes (index entry every interval bytes; time entry when max ts grew). */
@@ -96,6 +126,10 @@ KP_MUST_CHECK int st_seg_reindex(st_segment_t *s, uint32_t index_max_bytes, bool
 /* Position of the first batch whose last offset >= offset (size_bytes when
  * none), via the offset index then a header walk; fills *h when found. */
 KP_MUST_CHECK int st_seg_find(const st_segment_t *s, int64_t offset, uint64_t *pos, kp_batch_t *h);
+/* st_seg_find walking through window w (the caller's walk may go on with
+ * the same window from *pos). */
+KP_MUST_CHECK int st_seg_find_win(const st_segment_t *s, int64_t offset, uint64_t *pos, kp_batch_t *h,
+                                  st_hdr_win_t *w);
 
 /* Cuts the segment at byte pos (a batch boundary), drops index entries at or
  * after it, sets next_offset and re-derives max_ts from what remains. */

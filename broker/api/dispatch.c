@@ -296,6 +296,13 @@ static int body_add_mem(struct evbuffer *body, const uint8_t *p, size_t n) {
     return evbuffer_commit_space(body, &v, 1) == 0 ? KP_OK : KP_ERR_NOMEM;
 }
 
+/* A sent (or dropped) file range gives up its segment reference: on the
+ * network loop that freed it, or here when adding it failed. */
+static void release_range(struct evbuffer_file_segment const *seg, int flags, void *ctx) {
+    (void)seg, (void)flags;
+    st_fdref_release(ctx);
+}
+
 /* Body = encoded bytes (without the 4-byte size, which the net adds) with
  * the file ranges inserted at their splice points. */
 static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct evbuffer *body) {
@@ -307,9 +314,19 @@ static int build_body(const uint8_t *buf, size_t len, const splices_t *s, struct
         if (body_add_mem(body, buf + pos, s->v[i].off - pos) != KP_OK) return KP_ERR_NOMEM;
         pos = s->v[i].off;
         const st_read_result_t *rr = s->v[i].rr;
-        for (int k = 0; k < rr->n; k++)
-            if (bk_net_resp_add_file(body, rr->r[k].fd, (int64_t)rr->r[k].pos, (int64_t)rr->r[k].len) != BK_NET_OK)
-                return KP_ERR_NOMEM;
+        for (int k = 0; k < rr->n; k++) {
+            const st_read_range_t *g = &rr->r[k];
+            int rc;
+            if (g->ref) {
+                /* the segment's refcounted descriptor: no dup()+close per
+                 * range; the reference keeps it open until sent */
+                st_fdref_hold(g->ref);
+                rc = bk_net_resp_add_file_held(body, g->fd, (int64_t)g->pos, (int64_t)g->len, release_range, g->ref);
+            } else {
+                rc = bk_net_resp_add_file(body, g->fd, (int64_t)g->pos, (int64_t)g->len);
+            }
+            if (rc != BK_NET_OK) return KP_ERR_NOMEM;
+        }
     }
     if (body_add_mem(body, buf + pos, len - pos) != KP_OK) return KP_ERR_NOMEM;
     return evbuffer_drain(body, 4) == 0 ? KP_OK : KP_ERR_NOMEM;

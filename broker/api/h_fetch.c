@@ -58,12 +58,24 @@ typedef struct {
     const fconv_part_t *copy;     /* < v10: the records the copy path made (NULL: none) */
 } ftarget_t;
 
+/* A partition's read made by can_answer on arrival, kept for an answer
+ * given at once (issue 19: the log was walked twice per partition, once to
+ * count bytes, once to answer). */
+typedef struct {
+    st_read_result_t rr;
+    int64_t end;                  /* the upper bound it read to */
+    uint64_t max;                 /* the byte limit it read with (ST_READ_MIN_ONE) */
+} fpre_t;
+
 typedef struct {
     ftarget_t *v;
     size_t n;
     int32_t session_id;           /* answered; 0 = no session */
     int16_t error;                /* top-level (session errors) */
     bool copied;                  /* < v10: the copy path has run, `copy` is set */
+    fpre_t **pre;                 /* per target, or NULL: arrival reads, valid only for an
+                                   * answer given in the same call (nothing ran between);
+                                   * NULL once the fetch may wait */
 } fplan_t;
 
 /* A fetch in the purgatory (request arena: lives until the answer). */
@@ -159,8 +171,9 @@ static uint64_t part_max(const ftarget_t *fp) {
 
 /* Bytes a response would carry now, stopping at `enough`; true when some
  * partition has an error or news for an incremental session (answered at
- * once, as Kafka does). */
-static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes) {
+ * once, as Kafka does). keep (n slots, or NULL): each read is made in the
+ * request arena and kept there for respond_fetch. */
+static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes, fpre_t **keep) {
     *bytes = 0;
     if (plan->error) return true;
     for (size_t i = 0; i < plan->n; i++) {
@@ -170,11 +183,15 @@ static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, u
         if (fp->filter && (fp->last_hw != st_log_high_watermark(x.p->log) ||
                            fp->last_start != st_log_start_offset(x.p->log)))
             return true;
-        st_read_result_t rr;
         int64_t end = upper_bound(req, x.p->log);
         if (fp->fetch_offset >= end) continue;
-        if (st_log_read(x.p->log, fp->fetch_offset, part_max(fp), end, ST_READ_MIN_ONE, &rr) != KP_OK) return true;
-        *bytes += rr.total_bytes;
+        fpre_t local, *pre = keep ? bk_api_req_alloc(req, 1, sizeof *pre) : NULL;
+        if (!pre) pre = &local;   /* out of arena: the answer reads again */
+        pre->end = end;
+        pre->max = part_max(fp);
+        if (st_log_read(x.p->log, fp->fetch_offset, pre->max, end, ST_READ_MIN_ONE, &pre->rr) != KP_OK) return true;
+        if (keep && pre != &local) keep[i] = pre;
+        *bytes += pre->rr.total_bytes;
         if (*bytes >= enough) return false;
     }
     return false;
@@ -304,7 +321,16 @@ static void add_aborted(bk_api_req_t *req, const st_log_t *log, int64_t from, in
 
 /* Fills one partition's answer; false when an incremental session's
  * partition has nothing new and is left out. */
-static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, uint64_t *total, uint64_t max_total) {
+/* The arrival read when it is what this read would return: same upper
+ * bound and limit, and MIN_ONE made no difference (the first batch fit). */
+static const st_read_result_t *pre_read(const fpre_t *pre, int64_t end, uint64_t max, unsigned flags) {
+    if (!pre || pre->end != end || pre->max != max) return NULL;
+    if (!(flags & ST_READ_MIN_ONE) && pre->rr.total_bytes > max) return NULL;
+    return &pre->rr;
+}
+
+static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, const fpre_t *pre, fpart_t *o, uint64_t *total,
+                           uint64_t max_total) {
     kp_fetch_response_partition_data_init(o);
     o->partition_index = fp->partition;
     o->records.bytes.p = (const uint8_t *)"";
@@ -352,10 +378,13 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, fpart_t *o, u
             req->node->fetch->stats.copy_bytes += sent;
             if (sent) bk_repl_part_metrics_out(req->node->metrics, x.p, sent);
         } else {
-            st_read_result_t *rr = bk_api_req_alloc(req, 1, sizeof *rr);
-            if (!rr) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
-            else if (st_log_read(log, fp->fetch_offset, max, end, flags, rr) != KP_OK) o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
-            else if (rr->n > 0) {
+            const st_read_result_t *rr = pre_read(pre, end, max, flags);
+            st_read_result_t *fresh = rr ? NULL : bk_api_req_alloc(req, 1, sizeof *fresh);
+            if (!rr && !fresh) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
+            else if (!rr && st_log_read(log, fp->fetch_offset, max, end, flags, fresh) != KP_OK)
+                o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
+            else if (!rr) rr = fresh;
+            if (o->error_code == 0 && rr->n > 0) {
                 o->records.ext = rr;
                 o->records.ext_len = (size_t)rr->total_bytes;
                 o->records.bytes = kp_slice_null();
@@ -548,7 +577,7 @@ static void respond_fetch(bk_api_req_t *req, fplan_t *plan) {
     bk_api_fs_t *s = plan->session_id ? bk_api_fs_find(&req->node->fetch->sessions, plan->session_id) : NULL;
     for (size_t i = 0; i < plan->n && !plan->error; i++) {
         const ftarget_t *t = &plan->v[i];
-        if (!fill_partition(req, t, &ps[np], &total, max_total)) continue;
+        if (!fill_partition(req, t, plan->pre ? plan->pre[i] : NULL, &ps[np], &total, max_total)) continue;
         if (s) session_note(req, s, i, t, &ps[np]);
         if (!cur || !same_topic(req, cur, t)) {
             kp_fetch_response_fetchable_topic_response_init(&ts[nt]);
@@ -580,14 +609,24 @@ static uint64_t min_bytes_of(const bk_api_req_t *req) {
 }
 
 /* Answer now: a partition error or session news, or min_bytes available. */
-static bool can_answer(bk_api_req_t *req, const fplan_t *plan) {
+static bool can_answer(bk_api_req_t *req, const fplan_t *plan, fpre_t **keep) {
     uint64_t bytes = 0, min_bytes = min_bytes_of(req);
-    return available(req, plan, min_bytes, &bytes) || bytes >= min_bytes;
+    return available(req, plan, min_bytes, &bytes, keep) || bytes >= min_bytes;
+}
+
+/* can_answer on arrival, keeping its reads in plan->pre for an answer
+ * given now; a fetch that waits reads again when it is answered. */
+static bool can_answer_now(bk_api_req_t *req, fplan_t *plan) {
+    plan->pre = plan->n ? bk_api_req_alloc(req, plan->n, sizeof *plan->pre) : NULL;
+    if (plan->pre) memset(plan->pre, 0, plan->n * sizeof *plan->pre);
+    if (can_answer(req, plan, plan->pre)) return true;
+    plan->pre = NULL;
+    return false;
 }
 
 static bool fwait_ready(void *ctx) {
     fwait_t *w = ctx;
-    return can_answer(w->req, w->plan);
+    return can_answer(w->req, w->plan, NULL);
 }
 
 static void fwait_done(void *ctx) {
@@ -651,6 +690,6 @@ void bk_api_h_fetch(bk_api_req_t *req) {
     int32_t wait_ms = q->max_wait_ms;
     if (wait_ms > BK_REPL_PURG_WAIT_MAX_MS) wait_ms = BK_REPL_PURG_WAIT_MAX_MS;
     /* a full purgatory answers at once with what there is */
-    if (wait_ms <= 0 || n->stopping || !n->purg || can_answer(req, plan) || !park(req, plan, wait_ms))
+    if (wait_ms <= 0 || n->stopping || !n->purg || can_answer_now(req, plan) || !park(req, plan, wait_ms))
         respond_fetch(req, plan);
 }

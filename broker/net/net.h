@@ -366,4 +366,19 @@ void bk_net_conn_close(bk_net_conn_t *conn);
  * read with evbuffer_copyout/pullup, whose bytes would not be there. */
 BK_NET_MUST_CHECK int bk_net_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t len);
 
+/* Called once when a body no longer needs a file range added with
+ * bk_net_resp_add_file_held (the same type as libevent's
+ * evbuffer_file_segment_cleanup_cb; seg may be NULL). */
+struct evbuffer_file_segment;
+typedef void (*bk_net_file_release_fn)(struct evbuffer_file_segment const *seg, int flags, void *ctx);
+
+/* As bk_net_resp_add_file, without the dup() and its close (two syscalls
+ * per range, issue 19): the caller keeps fd open for the body through a
+ * reference of its own, given up by release(ctx). release is called
+ * exactly once: when the body's last use of the range is freed (on the
+ * thread that frees it: a network loop, after sendfile), or before an
+ * error is returned. */
+BK_NET_MUST_CHECK int bk_net_resp_add_file_held(struct evbuffer *body, int fd, int64_t offset, int64_t len,
+                                                bk_net_file_release_fn release, void *ctx);
+
 #endif

@@ -32,3 +32,32 @@ int bk_net_resp_add_file(struct evbuffer *body, int fd, int64_t offset, int64_t 
     evbuffer_file_segment_free(seg); /* the body keeps its own reference */
     return rc == 0 ? BK_NET_OK : BK_NET_ERR_SYS;
 }
+
+int bk_net_resp_add_file_held(struct evbuffer *body, int fd, int64_t offset, int64_t len,
+                              bk_net_file_release_fn release, void *ctx) {
+    assert(body && release);
+    if (fd < 0 || offset < 0 || len < 0 || len > INT32_MAX) {
+        release(NULL, 0, ctx);
+        return BK_NET_ERR_INVALID;
+    }
+    if (len == 0) {
+        release(NULL, 0, ctx);
+        return BK_NET_OK;
+    }
+    /* as above: a sendfile chain only in a buffer marked as draining to an fd */
+    if (evbuffer_set_flags(body, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) {
+        release(NULL, 0, ctx);
+        return BK_NET_ERR_SYS;
+    }
+    /* no EVBUF_FS_CLOSE_ON_FREE: the descriptor is the caller's, kept open
+     * by its reference until the cleanup callback gives it up */
+    struct evbuffer_file_segment *seg = evbuffer_file_segment_new(fd, offset, len, EVBUF_FS_DISABLE_LOCKING);
+    if (!seg) {
+        release(NULL, 0, ctx);
+        return BK_NET_ERR_SYS;
+    }
+    evbuffer_file_segment_add_cleanup_cb(seg, release, ctx);
+    int rc = evbuffer_add_file_segment(body, seg, 0, len);
+    evbuffer_file_segment_free(seg); /* the body keeps its own reference; on failure this was the last */
+    return rc == 0 ? BK_NET_OK : BK_NET_ERR_SYS;
+}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +133,49 @@ static void bench_reads(st_log_t *log) {
     double t = now_s() - t0;
     printf("read: %d random-offset locates of 1 MiB ranges in %.2f s = %.0f ops/s (%.1f us each, %.0f MiB/op avg)\n",
            ops, t, ops / t, t / ops * 1e6, (double)bytes / ops / 1048576.0);
+}
+
+/* Issue 19's read path: a log of 1-record batches (~170 B, as a producer
+ * with linger 0 writes them); a caught-up fetch (the last 8 batches, as a
+ * follower or consumer at the tail asks) and a fetch of up to 64 KiB from a
+ * random offset. Each read locates its offset (offset-index entry, then a
+ * header walk of up to index.interval.bytes) and walks the batches it
+ * returns; run under `strace -c -e trace=pread64` for the reads per op. */
+static void bench_small_reads(const char *dir) {
+    st_log_config_t cfg;
+    st_log_config_default(&cfg);
+    st_log_open_opts_t o = { .create = true };
+    st_log_t *log;
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/small", dir);
+    if (mkdir(sub, 0755) != 0) abort();
+    if (st_log_open(sub, "small", 0, &cfg, &o, &log) != KP_OK) abort();
+    uint8_t b[4096];
+    size_t len = make_batch(b, sizeof b, 1, 0, 1 << 30, KP_CODEC_NONE);
+    int nb = 200000;
+    for (int i = 0; i < nb; i++) {
+        st_append_info_t info;
+        if (st_log_append(log, b, len, 1, 0, &info) != KP_OK) abort();
+    }
+    int64_t leo = st_log_end_offset(log);
+    unsigned seed = 7;
+    int ops = 100000;
+    for (int mode = 0; mode < 2; mode++) {
+        uint64_t bytes = 0;
+        double t0 = now_s(), c0 = cpu_s();
+        for (int i = 0; i < ops; i++) {
+            int64_t off = mode == 0 ? leo - 8 - (i % 64)
+                                    : (int64_t)(((uint64_t)rand_r(&seed) << 16 ^ (uint64_t)rand_r(&seed)) % (uint64_t)leo);
+            st_read_result_t rr;
+            if (st_log_read(log, off, mode == 0 ? 1 << 20 : 64 << 10, -1, ST_READ_MIN_ONE, &rr) != KP_OK) abort();
+            bytes += rr.total_bytes;
+        }
+        double t = now_s() - t0, c = cpu_s() - c0;
+        printf("read (%zu-byte batches): %d %s in %.2f s = %.1f us each (CPU %.1f us), %.0f bytes/op avg\n", len, ops,
+               mode == 0 ? "tail reads (last 8-71 batches)" : "random-offset reads of up to 64 KiB", t, t / ops * 1e6,
+               c / ops * 1e6, (double)bytes / ops);
+    }
+    if (st_log_delete(log) != KP_OK) abort();
 }
 
 static void bench_open_1000(const char *dir) {
@@ -317,6 +361,11 @@ int main(void) {
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         return 0;
     }
+    if (getenv("BENCH_SMALL_READS_ONLY")) {
+        bench_small_reads(dir);
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return 0;
+    }
     if (getenv("BENCH_ROLL_ONLY")) {
         uint8_t *rb = malloc(20000);
         bench_roll(dir, rb, make_batch(rb, 20000, 140, 0, 1 << 30, KP_CODEC_NONE));
@@ -356,6 +405,7 @@ int main(void) {
            "(goal >= 0.9)\n", best_plain, best_log, best_log / best_plain, (ratios[1] + ratios[2]) / 2);
     printf("append: CPU time (user+sys) over all reps: plain %.2f s, log %.2f s, ratio plain/log %.2f\n",
            g_cpu_plain, g_cpu_log, g_cpu_plain / g_cpu_log);
+    bench_small_reads(dir);
     bench_open_1000(dir);
     bench_roll(dir, batch, len);
     bench_reopen_rolled(dir, batch, len);
