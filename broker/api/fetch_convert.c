@@ -188,7 +188,7 @@ void fconv_answer_ranges(int16_t version, fconv_part_t *p) {
         uint64_t left = p->bytes_len;
         for (int i = 0; i < p->nranges && left > 0; i++) {
             uint64_t take = p->len[i] < left ? p->len[i] : left;
-            p->ext.r[p->ext.n++] = (st_read_range_t){ p->fd[i], p->pos[i], take };
+            p->ext.r[p->ext.n++] = (st_read_range_t){ .fd = p->fd[i], .ref = NULL, .pos = p->pos[i], .len = take };
             left -= take;
         }
         assert(left == 0);
@@ -196,7 +196,7 @@ void fconv_answer_ranges(int16_t version, fconv_part_t *p) {
         int fd = memfd_of(p->bytes, p->bytes_len);
         if (fd < 0) return;          /* kept in memory: the answer copies it */
         p->out_fd = fd;
-        p->ext.r[0] = (st_read_range_t){ fd, 0, p->bytes_len };
+        p->ext.r[0] = (st_read_range_t){ .fd = fd, .ref = NULL, .pos = 0, .len = p->bytes_len };
         p->ext.n = 1;
     }
     p->ext.total_bytes = p->bytes_len;

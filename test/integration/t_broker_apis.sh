@@ -15,6 +15,16 @@ seq 0 99 | sed 's/^/r/' | kcat -b "$B" -P -t apis 2>/dev/null
 
 "$SK_PY" - "$PORT" > "$SK_TMP/apis.out" 2>&1 <<'PY'
 import socket, struct, sys
+def recv_all(s, n):
+    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
+    # then reads what is there): an answer written in several pieces, e.g.
+    # bytes then a file range, must be read to its end.
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: break
+        d += c
+    return d
 port = int(sys.argv[1])
 s = socket.create_connection(("127.0.0.1", port), timeout=10)
 corr = [0]
@@ -23,8 +33,8 @@ def call(key, ver, body):
     hdr = struct.pack(">hhih", key, ver, corr[0], 1) + b"t"
     p = hdr + body
     s.sendall(struct.pack(">i", len(p)) + p)
-    n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-    d = s.recv(n, socket.MSG_WAITALL)
+    n = struct.unpack(">i", recv_all(s, 4))[0]
+    d = recv_all(s, n)
     assert struct.unpack(">i", d[:4])[0] == corr[0]
     return d[4:]
 def string(x): return struct.pack(">h", len(x)) + x

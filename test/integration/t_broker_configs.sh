@@ -15,6 +15,16 @@ B=127.0.0.1:$PORT
 py() {
 "$SK_PY" - "$B" "$1" <<'PY'
 import sys, socket, struct
+def recv_all(s, n):
+    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
+    # then reads what is there): an answer written in several pieces, e.g.
+    # bytes then a file range, must be read to its end.
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: break
+        d += c
+    return d
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic, ConfigResource, ConfigResourceType as T
 from kafka.errors import KafkaError
@@ -48,8 +58,8 @@ if phase == "1":
     s = socket.create_connection(tuple(b.split(":")[:1]) + (int(b.split(":")[1]),), timeout=10)
     body = struct.pack(">hhih", 60, 0, 9, 1) + b"t" + b"\x00" + b"\x00" + b"\x00"
     s.sendall(struct.pack(">i", len(body)) + body)
-    n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-    d = s.recv(n, socket.MSG_WAITALL)
+    n = struct.unpack(">i", recv_all(s, 4))[0]
+    d = recv_all(s, n)
     pos = 5                                        # corr + header tags
     throttle, err = struct.unpack(">ih", d[pos:pos + 6]); pos += 6
     l = d[pos]; pos += 1 + max(l - 1, 0)           # error message (compact nullable, short)

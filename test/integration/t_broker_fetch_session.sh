@@ -13,6 +13,16 @@ for p in 0 1; do seq 1 10 | kcat -b "$B" -P -t fs -p "$p" 2>/dev/null; done
 
 "$SK_PY" - "$PORT" > "$SK_TMP/fs.out" 2>&1 <<'PY'
 import socket, struct, sys, subprocess
+def recv_all(s, n):
+    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
+    # then reads what is there): an answer written in several pieces, e.g.
+    # bytes then a file range, must be read to its end.
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: break
+        d += c
+    return d
 port = int(sys.argv[1])
 s = socket.create_connection(("127.0.0.1", port), timeout=15)
 corr = [0]
@@ -31,8 +41,8 @@ def fetch(sid, epoch, parts, forget=(), wait=0):
         body += struct.pack(">i", 0)
     p = struct.pack(">hhih", 1, 7, corr[0], 1) + b"t" + body
     s.sendall(struct.pack(">i", len(p)) + p)
-    n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-    d = s.recv(n, socket.MSG_WAITALL)
+    n = struct.unpack(">i", recv_all(s, 4))[0]
+    d = recv_all(s, n)
     pos = 4
     _, err, rsid, nt = struct.unpack(">ihii", d[pos:pos + 14]); pos += 14
     out = {}

@@ -17,6 +17,16 @@ echo "seed" | kcat -b "$B" -P -t idem 2>/dev/null   # auto-create
 run_py() {
 "$SK_PY" - "$PORT" "$1" <<'PY'
 import socket, struct, sys, json, os
+def recv_all(s, n):
+    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
+    # then reads what is there): an answer written in several pieces, e.g.
+    # bytes then a file range, must be read to its end.
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: break
+        d += c
+    return d
 from kafka.record.default_records import DefaultRecordBatchBuilder
 port, phase = int(sys.argv[1]), sys.argv[2]
 state_file = os.environ["SK_STATE"]
@@ -26,8 +36,8 @@ def call(key, ver, body):
     corr[0] += 1
     p = struct.pack(">hhih", key, ver, corr[0], 1) + b"t" + body
     s.sendall(struct.pack(">i", len(p)) + p)
-    n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-    return s.recv(n, socket.MSG_WAITALL)[4:]
+    n = struct.unpack(">i", recv_all(s, 4))[0]
+    return recv_all(s, n)[4:]
 def string(x): return struct.pack(">h", len(x)) + x
 def batch(pid, epoch, seq, n=3, txn=False, ts=None):
     b = DefaultRecordBatchBuilder(2, 0, txn, pid, epoch, seq, 1 << 20)

@@ -29,14 +29,24 @@ sk_log "leader node $L, isr $(repl_part isr $T "$L"), followers $F1 $F2"
 dup_py() {
 "$SK_PY" - "${SK_KAFKA_PORT[L]}" "$T" "$@" <<'PY'
 import socket, struct, sys
+def recv_all(s, n):
+    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
+    # then reads what is there): an answer written in several pieces, e.g.
+    # bytes then a file range, must be read to its end.
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: break
+        d += c
+    return d
 from kafka.record.default_records import DefaultRecordBatchBuilder
 port, topic, cmd = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port), timeout=30)
 def call(key, ver, body):
     p = struct.pack(">hhih", key, ver, 7, 1) + b"t" + body
     s.sendall(struct.pack(">i", len(p)) + p)
-    n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-    return s.recv(n, socket.MSG_WAITALL)[4:]
+    n = struct.unpack(">i", recv_all(s, 4))[0]
+    return recv_all(s, n)[4:]
 if cmd == "init":
     _, err, pid, epoch = struct.unpack(">ihqh", call(22, 0, struct.pack(">hi", -1, 60000))[:16])
     print(pid if err == 0 else -1, file=sys.stdout)
