@@ -36,7 +36,12 @@ net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
 /* Frees a message and whatever it still owns (both sides). */
 void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->body) evbuffer_free(m->body);
-    free(m->frame);
+    if (m->frame) {
+        /* frames are dropped on the state loop (held, closing, freeing) */
+        assert(m->type == MSG_FRAME);
+        free(m->frame);
+        bk__budget_release(net, &net->loops[0], bk__frame_block_bytes(m->len));
+    }
     if (m->prepared) net->cfg.prepared_free(m->prepared);
     if (m->cert) X509_free(m->cert);
     if (m->ssl) SSL_free(m->ssl);

@@ -143,7 +143,8 @@ struct net_msg {
     uint64_t conn_id;
     uint64_t seq;
     struct evbuffer *body;      /* RESPOND */
-    uint8_t *frame;             /* FRAME: malloc'd block of len bytes */
+    uint8_t *frame;             /* FRAME: malloc'd block of len bytes, its
+                                   bk__frame_block_bytes(len) reserved in the budget */
     size_t len;
     void *prepared;             /* FRAME: on_prepare's result */
     int64_t until_ms;           /* MUTE */
@@ -241,6 +242,13 @@ struct bk_net {
 int64_t bk__net_mono_ms(void);
 /* conn.c: the once-a-second pass of one loop (idle, stalled, budget waiters, log). */
 void bk__conn_sweep(net_loop_t *loop);
+/* conn.c: gives `bytes` of queued.max.request.bytes back and wakes the
+ * connections waiting for it (`here`: the loop whose thread calls). */
+void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes);
+/* conn.c: what a network loop's frame block of `len` bytes costs the
+ * budget (reserved when copied, released when on_frame returns or the
+ * block is dropped). */
+size_t bk__frame_block_bytes(size_t len);
 /* conn.c: connections of `loop` paused for the budget read again. */
 void bk__conn_mem_retry(net_loop_t *loop);
 

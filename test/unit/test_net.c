@@ -9,7 +9,9 @@
  *   C close now           F "HEAD" + file[arg, arg+len) + "TAIL" (len = u32 payload)
  *   B respond with arg bytes of pattern
  *   K take the frame (bk_net_conn_take_frame), answer after arg ms from a timer
- *     with its length and FNV-1a hash, computed from the taken bytes then */
+ *     with its length and FNV-1a hash, computed from the taken bytes then
+ *   S park the state loop (the handler waits until the test sets S.unpark,
+ *     at most 10 s), then echo: a slow or blocked state side */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -70,6 +72,8 @@ typedef struct {
     _Atomic uint64_t last_conn_id;
     atomic_int prepare_calls;  /* on_prepare ran (any thread) */
     atomic_int prepared_seen;  /* on_frame found a prepared result */
+    atomic_int parked;         /* 'S': the state loop waits in the handler */
+    atomic_int unpark;
 } srv_t;
 
 static srv_t S;
@@ -180,6 +184,8 @@ static void keep_frame(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t delay_m
     ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, kept_cb, k, &tv), 0);
 }
 
+static void sleep_ms(int ms);
+
 static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
     ck_assert_ptr_eq(ctx, &S);
     S.frames++;
@@ -222,6 +228,12 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
     case 'F': respond_file(conn, slot, arg, f, len); break;
     case 'B': respond_big(conn, slot, arg); break;
     case 'K': keep_frame(conn, slot, arg, f, len); break;
+    case 'S':
+        S.parked = 1;
+        for (int i = 0; i < 10000 && !S.unpark; i++) sleep_ms(1);
+        S.parked = 0;
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
+        break;
     case 'P': /* on_prepare from now on for this connection (SASL: after authentication) */
         bk_net_conn_set_prepare(conn, true);
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
@@ -1572,6 +1584,82 @@ START_TEST(test_loops_spread_and_order) {
 }
 END_TEST
 
+/* queued.max.request.bytes bounds the frames network loops copy for the
+ * state loop: while the state loop is parked in a handler, producers on
+ * loops 1.. keep sending; their blocks are reserved in the budget when
+ * copied (the request memory reported, skiff_request_memory_bytes, shows
+ * them), the loops pause reading once it is spent, and every frame is
+ * answered once the state loop runs again, the budget back to 0. Without
+ * the reservation the loops would copy 8 x 16 frames of 32 KiB (4 MiB,
+ * bounded only by inflight_max) with nothing counted. */
+START_TEST(test_loops_budget_bounds_held_frames) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 256 << 10;
+    cfg.queued_bytes_max = 1 << 20;
+    cfg.loops = 3;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 8, F = 40, SIZE = 32 << 10 };
+    int parker = cli_connect();
+    int fds[C];
+    for (int c = 0; c < C; c++) {
+        fds[c] = cli_connect();
+        ck_assert_int_eq(fcntl(fds[c], F_SETFL, O_NONBLOCK), 0);
+    }
+    wait_conns_open(C + 1);
+    send_cmd(parker, 'S', 0, 1);
+    for (int i = 0; i < 500 && !S.parked; i++) sleep_ms(10);
+    ck_assert(S.parked);
+    /* frames 'N' (no answer) of SIZE bytes, then one 'E' per connection */
+    size_t one = 4 + SIZE, total = one * F + 13;
+    uint8_t *stream = calloc(1, total);
+    ck_assert_ptr_nonnull(stream);
+    for (int i = 0; i < F; i++) {
+        put32(stream + one * (size_t)i, SIZE);
+        stream[one * (size_t)i + 4] = 'N';
+    }
+    enc_frame(stream + one * F, 'E', 0, 99);
+    size_t sent[C] = { 0 };
+    for (int round = 0; round < 30; round++) {
+        for (int c = 0; c < C; c++) {
+            ssize_t n;
+            while (sent[c] < total && (n = send(fds[c], stream + sent[c], total - sent[c], MSG_NOSIGNAL)) > 0)
+                sent[c] += (size_t)n;
+        }
+        sleep_ms(10);
+    }
+    /* the state loop waits in the handler: it writes nothing now, so the
+     * test thread may read the net's figures */
+    ck_assert(S.parked);
+    bk_net_pressure_t p;
+    bk_net_pressure(S.net, &p);
+    bk_net_stats_t st;
+    bk_net_stats(S.net, &st);
+    ck_assert_uint_gt(p.request_memory_bytes, (uint64_t)SIZE);
+    ck_assert_uint_le(p.request_memory_bytes, (uint64_t)1 << 20);
+    ck_assert_int_eq(p.request_memory_budget, 1 << 20);
+    ck_assert_uint_ge(st.mem_waiting, 1);
+    ck_assert(p.memory_exhausted);
+    S.unpark = 1;
+    expect_echo(parker, 'S', 0, 1);
+    for (int c = 0; c < C; c++) ck_assert_int_eq(fcntl(fds[c], F_SETFL, 0), 0);
+    for (int c = 0; c < C; c++) send_all(fds[c], stream + sent[c], total - sent[c]);
+    for (int c = 0; c < C; c++) expect_echo(fds[c], 'E', 0, 99);
+    st = stats();
+    ck_assert_uint_le(st.queued_bytes_peak, (uint64_t)1 << 20);
+    ck_assert_uint_ge(st.mem_waits, 1);
+    ck_assert_uint_eq(st.queued_bytes, 0);
+    ck_assert_uint_eq(st.mem_waiting, 0);
+    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (F + 1) + 1);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    close(parker);
+    wait_conns_open(0);
+    free(stream);
+    srv_stop();
+}
+END_TEST
+
 static Suite *net_suite(void) {
     Suite *s = suite_create("net");
     TCase *tc = tcase_create("core");
@@ -1624,6 +1712,7 @@ static Suite *net_suite(void) {
     tcase_set_timeout(tl, 60);
     tcase_add_checked_fixture(tl, loops_setup, NULL);
     tcase_add_test(tl, test_loops_spread_and_order);
+    tcase_add_test(tl, test_loops_budget_bounds_held_frames);
     tcase_add_test(tl, test_pipelined_echo_in_order);
     tcase_add_test(tl, test_out_of_order_completion_in_order_responses);
     tcase_add_test(tl, test_only_none_slots_then_echo);
