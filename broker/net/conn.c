@@ -308,7 +308,7 @@ static void flush_slots(bk_net_conn_t *c) {
                 return;
             }
             LST_ADD(&c->loop->stats, bytes_out, sizeof prefix + len);
-            evbuffer_free(slot->body);
+            bk__body_recycle(c->loop, slot->body);   /* emptied: the state loop reuses it */
         }
         slot->body = NULL;
         slot->state = SLOT_PENDING;
@@ -384,7 +384,7 @@ static void report_written(bk_net_conn_t *c) {
     if (!c->loop->remote || c->closed) return;
     size_t half = c->net->cfg.output_max_bytes / 2;
     if (output_len(c) > half || c->written_total - c->written_reported < half) return;
-    net_msg_t *m = bk__msg_new(MSG_WRITTEN, c->id);
+    net_msg_t *m = bk__msg_evt(c->loop, MSG_WRITTEN, c->id);
     if (!m) return;   /* the next write reports it */
     m->seq = c->written_total;
     c->written_reported = c->written_total;
@@ -460,10 +460,10 @@ static bool in_unmap(bk_net_conn_t *c) {
  * on_frame returns, or bk__msg_free when the frame is dropped). */
 static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_t cost) {
     bk_net_t *net = c->net;
-    net_msg_t *m = bk__msg_new(MSG_FRAME, c->id);
+    net_msg_t *m = bk__msg_evt(c->loop, MSG_FRAME, c->id);
     uint8_t *block = malloc(cost);
     if (!m || !block) {
-        free(m);
+        if (m) bk__msg_free(net, m);
         free(block);
         return false;
     }
@@ -872,7 +872,7 @@ void bk_net_conn_set_prepare(bk_net_conn_t *c, bool on) {
     if (!c->session) return;
     /* the socket side reads and prepares: tell its loop (FIFO with the
      * frames' answers, so frames read from now on follow it) */
-    net_msg_t *m = bk__msg_new(MSG_PREPARE, c->id);
+    net_msg_t *m = bk__msg_cmd(c->loop, MSG_PREPARE, c->id);
     if (!m) return;     /* out of memory: frames stay unprepared, on_frame checks them */
     m->seq = on;
     bk__loop_post_batched(&c->loop->cmd, m);
@@ -941,7 +941,7 @@ int bk_net_conn_respond(bk_net_conn_t *c, bk_net_slot_t slot, struct evbuffer *b
 }
 
 int bk_net_conn_respond_bytes(bk_net_conn_t *c, bk_net_slot_t slot, const void *bytes, size_t len) {
-    struct evbuffer *body = evbuffer_new();
+    struct evbuffer *body = bk_net_body_new(c->net);
     if (!body) return BK_NET_ERR_SYS;
     if (evbuffer_add(body, bytes, len) != 0) {
         evbuffer_free(body);

@@ -132,7 +132,7 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
              * ahead of any frame of this connection (one FIFO) */
             X509 *cert = SSL_get1_peer_certificate(c->ssl);
             if (cert) {
-                net_msg_t *m = bk__msg_new(MSG_PRINCIPAL, c->id);
+                net_msg_t *m = bk__msg_evt(c->loop, MSG_PRINCIPAL, c->id);
                 if (!m) {
                     X509_free(cert);
                     bk_net_log_close(c->net, "out of memory", "net: closing connection %s: out of memory",

@@ -119,6 +119,7 @@ void bk_net_free(bk_net_t *net) {
         }
         free(net->loops);
     }
+    bk__pool_net_fini(net);
     pthread_mutex_destroy(&net->log_mu);
     free(net->conns);
     free(net->generation);
@@ -184,6 +185,7 @@ void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) {
         out->conns_stall_closed += LST_GET(st, conns_stall_closed);
         out->mem_waits += LST_GET(st, mem_waits);
         out->mem_waiting += LST_GET(st, mem_waiting);
+        out->pool_allocs += LST_GET(st, pool_allocs);
     }
     out->queued_bytes = __atomic_load_n(&net->queued_bytes, __ATOMIC_RELAXED);
     out->queued_bytes_peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);

@@ -24,15 +24,6 @@
 
 #include "broker/net/net_int.h"
 
-net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
-    net_msg_t *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
-    m->type = type;
-    m->conn_id = conn_id;
-    m->fd = -1;
-    return m;
-}
-
 /* Frees a message and whatever it still owns (both sides). */
 void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->body) evbuffer_free(m->body);
@@ -46,7 +37,7 @@ void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->cert) X509_free(m->cert);
     if (m->ssl) SSL_free(m->ssl);
     if (m->fd >= 0) evutil_closesocket(m->fd);
-    free(m);
+    bk__msg_recycle(m);
 }
 
 static void wake(net_queue_t *q) {
@@ -136,6 +127,7 @@ static void queue_fini(bk_net_t *net, net_queue_t *q) {
             next = m->next;
             bk__msg_free(net, m);
         }
+        bk__pool_queue_fini(q);
         close(q->efd);
         pthread_mutex_destroy(&q->mu);
     }
@@ -150,14 +142,18 @@ static bk_net_conn_t *loop_lookup(net_loop_t *loop, uint64_t id) {
 }
 
 static void post_closed(net_loop_t *loop, uint64_t id, net_msg_t *spare) {
-    net_msg_t *m = spare ? spare : bk__msg_new(MSG_CLOSED, id);
+    net_msg_t *m = spare ? spare : bk__msg_evt(loop, MSG_CLOSED, id);
     /* without memory for it the session would hold its table entry
      * forever: better to stop than to leak the entry silently */
     if (!m) {
         fprintf(stderr, "skiff: net: out of memory reporting a closed connection\n");
         abort();
     }
+    net_loop_t *home = m->home;
+    bool home_loop = m->home_loop;
     memset(m, 0, sizeof *m);
+    m->home = home;
+    m->home_loop = home_loop;
     m->type = MSG_CLOSED;
     m->conn_id = id;
     m->fd = -1;
@@ -210,7 +206,7 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         }
         case MSG_RESPOND:
             if (c) rc = bk_net_conn_respond(c, slot, m->body);
-            else evbuffer_free(m->body);
+            else bk__body_recycle(loop, m->body);   /* not flushed: freed unless empty */
             m->body = NULL;
             break;
         case MSG_NONE:
@@ -266,7 +262,7 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg) {
 
 void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, evutil_socket_t fd,
                        const struct sockaddr *sa, int salen, SSL *ssl) {
-    net_msg_t *m = bk__msg_new(MSG_OPEN, s->id);
+    net_msg_t *m = bk__msg_cmd(loop, MSG_OPEN, s->id);
     if (!m) {
         if (ssl) SSL_free(ssl);
         evutil_closesocket(fd);
@@ -302,6 +298,7 @@ void bk__net_mem_released(bk_net_t *net, net_loop_t *here) {
 
 static void *loop_main(void *arg) {
     net_loop_t *loop = arg;
+    bk__pool_thread_enter(loop);
     if (event_base_loop(loop->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0)
         fprintf(stderr, "skiff: net: network loop %u failed\n", loop->index);
     return NULL;
@@ -368,6 +365,7 @@ void bk__loops_free(bk_net_t *net) {
             }
         queue_fini(net, &l->evq);
         queue_fini(net, &l->cmd);
+        bk__pool_loop_fini(l);
         if (l->sweep_ev) event_free(l->sweep_ev);
         l->sweep_ev = NULL;
         bk__conn_in_pool_free(l);

@@ -180,6 +180,8 @@ typedef struct {
     uint64_t mem_waits;         /* times a connection paused reading for the budget */
     uint64_t mem_waiting;       /* connections paused for the budget now */
     uint64_t log_suppressed;    /* connection log lines suppressed by the rate limit */
+    uint64_t pool_allocs;       /* hand-off messages and response bodies allocated
+                                   because their free list was empty (pool.c) */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -270,6 +272,12 @@ void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) __
 /* The open connection with this id, or NULL if it has closed. The pointer is
  * valid until control returns to the event loop. */
 bk_net_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);
+
+/* An empty evbuffer for a response body, on the loop thread: from the net's
+ * free list of bodies it has sent (their chains moved to the socket), else
+ * evbuffer_new(). NULL when out of memory. Hand it over with a respond call
+ * below, or free it with evbuffer_free as any evbuffer. */
+struct evbuffer *bk_net_body_new(bk_net_t *net);
 
 /* Complete `slot` with a response body (without size prefix; the prefix is
  * added here). Takes ownership of `body` in every case. The body may hold file

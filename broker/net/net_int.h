@@ -18,6 +18,9 @@
 /* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
  * bk__conn_in_chunk() bytes). */
 #define BK_NET_IN_POOL_MAX 8
+/* Entries of each free list of pool.c (messages, response bodies), local
+ * or on its way back through a queue. */
+#define BK_NET_POOL_MAX 64
 
 /* One listening socket and what its connections inherit. */
 typedef struct net_listener {
@@ -154,6 +157,10 @@ struct net_msg {
     struct net_listener *lst;   /* OPEN */
     struct ssl_st *ssl;         /* OPEN (TLS listener): made on the state loop */
     struct x509_st *cert;       /* PRINCIPAL: the client certificate (owned) */
+    /* pool.c: the remote loop whose traffic it is (NULL: not pooled) and
+     * its home thread (true: that loop's, false: the state loop's) */
+    net_loop_t *home;
+    bool home_loop;
 };
 
 /* A FIFO between two threads: mutex + list, an eventfd that the reader's
@@ -169,6 +176,12 @@ typedef struct {
     struct event *ev;           /* reader side */
     struct event *flush_ev;     /* writer side */
     bool flush_armed;           /* writer thread only */
+    /* pool.c: what goes back to the reader's free lists, under mu (the
+     * counts are also read without it, as hints: atomics) */
+    net_msg_t *spare_msgs;
+    uint32_t spare_msgs_n;
+    struct evbuffer *spare_bodies[BK_NET_POOL_MAX];    /* evq only */
+    uint32_t spare_bodies_n;
 } net_queue_t;
 
 /* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
@@ -176,6 +189,7 @@ typedef struct {
     uint64_t conns_bad_frame, requests_inflight, requests_total, bytes_in, bytes_out, frame_copy_bytes;
     uint64_t conns_idle_closed, conns_stall_closed, mem_waits, mem_waiting;
     uint64_t frames_posted;     /* frames handed to the state loop */
+    uint64_t pool_allocs;       /* pool.c: free list empty (the state loop's in loop 0's) */
 } net_loop_stats_t;
 
 #define LST_ADD(st, field, n) ((void)__atomic_add_fetch(&(st)->field, (uint64_t)(n), __ATOMIC_RELAXED))
@@ -202,6 +216,11 @@ struct net_loop {
     /* TLS output without kTLS (conn_tls.c), one pipe per loop */
     int tls_pipe[2];
     int tls_pipe_cap;
+    /* pool.c (remote loops): free messages of this loop's traffic */
+    net_msg_t *msg_free;        /* this loop's thread: events it posts */
+    uint32_t msg_free_n;
+    net_msg_t *st_msg_free;     /* the state loop: commands it posts here */
+    uint32_t st_msg_free_n;
 };
 
 struct bk_net {
@@ -236,6 +255,10 @@ struct bk_net {
     int64_t accept_emfile_last_ms;  /* monotonic ms of the last EMFILE/ENFILE, 0 = never */
     int64_t accept_backoff_ms;
     bk_net_ratelog_t close_log; /* under log_mu */
+    /* pool.c: empty response bodies for bk_net_body_new (state loop) */
+    struct evbuffer *body_free[BK_NET_POOL_MAX];
+    uint32_t body_free_n;
+    uint32_t body_next;         /* the loop whose returned bodies are taken next */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */
@@ -299,7 +322,23 @@ void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer
 /* state loop: wake the loops for commands posted in this pass now (the
  * state loop may stop before its flush runs: shutdown deadline) */
 void bk__loops_flush(bk_net_t *net);
+/* pool.c: messages. bk__msg_new: not pooled (rare ones: STOP, MEM_WAKE,
+ * failures). bk__msg_cmd: on the state loop, a command to remote loop l.
+ * bk__msg_evt: on remote loop l's thread, an event for the state loop.
+ * bk__msg_free gives each back (bk__msg_recycle) wherever it is freed. */
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
+net_msg_t *bk__msg_cmd(net_loop_t *l, net_msg_type_t type, uint64_t conn_id);
+net_msg_t *bk__msg_evt(net_loop_t *l, net_msg_type_t type, uint64_t conn_id);
+void bk__msg_recycle(net_msg_t *m);
+/* pool.c: an emptied response body back to the state loop's free list,
+ * from the thread of `here` (the loop that flushed it). */
+void bk__body_recycle(net_loop_t *here, struct evbuffer *b);
+/* pool.c: marks the calling thread as remote loop `loop`'s. */
+void bk__pool_thread_enter(net_loop_t *loop);
+/* pool.c: frees the lists (bk_net_free, threads joined, loop stopped). */
+void bk__pool_queue_fini(net_queue_t *q);
+void bk__pool_loop_fini(net_loop_t *l);
+void bk__pool_net_fini(bk_net_t *net);
 /* on_prepare runs from the start on a listener of this protocol (SASL:
  * only after authentication, bk_net_conn_set_prepare). */
 static inline bool bk__sec_prepares(bk_net_security_t s) {

@@ -1584,6 +1584,53 @@ START_TEST(test_loops_spread_and_order) {
 }
 END_TEST
 
+/* Free lists (pool.c): once warm, requests crossing the hand-off both
+ * ways allocate no message and no response body: FRAME messages go back
+ * to their network loop, RESPOND messages and emptied bodies to the state
+ * loop, each through the FIFO towards its home. Without the lists every
+ * request would count 3 (pool_allocs). */
+START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    cfg.loops = 3;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 2, WARM = 20, N = 300 };
+    int fds[C];
+    for (int c = 0; c < C; c++) fds[c] = cli_connect();
+    wait_conns_open(C);
+    loop_figs_t f = { 0 };
+    on_loop(loop_figs_fn, &f);
+    ck_assert_uint_eq(f.ls[0].conns_open, 0);   /* both on loops 1.. */
+    for (uint32_t i = 0; i < WARM; i++)
+        for (int c = 0; c < C; c++) {
+            send_cmd(fds[c], 'E', 0, i);
+            expect_echo(fds[c], 'E', 0, i);
+        }
+    uint64_t before = stats().pool_allocs;
+    ck_assert_uint_gt(before, 0);
+    for (uint32_t i = 0; i < N; i++)
+        for (int c = 0; c < C; c++) {
+            send_cmd(fds[c], 'E', 1, i);
+            expect_echo(fds[c], 'E', 1, i);
+        }
+    /* pipelined too: up to inflight_max of each in flight at once */
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < 16; i++) send_cmd(fds[c], 'E', 2, i);
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < 16; i++) expect_echo(fds[c], 'E', 2, i);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (WARM + N + 16));
+    /* the pipelined burst may find the lists short once (a few messages
+     * are still on their way back); nothing grows with N */
+    ck_assert_uint_le(st.pool_allocs - before, 3 * 16 * C);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 /* queued.max.request.bytes bounds the frames network loops copy for the
  * state loop: while the state loop is parked in a handler, producers on
  * loops 1.. keep sending; their blocks are reserved in the budget when
@@ -1713,6 +1760,7 @@ static Suite *net_suite(void) {
     tcase_add_checked_fixture(tl, loops_setup, NULL);
     tcase_add_test(tl, test_loops_spread_and_order);
     tcase_add_test(tl, test_loops_budget_bounds_held_frames);
+    tcase_add_test(tl, test_loops_hand_off_reuses_messages_and_bodies);
     tcase_add_test(tl, test_pipelined_echo_in_order);
     tcase_add_test(tl, test_out_of_order_completion_in_order_responses);
     tcase_add_test(tl, test_only_none_slots_then_echo);
