@@ -188,15 +188,20 @@ static room_t in_make_room(bk_net_conn_t *c) {
      * left): one mapping of its size, within the budget */
     size_t cap = page_round(want);
     size_t counted = want - 4; /* the frame's size: a budget of socket.request.max.bytes holds one */
+    /* a mapping already held (a smaller frame's, with this frame's first
+     * bytes behind it) gives its reservation to the new one in the same
+     * step: only the growth is added (counting both at once could pass the
+     * budget), and munmap'ing it releases nothing, so no loop's waiters
+     * are woken for memory that did not come back */
     size_t old_big = c->in_big ? c->in_counted : 0;
-    if (!budget_reserve(net, old_big, counted, false)) return ROOM_WAIT;
+    if (!budget_reserve(net, old_big, counted, true)) return ROOM_WAIT;
     void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
-        bk__budget_release(net, loop, counted);
+        bk__budget_release(net, loop, counted - old_big);   /* the old mapping keeps its own */
         return ROOM_NOMEM;
     }
     memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
-    if (c->in_big) big_free(loop, c->in, c->in_cap, c->in_counted);
+    if (c->in_big) big_free(loop, c->in, c->in_cap, 0);
     else if (c->in_cap == chunk && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = m;

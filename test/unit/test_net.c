@@ -796,6 +796,50 @@ START_TEST(test_request_budget_pauses_reading) {
 }
 END_TEST
 
+/* A connection holding a big frame's mapping (its next frame's first
+ * bytes read behind the first) that grows for a bigger frame reserves only
+ * the growth: the old reservation goes in the same step, so the count
+ * never holds both (2 + 2.5 MiB against a 3 MiB budget). */
+START_TEST(test_request_budget_growth_counts_once) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 4 << 20;
+    cfg.queued_bytes_max = 3 << 20;
+    srv_start_cfg(&cfg);
+    srv_run();
+    const size_t a = (size_t)2 << 20, b = (size_t)5 << 19;
+    uint32_t ha, hb;
+    uint8_t *fa = k_frame(a, &ha), *fb = k_frame(b, &hb);
+    int fd = cli_connect();
+    wait_conns_open(1);
+    /* the first frame and the start of the second in one go: the second's
+     * size prefix lands in the first's mapping (page slack behind it) */
+    uint8_t *both = malloc(4 + a + 1000);
+    ck_assert_ptr_nonnull(both);
+    memcpy(both, fa, 4 + a);
+    memcpy(both + 4 + a, fb, 1000);
+    send_all(fd, both, 4 + a + 1000);
+    uint8_t out[16];
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), 8);
+    ck_assert_uint_eq(be32(out), a);
+    ck_assert_uint_eq(be32(out + 4), ha);
+    send_all(fd, fb + 1000, 4 + b - 1000);
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), 8);
+    ck_assert_uint_eq(be32(out), b);
+    ck_assert_uint_eq(be32(out + 4), hb);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_ge(st.queued_bytes_peak, b);
+    ck_assert_uint_le(st.queued_bytes_peak, (uint64_t)3 << 20);
+    close(fd);
+    wait_conns_open(0);
+    ck_assert_uint_eq(stats().queued_bytes, 0);
+    free(both);
+    free(fa);
+    free(fb);
+    srv_stop();
+}
+END_TEST
+
 /* A connection paused for the budget whose peer leaves is closed (its read
  * event is off, EV_CLOSED tells): the budget it held comes back. */
 START_TEST(test_request_budget_waiter_leaves) {
@@ -1724,6 +1768,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_announced_size_not_allocated_up_front);
     tcase_add_test(tc, test_request_budget_pauses_reading);
     tcase_add_test(tc, test_request_budget_waiter_leaves);
+    tcase_add_test(tc, test_request_budget_growth_counts_once);
     tcase_add_test(tc, test_idle_connection_closed);
     tcase_add_test(tc, test_per_ip_limit);
     tcase_add_test(tc, test_ratelog);
@@ -1774,6 +1819,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tl, test_announced_size_not_allocated_up_front);
     tcase_add_test(tl, test_request_budget_pauses_reading);
     tcase_add_test(tl, test_request_budget_waiter_leaves);
+    tcase_add_test(tl, test_request_budget_growth_counts_once);
     tcase_add_test(tl, test_idle_connection_closed);
     tcase_add_test(tl, test_per_ip_limit);
     tcase_add_test(tl, test_ratelog);
