@@ -236,9 +236,15 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         }
         /* GONE: the socket closed meanwhile (its CLOSED is on its way);
          * anything else means the state side and the socket disagree */
-        if (rc != BK_NET_OK && rc != BK_NET_ERR_GONE)
+        if (rc != BK_NET_OK && rc != BK_NET_ERR_GONE) {
             fprintf(stderr, "skiff: net: loop %u: command %d on connection %llu: %s\n", loop->index, (int)m->type,
                     (unsigned long long)slot.conn_id, bk_net_err_str(rc));
+            /* a refused answer: the session counted its bytes as posted
+             * output that will never be written (it would hold the
+             * connection's frames for good) and the client would wait for
+             * it forever; the CLOSED this posts frees the session */
+            if (c && (m->type == MSG_RESPOND || m->type == MSG_NONE)) bk_net_conn_close(c);
+        }
         if (m) bk__msg_free(net, m);
     }
 }

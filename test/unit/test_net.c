@@ -35,6 +35,7 @@
 
 #include "broker/net/clock.h"
 #include "broker/net/net.h"
+#include "broker/net/net_int.h"     /* test_loops_refused_answer_closes forges a command */
 #include "broker/net/ratelog.h"
 #include "broker/net/signals.h"
 #include "broker/net/worker.h"
@@ -1675,6 +1676,38 @@ START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
 }
 END_TEST
 
+/* A RESPOND the socket side refuses (the state side and the socket
+ * disagree about a slot: forged here, as no public call can make one)
+ * closes the connection on the network loop: the session had counted the
+ * answer as output on its way, and the client would wait for it. */
+static void forge_respond_fn(void *arg) {
+    uint64_t id = *(uint64_t *)arg;
+    bk_net_conn_t *s = S.net->conns[(uint32_t)id];
+    ck_assert_ptr_nonnull(s);
+    ck_assert(s->session);
+    net_msg_t *m = bk__msg_new(MSG_RESPOND, id);
+    ck_assert_ptr_nonnull(m);
+    m->seq = 1000;      /* never handed out */
+    m->body = evbuffer_new();
+    ck_assert_int_eq(evbuffer_add(m->body, "x", 1), 0);
+    bk__loop_post(&s->loop->cmd, m);
+}
+
+START_TEST(test_loops_refused_answer_closes) {
+    srv_start();
+    int fd = cli_connect();
+    wait_conns_open(1);
+    send_cmd(fd, 'E', 0, 1);
+    expect_echo(fd, 'E', 0, 1);
+    uint64_t id = S.last_conn_id;
+    on_loop(forge_respond_fn, &id);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 /* queued.max.request.bytes bounds the frames network loops copy for the
  * state loop: while the state loop is parked in a handler, producers on
  * loops 1.. keep sending; their blocks are reserved in the budget when
@@ -1806,6 +1839,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tl, test_loops_spread_and_order);
     tcase_add_test(tl, test_loops_budget_bounds_held_frames);
     tcase_add_test(tl, test_loops_hand_off_reuses_messages_and_bodies);
+    tcase_add_test(tl, test_loops_refused_answer_closes);
     tcase_add_test(tl, test_pipelined_echo_in_order);
     tcase_add_test(tl, test_out_of_order_completion_in_order_responses);
     tcase_add_test(tl, test_only_none_slots_then_echo);
