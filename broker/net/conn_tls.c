@@ -30,9 +30,9 @@
 
 /* On the state loop: the context is the listener's current one (a reload
  * swaps it there), and the SSL keeps its own reference to it. */
-SSL *bk__tls_ssl_new(net_listener_t *l) {
+SSL *bk__tls_ssl_new(SSL_CTX *ctx) {
     ERR_clear_error();
-    SSL *ssl = SSL_new(bk_net_tls_ctx(l->tls));
+    SSL *ssl = SSL_new(ctx);
     if (!ssl) ERR_clear_error();
     return ssl;
 }

@@ -285,18 +285,29 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    net_loop_t *loop = pick_loop(net);
+    /* TLS: the SSL is made where the socket lives. A network loop gets a
+     * reference to the listener's current context (a reload between the
+     * accept and the handshake is seen as on loop 0) and makes the SSL
+     * itself: SSL_new's allocations stay off the state loop. */
     SSL *ssl = NULL;
-    if (l->tls && !(ssl = bk__tls_ssl_new(l))) {
+    SSL_CTX *ssl_ctx = NULL;
+    if (l->tls && loop->remote) {
+        ssl_ctx = bk_net_tls_ctx(l->tls);
+        if (SSL_CTX_up_ref(ssl_ctx) != 1) ssl_ctx = NULL;
+    } else if (l->tls) {
+        ssl = bk__tls_ssl_new(bk_net_tls_ctx(l->tls));
+    }
+    if (l->tls && !ssl && !ssl_ctx) {
         net->stats.conns_rejected++;
         evutil_closesocket(fd);
         return;
     }
-    net_loop_t *loop = pick_loop(net);
     bk_net_conn_t *c = loop->remote ? bk__session_new(net, loop, l, sa, salen)
                                     : bk__conn_new(loop, l, fd, sa, salen, ssl); /* closes fd on failure */
     if (!c) {
         if (loop->remote) {
-            if (ssl) SSL_free(ssl);
+            if (ssl_ctx) SSL_CTX_free(ssl_ctx);
             evutil_closesocket(fd);
         }
         net->stats.conns_rejected++;
@@ -310,7 +321,7 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     net->stats.conns_open++;
     net->stats.conns_total++;
     loop->assigned++;
-    if (loop->remote) bk__loop_hand_off(loop, c, l, fd, sa, salen, ssl);
+    if (loop->remote) bk__loop_hand_off(loop, c, l, fd, sa, salen, ssl_ctx);
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {

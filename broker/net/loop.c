@@ -35,7 +35,7 @@ void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     }
     if (m->prepared) net->cfg.prepared_free(m->prepared);
     if (m->cert) X509_free(m->cert);
-    if (m->ssl) SSL_free(m->ssl);
+    if (m->ssl_ctx) SSL_CTX_free(m->ssl_ctx);
     if (m->fd >= 0) evutil_closesocket(m->fd);
     bk__msg_recycle(m);
 }
@@ -190,9 +190,19 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         int rc = BK_NET_OK;
         switch (m->type) {
         case MSG_OPEN: {
-            c = bk__conn_new(loop, m->lst, m->fd, (const struct sockaddr *)&m->sa, m->salen, m->ssl);
+            /* TLS: the SSL holds its own reference to the context */
+            SSL *ssl = m->ssl_ctx ? bk__tls_ssl_new(m->ssl_ctx) : NULL;
+            bool no_ssl = m->ssl_ctx && !ssl;
+            if (m->ssl_ctx) SSL_CTX_free(m->ssl_ctx);
+            m->ssl_ctx = NULL;
+            if (no_ssl) {
+                evutil_closesocket(m->fd);
+                post_closed(loop, m->conn_id, m);
+                m = NULL;
+                break;
+            }
+            c = bk__conn_new(loop, m->lst, m->fd, (const struct sockaddr *)&m->sa, m->salen, ssl);
             m->fd = -1;     /* taken in all cases */
-            m->ssl = NULL;
             if (!c) {
                 post_closed(loop, m->conn_id, m);
                 m = NULL;
@@ -267,10 +277,10 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg) {
 }
 
 void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, evutil_socket_t fd,
-                       const struct sockaddr *sa, int salen, SSL *ssl) {
+                       const struct sockaddr *sa, int salen, SSL_CTX *ssl_ctx) {
     net_msg_t *m = bk__msg_cmd(loop, MSG_OPEN, s->id);
     if (!m) {
-        if (ssl) SSL_free(ssl);
+        if (ssl_ctx) SSL_CTX_free(ssl_ctx);
         evutil_closesocket(fd);
         /* as if the loop had refused it: the CLOSED path frees the session */
         net_msg_t *c = bk__msg_new(MSG_CLOSED, s->id);
@@ -283,7 +293,7 @@ void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, ev
     memcpy(&m->sa, sa, (size_t)salen);
     m->salen = salen;
     m->lst = l;
-    m->ssl = ssl;
+    m->ssl_ctx = ssl_ctx;
     bk__loop_post_batched(&loop->cmd, m);
 }
 

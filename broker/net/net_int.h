@@ -155,7 +155,8 @@ struct net_msg {
     struct sockaddr_storage sa;
     int salen;
     struct net_listener *lst;   /* OPEN */
-    struct ssl_st *ssl;         /* OPEN (TLS listener): made on the state loop */
+    struct ssl_ctx_st *ssl_ctx; /* OPEN (TLS listener): a reference to the listener's
+                                   context at the accept; the loop makes the SSL */
     struct x509_st *cert;       /* PRINCIPAL: the client certificate (owned) */
     /* pool.c: the remote loop whose traffic it is (NULL: not pooled) and
      * its home thread (true: that loop's, false: the state loop's) */
@@ -277,14 +278,16 @@ void bk__conn_mem_retry(net_loop_t *loop);
 
 /* conn.c: create a socket connection on `loop` (takes the fd and `ssl` in
  * all cases; `ssl` is the TLS listener's, made by bk__tls_ssl_new on the
- * state loop, NULL on a plain one) / free a closed connection. */
+ * loop's thread, NULL on a plain one) / free a closed connection. */
 bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
                             int salen, struct ssl_st *ssl);
 
 /* conn_tls.c: TLS on a connection. */
-/* A new SSL for a connection accepted on TLS listener l (the listener's
- * current context), on the state loop. NULL when out of memory. */
-struct ssl_st *bk__tls_ssl_new(net_listener_t *l);
+/* A new SSL for a connection accepted on a TLS listener, from `ctx` (the
+ * listener's context at the accept), on the loop of the socket. NULL when
+ * out of memory. */
+struct ssl_ctx_st;
+struct ssl_st *bk__tls_ssl_new(struct ssl_ctx_st *ctx);
 /* Sets up `ssl` on the connection's socket. 0 or -1 (ssl then freed). */
 int bk__tls_conn_start(bk_net_conn_t *c, struct ssl_st *ssl);
 /* The state loop's side of a handshake finished on a network loop: maps
@@ -352,7 +355,7 @@ void bk__loop_conn_gone(bk_net_conn_t *c);
 void bk__net_mem_released(bk_net_t *net, net_loop_t *here);
 /* hand an accepted socket to a network loop (state loop) */
 void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *session, net_listener_t *l, evutil_socket_t fd,
-                       const struct sockaddr *sa, int salen, struct ssl_st *ssl);
+                       const struct sockaddr *sa, int salen, struct ssl_ctx_st *ssl_ctx);
 /* the log limiter, from any loop */
 bool bk__net_ratelog(bk_net_t *net, const char *cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
