@@ -432,10 +432,6 @@ static void mem_unpause(bk_net_conn_t *c) {
     event_del(c->hup_ev);
 }
 
-/* What a frame block of `len` bytes costs queued.max.request.bytes: the
- * bytes malloc'd for it. */
-size_t bk__frame_block_bytes(size_t len) { return len ? len : 1; }
-
 /* A network loop posted the big frame at the start of its mapping, whose
  * reservation the frame's block took over (handle_one): the bytes read
  * behind it (at most the page rounding's slack, < 4 KiB) move to a chunk
@@ -466,10 +462,12 @@ static bool in_unmap(bk_net_conn_t *c) {
 static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_t cost) {
     bk_net_t *net = c->net;
     net_msg_t *m = bk__msg_evt(c->loop, MSG_FRAME, c->id);
-    uint8_t *block = malloc(cost);
+    uint8_t *block = bk__block_get(c->loop, len);
+    (void)cost;
+    assert(!block || bk__frame_block_bytes(len) == cost);
     if (!m || !block) {
         if (m) bk__msg_free(net, m);
-        free(block);
+        if (block) bk__block_put(c->loop, block, len);
         return false;
     }
     memcpy(block, frame, len);
@@ -584,7 +582,9 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
     c->frame_taken = true;
-    uint8_t *own = malloc(c->frame_len ? c->frame_len : 1);
+    /* sized like a network loop's block, so that bk_net_frame_free can
+     * pool it whichever loop read it */
+    uint8_t *own = malloc(bk__frame_block_bytes(c->frame_len));
     if (!own) return NULL;
     memcpy(own, c->frame, c->frame_len);
     LST_ADD(&c->loop->stats, frame_copy_bytes, c->frame_len);

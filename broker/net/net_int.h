@@ -21,6 +21,11 @@
 /* Entries of each free list of pool.c (messages, response bodies), local
  * or on its way back through a queue. */
 #define BK_NET_POOL_MAX 64
+/* Frame blocks of network loops (pool.c): size classes of 2^k bytes from
+ * 512 B to 64 KiB (larger frames get a block of their size, not pooled). */
+#define BK_NET_BLK_CLASSES 8
+#define BK_NET_BLK_MIN_BYTES ((size_t)512)
+#define BK_NET_BLK_MAX_BYTES (BK_NET_BLK_MIN_BYTES << (BK_NET_BLK_CLASSES - 1))
 
 /* One listening socket and what its connections inherit. */
 typedef struct net_listener {
@@ -183,6 +188,8 @@ typedef struct {
     uint32_t spare_msgs_n;
     struct evbuffer *spare_bodies[BK_NET_POOL_MAX];    /* evq only */
     uint32_t spare_bodies_n;
+    uint8_t *spare_blocks[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* cmd only */
+    uint32_t spare_blocks_n[BK_NET_BLK_CLASSES];
 } net_queue_t;
 
 /* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
@@ -222,6 +229,8 @@ struct net_loop {
     uint32_t msg_free_n;
     net_msg_t *st_msg_free;     /* the state loop: commands it posts here */
     uint32_t st_msg_free_n;
+    uint8_t *blk_free[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* this loop's thread */
+    uint32_t blk_free_n[BK_NET_BLK_CLASSES];
 };
 
 struct bk_net {
@@ -260,6 +269,7 @@ struct bk_net {
     struct evbuffer *body_free[BK_NET_POOL_MAX];
     uint32_t body_free_n;
     uint32_t body_next;         /* the loop whose returned bodies are taken next */
+    uint32_t blk_next;          /* the loop bk_net_frame_free gives a block to next */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */
@@ -269,9 +279,10 @@ void bk__conn_sweep(net_loop_t *loop);
 /* conn.c: gives `bytes` of queued.max.request.bytes back and wakes the
  * connections waiting for it (`here`: the loop whose thread calls). */
 void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes);
-/* conn.c: what a network loop's frame block of `len` bytes costs the
- * budget (reserved when copied, released when on_frame returns or the
- * block is dropped). */
+/* pool.c: the bytes of a frame block for `len` bytes (its size class, or
+ * len above the classes): what a network loop's block costs the budget
+ * (reserved when copied, released when on_frame returns or the block is
+ * dropped) and what bk_net_conn_take_frame allocates. */
 size_t bk__frame_block_bytes(size_t len);
 /* conn.c: connections of `loop` paused for the budget read again. */
 void bk__conn_mem_retry(net_loop_t *loop);
@@ -336,6 +347,12 @@ void bk__msg_recycle(net_msg_t *m);
 /* pool.c: an emptied response body back to the state loop's free list,
  * from the thread of `here` (the loop that flushed it). */
 void bk__body_recycle(net_loop_t *here, struct evbuffer *b);
+/* pool.c: a frame block for `len` bytes on remote loop l's thread
+ * (bk__frame_block_bytes(len) of them), NULL when out of memory; and one
+ * given back to l's lists from l's thread or the state loop (len: the
+ * frame's, as when it was got). */
+uint8_t *bk__block_get(net_loop_t *l, size_t len);
+void bk__block_put(net_loop_t *l, uint8_t *block, size_t len);
 /* pool.c: marks the calling thread as remote loop `loop`'s. */
 void bk__pool_thread_enter(net_loop_t *loop);
 /* pool.c: frees the lists (bk_net_free, threads joined, loop stopped). */

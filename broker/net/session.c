@@ -106,7 +106,7 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
     s->in_handler = true;
     net->cfg.on_frame(s, s->frame_block, s->frame_len, net->cfg.ctx);
     s->in_handler = false;
-    if (!s->frame_taken) free(s->frame_block);
+    if (!s->frame_taken) bk__block_put(s->loop, s->frame_block, s->frame_len);
     s->frame = s->frame_block = NULL;
     /* out of the budget when the handler returns, taken or not (Kafka
      * releases a request's buffer when its handler returns): a taken

@@ -164,7 +164,7 @@ static void kept_cb(evutil_socket_t fd, short what, void *arg) {
     uint8_t out[8];
     put32(out, (uint32_t)k->len);
     put32(out + 4, fnv1a(k->bytes, k->len));
-    free(k->bytes);
+    bk_net_frame_free(S.net, k->bytes, k->len);   /* to the loops' free lists */
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, out, sizeof out), 0);
     int rc = bk_net_respond(S.net, k->slot, b);
@@ -1630,10 +1630,11 @@ START_TEST(test_loops_spread_and_order) {
 END_TEST
 
 /* Free lists (pool.c): once warm, requests crossing the hand-off both
- * ways allocate no message and no response body: FRAME messages go back
- * to their network loop, RESPOND messages and emptied bodies to the state
- * loop, each through the FIFO towards its home. Without the lists every
- * request would count 3 (pool_allocs). */
+ * ways allocate no message, no frame block and no response body: FRAME
+ * messages and blocks (dropped after the handler, or taken and given back
+ * with bk_net_frame_free) go back to their network loop, RESPOND messages
+ * and emptied bodies to the state loop, each through the FIFO towards its
+ * home. Without the lists every request would count 4 (pool_allocs). */
 START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
     bk_net_config_t cfg;
     bk_net_config_default(&cfg);
@@ -1660,13 +1661,27 @@ START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
             send_cmd(fds[c], 'E', 1, i);
             expect_echo(fds[c], 'E', 1, i);
         }
+    /* frames the handler takes and gives back later (bk_net_frame_free) */
+    for (uint32_t i = 0; i < N / 3; i++)
+        for (int c = 0; c < C; c++) {
+            uint8_t fr[64];
+            put32(fr, 9 + 40);
+            fr[4] = 'K';
+            put32(fr + 5, 0);
+            for (int j = 9; j < 4 + 9 + 40; j++) fr[j] = (uint8_t)(i + (uint32_t)j);
+            send_all(fds[c], fr, 4 + 9 + 40);
+            uint8_t out[16];
+            ck_assert_int_eq(recv_frame(fds[c], out, sizeof out), 8);
+            ck_assert_uint_eq(be32(out), 9 + 40);
+            ck_assert_uint_eq(be32(out + 4), fnv1a(fr + 4, 9 + 40));
+        }
     /* pipelined too: up to inflight_max of each in flight at once */
     for (int c = 0; c < C; c++)
         for (uint32_t i = 0; i < 16; i++) send_cmd(fds[c], 'E', 2, i);
     for (int c = 0; c < C; c++)
         for (uint32_t i = 0; i < 16; i++) expect_echo(fds[c], 'E', 2, i);
     bk_net_stats_t st = stats();
-    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (WARM + N + 16));
+    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (WARM + N + N / 3 + 16));
     /* the pipelined burst may find the lists short once (a few messages
      * are still on their way back); nothing grows with N */
     ck_assert_uint_le(st.pool_allocs - before, 3 * 16 * C);
