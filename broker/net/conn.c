@@ -81,6 +81,42 @@ void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes) {
     if (!net->freeing) bk__net_mem_released(net, here);
 }
 
+/* A frame of `len` bytes read in a chunk (not in a mapping of its own). */
+static bool frame_small(const bk_net_t *net, size_t len) {
+    return 4 + len <= in_chunk(net);
+}
+
+void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len) {
+    size_t cost = bk__frame_block_bytes(len);
+    if (frame_small(net, len)) {
+        uint64_t before = __atomic_fetch_sub(&net->small_bytes, (uint64_t)cost, __ATOMIC_ACQ_REL);
+        assert(before >= cost);
+        (void)before;
+    }
+    bk__budget_release(net, here, cost);
+}
+
+static void peak_note(bk_net_t *net, uint64_t now) {
+    uint64_t peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&net->queued_bytes_peak, &peak, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+/* Reserves a small frame's block: against queued.max.request.bytes
+ * counting only small frames' blocks (their own share: big frames' partial
+ * reservations, which wait for their peers' bytes, must not starve small
+ * requests, as they do not starve the chunks those are read in), and
+ * counted in queued_bytes with the rest. */
+static bool small_reserve(bk_net_t *net, size_t cost) {
+    uint64_t cur = __atomic_load_n(&net->small_bytes, __ATOMIC_ACQUIRE);
+    do {
+        if (net->cfg.queued_bytes_max >= 0 && cur + cost > (uint64_t)net->cfg.queued_bytes_max) return false;
+    } while (!__atomic_compare_exchange_n(&net->small_bytes, &cur, cur + cost, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    peak_note(net, __atomic_add_fetch(&net->queued_bytes, (uint64_t)cost, __ATOMIC_ACQ_REL));
+    return true;
+}
+
 static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
     /* munmap of a mapping we made with this length cannot fail */
     if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
@@ -104,9 +140,7 @@ static bool budget_reserve(bk_net_t *net, size_t old_big, size_t counted, bool s
         if (__atomic_compare_exchange_n(&net->queued_bytes, &cur, now, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
-    uint64_t peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
-    while (now > peak &&
-           !__atomic_compare_exchange_n(&net->queued_bytes_peak, &peak, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    peak_note(net, now);
     return true;
 }
 
@@ -486,17 +520,24 @@ static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_
  * blocked state loop are bounded like frames being read), else the
  * connection pauses. A big frame's mapping already holds its reservation:
  * the block takes it over (counting both would never fit a budget of
- * socket.request.max.bytes). false: not handed over (paused or closed). */
+ * socket.request.max.bytes). A small frame's block (read in a chunk) is
+ * bounded by the budget among small blocks only (small_reserve): so
+ * request memory is at most the budget for big frames plus the budget for
+ * small frames' copies, plus the chunks. false: not handed over (paused or
+ * closed). */
 static bool hand_over(bk_net_conn_t *c, const uint8_t *frame, size_t size) {
     size_t cost = bk__frame_block_bytes(size);
-    size_t credit = 0;
+    bool ok;
     if (c->in_big) {
         /* on a network loop a mapping holds exactly its one big frame,
          * at its start (in_unmap once it is posted) */
-        assert(c->in_off == 0 && c->in_counted == size);
-        credit = c->in_counted;
+        assert(c->in_off == 0 && c->in_counted == size && !frame_small(c->net, size));
+        ok = budget_reserve(c->net, c->in_counted, cost, true);
+    } else {
+        assert(frame_small(c->net, size));
+        ok = small_reserve(c->net, cost);
     }
-    if (!budget_reserve(c->net, credit, cost, true)) {
+    if (!ok) {
         mem_pause(c);
         return false;
     }
@@ -511,8 +552,8 @@ static bool hand_over(bk_net_conn_t *c, const uint8_t *frame, size_t size) {
     LST_ADD(&c->loop->stats, bytes_in, 4 + size);
     /* the frame is answered later by a RESPOND command like any deferred
      * answer */
-    bool ok = post_frame(c, frame, size, cost);
-    if (!ok) bk__budget_release(c->net, c->loop, cost);
+    ok = post_frame(c, frame, size, cost);
+    if (!ok) bk__frame_release(c->net, c->loop, size);
     c->in_off += 4 + size;
     c->in_len -= 4 + size;
     if (ok && c->in_big) ok = in_unmap(c);

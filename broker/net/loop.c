@@ -31,7 +31,7 @@ void bk__msg_free(bk_net_t *net, net_msg_t *m) {
         /* frames are dropped on the state loop (held, closing, freeing) */
         assert(m->type == MSG_FRAME && m->home);
         bk__block_put(m->home, m->frame, m->len);
-        bk__budget_release(net, &net->loops[0], bk__frame_block_bytes(m->len));
+        bk__frame_release(net, &net->loops[0], m->len);
     }
     if (m->prepared) net->cfg.prepared_free(m->prepared);
     if (m->cert) X509_free(m->cert);

@@ -240,6 +240,8 @@ struct bk_net {
     uint32_t loop_next;         /* round robin among the least loaded */
     uint64_t queued_bytes;      /* atomic: input memory counted against queued_bytes_max */
     uint64_t queued_bytes_peak; /* atomic */
+    uint64_t small_bytes;       /* atomic: the part of queued_bytes that is blocks of
+                                   small frames (read in a chunk), bounded apart */
     pthread_mutex_t log_mu;     /* close_log, used from every loop */
     bool freeing;               /* bk_net_free: queued frames are dropped, not handled */
     net_listener_t lst[BK_NET_LISTENERS_MAX];
@@ -284,6 +286,9 @@ void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes);
  * (reserved when copied, released when on_frame returns or the block is
  * dropped) and what bk_net_conn_take_frame allocates. */
 size_t bk__frame_block_bytes(size_t len);
+/* conn.c: a network loop's frame block of a `len`-byte frame goes out of
+ * the budget (its handler returned or the net dropped it); any thread. */
+void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len);
 /* conn.c: connections of `loop` paused for the budget read again. */
 void bk__conn_mem_retry(net_loop_t *loop);
 

@@ -112,7 +112,7 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
      * releases a request's buffer when its handler returns): a taken
      * block is the handler's, freed with free(), like the copy
      * bk_net_conn_take_frame makes on loop 0 */
-    bk__budget_release(net, &net->loops[0], bk__frame_block_bytes(s->frame_len));
+    bk__frame_release(net, &net->loops[0], s->frame_len);
     if (s->prepared) {
         net->cfg.prepared_free(s->prepared);
         s->prepared = NULL;
