@@ -342,7 +342,7 @@ static int no_splice(void *ctx, size_t off, const void *ext, size_t ext_len) {
  * KP_ERR_UNSUPPORTED when it holds a file range after all (the caller then
  * takes the general path). */
 static int encode_direct(bk_api_req_t *req, const void *resp, size_t size, struct evbuffer **body_out) {
-    struct evbuffer *body = evbuffer_new();
+    struct evbuffer *body = bk_net_body_new(req->net);
     if (!body) return KP_ERR_NOMEM;
     struct evbuffer_iovec v;
     int rc = KP_ERR_NOMEM;
@@ -395,7 +395,7 @@ static int req_encode(bk_api_req_t *req, const void *resp, struct evbuffer **bod
         rc = kp_response_encode(&w, key, ver, req->hdr.correlation_id, resp, &opts);
     }
     if (rc == KP_OK) {
-        body = evbuffer_new();
+        body = bk_net_body_new(req->net);
         rc = body ? build_body(buf, w.pos, &sp, body) : KP_ERR_NOMEM;
     }
     scratch_put(buf);

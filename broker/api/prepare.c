@@ -35,9 +35,13 @@ struct bk_api_prepared {
 };
 
 /* One thread's memory. Only that thread touches `free`, the arenas and
- * `nfree`; any thread pushes onto `returned`. */
+ * `nfree`; any thread pushes onto `returned`. `refs`: one for the registry
+ * (dropped by the last fini) plus one per result handed out and not yet
+ * freed; the pool is destroyed when it reaches 0, so a result freed after
+ * fini (a net freed after its node's api) still finds its pool. */
 struct prep_pool {
     prep_pool_t *all_next;                  /* registry, under reg_mu */
+    _Atomic uint64_t refs;
     bk_api_prepared_t *free;
     size_t nfree;
     _Atomic(bk_api_prepared_t *) returned;
@@ -53,7 +57,7 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static prep_pool_t *reg_head;
 static int reg_users;
 static _Atomic uint64_t reg_gen = 1;
-static _Atomic uint64_t st_made, st_allocated;
+static _Atomic uint64_t st_made, st_allocated, st_pools;
 static _Thread_local prep_pool_t *tl_pool;
 static _Thread_local uint64_t tl_gen;
 
@@ -84,6 +88,15 @@ static void pool_destroy(prep_pool_t *p) {
     kp_arena_free(&p->decode);
     kp_arena_free(&p->scratch);
     free(p);
+    atomic_fetch_sub(&st_pools, 1);
+}
+
+/* Drops one reference; the last one destroys the pool (any thread: by
+ * then no thread uses it as its own, fini moved the generation on). */
+static void pool_unref(prep_pool_t *p) {
+    uint64_t before = atomic_fetch_sub(&p->refs, 1);
+    assert(before > 0);
+    if (before == 1) pool_destroy(p);
 }
 
 void bk_api_prepare_fini(void) {
@@ -95,7 +108,7 @@ void bk_api_prepare_fini(void) {
         atomic_fetch_add(&reg_gen, 1);
         while (p) {
             prep_pool_t *next = p->all_next;
-            pool_destroy(p);
+            pool_unref(p);      /* the registry's; results still out keep it */
             p = next;
         }
     }
@@ -108,6 +121,8 @@ static prep_pool_t *pool_get(void) {
     prep_pool_t *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     atomic_init(&p->returned, NULL);
+    atomic_init(&p->refs, 1);
+    atomic_fetch_add(&st_pools, 1);
     kp_arena_init(&p->decode, BK_API_REQ_ARENA_CAP_BYTES);
     kp_arena_init(&p->scratch, BK_REPL_PARTS_SCRATCH_CAP_BYTES);
     pthread_mutex_lock(&reg_mu);
@@ -182,12 +197,14 @@ void bk_api_prepared_free(void *prepared) {
     prep_pool_t *p = r->pool;
     if (p == tl_pool && tl_gen == atomic_load(&reg_gen)) {
         pool_keep(p, r);
-        return;
+    } else {
+        bk_api_prepared_t *head = atomic_load(&p->returned);
+        do {
+            r->next = head;
+        } while (!atomic_compare_exchange_weak(&p->returned, &head, r));
     }
-    bk_api_prepared_t *head = atomic_load(&p->returned);
-    do {
-        r->next = head;
-    } while (!atomic_compare_exchange_weak(&p->returned, &head, r));
+    /* after r is back in the pool: the last reference frees both */
+    pool_unref(p);
 }
 
 static size_t count_parts(const kp_produce_request_t *q) {
@@ -234,6 +251,7 @@ void *bk_api_prepare_frame(const uint8_t *frame, size_t len, void *ctx) {
     }
     assert(r->nparts == n);
     kp_arena_reset_retain(&p->decode, BK_API_PREP_DECODE_RETAIN_BYTES);
+    atomic_fetch_add(&p->refs, 1);   /* until bk_api_prepared_free */
     return r;
 }
 
@@ -248,5 +266,5 @@ const bk_repl_ps_pre_t *bk_api_prepared_part(const bk_api_prepared_t *r, const u
 }
 
 bk_api_prep_stats_t bk_api_prepare_stats(void) {
-    return (bk_api_prep_stats_t){ atomic_load(&st_made), atomic_load(&st_allocated) };
+    return (bk_api_prep_stats_t){ atomic_load(&st_made), atomic_load(&st_allocated), atomic_load(&st_pools) };
 }

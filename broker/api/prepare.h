@@ -18,9 +18,11 @@
  * empties (whole, so no ABA).
  *
  * Lifetime: bk_api_prepare_init before the first frame, bk_api_prepare_fini
- * after the last result is freed (the net that calls it is gone); counted,
- * so several nodes in one process (tests) may each init and fini. The last
- * fini frees every thread's memory. */
+ * once no more frames are prepared (the net that calls it is gone);
+ * counted, so several nodes in one process (tests) may each init and fini.
+ * The last fini frees every thread's memory, except a pool with results
+ * still out: the last of those freed (bk_api_prepared_free, any thread)
+ * frees it. */
 #ifndef SKIFF_BK_API_PREPARE_H
 #define SKIFF_BK_API_PREPARE_H
 
@@ -64,10 +66,13 @@ const bk_repl_ps_pre_t *bk_api_prepared_part(const bk_api_prepared_t *prepared, 
                                              const uint8_t *records, size_t len);
 
 /* Statistics of this process (tests, bench): results made, and those
- * that had to allocate (a new result or a larger partition array). */
+ * that had to allocate (a new result or a larger partition array); the
+ * per-thread pools not yet freed (a pool outlives the last fini while a
+ * result of it is still out). */
 typedef struct {
     uint64_t made;
     uint64_t allocated;
+    uint64_t pools;
 } bk_api_prep_stats_t;
 bk_api_prep_stats_t bk_api_prepare_stats(void);
 

@@ -71,33 +71,76 @@ static size_t page_round(size_t n) {
     return (n + page - 1) / page * page;
 }
 
-static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
-    bk_net_t *net = loop->net;
-    /* munmap of a mapping we made with this length cannot fail */
-    if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
-    uint64_t before = __atomic_fetch_sub(&net->queued_bytes, (uint64_t)counted, __ATOMIC_ACQ_REL);
-    assert(before >= counted);
+/* Gives `bytes` of queued.max.request.bytes back and wakes the waiters
+ * (`here`: the loop whose thread this is). Any thread. */
+void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes) {
+    if (bytes == 0) return;
+    uint64_t before = __atomic_fetch_sub(&net->queued_bytes, (uint64_t)bytes, __ATOMIC_ACQ_REL);
+    assert(before >= bytes);
     (void)before;
-    bk__net_mem_released(net, loop);
+    if (!net->freeing) bk__net_mem_released(net, here);
 }
 
-/* Reserves `counted` bytes of queued.max.request.bytes for a frame whose
- * connection holds `old_big` (released later by big_free): one node-wide
- * budget shared by every loop, so an atomic compare-and-swap. */
-static bool budget_reserve(bk_net_t *net, size_t old_big, size_t counted) {
+/* A frame of `len` bytes read in a chunk (not in a mapping of its own). */
+static bool frame_small(const bk_net_t *net, size_t len) {
+    return 4 + len <= in_chunk(net);
+}
+
+void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len) {
+    size_t cost = bk__frame_block_bytes(len);
+    if (frame_small(net, len)) {
+        uint64_t before = __atomic_fetch_sub(&net->small_bytes, (uint64_t)cost, __ATOMIC_ACQ_REL);
+        assert(before >= cost);
+        (void)before;
+    }
+    bk__budget_release(net, here, cost);
+}
+
+static void peak_note(bk_net_t *net, uint64_t now) {
+    uint64_t peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&net->queued_bytes_peak, &peak, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+/* Reserves a small frame's block: against queued.max.request.bytes
+ * counting only small frames' blocks (their own share: big frames' partial
+ * reservations, which wait for their peers' bytes, must not starve small
+ * requests, as they do not starve the chunks those are read in), and
+ * counted in queued_bytes with the rest. */
+static bool small_reserve(bk_net_t *net, size_t cost) {
+    uint64_t cur = __atomic_load_n(&net->small_bytes, __ATOMIC_ACQUIRE);
+    do {
+        if (net->cfg.queued_bytes_max >= 0 && cur + cost > (uint64_t)net->cfg.queued_bytes_max) return false;
+    } while (!__atomic_compare_exchange_n(&net->small_bytes, &cur, cur + cost, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    peak_note(net, __atomic_add_fetch(&net->queued_bytes, (uint64_t)cost, __ATOMIC_ACQ_REL));
+    return true;
+}
+
+static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
+    /* munmap of a mapping we made with this length cannot fail */
+    if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
+    bk__budget_release(loop->net, loop, counted);
+}
+
+/* Reserves `counted` bytes of queued.max.request.bytes in place of
+ * `old_big` bytes this connection holds: one node-wide budget shared by
+ * every loop, so an atomic compare-and-swap. With `swap` the old bytes
+ * leave the count in the same step (the caller frees their memory without
+ * releasing them); without, the caller releases them later (big_free) and
+ * the count holds both meanwhile. */
+static bool budget_reserve(bk_net_t *net, size_t old_big, size_t counted, bool swap) {
     uint64_t cur = __atomic_load_n(&net->queued_bytes, __ATOMIC_ACQUIRE);
+    uint64_t now;
     for (;;) {
         assert(cur >= old_big);
         if (net->cfg.queued_bytes_max >= 0 && cur - old_big + counted > (uint64_t)net->cfg.queued_bytes_max)
             return false;
-        if (__atomic_compare_exchange_n(&net->queued_bytes, &cur, cur + counted, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+        now = (swap ? cur - old_big : cur) + counted;
+        if (__atomic_compare_exchange_n(&net->queued_bytes, &cur, now, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
-    uint64_t now = cur + counted;
-    uint64_t peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
-    while (now > peak &&
-           !__atomic_compare_exchange_n(&net->queued_bytes_peak, &peak, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    peak_note(net, now);
     return true;
 }
 
@@ -179,16 +222,20 @@ static room_t in_make_room(bk_net_conn_t *c) {
      * left): one mapping of its size, within the budget */
     size_t cap = page_round(want);
     size_t counted = want - 4; /* the frame's size: a budget of socket.request.max.bytes holds one */
+    /* a mapping already held (a smaller frame's, with this frame's first
+     * bytes behind it) gives its reservation to the new one in the same
+     * step: only the growth is added (counting both at once could pass the
+     * budget), and munmap'ing it releases nothing, so no loop's waiters
+     * are woken for memory that did not come back */
     size_t old_big = c->in_big ? c->in_counted : 0;
-    if (!budget_reserve(net, old_big, counted)) return ROOM_WAIT;
+    if (!budget_reserve(net, old_big, counted, true)) return ROOM_WAIT;
     void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
-        (void)__atomic_fetch_sub(&net->queued_bytes, (uint64_t)counted, __ATOMIC_ACQ_REL);
-        bk__net_mem_released(net, loop);
+        bk__budget_release(net, loop, counted - old_big);   /* the old mapping keeps its own */
         return ROOM_NOMEM;
     }
     memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
-    if (c->in_big) big_free(loop, c->in, c->in_cap, c->in_counted);
+    if (c->in_big) big_free(loop, c->in, c->in_cap, 0);
     else if (c->in_cap == chunk && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = m;
@@ -300,7 +347,7 @@ static void flush_slots(bk_net_conn_t *c) {
                 return;
             }
             LST_ADD(&c->loop->stats, bytes_out, sizeof prefix + len);
-            evbuffer_free(slot->body);
+            bk__body_recycle(c->loop, slot->body);   /* emptied: the state loop reuses it */
         }
         slot->body = NULL;
         slot->state = SLOT_PENDING;
@@ -376,7 +423,7 @@ static void report_written(bk_net_conn_t *c) {
     if (!c->loop->remote || c->closed) return;
     size_t half = c->net->cfg.output_max_bytes / 2;
     if (output_len(c) > half || c->written_total - c->written_reported < half) return;
-    net_msg_t *m = bk__msg_new(MSG_WRITTEN, c->id);
+    net_msg_t *m = bk__msg_evt(c->loop, MSG_WRITTEN, c->id);
     if (!m) return;   /* the next write reports it */
     m->seq = c->written_total;
     c->written_reported = c->written_total;
@@ -397,15 +444,64 @@ static void close_bad_frame(bk_net_conn_t *c, int32_t size) {
     bk_net_conn_close(c);
 }
 
-/* A network loop's frame: copied into its own block, prepared, posted to
- * the state loop (session.c hands it to on_frame). */
-static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len) {
+/* Stop reading this connection until queued.max.request.bytes has room
+ * (bk__conn_mem_retry). Idempotent. */
+static void mem_pause(bk_net_conn_t *c) {
+    if (c->mem_wait) return;
+    c->mem_wait = true;
+    LST_ADD(&c->loop->stats, mem_waiting, 1);
+    LST_ADD(&c->loop->stats, mem_waits, 1);
+    if (event_add(c->hup_ev, NULL) != 0)   /* then only the idle timeout frees its budget */
+        fprintf(stderr, "skiff: connection %s: cannot watch for the peer leaving while paused for memory\n",
+                c->peer);
+    update_read(c);
+}
+
+/* The connection got its reservation after all (a pump from another
+ * event retried it): reading may go on. */
+static void mem_unpause(bk_net_conn_t *c) {
+    if (!c->mem_wait) return;
+    c->mem_wait = false;
+    LST_SUB(&c->loop->stats, mem_waiting, 1);
+    event_del(c->hup_ev);
+}
+
+/* A network loop posted the big frame at the start of its mapping, whose
+ * reservation the frame's block took over (handle_one): the bytes read
+ * behind it (at most the page rounding's slack, < 4 KiB) move to a chunk
+ * and the mapping goes, uncounted. false when out of memory. */
+static bool in_unmap(bk_net_conn_t *c) {
+    net_loop_t *loop = c->loop;
+    size_t chunk = in_chunk(c->net);
+    assert(c->in_big && c->in_counted == 0);
+    assert(c->in_len < chunk);
+    uint8_t *buf = NULL;
+    if (c->in_len > 0) {
+        buf = loop->in_pool_n > 0 ? loop->in_pool[--loop->in_pool_n] : malloc(chunk);
+        if (!buf) return false;
+        memcpy(buf, c->in + c->in_off, c->in_len);
+    }
+    big_free(loop, c->in, c->in_cap, 0);
+    c->in = buf;
+    c->in_cap = buf ? chunk : 0;
+    c->in_off = 0;
+    c->in_big = false;
+    return true;
+}
+
+/* A network loop's frame: copied into its own block (its bytes reserved in
+ * queued.max.request.bytes by the caller: `cost`), prepared, posted to the
+ * state loop (session.c hands it to on_frame and releases the cost when
+ * on_frame returns, or bk__msg_free when the frame is dropped). */
+static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_t cost) {
     bk_net_t *net = c->net;
-    net_msg_t *m = bk__msg_new(MSG_FRAME, c->id);
-    uint8_t *block = malloc(len ? len : 1);
+    net_msg_t *m = bk__msg_evt(c->loop, MSG_FRAME, c->id);
+    uint8_t *block = bk__block_get(c->loop, len);
+    (void)cost;
+    assert(!block || bk__frame_block_bytes(len) == cost);
     if (!m || !block) {
-        free(m);
-        free(block);
+        if (m) bk__msg_free(net, m);
+        if (block) bk__block_put(c->loop, block, len);
         return false;
     }
     memcpy(block, frame, len);
@@ -416,6 +512,57 @@ static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len) {
     m->len = len;
     m->prepared = net->cfg.on_prepare && c->prepare_on ? net->cfg.on_prepare(block, len, net->cfg.ctx) : NULL;
     bk__loop_post_batched(&c->loop->evq, m);
+    return true;
+}
+
+/* A network loop hands a complete frame of `size` bytes over: its block
+ * is reserved in queued.max.request.bytes first (frames held for a slow or
+ * blocked state loop are bounded like frames being read), else the
+ * connection pauses. A big frame's mapping already holds its reservation:
+ * the block takes it over (counting both would never fit a budget of
+ * socket.request.max.bytes). A small frame's block (read in a chunk) is
+ * bounded by the budget among small blocks only (small_reserve): so
+ * request memory is at most the budget for big frames plus the budget for
+ * small frames' copies, plus the chunks. false: not handed over (paused or
+ * closed). */
+static bool hand_over(bk_net_conn_t *c, const uint8_t *frame, size_t size) {
+    size_t cost = bk__frame_block_bytes(size);
+    bool ok;
+    if (c->in_big) {
+        /* on a network loop a mapping holds exactly its one big frame,
+         * at its start (in_unmap once it is posted) */
+        assert(c->in_off == 0 && c->in_counted == size && !frame_small(c->net, size));
+        ok = budget_reserve(c->net, c->in_counted, cost, true);
+    } else {
+        assert(frame_small(c->net, size));
+        ok = small_reserve(c->net, cost);
+    }
+    if (!ok) {
+        mem_pause(c);
+        return false;
+    }
+    if (c->in_big) c->in_counted = 0;   /* the block's now */
+    mem_unpause(c);
+    conn_slot_t *slot = ring_at(c, c->seq_next);
+    assert(slot->state == SLOT_PENDING && slot->body == NULL);
+    (void)slot;
+    c->seq_current = c->seq_next++;
+    LST_ADD(&c->loop->stats, requests_inflight, 1);
+    LST_ADD(&c->loop->stats, requests_total, 1);
+    LST_ADD(&c->loop->stats, bytes_in, 4 + size);
+    /* the frame is answered later by a RESPOND command like any deferred
+     * answer */
+    ok = post_frame(c, frame, size, cost);
+    if (!ok) bk__frame_release(c->net, c->loop, size);
+    c->in_off += 4 + size;
+    c->in_len -= 4 + size;
+    if (ok && c->in_big) ok = in_unmap(c);
+    if (!ok) {
+        bk_net_log_close(c->net, "out of memory for input", "net: closing connection %s: out of memory "
+                         "for a frame", c->peer);
+        bk_net_conn_close(c);
+        return false;
+    }
     return true;
 }
 
@@ -433,26 +580,15 @@ static bool handle_one(bk_net_conn_t *c) {
     /* The frame is contiguous where it was read (in_make_room): no copy. */
     static const uint8_t empty[1];
     const uint8_t *frame = size ? p + 4 : empty;
+    /* a network loop: the frame goes to the state loop in its own block
+     * (the one copy), prepared here */
+    if (c->loop->remote) return hand_over(c, frame, (size_t)size);
     conn_slot_t *slot = ring_at(c, c->seq_next);
     assert(slot->state == SLOT_PENDING && slot->body == NULL);
     c->seq_current = c->seq_next++;
     LST_ADD(&c->loop->stats, requests_inflight, 1);
     LST_ADD(&c->loop->stats, requests_total, 1);
     LST_ADD(&c->loop->stats, bytes_in, 4 + (size_t)size);
-    if (c->loop->remote) {
-        /* a network loop: the frame goes to the state loop in its own
-         * block (the one copy), prepared here, answered later by a
-         * RESPOND command like any deferred answer */
-        if (!post_frame(c, frame, (size_t)size)) {
-            bk_net_log_close(c->net, "out of memory for input", "net: closing connection %s: out of memory "
-                             "for a frame", c->peer);
-            bk_net_conn_close(c);
-            return false;
-        }
-        c->in_off += 4 + (size_t)size;
-        c->in_len -= 4 + (size_t)size;
-        return true;
-    }
     c->frame = frame;
     c->frame_len = (size_t)size;
     c->frame_taken = false;
@@ -487,7 +623,9 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
     c->frame_taken = true;
-    uint8_t *own = malloc(c->frame_len ? c->frame_len : 1);
+    /* sized like a network loop's block, so that bk_net_frame_free can
+     * pool it whichever loop read it */
+    uint8_t *own = malloc(bk__frame_block_bytes(c->frame_len));
     if (!own) return NULL;
     memcpy(own, c->frame, c->frame_len);
     LST_ADD(&c->loop->stats, frame_copy_bytes, c->frame_len);
@@ -592,15 +730,9 @@ static void read_cb(evutil_socket_t fd, short what, void *arg) {
     room_t room_rc = in_make_room(c);
     if (room_rc == ROOM_WAIT) {
         /* queued.max.request.bytes spent: read nothing more from this
-         * socket until memory is released (bk__conn_mem_released) */
+         * socket until memory is released (bk__conn_mem_retry) */
         assert(!c->mem_wait);
-        c->mem_wait = true;
-        LST_ADD(&c->loop->stats, mem_waiting, 1);
-        LST_ADD(&c->loop->stats, mem_waits, 1);
-        if (event_add(c->hup_ev, NULL) != 0)   /* then only the idle timeout frees its budget */
-            fprintf(stderr, "skiff: connection %s: cannot watch for the peer leaving while paused for memory\n",
-                    c->peer);
-        update_read(c);
+        mem_pause(c);
         return;
     }
     if (room_rc == ROOM_NOMEM) {
@@ -786,7 +918,7 @@ void bk_net_conn_set_prepare(bk_net_conn_t *c, bool on) {
     if (!c->session) return;
     /* the socket side reads and prepares: tell its loop (FIFO with the
      * frames' answers, so frames read from now on follow it) */
-    net_msg_t *m = bk__msg_new(MSG_PREPARE, c->id);
+    net_msg_t *m = bk__msg_cmd(c->loop, MSG_PREPARE, c->id);
     if (!m) return;     /* out of memory: frames stay unprepared, on_frame checks them */
     m->seq = on;
     bk__loop_post_batched(&c->loop->cmd, m);
@@ -855,7 +987,7 @@ int bk_net_conn_respond(bk_net_conn_t *c, bk_net_slot_t slot, struct evbuffer *b
 }
 
 int bk_net_conn_respond_bytes(bk_net_conn_t *c, bk_net_slot_t slot, const void *bytes, size_t len) {
-    struct evbuffer *body = evbuffer_new();
+    struct evbuffer *body = bk_net_body_new(c->net);
     if (!body) return BK_NET_ERR_SYS;
     if (evbuffer_add(body, bytes, len) != 0) {
         evbuffer_free(body);
@@ -890,10 +1022,10 @@ bool bk__conn_is_open(const bk_net_conn_t *c) { return !c->closed; }
 void bk__conn_mem_retry(net_loop_t *loop) {
     for (bk_net_conn_t *c = loop->conns; c && LST_GET(&loop->stats, mem_waiting) > 0; c = c->lnext) {
         if (c->closed || !c->mem_wait) continue;
-        c->mem_wait = false;
-        LST_SUB(&loop->stats, mem_waiting, 1);
-        event_del(c->hup_ev);
-        update_read(c);
+        mem_unpause(c);
+        /* a pump: a network loop's connection may wait with a complete
+         * frame buffered (its block did not fit), which no read hands out */
+        if (!c->in_pump) schedule_resume(c);
     }
 }
 

@@ -30,9 +30,9 @@
 
 /* On the state loop: the context is the listener's current one (a reload
  * swaps it there), and the SSL keeps its own reference to it. */
-SSL *bk__tls_ssl_new(net_listener_t *l) {
+SSL *bk__tls_ssl_new(SSL_CTX *ctx) {
     ERR_clear_error();
-    SSL *ssl = SSL_new(bk_net_tls_ctx(l->tls));
+    SSL *ssl = SSL_new(ctx);
     if (!ssl) ERR_clear_error();
     return ssl;
 }
@@ -132,7 +132,7 @@ bk_net_tls_hs_t bk__tls_handshake(bk_net_conn_t *c) {
              * ahead of any frame of this connection (one FIFO) */
             X509 *cert = SSL_get1_peer_certificate(c->ssl);
             if (cert) {
-                net_msg_t *m = bk__msg_new(MSG_PRINCIPAL, c->id);
+                net_msg_t *m = bk__msg_evt(c->loop, MSG_PRINCIPAL, c->id);
                 if (!m) {
                     X509_free(cert);
                     bk_net_log_close(c->net, "out of memory", "net: closing connection %s: out of memory",

@@ -119,6 +119,7 @@ void bk_net_free(bk_net_t *net) {
         }
         free(net->loops);
     }
+    bk__pool_net_fini(net);
     pthread_mutex_destroy(&net->log_mu);
     free(net->conns);
     free(net->generation);
@@ -184,6 +185,7 @@ void bk_net_stats(const bk_net_t *net, bk_net_stats_t *out) {
         out->conns_stall_closed += LST_GET(st, conns_stall_closed);
         out->mem_waits += LST_GET(st, mem_waits);
         out->mem_waiting += LST_GET(st, mem_waiting);
+        out->pool_allocs += LST_GET(st, pool_allocs);
     }
     out->queued_bytes = __atomic_load_n(&net->queued_bytes, __ATOMIC_RELAXED);
     out->queued_bytes_peak = __atomic_load_n(&net->queued_bytes_peak, __ATOMIC_RELAXED);
@@ -283,18 +285,29 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     int one = 1;
     /* Responses are whole frames written at once; do not let Nagle hold them. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    net_loop_t *loop = pick_loop(net);
+    /* TLS: the SSL is made where the socket lives. A network loop gets a
+     * reference to the listener's current context (a reload between the
+     * accept and the handshake is seen as on loop 0) and makes the SSL
+     * itself: SSL_new's allocations stay off the state loop. */
     SSL *ssl = NULL;
-    if (l->tls && !(ssl = bk__tls_ssl_new(l))) {
+    SSL_CTX *ssl_ctx = NULL;
+    if (l->tls && loop->remote) {
+        ssl_ctx = bk_net_tls_ctx(l->tls);
+        if (SSL_CTX_up_ref(ssl_ctx) != 1) ssl_ctx = NULL;
+    } else if (l->tls) {
+        ssl = bk__tls_ssl_new(bk_net_tls_ctx(l->tls));
+    }
+    if (l->tls && !ssl && !ssl_ctx) {
         net->stats.conns_rejected++;
         evutil_closesocket(fd);
         return;
     }
-    net_loop_t *loop = pick_loop(net);
     bk_net_conn_t *c = loop->remote ? bk__session_new(net, loop, l, sa, salen)
                                     : bk__conn_new(loop, l, fd, sa, salen, ssl); /* closes fd on failure */
     if (!c) {
         if (loop->remote) {
-            if (ssl) SSL_free(ssl);
+            if (ssl_ctx) SSL_CTX_free(ssl_ctx);
             evutil_closesocket(fd);
         }
         net->stats.conns_rejected++;
@@ -308,7 +321,7 @@ static void accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sock
     net->stats.conns_open++;
     net->stats.conns_total++;
     loop->assigned++;
-    if (loop->remote) bk__loop_hand_off(loop, c, l, fd, sa, salen, ssl);
+    if (loop->remote) bk__loop_hand_off(loop, c, l, fd, sa, salen, ssl_ctx);
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg) {

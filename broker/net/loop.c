@@ -24,24 +24,20 @@
 
 #include "broker/net/net_int.h"
 
-net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
-    net_msg_t *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
-    m->type = type;
-    m->conn_id = conn_id;
-    m->fd = -1;
-    return m;
-}
-
 /* Frees a message and whatever it still owns (both sides). */
 void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->body) evbuffer_free(m->body);
-    free(m->frame);
+    if (m->frame) {
+        /* frames are dropped on the state loop (held, closing, freeing) */
+        assert(m->type == MSG_FRAME && m->home);
+        bk__block_put(m->home, m->frame, m->len);
+        bk__frame_release(net, &net->loops[0], m->len);
+    }
     if (m->prepared) net->cfg.prepared_free(m->prepared);
     if (m->cert) X509_free(m->cert);
-    if (m->ssl) SSL_free(m->ssl);
+    if (m->ssl_ctx) SSL_CTX_free(m->ssl_ctx);
     if (m->fd >= 0) evutil_closesocket(m->fd);
-    free(m);
+    bk__msg_recycle(m);
 }
 
 static void wake(net_queue_t *q) {
@@ -131,6 +127,7 @@ static void queue_fini(bk_net_t *net, net_queue_t *q) {
             next = m->next;
             bk__msg_free(net, m);
         }
+        bk__pool_queue_fini(q);
         close(q->efd);
         pthread_mutex_destroy(&q->mu);
     }
@@ -145,14 +142,18 @@ static bk_net_conn_t *loop_lookup(net_loop_t *loop, uint64_t id) {
 }
 
 static void post_closed(net_loop_t *loop, uint64_t id, net_msg_t *spare) {
-    net_msg_t *m = spare ? spare : bk__msg_new(MSG_CLOSED, id);
+    net_msg_t *m = spare ? spare : bk__msg_evt(loop, MSG_CLOSED, id);
     /* without memory for it the session would hold its table entry
      * forever: better to stop than to leak the entry silently */
     if (!m) {
         fprintf(stderr, "skiff: net: out of memory reporting a closed connection\n");
         abort();
     }
+    net_loop_t *home = m->home;
+    bool home_loop = m->home_loop;
     memset(m, 0, sizeof *m);
+    m->home = home;
+    m->home_loop = home_loop;
     m->type = MSG_CLOSED;
     m->conn_id = id;
     m->fd = -1;
@@ -189,9 +190,19 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         int rc = BK_NET_OK;
         switch (m->type) {
         case MSG_OPEN: {
-            c = bk__conn_new(loop, m->lst, m->fd, (const struct sockaddr *)&m->sa, m->salen, m->ssl);
+            /* TLS: the SSL holds its own reference to the context */
+            SSL *ssl = m->ssl_ctx ? bk__tls_ssl_new(m->ssl_ctx) : NULL;
+            bool no_ssl = m->ssl_ctx && !ssl;
+            if (m->ssl_ctx) SSL_CTX_free(m->ssl_ctx);
+            m->ssl_ctx = NULL;
+            if (no_ssl) {
+                evutil_closesocket(m->fd);
+                post_closed(loop, m->conn_id, m);
+                m = NULL;
+                break;
+            }
+            c = bk__conn_new(loop, m->lst, m->fd, (const struct sockaddr *)&m->sa, m->salen, ssl);
             m->fd = -1;     /* taken in all cases */
-            m->ssl = NULL;
             if (!c) {
                 post_closed(loop, m->conn_id, m);
                 m = NULL;
@@ -205,7 +216,7 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         }
         case MSG_RESPOND:
             if (c) rc = bk_net_conn_respond(c, slot, m->body);
-            else evbuffer_free(m->body);
+            else bk__body_recycle(loop, m->body);   /* not flushed: freed unless empty */
             m->body = NULL;
             break;
         case MSG_NONE:
@@ -235,9 +246,15 @@ static void cmd_cb(evutil_socket_t fd, short what, void *arg) {
         }
         /* GONE: the socket closed meanwhile (its CLOSED is on its way);
          * anything else means the state side and the socket disagree */
-        if (rc != BK_NET_OK && rc != BK_NET_ERR_GONE)
+        if (rc != BK_NET_OK && rc != BK_NET_ERR_GONE) {
             fprintf(stderr, "skiff: net: loop %u: command %d on connection %llu: %s\n", loop->index, (int)m->type,
                     (unsigned long long)slot.conn_id, bk_net_err_str(rc));
+            /* a refused answer: the session counted its bytes as posted
+             * output that will never be written (it would hold the
+             * connection's frames for good) and the client would wait for
+             * it forever; the CLOSED this posts frees the session */
+            if (c && (m->type == MSG_RESPOND || m->type == MSG_NONE)) bk_net_conn_close(c);
+        }
         if (m) bk__msg_free(net, m);
     }
 }
@@ -260,10 +277,10 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg) {
 }
 
 void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, evutil_socket_t fd,
-                       const struct sockaddr *sa, int salen, SSL *ssl) {
-    net_msg_t *m = bk__msg_new(MSG_OPEN, s->id);
+                       const struct sockaddr *sa, int salen, SSL_CTX *ssl_ctx) {
+    net_msg_t *m = bk__msg_cmd(loop, MSG_OPEN, s->id);
     if (!m) {
-        if (ssl) SSL_free(ssl);
+        if (ssl_ctx) SSL_CTX_free(ssl_ctx);
         evutil_closesocket(fd);
         /* as if the loop had refused it: the CLOSED path frees the session */
         net_msg_t *c = bk__msg_new(MSG_CLOSED, s->id);
@@ -276,7 +293,7 @@ void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *s, net_listener_t *l, ev
     memcpy(&m->sa, sa, (size_t)salen);
     m->salen = salen;
     m->lst = l;
-    m->ssl = ssl;
+    m->ssl_ctx = ssl_ctx;
     bk__loop_post_batched(&loop->cmd, m);
 }
 
@@ -297,6 +314,7 @@ void bk__net_mem_released(bk_net_t *net, net_loop_t *here) {
 
 static void *loop_main(void *arg) {
     net_loop_t *loop = arg;
+    bk__pool_thread_enter(loop);
     if (event_base_loop(loop->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0)
         fprintf(stderr, "skiff: net: network loop %u failed\n", loop->index);
     return NULL;
@@ -363,6 +381,7 @@ void bk__loops_free(bk_net_t *net) {
             }
         queue_fini(net, &l->evq);
         queue_fini(net, &l->cmd);
+        bk__pool_loop_fini(l);
         if (l->sweep_ev) event_free(l->sweep_ev);
         l->sweep_ev = NULL;
         bk__conn_in_pool_free(l);

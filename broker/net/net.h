@@ -180,6 +180,8 @@ typedef struct {
     uint64_t mem_waits;         /* times a connection paused reading for the budget */
     uint64_t mem_waiting;       /* connections paused for the budget now */
     uint64_t log_suppressed;    /* connection log lines suppressed by the rate limit */
+    uint64_t pool_allocs;       /* hand-off messages and response bodies allocated
+                                   because their free list was empty (pool.c) */
 } bk_net_stats_t;
 
 /* Fills in the defaults above; on_frame/ctx left NULL. */
@@ -271,6 +273,12 @@ void bk_net_log_close(bk_net_t *net, const char *cause, const char *fmt, ...) __
  * valid until control returns to the event loop. */
 bk_net_conn_t *bk_net_conn(bk_net_t *net, uint64_t conn_id);
 
+/* An empty evbuffer for a response body, on the loop thread: from the net's
+ * free list of bodies it has sent (their chains moved to the socket), else
+ * evbuffer_new(). NULL when out of memory. Hand it over with a respond call
+ * below, or free it with evbuffer_free as any evbuffer. */
+struct evbuffer *bk_net_body_new(bk_net_t *net);
+
 /* Complete `slot` with a response body (without size prefix; the prefix is
  * added here). Takes ownership of `body` in every case. The body may hold file
  * segments (bk_net_resp_add_file). BK_NET_ERR_GONE if the connection has closed,
@@ -285,7 +293,8 @@ uint64_t bk_net_conn_id(const bk_net_conn_t *conn);
 /* The slot of the frame being handled. Only inside the frame handler. */
 bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 /* Only inside the frame handler, at most once per frame: the frame's `len`
- * bytes as a malloc'd block the caller now owns (free() it), for a request
+ * bytes as a malloc'd block the caller now owns (bk_net_frame_free it, or
+ * free()), for a request
  * that outlives the call (its decoded fields point into the bytes; Produce
  * patches offsets into them). Use the returned block, not `frame`. The
  * frame lies in the connection's input buffer, which later frames reuse,
@@ -293,6 +302,12 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
  * handler that keeps them. NULL when out of memory (the frame is still
  * valid for the rest of the call). */
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
+/* Gives a block bk_net_conn_take_frame returned back to the net, on the
+ * loop thread, once done with it: `len` is the frame's length. Blocks up
+ * to 64 KiB go to the network loops' free lists (no allocation per frame
+ * once warm); free() remains correct but allocates anew each time. NULL is
+ * allowed. */
+void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len);
 /* Only inside the frame handler: what on_prepare returned for this frame
  * (NULL if none or no on_prepare). Unless taken, it is freed with
  * prepared_free when the handler returns. */

@@ -18,6 +18,14 @@
 /* Input buffers kept for reuse by one bk_net_t (at most this many chunks of
  * bk__conn_in_chunk() bytes). */
 #define BK_NET_IN_POOL_MAX 8
+/* Entries of each free list of pool.c (messages, response bodies), local
+ * or on its way back through a queue. */
+#define BK_NET_POOL_MAX 64
+/* Frame blocks of network loops (pool.c): size classes of 2^k bytes from
+ * 512 B to 64 KiB (larger frames get a block of their size, not pooled). */
+#define BK_NET_BLK_CLASSES 8
+#define BK_NET_BLK_MIN_BYTES ((size_t)512)
+#define BK_NET_BLK_MAX_BYTES (BK_NET_BLK_MIN_BYTES << (BK_NET_BLK_CLASSES - 1))
 
 /* One listening socket and what its connections inherit. */
 typedef struct net_listener {
@@ -143,7 +151,8 @@ struct net_msg {
     uint64_t conn_id;
     uint64_t seq;
     struct evbuffer *body;      /* RESPOND */
-    uint8_t *frame;             /* FRAME: malloc'd block of len bytes */
+    uint8_t *frame;             /* FRAME: malloc'd block of len bytes, its
+                                   bk__frame_block_bytes(len) reserved in the budget */
     size_t len;
     void *prepared;             /* FRAME: on_prepare's result */
     int64_t until_ms;           /* MUTE */
@@ -151,8 +160,13 @@ struct net_msg {
     struct sockaddr_storage sa;
     int salen;
     struct net_listener *lst;   /* OPEN */
-    struct ssl_st *ssl;         /* OPEN (TLS listener): made on the state loop */
+    struct ssl_ctx_st *ssl_ctx; /* OPEN (TLS listener): a reference to the listener's
+                                   context at the accept; the loop makes the SSL */
     struct x509_st *cert;       /* PRINCIPAL: the client certificate (owned) */
+    /* pool.c: the remote loop whose traffic it is (NULL: not pooled) and
+     * its home thread (true: that loop's, false: the state loop's) */
+    net_loop_t *home;
+    bool home_loop;
 };
 
 /* A FIFO between two threads: mutex + list, an eventfd that the reader's
@@ -168,6 +182,14 @@ typedef struct {
     struct event *ev;           /* reader side */
     struct event *flush_ev;     /* writer side */
     bool flush_armed;           /* writer thread only */
+    /* pool.c: what goes back to the reader's free lists, under mu (the
+     * counts are also read without it, as hints: atomics) */
+    net_msg_t *spare_msgs;
+    uint32_t spare_msgs_n;
+    struct evbuffer *spare_bodies[BK_NET_POOL_MAX];    /* evq only */
+    uint32_t spare_bodies_n;
+    uint8_t *spare_blocks[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* cmd only */
+    uint32_t spare_blocks_n[BK_NET_BLK_CLASSES];
 } net_queue_t;
 
 /* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
@@ -175,6 +197,7 @@ typedef struct {
     uint64_t conns_bad_frame, requests_inflight, requests_total, bytes_in, bytes_out, frame_copy_bytes;
     uint64_t conns_idle_closed, conns_stall_closed, mem_waits, mem_waiting;
     uint64_t frames_posted;     /* frames handed to the state loop */
+    uint64_t pool_allocs;       /* pool.c: free list empty (the state loop's in loop 0's) */
 } net_loop_stats_t;
 
 #define LST_ADD(st, field, n) ((void)__atomic_add_fetch(&(st)->field, (uint64_t)(n), __ATOMIC_RELAXED))
@@ -201,6 +224,13 @@ struct net_loop {
     /* TLS output without kTLS (conn_tls.c), one pipe per loop */
     int tls_pipe[2];
     int tls_pipe_cap;
+    /* pool.c (remote loops): free messages of this loop's traffic */
+    net_msg_t *msg_free;        /* this loop's thread: events it posts */
+    uint32_t msg_free_n;
+    net_msg_t *st_msg_free;     /* the state loop: commands it posts here */
+    uint32_t st_msg_free_n;
+    uint8_t *blk_free[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* this loop's thread */
+    uint32_t blk_free_n[BK_NET_BLK_CLASSES];
 };
 
 struct bk_net {
@@ -210,6 +240,8 @@ struct bk_net {
     uint32_t loop_next;         /* round robin among the least loaded */
     uint64_t queued_bytes;      /* atomic: input memory counted against queued_bytes_max */
     uint64_t queued_bytes_peak; /* atomic */
+    uint64_t small_bytes;       /* atomic: the part of queued_bytes that is blocks of
+                                   small frames (read in a chunk), bounded apart */
     pthread_mutex_t log_mu;     /* close_log, used from every loop */
     bool freeing;               /* bk_net_free: queued frames are dropped, not handled */
     net_listener_t lst[BK_NET_LISTENERS_MAX];
@@ -235,25 +267,43 @@ struct bk_net {
     int64_t accept_emfile_last_ms;  /* monotonic ms of the last EMFILE/ENFILE, 0 = never */
     int64_t accept_backoff_ms;
     bk_net_ratelog_t close_log; /* under log_mu */
+    /* pool.c: empty response bodies for bk_net_body_new (state loop) */
+    struct evbuffer *body_free[BK_NET_POOL_MAX];
+    uint32_t body_free_n;
+    uint32_t body_next;         /* the loop whose returned bodies are taken next */
+    uint32_t blk_next;          /* the loop bk_net_frame_free gives a block to next */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */
 int64_t bk__net_mono_ms(void);
 /* conn.c: the once-a-second pass of one loop (idle, stalled, budget waiters, log). */
 void bk__conn_sweep(net_loop_t *loop);
+/* conn.c: gives `bytes` of queued.max.request.bytes back and wakes the
+ * connections waiting for it (`here`: the loop whose thread calls). */
+void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes);
+/* pool.c: the bytes of a frame block for `len` bytes (its size class, or
+ * len above the classes): what a network loop's block costs the budget
+ * (reserved when copied, released when on_frame returns or the block is
+ * dropped) and what bk_net_conn_take_frame allocates. */
+size_t bk__frame_block_bytes(size_t len);
+/* conn.c: a network loop's frame block of a `len`-byte frame goes out of
+ * the budget (its handler returned or the net dropped it); any thread. */
+void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len);
 /* conn.c: connections of `loop` paused for the budget read again. */
 void bk__conn_mem_retry(net_loop_t *loop);
 
 /* conn.c: create a socket connection on `loop` (takes the fd and `ssl` in
  * all cases; `ssl` is the TLS listener's, made by bk__tls_ssl_new on the
- * state loop, NULL on a plain one) / free a closed connection. */
+ * loop's thread, NULL on a plain one) / free a closed connection. */
 bk_net_conn_t *bk__conn_new(net_loop_t *loop, net_listener_t *l, evutil_socket_t fd, const struct sockaddr *sa,
                             int salen, struct ssl_st *ssl);
 
 /* conn_tls.c: TLS on a connection. */
-/* A new SSL for a connection accepted on TLS listener l (the listener's
- * current context), on the state loop. NULL when out of memory. */
-struct ssl_st *bk__tls_ssl_new(net_listener_t *l);
+/* A new SSL for a connection accepted on a TLS listener, from `ctx` (the
+ * listener's context at the accept), on the loop of the socket. NULL when
+ * out of memory. */
+struct ssl_ctx_st;
+struct ssl_st *bk__tls_ssl_new(struct ssl_ctx_st *ctx);
 /* Sets up `ssl` on the connection's socket. 0 or -1 (ssl then freed). */
 int bk__tls_conn_start(bk_net_conn_t *c, struct ssl_st *ssl);
 /* The state loop's side of a handshake finished on a network loop: maps
@@ -291,7 +341,29 @@ void bk__loop_post_batched(net_queue_t *q, net_msg_t *m);  /* the queue's writer
 /* state loop: wake the loops for commands posted in this pass now (the
  * state loop may stop before its flush runs: shutdown deadline) */
 void bk__loops_flush(bk_net_t *net);
+/* pool.c: messages. bk__msg_new: not pooled (rare ones: STOP, MEM_WAKE,
+ * failures). bk__msg_cmd: on the state loop, a command to remote loop l.
+ * bk__msg_evt: on remote loop l's thread, an event for the state loop.
+ * bk__msg_free gives each back (bk__msg_recycle) wherever it is freed. */
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id);
+net_msg_t *bk__msg_cmd(net_loop_t *l, net_msg_type_t type, uint64_t conn_id);
+net_msg_t *bk__msg_evt(net_loop_t *l, net_msg_type_t type, uint64_t conn_id);
+void bk__msg_recycle(net_msg_t *m);
+/* pool.c: an emptied response body back to the state loop's free list,
+ * from the thread of `here` (the loop that flushed it). */
+void bk__body_recycle(net_loop_t *here, struct evbuffer *b);
+/* pool.c: a frame block for `len` bytes on remote loop l's thread
+ * (bk__frame_block_bytes(len) of them), NULL when out of memory; and one
+ * given back to l's lists from l's thread or the state loop (len: the
+ * frame's, as when it was got). */
+uint8_t *bk__block_get(net_loop_t *l, size_t len);
+void bk__block_put(net_loop_t *l, uint8_t *block, size_t len);
+/* pool.c: marks the calling thread as remote loop `loop`'s. */
+void bk__pool_thread_enter(net_loop_t *loop);
+/* pool.c: frees the lists (bk_net_free, threads joined, loop stopped). */
+void bk__pool_queue_fini(net_queue_t *q);
+void bk__pool_loop_fini(net_loop_t *l);
+void bk__pool_net_fini(bk_net_t *net);
 /* on_prepare runs from the start on a listener of this protocol (SASL:
  * only after authentication, bk_net_conn_set_prepare). */
 static inline bool bk__sec_prepares(bk_net_security_t s) {
@@ -305,7 +377,7 @@ void bk__loop_conn_gone(bk_net_conn_t *c);
 void bk__net_mem_released(bk_net_t *net, net_loop_t *here);
 /* hand an accepted socket to a network loop (state loop) */
 void bk__loop_hand_off(net_loop_t *loop, bk_net_conn_t *session, net_listener_t *l, evutil_socket_t fd,
-                       const struct sockaddr *sa, int salen, struct ssl_st *ssl);
+                       const struct sockaddr *sa, int salen, struct ssl_ctx_st *ssl_ctx);
 /* the log limiter, from any loop */
 bool bk__net_ratelog(bk_net_t *net, const char *cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

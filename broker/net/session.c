@@ -34,10 +34,10 @@ bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *
     s->prepare_on = bk__sec_prepares(l->security);
     memcpy(s->principal, BK_NET_PRINCIPAL_ANONYMOUS, sizeof BK_NET_PRINCIPAL_ANONYMOUS);
     s->ring = calloc(net->cfg.inflight_max, sizeof *s->ring);
-    s->close_msg = bk__msg_new(MSG_CLOSE, 0);
+    s->close_msg = bk__msg_cmd(loop, MSG_CLOSE, 0);
     if (!s->ring || !s->close_msg) {
         free(s->ring);
-        free(s->close_msg);
+        if (s->close_msg) bk__msg_free(net, s->close_msg);
         free(s);
         return NULL;
     }
@@ -53,7 +53,7 @@ static void drop_held(bk_net_conn_t *s, bool answer_none) {
         if (answer_none) {
             /* the socket side gave it a slot: complete it (no bytes) so a
              * draining connection can finish */
-            net_msg_t *n = bk__msg_new(MSG_NONE, s->id);
+            net_msg_t *n = bk__msg_cmd(s->loop, MSG_NONE, s->id);
             if (n) {
                 n->seq = m->seq;
                 bk__loop_post_batched(&s->loop->cmd, n);
@@ -74,7 +74,7 @@ void bk__session_free(bk_net_conn_t *s) {
     if (s->auth_free) s->auth_free(s->auth);
     drop_held(s, false);
     if (s->mute_ev) event_free(s->mute_ev);
-    free(s->close_msg);
+    if (s->close_msg) bk__msg_free(s->net, s->close_msg);
     free(s->ring);
     free(s);
 }
@@ -106,8 +106,13 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
     s->in_handler = true;
     net->cfg.on_frame(s, s->frame_block, s->frame_len, net->cfg.ctx);
     s->in_handler = false;
-    if (!s->frame_taken) free(s->frame_block);
+    if (!s->frame_taken) bk__block_put(s->loop, s->frame_block, s->frame_len);
     s->frame = s->frame_block = NULL;
+    /* out of the budget when the handler returns, taken or not (Kafka
+     * releases a request's buffer when its handler returns): a taken
+     * block is the handler's, freed with free(), like the copy
+     * bk_net_conn_take_frame makes on loop 0 */
+    bk__frame_release(net, &net->loops[0], s->frame_len);
     if (s->prepared) {
         net->cfg.prepared_free(s->prepared);
         s->prepared = NULL;
@@ -153,7 +158,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
     case MSG_FRAME:
         if (!s || s->closed) break;
         if (s->closing) {
-            net_msg_t *n = bk__msg_new(MSG_NONE, s->id);
+            net_msg_t *n = bk__msg_cmd(s->loop, MSG_NONE, s->id);
             if (n) {
                 n->seq = m->seq;
                 bk__loop_post_batched(&s->loop->cmd, n);
@@ -206,7 +211,7 @@ int bk__session_complete(bk_net_conn_t *s, bk_net_slot_t slot, bool none, struct
         bk__session_close(s);
         return BK_NET_ERR_INVALID;
     }
-    net_msg_t *m = bk__msg_new(none ? MSG_NONE : MSG_RESPOND, s->id);
+    net_msg_t *m = bk__msg_cmd(s->loop, none ? MSG_NONE : MSG_RESPOND, s->id);
     if (!m) {
         if (body) evbuffer_free(body);
         bk__session_close(s);   /* an unanswered slot would hang the client */
@@ -237,7 +242,7 @@ void bk__session_close(bk_net_conn_t *s) {
 
 void bk__session_close_after_flush(bk_net_conn_t *s) {
     if (s->closed || s->closing) return;
-    net_msg_t *m = bk__msg_new(MSG_CLOSING, s->id);
+    net_msg_t *m = bk__msg_cmd(s->loop, MSG_CLOSING, s->id);
     if (!m) {
         bk__session_close(s);
         return;
@@ -268,12 +273,12 @@ int bk__session_mute_until(bk_net_conn_t *s, int64_t until_mono_ms) {
         s->mute_ev = evtimer_new(s->net->base, session_mute_cb, s);
         if (!s->mute_ev) return BK_NET_ERR_SYS;
     }
-    net_msg_t *m = bk__msg_new(MSG_MUTE, s->id);
+    net_msg_t *m = bk__msg_cmd(s->loop, MSG_MUTE, s->id);
     if (!m) return BK_NET_ERR_SYS;
     int64_t ms = until_mono_ms - now;
     struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
     if (evtimer_add(s->mute_ev, &tv) != 0) {
-        free(m);
+        bk__msg_free(s->net, m);
         return BK_NET_ERR_SYS;
     }
     s->muted = true;

@@ -9,7 +9,9 @@
  *   C close now           F "HEAD" + file[arg, arg+len) + "TAIL" (len = u32 payload)
  *   B respond with arg bytes of pattern
  *   K take the frame (bk_net_conn_take_frame), answer after arg ms from a timer
- *     with its length and FNV-1a hash, computed from the taken bytes then */
+ *     with its length and FNV-1a hash, computed from the taken bytes then
+ *   S park the state loop (the handler waits until the test sets S.unpark,
+ *     at most 10 s), then echo: a slow or blocked state side */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -33,6 +35,7 @@
 
 #include "broker/net/clock.h"
 #include "broker/net/net.h"
+#include "broker/net/net_int.h"     /* test_loops_refused_answer_closes forges a command */
 #include "broker/net/ratelog.h"
 #include "broker/net/signals.h"
 #include "broker/net/worker.h"
@@ -70,6 +73,8 @@ typedef struct {
     _Atomic uint64_t last_conn_id;
     atomic_int prepare_calls;  /* on_prepare ran (any thread) */
     atomic_int prepared_seen;  /* on_frame found a prepared result */
+    atomic_int parked;         /* 'S': the state loop waits in the handler */
+    atomic_int unpark;
 } srv_t;
 
 static srv_t S;
@@ -159,7 +164,7 @@ static void kept_cb(evutil_socket_t fd, short what, void *arg) {
     uint8_t out[8];
     put32(out, (uint32_t)k->len);
     put32(out + 4, fnv1a(k->bytes, k->len));
-    free(k->bytes);
+    bk_net_frame_free(S.net, k->bytes, k->len);   /* to the loops' free lists */
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, out, sizeof out), 0);
     int rc = bk_net_respond(S.net, k->slot, b);
@@ -179,6 +184,8 @@ static void keep_frame(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t delay_m
     struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
     ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, kept_cb, k, &tv), 0);
 }
+
+static void sleep_ms(int ms);
 
 static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
     ck_assert_ptr_eq(ctx, &S);
@@ -222,6 +229,12 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
     case 'F': respond_file(conn, slot, arg, f, len); break;
     case 'B': respond_big(conn, slot, arg); break;
     case 'K': keep_frame(conn, slot, arg, f, len); break;
+    case 'S':
+        S.parked = 1;
+        for (int i = 0; i < 10000 && !S.unpark; i++) sleep_ms(1);
+        S.parked = 0;
+        ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
+        break;
     case 'P': /* on_prepare from now on for this connection (SASL: after authentication) */
         bk_net_conn_set_prepare(conn, true);
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
@@ -780,6 +793,50 @@ START_TEST(test_request_budget_pauses_reading) {
     for (int c = 0; c < C; c++) close(fds[c]);
     wait_conns_open(0);
     free(frame);
+    srv_stop();
+}
+END_TEST
+
+/* A connection holding a big frame's mapping (its next frame's first
+ * bytes read behind the first) that grows for a bigger frame reserves only
+ * the growth: the old reservation goes in the same step, so the count
+ * never holds both (2 + 2.5 MiB against a 3 MiB budget). */
+START_TEST(test_request_budget_growth_counts_once) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 4 << 20;
+    cfg.queued_bytes_max = 3 << 20;
+    srv_start_cfg(&cfg);
+    srv_run();
+    const size_t a = (size_t)2 << 20, b = (size_t)5 << 19;
+    uint32_t ha, hb;
+    uint8_t *fa = k_frame(a, &ha), *fb = k_frame(b, &hb);
+    int fd = cli_connect();
+    wait_conns_open(1);
+    /* the first frame and the start of the second in one go: the second's
+     * size prefix lands in the first's mapping (page slack behind it) */
+    uint8_t *both = malloc(4 + a + 1000);
+    ck_assert_ptr_nonnull(both);
+    memcpy(both, fa, 4 + a);
+    memcpy(both + 4 + a, fb, 1000);
+    send_all(fd, both, 4 + a + 1000);
+    uint8_t out[16];
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), 8);
+    ck_assert_uint_eq(be32(out), a);
+    ck_assert_uint_eq(be32(out + 4), ha);
+    send_all(fd, fb + 1000, 4 + b - 1000);
+    ck_assert_int_eq(recv_frame(fd, out, sizeof out), 8);
+    ck_assert_uint_eq(be32(out), b);
+    ck_assert_uint_eq(be32(out + 4), hb);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_ge(st.queued_bytes_peak, b);
+    ck_assert_uint_le(st.queued_bytes_peak, (uint64_t)3 << 20);
+    close(fd);
+    wait_conns_open(0);
+    ck_assert_uint_eq(stats().queued_bytes, 0);
+    free(both);
+    free(fa);
+    free(fb);
     srv_stop();
 }
 END_TEST
@@ -1572,6 +1629,176 @@ START_TEST(test_loops_spread_and_order) {
 }
 END_TEST
 
+/* Free lists (pool.c): once warm, requests crossing the hand-off both
+ * ways allocate no message, no frame block and no response body: FRAME
+ * messages and blocks (dropped after the handler, or taken and given back
+ * with bk_net_frame_free) go back to their network loop, RESPOND messages
+ * and emptied bodies to the state loop, each through the FIFO towards its
+ * home. Without the lists every request would count 4 (pool_allocs). */
+START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 1 << 20;
+    cfg.loops = 3;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 2, WARM = 20, N = 300 };
+    int fds[C];
+    for (int c = 0; c < C; c++) fds[c] = cli_connect();
+    wait_conns_open(C);
+    loop_figs_t f = { 0 };
+    on_loop(loop_figs_fn, &f);
+    ck_assert_uint_eq(f.ls[0].conns_open, 0);   /* both on loops 1.. */
+    for (uint32_t i = 0; i < WARM; i++)
+        for (int c = 0; c < C; c++) {
+            send_cmd(fds[c], 'E', 0, i);
+            expect_echo(fds[c], 'E', 0, i);
+        }
+    uint64_t before = stats().pool_allocs;
+    ck_assert_uint_gt(before, 0);
+    for (uint32_t i = 0; i < N; i++)
+        for (int c = 0; c < C; c++) {
+            send_cmd(fds[c], 'E', 1, i);
+            expect_echo(fds[c], 'E', 1, i);
+        }
+    /* frames the handler takes and gives back later (bk_net_frame_free) */
+    for (uint32_t i = 0; i < N / 3; i++)
+        for (int c = 0; c < C; c++) {
+            uint8_t fr[64];
+            put32(fr, 9 + 40);
+            fr[4] = 'K';
+            put32(fr + 5, 0);
+            for (int j = 9; j < 4 + 9 + 40; j++) fr[j] = (uint8_t)(i + (uint32_t)j);
+            send_all(fds[c], fr, 4 + 9 + 40);
+            uint8_t out[16];
+            ck_assert_int_eq(recv_frame(fds[c], out, sizeof out), 8);
+            ck_assert_uint_eq(be32(out), 9 + 40);
+            ck_assert_uint_eq(be32(out + 4), fnv1a(fr + 4, 9 + 40));
+        }
+    /* pipelined too: up to inflight_max of each in flight at once */
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < 16; i++) send_cmd(fds[c], 'E', 2, i);
+    for (int c = 0; c < C; c++)
+        for (uint32_t i = 0; i < 16; i++) expect_echo(fds[c], 'E', 2, i);
+    bk_net_stats_t st = stats();
+    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (WARM + N + N / 3 + 16));
+    /* the pipelined burst may find the lists short once (a few messages
+     * are still on their way back); nothing grows with N */
+    ck_assert_uint_le(st.pool_allocs - before, 3 * 16 * C);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+/* A RESPOND the socket side refuses (the state side and the socket
+ * disagree about a slot: forged here, as no public call can make one)
+ * closes the connection on the network loop: the session had counted the
+ * answer as output on its way, and the client would wait for it. */
+static void forge_respond_fn(void *arg) {
+    uint64_t id = *(uint64_t *)arg;
+    bk_net_conn_t *s = S.net->conns[(uint32_t)id];
+    ck_assert_ptr_nonnull(s);
+    ck_assert(s->session);
+    net_msg_t *m = bk__msg_new(MSG_RESPOND, id);
+    ck_assert_ptr_nonnull(m);
+    m->seq = 1000;      /* never handed out */
+    m->body = evbuffer_new();
+    ck_assert_int_eq(evbuffer_add(m->body, "x", 1), 0);
+    bk__loop_post(&s->loop->cmd, m);
+}
+
+START_TEST(test_loops_refused_answer_closes) {
+    srv_start();
+    int fd = cli_connect();
+    wait_conns_open(1);
+    send_cmd(fd, 'E', 0, 1);
+    expect_echo(fd, 'E', 0, 1);
+    uint64_t id = S.last_conn_id;
+    on_loop(forge_respond_fn, &id);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
+/* queued.max.request.bytes bounds the frames network loops copy for the
+ * state loop: while the state loop is parked in a handler, producers on
+ * loops 1.. keep sending; their blocks are reserved in the budget when
+ * copied (the request memory reported, skiff_request_memory_bytes, shows
+ * them), the loops pause reading once it is spent, and every frame is
+ * answered once the state loop runs again, the budget back to 0. Without
+ * the reservation the loops would copy 8 x 16 frames of 32 KiB (4 MiB,
+ * bounded only by inflight_max) with nothing counted. */
+START_TEST(test_loops_budget_bounds_held_frames) {
+    bk_net_config_t cfg;
+    bk_net_config_default(&cfg);
+    cfg.request_max_bytes = 256 << 10;
+    cfg.queued_bytes_max = 1 << 20;
+    cfg.loops = 3;
+    srv_start_cfg(&cfg);
+    srv_run();
+    enum { C = 8, F = 40, SIZE = 32 << 10 };
+    int parker = cli_connect();
+    int fds[C];
+    for (int c = 0; c < C; c++) {
+        fds[c] = cli_connect();
+        ck_assert_int_eq(fcntl(fds[c], F_SETFL, O_NONBLOCK), 0);
+    }
+    wait_conns_open(C + 1);
+    send_cmd(parker, 'S', 0, 1);
+    for (int i = 0; i < 500 && !S.parked; i++) sleep_ms(10);
+    ck_assert(S.parked);
+    /* frames 'N' (no answer) of SIZE bytes, then one 'E' per connection */
+    size_t one = 4 + SIZE, total = one * F + 13;
+    uint8_t *stream = calloc(1, total);
+    ck_assert_ptr_nonnull(stream);
+    for (int i = 0; i < F; i++) {
+        put32(stream + one * (size_t)i, SIZE);
+        stream[one * (size_t)i + 4] = 'N';
+    }
+    enc_frame(stream + one * F, 'E', 0, 99);
+    size_t sent[C] = { 0 };
+    for (int round = 0; round < 30; round++) {
+        for (int c = 0; c < C; c++) {
+            ssize_t n;
+            while (sent[c] < total && (n = send(fds[c], stream + sent[c], total - sent[c], MSG_NOSIGNAL)) > 0)
+                sent[c] += (size_t)n;
+        }
+        sleep_ms(10);
+    }
+    /* the state loop waits in the handler: it writes nothing now, so the
+     * test thread may read the net's figures */
+    ck_assert(S.parked);
+    bk_net_pressure_t p;
+    bk_net_pressure(S.net, &p);
+    bk_net_stats_t st;
+    bk_net_stats(S.net, &st);
+    ck_assert_uint_gt(p.request_memory_bytes, (uint64_t)SIZE);
+    ck_assert_uint_le(p.request_memory_bytes, (uint64_t)1 << 20);
+    ck_assert_int_eq(p.request_memory_budget, 1 << 20);
+    ck_assert_uint_ge(st.mem_waiting, 1);
+    ck_assert(p.memory_exhausted);
+    S.unpark = 1;
+    expect_echo(parker, 'S', 0, 1);
+    for (int c = 0; c < C; c++) ck_assert_int_eq(fcntl(fds[c], F_SETFL, 0), 0);
+    for (int c = 0; c < C; c++) send_all(fds[c], stream + sent[c], total - sent[c]);
+    for (int c = 0; c < C; c++) expect_echo(fds[c], 'E', 0, 99);
+    st = stats();
+    ck_assert_uint_le(st.queued_bytes_peak, (uint64_t)1 << 20);
+    ck_assert_uint_ge(st.mem_waits, 1);
+    ck_assert_uint_eq(st.queued_bytes, 0);
+    ck_assert_uint_eq(st.mem_waiting, 0);
+    ck_assert_uint_eq(st.requests_total, (uint64_t)C * (F + 1) + 1);
+    for (int c = 0; c < C; c++) close(fds[c]);
+    close(parker);
+    wait_conns_open(0);
+    free(stream);
+    srv_stop();
+}
+END_TEST
+
 static Suite *net_suite(void) {
     Suite *s = suite_create("net");
     TCase *tc = tcase_create("core");
@@ -1589,6 +1816,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_announced_size_not_allocated_up_front);
     tcase_add_test(tc, test_request_budget_pauses_reading);
     tcase_add_test(tc, test_request_budget_waiter_leaves);
+    tcase_add_test(tc, test_request_budget_growth_counts_once);
     tcase_add_test(tc, test_idle_connection_closed);
     tcase_add_test(tc, test_per_ip_limit);
     tcase_add_test(tc, test_ratelog);
@@ -1624,6 +1852,9 @@ static Suite *net_suite(void) {
     tcase_set_timeout(tl, 60);
     tcase_add_checked_fixture(tl, loops_setup, NULL);
     tcase_add_test(tl, test_loops_spread_and_order);
+    tcase_add_test(tl, test_loops_budget_bounds_held_frames);
+    tcase_add_test(tl, test_loops_hand_off_reuses_messages_and_bodies);
+    tcase_add_test(tl, test_loops_refused_answer_closes);
     tcase_add_test(tl, test_pipelined_echo_in_order);
     tcase_add_test(tl, test_out_of_order_completion_in_order_responses);
     tcase_add_test(tl, test_only_none_slots_then_echo);
@@ -1637,6 +1868,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tl, test_announced_size_not_allocated_up_front);
     tcase_add_test(tl, test_request_budget_pauses_reading);
     tcase_add_test(tl, test_request_budget_waiter_leaves);
+    tcase_add_test(tl, test_request_budget_growth_counts_once);
     tcase_add_test(tl, test_idle_connection_closed);
     tcase_add_test(tl, test_per_ip_limit);
     tcase_add_test(tl, test_ratelog);

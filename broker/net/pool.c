@@ -1,0 +1,297 @@
+/* broker/net/pool.c — free lists for what crosses the hand-off between the
+ * state loop and a network loop (README "Network loops", "Free lists"):
+ * messages (net_msg_t) and response bodies (evbuffers). Without them every
+ * request on loops 1.. cost two message callocs (FRAME one way, RESPOND the
+ * other) and one evbuffer_new.
+ *
+ * Ownership: a pooled message has a home, the thread that allocates it
+ * (loop L's thread for the events it posts, the state loop for the
+ * commands it posts to L). Each thread keeps a local list of its own
+ * (no lock). The other thread, which frees it after use, gives it back
+ * through the FIFO going towards the home thread: the queue's `spare`
+ * list, under that queue's mutex; the home thread takes the whole spare
+ * list at once when its local list is empty. No thread ever touches
+ * another's local list. Bodies are made on the state loop only
+ * (bk_net_body_new); a network loop returns each one, emptied by the
+ * flush (its chains moved to the socket's output), through its event
+ * queue.
+ *
+ * Frame blocks (the copy of a frame a network loop hands over): size
+ * classes of 2^k bytes, 512 B .. 64 KiB (a block is allocated when the
+ * whole frame is in: allocation follows bytes received; bigger frames get
+ * a block of their size, malloc'd and freed). A loop's blocks come back
+ * to it through its command queue when the state loop is done with them:
+ * not taken by the handler (deliver), dropped, or bk_net_frame_free for a
+ * taken one (given to the loops in turn: blocks of a class are alike).
+ *
+ * Bounds: BK_NET_POOL_MAX entries per list (local and spare), beyond
+ * which the thing is freed. A message is ~250 bytes and an empty evbuffer
+ * ~100: at most a few tens of KiB per loop. Blocks: at most 256 KiB per
+ * class and list (64 of 512 B .. 4 of 64 KiB): 2 MiB per list when every
+ * class is full, twice per loop (local and on the way back). */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "broker/net/net_int.h"
+
+/* The network loop whose thread this is; NULL on the state loop (and any
+ * other thread: none of them frees messages). */
+static __thread net_loop_t *tl_loop;
+
+void bk__pool_thread_enter(net_loop_t *loop) { tl_loop = loop; }
+
+static void lock(net_queue_t *q) {
+    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+}
+
+static void unlock(net_queue_t *q) {
+    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+}
+
+net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
+    net_msg_t *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->type = type;
+    m->conn_id = conn_id;
+    m->fd = -1;
+    return m;
+}
+
+/* A message of `l`'s traffic made by its home thread (loop_side: l's
+ * thread, else the state loop's). */
+static net_msg_t *msg_get(net_loop_t *l, bool loop_side, net_msg_type_t type, uint64_t conn_id) {
+    assert(l->remote);
+    assert(loop_side ? tl_loop == l : tl_loop == NULL);
+    net_msg_t **list = loop_side ? &l->msg_free : &l->st_msg_free;
+    uint32_t *n = loop_side ? &l->msg_free_n : &l->st_msg_free_n;
+    /* the other side gives them back through the queue towards us */
+    net_queue_t *q = loop_side ? &l->cmd : &l->evq;
+    if (!*list && __atomic_load_n(&q->spare_msgs_n, __ATOMIC_RELAXED) > 0) {
+        lock(q);
+        *list = q->spare_msgs;
+        *n = q->spare_msgs_n;
+        q->spare_msgs = NULL;
+        __atomic_store_n(&q->spare_msgs_n, 0, __ATOMIC_RELAXED);
+        unlock(q);
+    }
+    net_msg_t *m = *list;
+    if (m) {
+        *list = m->next;
+        assert(*n > 0);
+        (*n)--;
+        memset(m, 0, sizeof *m);
+    } else {
+        m = calloc(1, sizeof *m);
+        if (!m) return NULL;
+        LST_ADD(loop_side ? &l->stats : &l->net->loops[0].stats, pool_allocs, 1);
+    }
+    m->type = type;
+    m->conn_id = conn_id;
+    m->fd = -1;
+    m->home = l;
+    m->home_loop = loop_side;
+    return m;
+}
+
+net_msg_t *bk__msg_cmd(net_loop_t *l, net_msg_type_t type, uint64_t conn_id) {
+    return msg_get(l, false, type, conn_id);
+}
+
+net_msg_t *bk__msg_evt(net_loop_t *l, net_msg_type_t type, uint64_t conn_id) {
+    return msg_get(l, true, type, conn_id);
+}
+
+void bk__msg_recycle(net_msg_t *m) {
+    net_loop_t *l = m->home;
+    /* unpooled, or the loop is being freed (its lists with it) */
+    if (!l || l->stopped) {
+        free(m);
+        return;
+    }
+    bool at_home = m->home_loop ? tl_loop == l : tl_loop == NULL;
+    if (at_home) {
+        net_msg_t **list = m->home_loop ? &l->msg_free : &l->st_msg_free;
+        uint32_t *n = m->home_loop ? &l->msg_free_n : &l->st_msg_free_n;
+        if (*n >= BK_NET_POOL_MAX) {
+            free(m);
+            return;
+        }
+        m->next = *list;
+        *list = m;
+        (*n)++;
+        return;
+    }
+    net_queue_t *q = m->home_loop ? &l->cmd : &l->evq;
+    bool kept = false;
+    lock(q);
+    if (q->spare_msgs_n < BK_NET_POOL_MAX) {
+        m->next = q->spare_msgs;
+        q->spare_msgs = m;
+        __atomic_store_n(&q->spare_msgs_n, q->spare_msgs_n + 1, __ATOMIC_RELAXED);
+        kept = true;
+    }
+    unlock(q);
+    if (!kept) free(m);
+}
+
+/* Takes the bodies loop l gave back (state loop). */
+static void bodies_take(bk_net_t *net, net_loop_t *l) {
+    net_queue_t *q = &l->evq;
+    if (__atomic_load_n(&q->spare_bodies_n, __ATOMIC_RELAXED) == 0) return;
+    lock(q);
+    while (q->spare_bodies_n > 0 && net->body_free_n < BK_NET_POOL_MAX) {
+        net->body_free[net->body_free_n++] = q->spare_bodies[q->spare_bodies_n - 1];
+        __atomic_store_n(&q->spare_bodies_n, q->spare_bodies_n - 1, __ATOMIC_RELAXED);
+    }
+    unlock(q);
+}
+
+struct evbuffer *bk_net_body_new(bk_net_t *net) {
+    assert(tl_loop == NULL);   /* the state loop's */
+    /* one loop's returns at a time, round robin: at most loops - 1
+     * relaxed loads when none has any */
+    for (uint32_t k = 1; net->body_free_n == 0 && k < net->cfg.loops; k++) {
+        net->body_next = net->body_next % (net->cfg.loops - 1) + 1;
+        bodies_take(net, &net->loops[net->body_next]);
+    }
+    if (net->body_free_n > 0) return net->body_free[--net->body_free_n];
+    LST_ADD(&net->loops[0].stats, pool_allocs, 1);
+    return evbuffer_new();
+}
+
+void bk__body_recycle(net_loop_t *here, struct evbuffer *b) {
+    bk_net_t *net = here->net;
+    if (here->stopped) {            /* bk_net_free: the lists are going */
+        evbuffer_free(b);
+        return;
+    }
+    assert(here->remote ? tl_loop == here : tl_loop == NULL);
+    /* only empty ones: a body dropped with its bytes (or file ranges) is
+     * freed; the flag a file range set goes, as in a new evbuffer */
+    if (evbuffer_get_length(b) != 0 || evbuffer_clear_flags(b, EVBUFFER_FLAG_DRAINS_TO_FD) != 0) {
+        evbuffer_free(b);
+        return;
+    }
+    if (!here->remote) {
+        if (net->body_free_n < BK_NET_POOL_MAX) net->body_free[net->body_free_n++] = b;
+        else evbuffer_free(b);
+        return;
+    }
+    net_queue_t *q = &here->evq;
+    bool kept = false;
+    lock(q);
+    if (q->spare_bodies_n < BK_NET_POOL_MAX) {
+        q->spare_bodies[q->spare_bodies_n] = b;
+        __atomic_store_n(&q->spare_bodies_n, q->spare_bodies_n + 1, __ATOMIC_RELAXED);
+        kept = true;
+    }
+    unlock(q);
+    if (!kept) evbuffer_free(b);
+}
+
+/* Frame blocks: the class of a frame of `len` bytes, -1 above them. */
+static int blk_class(size_t len) {
+    if (len > BK_NET_BLK_MAX_BYTES) return -1;
+    int k = 0;
+    while ((BK_NET_BLK_MIN_BYTES << k) < len) k++;
+    assert(k < BK_NET_BLK_CLASSES);
+    return k;
+}
+
+/* Blocks of class k kept per list: 256 KiB of them, at most 64. */
+static uint32_t blk_keep(int k) {
+    size_t n = ((size_t)256 << 10) / (BK_NET_BLK_MIN_BYTES << k);
+    return n < BK_NET_POOL_MAX ? (uint32_t)n : BK_NET_POOL_MAX;
+}
+
+size_t bk__frame_block_bytes(size_t len) {
+    int k = blk_class(len);
+    return k < 0 ? len : BK_NET_BLK_MIN_BYTES << k;
+}
+
+uint8_t *bk__block_get(net_loop_t *l, size_t len) {
+    assert(l->remote && tl_loop == l);
+    int k = blk_class(len);
+    if (k < 0) return malloc(len);
+    net_queue_t *q = &l->cmd;
+    if (l->blk_free_n[k] == 0 && __atomic_load_n(&q->spare_blocks_n[k], __ATOMIC_RELAXED) > 0) {
+        lock(q);
+        uint32_t n = q->spare_blocks_n[k];
+        memcpy(l->blk_free[k], q->spare_blocks[k], n * sizeof q->spare_blocks[k][0]);
+        l->blk_free_n[k] = n;
+        __atomic_store_n(&q->spare_blocks_n[k], 0, __ATOMIC_RELAXED);
+        unlock(q);
+    }
+    if (l->blk_free_n[k] > 0) return l->blk_free[k][--l->blk_free_n[k]];
+    LST_ADD(&l->stats, pool_allocs, 1);
+    return malloc(BK_NET_BLK_MIN_BYTES << k);
+}
+
+void bk__block_put(net_loop_t *l, uint8_t *b, size_t len) {
+    int k = blk_class(len);
+    if (k < 0 || l->stopped || !l->remote) {
+        free(b);
+        return;
+    }
+    uint32_t keep = blk_keep(k);
+    if (tl_loop == l) {
+        if (l->blk_free_n[k] < keep) l->blk_free[k][l->blk_free_n[k]++] = b;
+        else free(b);
+        return;
+    }
+    assert(tl_loop == NULL);    /* the state loop */
+    net_queue_t *q = &l->cmd;
+    bool kept = false;
+    lock(q);
+    if (q->spare_blocks_n[k] < keep) {
+        q->spare_blocks[k][q->spare_blocks_n[k]] = b;
+        __atomic_store_n(&q->spare_blocks_n[k], q->spare_blocks_n[k] + 1, __ATOMIC_RELAXED);
+        kept = true;
+    }
+    unlock(q);
+    if (!kept) free(b);
+}
+
+void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len) {
+    if (!frame) return;
+    assert(tl_loop == NULL);
+    if (net->cfg.loops < 2) {
+        free(frame);
+        return;
+    }
+    net->blk_next = net->blk_next % (net->cfg.loops - 1) + 1;
+    bk__block_put(&net->loops[net->blk_next], frame, len);
+}
+
+static void msgs_free(net_msg_t *m) {
+    for (net_msg_t *next; m; m = next) {
+        next = m->next;
+        free(m);
+    }
+}
+
+void bk__pool_queue_fini(net_queue_t *q) {
+    msgs_free(q->spare_msgs);
+    q->spare_msgs = NULL;
+    q->spare_msgs_n = 0;
+    while (q->spare_bodies_n > 0) evbuffer_free(q->spare_bodies[--q->spare_bodies_n]);
+    for (int k = 0; k < BK_NET_BLK_CLASSES; k++)
+        while (q->spare_blocks_n[k] > 0) free(q->spare_blocks[k][--q->spare_blocks_n[k]]);
+}
+
+void bk__pool_loop_fini(net_loop_t *l) {
+    assert(l->stopped);
+    msgs_free(l->msg_free);
+    msgs_free(l->st_msg_free);
+    l->msg_free = l->st_msg_free = NULL;
+    l->msg_free_n = l->st_msg_free_n = 0;
+    for (int k = 0; k < BK_NET_BLK_CLASSES; k++)
+        while (l->blk_free_n[k] > 0) free(l->blk_free[k][--l->blk_free_n[k]]);
+}
+
+void bk__pool_net_fini(bk_net_t *net) {
+    while (net->body_free_n > 0) evbuffer_free(net->body_free[--net->body_free_n]);
+}
