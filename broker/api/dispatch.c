@@ -152,7 +152,11 @@ static bk_api_req_t *req_new(bk_node_t *n) {
 
 static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
-    free(req->frame);
+    /* back to the network loops' free lists (no malloc per frame once
+     * warm); plain free() once the net is gone (a request finished during
+     * bk_broker_free's teardown) */
+    if (req->node && req->node->net) bk_net_frame_free(req->node->net, req->frame, req->frame_len);
+    else free(req->frame);
     req->frame = NULL;
     struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
     if (pool && pool->n < BK_API_REQ_POOL_MAX) {
