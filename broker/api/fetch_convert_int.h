@@ -103,6 +103,7 @@ typedef struct {
     /* the loop's (h_fetch.c): never touched by the job */
     struct bk_api_req *req;
     void *plan;
+    bool paused;              /* its connection is paused (bk_net_conn_pause) until the answer */
 } fconv_t;
 
 /* A context for n partitions (all undecided, no fds), or NULL. */

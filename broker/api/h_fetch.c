@@ -501,6 +501,28 @@ static bool copy_dup(fconv_t *c) {
 
 static void copy_continue(fconv_t *c);
 
+/* A round on the pool answers after the frame handler returned: the
+ * connection takes no further frame until this answer is queued, so that
+ * the output bound applies to the next one as it does to an answer given
+ * at once (else a client that does not read could have inflight_max
+ * converted answers queued at once). Undone once, when c ends. */
+static void copy_pause(fconv_t *c) {
+    if (c->paused) return;
+    bk_net_conn_t *conn = bk_net_conn(c->req->net, c->req->slot.conn_id);
+    if (!conn) return;
+    bk_net_conn_pause(conn);
+    c->paused = true;
+}
+
+/* `n` and `conn_id` taken before the answer: it frees the request. */
+static void copy_end(fconv_t *c, bk_node_t *n, uint64_t conn_id) {
+    if (c->paused) {
+        bk_net_conn_t *conn = n->net ? bk_net_conn(n->net, conn_id) : NULL;
+        if (conn) bk_net_conn_resume(conn);   /* gone: nothing left to resume */
+    }
+    fconv_free(c);
+}
+
 /* The pool ran a round: count it, go on (state loop). */
 static void copy_done(void *arg, int status) {
     fconv_t *c = arg;
@@ -513,7 +535,7 @@ static void copy_done(void *arg, int status) {
         return;
     }
     if (status != KP_OK) {   /* cancelled: the pool stopped before it ran */
-        fconv_free(c);
+        copy_end(c, n, req->slot.conn_id);
         bk_api_req_close(req, "fetch conversion cancelled (node stopping)");
         return;
     }
@@ -531,7 +553,10 @@ static void copy_continue(fconv_t *c) {
         bool work = copy_plan(req, plan, c);
         if (work && n->pool) {
             if (copy_dup(c)) {
-                if (bk_net_worker_submit(n->pool, fconv_run, copy_done, c) == BK_NET_OK) return;
+                if (bk_net_worker_submit(n->pool, fconv_run, copy_done, c) == BK_NET_OK) {
+                    copy_pause(c);
+                    return;
+                }
                 for (size_t i = c->next; i < c->n; i++) fconv_part_reset(&c->parts[i]);
             }
             /* the pool's queue is full (BK_NET_ERR_FULL), it is stopping, or
@@ -546,8 +571,9 @@ static void copy_continue(fconv_t *c) {
     }
     for (size_t i = 0; i < plan->n; i++) plan->v[i].copy = &c->parts[i];
     plan->copied = true;
+    uint64_t conn_id = req->slot.conn_id;
     respond_fetch(req, plan);   /* finishes req; c's bytes were copied into the answer */
-    fconv_free(c);
+    copy_end(c, n, conn_id);
 }
 
 static void copy_start(bk_api_req_t *req, fplan_t *plan) {

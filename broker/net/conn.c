@@ -647,7 +647,7 @@ void *bk_net_conn_take_prepared(bk_net_conn_t *c) {
 /* True while the handler may get another frame: open, not draining, below
  * the in-flight and output bounds. */
 static bool can_handle(const bk_net_conn_t *c) {
-    return !c->closed && !c->closing && !c->muted && inflight(c) < c->net->cfg.inflight_max &&
+    return !c->closed && !c->closing && !c->muted && c->paused == 0 && inflight(c) < c->net->cfg.inflight_max &&
            output_len(c) < c->net->cfg.output_max_bytes;
 }
 
@@ -911,6 +911,19 @@ int bk_net_conn_mute_until(bk_net_conn_t *c, int64_t until_mono_ms) {
 }
 
 bool bk_net_conn_muted(const bk_net_conn_t *c) { return c->muted; }
+
+void bk_net_conn_pause(bk_net_conn_t *c) {
+    if (c->session) { bk__session_pause(c); return; }
+    c->paused++;
+    /* reading goes on up to the in-flight bound: frames wait in the input
+     * buffer, as behind a slot not yet answered */
+}
+
+void bk_net_conn_resume(bk_net_conn_t *c) {
+    if (c->session) { bk__session_resume(c); return; }
+    assert(c->paused > 0);
+    if (--c->paused == 0 && !c->closed && !c->in_pump) schedule_resume(c);
+}
 
 void bk_net_conn_set_prepare(bk_net_conn_t *c, bool on) {
     if (c->prepare_on == on || c->closed) return;

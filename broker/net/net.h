@@ -367,6 +367,17 @@ void bk_net_conn_close_after_flush(bk_net_conn_t *conn);
  * (the connection is then not muted). */
 BK_NET_MUST_CHECK int bk_net_conn_mute_until(bk_net_conn_t *conn, int64_t until_mono_ms);
 bool bk_net_conn_muted(const bk_net_conn_t *conn);
+/* Pause / resume handing frames to the handler (counted: paused while
+ * pauses outnumber resumes). For a handler that answers later, off the
+ * loop (a worker job): its connection's next frame waits until the answer
+ * is queued, so the output bound (output_max_bytes) judges that frame as it
+ * judges one after an answer given at once — without it, up to
+ * inflight_max answers made off the loop could queue at once. Reading goes
+ * on up to the in-flight bound. Resume only what was paused, on the loop
+ * thread, outside this connection's frame handler; a closed connection's
+ * pointer is gone (look it up again with bk_net_conn). */
+void bk_net_conn_pause(bk_net_conn_t *conn);
+void bk_net_conn_resume(bk_net_conn_t *conn);
 
 /* Close now, dropping queued output and open slots. */
 void bk_net_conn_close(bk_net_conn_t *conn);

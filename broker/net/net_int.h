@@ -119,6 +119,10 @@ struct bk_net_conn_s {
      * out and nothing read until the monotonic ms mute_until_ms */
     bool muted;
     int64_t mute_until_ms;
+    /* bk_net_conn_pause / _resume: no frame is handed out while > 0 (a
+     * handler answering later, off the loop, takes the next frame only
+     * after its answer is queued: the output bound then applies again) */
+    uint32_t paused;
     struct event *mute_ev;  /* timer ending the mute; created on first use */
     /* session only: frames received while muted, delivered in order when
      * the mute ends; gone = the socket side reported it closed */
@@ -390,6 +394,8 @@ int bk__session_complete(bk_net_conn_t *s, bk_net_slot_t slot, bool none, struct
 void bk__session_close(bk_net_conn_t *s);
 void bk__session_close_after_flush(bk_net_conn_t *s);
 int bk__session_mute_until(bk_net_conn_t *s, int64_t until_mono_ms);
+void bk__session_pause(bk_net_conn_t *s);
+void bk__session_resume(bk_net_conn_t *s);
 uint8_t *bk__session_take_frame(bk_net_conn_t *s);
 /* conn.c: the peer text and address of an accepted socket */
 void bk__conn_set_peer(bk_net_conn_t *c, const struct sockaddr *sa, int salen);

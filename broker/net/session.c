@@ -126,7 +126,7 @@ static bool out_full(const bk_net_conn_t *s) {
 
 /* Hand held frames out while the session may take them. */
 static void deliver_held(bk_net_conn_t *s) {
-    while (s->held && !s->muted && !s->closed && !s->closing && !out_full(s)) {
+    while (s->held && !s->muted && s->paused == 0 && !s->closed && !s->closing && !out_full(s)) {
         net_msg_t *m = s->held;
         s->held = m->next;
         if (!s->held) s->held_tail = NULL;
@@ -167,7 +167,7 @@ void bk__session_event(bk_net_t *net, net_msg_t *m) {
             }
             break;
         }
-        if (s->muted || s->held || out_full(s)) {
+        if (s->muted || s->paused || s->held || out_full(s)) {
             m->next = NULL;
             if (s->held_tail) s->held_tail->next = m;
             else s->held = m;
@@ -254,6 +254,15 @@ void bk__session_close_after_flush(bk_net_conn_t *s) {
         return;
     }
     bk__loop_post_batched(&s->loop->cmd, m);
+}
+
+void bk__session_pause(bk_net_conn_t *s) {
+    s->paused++;   /* frames that arrive meanwhile wait in `held` */
+}
+
+void bk__session_resume(bk_net_conn_t *s) {
+    assert(s->paused > 0);
+    if (--s->paused == 0 && !s->closed && !s->in_handler) deliver_held(s);
 }
 
 static void session_mute_cb(evutil_socket_t fd, short what, void *arg) {
