@@ -185,6 +185,29 @@ static void keep_frame(bk_net_conn_t *conn, bk_net_slot_t slot, uint32_t delay_m
     ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, kept_cb, k, &tv), 0);
 }
 
+/* 'H': answered later with its connection paused meanwhile (the copy
+ * path of old-version Fetches: a worker job answers after the handler). */
+typedef struct {
+    bk_net_slot_t slot;
+    uint32_t arg;
+} paused_t;
+
+static void paused_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd, (void)what;
+    paused_t *h = arg;
+    uint8_t out[5] = { 'H', 0, 0, 0, 0 };
+    put32(out + 1, h->arg);
+    struct evbuffer *b = evbuffer_new();
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(evbuffer_add(b, out, sizeof out), 0);
+    ck_assert_int_eq(bk_net_respond(S.net, h->slot, b), BK_NET_OK);
+    bk_net_conn_t *conn = bk_net_conn(S.net, h->slot.conn_id);
+    ck_assert_ptr_nonnull(conn);
+    ck_assert_int_eq(S.frames, 1);          /* nothing handed out while paused */
+    bk_net_conn_resume(conn);
+    free(h);
+}
+
 static void sleep_ms(int ms);
 
 static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ctx) {
@@ -239,6 +262,16 @@ static void on_frame(bk_net_conn_t *conn, const uint8_t *f, size_t len, void *ct
         bk_net_conn_set_prepare(conn, true);
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
         break;
+    case 'H': { /* pause, answer after arg ms, then resume */
+        paused_t *h = malloc(sizeof *h);
+        ck_assert_ptr_nonnull(h);
+        h->slot = slot;
+        h->arg = arg;
+        bk_net_conn_pause(conn);
+        struct timeval tv = { arg / 1000, (arg % 1000) * 1000 };
+        ck_assert_int_eq(event_base_once(S.base, -1, EV_TIMEOUT, paused_cb, h, &tv), 0);
+        break;
+    }
     case 'M': /* answer, then mute the connection for arg ms (client quotas) */
         ck_assert_int_eq(bk_net_conn_respond_bytes(conn, slot, f, len), BK_NET_OK);
         ck_assert_int_eq(bk_net_conn_mute_until(conn, (int64_t)(bk_net_mono_ns() / 1000000u) + arg), BK_NET_OK);
@@ -1477,6 +1510,35 @@ START_TEST(test_mute_until_holds_frames) {
 }
 END_TEST
 
+/* A paused connection hands out no frame until resumed, even with room in
+ * flight; the frames it holds meanwhile go out in order after. */
+START_TEST(test_pause_holds_frames_until_resume) {
+    srv_start();
+    int fd = cli_connect();
+    uint8_t buf[2 * 13];
+    size_t off = enc_frame(buf, 'H', 300, 1);
+    off += enc_frame(buf + off, 'E', 7, 2);
+    int64_t t0 = now_ms();
+    send_all(fd, buf, off);                 /* E buffered behind H in one write */
+    sleep_ms(100);
+    ck_assert_int_eq(S.frames, 1);          /* E waits while H's answer is made */
+    send_cmd(fd, 'E', 8, 3);                /* and a frame sent meanwhile */
+    sleep_ms(50);
+    ck_assert_int_eq(S.frames, 1);
+    uint8_t h[4 + 5];
+    ck_assert(recv_all(fd, h, sizeof h));
+    ck_assert_uint_eq(be32(h), 5);
+    ck_assert_int_eq(h[4], 'H');
+    ck_assert_int_ge(now_ms() - t0, 290);
+    expect_echo(fd, 'E', 7, 2);
+    expect_echo(fd, 'E', 8, 3);
+    ck_assert_int_eq(S.frames, 3);
+    close(fd);
+    wait_conns_open(0);
+    srv_stop();
+}
+END_TEST
+
 /* A connection that closes while muted frees its timer (ASan/valgrind). */
 START_TEST(test_mute_then_close) {
     srv_start();
@@ -1842,6 +1904,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tc, test_sigterm_graceful_stop);
     tcase_add_test(tc, test_peer_reset_during_write);
     tcase_add_test(tc, test_mute_until_holds_frames);
+    tcase_add_test(tc, test_pause_holds_frames_until_resume);
     tcase_add_test(tc, test_mute_then_close);
     tcase_add_test(tc, test_prepare_waits_for_sasl_authentication);
     tcase_add_test(tc, test_prepare_not_run_with_one_loop);
@@ -1894,6 +1957,7 @@ static Suite *net_suite(void) {
     tcase_add_test(tl, test_sigterm_graceful_stop);
     tcase_add_test(tl, test_peer_reset_during_write);
     tcase_add_test(tl, test_mute_until_holds_frames);
+    tcase_add_test(tl, test_pause_holds_frames_until_resume);
     tcase_add_test(tl, test_mute_then_close);
     tcase_add_test(tl, test_prepare_waits_for_sasl_authentication);
     suite_add_tcase(s, tl);
