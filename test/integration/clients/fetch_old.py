@@ -18,36 +18,11 @@ import sys
 
 from kafka.record import MemoryRecords
 
+from kwire import Rd, recv_exact  # the suite's bounds-checked wire reader
+
 
 def s16(b):
     return struct.pack(">h", len(b)) + b
-
-
-def recv_exact(s, n):
-    out = b""
-    while len(out) < n:
-        c = s.recv(n - len(out))
-        if not c:
-            raise EOFError("connection closed")
-        out += c
-    return out
-
-
-class Rd:
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def take(self, n):
-        if n < 0 or self.i + n > len(self.b):
-            raise ValueError("short answer")
-        v = self.b[self.i:self.i + n]
-        self.i += n
-        return v
-
-    def i8(self): return struct.unpack(">b", self.take(1))[0]
-    def i16(self): return struct.unpack(">h", self.take(2))[0]
-    def i32(self): return struct.unpack(">i", self.take(4))[0]
-    def i64(self): return struct.unpack(">q", self.take(8))[0]
 
 
 def request(version, parts, iso=0, max_bytes=50 << 20, corr=1, max_wait=0, min_bytes=0):
@@ -84,8 +59,11 @@ def request(version, parts, iso=0, max_bytes=50 << 20, corr=1, max_wait=0, min_b
 
 def roundtrip(s, req):
     s.sendall(struct.pack(">i", len(req)) + req)
-    n = struct.unpack(">i", recv_exact(s, 4))[0]
-    return recv_exact(s, n)
+    size = recv_exact(s, 4)
+    ans = recv_exact(s, struct.unpack(">i", size)[0]) if size is not None else None
+    if ans is None:
+        raise EOFError("connection closed")
+    return ans
 
 
 def parse(version, ans):
