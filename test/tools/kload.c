@@ -220,7 +220,8 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
 }
 
 /* -X key=value properties (security.protocol, sasl.*, ssl.*: the TLS and
- * SASL benchmarks), applied to every handle after kload's own settings. */
+ * SASL benchmarks), applied to every handle after kload's own settings
+ * (new_handle). */
 #define KLOAD_PROPS_MAX 16
 static const char *g_props[KLOAD_PROPS_MAX];
 static size_t g_nprops;
@@ -233,6 +234,15 @@ static rd_kafka_conf_t *base_conf(const char *brokers) {
     rd_kafka_conf_destroy(c);
     return NULL;
   }
+  return c;
+}
+
+/* Creates a handle of `type` from conf (consumed on success and failure).
+ * The -X properties are set here, last: after kload's own settings of the
+ * mode (e.g. the consumer's queued.max.messages.kbytes), which they may
+ * override. */
+static rd_kafka_t *new_handle(rd_kafka_type_t type, rd_kafka_conf_t *c) {
+  char err[512];
   for (size_t i = 0; i < g_nprops; i++) {
     char k[256];
     const char *eq = strchr(g_props[i], '=');
@@ -245,12 +255,6 @@ static rd_kafka_conf_t *base_conf(const char *brokers) {
       return NULL;
     }
   }
-  return c;
-}
-
-/* Creates a handle of `type` from conf (consumed on success and failure). */
-static rd_kafka_t *new_handle(rd_kafka_type_t type, rd_kafka_conf_t *c) {
-  char err[512];
   rd_kafka_t *rk = rd_kafka_new(type, c, err, sizeof err);
   if (!rk) {
     fprintf(stderr, "kload: rd_kafka_new: %s\n", err);
