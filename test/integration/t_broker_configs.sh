@@ -13,18 +13,11 @@ PORT=${SK_KAFKA_PORT[1]}
 B=127.0.0.1:$PORT
 
 py() {
-"$SK_PY" - "$B" "$1" <<'PY'
+PYTHONPATH="$(dirname "$0")/clients" "$SK_PY" - "$B" "$1" <<'PY'
 import sys, socket, struct
+from kwire import recv_exact  # clients/kwire.py: an answer read to its end
 def recv_all(s, n):
-    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
-    # then reads what is there): an answer written in several pieces, e.g.
-    # bytes then a file range, must be read to its end.
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: break
-        d += c
-    return d
+    return recv_exact(s, n) or b""
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic, ConfigResource, ConfigResourceType as T
 from kafka.errors import KafkaError

@@ -11,18 +11,11 @@ PORT=${SK_KAFKA_PORT[1]}
 B=127.0.0.1:$PORT
 for p in 0 1; do seq 1 10 | kcat -b "$B" -P -t fs -p "$p" 2>/dev/null; done
 
-"$SK_PY" - "$PORT" > "$SK_TMP/fs.out" 2>&1 <<'PY'
+PYTHONPATH="$(dirname "$0")/clients" "$SK_PY" - "$PORT" > "$SK_TMP/fs.out" 2>&1 <<'PY'
 import socket, struct, sys, subprocess
+from kwire import recv_exact  # clients/kwire.py: an answer read to its end
 def recv_all(s, n):
-    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
-    # then reads what is there): an answer written in several pieces, e.g.
-    # bytes then a file range, must be read to its end.
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: break
-        d += c
-    return d
+    return recv_exact(s, n) or b""
 port = int(sys.argv[1])
 s = socket.create_connection(("127.0.0.1", port), timeout=15)
 corr = [0]

@@ -15,18 +15,11 @@ B=127.0.0.1:$PORT
 echo "seed" | kcat -b "$B" -P -t idem 2>/dev/null   # auto-create
 
 run_py() {
-"$SK_PY" - "$PORT" "$1" <<'PY'
+PYTHONPATH="$(dirname "$0")/clients" "$SK_PY" - "$PORT" "$1" <<'PY'
 import socket, struct, sys, json, os
+from kwire import recv_exact  # clients/kwire.py: an answer read to its end
 def recv_all(s, n):
-    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
-    # then reads what is there): an answer written in several pieces, e.g.
-    # bytes then a file range, must be read to its end.
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: break
-        d += c
-    return d
+    return recv_exact(s, n) or b""
 from kafka.record.default_records import DefaultRecordBatchBuilder
 port, phase = int(sys.argv[1]), sys.argv[2]
 state_file = os.environ["SK_STATE"]

@@ -27,18 +27,11 @@ sk_log "leader node $L, isr $(repl_part isr $T "$L"), followers $F1 $F2"
 # "send PID SEQ TIMEOUT_MS" -> "ERR BASE" of an acks=all produce of 3
 # records (the same bytes for the same SEQ: a retry).
 dup_py() {
-"$SK_PY" - "${SK_KAFKA_PORT[L]}" "$T" "$@" <<'PY'
+PYTHONPATH="$(dirname "$0")/clients" "$SK_PY" - "${SK_KAFKA_PORT[L]}" "$T" "$@" <<'PY'
 import socket, struct, sys
+from kwire import recv_exact  # clients/kwire.py: an answer read to its end
 def recv_all(s, n):
-    # A timeout socket's recv(MSG_WAITALL) may return early (Python polls,
-    # then reads what is there): an answer written in several pieces, e.g.
-    # bytes then a file range, must be read to its end.
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: break
-        d += c
-    return d
+    return recv_exact(s, n) or b""
 from kafka.record.default_records import DefaultRecordBatchBuilder
 port, topic, cmd = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port), timeout=30)
