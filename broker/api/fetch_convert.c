@@ -15,6 +15,7 @@
  * would save the first read; the whole read keeps one code path with the
  * down-conversion and costs the pool, not the loop. */
 #include "broker/api/fetch_convert_int.h"
+#include "storage/st_fdref.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -47,8 +48,10 @@ fconv_t *fconv_new(int16_t version, uint64_t max_total, size_t n) {
 
 static void close_fds(fconv_part_t *p) {
     for (int i = 0; i < p->nranges; i++) {
-        if (p->fds_owned && p->fd[i] >= 0) (void)close(p->fd[i]);   /* a dup read-only: nothing to flush */
+        if (p->fds_owned && p->ref[i]) st_fdref_release(p->ref[i]);
+        else if (p->fds_owned && p->fd[i] >= 0) (void)close(p->fd[i]);   /* a dup read-only: nothing to flush */
         p->fd[i] = -1;
+        p->ref[i] = NULL;
     }
     p->fds_owned = false;
 }
@@ -188,7 +191,7 @@ void fconv_answer_ranges(int16_t version, fconv_part_t *p) {
         uint64_t left = p->bytes_len;
         for (int i = 0; i < p->nranges && left > 0; i++) {
             uint64_t take = p->len[i] < left ? p->len[i] : left;
-            p->ext.r[p->ext.n++] = (st_read_range_t){ .fd = p->fd[i], .ref = NULL, .pos = p->pos[i], .len = take };
+            p->ext.r[p->ext.n++] = (st_read_range_t){ .fd = p->fd[i], .ref = p->ref[i], .pos = p->pos[i], .len = take };
             left -= take;
         }
         assert(left == 0);

@@ -69,12 +69,15 @@ typedef struct {
     bool read_failed;         /* st_log_read failed (KAFKA_STORAGE_ERROR if exact) */
     bool oversize;            /* the read was one batch larger than the copy
                                  cap (MIN_ONE): never read, nothing or an error */
-    bool fds_owned;           /* dup()s the job closes; else the log's own (inline) */
+    bool fds_owned;           /* references (ref[k]) or dup()s the job gives up;
+                                 else the log's own fds (inline) */
     uint64_t part_max;        /* partition_max_bytes (0: none) */
     uint64_t spec_total;      /* answer bytes assumed before this partition */
     uint64_t total;           /* bytes of the ranges */
     int nranges;
     int fd[ST_READ_RANGES_MAX];
+    st_fdref_t *ref[ST_READ_RANGES_MAX]; /* the segment fd's holder (storage/st_fdref.h):
+                                 held while owned, so no dup(); NULL: fd is a dup() */
     uint64_t pos[ST_READ_RANGES_MAX], len[ST_READ_RANGES_MAX];
     /* job side */
     bool decided;             /* records (or their error) below are final */

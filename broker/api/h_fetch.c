@@ -33,6 +33,7 @@
 #include "broker/meta/acl.h"
 #include "broker/api/fetch_convert_int.h"
 #include "broker/api/fetch_session.h"
+#include "storage/st_fdref.h"
 #include "broker/net/worker.h"
 #include "broker/replication/part_metrics.h"
 #include "broker/replication/purgatory.h"
@@ -471,6 +472,7 @@ static bool copy_plan(bk_api_req_t *req, const fplan_t *plan, fconv_t *c) {
         p->nranges = rr.n;
         for (int k = 0; k < rr.n; k++) {
             p->fd[k] = rr.r[k].fd;
+            p->ref[k] = rr.r[k].ref;
             p->pos[k] = rr.r[k].pos;
             p->len[k] = rr.r[k].len;
         }
@@ -486,6 +488,13 @@ static bool copy_dup(fconv_t *c) {
     for (size_t i = c->next; i < c->n; i++) {
         fconv_part_t *p = &c->parts[i];
         for (int k = 0; k < p->nranges; k++) {
+            if (p->ref[k]) {
+                /* the segment's refcounted descriptor (as a sent range
+                 * holds it): kept open for the job and the answer, no dup() */
+                st_fdref_hold(p->ref[k]);
+                p->fds_owned = true;
+                continue;
+            }
             int fd = dup(p->fd[k]);
             if (fd < 0) {
                 p->nranges = k;   /* only the dup()s made are closed, never the log's own fd */
