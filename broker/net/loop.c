@@ -47,7 +47,7 @@ static void wake(net_queue_t *q) {
 
 void bk__loop_post(net_queue_t *q, net_msg_t *m) {
     m->next = NULL;
-    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_lock(q);
     /* a batched post's wake still due goes now too: its writer's loop
      * may never run its flush again (bk_net_free's STOP comes after the
      * state loop has stopped) */
@@ -56,7 +56,7 @@ void bk__loop_post(net_queue_t *q, net_msg_t *m) {
     if (q->tail) q->tail->next = m;
     else q->head = m;
     q->tail = m;
-    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_unlock(q);
     /* an eventfd write fails only if the counter would overflow (never:
      * the reader resets it) or on EINTR */
     if (was_empty) wake(q);
@@ -64,22 +64,22 @@ void bk__loop_post(net_queue_t *q, net_msg_t *m) {
 
 void bk__loop_post_batched(net_queue_t *q, net_msg_t *m) {
     m->next = NULL;
-    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_lock(q);
     if (!q->head) q->wake_due = true;
     if (q->tail) q->tail->next = m;
     else q->head = m;
     q->tail = m;
-    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_unlock(q);
     if (q->flush_armed) return;
     q->flush_armed = true;
     event_active(q->flush_ev, EV_TIMEOUT, 1);
 }
 
 static void flush_now(net_queue_t *q) {
-    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_lock(q);
     bool due = q->wake_due;
     q->wake_due = false;
-    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_unlock(q);
     if (due) wake(q);
 }
 
@@ -98,10 +98,10 @@ void bk__loops_flush(bk_net_t *net) {
 static net_msg_t *queue_take(net_queue_t *q) {
     uint64_t v;
     while (read(q->efd, &v, sizeof v) < 0 && errno == EINTR) {}   /* EAGAIN: nothing to reset */
-    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_lock(q);
     net_msg_t *m = q->head;
     q->head = q->tail = NULL;
-    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+    bk__queue_unlock(q);
     return m;
 }
 

@@ -3,6 +3,7 @@
 #ifndef SKIFF_BK_NET_INT_H
 #define SKIFF_BK_NET_INT_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -195,6 +196,15 @@ typedef struct {
     uint8_t *spare_blocks[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* cmd only */
     uint32_t spare_blocks_n[BK_NET_BLK_CLASSES];
 } net_queue_t;
+
+/* A queue's mutex (loop.c's FIFOs, pool.c's spare lists): a failure is a
+ * broken invariant, not an error to carry. */
+static inline void bk__queue_lock(net_queue_t *q) {
+    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
+}
+static inline void bk__queue_unlock(net_queue_t *q) {
+    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
+}
 
 /* Counters one loop writes (relaxed atomics; bk_net_stats sums them). */
 typedef struct {

@@ -43,14 +43,6 @@ static __thread net_loop_t *tl_loop;
 
 void bk__pool_thread_enter(net_loop_t *loop) { tl_loop = loop; }
 
-static void lock(net_queue_t *q) {
-    if (pthread_mutex_lock(&q->mu) != 0) assert(!"queue mutex");
-}
-
-static void unlock(net_queue_t *q) {
-    if (pthread_mutex_unlock(&q->mu) != 0) assert(!"queue mutex");
-}
-
 net_msg_t *bk__msg_new(net_msg_type_t type, uint64_t conn_id) {
     net_msg_t *m = calloc(1, sizeof *m);
     if (!m) return NULL;
@@ -70,12 +62,12 @@ static net_msg_t *msg_get(net_loop_t *l, bool loop_side, net_msg_type_t type, ui
     /* the other side gives them back through the queue towards us */
     net_queue_t *q = loop_side ? &l->cmd : &l->evq;
     if (!*list && __atomic_load_n(&q->spare_msgs_n, __ATOMIC_RELAXED) > 0) {
-        lock(q);
+        bk__queue_lock(q);
         *list = q->spare_msgs;
         *n = q->spare_msgs_n;
         q->spare_msgs = NULL;
         __atomic_store_n(&q->spare_msgs_n, 0, __ATOMIC_RELAXED);
-        unlock(q);
+        bk__queue_unlock(q);
     }
     net_msg_t *m = *list;
     if (m) {
@@ -126,14 +118,14 @@ void bk__msg_recycle(net_msg_t *m) {
     }
     net_queue_t *q = m->home_loop ? &l->cmd : &l->evq;
     bool kept = false;
-    lock(q);
+    bk__queue_lock(q);
     if (q->spare_msgs_n < BK_NET_POOL_MAX) {
         m->next = q->spare_msgs;
         q->spare_msgs = m;
         __atomic_store_n(&q->spare_msgs_n, q->spare_msgs_n + 1, __ATOMIC_RELAXED);
         kept = true;
     }
-    unlock(q);
+    bk__queue_unlock(q);
     if (!kept) free(m);
 }
 
@@ -141,12 +133,12 @@ void bk__msg_recycle(net_msg_t *m) {
 static void bodies_take(bk_net_t *net, net_loop_t *l) {
     net_queue_t *q = &l->evq;
     if (__atomic_load_n(&q->spare_bodies_n, __ATOMIC_RELAXED) == 0) return;
-    lock(q);
+    bk__queue_lock(q);
     while (q->spare_bodies_n > 0 && net->body_free_n < BK_NET_POOL_MAX) {
         net->body_free[net->body_free_n++] = q->spare_bodies[q->spare_bodies_n - 1];
         __atomic_store_n(&q->spare_bodies_n, q->spare_bodies_n - 1, __ATOMIC_RELAXED);
     }
-    unlock(q);
+    bk__queue_unlock(q);
 }
 
 struct evbuffer *bk_net_body_new(bk_net_t *net) {
@@ -182,13 +174,13 @@ void bk__body_recycle(net_loop_t *here, struct evbuffer *b) {
     }
     net_queue_t *q = &here->evq;
     bool kept = false;
-    lock(q);
+    bk__queue_lock(q);
     if (q->spare_bodies_n < BK_NET_POOL_MAX) {
         q->spare_bodies[q->spare_bodies_n] = b;
         __atomic_store_n(&q->spare_bodies_n, q->spare_bodies_n + 1, __ATOMIC_RELAXED);
         kept = true;
     }
-    unlock(q);
+    bk__queue_unlock(q);
     if (!kept) evbuffer_free(b);
 }
 
@@ -218,12 +210,12 @@ uint8_t *bk__block_get(net_loop_t *l, size_t len) {
     if (k < 0) return malloc(len);
     net_queue_t *q = &l->cmd;
     if (l->blk_free_n[k] == 0 && __atomic_load_n(&q->spare_blocks_n[k], __ATOMIC_RELAXED) > 0) {
-        lock(q);
+        bk__queue_lock(q);
         uint32_t n = q->spare_blocks_n[k];
         memcpy(l->blk_free[k], q->spare_blocks[k], n * sizeof q->spare_blocks[k][0]);
         l->blk_free_n[k] = n;
         __atomic_store_n(&q->spare_blocks_n[k], 0, __ATOMIC_RELAXED);
-        unlock(q);
+        bk__queue_unlock(q);
     }
     if (l->blk_free_n[k] > 0) return l->blk_free[k][--l->blk_free_n[k]];
     LST_ADD(&l->stats, pool_allocs, 1);
@@ -245,13 +237,13 @@ void bk__block_put(net_loop_t *l, uint8_t *b, size_t len) {
     assert(tl_loop == NULL);    /* the state loop */
     net_queue_t *q = &l->cmd;
     bool kept = false;
-    lock(q);
+    bk__queue_lock(q);
     if (q->spare_blocks_n[k] < keep) {
         q->spare_blocks[k][q->spare_blocks_n[k]] = b;
         __atomic_store_n(&q->spare_blocks_n[k], q->spare_blocks_n[k] + 1, __ATOMIC_RELAXED);
         kept = true;
     }
-    unlock(q);
+    bk__queue_unlock(q);
     if (!kept) free(b);
 }
 
