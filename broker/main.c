@@ -21,6 +21,7 @@
 #include "broker/core/credentials.h"
 #include "broker/node.h"
 #include "broker/node_tls.h"
+#include "broker/net/mem.h"
 #include "broker/net/signals.h"
 
 typedef struct {
@@ -118,6 +119,9 @@ static int format_cmd(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* before any libevent call: its buffer chains and file segments, made
+     * and freed per response, come from the block pool (issue 19) */
+    bk_net_mem_for_libevent();
     if (argc > 1 && strncmp(argv[1], "--describe-config", 17) == 0 &&
         (argv[1][17] == '\0' || argv[1][17] == '='))
         return describe_config(argc, argv);
@@ -188,5 +192,10 @@ int main(int argc, char **argv) {
     bk_net_signals_free(sig);
     event_base_free(app.base);
     bk_cfg_free(cfg);
+    /* libevent's global locks, which it keeps for the process's life, are
+     * pool blocks (pointers into them, past the header: valgrind would call
+     * them "possibly lost"); then the pool's own blocks */
+    libevent_global_shutdown();
+    bk_net_mem_trim();
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "broker/replication/parts.h"
 #include "broker/core/quota.h"
 #include "broker/net/clock.h"
+#include "broker/net/mem.h"
 
 #define V(key, fn) { key, 0, -1, fn }
 static bk_api_entry_t table[] = {
@@ -152,11 +153,9 @@ static bk_api_req_t *req_new(bk_node_t *n) {
 
 static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
-    /* back to the network loops' free lists (no malloc per frame once
-     * warm); plain free() once the net is gone (a request finished during
-     * bk_broker_free's teardown) */
-    if (req->node && req->node->net) bk_net_frame_free(req->node->net, req->frame, req->frame_len);
-    else free(req->frame);
+    /* back to the block pool (no malloc per frame once warm), also once
+     * the net is gone (a request finished during bk_broker_free's teardown) */
+    bk_net_frame_free(req->node ? req->node->net : NULL, req->frame, req->frame_len);
     req->frame = NULL;
     struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
     if (pool && pool->n < BK_API_REQ_POOL_MAX) {
@@ -177,11 +176,11 @@ void bk_api_req_cache_drain(void) {
 }
 
 /* A buffer of at least `n` bytes for one encoding: the thread's scratch when
- * n <= SCRATCH_KEEP_BYTES (grown once, kept), else a malloc the caller frees
- * with scratch_put. */
+ * n <= SCRATCH_KEEP_BYTES (grown once, kept), else a block of the net's pool
+ * the caller gives back with scratch_put. */
 static uint8_t *scratch_get(size_t n) {
     if (n == 0) n = 1;
-    if (n > SCRATCH_KEEP_BYTES) return malloc(n);
+    if (n > SCRATCH_KEEP_BYTES) return bk_net_mem_alloc(n);   /* pooled up to 1 MiB */
     if (n > scratch_cap) {
         size_t cap = scratch_cap ? scratch_cap : 4096;
         while (cap < n) cap *= 2;
@@ -195,7 +194,7 @@ static uint8_t *scratch_get(size_t n) {
 }
 
 static void scratch_put(uint8_t *buf) {
-    if (buf != scratch) free(buf);
+    if (buf != scratch) bk_net_mem_free(buf);
 }
 
 void *bk_api_req_alloc(bk_api_req_t *req, size_t count, size_t size) {

@@ -36,6 +36,7 @@
 #include <openssl/ssl.h>
 
 #include "broker/net/clock.h"
+#include "broker/net/mem.h"
 #include "broker/net/net_int.h"
 #include "broker/net/tls.h"
 
@@ -65,7 +66,9 @@ static uint32_t load_be32(const uint8_t *p) {
  * connection closes. (glibc's malloc raises its mmap threshold to the size
  * of the last freed mmap'd block, up to 32 MiB, so 1..32 MiB buffers would
  * end up in the heap, where freed memory often stays in the process: 30
- * connections with 100 MiB partial frames left 3.1 GB RSS behind.) */
+ * connections with 100 MiB partial frames left 3.1 GB RSS behind.) A loop
+ * keeps one mapping of at most BK_NET_BIG_SPARE_MAX for its next big frame
+ * (big_free). */
 static size_t page_round(size_t n) {
     const size_t page = 4096;
     return (n + page - 1) / page * page;
@@ -117,9 +120,24 @@ static bool small_reserve(bk_net_t *net, size_t cost) {
     return true;
 }
 
-static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
+static void big_unmap(uint8_t *p, size_t cap) {
     /* munmap of a mapping we made with this length cannot fail */
     if (munmap(p, cap) != 0) assert(!"munmap of an input buffer failed");
+}
+
+/* A mapping the loop is done with: kept as the loop's spare when it is the
+ * size of an ordinary big request (BK_NET_BIG_SPARE_MAX) and the loop has
+ * none, so that a stream of 100 KiB..1 MiB produce requests does not map
+ * and unmap one per request (TLB shootdowns on the loop); else unmapped.
+ * One spare per loop: what it keeps is bounded, and a peer's 100 MiB frame
+ * still gives its memory back the moment it is handed out. */
+static void big_free(net_loop_t *loop, uint8_t *p, size_t cap, size_t counted) {
+    if (cap <= BK_NET_BIG_SPARE_MAX && !loop->big_spare) {
+        loop->big_spare = p;
+        loop->big_spare_cap = cap;
+    } else {
+        big_unmap(p, cap);
+    }
     bk__budget_release(loop->net, loop, counted);
 }
 
@@ -151,7 +169,7 @@ static void in_release(bk_net_conn_t *c) {
     c->in_off = 0;
     if (!c->in) return;
     net_loop_t *loop = c->loop;
-    if (c->in_big) big_free(loop, c->in, c->in_cap, c->in_counted);
+    if (c->in_big) big_free(loop, c->in, c->in_map, c->in_counted);
     else if (c->in_cap == in_chunk(c->net) && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = NULL;
@@ -161,6 +179,9 @@ static void in_release(bk_net_conn_t *c) {
 
 void bk__conn_in_pool_free(net_loop_t *loop) {
     while (loop->in_pool_n > 0) free(loop->in_pool[--loop->in_pool_n]);
+    if (loop->big_spare) big_unmap(loop->big_spare, loop->big_spare_cap);
+    loop->big_spare = NULL;
+    loop->big_spare_cap = 0;
 }
 
 typedef enum { ROOM_OK, ROOM_NOMEM, ROOM_WAIT } room_t;
@@ -229,18 +250,31 @@ static room_t in_make_room(bk_net_conn_t *c) {
      * are woken for memory that did not come back */
     size_t old_big = c->in_big ? c->in_counted : 0;
     if (!budget_reserve(net, old_big, counted, true)) return ROOM_WAIT;
-    void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m;
+    size_t map = cap;
+    if (loop->big_spare && loop->big_spare_cap >= cap) {
+        /* the spare, used up to `cap` only: reads stop at the frame's end
+         * plus the page rounding, as in a mapping of this frame's size
+         * (in_unmap moves that slack, < 4 KiB, to a chunk) */
+        m = loop->big_spare;
+        map = loop->big_spare_cap;
+        loop->big_spare = NULL;
+        loop->big_spare_cap = 0;
+    } else {
+        m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
     if (m == MAP_FAILED) {
         bk__budget_release(net, loop, counted - old_big);   /* the old mapping keeps its own */
         return ROOM_NOMEM;
     }
     memcpy(m, c->in + c->in_off, c->in_len); /* what arrived of this frame so far */
-    if (c->in_big) big_free(loop, c->in, c->in_cap, 0);
+    if (c->in_big) big_free(loop, c->in, c->in_map, 0);
     else if (c->in_cap == chunk && loop->in_pool_n < BK_NET_IN_POOL_MAX) loop->in_pool[loop->in_pool_n++] = c->in;
     else free(c->in);
     c->in = m;
     c->in_off = 0;
     c->in_cap = cap;
+    c->in_map = map;
     c->in_big = true;
     c->in_counted = counted;
     return ROOM_OK;
@@ -481,7 +515,7 @@ static bool in_unmap(bk_net_conn_t *c) {
         if (!buf) return false;
         memcpy(buf, c->in + c->in_off, c->in_len);
     }
-    big_free(loop, c->in, c->in_cap, 0);
+    big_free(loop, c->in, c->in_map, 0);
     c->in = buf;
     c->in_cap = buf ? chunk : 0;
     c->in_off = 0;
@@ -623,9 +657,9 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
     c->frame_taken = true;
-    /* sized like a network loop's block, so that bk_net_frame_free can
-     * pool it whichever loop read it */
-    uint8_t *own = malloc(bk__frame_block_bytes(c->frame_len));
+    /* a block of the pool, like a network loop's copy: bk_net_frame_free
+     * gives either back */
+    uint8_t *own = bk_net_mem_alloc(c->frame_len);
     if (!own) return NULL;
     memcpy(own, c->frame, c->frame_len);
     LST_ADD(&c->loop->stats, frame_copy_bytes, c->frame_len);

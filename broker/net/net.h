@@ -293,8 +293,8 @@ uint64_t bk_net_conn_id(const bk_net_conn_t *conn);
 /* The slot of the frame being handled. Only inside the frame handler. */
 bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 /* Only inside the frame handler, at most once per frame: the frame's `len`
- * bytes as a malloc'd block the caller now owns (bk_net_frame_free it, or
- * free()), for a request
+ * bytes as a block of the pool (net/mem.h) the caller now owns
+ * (bk_net_frame_free it, never free()), for a request
  * that outlives the call (its decoded fields point into the bytes; Produce
  * patches offsets into them). Use the returned block, not `frame`. The
  * frame lies in the connection's input buffer, which later frames reuse,
@@ -302,11 +302,9 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
  * handler that keeps them. NULL when out of memory (the frame is still
  * valid for the rest of the call). */
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
-/* Gives a block bk_net_conn_take_frame returned back to the net, on the
- * loop thread, once done with it: `len` is the frame's length. Blocks up
- * to 64 KiB go to the network loops' free lists (no allocation per frame
- * once warm); free() remains correct but allocates anew each time. NULL is
- * allowed. */
+/* Gives a block bk_net_conn_take_frame returned back to the pool, on any
+ * thread, once done with it (`len`: the frame's length; `net` may be NULL
+ * or already freed). No allocation per frame once warm. NULL is allowed. */
 void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len);
 /* Only inside the frame handler: what on_prepare returned for this frame
  * (NULL if none or no on_prepare). Unless taken, it is freed with

@@ -22,11 +22,10 @@
 /* Entries of each free list of pool.c (messages, response bodies), local
  * or on its way back through a queue. */
 #define BK_NET_POOL_MAX 64
-/* Frame blocks of network loops (pool.c): size classes of 2^k bytes from
- * 512 B to 64 KiB (larger frames get a block of their size, not pooled). */
-#define BK_NET_BLK_CLASSES 8
-#define BK_NET_BLK_MIN_BYTES ((size_t)512)
-#define BK_NET_BLK_MAX_BYTES (BK_NET_BLK_MIN_BYTES << (BK_NET_BLK_CLASSES - 1))
+/* The largest input mapping a loop keeps as its spare for the next big
+ * frame (conn.c big_free): librdkafka's and the Java client's requests are
+ * at most ~1 MB by default. */
+#define BK_NET_BIG_SPARE_MAX ((size_t)(2u << 20))
 
 /* One listening socket and what its connections inherit. */
 typedef struct net_listener {
@@ -80,6 +79,8 @@ struct bk_net_conn_s {
     bool in_big;            /* `in` is an mmap'd block (above the chunk), counted in
                                net->stats.queued_bytes; else malloc'd / pooled chunk */
     size_t in_counted;      /* bytes of `in` counted in queued_bytes (the frame's size) */
+    size_t in_map;          /* in_big: the mapping's length (>= in_cap: a loop's spare
+                               may be larger than the frame needs) */
     bool mem_wait;          /* paused: the budget could not grow `in` (read_ev off) */
     struct event *hup_ev;   /* EV_CLOSED, added while mem_wait: a peer that leaves
                                while we do not read it still frees its buffer */
@@ -193,8 +194,6 @@ typedef struct {
     uint32_t spare_msgs_n;
     struct evbuffer *spare_bodies[BK_NET_POOL_MAX];    /* evq only */
     uint32_t spare_bodies_n;
-    uint8_t *spare_blocks[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* cmd only */
-    uint32_t spare_blocks_n[BK_NET_BLK_CLASSES];
 } net_queue_t;
 
 /* A queue's mutex (loop.c's FIFOs, pool.c's spare lists): a failure is a
@@ -235,6 +234,8 @@ struct net_loop {
     bool stopped;               /* remote: the thread has been joined */
     uint8_t *in_pool[BK_NET_IN_POOL_MAX];
     uint32_t in_pool_n;
+    uint8_t *big_spare;         /* conn.c: an input mapping kept for the next big frame */
+    size_t big_spare_cap;
     /* TLS output without kTLS (conn_tls.c), one pipe per loop */
     int tls_pipe[2];
     int tls_pipe_cap;
@@ -243,8 +244,6 @@ struct net_loop {
     uint32_t msg_free_n;
     net_msg_t *st_msg_free;     /* the state loop: commands it posts here */
     uint32_t st_msg_free_n;
-    uint8_t *blk_free[BK_NET_BLK_CLASSES][BK_NET_POOL_MAX];   /* this loop's thread */
-    uint32_t blk_free_n[BK_NET_BLK_CLASSES];
 };
 
 struct bk_net {
@@ -285,7 +284,6 @@ struct bk_net {
     struct evbuffer *body_free[BK_NET_POOL_MAX];
     uint32_t body_free_n;
     uint32_t body_next;         /* the loop whose returned bodies are taken next */
-    uint32_t blk_next;          /* the loop bk_net_frame_free gives a block to next */
 };
 
 /* Monotonic milliseconds (conn.c, listener.c). */

@@ -16,25 +16,22 @@
  * flush (its chains moved to the socket's output), through its event
  * queue.
  *
- * Frame blocks (the copy of a frame a network loop hands over): size
- * classes of 2^k bytes, 512 B .. 64 KiB (a block is allocated when the
- * whole frame is in: allocation follows bytes received; bigger frames get
- * a block of their size, malloc'd and freed). A loop's blocks come back
- * to it through its command queue when the state loop is done with them:
- * not taken by the handler (deliver), dropped, or bk_net_frame_free for a
- * taken one (given to the loops in turn: blocks of a class are alike).
+ * Frame blocks (the copy of a frame a network loop hands over, and the one
+ * bk_net_conn_take_frame makes on loop 0) are blocks of mem.h's pool: a
+ * block is allocated when the whole frame is in (allocation follows bytes
+ * received), and one freed on the state loop reaches the loop that copies
+ * the next frame through the pool's depot.
  *
  * Bounds: BK_NET_POOL_MAX entries per list (local and spare), beyond
  * which the thing is freed. A message is ~250 bytes and an empty evbuffer
- * ~100: at most a few tens of KiB per loop. Blocks: at most 256 KiB per
- * class and list (64 of 512 B .. 4 of 64 KiB): 2 MiB per list when every
- * class is full, twice per loop (local and on the way back). */
+ * ~100: at most a few tens of KiB per loop. (Blocks: mem.c's bounds.) */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
+#include "broker/net/mem.h"
 #include "broker/net/net_int.h"
 
 /* The network loop whose thread this is; NULL on the state loop (and any
@@ -184,78 +181,27 @@ void bk__body_recycle(net_loop_t *here, struct evbuffer *b) {
     if (!kept) evbuffer_free(b);
 }
 
-/* Frame blocks: the class of a frame of `len` bytes, -1 above them. */
-static int blk_class(size_t len) {
-    if (len > BK_NET_BLK_MAX_BYTES) return -1;
-    int k = 0;
-    while ((BK_NET_BLK_MIN_BYTES << k) < len) k++;
-    assert(k < BK_NET_BLK_CLASSES);
-    return k;
-}
-
-/* Blocks of class k kept per list: 256 KiB of them, at most 64. */
-static uint32_t blk_keep(int k) {
-    size_t n = ((size_t)256 << 10) / (BK_NET_BLK_MIN_BYTES << k);
-    return n < BK_NET_POOL_MAX ? (uint32_t)n : BK_NET_POOL_MAX;
-}
-
-size_t bk__frame_block_bytes(size_t len) {
-    int k = blk_class(len);
-    return k < 0 ? len : BK_NET_BLK_MIN_BYTES << k;
-}
+/* Frame blocks come from the block pool (mem.h), whose depot takes a
+ * block freed on the state loop back to the loop that copies the next
+ * frame: no list of their own here. */
+size_t bk__frame_block_bytes(size_t len) { return bk_net_mem_block_bytes(len); }
 
 uint8_t *bk__block_get(net_loop_t *l, size_t len) {
     assert(l->remote && tl_loop == l);
-    int k = blk_class(len);
-    if (k < 0) return malloc(len);
-    net_queue_t *q = &l->cmd;
-    if (l->blk_free_n[k] == 0 && __atomic_load_n(&q->spare_blocks_n[k], __ATOMIC_RELAXED) > 0) {
-        bk__queue_lock(q);
-        uint32_t n = q->spare_blocks_n[k];
-        memcpy(l->blk_free[k], q->spare_blocks[k], n * sizeof q->spare_blocks[k][0]);
-        l->blk_free_n[k] = n;
-        __atomic_store_n(&q->spare_blocks_n[k], 0, __ATOMIC_RELAXED);
-        bk__queue_unlock(q);
-    }
-    if (l->blk_free_n[k] > 0) return l->blk_free[k][--l->blk_free_n[k]];
-    LST_ADD(&l->stats, pool_allocs, 1);
-    return malloc(BK_NET_BLK_MIN_BYTES << k);
+    (void)l;
+    return bk_net_mem_alloc(len);
 }
 
 void bk__block_put(net_loop_t *l, uint8_t *b, size_t len) {
-    int k = blk_class(len);
-    if (k < 0 || l->stopped || !l->remote) {
-        free(b);
-        return;
-    }
-    uint32_t keep = blk_keep(k);
-    if (tl_loop == l) {
-        if (l->blk_free_n[k] < keep) l->blk_free[k][l->blk_free_n[k]++] = b;
-        else free(b);
-        return;
-    }
-    assert(tl_loop == NULL);    /* the state loop */
-    net_queue_t *q = &l->cmd;
-    bool kept = false;
-    bk__queue_lock(q);
-    if (q->spare_blocks_n[k] < keep) {
-        q->spare_blocks[k][q->spare_blocks_n[k]] = b;
-        __atomic_store_n(&q->spare_blocks_n[k], q->spare_blocks_n[k] + 1, __ATOMIC_RELAXED);
-        kept = true;
-    }
-    bk__queue_unlock(q);
-    if (!kept) free(b);
+    (void)l;
+    (void)len;
+    bk_net_mem_free(b);
 }
 
 void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len) {
-    if (!frame) return;
-    assert(tl_loop == NULL);
-    if (net->cfg.loops < 2) {
-        free(frame);
-        return;
-    }
-    net->blk_next = net->blk_next % (net->cfg.loops - 1) + 1;
-    bk__block_put(&net->loops[net->blk_next], frame, len);
+    (void)net;
+    (void)len;
+    bk_net_mem_free(frame);
 }
 
 static void msgs_free(net_msg_t *m) {
@@ -270,8 +216,6 @@ void bk__pool_queue_fini(net_queue_t *q) {
     q->spare_msgs = NULL;
     q->spare_msgs_n = 0;
     while (q->spare_bodies_n > 0) evbuffer_free(q->spare_bodies[--q->spare_bodies_n]);
-    for (int k = 0; k < BK_NET_BLK_CLASSES; k++)
-        while (q->spare_blocks_n[k] > 0) free(q->spare_blocks[k][--q->spare_blocks_n[k]]);
 }
 
 void bk__pool_loop_fini(net_loop_t *l) {
@@ -280,8 +224,6 @@ void bk__pool_loop_fini(net_loop_t *l) {
     msgs_free(l->st_msg_free);
     l->msg_free = l->st_msg_free = NULL;
     l->msg_free_n = l->st_msg_free_n = 0;
-    for (int k = 0; k < BK_NET_BLK_CLASSES; k++)
-        while (l->blk_free_n[k] > 0) free(l->blk_free[k][--l->blk_free_n[k]]);
 }
 
 void bk__pool_net_fini(bk_net_t *net) {

@@ -110,8 +110,8 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
     s->frame = s->frame_block = NULL;
     /* out of the budget when the handler returns, taken or not (Kafka
      * releases a request's buffer when its handler returns): a taken
-     * block is the handler's, freed with free(), like the copy
-     * bk_net_conn_take_frame makes on loop 0 */
+     * block is the handler's, given back with bk_net_frame_free, like
+     * the copy bk_net_conn_take_frame makes on loop 0 */
     bk__frame_release(net, &net->loops[0], s->frame_len);
     if (s->prepared) {
         net->cfg.prepared_free(s->prepared);

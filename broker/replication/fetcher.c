@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/net/mem.h"
 #include "broker/net/quorum_client.h"
 #include "broker/replication/replica_wire.h"
 #include "kp_msgs.h"
@@ -63,6 +64,7 @@ struct fetcher {
     int64_t bad_log_ms;              /* last "bad answer" line; others counted */
     uint32_t bad_suppressed;
     struct event *retry;             /* re-send after a lost connection */
+    kp_arena_t arena;                /* answers are decoded here, reused (one chunk kept) */
 };
 
 static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend, const uint8_t *frame, size_t len);
@@ -105,6 +107,7 @@ static fetcher_t *fetcher_for(bk_node_t *n, int32_t id) {
         f->id = id;
         f->retry = evtimer_new(n->base, on_retry, f);
         if (!f->retry) { free(f); return NULL; }
+        kp_arena_init(&f->arena, 0);
         rm->fetchers[rm->nfetchers++] = f;
     }
     if (!f->qc) {
@@ -204,7 +207,7 @@ static void fail_sent(fetcher_t *f, int16_t err) {
 
 static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
     bk_node_t *n = f->n;
-    bk_repl_rw_part_t *ps = calloc(f->nsent, sizeof *ps);
+    bk_repl_rw_part_t *ps = bk_net_mem_alloc(f->nsent * sizeof *ps);   /* per fetch: pooled */
     if (!ps) return KP_ERR_NOMEM;
     for (size_t i = 0; i < f->nsent; i++) {
         const fsent_t *s = &f->sent[i];
@@ -224,7 +227,7 @@ static int encode(fetcher_t *f, uint8_t **buf_out, size_t *len_out) {
         .partition_max_bytes = (int32_t)bk_cfg_int(n->cfg, BK_CFG_REPLICA_FETCH_MAX_BYTES),
     };
     int rc = bk_repl_rw_fetch_encode(&o, ps, f->nsent, buf_out, len_out);
-    free(ps);
+    bk_net_mem_free(ps);
     return rc;
 }
 
@@ -245,7 +248,7 @@ static void send_now(fetcher_t *f) {
     if (encode(f, &buf, &len) != KP_OK) { fail_sent(f, KP_ERROR_UNKNOWN_SERVER_ERROR); return; }
     pend.corr = f->corr;
     int rc = bk_net_qc_send(f->qc, buf, len, &pend, now);
-    free(buf);
+    bk_net_mem_free(buf);
     if (rc != 0) { fail_sent(f, KP_ERROR_NETWORK_EXCEPTION); return; }
     if (f->n->rm) f->n->rm->st.fetch_requests++;
 }
@@ -288,6 +291,7 @@ void bk_fetcher_free_all(struct bk_repl_rm *rm) {
         f->n = NULL;
         bk_net_qc_free(qc);
         event_free(f->retry);
+        kp_arena_free(&f->arena);
         free(f->sent);
         free(f->sent_pos);
         free(f->sent_got);
@@ -365,13 +369,13 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
         (void)evtimer_add(f->retry, &tv);
         return;
     }
-    kp_arena_t a;
+    kp_arena_t *a = &f->arena;
     int32_t corr = 0;
     const void *body = NULL;
-    int rc = bk_repl_rw_fetch_decode(frame, len, f->nsent, FETCH_MAX_BYTES, &a, &corr, &body);
+    int rc = bk_repl_rw_fetch_decode(frame, len, f->nsent, FETCH_MAX_BYTES, a, &corr, &body);
     if (rc != KP_OK || corr != f->corr) {
         log_bad(f, rc);
-        kp_arena_free(&a);
+        kp_arena_reset_retain(a, BK_REPL_RW_ARENA_KEEP_BYTES);
         fail_sent(f, KP_ERROR_CORRUPT_MESSAGE);
         return;
     }
@@ -388,7 +392,7 @@ static void on_resp(void *ctx, int32_t peer_id, const bk_net_qc_pending_t *pend,
         f->sent_got[i] = deliver(f, s, bk_repl_rw_answer_find(r, &cur, s->topic_id.b, s->partition), r->error_code);
     }
     f->cursor = bk_repl_rw_rr_next(f->sent_pos, f->sent_got, cnt, f->capped, f->cursor);
-    kp_arena_free(&a);
+    kp_arena_reset_retain(a, BK_REPL_RW_ARENA_KEEP_BYTES);
     f->inflight = false;
     if (f->n->rm && !f->n->stopping) send_now(f);
 }

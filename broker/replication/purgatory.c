@@ -14,6 +14,7 @@
  * complete any waiter). Walks nest (a callback may notify), so the cursors
  * form a stack. */
 #include "broker/replication/purgatory.h"
+#include "broker/net/mem.h"
 
 #include <assert.h>
 #include <event2/event.h>
@@ -113,8 +114,9 @@ static head_t *head_get(bk_repl_purg_t *pg, const bk_repl_purg_key_t *k) {
     head_t *h = head_find(pg, &k->topic_id, k->partition);
     if (h) return h;
     if ((pg->used + 1) * 2 > pg->cap && table_grow(pg) != KP_OK) return NULL;
-    h = calloc(1, sizeof *h);
+    h = bk_net_mem_alloc(sizeof *h);   /* made and dropped per waiting request: pooled */
     if (!h) return NULL;
+    memset(h, 0, sizeof *h);
     h->key = *k;
     pg->slots[slot_of(pg, &k->topic_id, k->partition)] = h;
     pg->used++;
@@ -139,7 +141,7 @@ static void head_drop(bk_repl_purg_t *pg, head_t *h) {
         pg->slots[j] = NULL;
         i = j;
     }
-    free(h);
+    bk_net_mem_free(h);
 }
 
 /* ---- waiters -------------------------------------------------------------------- */
@@ -170,7 +172,7 @@ static void complete(waiter_t *w) {
     event_free(w->timer);
     bk_repl_purg_done_fn done = w->done;
     void *ctx = w->ctx;
-    free(w);
+    bk_net_mem_free(w);
     done(ctx);
 }
 
@@ -213,9 +215,11 @@ int bk_repl_purg_wait(bk_repl_purg_t *pg, const bk_repl_purg_key_t *keys, size_t
     assert(ready && done);
     if (pg->count >= pg->max) return KP_ERR_TOO_LARGE;
     if (nkeys > (SIZE_MAX - sizeof(waiter_t)) / sizeof(link_t)) return KP_ERR_NOMEM;
-    waiter_t *w = calloc(1, sizeof *w + nkeys * sizeof(link_t));
+    size_t wbytes = sizeof(waiter_t) + nkeys * sizeof(link_t);
+    waiter_t *w = bk_net_mem_alloc(wbytes);   /* one per parked request: pooled */
     if (!w) return KP_ERR_NOMEM;
-    w->pg = pg;   /* calloc'd: no links, no list neighbours yet */
+    memset(w, 0, wbytes);
+    w->pg = pg;   /* zeroed: no links, no list neighbours yet */
     w->ctx = ctx;
     w->ready = ready;
     w->done = done;
@@ -245,7 +249,7 @@ int bk_repl_purg_wait(bk_repl_purg_t *pg, const bk_repl_purg_key_t *keys, size_t
 fail:
     for (size_t i = 0; i < w->nlinks; i++) unlink_link(pg, &w->links[i]);
     if (w->timer) event_free(w->timer);
-    free(w);
+    bk_net_mem_free(w);
     return KP_ERR_NOMEM;
 }
 

@@ -14,6 +14,7 @@
 #include "broker/replication/parts.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "broker/replication/purgatory.h"
+#include "broker/net/mem.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_status.h"
 
@@ -130,7 +131,7 @@ static void fail_waits(bk_rp_t *rp, int16_t err) {
         rp->n_waits--;
         w->res.error = err;
         w->fn(w->ctx, w->part_ctx, &w->res);
-        free(w);
+        bk_net_mem_free(w);
     }
 }
 
@@ -290,7 +291,7 @@ static void complete_acks(bk_node_t *n, bk_rp_t *rp, const bk_repl_out_t *out) {
         if (n->rm) n->rm->st.acks_waiting--;
         w->res.error = out->acks[i].error;
         w->fn(w->ctx, w->part_ctx, &w->res);
-        free(w);
+        bk_net_mem_free(w);
     }
 }
 
@@ -374,7 +375,7 @@ static bool park_wait(bk_node_t *n, bk_repl_part_t *p, uint64_t id, bool acks_al
     for (uint32_t i = 0; i < out->n_acks; i++)
         if (out->acks[i].id == id) { done_now = true; res->error = out->acks[i].error; }
     if (!done_now) {
-        rp_wait_t *w = calloc(1, sizeof *w);
+        rp_wait_t *w = bk_net_mem_alloc(sizeof *w);   /* one per acks=all batch: pooled */
         if (!w) { res->error = KP_ERROR_REQUEST_TIMED_OUT; done_now = true; }
         else {
             *w = (rp_wait_t){ id, fn, ctx, part_ctx, *res, rp->waits };

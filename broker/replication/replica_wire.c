@@ -1,5 +1,6 @@
 /* broker/replication/replica_wire.c — replica fetch bytes; see replica_wire.h. */
 #include "broker/replication/replica_wire.h"
+#include "broker/net/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,11 @@ int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, const bk_repl_rw_p
     q.max_bytes = o->max_bytes;
     q.session_id = 0;
     q.session_epoch = -1;
-    kp_fetch_request_fetch_topic_t *ts = calloc(n, sizeof *ts);
-    kp_fetch_request_fetch_partition_t *ps = calloc(n, sizeof *ps);
+    /* per replica fetch: blocks of the pool, not malloc (issue 19) */
+    kp_fetch_request_fetch_topic_t *ts = bk_net_mem_alloc(n * sizeof *ts);
+    kp_fetch_request_fetch_partition_t *ps = bk_net_mem_alloc(n * sizeof *ps);
     size_t cap = RW_FIXED_BYTES + n * RW_PART_BYTES;
-    uint8_t *buf = malloc(cap);
+    uint8_t *buf = bk_net_mem_alloc(cap);
     int rc = ts && ps && buf ? KP_OK : KP_ERR_NOMEM;
     for (size_t i = 0; i < n && rc == KP_OK; i++) {
         kp_fetch_request_fetch_topic_init(&ts[i]);
@@ -48,9 +50,9 @@ int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, const bk_repl_rw_p
         kp_wr_init(&w, buf, cap);
         rc = kp_request_encode(&w, &h, &q);
     }
-    free(ts);
-    free(ps);
-    if (rc != KP_OK) { free(buf); return rc; }
+    bk_net_mem_free(ts);
+    bk_net_mem_free(ps);
+    if (rc != KP_OK) { bk_net_mem_free(buf); return rc; }
     *out = buf;
     *len = w.pos;
     return KP_OK;
@@ -80,7 +82,11 @@ size_t bk_repl_rw_answer_arena_bytes(size_t n_asked, size_t frame_len, int32_t m
 
 int bk_repl_rw_fetch_decode(const uint8_t *frame, size_t len, size_t n_asked, int32_t max_bytes, kp_arena_t *a,
                             int32_t *corr, const void **resp) {
-    kp_arena_init(a, bk_repl_rw_answer_arena_bytes(n_asked, len, max_bytes));
+    /* the caller's arena, reused across answers: emptied (keeping one
+     * chunk, so a steady stream of answers allocates nothing) and capped
+     * for this one */
+    kp_arena_reset_retain(a, BK_REPL_RW_ARENA_KEEP_BYTES);
+    a->cap_bytes = bk_repl_rw_answer_arena_bytes(n_asked, len, max_bytes);
     void *body = NULL;
     int rc = kp_response_decode(KP_API_FETCH, BK_REPL_RW_FETCH_VERSION, frame, len, corr, &body, a);
     if (rc != KP_OK) return rc;

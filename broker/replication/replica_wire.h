@@ -39,8 +39,9 @@ typedef struct {
     int32_t partition_max_bytes;
 } bk_repl_rw_fetch_opts_t;
 
-/* Encodes the whole request frame (size prefix included) into a malloc'd
- * buffer *out (caller frees) of *len bytes. KP_ERR_NOMEM / encoder errors;
+/* Encodes the whole request frame (size prefix included) into a block of
+ * the net's pool *out (caller gives it back with bk_net_mem_free) of *len
+ * bytes. KP_ERR_NOMEM / encoder errors;
  * n must be >= 1. */
 KP_MUST_CHECK int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, const bk_repl_rw_part_t *parts, size_t n, uint8_t **out,
                                      size_t *len);
@@ -59,10 +60,15 @@ KP_MUST_CHECK int bk_repl_rw_fetch_encode(const bk_repl_rw_fetch_opts_t *o, cons
  * of the max_bytes the leader keeps to); records stay slices of the frame.
  * Hard bound: max_bytes + n_asked * BK_REPL_RW_ANSWER_PART_BYTES + 64 KiB. */
 size_t bk_repl_rw_answer_arena_bytes(size_t n_asked, size_t frame_len, int32_t max_bytes);
+/* The arena chunk kept between answers: a steady stream of fetches decodes
+ * without allocating, a rare large answer does not stay held. */
+#define BK_REPL_RW_ARENA_KEEP_BYTES ((size_t)256 << 10)
 
 /* Decodes the Fetch answer frame[0..len) (without its size prefix) to a
- * request of n_asked partitions and max_bytes into `a`, which this
- * initialises with the cap above (caller frees it, also on error). The
+ * request of n_asked partitions and max_bytes into `a`, an initialised
+ * arena (kp_arena_init) the caller keeps across answers: this empties it,
+ * keeping one chunk of at most BK_REPL_RW_ARENA_KEEP_BYTES, and caps it as
+ * above (caller frees it once done with answers). The
  * arena grows chunk by chunk with what the decoder finds in the bytes
  * present (every array count is checked against the bytes left before its
  * allocation), so a claimed count or length larger than the frame fails

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/net/mem.h"
 #include "broker/replication/replica_wire.h"
 #include "kp_msgs.h"
 #include "protocol/kp_arena.h"
@@ -88,7 +89,7 @@ START_TEST(test_request_round_trip) {
         free(c);
     }
     kp_arena_free(&a);
-    free(buf);
+    bk_net_mem_free(buf);
     ck_assert_int_ne(bk_repl_rw_fetch_encode(&o, parts, 0, &buf, &len), KP_OK);
 }
 END_TEST
@@ -181,6 +182,7 @@ START_TEST(test_decode_thousands_of_empty_partitions) {
         size_t n = counts[c], len = 0;
         uint8_t *frame = make_empty_answer(n, 42, &len);
         kp_arena_t a;
+        kp_arena_init(&a, 0);
         int32_t corr = 0;
         const void *body = NULL;
         int rc = bk_repl_rw_fetch_decode(frame, len, n, 10 << 20, &a, &corr, &body);
@@ -208,6 +210,7 @@ START_TEST(test_decode_claims_beyond_bytes) {
     big[at] = 0xff; big[at + 1] = 0xff; big[at + 2] = 0xff; big[at + 3] = 0x7f;   /* uvarint */
     memcpy(big + at + 4, frame + at + 1, 16);
     kp_arena_t a;
+    kp_arena_init(&a, 0);
     int32_t corr = 0;
     const void *body = NULL;
     ck_assert_int_ne(bk_repl_rw_fetch_decode(big, at + 20, 3, 10 << 20, &a, &corr, &body), KP_OK);
