@@ -93,8 +93,10 @@ static uint32_t batch(uint32_t k) { return clamp(cache_max(k) / 2, 1, 64); }
 
 static uint32_t cls_of(size_t n) {
     assert(n <= BK_NET_MEM_MAX_BYTES);
-    uint32_t k = 0;
-    while (cls_bytes(k) < n) k++;
+    if (n <= BK_NET_MEM_MIN_BYTES) return 0;
+    /* the bit length of n - 1 is log2 of the power of two >= n */
+    uint32_t k = (uint32_t)(64 - __builtin_clzll((unsigned long long)(n - 1))) - BK_NET_MEM_MIN_SHIFT;
+    assert(k < BK_NET_MEM_CLASSES && cls_bytes(k) >= n && (k == 0 || cls_bytes(k - 1) < n));
     return k;
 }
 
