@@ -6,13 +6,14 @@
  * header so that a free block's bytes can be poisoned under ASan: a use
  * after bk_net_mem_free is reported as it would be after free().
  *
- * Per thread: one list per class, at most cache_max(k) blocks (256 KiB of
- * them, 1..64). Node-wide: a depot per class under its own mutex, at most
+ * Per thread: one list per class, at most cache_max(k) blocks (128 KiB of
+ * them, 1..32: what a thread that only frees a class, as the state loop
+ * does with network loops' frame blocks, keeps before handing a batch on). Node-wide: a depot per class under its own mutex, at most
  * depot_max(k) blocks (1 MiB of them, 2..256). A thread whose list is empty
  * takes a batch (half its cache) from the depot; one whose list is full
  * moves a batch there; what the depot has no room for goes back to the
  * system. So memory kept is bounded: per class 1 MiB in the depot plus
- * 256 KiB per thread (at least one block of the big classes), and a block
+ * 128 KiB per thread (at least one block of the big classes), and a block
  * costs a lock only once per batch.
  *
  * A thread's list goes to the depot when the thread exits (a pthread key's
@@ -87,7 +88,7 @@ static size_t cls_bytes(uint32_t k) { return BK_NET_MEM_MIN_BYTES << k; }
 static uint32_t clamp(size_t v, uint32_t lo, uint32_t hi) {
     return v < lo ? lo : v > hi ? hi : (uint32_t)v;
 }
-static uint32_t cache_max(uint32_t k) { return clamp(((size_t)256 << 10) / cls_bytes(k), 1, 64); }
+static uint32_t cache_max(uint32_t k) { return clamp(((size_t)128 << 10) / cls_bytes(k), 1, 32); }
 static uint32_t depot_max(uint32_t k) { return clamp(((size_t)1 << 20) / cls_bytes(k), 2, 256); }
 static uint32_t batch(uint32_t k) { return clamp(cache_max(k) / 2, 1, 64); }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "broker/net/clock.h"
+#include "broker/net/mem.h"
 #include "broker/replication/parts_open.h"
 #include "storage/st_guard.h"
 #include "storage/st_status.h"
@@ -479,12 +480,12 @@ static void flush_done(void *arg, int status) {
         bk_repl_part_t *s = find_key(p, &b->items[i].key);
         if (s) bk_repl_parts_flush_maybe(p, s, now);
     }
-    free(b);
+    bk_net_mem_free(b);
 }
 
 static void flush_submit(bk_repl_parts_t *p, flush_batch_t *b) {
     if (b->n == 0) {
-        free(b);
+        bk_net_mem_free(b);
         return;
     }
     if (bk_net_worker_submit(p->pool, flush_job, flush_done, b) == BK_NET_OK) {
@@ -494,7 +495,7 @@ static void flush_submit(bk_repl_parts_t *p, flush_batch_t *b) {
     /* pool full or stopping: nothing becomes durable now; still due, so
      * the next append or tick tries again */
     for (size_t i = 0; i < b->n; i++) (void)flush_finish(p, &b->items[i], false);
-    free(b);
+    bk_net_mem_free(b);
 }
 
 /* Begins s's fsync into b when one is due. */
@@ -515,7 +516,7 @@ static void flush_add(bk_repl_parts_t *p, flush_batch_t *b, bk_repl_part_t *s, i
 }
 
 static flush_batch_t *flush_batch_new(bk_repl_parts_t *p) {
-    flush_batch_t *b = malloc(sizeof *b);
+    flush_batch_t *b = bk_net_mem_alloc(sizeof *b);   /* every tick: pooled */
     if (b) {
         b->p = p;
         b->n = 0;
@@ -553,7 +554,7 @@ static int drop_job(void *arg) {
 
 static void drop_batch_free(drop_batch_t *b) {
     for (size_t i = 0; i < b->n; i++) st_log_drop_free(b->d[i]);
-    free(b);
+    bk_net_mem_free(b);
 }
 
 static void drop_done(void *arg, int status) {
@@ -575,7 +576,7 @@ static void drop_done(void *arg, int status) {
 /* Submits b, or keeps it (in order) until the pool has room. */
 static void drop_submit(bk_repl_parts_t *p, drop_batch_t *b) {
     if (b->n == 0) {
-        free(b);
+        bk_net_mem_free(b);
         return;
     }
     if (!p->drops_waiting && bk_net_worker_submit(p->pool, drop_job, drop_done, b) == BK_NET_OK) {
@@ -602,7 +603,7 @@ static bool drops_retry(bk_repl_parts_t *p) {
 }
 
 static drop_batch_t *drop_batch_new(bk_repl_parts_t *p) {
-    drop_batch_t *b = malloc(sizeof *b);
+    drop_batch_t *b = bk_net_mem_alloc(sizeof *b);   /* every tick: pooled */
     if (b) {
         b->p = p;
         b->next = NULL;
@@ -632,8 +633,8 @@ void bk_repl_parts_tick(bk_repl_parts_t *p, int64_t now_ms) {
     flush_batch_t *fb = flush_batch_new(p);
     drop_batch_t *db = retention ? drop_batch_new(p) : NULL;
     if (!fb || (retention && !db)) {
-        free(fb);
-        free(db);
+        bk_net_mem_free(fb);
+        bk_net_mem_free(db);
         return;   /* next tick */
     }
     for (size_t i = 0; i < p->cap; i++) {
