@@ -33,6 +33,7 @@
 
 #include <event2/buffer.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
 
 #include "broker/net/clock.h"
@@ -409,20 +410,19 @@ static void update_read(bk_net_conn_t *c) {
     if (c->ssl && c->reading && bk__tls_pending(c)) event_active(c->read_ev, EV_READ, 1);
 }
 
-/* Writes the queued output until it is empty or the socket is full; waits
- * for write_ev only in the second case. Bounded by the socket buffer. A
- * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
-static void write_out(bk_net_conn_t *c) {
-    assert(!c->closed);
-    if (c->ssl && !c->ktls_send) {
-        /* nothing is queued before the handshake: frames come after it */
-        if (c->hs_done && bk__tls_write(c) != 0) {
-            bk_net_log_close(c->net, "tls write failed", "net: closing connection %s on listener %s: TLS write "
-                             "failed", c->peer, c->listener);
-            bk_net_conn_close(c);
-            return;
-        }
-    } else while (output_len(c) > 0) {
+/* Cork while the output is more than one piece: libevent writes a file
+ * range with its own sendfile(2), between writev(2)s of the bytes around
+ * it, and with TCP_NODELAY each call would leave as its own segment (a
+ * Fetch answer at the log's tail: header, a few hundred bytes of records,
+ * 3 bytes of tail = three segments, three wake-ups of the reader). Corked,
+ * the pieces leave together when the cork comes off at the end of the
+ * pass. One piece (a Produce answer) goes as before, no extra call. */
+static void write_plain(bk_net_conn_t *c) {
+    bool cork = evbuffer_get_contiguous_space(c->out) < evbuffer_get_length(c->out);
+    static const int on = 1, off = 0;
+    /* a refused cork only costs segments */
+    if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+    while (output_len(c) > 0) {
         errno = 0;
         int n = evbuffer_write(c->out, c->fd);
         if (n > 0) {
@@ -437,8 +437,29 @@ static void write_out(bk_net_conn_t *c) {
          * errno untouched (sendfile at the end of a truncated file) still
          * closes: waiting would spin on a writable socket. */
         if (n <= 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
         bk_net_conn_close(c);
         return;
+    }
+    if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+}
+
+/* Writes the queued output until it is empty or the socket is full; waits
+ * for write_ev only in the second case. Bounded by the socket buffer. A
+ * write error, or a write of 0 bytes, closes (as BEV_EVENT_ERROR/EOF). */
+static void write_out(bk_net_conn_t *c) {
+    assert(!c->closed);
+    if (c->ssl && !c->ktls_send) {
+        /* nothing is queued before the handshake: frames come after it */
+        if (c->hs_done && bk__tls_write(c) != 0) {
+            bk_net_log_close(c->net, "tls write failed", "net: closing connection %s on listener %s: TLS write "
+                             "failed", c->peer, c->listener);
+            bk_net_conn_close(c);
+            return;
+        }
+    } else {
+        write_plain(c);
+        if (c->closed) return;
     }
     if (set_event(c->write_ev, &c->writing, output_len(c) > 0 || c->hs_wants_write) != 0) {
         fprintf(stderr, "skiff: net: closing connection %s: cannot wait for the socket to drain\n", c->peer);
