@@ -738,4 +738,9 @@ void bk_broker_free(bk_node_t *n) {
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
     bk_api_req_pool_free(n->req_pool);   /* a request finished from here on is freed at once */
     n->req_pool = NULL;
+    /* every completion has run (pool, purgatory, coordinators): a request
+     * still counted was never finished, a leak to find */
+    if (n->reqs_live)
+        st_logf(ST_LOG_ERROR, "node %d: %llu request(s) never finished at free", n->id,
+                (unsigned long long)n->reqs_live);
 }
