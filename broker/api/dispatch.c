@@ -162,10 +162,10 @@ static void req_free(bk_api_req_t *req) {
     /* back to the network loops' free lists (no malloc per frame once
      * warm); plain free() once the net is gone (a request finished during
      * bk_broker_free's teardown) */
-    if (req->node->net) bk_net_frame_free(req->node->net, req->frame, req->frame_len);
+    if (req->node && req->node->net) bk_net_frame_free(req->node->net, req->frame, req->frame_len);
     else free(req->frame);
     req->frame = NULL;
-    struct bk_api_req_pool *pool = req->node->req_pool;
+    struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
     if (pool && pool->n < BK_API_REQ_POOL_MAX) {
         kp_arena_reset_retain(&req->arena, BK_API_REQ_ARENA_RETAIN_BYTES);
         req->pool_next = pool->free;
