@@ -562,7 +562,11 @@ int bk_broker_start(bk_node_t *n, struct event_base *base, bk_cfg_t *cfg, char *
     _Static_assert(BK_NET_WORKER_THREADS_MAX == 64, "num.io.threads' maximum (config_keys.h) is the pool's bound");
     uint32_t threads = (uint32_t)bk_cfg_int(cfg, BK_CFG_NUM_IO_THREADS);
     assert(threads >= 1 && threads <= BK_NET_WORKER_THREADS_MAX);
-    n->pool = bk_net_worker_pool_new(base, threads, 1024);
+    /* the same for the queue: skiff.io.queued.max.jobs' range is the pool's */
+    _Static_assert(BK_NET_WORKER_QUEUE_MAX_LIMIT == 65536, "skiff.io.queued.max.jobs' maximum (config_keys.h) is the pool's bound");
+    uint32_t jobs_max = (uint32_t)bk_cfg_int(cfg, BK_CFG_SKIFF_IO_QUEUED_MAX_JOBS);
+    assert(jobs_max >= 1 && jobs_max <= BK_NET_WORKER_QUEUE_MAX_LIMIT);
+    n->pool = bk_net_worker_pool_new(base, threads, jobs_max);
     if (!n->pool) return fail(err, len, "cannot start %u worker threads", threads);
     if (n->quorum) bk_quorum_set_pool(n->quorum, n->pool);
     if (bk_repl_parts_set_pool(n->parts, n->pool, parts_opened, n) != KP_OK) return fail(err, len, "out of memory");
@@ -738,4 +742,9 @@ void bk_broker_free(bk_node_t *n) {
     bk_broker_metrics_free(n);   /* last: in-flight requests count until the net is gone */
     bk_api_req_pool_free(n->req_pool);   /* a request finished from here on is freed at once */
     n->req_pool = NULL;
+    /* every completion has run (pool, purgatory, coordinators): a request
+     * still counted was never finished, a leak to find */
+    if (n->reqs_live)
+        st_logf(ST_LOG_ERROR, "node %d: %llu request(s) never finished at free", n->id,
+                (unsigned long long)n->reqs_live);
 }

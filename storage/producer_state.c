@@ -104,9 +104,15 @@ st_ps_verdict_t st_ps_check(const st_producer_state_t *ps, int64_t pid, int16_t 
     if (!e) return first_seq == 0 ? ST_PS_OK : ST_PS_UNKNOWN_PRODUCER;
     if (epoch < e->epoch) return ST_PS_FENCED;
     if (epoch > e->epoch) return first_seq == 0 ? ST_PS_OK : ST_PS_OUT_OF_ORDER;
-    /* same epoch, no sequence known (only a marker seen): accept, as Kafka
-     * does for a producer whose batches were removed */
-    if (e->n_batches == 0) return ST_PS_OK;
+    /* Same epoch, no batch of it yet: only a marker carried the epoch — a
+     * transactions v2 EndTxn bumps it there (KIP-890), so the next
+     * transaction's batches come with an epoch the state already has. Its
+     * first batch must be sequence 0, as for a new epoch (Kafka's rule:
+     * no known last sequence means 0 is next). Accepting any sequence here
+     * took a pipelined second batch while the first was being retried
+     * (NOT_ENOUGH_REPLICAS during a failover): the retry then met
+     * OUT_OF_ORDER_SEQUENCE_NUMBER for ever (t_java_txn_failover.sh). */
+    if (e->n_batches == 0) return first_seq == 0 ? ST_PS_OK : ST_PS_OUT_OF_ORDER;
     for (uint8_t i = 0; i < e->n_batches; i++) {
         const st_ps_batch_t *b = &e->batches[i];
         if (b->first_seq == first_seq && b->last_seq == last_seq) {

@@ -60,7 +60,12 @@ void st_ps_clear(st_producer_state_t *ps);
 const st_ps_entry_t *st_ps_get(const st_producer_state_t *ps, int64_t pid);
 
 /* Idempotence check for a data batch of pid/epoch with sequences
- * [first_seq, last_seq]. Pure: changes nothing. */
+ * [first_seq, last_seq]. Pure: changes nothing. Rules (Kafka's): an
+ * unknown pid or a new epoch must start at sequence 0 (UNKNOWN_PRODUCER /
+ * OUT_OF_ORDER), and so must the first batch of an epoch only a marker
+ * has carried so far (transactions v2 bump the epoch in the EndTxn
+ * markers); an older epoch is FENCED; one of the last ST_PS_BATCHES_KEPT
+ * batches again is DUPLICATE (its offsets out); else last + 1. */
 st_ps_verdict_t st_ps_check(const st_producer_state_t *ps, int64_t pid, int16_t epoch, int32_t first_seq,
                             int32_t last_seq, int64_t *dup_first, int64_t *dup_last);
 

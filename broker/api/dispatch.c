@@ -136,22 +136,29 @@ void bk_api_req_pool_free(struct bk_api_req_pool *pool) {
  * arena's retained chunk), else new. */
 static bk_api_req_t *req_new(bk_node_t *n) {
     struct bk_api_req_pool *pool = n->req_pool;
+    bk_api_req_t *req;
     if (pool && pool->free) {
-        bk_api_req_t *req = pool->free;
+        req = pool->free;
         pool->free = req->pool_next;
         pool->n--;
         kp_arena_t keep = req->arena;
         assert(keep.used_bytes == 0);
         memset(req, 0, sizeof *req);
         req->arena = keep;
-        return req;
+    } else {
+        req = calloc(1, sizeof *req);
+        if (!req) return NULL;
+        kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
     }
-    bk_api_req_t *req = calloc(1, sizeof *req);
-    if (req) kp_arena_init(&req->arena, BK_API_REQ_ARENA_CAP_BYTES);
+    req->node = n;
+    n->reqs_live++;
     return req;
 }
 
 static void req_free(bk_api_req_t *req) {
+    assert(req->node != NULL);
+    assert(req->node->reqs_live > 0);   /* paired with req_new: freed once */
+    req->node->reqs_live--;
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
     /* back to the block pool (no malloc per frame once warm), also once
      * the net is gone (a request finished during bk_broker_free's teardown) */
@@ -168,6 +175,8 @@ static void req_free(bk_api_req_t *req) {
     kp_arena_free(&req->arena);
     free(req);
 }
+
+void bk_api_req_drop(bk_api_req_t *req) { req_free(req); }
 
 void bk_api_req_cache_drain(void) {
     free(scratch);
@@ -491,10 +500,7 @@ void bk_api_dispatch_frame_on(bk_node_t *n, bk_net_t *net, bk_net_conn_t *conn, 
     bk_api_req_t *req = req_new(n);
     uint8_t *own = req ? bk_net_conn_take_frame(conn) : NULL;
     if (!req || !own) {
-        if (req) {
-            req->node = n;
-            req_free(req);
-        }
+        if (req) req_free(req);
         bk_net_conn_close_after_flush(conn);
         (void)bk_net_conn_respond_none(conn, bk_net_conn_slot(conn));
         return;

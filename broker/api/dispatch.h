@@ -101,6 +101,11 @@ void bk_api_req_respond(bk_api_req_t *req, const void *resp);
 void bk_api_req_respond_none(bk_api_req_t *req);
 /* Closes the connection after earlier responses flush. Frees req. */
 void bk_api_req_close(bk_api_req_t *req, const char *why);
+/* Frees req with no answer and touches no net: only for a request finished
+ * after the node's net was freed (bk_broker_free without a graceful stop,
+ * when the worker pool is freed and calls its jobs' completions), where no
+ * connection or slot is left to answer on. */
+void bk_api_req_drop(bk_api_req_t *req);
 /* Finished requests are kept for reuse in the node's pool
  * (bk_api_req_pool_new, the state loop's) and Fetch responses are encoded in
  * a per-thread scratch buffer (at most 256 KiB; the other APIs straight into

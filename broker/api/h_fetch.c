@@ -539,8 +539,11 @@ static void copy_done(void *arg, int status) {
     bk_node_t *n = req->node;
     if (!n->net) {
         /* bk_broker_free without a graceful stop freed the net before the
-         * pool: nothing can be answered; the request goes with the process */
+         * pool: nothing can be answered, but the request, its arena and
+         * frame, and the descriptors the job held are freed here (the node
+         * may be freed inside a process that goes on: tests, embedding) */
         fconv_free(c);
+        bk_api_req_drop(req);
         return;
     }
     if (status != KP_OK) {   /* cancelled: the pool stopped before it ran */

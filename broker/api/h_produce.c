@@ -17,11 +17,13 @@
  * that coordinator's AddPartitionsToTxn VerifyOnly verdict
  * (bk_txn_td_verify_remote) and is validated again before its append.
  * Both between validation and append (the service sits below the
- * coordinators). Storage opens the producer's transaction at the first
+ * coordinators). While a first batch waits, the connection's next frames
+ * wait too (verify_begin below: Kafka's one request per connection). Storage opens the producer's transaction at the first
  * batch (the LSO stops there) and the coordinator's marker ends it.
  *
  * acks=0 gets no response; if any partition failed, the connection is
  * closed instead so that the producer refreshes its metadata (NOTES §1). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,8 @@ typedef struct {
     bk_api_req_t *req;
     kp_produce_response_t r;
     int pending;
+    int verifying;               /* partitions waiting for their coordinator (below) */
+    bool paused;                 /* the connection was paused for them */
 } pwait_t;
 
 static void fail_partition(presp_t *o, int16_t err) {
@@ -64,6 +68,32 @@ static void pw_release(pwait_t *pw) {
 static void ack_done(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
     if (res->error) fail_partition(part_ctx, res->error);
     pw_release(ctx);
+}
+
+/* While a first transactional batch waits for its coordinator, the
+ * connection hands no further frame to the handlers (bk_net_conn_pause),
+ * as Kafka serves one request per connection at a time: the producer's
+ * next batch for that partition is pipelined behind it, and validated
+ * now it would meet a producer state without its predecessor —
+ * OUT_OF_ORDER_SEQUENCE_NUMBER, answered after the predecessor's success,
+ * which the client cannot retry (the transaction fails). Seen with
+ * transactions v2, where every transaction's first batch per partition
+ * waits for the implicit add (t_java_txn_failover.sh). Undone when the
+ * request's last such partition has been appended or failed. */
+static void verify_begin(pwait_t *pw) {
+    if (pw->verifying++ > 0 || pw->paused) return;
+    bk_net_conn_t *conn = bk_net_conn(pw->req->net, pw->req->slot.conn_id);
+    if (!conn) return;   /* gone: no later frame to hold */
+    bk_net_conn_pause(conn);
+    pw->paused = true;
+}
+
+static void verify_end(pwait_t *pw) {
+    assert(pw->verifying > 0);
+    if (--pw->verifying > 0 || !pw->paused) return;
+    pw->paused = false;
+    bk_net_conn_t *conn = bk_net_conn(pw->req->net, pw->req->slot.conn_id);
+    if (conn) bk_net_conn_resume(conn);   /* closed meanwhile: nothing to resume */
 }
 
 /* A partition whose first transactional batch waits for the verdict of
@@ -93,6 +123,7 @@ static void verified(void *ctx, int16_t err) {
         produce_partition(req, v->pw, t, v->topic, v->acks, v->pd, v->o, true, NULL);
         if (v->o->error_code) fail_partition(v->o, v->o->error_code);
     }
+    verify_end(v->pw);   /* appended or failed: the next frame may come */
     pw_release(v->pw);
 }
 
@@ -144,6 +175,7 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
         *v = (pverify_t){ .pw = pw, .topic = topic, .acks = acks, .pd = pd, .o = o };
         bool waits = false;
         pw->pending++;      /* the callbacks below may run before these calls return */
+        verify_begin(pw);   /* ended by verified(), or below when nothing waits */
         o->error_code = bk_txn_td_verify_remote(n->txns, q->transactional_id, set.txn_pid, set.txn_epoch, t->name,
                                                 pd->index, add, verified, v, &waits);
         if (waits) return;
@@ -156,6 +188,7 @@ static void produce_partition(bk_api_req_t *req, pwait_t *pw, const bk_meta_topi
             return;
         }
         pw->pending--;
+        verify_end(pw);
         if (o->error_code) return;
     }
     if (set.txn_pid >= 0 && set.dup_first < 0 && n->txns)

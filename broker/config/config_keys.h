@@ -144,6 +144,7 @@
   X(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, "leader.imbalance.check.interval.seconds", LONG, "300", 1, BK_CFG_I64MAX, NULL, 0) \
   X(LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, "leader.imbalance.per.broker.percentage", INT, "10", 0, 100, NULL, 0) \
   X(NUM_IO_THREADS, "num.io.threads", INT, "8", 1, 64, NULL, 0) \
+  X(SKIFF_IO_QUEUED_MAX_JOBS, "skiff.io.queued.max.jobs", INT, "1024", 1, 65536, NULL, 0) \
   X(NUM_NETWORK_THREADS, "num.network.threads", INT, NULL, 1, 64, NULL, 0) \
   X(QUEUED_MAX_REQUESTS, "queued.max.requests", INT, "500", 1, BK_CFG_I32MAX, NULL, 0) \
   X(CONNECTIONS_MAX_IDLE_MS, "connections.max.idle.ms", LONG, "600000", 0, BK_CFG_I64MAX, NULL, 0) \

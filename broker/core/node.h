@@ -102,6 +102,8 @@ struct bk_node {
     int meta_dir_idx;                   /* index into dirs, or -1 = meta_dir */
     bk_node_fetch_state_t *fetch;            /* Fetch sessions (api/fetch.h) */
     struct bk_api_req_pool *req_pool;        /* finished requests kept for reuse (api/dispatch.h) */
+    uint64_t reqs_live;                 /* requests taken in and not finished (api/dispatch.c):
+                                           0 again once bk_broker_free returned */
     bk_repl_purg_t *purg;                    /* waiting fetches, keyed by partition
                                            (replication/purgatory.h) */
     bk_grp_gd_t *groups;                    /* group coordinator driver */

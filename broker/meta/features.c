@@ -13,11 +13,12 @@
  * does at every level; 2 = transactions v2: Kafka 4 clients then send
  * Produce v12 / TxnOffsetCommit v5, whose leaders add the partitions to the
  * transaction, and EndTxn v5, which bumps the epoch per transaction).
- * A new cluster finalizes 0: clients keep transactions v1, the path every
- * client here is tested on across failovers; an operator turns v2 on with
- * `skiffctl feature upgrade --feature transaction.version=2` (tested with
- * the Java client, t_java_txn.sh). Kafka 4.0 finalizes 2 on new clusters:
- * skiff will too once v2 has its failover tests. */
+ * A new cluster finalizes 2, as Kafka 4.0 does: Kafka 4 clients run
+ * transactions v2 from the start (failover tested with the Java client,
+ * t_java_txn_failover.sh: coordinator and leaders killed -9 under it);
+ * clients that do not know v2 keep v1 whatever the level. An operator
+ * goes back to v1 with `skiffctl feature downgrade --feature
+ * transaction.version=0` (t_java_txn.sh runs both). */
 #include "broker/meta/features.h"
 
 #include <string.h>
@@ -25,7 +26,7 @@
 static const bk_meta_feature_def_t defs[BK_META_FEATURES_N] = {
     [BK_META_FEATURE_METADATA_VERSION] = { "metadata.version", 7, 25, 25, 7 },
     [BK_META_FEATURE_GROUP_VERSION] = { "group.version", 0, 1, 1, 0 },
-    [BK_META_FEATURE_TRANSACTION_VERSION] = { "transaction.version", 0, 2, 0, 0 },
+    [BK_META_FEATURE_TRANSACTION_VERSION] = { "transaction.version", 0, 2, 2, 0 },
 };
 
 const bk_meta_feature_def_t *bk_meta_feature_defs(void) { return defs; }

@@ -25,7 +25,8 @@
 # restarted (its __transaction_state partition has one replica: the
 # restarted node replays it). The producer carries on: read_committed sees
 # exactly the committed transactions' records and the group's offset is
-# the last committed one's. transaction.version 0 (transactions v1).
+# the last committed one's. transaction.version 0 (transactions v1: downgraded
+# from a new cluster's 2; t_java_txn_failover.sh is the v2 failover test).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/txn_lib.sh"
 NAME=repro_java_txn_failover
@@ -39,8 +40,9 @@ sk_start_cluster 3 --set transaction.state.log.replication.factor=1 --set transa
   --set offsets.topic.replication.factor=1 --set offsets.topic.num.partitions=3
 ready() { [ "$(curl -s --max-time 2 "127.0.0.1:${SK_ADMIN_PORT[1]}/v1/cluster" | jq '[.brokers[] | select(.fenced == false)] | length' 2>/dev/null)" = 3 ]; }
 t=0; until ready; do sleep 0.2; t=$((t + 1)); [ $t -lt 150 ] || sk_fail "3 unfenced brokers not seen"; done
+"$CTL" feature downgrade --feature transaction.version=0 -b "$SK_BOOTSTRAP" >/dev/null
 lvl=$("$CTL" feature list --json -b "$SK_BOOTSTRAP" | jq '.features[] | select(.feature == "transaction.version") | .finalized')
-sk_check "a new cluster has transaction.version 0 ($lvl)" test "$lvl" = 0
+sk_check "transaction.version downgraded to 0 ($lvl)" test "$lvl" = 0
 
 SKIFF_JAVA_OPTS="-Dtxn.progress=$SK_TMP/progress" timeout 240 "$SK_ROOT/test/java/run.sh" TxnProducer \
   "$SK_BOOTSTRAP" jft 3 "$TXNS" "$TID" jgft 300 >"$SK_TMP/java.out" 2>"$SK_TMP/java.err" &

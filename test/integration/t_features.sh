@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 20 (transactions-v2 side), raw frames against one node and then a
 # 3-node cluster: ApiVersions v3/v4 supported and finalized features (a new
-# cluster finalizes metadata.version 25 and group.version 1),
+# cluster finalizes metadata.version 25, group.version 1 and
+# transaction.version 2),
 # UpdateFeatures v0-2 (every error rule, validate_only, downgrade and
 # upgrade, v2 top-level errors), DescribeTopicPartitions v0 with its cursor
 # (clients/features_raw.py); skiffctl feature list / upgrade; on 3 nodes

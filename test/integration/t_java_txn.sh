@@ -4,8 +4,8 @@
 # 4 committed and 2 aborted transactions over 3 partitions led by different
 # nodes, each with sendOffsetsToTransaction; read_committed /
 # read_uncommitted consumers and the group's offset check the outcome.
-# 1. transaction.version 0 (a new cluster's level; set again with `skiffctl
-#    feature downgrade --feature transaction.version=0`): the client runs
+# 1. transaction.version 0 (`skiffctl feature downgrade --feature
+#    transaction.version=0`; a new cluster finalizes 2): the client runs
 #    transactions v1 (AddPartitionsToTxn / AddOffsetsToTxn from
 #    the client); first batches on a leader that is not the coordinator are
 #    verified there (KIP-890 part 1); the producer epoch stays 0.

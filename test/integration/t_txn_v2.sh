@@ -30,7 +30,7 @@ ready() { [ "$(curl -s --max-time 2 "127.0.0.1:${SK_ADMIN_PORT[1]}/v1/cluster" |
 t=0; until ready; do sleep 0.2; t=$((t + 1)); [ $t -lt 150 ] || sk_fail "3 unfenced brokers not seen"; done
 sk_check_lines < <(cd "$HERE/clients" && timeout 120 "$SK_PY" txn_verify_raw.py "$SK_BOOTSTRAP" 2>"$SK_TMP/verify.err")
 [ -s "$SK_TMP/verify.err" ] && tail -n 20 "$SK_TMP/verify.err"
-sk_check "txn_verify_raw ran all its checks" test "$((SK_PASS + SK_FAILS))" -ge 37
+sk_check "txn_verify_raw ran all its checks" test "$((SK_PASS + SK_FAILS))" -ge 40
 for ((i = 1; i <= 3; i++)); do sk_check "node $i still running" kill -0 "${SK_NODE_PID[i]}"; done
 [ "$SK_FAILS" -eq 0 ] || sk_dump_logs
 sk_summary "$NAME"

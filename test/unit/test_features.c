@@ -54,6 +54,7 @@ START_TEST(test_bootstrap_once) {
     const bk_meta_feature_def_t *d = bk_meta_feature_defs();
     for (int i = 0; i < BK_META_FEATURES_N; i++) ck_assert_int_eq(cl.img.feature_level[i], d[i].new_cluster_level);
     ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_GROUP_VERSION], 1);
+    ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 2);   /* Kafka 4.0's */
     ck_assert_int_eq(cl.img.features_epoch, BK_META_FEATURES_N - 1);
     bk_meta_ctrl_features_bootstrap(&cl.img, &recs);
     ck_assert_uint_eq(recs.n, 0);                       /* finalized already: nothing */
@@ -117,13 +118,17 @@ START_TEST(test_update_rules) {
     kp_update_features_request_feature_update_key_t neg = upd("group.version", -1, 2);   /* < 1: removal */
     ck_assert_uint_eq(decide(&cl, 0, &neg, 1, false, &r), 1);
     ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_GROUP_VERSION], 0);
-    /* transactions v2 can be turned on and off */
-    kp_update_features_request_feature_update_key_t tv2 = upd("transaction.version", 2, 1);
-    ck_assert_uint_eq(decide(&cl, 1, &tv2, 1, false, &r), 1);
+    /* transactions v2 is on for a new cluster (as in Kafka 4.0) and can be
+     * turned off (back to v1) and on again */
     ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 2);
+    kp_update_features_request_feature_update_key_t tv2 = upd("transaction.version", 2, 1);
+    ck_assert_uint_eq(decide(&cl, 1, &tv2, 1, false, &r), 0);   /* the same level: no record */
+    ck_assert_int_eq(r.results.items[0].error_code, 0);
     kp_update_features_request_feature_update_key_t tv0 = upd("transaction.version", 0, 2);
     ck_assert_uint_eq(decide(&cl, 1, &tv0, 1, false, &r), 1);
     ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 0);
+    ck_assert_uint_eq(decide(&cl, 1, &tv2, 1, false, &r), 1);
+    ck_assert_int_eq(cl.img.feature_level[BK_META_FEATURE_TRANSACTION_VERSION], 2);
     /* an upgrade sent as a downgrade type is refused */
     kp_update_features_request_feature_update_key_t upd_as_down = upd("group.version", 1, 2);
     ck_assert_uint_eq(decide(&cl, 1, &upd_as_down, 1, false, &r), 0);

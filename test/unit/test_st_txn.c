@@ -109,6 +109,21 @@ START_TEST(test_producer_state_rules) {
     ck_assert_int_eq(st_ps_check(&ps, 7, 1, 5, 5, &df, &dl), ST_PS_OUT_OF_ORDER);
     ck_assert_int_eq(st_ps_update(&ps, 7, 1, 0, 0, 40, 40, 0, false), KP_OK);
     ck_assert_int_eq(st_ps_check(&ps, 7, 0, 35, 35, &df, &dl), ST_PS_FENCED);
+    /* transactions v2: the marker of EndTxn v5 carries the bumped epoch
+     * (here 2) before any batch of it; the next transaction's batches then
+     * come with that epoch and must start at sequence 0, a pipelined later
+     * batch first is out of order (its predecessor is being retried) */
+    int64_t txn_first = -1;
+    ck_assert_int_eq(st_ps_end_txn(&ps, 7, 2, 0, 41, 0, &txn_first), KP_OK);
+    ck_assert_int_eq(st_ps_check(&ps, 7, 2, 1, 1, &df, &dl), ST_PS_OUT_OF_ORDER);
+    ck_assert_int_eq(st_ps_check(&ps, 7, 2, 0, 0, &df, &dl), ST_PS_OK);
+    ck_assert_int_eq(st_ps_update(&ps, 7, 2, 0, 0, 42, 42, 0, false), KP_OK);
+    ck_assert_int_eq(st_ps_check(&ps, 7, 2, 1, 1, &df, &dl), ST_PS_OK);
+    ck_assert_int_eq(st_ps_check(&ps, 7, 1, 1, 1, &df, &dl), ST_PS_FENCED);   /* the epoch before the bump */
+    /* a marker for a producer never seen (its batches were elsewhere) */
+    ck_assert_int_eq(st_ps_end_txn(&ps, 9, 4, 0, 43, 0, &txn_first), KP_OK);
+    ck_assert_int_eq(st_ps_check(&ps, 9, 4, 3, 3, &df, &dl), ST_PS_OUT_OF_ORDER);
+    ck_assert_int_eq(st_ps_check(&ps, 9, 4, 0, 3, &df, &dl), ST_PS_OK);
     /* sequence wrap-around */
     ck_assert_int_eq(st_ps_update(&ps, 8, 0, INT32_MAX - 1, INT32_MAX, 0, 1, 0, false), KP_OK);
     ck_assert_int_eq(st_ps_check(&ps, 8, 0, 0, 3, &df, &dl), ST_PS_OK);

@@ -142,8 +142,9 @@ def main():
           str(v4["supported"]))
     check("ApiVersions v3 leaves out the supported features with minimum 0",
           v3["supported"] == {"metadata.version": (7, 25)}, str(v3["supported"]))
-    check("a new cluster finalizes metadata.version 25 and group.version 1 (epoch >= 0)",
-          v4["finalized"] == {"metadata.version": (25, 25), "group.version": (1, 1)} and v4["epoch"] >= 0,
+    check("a new cluster finalizes metadata.version 25, group.version 1, transaction.version 2 (epoch >= 0)",
+          v4["finalized"] == {"metadata.version": (25, 25), "group.version": (1, 1), "transaction.version": (2, 2)}
+          and v4["epoch"] >= 0,
           "%s epoch %d" % (v4["finalized"], v4["epoch"]))
     epoch0 = v4["epoch"]
 
@@ -198,16 +199,17 @@ def main():
     now = api_versions(4)
     check("UpdateFeatures v2: group.version 1 again (top-level NONE)", e == 0 and m is None and
           now["finalized"].get("group.version") == (1, 1), "%s %s %s" % (e, m, now["finalized"]))
-    check("a new cluster leaves transaction.version at 0 (not finalized)", "transaction.version" not in now["finalized"],
-          str(now["finalized"]))
-    e, m, res = update(1, [("transaction.version", 2, 1)])
-    now = api_versions(4)
-    check("UpdateFeatures v1: transaction.version upgraded to 2", res.get("transaction.version", (9,))[0] == 0 and
-          now["finalized"].get("transaction.version") == (2, 2), "%s %s" % (res, now["finalized"]))
+    check("a new cluster has transaction.version 2 finalized (Kafka 4.0's)",
+          now["finalized"].get("transaction.version") == (2, 2), str(now["finalized"]))
     e, m, res = update(1, [("transaction.version", 0, 2)])
     now = api_versions(4)
-    check("UpdateFeatures v1: transaction.version back to 0 (safe downgrade)", res.get("transaction.version", (9,))[0] == 0
-          and "transaction.version" not in now["finalized"], "%s %s" % (res, now["finalized"]))
+    check("UpdateFeatures v1: transaction.version down to 0 (safe downgrade: transactions v1)",
+          res.get("transaction.version", (9,))[0] == 0 and "transaction.version" not in now["finalized"],
+          "%s %s" % (res, now["finalized"]))
+    e, m, res = update(1, [("transaction.version", 2, 1)])
+    now = api_versions(4)
+    check("UpdateFeatures v1: transaction.version upgraded to 2 again", res.get("transaction.version", (9,))[0] == 0 and
+          now["finalized"].get("transaction.version") == (2, 2), "%s %s" % (res, now["finalized"]))
 
     # --- DescribeTopicPartitions ----------------------------------------------
     from kafka.admin import KafkaAdminClient, NewTopic

@@ -7,11 +7,12 @@ leader asks it with AddPartitionsToTxn v4 VerifyOnly). Raw frames against a
 
 usage: txn_verify_raw.py BOOT(comma list)
 Prints "PASS what" / "FAIL what: why"; exit 1 on a FAIL."""
+import socket
 import struct
 import sys
 import time
 
-from kwire import call, cstr, uvarint
+from kwire import Rd, call, cstr, recv_exact, uvarint
 
 BOOT = sys.argv[1].split(",")
 TOPIC = "tvv"
@@ -129,6 +130,40 @@ def produce(addr, p, records):
     return r.i16(), r.i64()
 
 
+def produce_v12_frame(tid, corr, p, records):
+    """Produce v12 (flexible; transactions v2: the leader adds the partition
+    to the transaction itself), one partition of TOPIC, header v2."""
+    body = (cstr(tid.encode()) + struct.pack(">hi", -1, 15000) + uvarint(2) + cstr(TOPIC.encode()) + uvarint(2) +
+            struct.pack(">i", p) + uvarint(len(records) + 1) + records + b"\x00" + b"\x00" + b"\x00")
+    req = struct.pack(">hhih", 0, 12, corr, 4) + b"test" + b"\x00" + body
+    return struct.pack(">i", len(req)) + req
+
+
+def produce_pipelined(addr, tid, p, batches):
+    """The batches as Produce v12 requests written back to back on one
+    connection before any answer is read (as a client with several requests
+    in flight does); [(correlation id, error, base offset)] in answer order."""
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=30)
+    out = []
+    try:
+        s.sendall(b"".join(produce_v12_frame(tid, 21 + i, p, b) for i, b in enumerate(batches)))
+        for _ in batches:
+            size = recv_exact(s, 4)
+            ans = recv_exact(s, struct.unpack(">i", size)[0]) if size else None
+            if ans is None:
+                raise ValueError("connection closed")
+            r = Rd(ans)
+            corr = r.i32()
+            r.tags()
+            r.count(); r.s(); r.count()
+            r.i32()
+            out.append((corr, r.i16(), r.i64()))
+    finally:
+        s.close()
+    return out
+
+
 def latest(addr, p):
     b = struct.pack(">ii", -1, 1) + struct.pack(">h", len(TOPIC)) + TOPIC.encode() + struct.pack(">iiq", 1, p, -1)
     r = call(addr, 2, 1, b, flexible=False)
@@ -147,6 +182,7 @@ def until(fn, ok, secs=20):
 
 
 def main():
+    global TID
     from kafka.admin import KafkaAdminClient, NewTopic
     adm = KafkaAdminClient(bootstrap_servers=BOOT, request_timeout_ms=20000)
     adm.create_topics([NewTopic(TOPIC, 3, 1)])
@@ -184,6 +220,32 @@ def main():
     err, _ = produce(leader, p, txn_batch(pid, epoch, 3, [b"zombie"]))
     check("the fenced epoch's batch is refused: INVALID_PRODUCER_EPOCH", err == INVALID_PRODUCER_EPOCH, str(err))
     check("log end offset still 4", latest(leader, p) == 4, str(latest(leader, p)))
+
+    # Transactions v2: a producer's first two batches of a transaction on a
+    # partition, pipelined on one connection to a leader that is not the
+    # coordinator. The first waits while the leader has the coordinator add
+    # the partition; the second must be taken only after it (a producer
+    # state without its predecessor answers it UNKNOWN_PRODUCER_ID /
+    # OUT_OF_ORDER_SEQUENCE_NUMBER, after the first one's success: a client
+    # cannot retry that).
+    TID = "pipeline-me"
+    err, coord2 = until(lambda: find_coordinator(BOOT[0]), lambda x: x[0] == 0, 40)
+    others2 = [q for q, l in leaders.items() if l != coord2 and l in nodes]
+    check("FindCoordinator for %s: node %d; a partition led by another node" % (TID, coord2),
+          err == 0 and len(others2) > 0, str((err, leaders)))
+    if fails:
+        return 1
+    q = others2[0]
+    qleader = node_addr(nodes, leaders[q])
+    err, pid2, epoch2 = until(lambda: init_pid(node_addr(nodes, coord2)), lambda x: x[0] == 0, 30)
+    check("InitProducerId for %s" % TID, err == 0, str(err))
+    leo0 = latest(qleader, q)
+    got = produce_pipelined(qleader, TID, q, [txn_batch(pid2, epoch2, 0, [b"p0", b"p1"]),
+                                              txn_batch(pid2, epoch2, 2, [b"p2"])])
+    check("two pipelined Produce v12 of a new transaction: both appended, in order (%r)" % (got,),
+          [g[:2] for g in got] == [(21, 0), (22, 0)] and got[1][2] == got[0][2] + 2, str(got))
+    leo = latest(qleader, q)
+    check("3 records more in the log (%d -> %d)" % (leo0, leo), leo == leo0 + 3, str(leo))
     return 1 if fails else 0
 
 

@@ -22,7 +22,9 @@ import org.apache.kafka.common.serialization.*;
  * usage: TxnProducer BOOT TOPIC PARTITIONS TRANSACTIONS TRANSACTIONAL_ID GROUP [PAUSE_MS]
  * PAUSE_MS: a pause after each transaction (a test kills nodes meanwhile);
  * a file named by the system property txn.progress gets the number of
- * transactions done after each one.
+ * transactions done after each one; txn.rf (default 1) is the topic's
+ * replication factor. Reads count duplicates: a record read twice fails
+ * the "exactly" checks.
  */
 public final class TxnProducer {
     public static void main(String[] args) throws Exception {
@@ -30,11 +32,12 @@ public final class TxnProducer {
         int parts = Integer.parseInt(args[2]), txns = Integer.parseInt(args[3]);
         long pauseMs = args.length > 6 ? Long.parseLong(args[6]) : 0;
         String progress = System.getProperty("txn.progress");
+        short rf = (short) Integer.getInteger("txn.rf", 1).intValue();
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, boot);
         try (Admin admin = Admin.create(ap)) {
             Check.that("createTopics " + topic, () -> {
-                admin.createTopics(List.of(new NewTopic(topic, parts, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic(topic, parts, rf))).all().get(30, TimeUnit.SECONDS);
                 return null;
             });
             FeatureMetadata fm = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS);
@@ -80,23 +83,27 @@ public final class TxnProducer {
             }
         });
         Check.that(nc + " transactions committed and " + na + " aborted", () -> null);
-        Check.that("read_committed sees exactly the committed records (" + want.size() + ")",
-            () -> Check.eq(want, readAll(boot, topic, parts, "read_committed")));
-        Check.that("read_uncommitted sees every record (" + txns * parts * 2 + ")", () -> {
-            int n = readAll(boot, topic, parts, "read_uncommitted").size();
-            return n == txns * parts * 2 ? null : "got " + n;
+        Check.that("read_committed sees exactly the committed records, each once (" + want.size() + ")", () -> {
+            List<String> got = readAll(boot, topic, parts, "read_committed");
+            String e = Check.eq(want, new HashSet<>(got));
+            return e != null ? e : got.size() == want.size() ? null : got.size() + " read: duplicates";
+        });
+        Check.that("read_uncommitted sees every record once (" + txns * parts * 2 + ")", () -> {
+            List<String> got = readAll(boot, topic, parts, "read_uncommitted");
+            int n = got.size(), distinct = new HashSet<>(got).size();
+            return n == txns * parts * 2 && distinct == n ? null : "got " + n + " (" + distinct + " distinct)";
         });
         Check.exit();
     }
 
-    static Set<String> readAll(String boot, String topic, int parts, String iso) {
+    static List<String> readAll(String boot, String topic, int parts, String iso) {
         Properties cp = new Properties();
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, boot);
         cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, iso);
         cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        Set<String> got = new HashSet<>();
+        List<String> got = new ArrayList<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
             List<TopicPartition> tps = new ArrayList<>();
             for (int i = 0; i < parts; i++) tps.add(new TopicPartition(topic, i));
