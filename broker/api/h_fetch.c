@@ -59,9 +59,9 @@ typedef struct {
     const fconv_part_t *copy;     /* < v10: the records the copy path made (NULL: none) */
 } ftarget_t;
 
-/* A partition's read made by can_answer on arrival, kept for an answer
- * given at once (issue 19: the log was walked twice per partition, once to
- * count bytes, once to answer). */
+/* A partition's read made by can_answer (on arrival, or asked by the
+ * purgatory), kept for an answer given at once (issue 19: the log was
+ * walked twice per partition, once to count bytes, once to answer). */
 typedef struct {
     st_read_result_t rr;
     int64_t end;                  /* the upper bound it read to */
@@ -74,9 +74,14 @@ typedef struct {
     int32_t session_id;           /* answered; 0 = no session */
     int16_t error;                /* top-level (session errors) */
     bool copied;                  /* < v10: the copy path has run, `copy` is set */
-    fpre_t **pre;                 /* per target, or NULL: arrival reads, valid only for an
-                                   * answer given in the same call (nothing ran between);
-                                   * NULL once the fetch may wait */
+    fpre_t **pre;                 /* per target, or NULL: the reads of the last can_answer
+                                   * that said yes, valid only for the answer given right
+                                   * after it (nothing ran between: on arrival, or the
+                                   * purgatory's ready -> done); NULL otherwise */
+    fpre_t **keep;                /* plan->n slots behind `pre`, made once per fetch */
+    fpre_t *slots;                /* plan->n reads those slots point to: a waiting fetch
+                                   * asked again on every append reuses them (the
+                                   * request arena does not grow per ask) */
 } fplan_t;
 
 /* A fetch in the purgatory (request arena: lives until the answer). */
@@ -172,9 +177,11 @@ static uint64_t part_max(const ftarget_t *fp) {
 
 /* Bytes a response would carry now, stopping at `enough`; true when some
  * partition has an error or news for an incremental session (answered at
- * once, as Kafka does). keep (n slots, or NULL): each read is made in the
- * request arena and kept there for respond_fetch. */
-static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes, fpre_t **keep) {
+ * once, as Kafka does). keep (NULL, or plan->keep and plan->slots): each
+ * read is made into the target's slot and pointed to from keep for
+ * respond_fetch; targets not read leave their keep entry NULL. */
+static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, uint64_t *bytes, fpre_t **keep,
+                      fpre_t *slots) {
     *bytes = 0;
     if (plan->error) return true;
     for (size_t i = 0; i < plan->n; i++) {
@@ -186,12 +193,11 @@ static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, u
             return true;
         int64_t end = upper_bound(req, x.p->log);
         if (fp->fetch_offset >= end) continue;
-        fpre_t local, *pre = keep ? bk_api_req_alloc(req, 1, sizeof *pre) : NULL;
-        if (!pre) pre = &local;   /* out of arena: the answer reads again */
+        fpre_t local, *pre = keep ? &slots[i] : &local;
         pre->end = end;
         pre->max = part_max(fp);
         if (st_log_read(x.p->log, fp->fetch_offset, pre->max, end, ST_READ_MIN_ONE, &pre->rr) != KP_OK) return true;
-        if (keep && pre != &local) keep[i] = pre;
+        if (keep) keep[i] = pre;
         *bytes += pre->rr.total_bytes;
         if (*bytes >= enough) return false;
     }
@@ -580,6 +586,7 @@ static void copy_continue(fconv_t *c) {
     }
     for (size_t i = 0; i < plan->n; i++) plan->v[i].copy = &c->parts[i];
     plan->copied = true;
+    plan->pre = NULL;   /* the pool ran meanwhile: reads of before are stale (unused below v10 anyway) */
     uint64_t conn_id = req->slot.conn_id;
     respond_fetch(req, plan);   /* finishes req; c's bytes were copied into the answer */
     copy_end(c, n, conn_id);
@@ -643,27 +650,32 @@ static uint64_t min_bytes_of(const bk_api_req_t *req) {
     return q->min_bytes > 0 ? (uint64_t)q->min_bytes : 1;
 }
 
-/* Answer now: a partition error or session news, or min_bytes available. */
-static bool can_answer(bk_api_req_t *req, const fplan_t *plan, fpre_t **keep) {
-    uint64_t bytes = 0, min_bytes = min_bytes_of(req);
-    return available(req, plan, min_bytes, &bytes, keep) || bytes >= min_bytes;
-}
-
-/* can_answer on arrival, keeping its reads in plan->pre for an answer
- * given now; a fetch that waits reads again when it is answered. */
-static bool can_answer_now(bk_api_req_t *req, fplan_t *plan) {
-    plan->pre = plan->n ? bk_api_req_alloc(req, plan->n, sizeof *plan->pre) : NULL;
-    if (plan->pre) memset(plan->pre, 0, plan->n * sizeof *plan->pre);
-    if (can_answer(req, plan, plan->pre)) return true;
+/* Answer now: a partition error or session news, or min_bytes available.
+ * A yes keeps its reads in plan->pre for the answer given right after
+ * (issue 19: a woken follower fetch walked the log's tail twice, once to
+ * count, once to answer); a no, or no room for the slots, leaves pre
+ * NULL and the answer reads again. */
+static bool can_answer(bk_api_req_t *req, fplan_t *plan) {
     plan->pre = NULL;
-    return false;
+    if (!plan->keep && plan->n) {
+        plan->keep = bk_api_req_alloc(req, plan->n, sizeof *plan->keep);
+        plan->slots = plan->keep ? bk_api_req_alloc(req, plan->n, sizeof *plan->slots) : NULL;
+        if (!plan->slots) plan->keep = NULL;
+    }
+    if (plan->keep) memset(plan->keep, 0, plan->n * sizeof *plan->keep);
+    uint64_t bytes = 0, min_bytes = min_bytes_of(req);
+    bool yes = available(req, plan, min_bytes, &bytes, plan->keep, plan->slots) || bytes >= min_bytes;
+    if (yes) plan->pre = plan->keep;
+    return yes;
 }
 
 static bool fwait_ready(void *ctx) {
     fwait_t *w = ctx;
-    return can_answer(w->req, w->plan, NULL);
+    return can_answer(w->req, w->plan);
 }
 
+/* Ready (plan->pre: its reads), timed out or flushed (plan->pre NULL: the
+ * last ask said no, or none was made). */
 static void fwait_done(void *ctx) {
     fwait_t *w = ctx;
     respond_fetch(w->req, w->plan);
@@ -725,6 +737,6 @@ void bk_api_h_fetch(bk_api_req_t *req) {
     int32_t wait_ms = q->max_wait_ms;
     if (wait_ms > BK_REPL_PURG_WAIT_MAX_MS) wait_ms = BK_REPL_PURG_WAIT_MAX_MS;
     /* a full purgatory answers at once with what there is */
-    if (wait_ms <= 0 || n->stopping || !n->purg || can_answer_now(req, plan) || !park(req, plan, wait_ms))
+    if (wait_ms <= 0 || n->stopping || !n->purg || can_answer(req, plan) || !park(req, plan, wait_ms))
         respond_fetch(req, plan);
 }

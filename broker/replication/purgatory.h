@@ -57,7 +57,10 @@ typedef struct {
     int32_t partition;
 } bk_repl_purg_key_t;
 
-/* News on one of the waiter's partitions: true when it can complete now. */
+/* News on one of the waiter's partitions: true when it can complete now.
+ * A true answer is followed at once by `done`, with nothing run between
+ * (no other callback, no timer, no I/O), so the answer may keep what it
+ * computed for `done` to use (the Fetch handler keeps its log reads). */
 typedef bool (*bk_repl_purg_ready_fn)(void *ctx);
 /* The waiter completed (ready, timed out or flushed). Called once, after
  * the purgatory dropped every reference to the waiter; ctx is the caller's. */
