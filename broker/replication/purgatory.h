@@ -87,6 +87,16 @@ KP_MUST_CHECK int bk_repl_purg_wait(bk_repl_purg_t *pg, const bk_repl_purg_key_t
  * node is starting). */
 void bk_repl_purg_notify(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition);
 
+/* The same notify, run once the current event callback has returned
+ * (issue 19): news on one partition several times in one callback — a
+ * network loop hands the state loop a burst of Produce requests in one
+ * callback — asks its waiters once, after the last append, so a parked
+ * follower fetch is answered with the whole burst instead of the first
+ * append, and fetches again for the rest. Nothing to do when nobody waits
+ * on the partition now; a waiter registered before the deferred notify
+ * runs saw the news when it registered. NULL pg is a no-op. */
+void bk_repl_purg_notify_soon(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition);
+
 /* Waiting fetches now (0 for NULL). */
 size_t bk_repl_purg_waiting(const bk_repl_purg_t *pg);
 /* Partitions with at least one waiter now (0 for NULL). */

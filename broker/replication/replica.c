@@ -339,7 +339,7 @@ void bk_rp_exec(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        bk_repl_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
+        bk_repl_purg_notify_soon(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;

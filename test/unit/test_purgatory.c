@@ -1,7 +1,8 @@
 /* test_purgatory.c — the fetch purgatory keyed by partition
  * (broker/replication/purgatory.c), driven directly with a libevent base:
  * a notify asks only the waiters of its partition; a ready that says yes
- * is followed at once by its done; a fetch waiting on
+ * is followed at once by its done; deferred notifies ask each partition
+ * once per loop turn; a fetch waiting on
  * several partitions completes once and leaves every partition; a key given
  * twice counts once; timers complete waiters and remove them everywhere;
  * flush answers everything oldest first; the waiter bound; callbacks that
@@ -160,6 +161,53 @@ START_TEST(test_done_follows_its_yes_at_once) {
     ck_assert_int_eq(dones, 2);
     ck_assert_int_eq(a.done_calls, 0);
     ck_assert_int_eq(b.done_calls + c.done_calls, 2);
+    fx_free(&f);
+}
+END_TEST
+
+static void notify_soon(bk_repl_purg_t *pg, uint8_t topic, int32_t partition) {
+    bk_repl_purg_key_t k = key(topic, partition);
+    bk_repl_purg_notify_soon(pg, &k.topic_id, k.partition);
+}
+
+static void done_notifies_soon(w_t *w) { notify_soon(w->pg, 9, 0); }
+
+/* Deferred notifies (issue 19): nothing is asked until the loop runs; then
+ * each partition once however often it was named, in one pass that also
+ * runs the notifies the callbacks defer; a partition whose head went
+ * meanwhile (its waiter completed through another partition) is skipped. */
+START_TEST(test_notify_soon_once_per_turn) {
+    fx_t f;
+    fx_init(&f, 16);
+    w_t a = { 0 }, b = { 0 }, multi = { 0 }, chained = { 0 };
+    bk_repl_purg_key_t ka = key(1, 0), kb = key(1, 1), km[2] = { key(2, 0), key(2, 1) }, kc = key(9, 0);
+    wait_on(f.pg, &a, &ka, 1, 60000);
+    wait_on(f.pg, &b, &kb, 1, 60000);
+    multi.ready_answer = true;
+    multi.on_done = done_notifies_soon;
+    multi.pg = f.pg;
+    wait_on(f.pg, &multi, km, 2, 60000);
+    wait_on(f.pg, &chained, &kc, 1, 60000);
+    for (int i = 0; i < 3; i++) notify_soon(f.pg, 1, 0);
+    notify_soon(f.pg, 1, 1);
+    notify_soon(f.pg, 3, 0);   /* nobody waits there */
+    notify_soon(f.pg, 2, 0);
+    notify_soon(f.pg, 2, 1);   /* multi's second partition: gone by its turn */
+    ck_assert_int_eq(a.ready_calls + b.ready_calls + multi.ready_calls + chained.ready_calls, 0);
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls, 1);
+    ck_assert_int_eq(b.ready_calls, 1);
+    ck_assert_int_eq(multi.ready_calls, 1);
+    ck_assert_int_eq(multi.done_calls, 1);
+    ck_assert_int_eq(chained.ready_calls, 1);   /* deferred by multi's done, run in the same pass */
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 3);
+    /* nothing left due */
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls + b.ready_calls + chained.ready_calls, 3);
+    /* and it works again after a pass */
+    notify_soon(f.pg, 1, 0);
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls, 2);
     fx_free(&f);
 }
 END_TEST
@@ -348,6 +396,7 @@ int main(void) {
     TCase *tc = tcase_create("keyed");
     tcase_add_test(tc, test_notify_asks_only_its_partition);
     tcase_add_test(tc, test_done_follows_its_yes_at_once);
+    tcase_add_test(tc, test_notify_soon_once_per_turn);
     tcase_add_test(tc, test_multi_partition_waiter_completed_once_removed_everywhere);
     tcase_add_test(tc, test_duplicate_keys_count_once);
     tcase_add_test(tc, test_timeout_completes_and_removes);
