@@ -128,9 +128,11 @@ static void set_default(const kp_field_desc_t *f, void *p) {
     case KP_T_STRING: {
         kp_str_t s = kp_slice_null();
         if (!dnull) {
+            /* most string fields default to "": no strlen for them (every
+             * struct decoded or initialised passes here, issue 19) */
             const char *d = f->def_str ? f->def_str : "";
             s.p = (const uint8_t *)d;
-            s.len = strlen(d);
+            s.len = d[0] ? strlen(d) : 0;
         }
         memcpy(p, &s, sizeof s);
         break;
@@ -177,7 +179,7 @@ static bool is_default(const kp_field_desc_t *f, const void *p, bool lenient) {
         if (!s.p) return dnull || (lenient && !(f->def_str && f->def_str[0]));
         if (dnull) return lenient && s.len == 0;
         const char *d = f->def_str ? f->def_str : "";
-        return s.len == strlen(d) && memcmp(s.p, d, s.len) == 0;
+        return s.len == (d[0] ? strlen(d) : 0) && memcmp(s.p, d, s.len) == 0;
     }
     case KP_T_BYTES: {
         kp_bytes_t b;

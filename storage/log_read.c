@@ -1,6 +1,7 @@
 /* log_read.c — locating and reading batches: fetch ranges, copies,
  * timestamp lookups, and the batch iterator the other log files use. */
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,15 +71,27 @@ static uint64_t index_jump(const st_segment_t *s, uint64_t pos, uint64_t limit_p
 
 int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset, unsigned flags,
                 st_read_result_t *out) {
+    st_hdr_win_t w; /* not zero-initialised: 16 KiB memset per call */
+    return st_log_read_win(log, offset, max_bytes, end_offset, flags, out, &w);
+}
+
+int st_log_read_win(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset, unsigned flags,
+                    st_read_result_t *out, st_hdr_win_t *win) {
     memset(out, 0, sizeof *out);
+    st_hdr_win_reset(win);
     if (log->offline) return ST_ERR_OFFLINE;
     int64_t leo = st_log_end_offset(log);
     if (offset < log->log_start || offset > leo) return ST_ERR_OUT_OF_RANGE;
     if (end_offset < 0 || end_offset > leo) end_offset = leo;
     out->first_offset = out->next_offset = offset;
     if (offset >= end_offset) return KP_OK;
-    log_iter_t it;
-    int rc = log_iter_seek(log, offset, &it);
+    struct {
+        size_t si;
+        uint64_t pos;
+    } it;
+    it.si = log_seg_for(log, offset);
+    kp_batch_t fh;
+    int rc = st_seg_find_win(&log->segs[it.si], offset, &it.pos, &fh, win);
     if (rc != KP_OK) return rc;
     bool first = true;
     while (it.si < log->nsegs && out->n <= ST_READ_RANGES_MAX) {
@@ -110,7 +123,7 @@ int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t
                 continue;
             }
             kp_batch_t h;
-            rc = st_seg_read_header_win(s, p, &h, &it.win);
+            rc = st_seg_read_header_win(s, p, &h, win);
             if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
             if (kp_batch_last_offset(&h) >= end_offset) { stop = true; break; }
             if (out->total_bytes + h.size > max_bytes && !(first && (flags & ST_READ_MIN_ONE))) {
@@ -139,13 +152,44 @@ int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, in
     int rc = st_log_read(log, offset, max_bytes < cap ? max_bytes : cap, end_offset, flags, &res);
     if (rc != KP_OK) return rc;
     if (res.total_bytes > cap) return KP_ERR_OVERFLOW;
-    for (int i = 0; i < res.n; i++) {
-        ssize_t n = pread(res.r[i].fd, buf + *len, res.r[i].len, (off_t)res.r[i].pos);
-        if (n < 0) return ST_ERR_IO;
-        if ((uint64_t)n != res.r[i].len) return KP_ERR_CORRUPT;
-        *len += (size_t)n;
-    }
+    rc = st_read_result_copy(&res, buf);
+    if (rc != KP_OK) return rc;
+    *len = (size_t)res.total_bytes;
     *next_offset = res.next_offset;
+    return KP_OK;
+}
+
+int st_read_result_copy(const st_read_result_t *rr, uint8_t *dst) {
+    return st_read_result_copy_win(rr, NULL, dst);
+}
+
+/* Whether w holds range g's bytes: filled from g's descriptor, over g. */
+static bool win_holds(const st_hdr_win_t *w, const st_read_range_t *g) {
+    return w && w->seg && w->fd == g->fd && g->pos >= w->pos && g->pos - w->pos <= w->len &&
+           g->len <= w->len - (g->pos - w->pos);
+}
+
+int st_read_result_copy_win(const st_read_result_t *rr, const st_hdr_win_t *w, uint8_t *dst) {
+    assert(rr->n >= 0 && rr->n <= ST_READ_RANGES_MAX);
+    size_t at = 0;
+    for (int i = 0; i < rr->n; i++) {
+        const st_read_range_t *g = &rr->r[i];
+        if (win_holds(w, g)) {
+            memcpy(dst + at, w->buf + (g->pos - w->pos), (size_t)g->len);
+            at += (size_t)g->len;
+            continue;
+        }
+        uint64_t done = 0;
+        while (done < g->len) {
+            ssize_t n = pread(g->fd, dst + at, (size_t)(g->len - done), (off_t)(g->pos + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return ST_ERR_IO;
+            if (n == 0) return KP_ERR_CORRUPT;   /* the file ends inside a range of whole batches */
+            done += (uint64_t)n;
+            at += (size_t)n;
+        }
+    }
+    assert(at == rr->total_bytes);
     return KP_OK;
 }
 

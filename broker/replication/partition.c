@@ -311,10 +311,11 @@ bool bk_repl_ps_append(bk_node_t *n, bk_repl_part_t *p, const bk_repl_ps_set_t *
     bk_repl_part_metrics_in(n->metrics, p, info.bytes, (uint64_t)(info.last_offset - info.base_offset + 1));
     /* The core counts the records; a HW it moves wakes this partition's
      * fetches from inside (bk_rp_exec). Otherwise only the LEO moved:
-     * wake them here for the followers, which read up to the LEO. */
+     * wake them here for the followers, which read up to the LEO (at the
+     * end of this loop callback: a burst of appends wakes them once). */
     int64_t hw = st_log_high_watermark(p->log);
     bk_repl_purg_key_t key = { p->topic_id, p->partition };
     bool waits = bk_replica_appended(n, p, &info, o->acks == -1, deadline, fn, ctx, part_ctx, res);
-    if (st_log_high_watermark(p->log) == hw) bk_repl_purg_notify(n->purg, &key.topic_id, key.partition);
+    if (st_log_high_watermark(p->log) == hw) bk_repl_purg_notify_soon(n->purg, &key.topic_id, key.partition);
     return waits;
 }

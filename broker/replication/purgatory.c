@@ -36,6 +36,7 @@ struct head {
     bk_repl_purg_key_t key;
     link_t *first;
     size_t n;                      /* links in the list */
+    bool soon;                     /* in pg->soon: a notify is due at the end of the turn */
 };
 
 struct waiter {
@@ -63,6 +64,9 @@ struct bk_repl_purg {
     size_t cap;                    /* power of two */
     size_t used;                   /* heads */
     walk_t *walks;                 /* notifies in progress, innermost first */
+    struct event *soon_ev;         /* runs the notifies bk_repl_purg_notify_soon deferred */
+    bk_repl_purg_key_t *soon;      /* their keys, each once (head->soon): nsoon of cap_soon */
+    size_t nsoon, cap_soon;
 };
 
 /* ---- the table ------------------------------------------------------------------ */
@@ -182,12 +186,16 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     complete(arg);
 }
 
+static void soon_cb(evutil_socket_t fd, short what, void *arg);
+
 bk_repl_purg_t *bk_repl_purg_new(struct event_base *base, size_t waiters_max) {
     bk_repl_purg_t *pg = calloc(1, sizeof *pg);
     if (!pg) return NULL;
     pg->base = base;
     pg->max = waiters_max;
-    if (table_grow(pg) != KP_OK) {
+    pg->soon_ev = event_new(base, -1, 0, soon_cb, pg);
+    if (!pg->soon_ev || table_grow(pg) != KP_OK) {
+        if (pg->soon_ev) event_free(pg->soon_ev);
         free(pg);
         return NULL;
     }
@@ -206,6 +214,8 @@ void bk_repl_purg_free(bk_repl_purg_t *pg) {
     bk_repl_purg_flush(pg);
     assert(pg->count == 0 && pg->first == NULL);   /* done did not wait again */
     assert(pg->used == 0);
+    event_free(pg->soon_ev);
+    free(pg->soon);
     free(pg->slots);
     free(pg);
 }
@@ -269,6 +279,44 @@ void bk_repl_purg_notify(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int
     }
     assert(pg->walks == &wk);
     pg->walks = wk.outer;
+}
+
+void bk_repl_purg_notify_soon(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition) {
+    if (!pg) return;
+    head_t *h = head_find(pg, topic_id, partition);
+    if (!h || h->soon) return;   /* nobody waits, or already due */
+    if (pg->nsoon == pg->cap_soon) {
+        /* bounded by the partitions with waiters (each key once) */
+        size_t ncap = pg->cap_soon ? pg->cap_soon * 2 : 16;
+        bk_repl_purg_key_t *nv = realloc(pg->soon, ncap * sizeof *nv);
+        if (!nv) {   /* no room to defer: now, as bk_repl_purg_notify */
+            bk_repl_purg_notify(pg, topic_id, partition);
+            return;
+        }
+        pg->soon = nv;
+        pg->cap_soon = ncap;
+    }
+    if (pg->nsoon == 0) event_active(pg->soon_ev, EV_TIMEOUT, 1);
+    pg->soon[pg->nsoon++] = h->key;
+    h->soon = true;
+}
+
+/* The deferred notifies, in the order they were asked. A key's head may
+ * have gone meanwhile (its last waiter completed; a head made since starts
+ * with soon unset: its waiters looked at the log when they arrived, after
+ * the news). Callbacks may defer more notifies: they are run in this pass. */
+static void soon_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    bk_repl_purg_t *pg = arg;
+    for (size_t i = 0; i < pg->nsoon; i++) {
+        bk_repl_purg_key_t k = pg->soon[i];
+        head_t *h = head_find(pg, &k.topic_id, k.partition);
+        if (!h || !h->soon) continue;
+        h->soon = false;
+        bk_repl_purg_notify(pg, &k.topic_id, k.partition);
+    }
+    pg->nsoon = 0;
 }
 
 size_t bk_repl_purg_waiting(const bk_repl_purg_t *pg) { return pg ? pg->count : 0; }

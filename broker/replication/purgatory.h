@@ -57,7 +57,10 @@ typedef struct {
     int32_t partition;
 } bk_repl_purg_key_t;
 
-/* News on one of the waiter's partitions: true when it can complete now. */
+/* News on one of the waiter's partitions: true when it can complete now.
+ * A true answer is followed at once by `done`, with nothing run between
+ * (no other callback, no timer, no I/O), so the answer may keep what it
+ * computed for `done` to use (the Fetch handler keeps its log reads). */
 typedef bool (*bk_repl_purg_ready_fn)(void *ctx);
 /* The waiter completed (ready, timed out or flushed). Called once, after
  * the purgatory dropped every reference to the waiter; ctx is the caller's. */
@@ -83,6 +86,16 @@ KP_MUST_CHECK int bk_repl_purg_wait(bk_repl_purg_t *pg, const bk_repl_purg_key_t
  * only them, and completes those that are ready. NULL pg is a no-op (the
  * node is starting). */
 void bk_repl_purg_notify(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition);
+
+/* The same notify, run once the current event callback has returned
+ * (issue 19): news on one partition several times in one callback — a
+ * network loop hands the state loop a burst of Produce requests in one
+ * callback — asks its waiters once, after the last append, so a parked
+ * follower fetch is answered with the whole burst instead of the first
+ * append, and fetches again for the rest. Nothing to do when nobody waits
+ * on the partition now; a waiter registered before the deferred notify
+ * runs saw the news when it registered. NULL pg is a no-op. */
+void bk_repl_purg_notify_soon(bk_repl_purg_t *pg, const bk_meta_uuid_t *topic_id, int32_t partition);
 
 /* Waiting fetches now (0 for NULL). */
 size_t bk_repl_purg_waiting(const bk_repl_purg_t *pg);

@@ -4,6 +4,7 @@
 #include "broker/replication/replica_int.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,8 +163,7 @@ static void feed_image(bk_node_t *n, bk_repl_part_t *p) {
     bk_repl_out_t out;
     int32_t old_epoch = bk_repl_leader_epoch(p->rp->core);
     bk_repl_on_image(p->rp->core, &im, bk_net_now_ms(), &out);
-    const char *tr = getenv("SKIFF_REPL_TRACE");
-    if (tr && *tr == '1' && bk_repl_leader_epoch(p->rp->core) != old_epoch) {
+    if (bk_replica_trace_on() && bk_repl_leader_epoch(p->rp->core) != old_epoch) {
         bk_repl_epoch_t ep[BK_REPL_EPOCHS_MAX];
         uint32_t ne = bk_repl_epochs(p->rp->core, ep, BK_REPL_EPOCHS_MAX);
         fprintf(stderr, "repl %d: %s-%d: %s of epoch %d (leader %d), LEO %lld HW %lld, %u epochs, last (%d@%lld)\n",
@@ -278,6 +278,18 @@ void bk_repl_replica_stop(bk_node_t *n) {
     n->rm = NULL;
 }
 
+bool bk_replica_trace_on(void) {
+    /* -1: not read yet; any thread may read it first, all read the same */
+    static atomic_int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("SKIFF_REPL_TRACE");
+        v = e && *e == '1';
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v == 1;
+}
+
 /* ---- executing a core output ------------------------------------------------- */
 
 static void complete_acks(bk_node_t *n, bk_rp_t *rp, const bk_repl_out_t *out) {
@@ -328,7 +340,7 @@ void bk_rp_exec(bk_node_t *n, bk_repl_part_t *p, const bk_repl_out_t *out, const
     if (out->n_append && bk_repl_role(rp->core) == BK_REPL_FOLLOWER && !follower_append(n, p, out, src)) return;
     if (out->hw_changed) {
         st_log_set_high_watermark(p->log, out->hw);
-        bk_repl_purg_notify(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
+        bk_repl_purg_notify_soon(n->purg, &p->topic_id, p->partition);   /* NULL while the node starts */
     }
     if (out->send_fetch) {
         rp->want_fetch = true;
@@ -463,8 +475,7 @@ void bk_repl_replica_serve_fetch(bk_node_t *n, bk_repl_part_t *p, int32_t replic
     v->diverging_epoch = resp.diverging_epoch;
     v->diverging_end_offset = resp.diverging_end_offset;
     if (!v->error && !v->diverging && fetch_offset > st_log_end_offset(p->log)) v->error = KP_ERROR_OFFSET_OUT_OF_RANGE;
-    const char *tr = getenv("SKIFF_REPL_TRACE");
-    if (tr && *tr == '1' && (v->diverging || v->error))
+    if (bk_replica_trace_on() && (v->diverging || v->error))
         fprintf(stderr, "repl %d: %s-%d: fetch from %d at %lld (last epoch %d, epoch %d): error %d diverging %d (%d@%lld)\n",
                 n->id, p->topic, p->partition, replica_id, (long long)fetch_offset, last_fetched_epoch,
                 current_leader_epoch, v->error, v->diverging, v->diverging_epoch, (long long)v->diverging_end_offset);

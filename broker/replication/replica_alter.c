@@ -31,15 +31,11 @@
 #define ALTER_VERSION 2
 #define ALTER_SERVE_PARTS_MAX 10000     /* partitions in one served request */
 
-static bool trace_on(void) {
-    const char *e = getenv("SKIFF_REPL_TRACE");
-    return e && *e == '1';
-}
 
 static void deliver(bk_node_t *n, const bk_meta_uuid_t *tid, int32_t partition, const bk_repl_alter_resp_t *resp0) {
     bk_repl_part_t *p = bk_repl_parts_get(n->parts, tid, partition);
     if (!p || !p->rp) return;
-    if (trace_on())
+    if (bk_replica_trace_on())
         fprintf(stderr, "repl %d: %s-%d: AlterPartition answer error %d leader epoch %d partition epoch %d isr %u\n",
                 n->id, p->topic, p->partition, resp0->error, resp0->leader_epoch, resp0->partition_epoch,
                 resp0->n_isr);
@@ -261,7 +257,7 @@ static void alter_flush(bk_node_t *n) {
     if (c->cnt == 0) { free(c); return; }
     c->gen = ++rm->alter_gen;
     bool remote = n->quorum && !bk_quorum_is_leader(n->quorum);
-    if (trace_on())
+    if (bk_replica_trace_on())
         fprintf(stderr, "repl %d: AlterPartition batch of %zu partitions %s\n", n->id, c->cnt, remote ? "remote" : "local");
     rm->alter_inflight = true;
     rm->alter_sent_ms = now;
@@ -293,7 +289,7 @@ static void on_alter_ev(evutil_socket_t fd, short what, void *arg) {
 void bk_alter_send(bk_node_t *n, bk_repl_part_t *p, const bk_repl_alter_req_t *a) {
     struct bk_repl_rm *rm = n->rm;
     if (n->stopping || !rm || !p->rp) return;
-    if (trace_on())
+    if (bk_replica_trace_on())
         fprintf(stderr, "repl %d: %s-%d: AlterPartition isr %u (first %d) leader epoch %d partition epoch %d seq %llu\n",
                 n->id, p->topic, p->partition, a->n_isr, a->n_isr ? a->isr[0] : -1, a->leader_epoch,
                 a->partition_epoch, (unsigned long long)a->seq);

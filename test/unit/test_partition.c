@@ -10,7 +10,8 @@
  * - the checks: unknown partition, the caller's leader epoch (FENCED /
  *   UNKNOWN_LEADER_EPOCH after a restart moved the epoch), a replica core
  *   that does not lead the partition's epoch, acks=all below min.insync;
- * - the purgatory: an append wakes the fetches of its partition once and
+ * - the purgatory: an append wakes the fetches of its partition once (at
+ *   the end of the loop callback: a burst of appends wakes them once) and
  *   no others; a fetch waiting on several partitions completes once;
  * - flush: flush.messages=1 has each append fsynced on the pool (recovery
  *   point = LEO once it completes); a failed fsync takes the log offline,
@@ -371,6 +372,10 @@ static void append_one(fx_t *f, bk_repl_part_t *p) {
     ck_assert_int_eq(verr + r.error, 0);
 }
 
+/* Runs what is due now on the node's loop: the purgatory's deferred
+ * notifies (bk_repl_purg_notify_soon) among them. */
+static void run_due(fx_t *f) { event_base_loop(f->base, EVLOOP_NONBLOCK); }
+
 START_TEST(test_append_wakes_only_its_partition) {
     fx_t f;
     fx_init(&f);
@@ -385,19 +390,34 @@ START_TEST(test_append_wakes_only_its_partition) {
     wait_on(&f, &multi, two, 2);
     ck_assert_uint_eq(bk_repl_purg_waiting(f.n.purg), 4);
     append_one(&f, part(&f, "t", 0));
+    /* deferred to the end of the loop callback that appended (issue 19) */
+    ck_assert_int_eq(a.ready_calls, 0);
+    run_due(&f);
     /* one wake-up per append (the HW moved: the driver's; no second one
      * from the service for the LEO) */
     ck_assert_int_eq(a.ready_calls, 1);
     ck_assert_int_eq(b.ready_calls + c.ready_calls + multi.ready_calls, 0);
+    /* a burst of appends in one callback: its waiters asked once, after it */
+    append_one(&f, part(&f, "t", 0));
+    append_one(&f, part(&f, "t", 0));
+    append_one(&f, part(&f, "t", 0));
+    ck_assert_int_eq(a.ready_calls, 1);
+    run_due(&f);
+    ck_assert_int_eq(a.ready_calls, 2);
+    run_due(&f);
+    ck_assert_int_eq(a.ready_calls, 2);
     append_one(&f, part(&f, "t", 2));   /* nobody waits there */
-    ck_assert_int_eq(a.ready_calls + b.ready_calls + c.ready_calls + multi.ready_calls, 1);
+    run_due(&f);
+    ck_assert_int_eq(a.ready_calls + b.ready_calls + c.ready_calls + multi.ready_calls, 2);
     /* the multi-partition fetch: completed once, gone from both */
     multi.ready_answer = true;
     append_one(&f, part(&f, "u", 0));
+    run_due(&f);
     ck_assert_int_eq(c.ready_calls, 1);
     ck_assert_int_eq(multi.ready_calls, 1);
     ck_assert_int_eq(multi.done_calls, 1);
     append_one(&f, part(&f, "t", 1));
+    run_due(&f);
     ck_assert_int_eq(b.ready_calls, 1);
     ck_assert_int_eq(multi.ready_calls, 1);
     ck_assert_int_eq(multi.done_calls, 1);

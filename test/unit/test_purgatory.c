@@ -1,6 +1,8 @@
 /* test_purgatory.c — the fetch purgatory keyed by partition
  * (broker/replication/purgatory.c), driven directly with a libevent base:
- * a notify asks only the waiters of its partition; a fetch waiting on
+ * a notify asks only the waiters of its partition; a ready that says yes
+ * is followed at once by its done; deferred notifies ask each partition
+ * once per loop turn; a fetch waiting on
  * several partitions completes once and leaves every partition; a key given
  * twice counts once; timers complete waiters and remove them everywhere;
  * flush answers everything oldest first; the waiter bound; callbacks that
@@ -105,6 +107,108 @@ START_TEST(test_notify_asks_only_its_partition) {
     ck_assert_int_eq(d.ready_calls, 3);
     fx_free(&f);
     ck_assert_int_eq(b.done_calls + c.done_calls + d.done_calls, 3);   /* free answers the rest */
+}
+END_TEST
+
+/* Calls of ready and done in order: 'R' or 'D' then the waiter's tag. */
+static char g_calls[64];
+static size_t g_ncalls;
+
+static bool log_ready(void *ctx) {
+    w_t *w = ctx;
+    ck_assert_uint_lt(g_ncalls + 2, sizeof g_calls);
+    g_calls[g_ncalls++] = 'R';
+    g_calls[g_ncalls++] = *(const char *)w->arg;
+    return t_ready(ctx);
+}
+
+static void log_done(void *ctx) {
+    w_t *w = ctx;
+    ck_assert_uint_lt(g_ncalls + 2, sizeof g_calls);
+    g_calls[g_ncalls++] = 'D';
+    g_calls[g_ncalls++] = *(const char *)w->arg;
+    t_done(ctx);
+}
+
+/* The contract the Fetch handler relies on to keep its readiness reads
+ * for the answer: a ready that says yes is followed at once by its done,
+ * before any other waiter is asked. */
+START_TEST(test_done_follows_its_yes_at_once) {
+    fx_t f;
+    fx_init(&f, 16);
+    w_t a = { 0 }, b = { 0 }, c = { 0 };
+    a.arg = "a";
+    b.arg = "b";
+    c.arg = "c";
+    b.ready_answer = c.ready_answer = true;
+    bk_repl_purg_key_t k = key(1, 0);
+    ck_assert_int_eq(bk_repl_purg_wait(f.pg, &k, 1, 60000, log_ready, log_done, &a), KP_OK);
+    ck_assert_int_eq(bk_repl_purg_wait(f.pg, &k, 1, 60000, log_ready, log_done, &b), KP_OK);
+    ck_assert_int_eq(bk_repl_purg_wait(f.pg, &k, 1, 60000, log_ready, log_done, &c), KP_OK);
+    g_ncalls = 0;
+    notify(f.pg, 1, 0);
+    /* every waiter asked once (in the purgatory's order), each done right
+     * after its own yes: "Rx" then "Dx", nothing between */
+    ck_assert_uint_eq(g_ncalls, 10);
+    int dones = 0;
+    for (size_t i = 0; i < g_ncalls; i += 2) {
+        if (g_calls[i] != 'D') continue;
+        dones++;
+        ck_assert_uint_ge(i, 2);
+        ck_assert_int_eq(g_calls[i - 2], 'R');
+        ck_assert_int_eq(g_calls[i - 1], g_calls[i + 1]);
+    }
+    ck_assert_int_eq(dones, 2);
+    ck_assert_int_eq(a.done_calls, 0);
+    ck_assert_int_eq(b.done_calls + c.done_calls, 2);
+    fx_free(&f);
+}
+END_TEST
+
+static void notify_soon(bk_repl_purg_t *pg, uint8_t topic, int32_t partition) {
+    bk_repl_purg_key_t k = key(topic, partition);
+    bk_repl_purg_notify_soon(pg, &k.topic_id, k.partition);
+}
+
+static void done_notifies_soon(w_t *w) { notify_soon(w->pg, 9, 0); }
+
+/* Deferred notifies (issue 19): nothing is asked until the loop runs; then
+ * each partition once however often it was named, in one pass that also
+ * runs the notifies the callbacks defer; a partition whose head went
+ * meanwhile (its waiter completed through another partition) is skipped. */
+START_TEST(test_notify_soon_once_per_turn) {
+    fx_t f;
+    fx_init(&f, 16);
+    w_t a = { 0 }, b = { 0 }, multi = { 0 }, chained = { 0 };
+    bk_repl_purg_key_t ka = key(1, 0), kb = key(1, 1), km[2] = { key(2, 0), key(2, 1) }, kc = key(9, 0);
+    wait_on(f.pg, &a, &ka, 1, 60000);
+    wait_on(f.pg, &b, &kb, 1, 60000);
+    multi.ready_answer = true;
+    multi.on_done = done_notifies_soon;
+    multi.pg = f.pg;
+    wait_on(f.pg, &multi, km, 2, 60000);
+    wait_on(f.pg, &chained, &kc, 1, 60000);
+    for (int i = 0; i < 3; i++) notify_soon(f.pg, 1, 0);
+    notify_soon(f.pg, 1, 1);
+    notify_soon(f.pg, 3, 0);   /* nobody waits there */
+    notify_soon(f.pg, 2, 0);
+    notify_soon(f.pg, 2, 1);   /* multi's second partition: gone by its turn */
+    ck_assert_int_eq(a.ready_calls + b.ready_calls + multi.ready_calls + chained.ready_calls, 0);
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls, 1);
+    ck_assert_int_eq(b.ready_calls, 1);
+    ck_assert_int_eq(multi.ready_calls, 1);
+    ck_assert_int_eq(multi.done_calls, 1);
+    ck_assert_int_eq(chained.ready_calls, 1);   /* deferred by multi's done, run in the same pass */
+    ck_assert_uint_eq(bk_repl_purg_waiting(f.pg), 3);
+    /* nothing left due */
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls + b.ready_calls + chained.ready_calls, 3);
+    /* and it works again after a pass */
+    notify_soon(f.pg, 1, 0);
+    event_base_loop(f.base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(a.ready_calls, 2);
+    fx_free(&f);
 }
 END_TEST
 
@@ -291,6 +395,8 @@ int main(void) {
     Suite *s = suite_create("purgatory");
     TCase *tc = tcase_create("keyed");
     tcase_add_test(tc, test_notify_asks_only_its_partition);
+    tcase_add_test(tc, test_done_follows_its_yes_at_once);
+    tcase_add_test(tc, test_notify_soon_once_per_turn);
     tcase_add_test(tc, test_multi_partition_waiter_completed_once_removed_everywhere);
     tcase_add_test(tc, test_duplicate_keys_count_once);
     tcase_add_test(tc, test_timeout_completes_and_removes);
