@@ -71,27 +71,15 @@ static uint64_t index_jump(const st_segment_t *s, uint64_t pos, uint64_t limit_p
 
 int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset, unsigned flags,
                 st_read_result_t *out) {
-    st_hdr_win_t w; /* not zero-initialised: 16 KiB memset per call */
-    return st_log_read_win(log, offset, max_bytes, end_offset, flags, out, &w);
-}
-
-int st_log_read_win(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset, unsigned flags,
-                    st_read_result_t *out, st_hdr_win_t *win) {
     memset(out, 0, sizeof *out);
-    st_hdr_win_reset(win);
     if (log->offline) return ST_ERR_OFFLINE;
     int64_t leo = st_log_end_offset(log);
     if (offset < log->log_start || offset > leo) return ST_ERR_OUT_OF_RANGE;
     if (end_offset < 0 || end_offset > leo) end_offset = leo;
     out->first_offset = out->next_offset = offset;
     if (offset >= end_offset) return KP_OK;
-    struct {
-        size_t si;
-        uint64_t pos;
-    } it;
-    it.si = log_seg_for(log, offset);
-    kp_batch_t fh;
-    int rc = st_seg_find_win(&log->segs[it.si], offset, &it.pos, &fh, win);
+    log_iter_t it;
+    int rc = log_iter_seek(log, offset, &it);
     if (rc != KP_OK) return rc;
     bool first = true;
     while (it.si < log->nsegs && out->n <= ST_READ_RANGES_MAX) {
@@ -123,7 +111,7 @@ int st_log_read_win(const st_log_t *log, int64_t offset, uint64_t max_bytes, int
                 continue;
             }
             kp_batch_t h;
-            rc = st_seg_read_header_win(s, p, &h, win);
+            rc = st_seg_read_header_win(s, p, &h, &it.win);
             if (rc != KP_OK) return rc == KP_ERR_TRUNCATED ? KP_ERR_CORRUPT : rc;
             if (kp_batch_last_offset(&h) >= end_offset) { stop = true; break; }
             if (out->total_bytes + h.size > max_bytes && !(first && (flags & ST_READ_MIN_ONE))) {
@@ -160,25 +148,10 @@ int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, in
 }
 
 int st_read_result_copy(const st_read_result_t *rr, uint8_t *dst) {
-    return st_read_result_copy_win(rr, NULL, dst);
-}
-
-/* Whether w holds range g's bytes: filled from g's descriptor, over g. */
-static bool win_holds(const st_hdr_win_t *w, const st_read_range_t *g) {
-    return w && w->seg && w->fd == g->fd && g->pos >= w->pos && g->pos - w->pos <= w->len &&
-           g->len <= w->len - (g->pos - w->pos);
-}
-
-int st_read_result_copy_win(const st_read_result_t *rr, const st_hdr_win_t *w, uint8_t *dst) {
     assert(rr->n >= 0 && rr->n <= ST_READ_RANGES_MAX);
     size_t at = 0;
     for (int i = 0; i < rr->n; i++) {
         const st_read_range_t *g = &rr->r[i];
-        if (win_holds(w, g)) {
-            memcpy(dst + at, w->buf + (g->pos - w->pos), (size_t)g->len);
-            at += (size_t)g->len;
-            continue;
-        }
         uint64_t done = 0;
         while (done < g->len) {
             ssize_t n = pread(g->fd, dst + at, (size_t)(g->len - done), (off_t)(g->pos + done));

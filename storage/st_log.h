@@ -36,8 +36,6 @@
 #include "storage/st_status.h"
 #include "storage/st_txn_index.h"
 
-typedef struct st_hdr_win st_hdr_win_t;   /* st_segment.h: a header read-ahead window */
-
 #define ST_CLEANUP_DELETE 1u
 #define ST_CLEANUP_COMPACT 2u
 
@@ -296,19 +294,6 @@ KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t
  * valid until the log is next modified). ST_ERR_IO on a failed read,
  * KP_ERR_CORRUPT when a file ends inside a range. */
 KP_MUST_CHECK int st_read_result_copy(const st_read_result_t *rr, uint8_t *dst);
-
-/* st_log_read through the caller's header window `win` (reset first; it
- * then holds the bytes the walk read: from the batch the offset index
- * named up to ST_HDR_WIN_BYTES further). With st_read_result_copy_win, a
- * small read at the log's tail costs one pread for headers and records
- * together (issue 19, the Fetch handler's inline answers). Same results
- * as st_log_read. */
-KP_MUST_CHECK int st_log_read_win(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
-                                  unsigned flags, st_read_result_t *out, st_hdr_win_t *win);
-/* st_read_result_copy, taking each range from w when w holds all of it
- * (w: the window of the st_log_read_win that made rr, with nothing
- * modifying the log since; NULL: pread everything). */
-KP_MUST_CHECK int st_read_result_copy_win(const st_read_result_t *rr, const st_hdr_win_t *w, uint8_t *dst);
 
 /* Reads the whole log [log start, LEO as of the call) in order, in chunks of
  * whole batches copied into one buffer (start_bytes, doubled while a single

@@ -42,7 +42,6 @@
 #include "broker/replication/replica.h"
 #include "protocol/kp_errors.h"
 #include "storage/st_log.h"
-#include "storage/st_segment.h"
 
 /* One partition to fetch: from the request (full fetch) or from the
  * session (incremental fetch), copied into the request arena so that a
@@ -97,11 +96,6 @@ struct bk_fetch_state {
     bk_node_t *n;
     bk_api_fs_cache_t sessions;
     bk_api_fetch_stats_t stats;   /* bk_api_fetch_stats */
-    /* The window of the last log read (st_log_read_win; 16 KiB, made once):
-     * an inline answer takes its records from it when it holds them, so a
-     * fetch at the tail costs one pread, not two (put_records). Only the
-     * state loop runs Fetch. */
-    st_hdr_win_t *win;
 };
 
 typedef kp_fetch_response_partition_data_t fpart_t;
@@ -109,16 +103,9 @@ typedef kp_fetch_response_partition_data_t fpart_t;
 bk_node_fetch_state_t *bk_api_fetch_new(bk_node_t *n) {
     bk_node_fetch_state_t *f = calloc(1, sizeof *f);
     if (!f) return NULL;
-    f->win = malloc(sizeof *f->win);
-    if (!f->win) {
-        free(f);
-        return NULL;
-    }
-    st_hdr_win_reset(f->win);
     f->n = n;
     int64_t slots = bk_cfg_int(n->cfg, BK_CFG_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
     if (bk_api_fs_cache_init(&f->sessions, (size_t)slots, (uint64_t)bk_net_now_ms() ^ (uint64_t)n->id << 32) != KP_OK) {
-        free(f->win);
         free(f);
         return NULL;
     }
@@ -211,9 +198,7 @@ static bool available(bk_api_req_t *req, const fplan_t *plan, uint64_t enough, u
         fpre_t local, *pre = keep ? &slots[i] : &local;
         pre->end = end;
         pre->max = part_max(fp);
-        if (st_log_read_win(x.p->log, fp->fetch_offset, pre->max, end, ST_READ_MIN_ONE, &pre->rr,
-                            req->node->fetch->win) != KP_OK)
-            return true;
+        if (st_log_read(x.p->log, fp->fetch_offset, pre->max, end, ST_READ_MIN_ONE, &pre->rr) != KP_OK) return true;
         if (keep) keep[i] = pre;
         *bytes += pre->rr.total_bytes;
         if (*bytes >= enough) return false;
@@ -366,19 +351,15 @@ static const st_read_result_t *pre_read(const fpre_t *pre, int64_t end, uint64_t
 #define FETCH_INLINE_MAX_BYTES (32u << 10)
 
 /* Puts rr's records into the answer: copied into the request arena while
- * the answer's inline budget lasts, else as file ranges (dispatch.c splices
- * them with sendfile). The copy comes from the fetch window when the read
- * that made rr was the last one through it (nothing ran since: it was made
- * this turn, or by the readiness check right before) and it holds the
- * bytes — the common case of a fetch at the tail, whose header walk read
- * the records too; else one pread per range, on this loop, of bytes found
- * this turn (like st_log_read's header reads). A failed copy falls back to
- * the file ranges. */
+ * the answer's inline budget lasts (one pread per range, on this loop: the
+ * ranges were found this turn, just as st_log_read reads batch headers),
+ * else as file ranges (dispatch.c splices them with sendfile). A failed
+ * copy falls back to the file ranges. */
 static void put_records(bk_api_req_t *req, const st_read_result_t *rr, fpart_t *o, uint64_t *inline_left) {
     bk_api_fetch_stats_t *st = &req->node->fetch->stats;
     if (rr->total_bytes <= *inline_left) {
         uint8_t *buf = bk_api_req_alloc(req, (size_t)rr->total_bytes, 1);
-        if (buf && st_read_result_copy_win(rr, req->node->fetch->win, buf) == KP_OK) {
+        if (buf && st_read_result_copy(rr, buf) == KP_OK) {
             o->records.bytes.p = buf;
             o->records.bytes.len = (size_t)rr->total_bytes;
             o->records.ext = NULL;
@@ -445,7 +426,7 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, const fpre_t 
             const st_read_result_t *rr = pre_read(pre, end, max, flags);
             st_read_result_t *fresh = rr ? NULL : bk_api_req_alloc(req, 1, sizeof *fresh);
             if (!rr && !fresh) o->error_code = KP_ERROR_UNKNOWN_SERVER_ERROR;
-            else if (!rr && st_log_read_win(log, fp->fetch_offset, max, end, flags, fresh, req->node->fetch->win) != KP_OK)
+            else if (!rr && st_log_read(log, fp->fetch_offset, max, end, flags, fresh) != KP_OK)
                 o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
             else if (!rr) rr = fresh;
             if (o->error_code == 0 && rr->n > 0) {
@@ -766,7 +747,6 @@ void bk_api_fetch_stats(const bk_node_fetch_state_t *f, bk_api_fetch_stats_t *ou
 void bk_api_fetch_free(bk_node_fetch_state_t *f) {
     if (!f) return;
     bk_api_fs_cache_free(&f->sessions);
-    free(f->win);
     free(f);
 }
 

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include "storage/st_checkpoint.h"
-#include "storage/st_segment.h"
 
 static int32_t g_epoch = 3;
 
@@ -544,74 +543,6 @@ START_TEST(test_read_spans_two_segments_and_flush_ms) {
 }
 END_TEST
 
-/* st_log_read_win + st_read_result_copy_win (issue 19, inline Fetch
- * answers): from every offset, with every byte limit tried, the ranges are
- * st_log_read's and the copy is st_read_result_copy's (pread) byte for
- * byte; a read at the tail costs the window's one pread and the copy none;
- * a window of another read, a reset one, or one not holding a range (the
- * second segment's) falls back to pread with the same bytes. */
-START_TEST(test_read_win_copy_matches_pread) {
-    char *dir = tu_tmpdir();
-    st_log_config_t cfg = small_cfg();
-    st_log_t *log = tu_open(dir, &cfg, 0, false);
-    int64_t bases[60];
-    append_n(log, 60, 3, 100, bases);
-    ck_assert_int_ge(st_log_segment_count(log), 3);
-    static st_hdr_win_t w, other;
-    static uint8_t a[1 << 16], b[1 << 16];
-    const uint64_t maxes[] = { 1, 300, 1000, 1 << 20 };
-    int two_ranges = 0;
-    for (int64_t o = 0; o < 180; o++) {
-        for (size_t m = 0; m < sizeof maxes / sizeof maxes[0]; m++) {
-            st_read_result_t plain, rr;
-            ck_assert_int_eq(st_log_read(log, o, maxes[m], -1, ST_READ_MIN_ONE, &plain), KP_OK);
-            ck_assert_int_eq(st_log_read_win(log, o, maxes[m], -1, ST_READ_MIN_ONE, &rr, &w), KP_OK);
-            ck_assert_int_eq(rr.n, plain.n);
-            ck_assert_uint_eq(rr.total_bytes, plain.total_bytes);
-            ck_assert_int_eq(rr.first_offset, plain.first_offset);
-            ck_assert_int_eq(rr.next_offset, plain.next_offset);
-            for (int k = 0; k < rr.n; k++) {
-                ck_assert_int_eq(rr.r[k].fd, plain.r[k].fd);
-                ck_assert_uint_eq(rr.r[k].pos, plain.r[k].pos);
-                ck_assert_uint_eq(rr.r[k].len, plain.r[k].len);
-            }
-            two_ranges += rr.n == 2;
-            ck_assert_uint_le(rr.total_bytes, sizeof a);
-            memset(a, 0xa5, sizeof a);
-            memset(b, 0x5a, sizeof b);
-            ck_assert_int_eq(st_read_result_copy(&rr, a), KP_OK);
-            uint64_t fills = w.fills;
-            ck_assert_int_eq(st_read_result_copy_win(&rr, &w, b), KP_OK);
-            ck_assert_uint_eq(w.fills, fills);   /* the copy never refills the window */
-            ck_assert_int_eq(memcmp(a, b, (size_t)rr.total_bytes), 0);
-            /* another log read's window (here: offset 0's) serves nothing wrong */
-            ck_assert_int_eq(st_log_read_win(log, 0, 1, -1, ST_READ_MIN_ONE, &plain, &other), KP_OK);
-            memset(b, 0x5a, sizeof b);
-            ck_assert_int_eq(st_read_result_copy_win(&rr, &other, b), KP_OK);
-            ck_assert_int_eq(memcmp(a, b, (size_t)rr.total_bytes), 0);
-        }
-    }
-    ck_assert_int_gt(two_ranges, 0);   /* reads across a segment's end were among them */
-    /* at the tail: one pread for headers and records, copied from it */
-    st_read_result_t rr;
-    uint64_t fills0 = w.fills;   /* counted over the window's life */
-    ck_assert_int_eq(st_log_read_win(log, bases[59], 1 << 20, -1, ST_READ_MIN_ONE, &rr, &w), KP_OK);
-    ck_assert_int_eq(rr.n, 1);
-    ck_assert_uint_eq(w.fills - fills0, 1);
-    ck_assert_int_eq(st_read_result_copy_win(&rr, &w, b), KP_OK);
-    ck_assert_int_eq(st_read_result_copy(&rr, a), KP_OK);
-    ck_assert_int_eq(memcmp(a, b, (size_t)rr.total_bytes), 0);
-    /* a reset window holds nothing: pread, same bytes */
-    st_hdr_win_reset(&w);
-    memset(b, 0x5a, sizeof b);
-    ck_assert_int_eq(st_read_result_copy_win(&rr, &w, b), KP_OK);
-    ck_assert_int_eq(memcmp(a, b, (size_t)rr.total_bytes), 0);
-    ck_assert_int_eq(st_log_close(log, NULL), KP_OK);
-    tu_rmrf(dir);
-    free(dir);
-}
-END_TEST
-
 START_TEST(test_topic_id_file) {
     char *dir = tu_tmpdir();
     st_log_config_t cfg = small_cfg();
@@ -718,7 +649,6 @@ int main(void) {
     tcase_add_test(tc, test_roll_by_time_and_explicit);
     tcase_add_test(tc, test_index_full_rolls);
     tcase_add_test(tc, test_read_spans_two_segments_and_flush_ms);
-    tcase_add_test(tc, test_read_win_copy_matches_pread);
     tcase_add_test(tc, test_topic_id_file);
     tcase_add_test(tc, test_timestamps_in_compressed_batches);
     tcase_add_test(tc, test_scan_whole_log_in_chunks);
