@@ -146,7 +146,6 @@ static void collect_fetch_bytes(bk_mx_emit_t *e, void *arg) {
     bk_api_fetch_stats_t st;
     bk_api_fetch_stats(n->fetch, &st);
     bk_mx_emit(e, (const char *[]){ "file" }, (double)st.file_bytes);
-    bk_mx_emit(e, (const char *[]){ "inline" }, (double)st.inline_bytes);
     bk_mx_emit(e, (const char *[]){ "copy" }, (double)st.copy_bytes);
 }
 

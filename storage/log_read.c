@@ -1,7 +1,6 @@
 /* log_read.c — locating and reading batches: fetch ranges, copies,
  * timestamp lookups, and the batch iterator the other log files use. */
 #include <assert.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,29 +139,13 @@ int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, in
     int rc = st_log_read(log, offset, max_bytes < cap ? max_bytes : cap, end_offset, flags, &res);
     if (rc != KP_OK) return rc;
     if (res.total_bytes > cap) return KP_ERR_OVERFLOW;
-    rc = st_read_result_copy(&res, buf);
-    if (rc != KP_OK) return rc;
-    *len = (size_t)res.total_bytes;
-    *next_offset = res.next_offset;
-    return KP_OK;
-}
-
-int st_read_result_copy(const st_read_result_t *rr, uint8_t *dst) {
-    assert(rr->n >= 0 && rr->n <= ST_READ_RANGES_MAX);
-    size_t at = 0;
-    for (int i = 0; i < rr->n; i++) {
-        const st_read_range_t *g = &rr->r[i];
-        uint64_t done = 0;
-        while (done < g->len) {
-            ssize_t n = pread(g->fd, dst + at, (size_t)(g->len - done), (off_t)(g->pos + done));
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return ST_ERR_IO;
-            if (n == 0) return KP_ERR_CORRUPT;   /* the file ends inside a range of whole batches */
-            done += (uint64_t)n;
-            at += (size_t)n;
-        }
+    for (int i = 0; i < res.n; i++) {
+        ssize_t n = pread(res.r[i].fd, buf + *len, res.r[i].len, (off_t)res.r[i].pos);
+        if (n < 0) return ST_ERR_IO;
+        if ((uint64_t)n != res.r[i].len) return KP_ERR_CORRUPT;
+        *len += (size_t)n;
     }
-    assert(at == rr->total_bytes);
+    *next_offset = res.next_offset;
     return KP_OK;
 }
 

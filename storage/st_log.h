@@ -289,11 +289,6 @@ KP_MUST_CHECK int st_log_read(const st_log_t *log, int64_t offset, uint64_t max_
  * MIN_ONE and the first batch fits cap). */
 KP_MUST_CHECK int st_log_read_copy(const st_log_t *log, int64_t offset, uint64_t max_bytes, int64_t end_offset,
                                    unsigned flags, uint8_t *buf, size_t cap, size_t *len, int64_t *next_offset);
-/* Copies the bytes of rr's ranges, in order, into dst (rr->total_bytes
- * bytes), with pread: for a read made this loop turn (the ranges' fds are
- * valid until the log is next modified). ST_ERR_IO on a failed read,
- * KP_ERR_CORRUPT when a file ends inside a range. */
-KP_MUST_CHECK int st_read_result_copy(const st_read_result_t *rr, uint8_t *dst);
 
 /* Reads the whole log [log start, LEO as of the call) in order, in chunks of
  * whole batches copied into one buffer (start_bytes, doubled while a single

@@ -21,16 +21,12 @@ void bk_api_fetch_free(bk_node_fetch_state_t *f);
 
 /* Record bytes answered since start, by path: `file_bytes` went into the
  * response as file ranges (bk_net_resp_add_file: sendfile, bytes on disk ==
- * bytes on the wire), `inline_bytes` were copied as they are into a v10+
- * answer because it was small (the first 32 KiB of an answer, h_fetch.c
- * FETCH_INLINE_MAX_BYTES: one send instead of three, issue 19),
- * `copy_bytes` were read into memory to be inspected (Fetch below v10
- * only — zstd check and down-conversion). Every Fetch v10+ of magic-2 data
- * (consumers, followers, sessions, read_committed) counts as file or
- * inline bytes; a copy there is a bug (test/integration/t_fetch_zero_copy.sh). */
+ * bytes on the wire), `copy_bytes` were read into memory (st_log_read_copy:
+ * Fetch below v10 only — zstd check and down-conversion). Every Fetch v10+
+ * of magic-2 data (consumers, followers, sessions, read_committed) counts
+ * as file bytes; a copy there is a bug (test/integration/t_fetch_zero_copy.sh). */
 typedef struct {
     uint64_t file_bytes;
-    uint64_t inline_bytes;
     uint64_t copy_bytes;
     /* Record sets (one partition of one answer) read, checked and, below v4,
      * down-converted for Fetch below v10, by where the work ran: on the

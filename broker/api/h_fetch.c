@@ -3,9 +3,7 @@
  * Data path: st_log_read gives file ranges (fd, pos, len) of whole batches;
  * they go into the response as external records (kp_records_t.ext points at
  * the st_read_result_t in the request arena) and dispatch.c splices them in
- * with sendfile, so bytes on disk are the bytes on the wire — except the
- * first FETCH_INLINE_MAX_BYTES of an answer, copied into it (put_records:
- * one send instead of three for a fetch at the log's tail). Versions below
+ * with sendfile, so bytes on disk are the bytes on the wire. Versions below
  * 10 need the batches inspected (zstd is refused with
  * UNSUPPORTED_COMPRESSION_TYPE) and below 4 down-converted to magic 0/1:
  * old clients only. That copy, check and conversion runs on the worker pool
@@ -338,44 +336,8 @@ static const st_read_result_t *pre_read(const fpre_t *pre, int64_t end, uint64_t
     return &pre->rr;
 }
 
-/* Record bytes per answer copied into it rather than spliced (issue 19).
- * A file range is a send of its own: the network loop writes the bytes
- * before it, sendfile()s it, then writes the bytes after it, three TCP
- * sends (three segments with TCP_NODELAY, three wake-ups of the reader)
- * where one would do. A follower or a consumer at the tail of the log
- * fetches a few hundred bytes per append, so for them the two extra sends
- * cost far more than one pread of bytes still in the page cache and a
- * memcpy (3-node acks=all at 20,000 msgs/s: about a third fewer syscalls
- * and context switches per request). Past this budget sendfile's saved
- * copy wins; it also bounds what an answer holds in memory. */
-#define FETCH_INLINE_MAX_BYTES (32u << 10)
-
-/* Puts rr's records into the answer: copied into the request arena while
- * the answer's inline budget lasts (one pread per range, on this loop: the
- * ranges were found this turn, just as st_log_read reads batch headers),
- * else as file ranges (dispatch.c splices them with sendfile). A failed
- * copy falls back to the file ranges. */
-static void put_records(bk_api_req_t *req, const st_read_result_t *rr, fpart_t *o, uint64_t *inline_left) {
-    bk_api_fetch_stats_t *st = &req->node->fetch->stats;
-    if (rr->total_bytes <= *inline_left) {
-        uint8_t *buf = bk_api_req_alloc(req, (size_t)rr->total_bytes, 1);
-        if (buf && st_read_result_copy(rr, buf) == KP_OK) {
-            o->records.bytes.p = buf;
-            o->records.bytes.len = (size_t)rr->total_bytes;
-            o->records.ext = NULL;
-            *inline_left -= rr->total_bytes;
-            st->inline_bytes += rr->total_bytes;
-            return;
-        }
-    }
-    o->records.ext = rr;
-    o->records.ext_len = (size_t)rr->total_bytes;
-    o->records.bytes = kp_slice_null();
-    st->file_bytes += rr->total_bytes;
-}
-
 static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, const fpre_t *pre, fpart_t *o, uint64_t *total,
-                           uint64_t max_total, uint64_t *inline_left) {
+                           uint64_t max_total) {
     kp_fetch_response_partition_data_init(o);
     o->partition_index = fp->partition;
     o->records.bytes.p = (const uint8_t *)"";
@@ -430,8 +392,11 @@ static bool fill_partition(bk_api_req_t *req, const ftarget_t *fp, const fpre_t 
                 o->error_code = KP_ERROR_KAFKA_STORAGE_ERROR;
             else if (!rr) rr = fresh;
             if (o->error_code == 0 && rr->n > 0) {
-                put_records(req, rr, o, inline_left);
+                o->records.ext = rr;
+                o->records.ext_len = (size_t)rr->total_bytes;
+                o->records.bytes = kp_slice_null();
                 *total += rr->total_bytes;
+                req->node->fetch->stats.file_bytes += rr->total_bytes;
                 bk_repl_part_metrics_out(req->node->metrics, x.p, rr->total_bytes);
                 add_aborted(req, log, fp->fetch_offset, rr->next_offset, o);
             }
@@ -651,14 +616,13 @@ static void respond_fetch(bk_api_req_t *req, fplan_t *plan) {
     if (!ts || !ps) { bk_api_req_close(req, "out of memory"); return; }
     uint64_t total = 0;
     uint64_t max_total = response_max_bytes(req);
-    uint64_t inline_left = FETCH_INLINE_MAX_BYTES;
     size_t nt = 0, np = 0;
     const ftarget_t *cur = NULL;
     /* looked up once per answer: the session may have gone while the fetch waited */
     bk_api_fs_t *s = plan->session_id ? bk_api_fs_find(&req->node->fetch->sessions, plan->session_id) : NULL;
     for (size_t i = 0; i < plan->n && !plan->error; i++) {
         const ftarget_t *t = &plan->v[i];
-        if (!fill_partition(req, t, plan->pre ? plan->pre[i] : NULL, &ps[np], &total, max_total, &inline_left)) continue;
+        if (!fill_partition(req, t, plan->pre ? plan->pre[i] : NULL, &ps[np], &total, max_total)) continue;
         if (s) session_note(req, s, i, t, &ps[np]);
         if (!cur || !same_topic(req, cur, t)) {
             kp_fetch_response_fetchable_topic_response_init(&ts[nt]);

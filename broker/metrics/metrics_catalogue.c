@@ -45,9 +45,8 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
         0, NULL, TOPIC_SERIES_MAX },
     [BK_MX_FETCH_RECORD_BYTES_TOTAL] = { "skiff_fetch_record_bytes_total",
         "Record bytes put in Fetch answers, by path: file (file ranges sent with sendfile, or "
-        "by kTLS / the TLS pipe: never copied by skiff), inline (the first 32 KiB of an "
-        "answer, copied as they are: one send instead of three) or copy (read into memory: "
-        "Fetch below v10, which needs batches inspected or down-converted).", C, 1, { "path" }, 0,
+        "by kTLS / the TLS pipe: never copied by skiff) or copy (read into memory: Fetch "
+        "below v10, which needs batches inspected or down-converted).", C, 1, { "path" }, 0,
         NULL, 0 },
     [BK_MX_FETCH_CONVERTED_TOTAL] = { "skiff_fetch_converted_total",
         "Record sets (one partition of one answer) of Fetch below v10 read, checked for zstd and, "
