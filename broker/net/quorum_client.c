@@ -328,15 +328,35 @@ static int connect_peer(bk_net_qc_peer_t *p, int64_t now_ms) {
     return 0;
 }
 
+/* Writes what it can of a frame straight to the socket when nothing is
+ * queued ahead of it on a plain, connected, logged-in connection: handed
+ * to the bufferevent, every request (a replica fetch per round trip, each
+ * raft message) cost a write-event add, a loop pass and a delete around
+ * its one writev. Returns the bytes written (0: none, the bufferevent
+ * writes it all, and meets any socket error itself). */
+static size_t send_direct(bk_net_qc_peer_t *p, const uint8_t *frame, size_t len) {
+    if (!p->connected || p->authenticating || uses_tls(sec_of(p))) return 0;
+    if (evbuffer_get_length(bufferevent_get_output(p->bev)) != 0) return 0;
+    evutil_socket_t fd = bufferevent_getfd(p->bev);
+    if (fd < 0) return 0;
+    ssize_t n = send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return n > 0 ? (size_t)n : 0;
+}
+
 int bk_net_qc_send(bk_net_qc_peer_t *p, const uint8_t *frame, size_t len, const bk_net_qc_pending_t *pend, int64_t now_ms) {
     if (!p->timer) p->timer = evtimer_new(p->base, on_deadline, p);
     if (!p->timer) return -1;   /* no request without a deadline */
     if (connect_peer(p, now_ms) != 0) return -1;
     if (p->count >= BK_NET_QC_INFLIGHT_MAX) return -1;
+    size_t sent = send_direct(p, frame, len);
     /* bytes queued before the connect completes are sent once it does;
      * before the SASL login they wait in `held` */
-    if (p->authenticating ? evbuffer_add(p->held, frame, len) != 0 : bufferevent_write(p->bev, frame, len) != 0)
+    if (sent < len && (p->authenticating ? evbuffer_add(p->held, frame, len) != 0
+                                         : bufferevent_write(p->bev, frame + sent, len - sent) != 0)) {
+        /* part of the frame is on the wire: the stream cannot go on */
+        if (sent > 0) disconnect(p);
         return -1;
+    }
     bk_net_qc_pending_t *e = &p->fifo[(p->head + p->count) % BK_NET_QC_INFLIGHT_MAX];
     *e = *pend;
     e->deadline_ms = mono_ms() + (pend->timeout_ms > 0 ? pend->timeout_ms : default_timeout_ms(pend->kind));
