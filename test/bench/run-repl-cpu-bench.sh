@@ -51,8 +51,10 @@ ticks() { local s=0 p; for p in "${SK_NODE_PID[@]}"; do s=$((s + $(awk '{print $
 r0=$(served 'Produce|Fetch'); f0=$(served Fetch); t0=$(ticks)
 rate_args=()
 [ "$rate" != 0 ] && rate_args=(--rate "$rate")
-/usr/bin/time -f "%U %S" -o "$SK_TMP/kload.time" "$kload" produce --brokers "$SK_BOOTSTRAP" --topic rcpu-run \
-  --count "$count" --size 100 --acks "$acks" "${rate_args[@]}" --linger-ms "${BENCH_LINGER_MS:-0}" >"$SK_TMP/kload.json" 2>&1 &
+# kload's user and system seconds: bash's own `time` (no /usr/bin/time needed)
+( TIMEFORMAT='%U %S'
+  { time "$kload" produce --brokers "$SK_BOOTSTRAP" --topic rcpu-run --count "$count" --size 100 --acks "$acks" \
+      "${rate_args[@]}" --linger-ms "${BENCH_LINGER_MS:-0}" >"$SK_TMP/kload.json" 2>&1; } 2>"$SK_TMP/kload.time" ) &
 kp=$!
 sleep 3
 pids=$(IFS=,; echo "${SK_NODE_PID[*]}")
