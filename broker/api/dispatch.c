@@ -162,7 +162,7 @@ static void req_free(bk_api_req_t *req) {
     if (req->start_ns) bk_api_metrics_request(req->node, req->hdr.api_key, req->start_ns);
     /* back to the block pool (no malloc per frame once warm), also once
      * the net is gone (a request finished during bk_broker_free's teardown) */
-    bk_net_frame_free(req->node ? req->node->net : NULL, req->frame, req->frame_len);
+    bk_net_mem_free(req->frame);
     req->frame = NULL;
     struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
     if (pool && pool->n < BK_API_REQ_POOL_MAX) {

@@ -22,6 +22,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "broker/net/mem.h"
 #include "broker/net/net_int.h"
 
 /* Frees a message and whatever it still owns (both sides). */
@@ -30,7 +31,7 @@ void bk__msg_free(bk_net_t *net, net_msg_t *m) {
     if (m->frame) {
         /* frames are dropped on the state loop (held, closing, freeing) */
         assert(m->type == MSG_FRAME && m->home);
-        bk__block_put(m->home, m->frame, m->len);
+        bk_net_mem_free(m->frame);
         bk__frame_release(net, &net->loops[0], m->len);
     }
     if (m->prepared) net->cfg.prepared_free(m->prepared);

@@ -294,7 +294,7 @@ uint64_t bk_net_conn_id(const bk_net_conn_t *conn);
 bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
 /* Only inside the frame handler, at most once per frame: the frame's `len`
  * bytes as a block of the pool (net/mem.h) the caller now owns
- * (bk_net_frame_free it, never free()), for a request
+ * (bk_net_mem_free it, on any thread; never free()), for a request
  * that outlives the call (its decoded fields point into the bytes; Produce
  * patches offsets into them). Use the returned block, not `frame`. The
  * frame lies in the connection's input buffer, which later frames reuse,
@@ -302,10 +302,6 @@ bk_net_slot_t bk_net_conn_slot(const bk_net_conn_t *conn);
  * handler that keeps them. NULL when out of memory (the frame is still
  * valid for the rest of the call). */
 BK_NET_MUST_CHECK uint8_t *bk_net_conn_take_frame(bk_net_conn_t *conn);
-/* Gives a block bk_net_conn_take_frame returned back to the pool, on any
- * thread, once done with it (`len`: the frame's length; `net` may be NULL
- * or already freed). No allocation per frame once warm. NULL is allowed. */
-void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len);
 /* Only inside the frame handler: what on_prepare returned for this frame
  * (NULL if none or no on_prepare). Unless taken, it is freed with
  * prepared_free when the handler returns. */

@@ -158,7 +158,7 @@ struct net_msg {
     uint64_t seq;
     struct evbuffer *body;      /* RESPOND */
     uint8_t *frame;             /* FRAME: malloc'd block of len bytes, its
-                                   bk__frame_block_bytes(len) reserved in the budget */
+                                   bk_net_mem_block_bytes(len) reserved in the budget */
     size_t len;
     void *prepared;             /* FRAME: on_prepare's result */
     int64_t until_ms;           /* MUTE */
@@ -293,11 +293,6 @@ void bk__conn_sweep(net_loop_t *loop);
 /* conn.c: gives `bytes` of queued.max.request.bytes back and wakes the
  * connections waiting for it (`here`: the loop whose thread calls). */
 void bk__budget_release(bk_net_t *net, net_loop_t *here, size_t bytes);
-/* pool.c: the bytes of a frame block for `len` bytes (its size class, or
- * len above the classes): what a network loop's block costs the budget
- * (reserved when copied, released when on_frame returns or the block is
- * dropped) and what bk_net_conn_take_frame allocates. */
-size_t bk__frame_block_bytes(size_t len);
 /* conn.c: a network loop's frame block of a `len`-byte frame goes out of
  * the budget (its handler returned or the net dropped it); any thread. */
 void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len);
@@ -364,12 +359,6 @@ void bk__msg_recycle(net_msg_t *m);
 /* pool.c: an emptied response body back to the state loop's free list,
  * from the thread of `here` (the loop that flushed it). */
 void bk__body_recycle(net_loop_t *here, struct evbuffer *b);
-/* pool.c: a frame block for `len` bytes on remote loop l's thread
- * (bk__frame_block_bytes(len) of them), NULL when out of memory; and one
- * given back to l's lists from l's thread or the state loop (len: the
- * frame's, as when it was got). */
-uint8_t *bk__block_get(net_loop_t *l, size_t len);
-void bk__block_put(net_loop_t *l, uint8_t *block, size_t len);
 /* pool.c: marks the calling thread as remote loop `loop`'s. */
 void bk__pool_thread_enter(net_loop_t *loop);
 /* pool.c: frees the lists (bk_net_free, threads joined, loop stopped). */

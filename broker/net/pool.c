@@ -181,29 +181,6 @@ void bk__body_recycle(net_loop_t *here, struct evbuffer *b) {
     if (!kept) evbuffer_free(b);
 }
 
-/* Frame blocks come from the block pool (mem.h), whose depot takes a
- * block freed on the state loop back to the loop that copies the next
- * frame: no list of their own here. */
-size_t bk__frame_block_bytes(size_t len) { return bk_net_mem_block_bytes(len); }
-
-uint8_t *bk__block_get(net_loop_t *l, size_t len) {
-    assert(l->remote && tl_loop == l);
-    (void)l;
-    return bk_net_mem_alloc(len);
-}
-
-void bk__block_put(net_loop_t *l, uint8_t *b, size_t len) {
-    (void)l;
-    (void)len;
-    bk_net_mem_free(b);
-}
-
-void bk_net_frame_free(bk_net_t *net, uint8_t *frame, size_t len) {
-    (void)net;
-    (void)len;
-    bk_net_mem_free(frame);
-}
-
 static void msgs_free(net_msg_t *m) {
     for (net_msg_t *next; m; m = next) {
         next = m->next;

@@ -18,6 +18,7 @@
 #include <openssl/x509.h>
 
 #include "broker/net/clock.h"
+#include "broker/net/mem.h"
 #include "broker/net/net_int.h"
 
 bk_net_conn_t *bk__session_new(bk_net_t *net, net_loop_t *loop, net_listener_t *l, const struct sockaddr *sa,
@@ -106,11 +107,11 @@ static void deliver(bk_net_conn_t *s, net_msg_t *m) {
     s->in_handler = true;
     net->cfg.on_frame(s, s->frame_block, s->frame_len, net->cfg.ctx);
     s->in_handler = false;
-    if (!s->frame_taken) bk__block_put(s->loop, s->frame_block, s->frame_len);
+    if (!s->frame_taken) bk_net_mem_free(s->frame_block);
     s->frame = s->frame_block = NULL;
     /* out of the budget when the handler returns, taken or not (Kafka
      * releases a request's buffer when its handler returns): a taken
-     * block is the handler's, given back with bk_net_frame_free, like
+     * block is the handler's, given back with bk_net_mem_free, like
      * the copy bk_net_conn_take_frame makes on loop 0 */
     bk__frame_release(net, &net->loops[0], s->frame_len);
     if (s->prepared) {

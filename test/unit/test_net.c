@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "broker/net/clock.h"
+#include "broker/net/mem.h"
 #include "broker/net/net.h"
 #include "broker/net/net_int.h"     /* test_loops_refused_answer_closes forges a command */
 #include "broker/net/ratelog.h"
@@ -164,7 +165,7 @@ static void kept_cb(evutil_socket_t fd, short what, void *arg) {
     uint8_t out[8];
     put32(out, (uint32_t)k->len);
     put32(out + 4, fnv1a(k->bytes, k->len));
-    bk_net_frame_free(S.net, k->bytes, k->len);   /* to the loops' free lists */
+    bk_net_mem_free(k->bytes);   /* back to the block pool */
     struct evbuffer *b = evbuffer_new();
     ck_assert_int_eq(evbuffer_add(b, out, sizeof out), 0);
     int rc = bk_net_respond(S.net, k->slot, b);
@@ -1694,7 +1695,7 @@ END_TEST
 /* Free lists (pool.c): once warm, requests crossing the hand-off both
  * ways allocate no message, no frame block and no response body: FRAME
  * messages and blocks (dropped after the handler, or taken and given back
- * with bk_net_frame_free) go back to their network loop, RESPOND messages
+ * with bk_net_mem_free) go back to the block pool, RESPOND messages
  * and emptied bodies to the state loop, each through the FIFO towards its
  * home. Without the lists every request would count 4 (pool_allocs). */
 START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
@@ -1723,7 +1724,7 @@ START_TEST(test_loops_hand_off_reuses_messages_and_bodies) {
             send_cmd(fds[c], 'E', 1, i);
             expect_echo(fds[c], 'E', 1, i);
         }
-    /* frames the handler takes and gives back later (bk_net_frame_free) */
+    /* frames the handler takes and gives back later (bk_net_mem_free) */
     for (uint32_t i = 0; i < N / 3; i++)
         for (int c = 0; c < C; c++) {
             uint8_t fr[64];
