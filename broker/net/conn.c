@@ -91,7 +91,7 @@ static bool frame_small(const bk_net_t *net, size_t len) {
 }
 
 void bk__frame_release(bk_net_t *net, net_loop_t *here, size_t len) {
-    size_t cost = bk__frame_block_bytes(len);
+    size_t cost = bk_net_mem_block_bytes(len);
     if (frame_small(net, len)) {
         uint64_t before = __atomic_fetch_sub(&net->small_bytes, (uint64_t)cost, __ATOMIC_ACQ_REL);
         assert(before >= cost);
@@ -417,11 +417,15 @@ static void update_read(bk_net_conn_t *c) {
  * 3 bytes of tail = three segments, three wake-ups of the reader). Corked,
  * the pieces leave together when the cork comes off at the end of the
  * pass. One piece (a Produce answer) goes as before, no extra call. */
+static void set_cork(const bk_net_conn_t *c, int on) {
+    /* a refused cork only costs segments: nothing to carry */
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on) != 0) return;
+}
+
 static void write_plain(bk_net_conn_t *c) {
     bool cork = evbuffer_get_contiguous_space(c->out) < evbuffer_get_length(c->out);
-    static const int on = 1, off = 0;
-    /* a refused cork only costs segments */
-    if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+    bool failed = false;
+    if (cork) set_cork(c, 1);
     while (output_len(c) > 0) {
         errno = 0;
         int n = evbuffer_write(c->out, c->fd);
@@ -436,12 +440,11 @@ static void write_plain(bk_net_conn_t *c) {
          * answer was sent from a file (found by t_net_output.sh). A 0 with
          * errno untouched (sendfile at the end of a truncated file) still
          * closes: waiting would spin on a writable socket. */
-        if (n <= 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
-        if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-        bk_net_conn_close(c);
-        return;
+        failed = !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+        break;
     }
-    if (cork) (void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    if (cork) set_cork(c, 0);
+    if (failed) bk_net_conn_close(c);
 }
 
 /* Writes the queued output until it is empty or the socket is full; waits
@@ -551,12 +554,12 @@ static bool in_unmap(bk_net_conn_t *c) {
 static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_t cost) {
     bk_net_t *net = c->net;
     net_msg_t *m = bk__msg_evt(c->loop, MSG_FRAME, c->id);
-    uint8_t *block = bk__block_get(c->loop, len);
+    uint8_t *block = bk_net_mem_alloc(len);
     (void)cost;
-    assert(!block || bk__frame_block_bytes(len) == cost);
+    assert(!block || bk_net_mem_block_bytes(len) == cost);
     if (!m || !block) {
         if (m) bk__msg_free(net, m);
-        if (block) bk__block_put(c->loop, block, len);
+        bk_net_mem_free(block);
         return false;
     }
     memcpy(block, frame, len);
@@ -581,7 +584,7 @@ static bool post_frame(bk_net_conn_t *c, const uint8_t *frame, size_t len, size_
  * small frames' copies, plus the chunks. false: not handed over (paused or
  * closed). */
 static bool hand_over(bk_net_conn_t *c, const uint8_t *frame, size_t size) {
-    size_t cost = bk__frame_block_bytes(size);
+    size_t cost = bk_net_mem_block_bytes(size);
     bool ok;
     if (c->in_big) {
         /* on a network loop a mapping holds exactly its one big frame,
@@ -678,7 +681,7 @@ uint8_t *bk_net_conn_take_frame(bk_net_conn_t *c) {
     assert(c->frame != NULL);
     assert(!c->frame_taken);        /* one owner per frame */
     c->frame_taken = true;
-    /* a block of the pool, like a network loop's copy: bk_net_frame_free
+    /* a block of the pool, like a network loop's copy: bk_net_mem_free
      * gives either back */
     uint8_t *own = bk_net_mem_alloc(c->frame_len);
     if (!own) return NULL;

@@ -31,7 +31,6 @@
 #define ALTER_VERSION 2
 #define ALTER_SERVE_PARTS_MAX 10000     /* partitions in one served request */
 
-
 static void deliver(bk_node_t *n, const bk_meta_uuid_t *tid, int32_t partition, const bk_repl_alter_resp_t *resp0) {
     bk_repl_part_t *p = bk_repl_parts_get(n->parts, tid, partition);
     if (!p || !p->rp) return;

@@ -117,12 +117,12 @@ bool bk_replica_appended(bk_node_t *n, bk_repl_part_t *p, const st_append_info_t
  * bk_replica_appended; res->error may also be NOT_ENOUGH_REPLICAS (ISR
  * below min.insync) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (offsets not on
  * the core's log). Call after bk_replica_check_produce. */
+bool bk_replica_wait_duplicate(bk_node_t *n, bk_repl_part_t *p, int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx,
+                               void *part_ctx, bk_repl_ps_result_t *res);
 /* SKIFF_REPL_TRACE=1 in the environment at the first call: replication
  * trace lines on stderr. Read once (issue 19: getenv ran on every replica
  * fetch served, a walk of the environment per partition per fetch). */
 bool bk_replica_trace_on(void);
-bool bk_replica_wait_duplicate(bk_node_t *n, bk_repl_part_t *p, int64_t deadline_ms, bk_repl_ps_done_fn fn, void *ctx,
-                               void *part_ctx, bk_repl_ps_result_t *res);
 
 /* fetcher.c */
 void bk_fetcher_kick(bk_node_t *n, int32_t leader_id);
