@@ -11,6 +11,7 @@
 #include "broker/api/dispatch.h"
 #include "broker/api/fetch.h"
 #include "broker/core/quota.h"
+#include "broker/net/mem.h"
 #include "broker/replication/purgatory.h"
 #include "broker/metrics/metrics_catalogue.h"
 #include "broker/replication/cleaner.h"
@@ -92,6 +93,23 @@ static void collect_loops(bk_mx_emit_t *e, void *arg, bool frames) {
     }
 }
 static void collect_loop_conns(bk_mx_emit_t *e, void *arg) { collect_loops(e, arg, false); }
+
+/* The block pool is process-wide (net/mem.h): a node in a test process
+ * with others reports the process's figures. */
+static void collect_mem_pool(bk_mx_emit_t *e, void *arg) {
+    (void)arg;
+    bk_net_mem_stats_t st;
+    bk_net_mem_stats(&st);
+    bk_mx_emit(e, (const char *[]){ "fresh" }, (double)st.fresh);
+    bk_mx_emit(e, (const char *[]){ "unpooled" }, (double)st.unpooled);
+    bk_mx_emit(e, (const char *[]){ "released" }, (double)st.released);
+}
+static double read_mem_depot(void *arg) {
+    (void)arg;
+    bk_net_mem_stats_t st;
+    bk_net_mem_stats(&st);
+    return (double)st.depot_bytes;
+}
 static void collect_loop_frames(bk_mx_emit_t *e, void *arg) { collect_loops(e, arg, true); }
 static void collect_closed(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 1); }
 static void collect_refused(bk_mx_emit_t *e, void *arg) { collect_net(e, arg, 2); }
@@ -315,6 +333,8 @@ int bk_broker_metrics_start(bk_node_t *n) {
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_CLOSED_TOTAL, collect_closed, n);
     bk_mx_set_collector(n->metrics, BK_MX_NET_LOOP_CONNECTIONS, collect_loop_conns, n);
     bk_mx_set_collector(n->metrics, BK_MX_NET_LOOP_FRAMES_TOTAL, collect_loop_frames, n);
+    bk_mx_set_collector(n->metrics, BK_MX_MEM_POOL_BLOCKS_TOTAL, collect_mem_pool, n);
+    gauge_fn(n, BK_MX_MEM_POOL_DEPOT_BYTES, read_mem_depot);
     bk_mx_set_collector(n->metrics, BK_MX_CONNECTIONS_REFUSED_TOTAL, collect_refused, n);
     gauge_fn(n, BK_MX_OPEN_FDS, read_fds);
     gauge_fn(n, BK_MX_OPEN_FDS_LIMIT, read_fds_limit);

@@ -120,6 +120,13 @@ static const bk_mx_desc_t catalogue[BK_MX_CATALOGUE_COUNT] = {
     [BK_MX_NET_LOOP_FRAMES_TOTAL] = { "skiff_net_loop_frames_total",
         "Requests a network loop handed to the state loop (0 for loop 0, which needs no hand-off).", C, 1,
         { "loop" }, 0, NULL, 0 },
+    [BK_MX_MEM_POOL_BLOCKS_TOTAL] = { "skiff_mem_pool_blocks_total",
+        "Block pool of the request path (frames, response buffers): fresh = blocks malloc'd because "
+        "the pool had none free (flat once warm), unpooled = requests above 1 MiB, released = free "
+        "blocks given back to the system past the pool's bounds.", C, 1, { "event" }, 0, NULL, 0 },
+    [BK_MX_MEM_POOL_DEPOT_BYTES] = { "skiff_mem_pool_depot_bytes",
+        "Bytes of free blocks the block pool keeps for any thread (at most 1 MiB per size class).", G, 0,
+        { 0 }, 0, NULL, 0 },
     [BK_MX_LOG_LINES_SUPPRESSED_TOTAL] = { "skiff_log_lines_suppressed_total",
         "Connection log lines suppressed by the rate limit.", C, 0, { 0 }, 0, NULL, 0 },
     [BK_MX_CLEANER_PASSES_TOTAL] = { "skiff_cleaner_passes_total",

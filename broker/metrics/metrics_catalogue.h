@@ -50,6 +50,8 @@ typedef enum {
     BK_MX_CONNECTIONS_REFUSED_TOTAL, /* counter {limit} ("max_connections", "per_ip") */
     BK_MX_NET_LOOP_CONNECTIONS,    /* gauge     {loop} Kafka connections served by each network loop */
     BK_MX_NET_LOOP_FRAMES_TOTAL,   /* counter   {loop} frames a network loop handed to the state loop */
+    BK_MX_MEM_POOL_BLOCKS_TOTAL,   /* counter   {event} block pool (net/mem.h): fresh, unpooled, released */
+    BK_MX_MEM_POOL_DEPOT_BYTES,    /* gauge     bytes of free blocks in the block pool's depot */
     BK_MX_LOG_LINES_SUPPRESSED_TOTAL, /* counter rate-limited log lines not printed */
     BK_MX_CLEANER_PASSES_TOTAL,    /* counter   log cleaner passes committed */
     BK_MX_CLEANER_BYTES_READ_TOTAL,   /* counter */

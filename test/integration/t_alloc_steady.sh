@@ -6,7 +6,8 @@
 # connections. Checked: allocations during the measured phase stay under one
 # per 20 requests answered (the node's timers may allocate; a request path
 # that allocates gives >= 1 per request: 2-3.5 before the block pool, and
-# ~10 per acks=all request with the replication driver's waits).
+# ~10 per acks=all request with the replication driver's waits), and the
+# node's skiff_mem_pool_blocks_total{event="fresh"} stays as flat.
 #   1 node: Produce (acks=1) and Fetch (small answers: many Fetches).
 #   3 nodes, RF 3, acks=all: Produce on the leaders plus the followers'
 #   replica Fetches, allocations summed over the three nodes.
@@ -39,6 +40,12 @@ check_phase() {   # check_phase LABEL JSON-LINE
   sk_log "$label: $req requests, $al allocations"
   sk_check "$label: requests were answered ($req)" test "$req" -ge 200
   sk_check "$label: $al allocations over $req requests (< 1 per 20)" test $((al * 20)) -lt "$req"
+  # the node's own view (skiff_mem_pool_blocks_total{event="fresh"}): the
+  # pool filled during the warm-up, and got (almost) nothing new after
+  local f0 fr
+  f0=$(jq -r .pool_fresh_start <<<"$line"); fr=$(jq -r .pool_fresh <<<"$line")
+  sk_check "$label: the pool metric counted the warm-up's blocks ($f0)" test "$f0" -gt 0
+  sk_check "$label: $fr fresh pool blocks over $req requests (< 1 per 20)" test $((fr * 20)) -lt "$req"
 }
 
 run_client() {   # run_client TOPIC ACKS [consume] -> the JSON lines, checked

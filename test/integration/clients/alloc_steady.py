@@ -39,14 +39,25 @@ def requests(api):
     return total
 
 
+def fresh():
+    """The nodes' own count of blocks their pool had to malloc."""
+    total = 0
+    for a in admins:
+        with urllib.request.urlopen("http://%s/metrics" % a, timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith('skiff_mem_pool_blocks_total{event="fresh"}'):
+                    total += int(float(line.split()[1]))
+    return total
+
+
 def window(api, run):
     # the /metrics scrapes allocate (the admin port's HTTP): outside the window
-    r0 = requests(api)
+    r0, f0 = requests(api), fresh()
     a0 = allocs()
     run()
     a1 = allocs()
-    r1 = requests(api)
-    return {"api": api, "requests": r1 - r0, "allocations": a1 - a0}
+    r1, f1 = requests(api), fresh()
+    return {"api": api, "requests": r1 - r0, "allocations": a1 - a0, "pool_fresh": f1 - f0, "pool_fresh_start": f0}
 
 
 # small batches, no linger: many Produce requests for the messages sent
