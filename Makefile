@@ -205,15 +205,20 @@ $(B)/test/bench_%: $(B)/obj/test/bench/bench_%.o $(TEST_SUPPORT) $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(shell pkg-config --libs rdkafka 2>/dev/null)
 
 # --- the two user commands ------------------------------------------------
+# The builds inside them use every core (`.ci/run` and a new user type a bare
+# `make test`; a serial build of ~370 files is minutes of CI's 2 cores). Only
+# the compile steps: the test families below still run one after another.
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+
 # needs bin/ only: after `make` it compiles nothing
 run: deps
-	@$(MAKE) --no-print-directory $(SKIFF_BINS)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(SKIFF_BINS)
 	@SKIFF_BIN=$(abspath $(BIN))/skiff bash etc/run-cluster.sh etc/cluster.conf
 
 # the same with TLS and SASL on every port (etc/secure-cluster.conf; certs
 # and the first admin user under ./data, made once by etc/run-secure.sh)
 run-secure: deps
-	@$(MAKE) --no-print-directory $(SKIFF_BINS)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(SKIFF_BINS)
 	@SKIFF_BIN=$(abspath $(BIN))/skiff bash etc/run-secure.sh
 
 # Builds every test program first, the benchmarks' too (they are run by
@@ -223,7 +228,7 @@ run-secure: deps
 # The integration families: every script with several network loops per node,
 # then the wire-path scripts of test/integration/one-loop.txt with one.
 test: deps
-	@$(MAKE) --no-print-directory $(SKIFF_BINS) $(TEST_PROGS)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(SKIFF_BINS) $(TEST_PROGS)
 	@rm -f $(B)/test-logs/summary.txt; mkdir -p $(B)/test-logs
 	@st=0; for f in test-unit test-sim test-integration test-integration-1loop; do \
 	  $(MAKE) --no-print-directory $$f || st=1; done; \
@@ -273,7 +278,7 @@ fuzz: deps
 	@bash test/fuzz/run-fuzz.sh $(or $(FUZZ_SECONDS),20)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(SKIFF_BINS) $(BENCH_BINS) $(TOOL_BINS)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(SKIFF_BINS) $(BENCH_BINS) $(TOOL_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-broker-bench.sh
 	@SKIFF_BIN_DIR=$(abspath $(BIN)) SKIFF_TEST_DIR=$(abspath $(B))/test bash test/bench/run-group-bench.sh
