@@ -56,17 +56,33 @@ sk_dump_logs() {
 # gives each parallel lane its own slice, so two scripts running at once
 # never pick the same port between one's check and its node's bind.
 sk_free_port() {
-  "$SK_PY" - "$SK_TMP/ports" "${SK_PORT_LO:-20000}" "${SK_PORT_HI:-31999}" <<'PY'
+  # Ports are checked in batches of 32 by one python (about 0.1 s each
+  # start, a dozen ports per script) into $SK_TMP/ports.pool; each call
+  # takes the first line. Called as $(sk_free_port), so the pool is a file,
+  # not a variable. A pooled port was free when checked, and no other
+  # script picks in this lane's slice.
+  local pool=$SK_TMP/ports.pool rest port
+  if [ ! -s "$pool" ]; then sk__port_batch 32 > "$pool" || return 1; fi
+  { read -r port; rest=$(cat); } < "$pool"
+  printf '%s' "$rest${rest:+$'\n'}" > "$pool"
+  echo "$port"
+}
+# sk__port_batch N -> N ports free now, recorded as taken in $SK_TMP/ports
+sk__port_batch() {
+  "$SK_PY" - "$SK_TMP/ports" "${SK_PORT_LO:-20000}" "${SK_PORT_HI:-31999}" "$1" <<'PY'
 import random, socket, sys
 path = sys.argv[1]
-lo, hi = int(sys.argv[2]), int(sys.argv[3])
+lo, hi, want = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 if not 1024 <= lo <= hi <= 65535:
     sys.exit("SK_PORT_LO/SK_PORT_HI %d-%d: not a port range above 1023" % (lo, hi))
 try:
     taken = set(open(path).read().split())
 except OSError:
     taken = set()
-for _ in range(1000):
+got = []
+for _ in range(1000 * want):
+    if len(got) == want:
+        break
     port = random.randrange(lo, hi + 1)
     if str(port) in taken:
         continue
@@ -77,12 +93,13 @@ for _ in range(1000):
         continue
     finally:
         s.close()
-    with open(path, "a") as f:
-        f.write("%d\n" % port)
-    print(port)
-    break
-else:
+    taken.add(str(port))
+    got.append(port)
+if not got:
     sys.exit("no free port in %d-%d" % (lo, hi))
+with open(path, "a") as f:
+    f.write("".join("%d\n" % p for p in got))
+print("\n".join(str(p) for p in got))
 PY
 }
 
