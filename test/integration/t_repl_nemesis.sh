@@ -2,17 +2,21 @@
 # Issue 6: no acknowledged message is lost through crashes and pauses.
 # Three nodes, topic RF=3 with min.insync.replicas=2; a confluent-kafka
 # idempotent acks=all producer writes sequence numbers (clients/repl_check.py)
-# for REPL_NEMESIS_SECONDS (default 40) while a nemesis kill -9s, SIGSTOPs
-# (then SIGCONTs) and restarts nodes, the partition leader at least twice,
-# one node down at a time. Afterwards a consumer reads the partition to its
-# high watermark: every acknowledged id is there exactly once, at its
-# acknowledged offset, in order; no id twice; nothing that was never sent;
-# the three replicas end with byte-identical segment files.
+# at REPL_NEMESIS_RATE (500) a second while a nemesis kill -9s, SIGSTOPs (then
+# SIGCONTs) and restarts nodes: REPL_NEMESIS_ACTIONS (6) actions, and more
+# until REPL_NEMESIS_SECONDS (0) of load have passed, the partition leader at
+# least twice, one node down at a time (the next action waits until the ISR
+# is full again). The producer stops 2 s after the last action. Afterwards
+# a consumer reads the partition to its high watermark: every acknowledged id
+# is there exactly once, at its acknowledged offset, in order; no id twice;
+# nothing that was never sent; the three replicas end with byte-identical
+# segment files.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repl_lib.sh"
 command -v jq >/dev/null || { echo "t_repl_nemesis: jq missing"; exit 1; }
 RC="$SK_PY $SK_ROOT/test/integration/clients/repl_check.py"
-SECS=${REPL_NEMESIS_SECONDS:-40}
+SECS=${REPL_NEMESIS_SECONDS:-0}
+NACTIONS=${REPL_NEMESIS_ACTIONS:-6}
 RATE=${REPL_NEMESIS_RATE:-500}
 T=nemesis
 
@@ -22,14 +26,19 @@ sk_check "create $T (1 partition, RF 3)" $SK_PY "$SK_ROOT/test/integration/quoru
 L=$(repl_wait_leader 20 $T -1) || sk_fail "no leader for $T"
 sk_log "leader of $T-0: node $L, isr $(repl_part isr $T "$L")"
 
-$RC produce "$SK_BOOTSTRAP" $T "$SECS" "$RATE" "$SK_TMP/acked" > "$SK_TMP/producer.out" 2>&1 &
+# runs until the SIGTERM after the nemesis (then flushes); the duration is
+# only a backstop
+$RC produce "$SK_BOOTSTRAP" $T $((SECS + 600)) "$RATE" "$SK_TMP/acked" > "$SK_TMP/producer.out" 2>&1 &
 PROD=$!; SK_PIDS+=("$PROD")
 
 # ---- the nemesis ----------------------------------------------------------------
 # kill: kill -9, down 3 s, restart; stop: SIGSTOP for 5 s (longer than
 # broker.session.timeout.ms: the controller fences the node and moves its
 # leaderships) then SIGCONT; pause: SIGSTOP for 1.5 s (shorter: nothing moves,
-# the node resumes as it was). One node down at a time.
+# the node resumes as it was). One node down at a time: after each action,
+# wait (up to 20 s, under load) until all three are back in the ISR.
+# The first six actions hit the leader with each kind of fault and the
+# followers with a kill and a stop.
 ACTIONS=(kill_leader stop_leader kill_follower pause_leader kill_leader stop_follower stop_leader kill_follower)
 on_leader=0; step=0; t_start=$SECONDS
 victim() {  # leader|follower -> a node id (the leader as the survivors see it)
@@ -37,8 +46,19 @@ victim() {  # leader|follower -> a node id (the leader as the survivors see it)
   [ "$l" = -1 ] && l=1
   if [ "$1" = leader ]; then echo "$l"; else echo $(( l % 3 + 1 )); fi
 }
-sleep 3
-while [ $((SECONDS - t_start)) -lt $((SECS - 8)) ]; do
+isr_full() {  # all three in the ISR as the first answering node sees it
+  local i n
+  for i in 1 2 3; do
+    n=$(repl_part isr $T "$i" | tr ',' '\n' | grep -c .) || continue
+    [ "$n" = 3 ]; return
+  done
+  return 1
+}
+wait_isr_full() { local t0=$SECONDS; until isr_full; do [ $((SECONDS - t0)) -lt 20 ] || return 1; sleep 0.2; done; }
+# the load is flowing (acknowledgements written) before the first fault
+t0=$SECONDS; until [ -s "$SK_TMP/acked" ] || [ $((SECONDS - t0)) -ge 20 ]; do sleep 0.2; done
+sleep 0.5
+while [ "$step" -lt "$NACTIONS" ] || [ $((SECONDS - t_start)) -lt $((SECS - 8)) ]; do
   a=${ACTIONS[$((step % ${#ACTIONS[@]}))]}; step=$((step + 1))
   who=${a#*_}; v=$(victim "$who")
   [ "$who" = leader ] && on_leader=$((on_leader + 1))
@@ -56,11 +76,13 @@ while [ $((SECONDS - t_start)) -lt $((SECS - 8)) ]; do
       kill -STOP "${SK_NODE_PID[v]}"; sleep 1.5; kill -CONT "${SK_NODE_PID[v]}" ;;
   esac
   sk_log "nemesis: node $v back; leader now $(repl_leader $T 1 2 3)"
-  sleep 2
+  wait_isr_full || sk_log "nemesis: ISR not full 20 s after the action ($(repl_part isr $T "$(victim leader)"))"
 done
 sk_log "nemesis done after $step actions ($on_leader on the leader)"
 sk_check "the nemesis hit the partition leader at least twice ($on_leader)" test "$on_leader" -ge 2
 
+sleep 2   # load goes on over the last recovery
+kill -TERM "$PROD" 2>/dev/null
 wait "$PROD"
 cat "$SK_TMP/producer.out"
 read -r _ SENT _ ACKED _ FAILED _ FATAL _ UNANS < <(grep '^SENT ' "$SK_TMP/producer.out")

@@ -89,23 +89,29 @@ C=$(repl_adm "$L" /v1/cluster | jq -r .controller_id 2>/dev/null)
 sk_log "partition leader $L; active controller $C$([ "$C" = "$L" ] && echo ' (the same node: its peers must elect a new one)')"
 sk_log "cut node $L (leader) from its peers: $(repl_proxy "$MODE" "$L")"
 # through L's advertised (proxy) address, as any client would: the proxy
-# must let clients through to the cut-off node
-$RC rawcut "127.0.0.1:${PROXY_KAFKA[$L]}" $T 4 2000 > "$SK_TMP/rawcut.out" 2>&1
+# must let clients through to the cut-off node. In the background: its four
+# requests wait out their 2 s timeouts one after the other (8 s in all, past
+# replica.lag.time.max.ms, so L has tried to shrink its ISR by the last one)
+# while the survivors elect a new leader and take writes.
+$RC rawcut "127.0.0.1:${PROXY_KAFKA[$L]}" $T 4 2000 > "$SK_TMP/rawcut.out" 2>&1 &
+RAW1=$!; SK_PIDS+=("$RAW1")
+N=$(repl_wait_leader 30 $T "$L" "${others[@]}")
+sk_log "survivors name node $N leader (isr $(repl_part isr $T "$N"))"
+sk_check "the controller moved leadership off the cut-off node (new leader $N)" test "$N" != -1 -a "$N" != "$L"
+sk_log "old leader $L: log end $(leo "$L"), new leader $N: log end $(leo "$N")"
+# more straight-to-L writes now that it is deposed in the others' eyes, at
+# the same time as acks=all writes through the survivors
+$RC rawcut "127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 2 1000 > "$SK_TMP/rawcut2.out" 2>&1 &
+RAW2=$!; SK_PIDS+=("$RAW2")
+$RC produce "$boot_others" $T 3 300 "$SK_TMP/acked" "${SENT1:-0}" > "$SK_TMP/prod2.out" 2>&1
+wait "$RAW1" "$RAW2"
 read -r _ RAW_ACKED _ RAW_ERRS _ RAW_CLOSED < <(grep '^ACKED ' "$SK_TMP/rawcut.out")
-sk_log "acks=all Produce straight to the cut-off leader: acked ${RAW_ACKED:-?} errors ${RAW_ERRS:-?} closed ${RAW_CLOSED:-?}"
+sk_log "acks=all Produce straight to the cut-off leader: acked ${RAW_ACKED:-?} errors ${RAW_ERRS:-?} closed ${RAW_CLOSED:-?}; once deposed: $(cat "$SK_TMP/rawcut2.out")"
 sk_check "a client reaches the cut-off leader through the proxy (4 answers, ${RAW_CLOSED:-?} connections lost)" \
   test "${RAW_CLOSED:-1}" = 0 -a "${RAW_ERRS:--}" != -
 sk_check "the cut-off leader acknowledges no acks=all write (acked ${RAW_ACKED:-?}, errors ${RAW_ERRS:-?})" \
   test "${RAW_ACKED:-1}" = 0
-N=$(repl_wait_leader 30 $T "$L" "${others[@]}")
-sk_log "survivors name node $N leader (isr $(repl_part isr $T "$N"))"
-sk_check "the controller moved leadership off the cut-off node (new leader $N)" test "$N" != -1 -a "$N" != "$L"
 tail_leo=$(leo "$L")
-sk_log "old leader $L: log end $tail_leo, new leader $N: log end $(leo "$N")"
-# more straight-to-L writes now that it is deposed in the others' eyes
-$RC rawcut "127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 2 1000 >> "$SK_TMP/rawcut.out" 2>&1
-tail_leo=$(leo "$L")
-$RC produce "$boot_others" $T 3 300 "$SK_TMP/acked" "${SENT1:-0}" > "$SK_TMP/prod2.out" 2>&1
 read -r _ SENT2 _ ACKED2 _ < <(grep '^SENT ' "$SK_TMP/prod2.out")
 sk_log "phase 2 (cut, via the survivors): sent ${SENT2:-?} acked ${ACKED2:-?}; old leader log end $tail_leo, new leader $(leo "$N")"
 sk_check "acks=all writes acknowledged by the new leader during the cut (${ACKED2:-0})" test "${ACKED2:-0}" -gt 0
@@ -124,10 +130,14 @@ sk_log "log ends: $(leo 1)/$(leo 2)/$(leo 3); old leader's tail was $tail_leo"
 # ---- 4. cut a follower (connections reset): the ISR shrinks, acks=all goes on ----
 F=1; while [ "$F" = "$L" ] || [ "$F" = "$N" ]; do F=$((F + 1)); done
 sk_log "cut follower $F: $(repl_proxy cut "$F")"
+# the producer starts at once: F cannot fetch, so nothing is acknowledged
+# before the leader has dropped F from the ISR
+$RC produce "127.0.0.1:${SK_KAFKA_PORT[$N]},127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 3 300 "$SK_TMP/acked" "${SENT2:-0}" \
+  > "$SK_TMP/prod3.out" 2>&1 &
+PROD3=$!; SK_PIDS+=("$PROD3")
 isr_without_f() { ! repl_part isr $T "$N" | tr ',' '\n' | grep -qx "$F"; }
 sk_check "the leader drops cut-off follower $F from the ISR ($(repl_part isr $T "$N"))" wait_for 30 isr_without_f
-$RC produce "127.0.0.1:${SK_KAFKA_PORT[$N]},127.0.0.1:${SK_KAFKA_PORT[$L]}" $T 3 300 "$SK_TMP/acked" "${SENT2:-0}" \
-  > "$SK_TMP/prod3.out" 2>&1
+wait "$PROD3"
 read -r _ SENT3 _ ACKED3 _ < <(grep '^SENT ' "$SK_TMP/prod3.out")
 sk_check "acks=all goes on with 2 of 3 in the ISR (acked ${ACKED3:-0} of ${SENT3:-?})" test "${ACKED3:-0}" -gt 0
 sk_log "heal: $(repl_proxy heal)"
