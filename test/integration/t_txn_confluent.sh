@@ -46,6 +46,30 @@ leaders=$(for t in tin tout; do adm 1 "/v1/topics/$t" | jq -r '.partitions[].lea
 sk_check "tin/tout partitions are led by more than one node ($leaders)" test "$leaders" -ge 2
 
 # ---- consume-transform-produce, killed -9 mid-stream, restarted ----------
+# ctp_done LOG... -> messages committed by those processor runs together
+# (each run's last "committed N": it prints that after commit_transaction)
+ctp_done() {
+  local f n s=0
+  for f in "$@"; do
+    n=$(awk '$1 == "committed" { n = $2 } END { print n + 0 }' "$f" 2>/dev/null)
+    s=$((s + ${n:-0}))
+  done
+  echo "$s"
+}
+# ctp_wait PID LOG... -> the processor's exit status once it exits by itself
+# (IDLE_S without input, or 3 on an error), at most 90 s. Once the runs of
+# LOG... committed all N_IN inputs it is stopped, exit 0: the idle wait would
+# only pad the test. A run that re-read committed input reaches the count
+# with inputs left over and the output check fails; one that lost some never
+# reaches it and ends by its idle wait as before.
+ctp_wait() {
+  local pid=$1 t=0; shift
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(ctp_done "$@")" -ge "$N_IN" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 0; fi
+    sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$pid"; break; }
+  done
+  wait "$pid"
+}
 # $3: hold (stop consuming, wait for the kill) once that many are committed
 ctp() { CTP_HOLD_AT="${3:-0}" $CL/txn_ctp.py "$SK_BOOTSTRAP" tin tout ctp-group ctp-1 "$1" >> "$SK_TMP/ctp-$2.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
 ctp 30 1 600
@@ -58,8 +82,7 @@ sk_log "processor progress before kill: $(tail -n 1 "$SK_TMP/ctp-1.log")"
 kill -KILL "$CTP_PID" 2>/dev/null; wait "$CTP_PID" 2>/dev/null
 sk_check "processor was killed mid-stream" test "$(tail -n 1 "$SK_TMP/ctp-1.log" | awk '{print $2}')" -lt "$N_IN"
 ctp 8 2
-t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
-wait "$CTP_PID" 2>/dev/null
+ctp_wait "$CTP_PID" "$SK_TMP"/ctp-[12].log
 sk_log "restarted processor: $(tail -n 1 "$SK_TMP/ctp-2.log")"
 $CL/txn_misc.py read "$SK_BOOTSTRAP" tout 3 30 "$N_IN" > "$SK_TMP/out.txt" 2>"$SK_TMP/read.err"
 sk_check "read_committed output has $N_IN messages (got $(wc -l < "$SK_TMP/out.txt"))" test "$(wc -l < "$SK_TMP/out.txt")" -eq "$N_IN"
@@ -90,8 +113,7 @@ fi
 sk_check "found and restarted the coordinator's node ($X)" test -n "$X"
 run=1
 for _ in 1 2 3 4 5 6; do
-  t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
-  wait "$CTP_PID"; rc=$?
+  ctp_wait "$CTP_PID" "$SK_TMP"/ctpk-*.log; rc=$?
   [ "$rc" -eq 0 ] && break
   run=$((run + 1)); ctp2 "$run"
 done
