@@ -3,7 +3,7 @@
 # topic, 1 round (+1 with the 3 s initial delay), 1 s of commits. (1) against skiff: exit 0, the rebalance
 # row has numbers for every column, both commit rows have commits/s > 0 and
 # 0 errors, the JSON lines are there; (2) without a skiff binary: says so,
-# prints only the core figures, exits 0. Takes ~30 s.
+# prints only the core figures, exits 0 (run meanwhile (1)). Takes ~20 s.
 . "$(dirname "$0")/lib.sh"
 bench=$SK_ROOT/test/bench/run-group-bench.sh
 command -v jq >/dev/null || { echo "jq not found"; exit 1; }
