@@ -76,7 +76,9 @@ async function readGroup(topic, members, want, readUncommitted = true, parts = 1
   const cs = []
   const lag = new Map()   // partition -> offsetLag after its last batch
   for (let i = 0; i < members; i++) {
-    const c = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 200 })
+    // heartbeatInterval 500 (default 3000): a member learns of another's
+    // join at its next heartbeat
+    const c = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 200, heartbeatInterval: 500 })
     c.on(c.events.END_BATCH_PROCESS, ({ payload }) => { lag.set(payload.partition, String(payload.offsetLag)) })
     await c.connect()
     await c.subscribe({ topic, fromBeginning: true })

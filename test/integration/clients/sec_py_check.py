@@ -144,7 +144,10 @@ def ck_group():
     admin = AdminClient(ck_conf())  # kept: a collected client cancels its futures
     admin.create_topics([NewTopic(t, 4, 1)])[t].result(20)
     g = "py-grp-" + uuid.uuid4().hex[:6]
-    cs = [Consumer(ck_conf(**{"group.id": g, "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    # heartbeat.interval.ms 500 (default 3000): the first member learns of
+    # the second one's join at its next heartbeat
+    cs = [Consumer(ck_conf(**{"group.id": g, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                              "heartbeat.interval.ms": 500}))
           for _ in range(2)]
     for c in cs:
         c.subscribe([t])
