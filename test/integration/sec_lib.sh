@@ -81,13 +81,15 @@ sec_kcat() {
   kcat -b "127.0.0.1:$(sec_port "$proto")" "${args[@]}" "$@"
 }
 
+# sec_start [--set k=v ...] -> config, format, start, wait until SCRAM works;
+# extra arguments go to the node's command line (sk_start_node)
 sec_start() {
   sec_write_conf
   "$SK_BIN/skiff" format --config "$SK_TMP/cluster.conf" \
     --add-scram "SCRAM-SHA-256=[name=alice,password=alice-secret]" \
     --add-scram "SCRAM-SHA-512=[name=alice,password=alice-secret]" > "$SK_TMP/format.log" 2>&1 ||
     { cat "$SK_TMP/format.log"; sk_fail "skiff format --add-scram failed"; }
-  sk_start_node 1
+  sk_start_node 1 "$@"
   sk_wait_port "${SEC_PORT[SASL_SSL]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not open its SASL_SSL port"
   local t=0
   until sec_ready; do sleep 0.2; t=$((t + 1)); [ $t -lt 150 ] || sk_fail "node not ready in 30 s"; done

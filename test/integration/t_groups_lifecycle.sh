@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Group lifecycle edges seen by confluent-kafka (librdkafka), one node:
+# (the two parts run at once, on their own topics and groups)
 #  - a static member (group.instance.id, session.timeout.ms=6000) closed by
 #    the client (librdkafka sends no LeaveGroup for it) is gone within the
 #    session timeout plus one 100 ms check after its last request: a
@@ -24,7 +25,7 @@ from kafka import KafkaAdminClient
 
 B, MODE = sys.argv[1], sys.argv[2]
 fails = 0
-def check(what, ok, detail=""):
+def check(what, ok, detail=""):    # called from two threads in 'static'
     global fails
     print(("ok   " if ok else "FAIL ") + what + ("" if ok else "  " + str(detail)), flush=True)
     if not ok: fails += 1
@@ -40,14 +41,20 @@ def delete_group(ka, group):
 
 SESSION_S, BOUND_S = 6.0, 6.2     # session + one 100 ms check + 100 ms of slack
 
-def static_close(group, pre_s, what):
-    """A static member polls pre_s seconds, closes; DeleteGroups at close + BOUND_S."""
+def static_close(group, what, pre_s=None, want=None):
+    """A static member polls pre_s seconds (or until it consumed `want`
+    records, at most 30 s), closes; DeleteGroups at close + BOUND_S."""
     c = Consumer({'bootstrap.servers': B, 'group.id': group, 'group.instance.id': group + '-1',
                   'session.timeout.ms': int(SESSION_S * 1000), 'auto.offset.reset': 'earliest'})
     assigned = []
     c.subscribe(['ts'], on_assign=lambda c, ps: assigned.append(len(ps)))
-    t0 = time.time()
-    while time.time() - t0 < pre_s: c.poll(0.05)
+    t0, got = time.time(), 0
+    while time.time() - t0 < (pre_s if pre_s is not None else 30):
+        m = c.poll(0.05)
+        if m is not None and not m.error(): got += 1
+        if want is not None and got >= want: break
+    if want is not None:
+        check("%s: consumed %d of %d" % (what, got, want), got == want)
     tc = time.time()
     c.close()
     ka = KafkaAdminClient(bootstrap_servers=B)
@@ -64,10 +71,16 @@ if MODE == 'static':
     a = AdminClient({'bootstrap.servers': B})
     a.create_topics([NewTopic('ts', 3, 1)])['ts'].result()
     check("produced", produce('ts', 30, 3, b'x'))
+    # two groups at once (each case waits out a session; nothing shared):
     # closed while its JoinGroup waits out the 3 s initial rebalance delay
-    static_close('gs-joining', 1.5, "static member closed during its join")
-    # closed after consuming (its last request is close()'s commit)
-    static_close('gs-stable', 6.0, "static member closed after consuming")
+    import threading
+    ths = [threading.Thread(target=static_close, args=('gs-joining', "static member closed during its join"),
+                            kwargs={'pre_s': 1.5}),
+           # closed after consuming all 30 (its last request is close()'s commit)
+           threading.Thread(target=static_close, args=('gs-stable', "static member closed after consuming"),
+                            kwargs={'want': 30})]
+    for th in ths: th.start()
+    for th in ths: th.join()
 
 if MODE == 'recreate':
     T = 'tr'
@@ -120,8 +133,20 @@ sys.stdout.flush()
 os._exit(1 if fails else 0)
 PY
 
-run() { local t0=$SECONDS rc; timeout 120 "$SK_PY" "$SK_TMP/l.py" "$B" "$@"; rc=$?; sk_log "$1: $((SECONDS - t0)) s"; return $rc; }
-sk_check "static members closed without LeaveGroup" run static
-sk_check "topic deleted and re-created with fewer partitions" run recreate
+# The two modes at once: other topics and groups, and each mostly waits
+# (a session timeout, a rebalance); their output is shown after both ended.
+run() {
+  local t0=$SECONDS rc
+  timeout 120 "$SK_PY" "$SK_TMP/l.py" "$B" "$1" > "$SK_TMP/$1.out" 2>&1; rc=$?
+  echo "[$1: $((SECONDS - t0)) s, exit $rc]" >> "$SK_TMP/$1.out"
+  return $rc
+}
+run static & static_pid=$!
+run recreate & recreate_pid=$!
+wait "$static_pid"; static_rc=$?
+wait "$recreate_pid"; recreate_rc=$?
+cat "$SK_TMP/static.out" "$SK_TMP/recreate.out"
+sk_check "static members closed without LeaveGroup" test "$static_rc" -eq 0
+sk_check "topic deleted and re-created with fewer partitions" test "$recreate_rc" -eq 0
 [ "$SK_FAILS" -eq 0 ] || sk_dump_logs
 sk_summary t_groups_lifecycle

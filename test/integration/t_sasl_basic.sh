@@ -54,7 +54,9 @@ sed 's/^super.users=.*/super.users=admin/' "$SK_TMP/cluster.conf" > "$SK_TMP/bad
 "$SK_BIN/skiff" --config "$SK_TMP/bad3.conf" >/dev/null 2>&1
 sk_check "super.users without User: exit 2" test $? -eq 2
 
-sk_start_node 1
+# group.initial.rebalance.delay.ms=0: the group consumers below would each
+# wait 3 s for more members (not under test)
+sk_start_node 1 --set group.initial.rebalance.delay.ms=0
 sk_wait_port "$P" 30 "${SK_NODE_PID[1]}" || sk_fail "node not up"
 sk_check "GSSAPI in the list is logged and ignored" grep -q "GSSAPI is not served" "$SK_TMP/node-1.log"
 for i in $(seq 1 50); do grep -q "appended 1 bootstrap SCRAM" "$SK_TMP/node-1.log" && break; sleep 0.1; done
@@ -80,8 +82,19 @@ for spec in "PLAIN alice alice-secret" "SCRAM-SHA-256 admin admin-secret" "SCRAM
   got=$(kc "$1" "$2" "$3" -C -t "$t" -o beginning -e -q 2>>"$SK_TMP/kcat.err" | wc -l)
   sk_check "kcat $1 produce+consume 200 ($got)" test "$got" -eq 200
 done
-out=$(kc SCRAM-SHA-512 carol wrong -L 2>&1)
-sk_check "kcat wrong password: authentication error" grep -q "SASL authentication error" <<<"$out"
+# kcat -L retries until its metadata timeout (-m; a SIGTERM waits that
+# out too); the error is logged at the first refusal, so kcat is killed as
+# soon as that line is there (or after 15 s)
+kcat -b "$B" -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=SCRAM-SHA-512 \
+  -X sasl.username=carol -X sasl.password=wrong -L -m 15 > "$SK_TMP/wrong.out" 2>&1 &
+wrong_pid=$!; SK_PIDS+=("$wrong_pid")
+for _ in $(seq 1 150); do
+  grep -q "SASL authentication error" "$SK_TMP/wrong.out" && break
+  kill -0 "$wrong_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -KILL "$wrong_pid" 2>/dev/null; wait "$wrong_pid" 2>/dev/null
+sk_check "kcat wrong password: authentication error" grep -q "SASL authentication error" "$SK_TMP/wrong.out"
 
 sk_log "confluent-kafka: producer and a group consumer over SCRAM-SHA-512"
 cat > "$SK_TMP/ck.py" <<'PY'
@@ -109,7 +122,7 @@ PY
 sk_check_lines < <("$SK_PY" "$SK_TMP/ck.py" "$B" 2>&1)
 sk_log "kafka-python: producer and a group consumer over SCRAM-SHA-256"
 cat > "$SK_TMP/kp.py" <<'PY'
-import sys
+import sys, time
 from kafka import KafkaProducer, KafkaConsumer
 b = sys.argv[1]
 conf = dict(bootstrap_servers=b, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
@@ -118,8 +131,16 @@ p = KafkaProducer(**conf)
 for i in range(50):
     p.send("kp", b"m%d" % i)
 p.flush(20)
-c = KafkaConsumer("kp", auto_offset_reset="earliest", consumer_timeout_ms=5000, group_id="kpg", **conf)
-n = sum(1 for _ in c)
+c = KafkaConsumer("kp", auto_offset_reset="earliest", group_id="kpg", **conf)
+# read until 50 arrived and the position is at the end of every assigned
+# partition (a duplicate or a stray record would be counted by then)
+n, deadline = 0, time.time() + 30
+while time.time() < deadline:
+    n += sum(len(recs) for recs in c.poll(timeout_ms=200).values())
+    tps = c.assignment()
+    if n >= 50 and tps and all(c.position(tp) >= off for tp, off in c.end_offsets(list(tps)).items()):
+        break
+c.close()
 print("PASS kafka-python SCRAM-SHA-256 produce+group consume 50" if n == 50 else "FAIL kafka-python consume: %d" % n)
 PY
 out=$("$SK_PY" "$SK_TMP/kp.py" "$B" 2>"$SK_TMP/kp.err")

@@ -8,7 +8,9 @@
 # One node (sec_lib.sh); it stays ready throughout.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec_lib.sh"
-sec_start
+# group.initial.rebalance.delay.ms=0: the group checks join fresh groups, and
+# the 3 s default wait for more members would pad each one (not under test)
+sec_start --set group.initial.rebalance.delay.ms=0
 CHK="$SK_ROOT/test/integration/clients/sec_py_check.py"
 CA=$SEC_CERTS/ca.crt
 

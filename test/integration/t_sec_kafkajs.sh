@@ -7,7 +7,9 @@
 . "$(dirname "$0")/sec_lib.sh"
 JS_MODULES=$SK_ROOT/test/js/node_modules
 [ -d "$JS_MODULES/kafkajs" ] || { echo "t_sec_kafkajs: kafkajs missing (etc/install-deps.sh runs npm ci in test/js)"; exit 1; }
-sec_start
+# group.initial.rebalance.delay.ms=0: every check joins a fresh group, and
+# the 3 s default wait for more members would pad each one (not under test)
+sec_start --set group.initial.rebalance.delay.ms=0
 CHK="$SK_ROOT/test/integration/clients/sec_kafkajs.js"
 run() { sec_lines "kafkajs $1 $2 $3" env NODE_PATH="$JS_MODULES" timeout 150 node "$CHK" "127.0.0.1:$(sec_port "$1")" "$1" "$2" "$SEC_CERTS/ca.crt" "$3"; }
 run SSL - pc

@@ -46,6 +46,30 @@ leaders=$(for t in tin tout; do adm 1 "/v1/topics/$t" | jq -r '.partitions[].lea
 sk_check "tin/tout partitions are led by more than one node ($leaders)" test "$leaders" -ge 2
 
 # ---- consume-transform-produce, killed -9 mid-stream, restarted ----------
+# ctp_done LOG... -> messages committed by those processor runs together
+# (each run's last "committed N": it prints that after commit_transaction)
+ctp_done() {
+  local f n s=0
+  for f in "$@"; do
+    n=$(awk '$1 == "committed" { n = $2 } END { print n + 0 }' "$f" 2>/dev/null)
+    s=$((s + ${n:-0}))
+  done
+  echo "$s"
+}
+# ctp_wait PID LOG... -> the processor's exit status once it exits by itself
+# (IDLE_S without input, or 3 on an error), at most 90 s. Once the runs of
+# LOG... committed all N_IN inputs it is stopped, exit 0: the idle wait would
+# only pad the test. A run that re-read committed input reaches the count
+# with inputs left over and the output check fails; one that lost some never
+# reaches it and ends by its idle wait as before.
+ctp_wait() {
+  local pid=$1 t=0; shift
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(ctp_done "$@")" -ge "$N_IN" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 0; fi
+    sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$pid"; break; }
+  done
+  wait "$pid"
+}
 # $3: hold (stop consuming, wait for the kill) once that many are committed
 ctp() { CTP_HOLD_AT="${3:-0}" $CL/txn_ctp.py "$SK_BOOTSTRAP" tin tout ctp-group ctp-1 "$1" >> "$SK_TMP/ctp-$2.log" 2>&1 & CTP_PID=$!; SK_PIDS+=("$CTP_PID"); }
 ctp 30 1 600
@@ -58,14 +82,25 @@ sk_log "processor progress before kill: $(tail -n 1 "$SK_TMP/ctp-1.log")"
 kill -KILL "$CTP_PID" 2>/dev/null; wait "$CTP_PID" 2>/dev/null
 sk_check "processor was killed mid-stream" test "$(tail -n 1 "$SK_TMP/ctp-1.log" | awk '{print $2}')" -lt "$N_IN"
 ctp 8 2
-t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
-wait "$CTP_PID" 2>/dev/null
+# Meanwhile (the processor mostly waits for the killed member's session to
+# end) the zombie-fencing checks below, on topic tfence: they are done before
+# phase 2 kills a node. Their lines are counted there.
+fence_checks() {
+  timeout 120 $CL/txn_misc.py fence "$SK_BOOTSTRAP" tfence > "$SK_TMP/fence.out" 2>"$SK_TMP/fence.err"
+  timeout 60 $CL/txn_misc.py read "$SK_BOOTSTRAP" tfence 3 10 1 > "$SK_TMP/fence.txt" 2>>"$SK_TMP/fence.err"
+  timeout 60 $CL/txn_misc.py admin "$SK_BOOTSTRAP" tfence > "$SK_TMP/fence-admin.out" 2>>"$SK_TMP/fence.err"
+  timeout 60 $CL/txn_misc.py badtimeout "$SK_BOOTSTRAP" tfence > "$SK_TMP/fence-badtimeout.out" 2>>"$SK_TMP/fence.err"
+}
+fence_checks & FENCE_PID=$!
+ctp_wait "$CTP_PID" "$SK_TMP"/ctp-[12].log
 sk_log "restarted processor: $(tail -n 1 "$SK_TMP/ctp-2.log")"
 $CL/txn_misc.py read "$SK_BOOTSTRAP" tout 3 30 "$N_IN" > "$SK_TMP/out.txt" 2>"$SK_TMP/read.err"
 sk_check "read_committed output has $N_IN messages (got $(wc -l < "$SK_TMP/out.txt"))" test "$(wc -l < "$SK_TMP/out.txt")" -eq "$N_IN"
 sk_check "each input message exactly once in the output" \
   test "$(sort -u "$SK_TMP/out.txt" | wc -l)" -eq "$N_IN" -a "$(sort -u "$SK_TMP/out.txt" | head -1)" = "out:m00000" \
        -a "$(sort -u "$SK_TMP/out.txt" | tail -1)" = "out:m$(printf %05d $((N_IN - 1)))"
+
+wait "$FENCE_PID"
 
 # ---- kill -9 of the coordinator's node mid-stream ----------------------------
 # The node leading __transaction_state partition abs(hashCode("ctp-k")) % 6
@@ -90,8 +125,7 @@ fi
 sk_check "found and restarted the coordinator's node ($X)" test -n "$X"
 run=1
 for _ in 1 2 3 4 5 6; do
-  t=0; while kill -0 "$CTP_PID" 2>/dev/null; do sleep 0.2; t=$((t + 1)); [ $t -lt 450 ] || { kill -KILL "$CTP_PID"; break; }; done
-  wait "$CTP_PID"; rc=$?
+  ctp_wait "$CTP_PID" "$SK_TMP"/ctpk-*.log; rc=$?
   [ "$rc" -eq 0 ] && break
   run=$((run + 1)); ctp2 "$run"
 done
@@ -112,13 +146,13 @@ wtm() {  # WriteTxnMarkers requests served, summed over the nodes
 sk_check "markers reached other leaders through WriteTxnMarkers ($(wtm) requests)" test "$(wtm)" -gt 0
 
 # ---- zombie fencing ---------------------------------------------------------
-sk_check_lines < <(timeout 120 $CL/txn_misc.py fence "$SK_BOOTSTRAP" tfence 2>"$SK_TMP/fence.err")
-$CL/txn_misc.py read "$SK_BOOTSTRAP" tfence 3 10 1 > "$SK_TMP/fence.txt" 2>>"$SK_TMP/read.err"
+# (run in the background during the restarted processor above: its own
+# topic and transactional ids, and no node is killed before it ended)
+sk_check_lines < "$SK_TMP/fence.out"
 sk_check "read_committed sees only the new producer's data ($(tr '\n' ' ' < "$SK_TMP/fence.txt"))" \
   test "$(cat "$SK_TMP/fence.txt")" = "new-data"
-
-sk_check_lines < <(timeout 60 $CL/txn_misc.py admin "$SK_BOOTSTRAP" tfence 2>>"$SK_TMP/fence.err")
-sk_check_lines < <(timeout 60 $CL/txn_misc.py badtimeout "$SK_BOOTSTRAP" tfence 2>>"$SK_TMP/fence.err")
+sk_check_lines < "$SK_TMP/fence-admin.out"
+sk_check_lines < "$SK_TMP/fence-badtimeout.out"
 
 # ---- abandoned transaction: aborted by its timeout, LSO moves on ----------
 timeout 60 $CL/txn_misc.py abandon "$SK_BOOTSTRAP" ttmo > "$SK_TMP/abandon.log" 2>&1

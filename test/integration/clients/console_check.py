@@ -56,6 +56,11 @@ class Console:
 
     def show(self, hash_, page):
         n = self.b.eval("Number(document.body.dataset.renders || 0)")
+        if self.b.eval("location.hash") == hash_:
+            # the same hash fires no hashchange: the page would render again
+            # only at its periodic refresh (up to 10 s); a query no page
+            # reads makes it a new hash, rendered now
+            hash_ += ("&" if "?" in hash_ else "?") + "again=%d" % n
         self.b.eval("location.hash = %s" % json.dumps(hash_))
         return self.b.wait("Number(document.body.dataset.renders || 0) > %d && document.body.dataset.rendered === %s"
                            % (n, json.dumps(page)), 15)

@@ -64,22 +64,32 @@ async function createTopic(topic, parts) {
   await admin.disconnect()
 }
 
-// group members read `topic` until `want` values arrived (then 0.8 s more,
-// to catch duplicates or values that should not be there)
-async function readGroup(topic, members, want, readUncommitted = true) {
+// group members read `topic` (`parts` partitions) until `want` values
+// arrived, then until every partition's last batch ended at the high
+// watermark (kafkajs's END_BATCH_PROCESS offsetLag 0: the whole log was
+// delivered, so a duplicate or a value that should not be there is in
+// `got`). read_committed: 0.8 s more instead, as a batch of aborted records
+// is dropped by kafkajs without an event.
+async function readGroup(topic, members, want, readUncommitted = true, parts = 1) {
   const groupId = `js-g-${uniq()}`
   const got = []
   const cs = []
+  const lag = new Map()   // partition -> offsetLag after its last batch
   for (let i = 0; i < members; i++) {
-    const c = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 200 })
+    // heartbeatInterval 500 (default 3000): a member learns of another's
+    // join at its next heartbeat
+    const c = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 200, heartbeatInterval: 500 })
+    c.on(c.events.END_BATCH_PROCESS, ({ payload }) => { lag.set(payload.partition, String(payload.offsetLag)) })
     await c.connect()
     await c.subscribe({ topic, fromBeginning: true })
     await c.run({ eachMessage: async ({ message }) => { got.push(message.value.toString()) } })
     cs.push(c)
   }
+  const atEnd = () => { for (let p = 0; p < parts; p++) if (lag.get(p) !== '0') return false; return true }
   const deadline = Date.now() + 35000
-  while (got.length < want && Date.now() < deadline) await sleep(100)
-  await sleep(800)
+  while (got.length < want && Date.now() < deadline) await sleep(50)
+  if (readUncommitted) while (!atEnd() && Date.now() < deadline) await sleep(50)
+  else await sleep(800)
   for (const c of cs) await c.disconnect()
   return got
 }
@@ -105,7 +115,7 @@ const ops = {
     await p.connect()
     await p.send({ topic, messages: want.map((value, i) => ({ value, partition: i % 4 })) })
     await p.disconnect()
-    return sameSet(await readGroup(topic, 2, N), want)
+    return sameSet(await readGroup(topic, 2, N, true, 4), want)
   }],
   admin: ['create / list / delete topic', async () => {
     const topic = `js-adm-${uniq()}`
