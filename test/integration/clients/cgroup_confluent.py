@@ -86,8 +86,12 @@ def three(boot, topic, n):
                 with lock:
                     seen.append(m.value())
                 c.commit(message=m, asynchronous=False)
+            # until every record is read and the assignment has settled at
+            # six partitions over the three (one member's poll can return
+            # while another still waits for its share: [[5], [0, 1], [3, 4]])
             with lock:
-                if len(set(seen)) >= n and all(len(x.assignment()) > 0 for x in cs):
+                if len(set(seen)) >= n and sum(len(x.assignment()) for x in cs) == 6 \
+                        and all(len(x.assignment()) > 0 for x in cs):
                     return
     ts = [threading.Thread(target=run, args=(c,)) for c in cs]
     for t in ts:
