@@ -13,7 +13,10 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "t_admin_vs_kafka_python: jq missing"; exit 1; }
 
-sk_start_cluster 3 --set controller.quorum.election.timeout.ms=300 --set broker.heartbeat.interval.ms=500
+# no initial rebalance delay (default 3 s) before kafka-python's member gets
+# its assignment: what is compared is the group's state once it has one
+sk_start_cluster 3 --set controller.quorum.election.timeout.ms=300 --set broker.heartbeat.interval.ms=500 \
+  --set group.initial.rebalance.delay.ms=0
 adm() { curl -s --max-time 5 "127.0.0.1:${SK_ADMIN_PORT[$1]}$2"; }
 waitfor() {  # waitfor SECONDS command... (polls every 0.2 s)
   local t=0

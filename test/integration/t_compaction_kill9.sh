@@ -10,7 +10,10 @@
 NAME=t_compaction_kill9
 HERE=$(cd "$(dirname "$0")" && pwd)
 CC=("$SK_PY" "$HERE/clients/compact_check.py")
-SLOW=(--set log.cleaner.backoff.ms=200 --set log.cleaner.io.max.bytes.per.second=400000)
+# 800 KB/s: a pass reads the ~2.2 MB twice (map, then the .cleaned writes),
+# ~2.7 s each, so the kill 0.1-0.9 s after the first .cleaned file lands
+# inside the writes; a loaded box only makes the throttled phases longer
+SLOW=(--set log.cleaner.backoff.ms=200 --set log.cleaner.io.max.bytes.per.second=800000)
 
 sk_start_cluster 1 "${SLOW[@]}" --set log.cleaner.enable=false
 BOOT=127.0.0.1:${SK_KAFKA_PORT[1]}
@@ -41,9 +44,9 @@ for round in 1 2; do
   sk_start_node 1 "${SLOW[@]}"
   sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not start (round $round)"
   seen=0
-  # the throttled build maps ~2.2 MB at 400 KB/s (5.5 s) before it writes
-  # its first .cleaned file: wait up to ~15 s (it was 5 s, which failed on
-  # this box whenever the ls loop ran fast)
+  # the throttled build maps ~2.2 MB at 800 KB/s (2.7 s) before it writes
+  # its first .cleaned file: wait up to ~15 s (a 5 s bound at 400 KB/s
+  # failed on this box whenever the ls loop ran fast)
   for _ in $(seq 1 300); do
     if ls "$PDIR"/*.cleaned >/dev/null 2>&1; then seen=1; break; fi
     sleep 0.05
@@ -62,8 +65,14 @@ done
 sk_start_node 1 --set log.cleaner.backoff.ms=200
 sk_wait_port "${SK_KAFKA_PORT[1]}" 30 "${SK_NODE_PID[1]}" || sk_fail "node did not start (final)"
 # one more record per key after segment.ms: the segment rolls, so all the
-# data above is cleanable and the active segment holds exactly these 20
-sleep 2.1
+# data above is cleanable and the active segment holds exactly these 20.
+# A reopened segment's age counts from its file's mtime (storage/segment.c):
+# wait until the active one is 2.1 s old, not 2.1 s from now.
+"$SK_PY" - "$PDIR" <<'PY' || sk_fail "no active segment in $PDIR"
+import glob, os, sys, time
+active = max(glob.glob(os.path.join(sys.argv[1], "*.log")))
+time.sleep(max(0.0, os.stat(active).st_mtime + 2.1 - time.time()))
+PY
 timeout 60 "${CC[@]}" "$BOOT" produce big 20 0 > "$SK_TMP/latest.txt" 2>"$SK_TMP/produce2.err"
 ok=0
 for _ in $(seq 1 100); do

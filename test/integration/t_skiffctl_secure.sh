@@ -96,7 +96,9 @@ round_trip() {
   ctl "$port" "$p" consume "$t" --from-beginning -n 50
   sk_check "$what: consume returns the 50 records" cmp -s <(sort "$SK_TMP/out") <(sort "$SK_TMP/in-$t")
 }
-# kc PORT PROTO MECH USER PW kcat-args... (MECH "-" for SSL)
+# kc PORT PROTO MECH USER PW kcat-args... (MECH "-" for SSL). Its consumers
+# (-C -e) ask for fetch.wait.max.ms=20: -e ends on an empty Fetch at the
+# log end, which the broker would otherwise hold librdkafka's default 0.5 s
 kc() {
   local port=$1 proto=$2 m=$3 u=$4 pw=$5; shift 5
   local x=(-X "security.protocol=$proto")
@@ -112,7 +114,7 @@ P1=${PORT[1]}
 SSLP=$(props ssl.conf security.protocol=SSL "ssl.ca.location=$C/ca.crt" \
   "ssl.certificate.location=$C/client.crt" "ssl.key.location=$C/client.key")
 round_trip "$P1" "$SSLP" s1 "SSL"
-got=$(kc "$P1" SSL - - - -C -t s1 -o beginning -e -q 2>/dev/null | sort)
+got=$(kc "$P1" SSL - - - -C -X fetch.wait.max.ms=20 -t s1 -o beginning -e -q 2>/dev/null | sort)
 sk_check "SSL: kcat reads what skiffctl wrote" test "$got" = "$(sort "$SK_TMP/in-s1")"
 ENC=$(props enc.conf security.protocol=ssl "ssl.ca.location=$C/ca.crt" "ssl.certificate.location=$C/node-1.crt" \
   "ssl.key.location=$C/node-1-enc.key" "ssl.key.password=$(cat "$C/key-password.txt")")
@@ -151,7 +153,7 @@ ctl "$P2" "$ADM2" user add bob --mechanism SCRAM-SHA-256 --password bob-pw
 sk_check "user add bob SCRAM-SHA-256 ($(cat "$SK_TMP/err"))" grep -q "user 'bob': SCRAM-SHA-256 credential set (4096 iterations)" "$SK_TMP/out"
 BOB=$(props bob.conf security.protocol=SASL_PLAINTEXT sasl.mechanism=SCRAM-SHA-256 sasl.username=bob sasl.password=bob-pw)
 ctl "$P2" "$BOB" topic list; sk_check "skiffctl logs in as bob (SCRAM-SHA-256) ($(cat "$SK_TMP/err"))" grep -qw p1 "$SK_TMP/out"
-got=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -C -t p1 -o beginning -e -q 2>"$SK_TMP/kc.err" | wc -l)
+got=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -C -X fetch.wait.max.ms=20 -t p1 -o beginning -e -q 2>"$SK_TMP/kc.err" | wc -l)
 sk_check "kcat logs in as bob and reads p1 ($got; $(head -c 200 "$SK_TMP/kc.err"))" test "$got" -eq 50
 ctl "$P2" "$ADM2" user list --json
 sk_check "user list: bob SCRAM-SHA-256 4096 ($(cat "$SK_TMP/out"))" \
@@ -160,7 +162,9 @@ ctl "$P2" "$ADM2" user delete bob --mechanism SCRAM-SHA-256
 sk_check "user delete bob ($(cat "$SK_TMP/err"))" grep -q "user 'bob': SCRAM-SHA-256 credential deleted" "$SK_TMP/out"
 ctl "$P2" "$ADM2" user list --json
 sk_check "user list no longer has bob" test "$(jq '[.[] | select(.user == "bob")] | length' "$SK_TMP/out")" = 0
-out=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -L 2>&1)
+# kcat -L waits its whole metadata timeout (-m, 5 s by default) after
+# the refusal it logs at once: 3 s is still ~10x the handshake
+out=$(kc "$P2" SASL_PLAINTEXT SCRAM-SHA-256 bob bob-pw -L -m 3 2>&1)
 sk_check "kcat login as deleted bob fails" grep -q "SASL authentication error" <<<"$out"
 ctl "$P2" "$BOB" topic list; expect "skiffctl login as deleted bob" 1 "SASL authentication failed" "$?"
 ctl "$P2" "$ADM2" user delete bob --mechanism SCRAM-SHA-256; expect "deleting bob again" 1 "RESOURCE_NOT_FOUND" "$?"
@@ -186,14 +190,14 @@ sk_check "SASL_SSL: group member (coordinator connection) reads 50 ($(head -c 20
   test "$(wc -l < "$SK_TMP/out")" -eq 50
 ctl "$P3" "$CAROL" group list
 sk_check "SASL_SSL: group list names gx" grep -qw gx "$SK_TMP/out"
-got=$(kc "$P3" SASL_SSL SCRAM-SHA-512 carol carol-pw -C -t x2 -o beginning -e -q 2>"$SK_TMP/kc.err" | sort)
+got=$(kc "$P3" SASL_SSL SCRAM-SHA-512 carol carol-pw -C -X fetch.wait.max.ms=20 -t x2 -o beginning -e -q 2>"$SK_TMP/kc.err" | sort)
 sk_check "kcat as carol over SASL_SSL reads x2 ($(head -c 200 "$SK_TMP/kc.err"))" test "$got" = "$(sort "$SK_TMP/in-x2")"
 ctl "$P3" "$ADM3" user list
 sk_check "user list table: carol SCRAM-SHA-512 8192" grep -Eq '^carol +SCRAM-SHA-512 +8192' "$SK_TMP/out"
 sk_check "user list table: dave SCRAM-SHA-256 4096" grep -Eq '^dave +SCRAM-SHA-256 +4096' "$SK_TMP/out"
 ctl "$P3" "$ADM3" user delete carol --mechanism SCRAM-SHA-512; rc=$?
 sk_check "user delete carol ($(cat "$SK_TMP/err"))" test $rc -eq 0
-out=$(kc "$P3" SASL_SSL SCRAM-SHA-512 carol carol-pw -L 2>&1)
+out=$(kc "$P3" SASL_SSL SCRAM-SHA-512 carol carol-pw -L -m 3 2>&1)
 sk_check "kcat login as deleted carol fails" grep -q "SASL authentication error" <<<"$out"
 ctl "$P3" "$CAROL" topic list; expect "skiffctl login as deleted carol" 1 "SASL authentication failed" "$?"
 ctl "$P3" "$DAVE" topic list; sk_check "dave still logs in" grep -qw x3 "$SK_TMP/out"

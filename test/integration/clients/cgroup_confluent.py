@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 fails = 0
 
@@ -50,6 +50,28 @@ def poll_for(c, seconds, on_msg=None):
     return errs
 
 
+def poll_until(c, done, limit, on_msg=None):
+    """Polls until done() holds (checked after every poll) or `limit`
+    seconds pass; returns the errors seen (codes). For the waits whose end
+    is a state the test can see: they end as soon as it is reached."""
+    errs = []
+    end = time.time() + limit
+    while time.time() < end and not done(errs):
+        errs.extend(poll_for(c, 0.1, on_msg))
+    return errs
+
+
+def markers(boot, topic, parts):
+    """One record per partition, written now; returns their values."""
+    p = Producer({"bootstrap.servers": boot})
+    vals = [b"marker-%d" % q for q in range(parts)]
+    for q, v in enumerate(vals):
+        p.produce(topic, v, partition=q)
+    if p.flush(15) != 0:
+        raise RuntimeError("markers not delivered")
+    return vals
+
+
 def three(boot, topic, n):
     seen, lock = [], threading.Lock()
     cs = [consumer(boot, "ck3", "consumer") for _ in range(3)]
@@ -64,8 +86,12 @@ def three(boot, topic, n):
                 with lock:
                     seen.append(m.value())
                 c.commit(message=m, asynchronous=False)
+            # until every record is read and the assignment has settled at
+            # six partitions over the three (one member's poll can return
+            # while another still waits for its share: [[5], [0, 1], [3, 4]])
             with lock:
-                if len(set(seen)) >= n and all(len(x.assignment()) > 0 for x in cs):
+                if len(set(seen)) >= n and sum(len(x.assignment()) for x in cs) == 6 \
+                        and all(len(x.assignment()) > 0 for x in cs):
                     return
     ts = [threading.Thread(target=run, args=(c,)) for c in cs]
     for t in ts:
@@ -86,11 +112,17 @@ def mix(boot, topic):
     a = consumer(boot, g, "consumer")
     a.subscribe([topic])
     got = []
-    poll_for(a, 4, lambda m: (got.append(m), a.commit(message=m, asynchronous=False)))
+    # until A owns all 6 and has read (and committed) all of m6; 30 records
+    # were produced into it (t_cgroup_confluent.sh)
+    poll_until(a, lambda _e: len(a.assignment()) == 6 and len(got) >= 30, 15,
+               lambda m: (got.append(m), a.commit(message=m, asynchronous=False)))
     check("consumer-protocol member A owns all 6 partitions", len(a.assignment()) == 6, a.assignment())
     b = consumer(boot, g, "classic")
     b.subscribe([topic])
-    errs = poll_for(b, 4)
+    # until the refusal shows (at most the 4 s this used to poll, then more
+    # on a loaded box); B's assignment is checked after it
+    errs = poll_until(b, lambda e: KafkaError.INCONSISTENT_GROUP_PROTOCOL in e, 10)
+    errs.extend(poll_for(b, 0.5))
     check("classic member B refused while A is active (INCONSISTENT_GROUP_PROTOCOL)",
           len(b.assignment()) == 0 and KafkaError.INCONSISTENT_GROUP_PROTOCOL in errs, (b.assignment(), errs))
     b.close()
@@ -99,11 +131,18 @@ def mix(boot, topic):
     b = consumer(boot, g, "classic")
     b.subscribe([topic])
     more = []
-    poll_for(b, 8, lambda m: more.append(m))
+    poll_until(b, lambda _e: len(b.assignment()) == 6, 20, lambda m: more.append(m))
     check("after A left, classic B takes the group over (downgrade) with all 6",
           len(b.assignment()) == 6, b.assignment())
-    check("B resumes from A's committed offsets (nothing consumed twice: %d then %d)" % (committed, len(more)),
-          committed > 0 and len(more) == 0, (committed, len(more)))
+    # rather than watch B for seconds of silence: one new record per
+    # partition, written now. Reading on from A's committed offsets (the
+    # ends), B reads exactly these; anything A had read would come first.
+    want = markers(boot, topic, 6)
+    poll_until(b, lambda _e: len(more) >= len(want), 20, lambda m: more.append(m))
+    poll_for(b, 0.5, lambda m: more.append(m))
+    got_vals = sorted(m.value() for m in more)
+    check("B resumes from A's committed offsets (nothing consumed twice: %d, then only the %d new)"
+          % (committed, len(want)), committed > 0 and got_vals == sorted(want), (committed, got_vals[:10]))
     c = consumer(boot, g, "consumer")
     c.subscribe([topic])
     errs = poll_for(c, 3)
@@ -116,7 +155,7 @@ def mix(boot, topic):
     b.close()
     c = consumer(boot, g, "consumer")
     c.subscribe([topic])
-    poll_for(c, 6)
+    poll_until(c, lambda _e: len(c.assignment()) == 6, 20)
     check("after B left, consumer-protocol C takes the group over (upgrade) with all 6",
           len(c.assignment()) == 6, c.assignment())
     off = c.committed([TopicPartition(topic, p) for p in range(6)], timeout=10)
