@@ -208,7 +208,9 @@ $(B)/test/bench_%: $(B)/obj/test/bench/bench_%.o $(TEST_SUPPORT) $(LIBS)
 # The builds inside them use every core (`.ci/run` and a new user type a bare
 # `make test`; a serial build of ~370 files is minutes of CI's 2 cores). Only
 # the compile steps: the test families below still run one after another.
-JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+# At most 8: nproc counts the CPUs this process may run on, not a container's
+# CPU quota, and each compiler takes ~100 MB.
+JOBS    ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
 
 # needs bin/ only: after `make` it compiles nothing
 run: deps
