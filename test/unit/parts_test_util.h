@@ -19,14 +19,14 @@
 
 /* The slow worker job that fills a pool slot until gate_open. */
 typedef struct { pthread_mutex_t mu; pthread_cond_t cv; bool go; } gate_t;
-static int gate_job(void *arg) {
+static inline int gate_job(void *arg) {
     gate_t *g = arg;
     pthread_mutex_lock(&g->mu);
     while (!g->go) pthread_cond_wait(&g->cv, &g->mu);
     pthread_mutex_unlock(&g->mu);
     return 0;
 }
-static void gate_done(void *arg, int status) { (void)arg; (void)status; }
+static inline void gate_done(void *arg, int status) { (void)arg; (void)status; }
 static inline void gate_open(gate_t *g) {
     pthread_mutex_lock(&g->mu);
     g->go = true;

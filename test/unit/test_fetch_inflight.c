@@ -4,9 +4,9 @@
  * process does): the request (arena, frame) and the descriptors the job
  * holds are freed, none leaks.
  *
- * A real single-node broker (the fixture of test_partition.c: local
- * metadata committer, listeners on port 0, no admin port), one worker
- * thread held by a job of the test's own, so the conversion job is
+ * A real single-node broker (node_test_util.h: local metadata committer,
+ * listeners on port 0, no admin port), its one worker thread held by the
+ * gate job of parts_test_util.h, so the conversion job is
  * deterministically queued, not answered, at the free. Checked by the
  * node's count of unfinished requests (`bk_node_t.reqs_live`, 0 after a
  * clean free) and by the process's open descriptors; `make asan` runs it
@@ -28,82 +28,25 @@
 #include "broker/node.h"
 #include "broker/replication/partition.h"
 #include "protocol/kp_header.h"
+#include "test/unit/node_test_util.h"
+#include "test/unit/parts_test_util.h"
 #include "test/unit/st_test_util.h"
 
-typedef struct {
-    char *dir;
-    char conf[512];
-    struct event_base *base;
-    bk_cfg_t *cfg;
-    bk_node_t n;
-} fx_t;
-
-static void fx_start(fx_t *f) {
-    memset(f, 0, sizeof *f);
-    tu_log_capture();
-    f->dir = tu_tmpdir();
-    snprintf(f->conf, sizeof f->conf, "%s/node.conf", f->dir);
-    FILE *fp = fopen(f->conf, "w");
-    ck_assert_ptr_nonnull(fp);
-    fprintf(fp,
-            "node.id=1\n"
-            "cluster.id=skiff-unit-fetch-inflight\n"
-            "process.roles=broker,controller\n"
-            "controller.quorum.voters=1@127.0.0.1:1\n"
-            "controller.listener.names=CONTROLLER\n"
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-            "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n"
-            "admin.listener=\n"
-            "num.io.threads=1\n"
-            "log.dirs=%s/data\n",
-            f->dir);
-    ck_assert_int_eq(fclose(fp), 0);
-    bk_cfg_err_t ce;
-    f->cfg = bk_cfg_load(f->conf, 1, NULL, 0, &ce);
-    ck_assert_msg(f->cfg != NULL, "config: %s", ce.msg);
-    f->base = event_base_new();
-    ck_assert_ptr_nonnull(f->base);
-    char err[512];
-    ck_assert_msg(bk_broker_start(&f->n, f->base, f->cfg, err, sizeof err) == 0, "start: %s", err);
-}
+/* the single-node fixture, with the worker pool at one thread */
+static void fx_start(nt_fx_t *f) { nt_init(f, "skiff-unit-fetch-inflight", "num.io.threads=1\n"); }
 
 /* The non-graceful end: bk_broker_free with no bk_broker_shutdown first. */
-static void fx_free_now(fx_t *f) {
+static void fx_free_now(nt_fx_t *f) {
     bk_broker_free(&f->n);
+    f->started = false;
     bk_cfg_free(f->cfg);
     event_base_free(f->base);
-    tu_rmrf(f->dir);
-    free(f->dir);
-}
-
-static void on_commit(void *arg, int status) { *(int *)arg = status; }
-
-static void create_topic(fx_t *f, const char *name) {
-    bk_meta_ctrl_create_topic_t t = { name, 1, 1, NULL, 0, NULL, 0 };
-    bk_meta_ctrl_create_result_t res;
-    bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&f->n.ctrl, bk_node_decision_image(&f->n), &t, 1, false, &recs, &res);
-    ck_assert_int_eq(res.error, 0);
-    int status = -99;
-    bk_node_commit(&f->n, &recs, on_commit, &status);
-    bk_meta_recs_free(&recs);
-    for (int i = 0; i < 2000 && status == -99; i++) event_base_loop(f->base, EVLOOP_ONCE);
-    ck_assert_int_eq(status, KP_OK);
-}
-
-static void never(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
-    (void)ctx;
-    (void)part_ctx;
-    (void)res;
-    ck_abort_msg("a single replica never waits");
+    nt_free(f);
 }
 
 /* n batches of 10 records appended to t-0 through the partition service. */
-static void append(fx_t *f, const char *topic, int n) {
-    bk_repl_part_t *p = NULL;
-    ck_assert_int_eq(bk_repl_ps_find(&f->n, bk_meta_image_topic_by_name(&f->n.img, topic), 0, &p), 0);
-    ck_assert_ptr_nonnull(p);
+static void append(nt_fx_t *f, const char *topic, int n) {
+    bk_repl_part_t *p = nt_part(f, topic, 0);
     const bk_repl_ps_opts_t o = { .acks = 1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
     const bk_repl_ps_producer_t pr = { 9, false };
     for (int i = 0; i < n; i++) {
@@ -114,21 +57,23 @@ static void append(fx_t *f, const char *topic, int n) {
         bk_repl_ps_set_t set;
         bk_repl_ps_result_t res = { -1, -1, -1, -1, -1, false };
         ck_assert_int_eq(bk_repl_ps_validate(&f->n, p, &o, &pr, buf, len, &a, &set), 0);
-        ck_assert(!bk_repl_ps_append(&f->n, p, &set, &o, never, NULL, NULL, &res));
+        ck_assert(!bk_repl_ps_append(&f->n, p, &set, &o, nt_never, NULL, NULL, &res));
         ck_assert_int_eq(res.error, 0);
         kp_arena_free(&a);
     }
 }
 
-/* A job that holds the pool's one thread until the test writes to gate[1]. */
-static int hold_job(void *arg) {
-    int *gate = arg;
-    char c;
-    return read(gate[0], &c, 1) == 1 ? KP_OK : KP_ERR_TRUNCATED;   /* the gate closed unwritten */
-}
+/* A job holding the pool's one thread: parts_test_util.h's gate_job, which
+ * waits for gate_open (gate first: the job gets this as its gate_t), and
+ * its completion, seen once every completion has run. */
+typedef struct {
+    gate_t gate;
+    bool done;
+} hold_t;
+
 static void hold_done(void *arg, int status) {
     (void)status;
-    *((int *)arg + 2) = 1;    /* gate[2]: completion seen */
+    ((hold_t *)arg)->done = true;
 }
 
 static int open_fds(void) {
@@ -167,14 +112,13 @@ static uint8_t *fetch_v2_frame(const char *topic, size_t *len) {
 
 START_TEST(test_free_with_conversion_queued) {
     int fds0 = open_fds();
-    fx_t f;
+    nt_fx_t f;
     fx_start(&f);
-    create_topic(&f, "t");
+    nt_create_topic(&f, "t", 1, NULL, 0);
     append(&f, "t", 20);
     /* the pool's one thread held: the conversion job will wait in the queue */
-    int gate[3] = { -1, -1, 0 };
-    ck_assert_int_eq(pipe(gate), 0);
-    ck_assert_int_eq(bk_net_worker_submit(f.n.pool, hold_job, hold_done, gate), BK_NET_OK);
+    hold_t hold = { { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false }, false };
+    ck_assert_int_eq(bk_net_worker_submit(f.n.pool, gate_job, hold_done, &hold), BK_NET_OK);
 
     int s = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(s, 0);
@@ -204,13 +148,11 @@ START_TEST(test_free_with_conversion_queued) {
 
     /* release the hold and free at once: the conversion is cancelled or
      * runs, and its completion comes with the net already freed */
-    ck_assert_int_eq(write(gate[1], "x", 1), 1);
+    gate_open(&hold.gate);
     fx_free_now(&f);
-    ck_assert_int_eq(gate[2], 1);             /* every completion ran */
+    ck_assert(hold.done);                     /* every completion ran */
     ck_assert_uint_eq(f.n.reqs_live, 0);      /* the request was freed */
     close(s);
-    close(gate[0]);
-    close(gate[1]);
     /* the job's segment descriptor (held for it) closed with the log */
     ck_assert_int_eq(open_fds(), fds0);
 }

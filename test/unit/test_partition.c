@@ -38,99 +38,21 @@
 #include "protocol/kp_errors.h"
 #include "protocol/kp_msgset.h"
 #include "storage/st_io.h"
+#include "test/unit/node_test_util.h"
 #include "test/unit/st_test_util.h"
 
-typedef struct {
-    char *dir;
-    char conf[512];
-    struct event_base *base;
-    bk_cfg_t *cfg;
-    bk_node_t n;
-    bool started;
-} fx_t;
-
-static void fx_start(fx_t *f) {
-    bk_cfg_err_t ce;
-    f->cfg = bk_cfg_load(f->conf, 1, NULL, 0, &ce);
-    ck_assert_msg(f->cfg != NULL, "config: %s", ce.msg);
-    f->base = event_base_new();
-    ck_assert_ptr_nonnull(f->base);
-    char err[512];
-    int rc = bk_broker_start(&f->n, f->base, f->cfg, err, sizeof err);
-    ck_assert_msg(rc == 0, "start: %s", err);
-    f->started = true;
-}
-
-static void stopped(bk_node_t *n, void *arg) {
-    (void)n;
-    *(bool *)arg = true;
-}
-
-static void fx_stop(fx_t *f) {
-    bool done = false;
-    bk_broker_shutdown(&f->n, stopped, &done);
-    for (int i = 0; i < 2000 && !done; i++) event_base_loop(f->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-    ck_assert(done);
-    bk_broker_free(&f->n);
-    bk_cfg_free(f->cfg);
-    event_base_free(f->base);
-    f->started = false;
-}
+typedef nt_fx_t fx_t;
 
 static void fx_init(fx_t *f) {
-    memset(f, 0, sizeof *f);
-    tu_log_capture();            /* quiet storage, no real fsync (st_io_set_sync) */
-    f->dir = tu_tmpdir();
-    snprintf(f->conf, sizeof f->conf, "%s/node.conf", f->dir);
-    FILE *fp = fopen(f->conf, "w");
-    ck_assert_ptr_nonnull(fp);
-    fprintf(fp,
-            "node.id=1\n"
-            "cluster.id=skiff-unit-partition\n"
-            "process.roles=broker,controller\n"
-            "controller.quorum.voters=1@127.0.0.1:1\n"
-            "controller.listener.names=CONTROLLER\n"
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-            "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n"
-            "admin.listener=\n"
-            "log.dirs=%s/data\n"
+    nt_init(f, "skiff-unit-partition",
             "offsets.topic.replication.factor=1\n"
             "transaction.state.log.replication.factor=1\n"
-            "transaction.state.log.min.isr=1\n",
-            f->dir);
-    ck_assert_int_eq(fclose(fp), 0);
-    fx_start(f);
+            "transaction.state.log.min.isr=1\n");
 }
 
 static void fx_free(fx_t *f) {
     st_io_inject_clear();
-    if (f->started) fx_stop(f);
-    tu_rmrf(f->dir);
-    free(f->dir);
-}
-
-static void on_commit(void *arg, int status) { *(int *)arg = status; }
-
-static void create_topic(fx_t *f, const char *name, int32_t parts, const bk_meta_ctrl_kv_t *cfgs, size_t ncfgs) {
-    bk_meta_ctrl_create_topic_t t = { name, parts, 1, NULL, 0, cfgs, ncfgs };
-    bk_meta_ctrl_create_result_t res;
-    bk_meta_recs_t recs;
-    bk_meta_recs_init(&recs);
-    bk_meta_ctrl_create_topics(&f->n.ctrl, bk_node_decision_image(&f->n), &t, 1, false, &recs, &res);
-    ck_assert_int_eq(res.error, 0);
-    int status = -99;
-    bk_node_commit(&f->n, &recs, on_commit, &status);
-    bk_meta_recs_free(&recs);
-    /* the local committer commits in its fsync job's completion (pool) */
-    for (int i = 0; i < 2000 && status == -99; i++) event_base_loop(f->base, EVLOOP_ONCE);
-    ck_assert_int_eq(status, KP_OK);
-}
-
-static bk_repl_part_t *part(fx_t *f, const char *topic, int32_t partition) {
-    bk_repl_part_t *p = NULL;
-    ck_assert_int_eq(bk_repl_ps_find(&f->n, bk_meta_image_topic_by_name(&f->n.img, topic), partition, &p), 0);
-    ck_assert_ptr_nonnull(p);
-    return p;
+    nt_free(f);
 }
 
 static uint64_t counter(fx_t *f, uint32_t id, const char *topic) {
@@ -140,13 +62,6 @@ static uint64_t counter(fx_t *f, uint32_t id, const char *topic) {
 static const bk_repl_ps_opts_t ACKS1 = { .acks = 1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
 static const bk_repl_ps_opts_t ACKS_ALL = { .acks = -1, .min_insync = 0, .timeout_ms = 1000, .leader_epoch = -1 };
 static const bk_repl_ps_producer_t PRODUCER = { 9, false };
-
-static void never(void *ctx, void *part_ctx, const bk_repl_ps_result_t *res) {
-    (void)ctx;
-    (void)part_ctx;
-    (void)res;
-    ck_abort_msg("a single replica never waits");
-}
 
 /* Validates and appends buf as a producer would; returns the result. */
 static bk_repl_ps_result_t produce(fx_t *f, bk_repl_part_t *p, const bk_repl_ps_opts_t *o, const bk_repl_ps_producer_t *pr, uint8_t *buf,
@@ -158,7 +73,7 @@ static bk_repl_ps_result_t produce(fx_t *f, bk_repl_part_t *p, const bk_repl_ps_
     *verr = bk_repl_ps_validate(&f->n, p, o, pr, buf, len, &a, &set);
     if (*verr == 0) {
         ck_assert(set.crc_verified);
-        ck_assert(!bk_repl_ps_append(&f->n, p, &set, o, never, NULL, NULL, &res));
+        ck_assert(!bk_repl_ps_append(&f->n, p, &set, o, nt_never, NULL, NULL, &res));
     }
     kp_arena_free(&a);
     return res;
@@ -167,8 +82,8 @@ static bk_repl_ps_result_t produce(fx_t *f, bk_repl_part_t *p, const bk_repl_ps_
 START_TEST(test_produce_validate_append_metrics) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 4, NULL, 0);
-    bk_repl_part_t *p = part(&f, "t", 2);
+    nt_create_topic(&f, "t", 4, NULL, 0);
+    bk_repl_part_t *p = nt_part(&f, "t", 2);
     uint8_t buf[8192];
     size_t len = tu_batch(buf, sizeof buf, 5, 1000, 1, 20);
     int16_t verr = 0;
@@ -221,7 +136,7 @@ START_TEST(test_produce_validate_append_metrics) {
     (void)produce(&f, p, &ACKS1, &PRODUCER, buf, len, &verr);
     ck_assert_int_eq(verr, KP_ERROR_INVALID_RECORD);
     /* other partitions untouched */
-    ck_assert_int_eq(st_log_end_offset(part(&f, "t", 0)->log), 0);
+    ck_assert_int_eq(st_log_end_offset(nt_part(&f, "t", 0)->log), 0);
     fx_free(&f);
 }
 END_TEST
@@ -229,8 +144,8 @@ END_TEST
 START_TEST(test_duplicate_gets_original_offsets) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 1, NULL, 0);
-    bk_repl_part_t *p = part(&f, "t", 0);
+    nt_create_topic(&f, "t", 1, NULL, 0);
+    bk_repl_part_t *p = nt_part(&f, "t", 0);
     kp_batch_opts_t o = kp_batch_opts_default();
     o.producer_id = 1000;
     o.producer_epoch = 0;
@@ -266,20 +181,20 @@ END_TEST
 START_TEST(test_internal_set_checked_by_storage) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 1, NULL, 0);
-    bk_repl_part_t *p = part(&f, "t", 0);
+    nt_create_topic(&f, "t", 1, NULL, 0);
+    bk_repl_part_t *p = nt_part(&f, "t", 0);
     uint8_t buf[4096];
     size_t len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
     bk_repl_ps_set_t set = bk_repl_ps_set_internal(buf, len);
     ck_assert(!set.crc_verified);
     bk_repl_ps_result_t r;
-    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, nt_never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, 0);
     ck_assert_int_eq(r.last_offset, 1);
     len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
     buf[len - 2] ^= 1;
     set = bk_repl_ps_set_internal(buf, len);
-    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, nt_never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, KP_ERROR_CORRUPT_MESSAGE);
     ck_assert_int_eq(r.base_offset, -1);
     ck_assert_int_eq(st_log_end_offset(p->log), 2);
@@ -291,7 +206,7 @@ END_TEST
 START_TEST(test_checks) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 2, NULL, 0);
+    nt_create_topic(&f, "t", 2, NULL, 0);
     bk_repl_part_t *p = NULL;
     const bk_meta_topic_t *t = bk_meta_image_topic_by_name(&f.n.img, "t");
     ck_assert_int_eq(bk_repl_ps_find(&f.n, NULL, 0, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
@@ -299,7 +214,7 @@ START_TEST(test_checks) {
     ck_assert_int_eq(bk_repl_ps_find(&f.n, t, -1, &p), KP_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
     ck_assert_ptr_null(p);
     ck_assert_int_eq(bk_repl_ps_check(&f.n, NULL, &ACKS1), KP_ERROR_NOT_LEADER_OR_FOLLOWER);
-    p = part(&f, "t", 0);
+    p = nt_part(&f, "t", 0);
     ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &ACKS1), 0);
     ck_assert_int_eq(bk_repl_ps_check(&f.n, p, &ACKS_ALL), 0);
     bk_repl_ps_opts_t two = ACKS_ALL;
@@ -314,15 +229,15 @@ START_TEST(test_checks) {
     size_t len = tu_batch(buf, sizeof buf, 2, 1000, 1, 10);
     bk_repl_ps_result_t r;
     bk_repl_ps_set_t set = bk_repl_ps_set_internal(buf, len);
-    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+    ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, nt_never, NULL, NULL, &r));
     ck_assert_int_eq(r.error, KP_ERROR_NOT_LEADER_OR_FOLLOWER);
     ck_assert_int_eq(r.log_start_offset, -1);
     p->leader_epoch--;
     ck_assert_int_eq(st_log_end_offset(p->log), 0);
     /* a restart moves every leader epoch (new incarnation) */
-    fx_stop(&f);
-    fx_start(&f);
-    p = part(&f, "t", 0);
+    nt_stop(&f);
+    nt_start(&f);
+    p = nt_part(&f, "t", 0);
     ck_assert_int_ge(p->leader_epoch, 1);
     bk_repl_ps_opts_t e = ACKS1;
     e.leader_epoch = p->leader_epoch - 1;
@@ -379,9 +294,9 @@ static void run_due(fx_t *f) { event_base_loop(f->base, EVLOOP_NONBLOCK); }
 START_TEST(test_append_wakes_only_its_partition) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 3, NULL, 0);
-    create_topic(&f, "u", 1, NULL, 0);
-    bk_repl_part_t *t0 = part(&f, "t", 0), *t1 = part(&f, "t", 1), *u0 = part(&f, "u", 0);
+    nt_create_topic(&f, "t", 3, NULL, 0);
+    nt_create_topic(&f, "u", 1, NULL, 0);
+    bk_repl_part_t *t0 = nt_part(&f, "t", 0), *t1 = nt_part(&f, "t", 1), *u0 = nt_part(&f, "u", 0);
     waiter_t a = { 0 }, b = { 0 }, c = { 0 }, multi = { 0 };
     wait_on(&f, &a, &t0, 1);
     wait_on(&f, &b, &t1, 1);
@@ -389,7 +304,7 @@ START_TEST(test_append_wakes_only_its_partition) {
     bk_repl_part_t *two[2] = { t1, u0 };
     wait_on(&f, &multi, two, 2);
     ck_assert_uint_eq(bk_repl_purg_waiting(f.n.purg), 4);
-    append_one(&f, part(&f, "t", 0));
+    append_one(&f, nt_part(&f, "t", 0));
     /* deferred to the end of the loop callback that appended (issue 19) */
     ck_assert_int_eq(a.ready_calls, 0);
     run_due(&f);
@@ -398,25 +313,25 @@ START_TEST(test_append_wakes_only_its_partition) {
     ck_assert_int_eq(a.ready_calls, 1);
     ck_assert_int_eq(b.ready_calls + c.ready_calls + multi.ready_calls, 0);
     /* a burst of appends in one callback: its waiters asked once, after it */
-    append_one(&f, part(&f, "t", 0));
-    append_one(&f, part(&f, "t", 0));
-    append_one(&f, part(&f, "t", 0));
+    append_one(&f, nt_part(&f, "t", 0));
+    append_one(&f, nt_part(&f, "t", 0));
+    append_one(&f, nt_part(&f, "t", 0));
     ck_assert_int_eq(a.ready_calls, 1);
     run_due(&f);
     ck_assert_int_eq(a.ready_calls, 2);
     run_due(&f);
     ck_assert_int_eq(a.ready_calls, 2);
-    append_one(&f, part(&f, "t", 2));   /* nobody waits there */
+    append_one(&f, nt_part(&f, "t", 2));   /* nobody waits there */
     run_due(&f);
     ck_assert_int_eq(a.ready_calls + b.ready_calls + c.ready_calls + multi.ready_calls, 2);
     /* the multi-partition fetch: completed once, gone from both */
     multi.ready_answer = true;
-    append_one(&f, part(&f, "u", 0));
+    append_one(&f, nt_part(&f, "u", 0));
     run_due(&f);
     ck_assert_int_eq(c.ready_calls, 1);
     ck_assert_int_eq(multi.ready_calls, 1);
     ck_assert_int_eq(multi.done_calls, 1);
-    append_one(&f, part(&f, "t", 1));
+    append_one(&f, nt_part(&f, "t", 1));
     run_due(&f);
     ck_assert_int_eq(b.ready_calls, 1);
     ck_assert_int_eq(multi.ready_calls, 1);
@@ -434,9 +349,9 @@ START_TEST(test_flush_policy_once_and_failure) {
     fx_t f;
     fx_init(&f);
     bk_meta_ctrl_kv_t every[1] = { { "flush.messages", "1" } };
-    create_topic(&f, "durable", 1, every, 1);
-    create_topic(&f, "lazy", 1, NULL, 0);
-    bk_repl_part_t *d = part(&f, "durable", 0), *l = part(&f, "lazy", 0);
+    nt_create_topic(&f, "durable", 1, every, 1);
+    nt_create_topic(&f, "lazy", 1, NULL, 0);
+    bk_repl_part_t *d = nt_part(&f, "durable", 0), *l = nt_part(&f, "lazy", 0);
     append_one(&f, d);
     append_one(&f, l);
     /* flush.messages=1: the append asked for one fsync, which runs on the
@@ -481,8 +396,8 @@ static void marker_done(void *ctx, int16_t err) {
 START_TEST(test_coordinator_append_counts_in_metrics) {
     fx_t f;
     fx_init(&f);
-    create_topic(&f, "t", 2, NULL, 0);
-    bk_repl_part_t *p = part(&f, "t", 1);
+    nt_create_topic(&f, "t", 2, NULL, 0);
+    bk_repl_part_t *p = nt_part(&f, "t", 1);
     /* a transactional batch opens the producer's transaction here */
     kp_batch_opts_t o = kp_batch_opts_default();
     o.producer_id = 4242;
@@ -608,9 +523,9 @@ START_TEST(test_precheck_same_verdicts) {
     fx_t f;
     fx_init(&f);
     bk_meta_ctrl_kv_t small[1] = { { "max.message.bytes", "3000" } };
-    create_topic(&f, "t", 1, NULL, 0);
-    create_topic(&f, "small", 1, small, 1);
-    bk_repl_part_t *p = part(&f, "t", 0), *sp = part(&f, "small", 0);
+    nt_create_topic(&f, "t", 1, NULL, 0);
+    nt_create_topic(&f, "small", 1, small, 1);
+    bk_repl_part_t *p = nt_part(&f, "t", 0), *sp = nt_part(&f, "small", 0);
     size_t cap = (size_t)1 << 20;
     uint8_t *buf = malloc(cap);
     ck_assert_ptr_nonnull(buf);
@@ -743,7 +658,7 @@ START_TEST(test_precheck_same_verdicts) {
         uint64_t prechecked = bk_repl_parts_prechecked_batches(f.n.parts);
         ck_assert_int_eq(bk_repl_ps_validate_pre(&f.n, p, &ACKS1, &PRODUCER, &pre, buf, len, &ar, &set), 0);
         ck_assert_uint_eq(bk_repl_parts_prechecked_batches(f.n.parts), prechecked + 1);
-        ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, never, NULL, NULL, &r));
+        ck_assert(!bk_repl_ps_append(&f.n, p, &set, &ACKS1, nt_never, NULL, NULL, &r));
         ck_assert_int_eq(r.error, 0);
         ck_assert_int_eq(r.base_offset, leo);
         ck_assert_int_eq(st_log_end_offset(p->log), leo + 7);
