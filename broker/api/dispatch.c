@@ -164,7 +164,7 @@ static void req_free(bk_api_req_t *req) {
      * the net is gone (a request finished during bk_broker_free's teardown) */
     bk_net_mem_free(req->frame);
     req->frame = NULL;
-    struct bk_api_req_pool *pool = req->node ? req->node->req_pool : NULL;
+    struct bk_api_req_pool *pool = req->node->req_pool;   /* NULL once bk_broker_free dropped it */
     if (pool && pool->n < BK_API_REQ_POOL_MAX) {
         kp_arena_reset_retain(&req->arena, BK_API_REQ_ARENA_RETAIN_BYTES);
         req->pool_next = pool->free;

@@ -157,7 +157,7 @@ struct net_msg {
     uint64_t conn_id;
     uint64_t seq;
     struct evbuffer *body;      /* RESPOND */
-    uint8_t *frame;             /* FRAME: malloc'd block of len bytes, its
+    uint8_t *frame;             /* FRAME: a block-pool block (mem.h) of len bytes, its
                                    bk_net_mem_block_bytes(len) reserved in the budget */
     size_t len;
     void *prepared;             /* FRAME: on_prepare's result */
